@@ -1,0 +1,38 @@
+# The two commands: `make up` (the whole local stack) and `make test` (every test, real services).
+# Both run `setup` first, which installs whatever is missing and is quick when nothing is.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+STACK := node tests/dist/infra/src/stack.js
+
+.PHONY: help setup build up down logs test bench
+
+help:
+	@echo "make up      start the local stack (installs what is missing first)"
+	@echo "make down    stop everything make up started"
+	@echo "make logs    follow the stack's logs"
+	@echo "make test    run every test against real services"
+	@echo "make bench   run the benchmarks"
+	@echo "make setup   install Debian packages, pinned service builds and npm packages"
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	@echo "==> tsc -b"
+	@npx tsc -b
+
+up: build
+	@$(STACK) up
+
+down:
+	@if [ -f tests/dist/infra/src/stack.js ]; then $(STACK) down; else echo "==> nothing to stop"; fi
+
+logs:
+	@tail -n 50 -F .run/*/*.log
+
+test: build
+	@echo "==> tests"
+	@npm test --workspaces --if-present
+
+bench: build
+	@npm run bench --workspaces --if-present

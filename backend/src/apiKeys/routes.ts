@@ -1,0 +1,93 @@
+// Admin API for API keys. The full key is returned once, by create; only its hash is stored.
+// Deactivation is final and audited; nothing is ever hard-deleted.
+import { ObjectId } from 'mongodb';
+import type { Router } from '@koa/router';
+import { ApiKeyCreate, ApiKeyUpdate } from '@voice-platform/schemas';
+import { ApiError } from '../errors.js';
+import type { Services } from '../deps.js';
+import { check } from '../validate.js';
+import { jsonBody } from '../body.js';
+import { COLLECTIONS } from '../stores.js';
+import { requireAdmin, type AdminPrincipal } from '../auth/admin.js';
+import { generateApiKey, hashApiKey, keyPrefix, keyStatus, publicKey, type ApiKeyDoc } from './keys.js';
+
+function futureDate(value: string | null | undefined, now: number, field: string): Date | null {
+  if (value === undefined || value === null) return null;
+  const d = new Date(value);
+  if (d.getTime() <= now) throw new ApiError(422, 'validation_failed', 'the request is invalid', [{ field, message: 'must be in the future' }]);
+  return d;
+}
+
+export function apiKeyRoutes(router: Router, svc: Services): void {
+  const keys = () => svc.db.collection<ApiKeyDoc>(COLLECTIONS.apiKeys);
+  const admin = requireAdmin(svc);
+
+  router.post('/api/v1/api-keys', admin, jsonBody(), async (ctx) => {
+    const body = check(ApiKeyCreate, ctx.request.body);
+    const now = svc.clock();
+    const expiresAt = futureDate(body.expires_at, now, 'expires_at');
+    const key = generateApiKey();
+    const doc: ApiKeyDoc = {
+      _id: new ObjectId().toHexString(),
+      name: body.name,
+      key_hash: hashApiKey(key),
+      prefix: keyPrefix(key),
+      is_active: true,
+      expires_at: expiresAt,
+      created_at: new Date(now),
+      created_by: (ctx.state.admin as AdminPrincipal).email,
+      last_used_at: null,
+      deactivated_at: null,
+      deactivated_by: null,
+    };
+    await keys().insertOne(doc);
+    svc.logger.info({ req_id: ctx.state.requestId, api_key_id: doc._id, prefix: doc.prefix }, 'api key created');
+    ctx.status = 201;
+    ctx.set('Location', `/api/v1/api-keys/${doc._id}`);
+    ctx.body = { ...publicKey(doc, now), key };
+  });
+
+  router.get('/api/v1/api-keys', admin, async (ctx) => {
+    const now = svc.clock();
+    const docs = await keys().find({}).sort({ created_at: -1, _id: -1 }).limit(1000).toArray();
+    ctx.body = { items: docs.map((d) => publicKey(d, now)) };
+  });
+
+  router.get('/api/v1/api-keys/:id', admin, async (ctx) => {
+    const doc = await keys().findOne({ _id: ctx.params.id! });
+    if (!doc) throw new ApiError(404, 'not_found', 'API key not found');
+    ctx.body = publicKey(doc, svc.clock());
+  });
+
+  router.patch('/api/v1/api-keys/:id', admin, jsonBody(), async (ctx) => {
+    const body = check(ApiKeyUpdate, ctx.request.body);
+    const id = ctx.params.id!;
+    const now = svc.clock();
+    const adminEmail = (ctx.state.admin as AdminPrincipal).email;
+    const existing = await keys().findOne({ _id: id });
+    if (!existing) throw new ApiError(404, 'not_found', 'API key not found');
+    const revoked = () => new ApiError(409, 'api_key_revoked', 'the API key is inactive or expired; revocation is final');
+    const liveFilter = { _id: id, is_active: true, $or: [{ expires_at: null }, { expires_at: { $gt: new Date(now) } }] };
+
+    if (body.is_active === true && keyStatus(existing, now) !== 'active') throw revoked();
+    if (body.expires_at !== undefined) {
+      const expiresAt = futureDate(body.expires_at, now, 'expires_at');
+      if (body.is_active !== false) {
+        // Only a live key's expiry may change: extending an expired key would revive it.
+        const res = await keys().updateOne(liveFilter, { $set: { expires_at: expiresAt } });
+        if (res.matchedCount === 0) throw revoked();
+      }
+    }
+    if (body.name !== undefined) await keys().updateOne({ _id: id }, { $set: { name: body.name } });
+    if (body.is_active === false) {
+      // Conditional, so the first deactivation's audit fields are never overwritten.
+      const res = await keys().updateOne(
+        { _id: id, is_active: true },
+        { $set: { is_active: false, deactivated_at: new Date(now), deactivated_by: adminEmail } },
+      );
+      if (res.modifiedCount === 1) svc.logger.info({ req_id: ctx.state.requestId, api_key_id: id, by: adminEmail }, 'api key deactivated');
+    }
+    const doc = await keys().findOne({ _id: id });
+    ctx.body = publicKey(doc!, now);
+  });
+}

@@ -1,0 +1,83 @@
+// The Koa app: request id + logging + metrics, CORS, the one error middleware, then the routes of each
+// area. No listening and no store connections here: main.ts does that, tests use app.callback().
+import { randomUUID } from 'node:crypto';
+import Koa from 'koa';
+import cors from '@koa/cors';
+import { Router } from '@koa/router';
+import type { AppDeps, Services } from './deps.js';
+import { VERSION } from './deps.js';
+import { errorMiddleware } from './errors.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { authRoutes } from './auth/admin.js';
+import { apiKeyRoutes } from './apiKeys/routes.js';
+import { botRoutes } from './bots/routes.js';
+import { dialoutRoutes } from './dialout/routes.js';
+import { callRoutes } from './calls/routes.js';
+import { configRoutes } from './config/routes.js';
+import { healthRoutes } from './health.js';
+import { openapiDocument } from './openapi.js';
+
+export type VoiceApp = Koa & { router: Router; metrics: Metrics };
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function createApp(deps: AppDeps): VoiceApp {
+  const clock = deps.clock ?? Date.now;
+  const svc: Services = { ...deps, clock, version: deps.version ?? VERSION, now: () => new Date(clock()) };
+  const metrics = createMetrics();
+  const app = new Koa({ proxy: false }) as VoiceApp;
+  app.silent = true; // errors are logged by our own middleware, without request data
+
+  app.use(async (ctx, next) => {
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : 'unmatched';
+      metrics.httpDuration.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
+      const line = { req_id: requestId, method: ctx.method, route, path: ctx.path, status: ctx.status, duration_ms: Math.round(seconds * 1e4) / 10 };
+      const unexpected = ctx.state.unexpectedError as unknown;
+      if (unexpected) svc.logger.error({ ...line, err: unexpected }, 'request failed');
+      else if (ctx.status >= 500) svc.logger.warn({ ...line, cause: ctx.state.errorCause }, 'request failed');
+      else if (route !== '/health' && route !== '/metrics') svc.logger.info(line, 'request');
+      else svc.logger.debug(line, 'request');
+    }
+  });
+  const allowed = new Set(deps.settings.corsOrigins);
+  app.use(
+    cors({
+      origin: (ctx) => {
+        const origin = ctx.get('Origin');
+        return allowed.has(origin) ? origin : '';
+      },
+      allowMethods: ['GET', 'POST', 'PATCH', 'OPTIONS'],
+      allowHeaders: ['Content-Type', 'Authorization', 'X-API-Key', 'Idempotency-Key', 'X-Request-Id'],
+      exposeHeaders: ['Retry-After', 'X-Request-Id', 'Location', 'Idempotent-Replayed'],
+      maxAge: 600,
+    }),
+  );
+  app.use(errorMiddleware());
+
+  const router = new Router();
+  healthRoutes(router, svc, metrics);
+  authRoutes(router, svc);
+  apiKeyRoutes(router, svc);
+  botRoutes(router, svc);
+  dialoutRoutes(router, svc, metrics);
+  callRoutes(router, svc, metrics);
+  configRoutes(router, svc);
+  const doc = openapiDocument(svc.version);
+  router.get('/api/v1/openapi.json', (ctx) => {
+    ctx.body = doc;
+  });
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  app.router = router;
+  app.metrics = metrics;
+  return app;
+}

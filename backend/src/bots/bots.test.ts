@@ -1,0 +1,86 @@
+import { adminToken, startHarness, type Harness } from '../testing/harness.js';
+
+let h: Harness;
+let auth: string;
+
+beforeAll(async () => {
+  h = await startHarness();
+  auth = await adminToken(h);
+});
+afterAll(() => h.close());
+
+const post = (body: object) => h.http.post('/api/v1/bots').set('Authorization', auth).send(body);
+
+describe('bots', () => {
+  it('creates a bot with the offline defaults and reads it back', async () => {
+    const res = await post({ name: 'Minimal' }).expect(201);
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      name: 'Minimal',
+      active: true,
+      language: 'en-US',
+      prompt: '',
+      greeting: '',
+      variables: [],
+      voice: { provider: 'espeak-ng', voice_id: 'en-us', speed: 1 },
+      stt: { provider: 'pocketsphinx', model: 'en-us', language: 'en-US' },
+      llm: { provider: 'scripted', model: 'policy', temperature: 0 },
+      tools: [],
+      policy: null,
+      turn_detection: { end_of_turn_silence_ms: 700 },
+      max_call_seconds: 300,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+    const one = await h.http.get(`/api/v1/bots/${res.body.id}`).set('Authorization', auth).expect(200);
+    expect(one.body).toEqual(res.body);
+    const list = await h.http.get('/api/v1/bots').set('Authorization', auth).expect(200);
+    expect(list.body.items).toContainEqual(res.body);
+  });
+
+  it('refuses placeholders that name no declared variable, naming each field', async () => {
+    const res = await post({
+      name: 'Bad',
+      prompt: 'Hi {{customer_name}} {{ghost}}',
+      greeting: '{{other}}',
+      variables: [{ name: 'customer_name', required: true, description: '' }],
+      policy: { intents: [{ name: 'a', examples: ['x'], reply: '{{nope}}' }], fallback: { reply: '{{also}}' } },
+    }).expect(422);
+    expect(res.body.error).toEqual({
+      code: 'validation_failed',
+      message: expect.any(String),
+      details: [
+        { field: 'prompt', message: '{{ghost}} is not a declared variable' },
+        { field: 'greeting', message: '{{other}} is not a declared variable' },
+        { field: 'policy.intents.0.reply', message: '{{nope}} is not a declared variable' },
+        { field: 'policy.fallback.reply', message: '{{also}} is not a declared variable' },
+      ],
+    });
+    const dup = await post({ name: 'Dup', variables: [{ name: 'a', required: false }, { name: 'a', required: true }] }).expect(422);
+    expect(dup.body.error.details).toEqual([{ field: 'variables.1.name', message: 'a is declared twice' }]);
+  });
+
+  it('validates the schema: unknown fields, policy shape, limits', async () => {
+    const res = await post({ name: '', colour: 'red', max_call_seconds: 1, policy: { intents: [{ name: 'x', examples: [], reply: 'y' }] } }).expect(422);
+    const fields = res.body.error.details.map((d: { field: string }) => d.field);
+    expect(fields).toEqual(expect.arrayContaining(['name', 'colour', 'max_call_seconds']));
+    expect(fields.some((f: string) => f.startsWith('policy'))).toBe(true);
+  });
+
+  it('patches a bot, re-checking templates against the merged result', async () => {
+    const created = await post({ name: 'P', prompt: 'Hello {{customer_name}}', variables: [{ name: 'customer_name', required: true }] }).expect(201);
+    const id = created.body.id as string;
+    const off = await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({ active: false, greeting: 'Hi {{customer_name}}' }).expect(200);
+    expect(off.body).toMatchObject({ active: false, greeting: 'Hi {{customer_name}}', prompt: 'Hello {{customer_name}}' });
+    const orphan = await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({ variables: [] }).expect(422);
+    expect(orphan.body.error.details).toContainEqual({ field: 'prompt', message: '{{customer_name}} is not a declared variable' });
+    expect((await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({}).expect(422)).body.error.code).toBe('validation_failed');
+    expect((await h.http.patch('/api/v1/bots/nope').set('Authorization', auth).send({ active: true }).expect(404)).body.error.code).toBe('bot_not_found');
+    expect((await h.http.get('/api/v1/bots/nope').set('Authorization', auth).expect(404)).body.error.code).toBe('bot_not_found');
+  });
+
+  it('requires an admin token', async () => {
+    expect((await h.http.post('/api/v1/bots').send({ name: 'x' }).expect(401)).body.error.code).toBe('unauthorized');
+    expect((await h.http.get('/api/v1/bots').set('Authorization', 'Bearer x.y.z').expect(401)).body.error.code).toBe('unauthorized');
+  });
+});

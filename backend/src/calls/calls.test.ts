@@ -1,0 +1,144 @@
+import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
+import { adminToken, createBot, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+
+let env: TestEnv;
+let h: Harness;
+let auth: string;
+let key: string;
+let botId: string;
+let otherBotId: string;
+const worker = `Bearer ${WORKER_TOKEN}`;
+
+beforeAll(async () => {
+  env = await startTestEnv(['redis']);
+  h = await startHarness({ redisUrl: env.env.REDIS_URL, env: { DIALOUT_BURST: '1000' } });
+  auth = await adminToken(h);
+  key = (await createKey(h, auth)).key;
+  botId = await createBot(h, auth, { variables: [{ name: 'customer_name', required: false, description: '' }] });
+  otherBotId = await createBot(h, auth);
+  await heartbeat(h.redis, 'w1', { max_calls: 1000 }, h.clock.ms + 3_600_000);
+});
+afterAll(async () => {
+  await h.close();
+  await env.stop();
+});
+
+const dial = async (bot = botId, k = key): Promise<string> =>
+  (await h.http.post('/api/v1/sip/dialout').set('X-API-Key', k).send({ bot_id: bot, to_number: '+14155550100' }).expect(201)).body.call_id as string;
+const event = (id: string, body: object) => h.http.post(`/api/v1/calls/${id}/events`).set('Authorization', worker).send(body);
+
+describe('call lifecycle events', () => {
+  it('moves forward only, timestamps every move, and keeps terminal states final', async () => {
+    const id = await dial();
+    const t0 = h.clock.ms;
+    const at = (s: number) => new Date(t0 + s * 1000).toISOString();
+    await event(id, { status: 'dialing', at: at(1) }).expect(200);
+    await event(id, { status: 'in_progress', at: at(3) }).expect(200); // skipping ringing is a forward move
+    const back = await event(id, { status: 'ringing', at: at(4) }).expect(409);
+    expect(back.body.error).toEqual({ code: 'conflict', message: expect.any(String), details: { from: 'in_progress', to: 'ringing' } });
+    const same = await event(id, { status: 'in_progress', at: at(5) }).expect(200);
+    expect(same.body.started_at).toBe(at(3)); // a repeat changes nothing
+    const done = await event(id, { status: 'completed', at: at(9), end_reason: 'bot_hangup' }).expect(200);
+    expect(done.body).toEqual({
+      call_id: id,
+      bot_id: botId,
+      direction: 'outbound',
+      to_number: '+14155550100',
+      status: 'completed',
+      variables: {},
+      created_at: new Date(t0).toISOString(),
+      started_at: at(3),
+      ended_at: at(9),
+      end_reason: 'bot_hangup',
+      recording_key: null,
+      recording_error: null,
+      status_times: { queued: new Date(t0).toISOString(), dialing: at(1), in_progress: at(3), completed: at(9) },
+    });
+    for (const status of ['failed', 'queued', 'in_progress']) {
+      expect((await event(id, { status }).expect(409)).body.error.code).toBe('conflict');
+    }
+    // The recording arrives after the end: a repeat of the terminal status may add it.
+    const rec = await event(id, { status: 'completed', recording_key: `recordings/2025/01/01/${id}.wav` }).expect(200);
+    expect(rec.body).toMatchObject({ status: 'completed', ended_at: at(9), recording_key: `recordings/2025/01/01/${id}.wav` });
+  });
+
+  it('lets only one of racing terminal events win', async () => {
+    const id = await dial();
+    const results = await Promise.all(['completed', 'failed', 'busy', 'no_answer', 'canceled'].map((status) => event(id, { status })));
+    const won = results.filter((r) => r.status === 200);
+    expect(won.length).toBe(1);
+    expect(results.filter((r) => r.status === 409).length).toBe(4);
+    expect(results.filter((r) => r.headers['x-slot-released'] === 'true').length).toBe(1);
+  });
+
+  it('needs the worker token and a known call and a valid body', async () => {
+    const id = await dial();
+    expect((await h.http.post(`/api/v1/calls/${id}/events`).send({ status: 'dialing' }).expect(401)).body.error.code).toBe('unauthorized');
+    expect((await h.http.post(`/api/v1/calls/${id}/events`).set('Authorization', auth).send({ status: 'dialing' }).expect(401)).body.error.code).toBe('unauthorized');
+    expect((await event('nope', { status: 'dialing' }).expect(404)).body.error.code).toBe('call_not_found');
+    expect((await event(id, { status: 'ringing_twice' }).expect(422)).body.error.code).toBe('validation_failed');
+  });
+
+  it('creates WebSocket and web test calls for workers', async () => {
+    const res = await h.http.post('/api/v1/calls').set('Authorization', worker).send({ bot_id: botId, direction: 'websocket', variables: { customer_name: 'Ada' } }).expect(201);
+    expect(res.body).toMatchObject({ bot_id: botId, direction: 'websocket', to_number: null, status: 'queued', variables: { customer_name: 'Ada' } });
+    const mismatch = await h.http.post('/api/v1/calls').set('Authorization', worker).send({ bot_id: botId, direction: 'web', variables: { x: '1' } }).expect(422);
+    expect(mismatch.body.error).toMatchObject({ code: 'variables_mismatch', details: { missing: [], unknown: ['x'] } });
+    expect((await h.http.post('/api/v1/calls').set('Authorization', worker).send({ bot_id: 'nope', direction: 'web' }).expect(404)).body.error.code).toBe('bot_not_found');
+    expect((await h.http.post('/api/v1/calls').set('Authorization', worker).send({ bot_id: botId, direction: 'outbound' }).expect(422)).body.error.code).toBe('validation_failed');
+  });
+});
+
+describe('reading calls', () => {
+  it('an API key reads only the calls it placed; an admin reads any', async () => {
+    const id = await dial();
+    const other = (await createKey(h, auth)).key;
+    await h.http.get(`/api/v1/calls/${id}`).set('X-API-Key', key).expect(200);
+    expect((await h.http.get(`/api/v1/calls/${id}`).set('X-API-Key', other).expect(404)).body.error.code).toBe('call_not_found');
+    expect((await h.http.get(`/api/v1/calls/${id}`).set('Authorization', auth).expect(200)).body.call_id).toBe(id);
+    expect((await h.http.get(`/api/v1/calls/${id}`).set('Authorization', 'Bearer nonsense').expect(401)).body.error.code).toBe('unauthorized');
+  });
+
+  it('lists with filters and cursor pagination over (created_at, id)', async () => {
+    const bot = await createBot(h, auth, { name: 'paging' });
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      h.clock.advance(i === 3 ? 0 : 1000); // two calls share one created_at: the id breaks the tie
+      ids.push(await dial(bot));
+    }
+    await event(ids[0]!, { status: 'failed' }).expect(200);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const q: Record<string, string> = { bot_id: bot, limit: '3', ...(cursor ? { cursor } : {}) };
+      const res = await h.http.get('/api/v1/calls').query(q).set('Authorization', auth).expect(200);
+      seen.push(...res.body.items.map((c: { call_id: string }) => c.call_id));
+      cursor = res.body.next_cursor;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(seen).toEqual([...ids].reverse());
+
+    const failed = await h.http.get('/api/v1/calls').query({ bot_id: bot, status: 'failed' }).set('Authorization', auth).expect(200);
+    expect(failed.body.items.map((c: { call_id: string }) => c.call_id)).toEqual([ids[0]]);
+    const created = await h.db.collection('calls').findOne({ _id: ids[4] as never });
+    const window = await h.http
+      .get('/api/v1/calls')
+      .query({ bot_id: bot, created_after: new Date(created!.created_at.getTime() - 1).toISOString(), created_before: new Date(created!.created_at.getTime() + 1).toISOString() })
+      .set('Authorization', auth)
+      .expect(200);
+    expect(window.body.items.map((c: { call_id: string }) => c.call_id)).toEqual([ids[4]]);
+    const ws = await h.http.get('/api/v1/calls').query({ bot_id: bot, direction: 'websocket' }).set('Authorization', auth).expect(200);
+    expect(ws.body).toEqual({ items: [], next_cursor: null });
+    const other = await h.http.get('/api/v1/calls').query({ bot_id: otherBotId }).set('Authorization', auth).expect(200);
+    expect(other.body.items).toEqual([]);
+  });
+
+  it('refuses bad filters by name and requires an admin', async () => {
+    const res = await h.http.get('/api/v1/calls').query({ limit: '101', status: 'x', created_after: 'yesterday', color: 'red' }).set('Authorization', auth).expect(422);
+    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['color', 'created_after', 'limit', 'status']);
+    expect((await h.http.get('/api/v1/calls').query({ cursor: 'garbage' }).set('Authorization', auth).expect(422)).body.error.details[0].field).toBe('cursor');
+    expect((await h.http.get('/api/v1/calls').set('X-API-Key', key).expect(401)).body.error.code).toBe('unauthorized');
+  });
+});

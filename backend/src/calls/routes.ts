@@ -1,0 +1,231 @@
+// Calls: read (API key or admin), list (admin), create and lifecycle events (worker). Status only moves
+// forward; the terminal move releases the call's capacity reservation, and ZREM's result makes that
+// release happen exactly once however many events or replicas race.
+import { ObjectId, type Filter } from 'mongodb';
+import type { Context } from 'koa';
+import type { Router } from '@koa/router';
+import { Type } from '@sinclair/typebox';
+import {
+  CALL_DIRECTIONS,
+  CALL_STATUSES,
+  CALL_STATUS_RANK,
+  CallCreate,
+  CallEvent,
+  TERMINAL_CALL_STATUSES,
+  type Call,
+  type CallDirection,
+  type CallStatus,
+} from '@voice-platform/schemas';
+import { ApiError } from '../errors.js';
+import type { Services } from '../deps.js';
+import type { Metrics } from '../metrics.js';
+import { check } from '../validate.js';
+import { jsonBody } from '../body.js';
+import { COLLECTIONS } from '../stores.js';
+import { releaseSlot } from '../redisScripts.js';
+import { authenticateAdmin, requireAdmin } from '../auth/admin.js';
+import { authenticateKey } from '../apiKeys/keys.js';
+import { requireWorker } from '../config/worker.js';
+import type { BotDoc } from '../bots/routes.js';
+import { checkVariables } from '../dialout/variables.js';
+
+export interface CallDoc {
+  _id: string;
+  bot_id: string;
+  direction: CallDirection;
+  to_number: string | null;
+  status: CallStatus;
+  variables: Record<string, string>;
+  api_key_id: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  ended_at: Date | null;
+  end_reason: string | null;
+  recording_key: string | null;
+  recording_error: string | null;
+  status_times: Partial<Record<CallStatus, Date>>;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function publicCall(doc: CallDoc): Call {
+  return {
+    call_id: doc._id,
+    bot_id: doc.bot_id,
+    direction: doc.direction,
+    to_number: doc.to_number,
+    status: doc.status,
+    variables: doc.variables,
+    created_at: doc.created_at.toISOString(),
+    started_at: iso(doc.started_at),
+    ended_at: iso(doc.ended_at),
+    end_reason: doc.end_reason,
+    recording_key: doc.recording_key,
+    recording_error: doc.recording_error,
+    status_times: Object.fromEntries(Object.entries(doc.status_times ?? {}).map(([k, v]) => [k, (v as Date).toISOString()])),
+  };
+}
+
+export const CallList = Type.Object({ items: Type.Array(Type.Any()), next_cursor: Type.Union([Type.String(), Type.Null()]) });
+
+const isTerminal = (s: CallStatus) => TERMINAL_CALL_STATUSES.includes(s);
+
+interface Cursor {
+  t: number;
+  id: string;
+}
+const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
+function decodeCursor(raw: string): Cursor {
+  try {
+    const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
+    if (typeof c.t === 'number' && typeof c.id === 'string') return c;
+  } catch {
+    /* fall through */
+  }
+  throw new ApiError(422, 'validation_failed', 'the request is invalid', [{ field: 'cursor', message: 'is not a cursor from next_cursor' }]);
+}
+
+function listFilter(ctx: Context): { filter: Filter<CallDoc>; limit: number } {
+  const q = ctx.query;
+  const problems: Array<{ field: string; message: string }> = [];
+  const one = (name: string): string | undefined => {
+    const v = q[name];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'string' || v === '') {
+      problems.push({ field: name, message: 'must be given once, non-empty' });
+      return undefined;
+    }
+    return v;
+  };
+  const known = new Set(['bot_id', 'status', 'direction', 'created_after', 'created_before', 'limit', 'cursor']);
+  for (const name of Object.keys(q)) if (!known.has(name)) problems.push({ field: name, message: 'is not a known filter' });
+  const and: Filter<CallDoc>[] = [];
+  const botId = one('bot_id');
+  if (botId) and.push({ bot_id: botId });
+  const status = one('status');
+  if (status && !(CALL_STATUSES as readonly string[]).includes(status)) problems.push({ field: 'status', message: `must be one of ${CALL_STATUSES.join(', ')}` });
+  else if (status) and.push({ status: status as CallStatus });
+  const direction = one('direction');
+  if (direction && !(CALL_DIRECTIONS as readonly string[]).includes(direction)) problems.push({ field: 'direction', message: `must be one of ${CALL_DIRECTIONS.join(', ')}` });
+  else if (direction) and.push({ direction: direction as CallDirection });
+  for (const [name, op] of [['created_after', '$gt'], ['created_before', '$lt']] as const) {
+    const v = one(name);
+    if (v === undefined) continue;
+    const d = new Date(v);
+    if (Number.isNaN(d.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(v)) problems.push({ field: name, message: 'must be an RFC 3339 date-time' });
+    else and.push({ created_at: { [op]: d } });
+  }
+  const limitRaw = one('limit');
+  const limit = limitRaw === undefined ? 50 : Number(limitRaw);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) problems.push({ field: 'limit', message: 'must be an integer from 1 to 100' });
+  const cursorRaw = one('cursor');
+  if (problems.length) throw new ApiError(422, 'validation_failed', 'the request is invalid', problems);
+  if (cursorRaw) {
+    const c = decodeCursor(cursorRaw);
+    const t = new Date(c.t);
+    and.push({ $or: [{ created_at: { $lt: t } }, { created_at: t, _id: { $lt: c.id } }] });
+  }
+  return { filter: and.length ? { $and: and } : {}, limit };
+}
+
+export function callRoutes(router: Router, svc: Services, metrics: Metrics): void {
+  const calls = () => svc.db.collection<CallDoc>(COLLECTIONS.calls);
+  const worker = requireWorker(svc);
+
+  router.get('/api/v1/calls/:id', async (ctx) => {
+    // A CRM reads with its API key (its own calls only); the console reads with an admin token.
+    // Without a bearer token this is the CRM's X-API-Key endpoint (so no credentials → missing_api_key).
+    let apiKeyId: string | undefined;
+    if (ctx.get('Authorization')) await authenticateAdmin(svc, ctx);
+    else apiKeyId = (await authenticateKey(svc, metrics, ctx)).id;
+    const doc = await calls().findOne({ _id: ctx.params.id! });
+    if (!doc || (apiKeyId !== undefined && doc.api_key_id !== apiKeyId)) throw new ApiError(404, 'call_not_found', 'call not found');
+    ctx.body = publicCall(doc);
+  });
+
+  router.get('/api/v1/calls', requireAdmin(svc), async (ctx) => {
+    const { filter, limit } = listFilter(ctx);
+    const docs = await calls().find(filter).sort({ created_at: -1, _id: -1 }).limit(limit + 1).toArray();
+    const page = docs.slice(0, limit);
+    const last = page[page.length - 1];
+    ctx.body = {
+      items: page.map(publicCall),
+      next_cursor: docs.length > limit && last ? encodeCursor({ t: last.created_at.getTime(), id: last._id }) : null,
+    };
+  });
+
+  router.post('/api/v1/calls', worker, jsonBody(), async (ctx) => {
+    const body = check(CallCreate, ctx.request.body);
+    const bot = await svc.db.collection<BotDoc>(COLLECTIONS.bots).findOne({ _id: body.bot_id });
+    if (!bot) throw new ApiError(404, 'bot_not_found', 'bot not found');
+    if (!bot.active) throw new ApiError(409, 'bot_inactive', 'the bot is not active');
+    const variables = body.variables ?? {};
+    checkVariables(bot.variables, variables);
+    const now = svc.now();
+    const doc: CallDoc = {
+      _id: new ObjectId().toHexString(),
+      bot_id: bot._id,
+      direction: body.direction,
+      to_number: null,
+      status: 'queued',
+      variables,
+      api_key_id: null,
+      created_at: now,
+      started_at: null,
+      ended_at: null,
+      end_reason: null,
+      recording_key: null,
+      recording_error: null,
+      status_times: { queued: now },
+    };
+    await calls().insertOne(doc);
+    ctx.status = 201;
+    ctx.set('Location', `/api/v1/calls/${doc._id}`);
+    ctx.body = publicCall(doc);
+  });
+
+  router.post('/api/v1/calls/:id/events', worker, jsonBody(), async (ctx) => {
+    const ev = check(CallEvent, ctx.request.body);
+    const id = ctx.params.id!;
+    const at = ev.at ? new Date(ev.at) : svc.now();
+    const extra: Partial<CallDoc> = {};
+    if (ev.end_reason !== undefined) extra.end_reason = ev.end_reason;
+    if (ev.recording_key !== undefined) extra.recording_key = ev.recording_key;
+    if (ev.recording_error !== undefined) extra.recording_error = ev.recording_error;
+
+    const current = await calls().findOne({ _id: id });
+    if (!current) throw new ApiError(404, 'call_not_found', 'call not found');
+    let doc: CallDoc | null = null;
+    if (current.status !== ev.status) {
+      if (isTerminal(current.status) || CALL_STATUS_RANK[ev.status] <= CALL_STATUS_RANK[current.status]) {
+        throw new ApiError(409, 'conflict', `a call cannot move from ${current.status} to ${ev.status}`, { from: current.status, to: ev.status });
+      }
+      const before = CALL_STATUSES.filter((s) => CALL_STATUS_RANK[s] < CALL_STATUS_RANK[ev.status]);
+      const set: Record<string, unknown> = { status: ev.status, [`status_times.${ev.status}`]: at, ...extra };
+      if (ev.status === 'in_progress') set.started_at = at;
+      if (isTerminal(ev.status)) set.ended_at = at;
+      // Conditional on a predecessor status: of racing events only forward moves can land.
+      const res = await calls().updateOne({ _id: id, status: { $in: before } }, { $set: set });
+      if (res.matchedCount === 0) {
+        const now = await calls().findOne({ _id: id });
+        if (now?.status !== ev.status) {
+          throw new ApiError(409, 'conflict', `a call cannot move from ${now?.status} to ${ev.status}`, { from: now?.status, to: ev.status });
+        }
+      }
+    } else if (Object.keys(extra).length) {
+      // A repeat of the current status may add what was not known yet (e.g. the recording after the end).
+      const fill: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(extra)) if (current[k as keyof CallDoc] == null) fill[k] = v;
+      if (Object.keys(fill).length) await calls().updateOne({ _id: id }, { $set: fill });
+    }
+    if (isTerminal(ev.status)) {
+      // Also on a repeat: if a crash came between the status write and this ZREM, the retry frees it.
+      const released = await releaseSlot(svc.redis, id);
+      metrics.slotReleases.inc({ outcome: released ? 'released' : 'already_gone' });
+      if (released) svc.logger.info({ req_id: ctx.state.requestId, call_id: id, status: ev.status }, 'capacity slot released');
+      ctx.set('X-Slot-Released', String(released));
+    }
+    doc = await calls().findOne({ _id: id });
+    ctx.body = publicCall(doc!);
+  });
+}

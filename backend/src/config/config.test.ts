@@ -1,0 +1,83 @@
+import { adminToken, createBot, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+
+let h: Harness;
+let auth: string;
+let botId: string;
+const worker = `Bearer ${WORKER_TOKEN}`;
+const policy = {
+  intents: [{ name: 'pay', examples: ['yes'], reply: 'Thanks {{customer_name}}', end_call: true }],
+  fallback: { reply: 'Sorry?' },
+};
+
+beforeAll(async () => {
+  h = await startHarness();
+  auth = await adminToken(h);
+  botId = await createBot(h, auth, {
+    name: 'Config bot',
+    prompt: 'Talk to {{customer_name}} about {{ amount_due }}.',
+    greeting: 'Hi {{customer_name}}!',
+    variables: [
+      { name: 'customer_name', required: true, description: 'callee' },
+      { name: 'amount_due', required: false, description: '' },
+    ],
+    policy,
+  });
+});
+afterAll(() => h.close());
+
+const config = (query: Record<string, string>, token: string | null = worker) => {
+  const req = h.http.get('/api/v1/config').query(query);
+  return token ? req.set('Authorization', token) : req;
+};
+
+describe('GET /api/v1/config', () => {
+  it('requires the worker token, compared exactly', async () => {
+    expect((await config({ bot_id: botId }, null).expect(401)).body.error.code).toBe('unauthorized');
+    expect((await config({ bot_id: botId }, `Bearer ${WORKER_TOKEN}x`).expect(401)).body.error.code).toBe('unauthorized');
+    expect((await config({ bot_id: botId }, `Bearer ${WORKER_TOKEN.slice(0, -1)}`).expect(401)).body.error.code).toBe('unauthorized');
+    expect((await config({ bot_id: botId }, auth).expect(401)).body.error.code).toBe('unauthorized'); // an admin JWT is not a worker token
+  });
+
+  it('returns the bot with defaults and no call when no call_id is given', async () => {
+    const res = await config({ bot_id: botId }).expect(200);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.body).toEqual({
+      bot: {
+        id: botId,
+        name: 'Config bot',
+        language: 'en-US',
+        prompt: 'Talk to  about .',
+        greeting: 'Hi !',
+        voice: { provider: 'espeak-ng', voice_id: 'en-us', speed: 1 },
+        stt: { provider: 'pocketsphinx', model: 'en-us', language: 'en-US' },
+        llm: { provider: 'scripted', model: 'policy', temperature: 0 },
+        tools: [],
+        policy,
+        turn_detection: { end_of_turn_silence_ms: 700 },
+        max_call_seconds: 300,
+      },
+      call: null,
+      audio: { sample_rate: 16000 },
+    });
+  });
+
+  it("renders prompt and greeting with the call's variables", async () => {
+    const call = await h.http.post('/api/v1/calls').set('Authorization', worker).send({ bot_id: botId, direction: 'websocket', variables: { customer_name: 'Ada', amount_due: '12.50 EUR' } }).expect(201);
+    const res = await config({ bot_id: botId, call_id: call.body.call_id }).expect(200);
+    expect(res.body.bot.prompt).toBe('Talk to Ada about 12.50 EUR.');
+    expect(res.body.bot.greeting).toBe('Hi Ada!');
+    expect(res.body.bot.policy).toEqual(policy);
+    expect(res.body.call).toEqual({ id: call.body.call_id, direction: 'websocket', to_number: null, variables: { customer_name: 'Ada', amount_due: '12.50 EUR' } });
+  });
+
+  it('answers 404 for unknown bots and calls, 409 for inactive bots, 422 without bot_id', async () => {
+    expect((await config({ bot_id: 'nope' }).expect(404)).body.error.code).toBe('bot_not_found');
+    expect((await config({ bot_id: botId, call_id: 'nope' }).expect(404)).body.error.code).toBe('call_not_found');
+    const other = await createBot(h, auth, { name: 'other' });
+    const call = await h.http.post('/api/v1/calls').set('Authorization', worker).send({ bot_id: other, direction: 'web' }).expect(201);
+    expect((await config({ bot_id: botId, call_id: call.body.call_id }).expect(404)).body.error.code).toBe('call_not_found');
+    await h.http.patch(`/api/v1/bots/${other}`).set('Authorization', auth).send({ active: false }).expect(200);
+    expect((await config({ bot_id: other }).expect(409)).body.error.code).toBe('bot_inactive');
+    expect((await config({}).expect(422)).body.error).toMatchObject({ code: 'validation_failed', details: [{ field: 'bot_id', message: expect.any(String) }] });
+  });
+});

@@ -1,0 +1,53 @@
+// GET /api/v1/config: what a worker needs to run one call, with prompt and greeting rendered.
+import type { Router } from '@koa/router';
+import type { RuntimeConfig } from '@voice-platform/schemas';
+import { ApiError } from '../errors.js';
+import type { Services } from '../deps.js';
+import { COLLECTIONS } from '../stores.js';
+import type { BotDoc } from '../bots/routes.js';
+import type { CallDoc } from '../calls/routes.js';
+import { render } from '../bots/templates.js';
+import { requireWorker } from './worker.js';
+
+const ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+export function configRoutes(router: Router, svc: Services): void {
+  router.get('/api/v1/config', requireWorker(svc), async (ctx) => {
+    const botId = ctx.query.bot_id;
+    const callId = ctx.query.call_id;
+    const problems = [];
+    if (typeof botId !== 'string' || !ID.test(botId)) problems.push({ field: 'bot_id', message: 'is required (one bot id)' });
+    if (callId !== undefined && (typeof callId !== 'string' || !ID.test(callId))) problems.push({ field: 'call_id', message: 'must be one call id' });
+    if (problems.length) throw new ApiError(422, 'validation_failed', 'the request is invalid', problems);
+
+    const bot = await svc.db.collection<BotDoc>(COLLECTIONS.bots).findOne({ _id: botId as string });
+    if (!bot) throw new ApiError(404, 'bot_not_found', 'bot not found');
+    if (!bot.active) throw new ApiError(409, 'bot_inactive', 'the bot is not active');
+    let call: CallDoc | null = null;
+    if (typeof callId === 'string') {
+      call = await svc.db.collection<CallDoc>(COLLECTIONS.calls).findOne({ _id: callId, bot_id: bot._id });
+      if (!call) throw new ApiError(404, 'call_not_found', 'call not found for this bot');
+    }
+    const variables = call?.variables ?? {};
+    const body: RuntimeConfig = {
+      bot: {
+        id: bot._id,
+        name: bot.name,
+        language: bot.language,
+        prompt: render(bot.prompt, variables),
+        greeting: render(bot.greeting, variables),
+        voice: bot.voice,
+        stt: bot.stt,
+        llm: bot.llm,
+        tools: bot.tools,
+        policy: bot.policy,
+        turn_detection: bot.turn_detection,
+        max_call_seconds: bot.max_call_seconds,
+      },
+      call: call ? { id: call._id, direction: call.direction, to_number: call.to_number, variables: call.variables } : null,
+      audio: { sample_rate: svc.settings.AUDIO_SAMPLE_RATE },
+    };
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = body;
+  });
+}

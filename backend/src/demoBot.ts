@@ -1,0 +1,24 @@
+// The demo bot `make up` seeds: a payment reminder that runs fully offline (espeak-ng, pocketsphinx,
+// the scripted policy).
+import type { BotCreate } from '@voice-platform/schemas';
+
+export const DEMO_BOT_ID = 'demo-bot';
+
+export const DEMO_BOT: BotCreate = {
+  name: 'Demo: payment reminder',
+  language: 'en-US',
+  prompt: 'You are a polite assistant reminding {{customer_name}} about an open invoice of {{amount_due}}.',
+  greeting: 'Hello {{customer_name}}, this is a friendly reminder from Example Company.',
+  variables: [
+    { name: 'customer_name', required: true, description: 'How to address the callee' },
+    { name: 'amount_due', required: false, description: 'Open amount, spoken as given' },
+  ],
+  policy: {
+    intents: [
+      { name: 'pay', examples: ['yes', 'i will pay', 'okay'], reply: 'Thank you {{customer_name}}, goodbye.', end_call: true },
+      { name: 'amount', examples: ['how much', 'what amount'], reply: 'The open amount is {{amount_due}}.' },
+      { name: 'stop', examples: ['no', 'stop calling', 'goodbye'], reply: 'Understood. Goodbye.', end_call: true },
+    ],
+    fallback: { reply: 'Sorry, I did not catch that. Will you pay the open amount?' },
+  },
+};

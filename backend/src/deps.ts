@@ -1,0 +1,23 @@
+// What the app needs from the outside world; main.ts builds it for real, tests build it on test stores.
+import type { Db } from 'mongodb';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Settings } from './settings.js';
+
+export interface AppDeps {
+  settings: Settings;
+  db: Db;
+  redis: Redis;
+  logger: Logger;
+  /** Epoch ms; injectable so tests can move time (expiry, token buckets) without sleeping. */
+  clock?: () => number;
+  version?: string;
+}
+
+export interface Services extends Required<Omit<AppDeps, 'clock' | 'version'>> {
+  clock: () => number;
+  version: string;
+  now(): Date;
+}
+
+export const VERSION = '0.1.0';

@@ -1,0 +1,57 @@
+// GET /health and GET /metrics. Health pings both stores with a short deadline, so a dead store turns
+// the reply to 503 (naming it) instead of hanging the probe.
+import type { Router } from '@koa/router';
+import type { Services } from './deps.js';
+import type { Metrics } from './metrics.js';
+
+const CHECK_TIMEOUT_MS = 1500;
+
+async function probe(fn: () => Promise<unknown>): Promise<'ok' | 'unreachable'> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      fn(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('store timeout')), CHECK_TIMEOUT_MS);
+      }),
+    ]);
+    return 'ok';
+  } catch {
+    return 'unreachable';
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function healthRoutes(router: Router, svc: Services, metrics: Metrics): void {
+  router.get('/health', async (ctx) => {
+    const [mongodb, redis] = await Promise.all([
+      probe(() => svc.db.command({ ping: 1 })),
+      probe(async () => {
+        // ioredis would queue the command until reconnected; a non-ready client is simply down.
+        if (svc.redis.status !== 'ready') throw new Error('not connected');
+        await svc.redis.ping();
+      }),
+    ]);
+    const checks = { mongodb, redis };
+    const failed = Object.entries(checks).filter(([, v]) => v !== 'ok').map(([k]) => k);
+    ctx.set('Cache-Control', 'no-store');
+    if (failed.length === 0) {
+      ctx.body = { status: 'ok', checks, version: svc.version };
+      return;
+    }
+    ctx.status = 503;
+    ctx.set('Retry-After', '5');
+    ctx.body = {
+      status: 'unavailable',
+      checks,
+      version: svc.version,
+      error: { code: 'service_unavailable', message: `${failed.join(' and ')} unreachable`, details: { failed } },
+    };
+  });
+
+  router.get('/metrics', async (ctx) => {
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  });
+}

@@ -1,0 +1,108 @@
+// Cross-cutting HTTP behaviour: the OpenAPI document against the real router, the error shape, body
+// limits, CORS, request ids, metrics, and logs free of secrets.
+import { adminToken, createKey, startHarness, WORKER_TOKEN, ADMIN, type Harness } from './testing/harness.js';
+
+let h: Harness;
+let auth: string;
+
+beforeAll(async () => {
+  h = await startHarness();
+  auth = await adminToken(h);
+});
+afterAll(() => h.close());
+
+describe('OpenAPI', () => {
+  it('documents every route and only routes that exist', async () => {
+    const doc = (await h.http.get('/api/v1/openapi.json').expect(200)).body as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    expect(doc.openapi).toBe('3.1.0');
+    const documented = new Set<string>();
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const method of Object.keys(item)) if (method !== 'parameters') documented.add(`${method.toUpperCase()} ${path}`);
+    }
+    const served = new Set<string>();
+    for (const layer of h.app.router.stack) {
+      const path = String(layer.path).replace(/:([A-Za-z_]+)/g, '{$1}');
+      for (const method of layer.methods) if (method !== 'HEAD') served.add(`${method} ${path}`);
+    }
+    expect([...served].sort()).toEqual([...documented].sort());
+    expect(served.size).toBeGreaterThanOrEqual(18);
+  });
+
+  it('declares an operation id, responses and the error schema for each operation', async () => {
+    const doc = (await h.http.get('/api/v1/openapi.json').expect(200)).body;
+    for (const item of Object.values(doc.paths) as Array<Record<string, { operationId?: string; responses?: Record<string, unknown> }>>) {
+      for (const [method, op] of Object.entries(item)) {
+        if (method === 'parameters') continue;
+        expect(op.operationId).toEqual(expect.any(String));
+        expect(Object.keys(op.responses ?? {}).length).toBeGreaterThan(0);
+      }
+    }
+    const dialout = doc.paths['/api/v1/sip/dialout'].post;
+    expect(Object.keys(dialout.responses).sort()).toEqual(['201', '400', '401', '404', '409', '413', '415', '422', '429', '503']);
+    expect(dialout.requestBody.content['application/json'].schema.properties.to_number.pattern).toBe('^\\+[1-9][0-9]{6,14}$');
+  });
+});
+
+describe('errors and bodies', () => {
+  it('answers unknown routes and methods in the error shape', async () => {
+    expect((await h.http.get('/nope').expect(404)).body).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
+    const res = await h.http.delete('/api/v1/bots').set('Authorization', auth).expect(405);
+    expect(res.body.error.code).toBe('method_not_allowed');
+  });
+
+  it('refuses bodies that are not JSON, not parseable, or over 64 KiB', async () => {
+    const post = () => h.http.post('/api/v1/bots').set('Authorization', auth);
+    expect((await post().set('Content-Type', 'text/plain').send('hello').expect(415)).body.error.code).toBe('unsupported_media_type');
+    expect((await post().set('Content-Type', 'application/json').send('{"name":').expect(400)).body.error.code).toBe('invalid_json');
+    const big = JSON.stringify({ name: 'x', prompt: 'p'.repeat(65 * 1024) });
+    expect((await post().set('Content-Type', 'application/json').send(big).expect(413)).body.error.code).toBe('payload_too_large');
+    const justUnder = JSON.stringify({ name: 'x', prompt: 'p'.repeat(19_000) });
+    await post().set('Content-Type', 'application/json').send(justUnder).expect(201);
+  });
+});
+
+describe('CORS and request ids', () => {
+  it('allows the console origin only', async () => {
+    const pre = await h.http
+      .options('/api/v1/bots')
+      .set('Origin', 'http://localhost:5173')
+      .set('Access-Control-Request-Method', 'POST')
+      .set('Access-Control-Request-Headers', 'authorization,content-type')
+      .expect(204);
+    expect(pre.headers['access-control-allow-origin']).toBe('http://localhost:5173');
+    expect(pre.headers['access-control-allow-headers']).toContain('Authorization');
+    const evil = await h.http.get('/health').set('Origin', 'http://evil.example').expect(200);
+    expect(evil.headers['access-control-allow-origin']).toBeUndefined();
+    const err = await h.http.get('/api/v1/bots').set('Origin', 'http://localhost:5173').expect(401);
+    expect(err.headers['access-control-allow-origin']).toBe('http://localhost:5173');
+  });
+
+  it('echoes a sane X-Request-Id and makes one otherwise', async () => {
+    expect((await h.http.get('/health').set('X-Request-Id', 'crm-123').expect(200)).headers['x-request-id']).toBe('crm-123');
+    const made = (await h.http.get('/health').set('X-Request-Id', 'bad id\twith junk').expect(200)).headers['x-request-id'];
+    expect(made).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('metrics and logs', () => {
+  it('exports latency by route and status, dial-outs by result and key failures by reason', async () => {
+    await h.http.post('/api/v1/sip/dialout').send({}).expect(401);
+    await h.http.post('/api/v1/sip/dialout').set('X-API-Key', 'vx_nope').send({}).expect(401);
+    const text = (await h.http.get('/metrics').expect(200)).text;
+    expect(text).toMatch(/backend_http_request_duration_seconds_count\{method="POST",route="\/api\/v1\/sip\/dialout",status="401"\} 2/);
+    expect(text).toMatch(/backend_dialout_requests_total\{result="missing_api_key"\} 1/);
+    expect(text).toMatch(/backend_api_key_auth_failures_total\{reason="invalid_api_key"\} 1/);
+  });
+
+  it('writes JSON logs with the request id and never a secret', async () => {
+    const { key } = await createKey(h, auth);
+    await h.http.post('/api/v1/auth/login').send(ADMIN).set('X-Request-Id', 'login-req').expect(200);
+    await h.http.post('/api/v1/sip/dialout').set('X-API-Key', key).send({ bot_id: 'x', to_number: '+4915112345678' }).set('X-Request-Id', 'dial-req').expect(404);
+    await h.http.get('/api/v1/config').query({ bot_id: 'x' }).set('Authorization', `Bearer ${WORKER_TOKEN}`).expect(404);
+    const lines = h.logs.join('').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toContainEqual(expect.objectContaining({ req_id: 'dial-req', route: '/api/v1/sip/dialout', status: 404, level: 'info' }));
+    expect(lines).toContainEqual(expect.objectContaining({ req_id: 'login-req', msg: 'admin login' }));
+    const all = h.logs.join('');
+    for (const secret of [key, key.slice(7), ADMIN.password, WORKER_TOKEN, auth.slice(7), h.settings.JWT_SECRET]) expect(all).not.toContain(secret);
+  });
+});

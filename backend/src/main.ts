@@ -1,0 +1,68 @@
+// Boot: settings (all problems at once) → stores (retry with backoff) → indexes and stream group →
+// listen. SIGTERM/SIGINT close the server, wait for in-flight requests, then the store clients.
+import http from 'node:http';
+import { createApp } from './app.js';
+import { loadSettings, SettingsError, type Settings } from './settings.js';
+import { createLogger } from './logger.js';
+import { connectMongo, connectRedis, StoreUnreachableError } from './connect.js';
+import { prepareStores } from './stores.js';
+import { VERSION } from './deps.js';
+
+async function main(): Promise<void> {
+  let settings: Settings;
+  try {
+    settings = loadSettings(process.env);
+  } catch (err) {
+    if (err instanceof SettingsError) {
+      process.stderr.write(`backend: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger(settings.LOG_LEVEL);
+  let mongo;
+  let redis;
+  try {
+    mongo = await connectMongo(settings.MONGODB_URI, settings.BOOT_TIMEOUT_SECONDS, logger);
+    redis = await connectRedis(settings.REDIS_URL, settings.BOOT_TIMEOUT_SECONDS, logger);
+  } catch (err) {
+    if (err instanceof StoreUnreachableError) {
+      logger.fatal({ store: err.store }, err.message);
+      process.stderr.write(`backend: ${err.message}\n`);
+      await mongo?.close().catch(() => undefined);
+      process.exit(3);
+    }
+    throw err;
+  }
+  const db = mongo.db(settings.MONGODB_DB);
+  await prepareStores(db, redis);
+  const app = createApp({ settings, db, redis, logger, version: VERSION });
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(settings.PORT, resolve));
+  const address = server.address();
+  logger.info({ port: typeof address === 'object' && address ? address.port : settings.PORT, version: VERSION }, 'backend listening');
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => server.closeAllConnections(), 10_000).unref();
+    server.close(async () => {
+      clearTimeout(force);
+      await mongo.close().catch(() => undefined);
+      await redis.quit().catch(() => undefined);
+      logger.info('stopped');
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`backend: boot failed: ${err instanceof Error ? err.name : 'unknown error'}\n`);
+  process.exit(1);
+});

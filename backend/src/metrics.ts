@@ -1,0 +1,35 @@
+// Prometheus metrics, one registry per app instance (tests run several apps in one process).
+import client from 'prom-client';
+
+export function createMetrics() {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry });
+  const httpDuration = new client.Histogram({
+    name: 'backend_http_request_duration_seconds',
+    help: 'HTTP request latency by method, route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const dialouts = new client.Counter({
+    name: 'backend_dialout_requests_total',
+    help: 'Dial-out requests by result (queued, replayed or the error code)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const keyAuthFailures = new client.Counter({
+    name: 'backend_api_key_auth_failures_total',
+    help: 'Refused X-API-Key authentications by reason',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const slotReleases = new client.Counter({
+    name: 'backend_capacity_slot_releases_total',
+    help: 'Capacity reservations released by a terminal call event (released) or already gone (claimed or expired)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  return { registry, httpDuration, dialouts, keyAuthFailures, slotReleases };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

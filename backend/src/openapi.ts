@@ -1,0 +1,262 @@
+// The OpenAPI 3.1 document of every endpoint, built from the same TypeBox schemas the app validates
+// with. A test checks it against the router: every route documented, every documented route real.
+import { Type, type TSchema } from '@sinclair/typebox';
+import {
+  ApiKey,
+  ApiKeyCreate,
+  ApiKeyCreated,
+  ApiKeyUpdate,
+  Bot,
+  BotCreate,
+  BotUpdate,
+  Call,
+  CallCreate,
+  CallEvent,
+  CALL_DIRECTIONS,
+  CALL_STATUSES,
+  DialoutRequest,
+  DialoutResponse,
+  RuntimeConfig,
+} from '@voice-platform/schemas';
+import { LoginRequest, LoginResponse, Me } from './auth/admin.js';
+
+const json = (schema: TSchema | object) => ({ 'application/json': { schema: JSON.parse(JSON.stringify(schema)) as object } });
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const ok = (description: string, schema: TSchema | object, headers?: object) => ({ description, content: json(schema), ...(headers ? { headers } : {}) });
+const err = (codes: string[], extra = '') => ({
+  description: `Error: ${codes.map((c) => `\`${c}\``).join(', ')}${extra ? `. ${extra}` : ''}`,
+  content: json(ref('Error')),
+});
+const retryAfter = { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } };
+const withRetry = (codes: string[], extra = '') => ({ ...err(codes, extra), headers: retryAfter });
+const body = (schema: TSchema) => ({ required: true, content: json(schema) });
+const idParam = (description: string) => ({ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description });
+
+const adminErrors = { 401: err(['unauthorized', 'token_expired']), 403: err(['forbidden']) };
+const bodyErrors = {
+  400: err(['invalid_json']),
+  413: err(['payload_too_large'], 'The body limit is 64 KiB'),
+  415: err(['unsupported_media_type']),
+  422: err(['validation_failed'], '`details` lists `{field, message}` for each problem'),
+};
+const workerErrors = { 401: err(['unauthorized'], 'Missing or wrong worker token') };
+
+const ApiKeyList = Type.Object({ items: Type.Array(ApiKey) });
+const BotList = Type.Object({ items: Type.Array(Bot) });
+const CallPage = Type.Object({ items: Type.Array(Call), next_cursor: Type.Union([Type.String(), Type.Null()]) });
+const Health = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
+  checks: Type.Object({ mongodb: Type.String(), redis: Type.String() }),
+  version: Type.String(),
+  error: Type.Optional(Type.Any({ description: 'present on 503: code service_unavailable, details.failed names the stores' })),
+});
+
+export function openapiDocument(version: string) {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Voice platform backend API',
+      version,
+      description:
+        'Every error has the body `{"error":{"code","message","details"?}}`. Every response carries `X-Request-Id` ' +
+        '(sent back when the request gives one). JSON bodies: `application/json` only, at most 64 KiB.',
+    },
+    servers: [{ url: 'http://127.0.0.1:8080' }],
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: '`vx_` + 32 characters; created by an admin' },
+        adminJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'from POST /api/v1/auth/login' },
+        workerToken: { type: 'http', scheme: 'bearer', description: 'the shared WORKER_AUTH_TOKEN' },
+      },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: { code: { type: 'string', pattern: '^[a-z_]+$' }, message: { type: 'string' }, details: {} },
+            },
+          },
+        },
+      },
+    },
+    paths: {
+      '/health': {
+        get: {
+          operationId: 'health',
+          summary: 'Liveness of the API and reachability of MongoDB and Redis',
+          responses: { 200: ok('Both stores reachable', Health), 503: { ...ok('A store is unreachable; `checks` names it', Health), headers: retryAfter } },
+        },
+      },
+      '/metrics': {
+        get: {
+          operationId: 'metrics',
+          summary: 'Prometheus metrics',
+          description:
+            'backend_http_request_duration_seconds{method,route,status}, backend_dialout_requests_total{result}, ' +
+            'backend_api_key_auth_failures_total{reason}, backend_capacity_slot_releases_total{outcome}',
+          responses: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } },
+        },
+      },
+      '/api/v1/openapi.json': {
+        get: { operationId: 'openapi', summary: 'This document', responses: { 200: ok('OpenAPI 3.1', { type: 'object' }) } },
+      },
+      '/api/v1/auth/login': {
+        post: {
+          operationId: 'login',
+          summary: 'Admin login',
+          description: 'Attempts are limited per email and client address (LOGIN_MAX_ATTEMPTS per LOGIN_WINDOW_SECONDS).',
+          requestBody: body(LoginRequest),
+          responses: { 200: ok('A bearer JWT', LoginResponse), ...bodyErrors, 401: err(['invalid_credentials']), 429: withRetry(['rate_limited']) },
+        },
+      },
+      '/api/v1/auth/me': {
+        get: { operationId: 'me', summary: 'The signed-in admin', security: [{ adminJwt: [] }], responses: { 200: ok('The admin', Me), ...adminErrors } },
+      },
+      '/api/v1/api-keys': {
+        post: {
+          operationId: 'createApiKey',
+          summary: 'Create an API key; the full key is in this response only',
+          security: [{ adminJwt: [] }],
+          requestBody: body(ApiKeyCreate),
+          responses: { 201: ok('The key, with `key` shown this once', ApiKeyCreated), ...adminErrors, ...bodyErrors },
+        },
+        get: { operationId: 'listApiKeys', summary: 'List API keys (masked)', security: [{ adminJwt: [] }], responses: { 200: ok('Keys, newest first', ApiKeyList), ...adminErrors } },
+      },
+      '/api/v1/api-keys/{id}': {
+        parameters: [idParam('API key id')],
+        get: { operationId: 'getApiKey', summary: 'One API key (masked)', security: [{ adminJwt: [] }], responses: { 200: ok('The key', ApiKey), ...adminErrors, 404: err(['not_found']) } },
+        patch: {
+          operationId: 'updateApiKey',
+          summary: 'Rename, set expiry, or deactivate (final) an API key',
+          description: 'Reactivating an inactive or expired key, or changing its expiry, is refused with 409 `api_key_revoked`.',
+          security: [{ adminJwt: [] }],
+          requestBody: body(ApiKeyUpdate),
+          responses: { 200: ok('The key', ApiKey), ...adminErrors, ...bodyErrors, 404: err(['not_found']), 409: err(['api_key_revoked']) },
+        },
+      },
+      '/api/v1/bots': {
+        post: {
+          operationId: 'createBot',
+          summary: 'Create a bot',
+          description: '`{{name}}` placeholders in prompt, greeting and policy replies must name declared `variables` (else 422 `validation_failed`).',
+          security: [{ adminJwt: [] }],
+          requestBody: body(BotCreate),
+          responses: { 201: ok('The bot', Bot), ...adminErrors, ...bodyErrors },
+        },
+        get: { operationId: 'listBots', summary: 'List bots', security: [{ adminJwt: [] }], responses: { 200: ok('Bots, newest first', BotList), ...adminErrors } },
+      },
+      '/api/v1/bots/{id}': {
+        parameters: [idParam('Bot id')],
+        get: { operationId: 'getBot', summary: 'One bot', security: [{ adminJwt: [] }], responses: { 200: ok('The bot', Bot), ...adminErrors, 404: err(['bot_not_found']) } },
+        patch: {
+          operationId: 'updateBot',
+          summary: 'Change a bot (deactivate with `{"active":false}`)',
+          security: [{ adminJwt: [] }],
+          requestBody: body(BotUpdate),
+          responses: { 200: ok('The bot', Bot), ...adminErrors, ...bodyErrors, 404: err(['bot_not_found']), 409: err(['conflict'], 'Changed concurrently') },
+        },
+      },
+      '/api/v1/sip/dialout': {
+        post: {
+          operationId: 'dialout',
+          summary: 'Place an outbound call with a bot',
+          description:
+            'Checks, in order: API key (401) → per-key rate limit (429) → JSON (400/413/415) → schema (422 `validation_failed`, then ' +
+            '`invalid_phone_number`, then `conflicting_fields` when both `variables` and `connected_event` are sent) → bot exists (404 ' +
+            '`bot_not_found`) → bot active (409 `bot_inactive`) → variables match the bot (422 `variables_mismatch`, `details: {missing, unknown}`) → ' +
+            'fleet capacity (503 `fleet_at_capacity`). With `Idempotency-Key`, a repeat of the same body within 24 h returns the first ' +
+            'response (header `Idempotent-Replayed: true`) and places no second call.',
+          security: [{ apiKey: [] }],
+          parameters: [
+            { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'Makes retries safe for 24 h' },
+          ],
+          requestBody: body(DialoutRequest),
+          responses: {
+            201: ok('The call is queued', DialoutResponse, { Location: { description: 'The call resource', schema: { type: 'string' } } }),
+            400: err(['invalid_json']),
+            401: err(['missing_api_key', 'invalid_api_key', 'api_key_inactive', 'api_key_expired']),
+            404: err(['bot_not_found']),
+            409: err(['bot_inactive', 'idempotency_key_reused', 'conflict'], '`conflict`: the same Idempotency-Key is still in flight'),
+            413: err(['payload_too_large']),
+            415: err(['unsupported_media_type']),
+            422: err(['validation_failed', 'invalid_phone_number', 'conflicting_fields', 'variables_mismatch']),
+            429: withRetry(['rate_limited'], 'DIALOUT_RATE_PER_SECOND per key, burst DIALOUT_BURST'),
+            503: withRetry(['fleet_at_capacity', 'service_unavailable']),
+          },
+        },
+      },
+      '/api/v1/calls': {
+        get: {
+          operationId: 'listCalls',
+          summary: 'List calls, newest first, with cursor pagination',
+          security: [{ adminJwt: [] }],
+          parameters: [
+            { name: 'bot_id', in: 'query', schema: { type: 'string' } },
+            { name: 'status', in: 'query', schema: { type: 'string', enum: [...CALL_STATUSES] } },
+            { name: 'direction', in: 'query', schema: { type: 'string', enum: [...CALL_DIRECTIONS] } },
+            { name: 'created_after', in: 'query', schema: { type: 'string', format: 'date-time' } },
+            { name: 'created_before', in: 'query', schema: { type: 'string', format: 'date-time' } },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+            { name: 'cursor', in: 'query', schema: { type: 'string' }, description: '`next_cursor` of the previous page' },
+          ],
+          responses: { 200: ok('A page of calls', CallPage), ...adminErrors, 422: err(['validation_failed']) },
+        },
+        post: {
+          operationId: 'createCall',
+          summary: 'Worker: record a call it started itself (WebSocket or web widget test call)',
+          security: [{ workerToken: [] }],
+          requestBody: body(CallCreate),
+          responses: { 201: ok('The call', Call), ...workerErrors, ...bodyErrors, 404: err(['bot_not_found']), 409: err(['bot_inactive']), 422: err(['validation_failed', 'variables_mismatch']) },
+        },
+      },
+      '/api/v1/calls/{id}': {
+        parameters: [idParam('Call id')],
+        get: {
+          operationId: 'getCall',
+          summary: 'One call (an API key sees only the calls it placed)',
+          security: [{ apiKey: [] }, { adminJwt: [] }],
+          responses: {
+            200: ok('The call', Call),
+            401: err(['missing_api_key', 'invalid_api_key', 'api_key_inactive', 'api_key_expired', 'unauthorized', 'token_expired']),
+            404: err(['call_not_found']),
+          },
+        },
+      },
+      '/api/v1/calls/{id}/events': {
+        parameters: [idParam('Call id')],
+        post: {
+          operationId: 'callEvent',
+          summary: 'Worker: report a lifecycle move',
+          description:
+            'Only forward moves (queued → dialing → ringing → in_progress → completed | failed | busy | no_answer | canceled); a terminal status ' +
+            'is final. Repeating the current status is a no-op (it may add recording_key / recording_error). A terminal move releases the ' +
+            "call's capacity reservation if it still exists; the `X-Slot-Released` header says whether this request released it.",
+          security: [{ workerToken: [] }],
+          requestBody: body(CallEvent),
+          responses: { 200: ok('The call after the move', Call), ...workerErrors, ...bodyErrors, 404: err(['call_not_found']), 409: err(['conflict'], 'Not a forward move') },
+        },
+      },
+      '/api/v1/config': {
+        get: {
+          operationId: 'runtimeConfig',
+          summary: 'Worker: the runtime config of a bot (and call), prompt and greeting rendered with the call variables',
+          security: [{ workerToken: [] }],
+          parameters: [
+            { name: 'bot_id', in: 'query', required: true, schema: { type: 'string' } },
+            { name: 'call_id', in: 'query', required: false, schema: { type: 'string' } },
+          ],
+          responses: {
+            200: ok('The config', RuntimeConfig),
+            ...workerErrors,
+            404: err(['bot_not_found', 'call_not_found']),
+            409: err(['bot_inactive']),
+            422: err(['validation_failed']),
+          },
+        },
+      },
+    },
+  };
+}

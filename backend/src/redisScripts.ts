@@ -1,0 +1,106 @@
+// Lua scripts: each runs atomically in Redis, so every backend replica sees one consistent state.
+import type { Redis } from 'ioredis';
+import { FLEET_RESERVATIONS_KEY, FLEET_WORKER_KEY_PREFIX, FLEET_WORKERS_KEY } from '@voice-platform/schemas';
+
+/**
+ * Capacity reservation. Drops dead workers and expired reservations, then
+ * free = Σ live non-draining (max_calls − active_calls) − live reservations; reserves one slot if free > 0.
+ * Returns {reserved 0|1, live workers, free slots left}.
+ */
+const RESERVE = `
+local now = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local free = 0
+local live = 0
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local raw = redis.call('GET', ARGV[4] .. id)
+  if raw then
+    local ok, hb = pcall(cjson.decode, raw)
+    if ok and type(hb) == 'table' and hb.draining ~= true then
+      live = live + 1
+      local slots = (tonumber(hb.max_calls) or 0) - (tonumber(hb.active_calls) or 0)
+      if slots > 0 then free = free + slots end
+    end
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+free = free - redis.call('ZCARD', KEYS[2])
+if free <= 0 then return {0, live, free} end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
+return {1, live, free - 1}
+`;
+
+/** Token bucket: ARGV rate per second, burst, now ms. Returns {allowed 0|1, ms until a token}. */
+const TOKEN_BUCKET = `
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+local tokens = tonumber(b[1])
+local ts = tonumber(b[2])
+if tokens == nil or ts == nil then tokens = burst; ts = now end
+if now > ts then
+  tokens = math.min(burst, tokens + (now - ts) * rate / 1000)
+  ts = now
+end
+local allowed = 0
+local wait = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  allowed = 1
+else
+  wait = math.ceil((1 - tokens) * 1000 / rate)
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(ts))
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
+return {allowed, wait}
+`;
+
+type ScriptRedis = Redis & {
+  vpReserve(workersKey: string, reservationsKey: string, now: number, expiresAt: number, callId: string, prefix: string): Promise<[number, number, number]>;
+  vpTokenBucket(key: string, rate: number, burst: number, now: number): Promise<[number, number]>;
+};
+
+function scripts(redis: Redis): ScriptRedis {
+  const r = redis as ScriptRedis;
+  if (typeof r.vpReserve !== 'function') {
+    redis.defineCommand('vpReserve', { numberOfKeys: 2, lua: RESERVE });
+    redis.defineCommand('vpTokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET });
+  }
+  return r;
+}
+
+export interface Reservation {
+  reserved: boolean;
+  liveWorkers: number;
+  free: number;
+}
+
+export async function reserveSlot(redis: Redis, callId: string, now: number, ttlMs: number): Promise<Reservation> {
+  const [reserved, liveWorkers, free] = await scripts(redis).vpReserve(
+    FLEET_WORKERS_KEY,
+    FLEET_RESERVATIONS_KEY,
+    now,
+    now + ttlMs,
+    callId,
+    FLEET_WORKER_KEY_PREFIX,
+  );
+  return { reserved: reserved === 1, liveWorkers, free };
+}
+
+/** Removes a call's reservation; true only for the one caller that actually removed it. */
+export async function releaseSlot(redis: Redis, callId: string): Promise<boolean> {
+  return (await redis.zrem(FLEET_RESERVATIONS_KEY, callId)) === 1;
+}
+
+export interface BucketResult {
+  allowed: boolean;
+  retryAfterMs: number;
+}
+
+export async function takeToken(redis: Redis, key: string, ratePerSecond: number, burst: number, now: number): Promise<BucketResult> {
+  const [allowed, wait] = await scripts(redis).vpTokenBucket(key, ratePerSecond, burst, now);
+  return { allowed: allowed === 1, retryAfterMs: wait };
+}

@@ -1,0 +1,72 @@
+// Backend settings: one schema, read once at boot; every missing or bad setting is reported at once.
+import { Type, type Static } from '@sinclair/typebox';
+import { Ajv } from 'ajv';
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+export const SettingsSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  MONGODB_URI: Type.String({ pattern: '^mongodb(\\+srv)?://', default: 'mongodb://127.0.0.1:27017/' }),
+  MONGODB_DB: Type.String({ pattern: '^[A-Za-z0-9_-]{1,63}$', default: 'voice_platform' }),
+  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
+  JWT_SECRET: Type.String({ minLength: 32, description: 'required; at least 32 characters' }),
+  JWT_ALGORITHM: Type.Union([Type.Literal('HS256'), Type.Literal('HS384'), Type.Literal('HS512')], { default: 'HS256' }),
+  JWT_EXPIRE_MINUTES: Type.Integer({ minimum: 1, maximum: 525600, default: 1440 }),
+  LOG_LEVEL: Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)), { default: 'info' }),
+  WORKER_AUTH_TOKEN: Type.String({ minLength: 16, description: 'required; at least 16 characters' }),
+  CORS_ORIGINS: Type.String({ default: 'http://localhost:5173,http://127.0.0.1:5173' }),
+  ADMIN_EMAIL: Type.Optional(Type.String({ format: 'email' })),
+  ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 8 })),
+  DIALOUT_RATE_PER_SECOND: Type.Number({ exclusiveMinimum: 0, default: 10 }),
+  DIALOUT_BURST: Type.Integer({ minimum: 1, default: 20 }),
+  RESERVATION_TTL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
+  LOGIN_MAX_ATTEMPTS: Type.Integer({ minimum: 1, default: 10 }),
+  LOGIN_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 300 }),
+  AUDIO_SAMPLE_RATE: Type.Integer({ minimum: 8000, maximum: 48000, default: 16000 }),
+  /** How long boot keeps retrying an unreachable store before it gives up. */
+  BOOT_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, default: 30 }),
+});
+
+export type Settings = Static<typeof SettingsSchema> & { corsOrigins: string[] };
+
+/** Names whose values must never be logged or echoed in an error. */
+const SECRET_SETTINGS = new Set(['JWT_SECRET', 'WORKER_AUTH_TOKEN', 'ADMIN_PASSWORD', 'MONGODB_URI', 'REDIS_URL']);
+
+export class SettingsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid settings: ${problems.join('; ')}`);
+    this.name = 'SettingsError';
+  }
+}
+
+const ajv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false });
+ajv.addFormat('email', /^[^\s@]+@[^\s@]+$/);
+const validate = ajv.compile(SettingsSchema);
+
+export function loadSettings(env: NodeJS.ProcessEnv | Record<string, string | undefined>): Settings {
+  const input: Record<string, unknown> = {};
+  for (const key of Object.keys(SettingsSchema.properties)) {
+    const value = env[key];
+    if (value !== undefined && value.trim() !== '') input[key] = value.trim();
+  }
+  if (typeof input.LOG_LEVEL === 'string') input.LOG_LEVEL = input.LOG_LEVEL.toLowerCase();
+  if (!validate(input)) {
+    const problems = new Map<string, string>();
+    for (const err of validate.errors ?? []) {
+      const name = err.keyword === 'required' ? String(err.params.missingProperty) : err.instancePath.slice(1);
+      if (problems.has(name)) continue;
+      if (err.keyword === 'required') problems.set(name, `${name} is required`);
+      else {
+        const shown = SECRET_SETTINGS.has(name) ? '' : ` (got ${JSON.stringify(env[name])})`;
+        const why = err.keyword === 'anyOf' ? 'is not one of the allowed values' : (err.message ?? 'is invalid');
+        problems.set(name, `${name} ${why}${shown}`);
+      }
+    }
+    throw new SettingsError([...problems.values()]);
+  }
+  const settings = input as Static<typeof SettingsSchema>;
+  return {
+    ...settings,
+    corsOrigins: settings.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
+  };
+}

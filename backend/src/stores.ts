@@ -1,0 +1,37 @@
+// Store preparation done at boot (and by tests): indexes, the dial-out stream's consumer group, and
+// the Lua scripts. Each step is idempotent.
+import type { Db } from 'mongodb';
+import type { Redis } from 'ioredis';
+import { DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY } from '@voice-platform/schemas';
+
+export const COLLECTIONS = {
+  users: 'users',
+  apiKeys: 'api_keys',
+  bots: 'bots',
+  calls: 'calls',
+  idempotency: 'idempotency_keys',
+} as const;
+
+export async function createIndexes(db: Db): Promise<void> {
+  await db.collection(COLLECTIONS.users).createIndex({ email: 1 }, { unique: true, name: 'email_unique' });
+  await db.collection(COLLECTIONS.apiKeys).createIndex({ key_hash: 1 }, { unique: true, name: 'key_hash_unique' });
+  await db
+    .collection(COLLECTIONS.idempotency)
+    .createIndex({ api_key_id: 1, key: 1 }, { unique: true, name: 'api_key_idempotency_key_unique' });
+  await db.collection(COLLECTIONS.calls).createIndex({ bot_id: 1, status: 1, created_at: -1 }, { name: 'bot_status_created' });
+  await db.collection(COLLECTIONS.calls).createIndex({ created_at: -1, _id: -1 }, { name: 'created_cursor' });
+  await db.collection(COLLECTIONS.bots).createIndex({ created_at: -1, _id: -1 }, { name: 'created_cursor' });
+}
+
+export async function createStream(redis: Redis): Promise<void> {
+  try {
+    await redis.xgroup('CREATE', DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, '$', 'MKSTREAM');
+  } catch (err) {
+    if (!(err instanceof Error && err.message.includes('BUSYGROUP'))) throw err;
+  }
+}
+
+export async function prepareStores(db: Db, redis: Redis): Promise<void> {
+  await createIndexes(db);
+  await createStream(redis);
+}

@@ -1,0 +1,125 @@
+// Test harness: a real app on real stores (the suite's FerretDB, its own database per file; Redis from
+// the suite or a private one), driven through HTTP with supertest.
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { MongoClient, type Db } from 'mongodb';
+import type { Redis } from 'ioredis';
+import supertest from 'supertest';
+import { FLEET_WORKERS_KEY, fleetWorkerKey, type BotCreate, type WorkerHeartbeat } from '@voice-platform/schemas';
+import { createApp, type VoiceApp } from '../app.js';
+import { loadSettings, type Settings } from '../settings.js';
+import { createLogger } from '../logger.js';
+import { redisClient } from '../connect.js';
+import { prepareStores } from '../stores.js';
+import { seedAdmin } from '../auth/seed.js';
+
+export const WORKER_TOKEN = 'test-worker-token-0123456789abcdef';
+export const JWT_SECRET = 'test-jwt-secret-0123456789abcdef-0123456789';
+export const ADMIN = { email: 'admin@example.com', password: 'correct horse battery staple' };
+
+/** A clock tests move by hand; starts at the real time so stored dates look ordinary. */
+export class TestClock {
+  ms = Date.now();
+  readonly now = () => this.ms;
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+export interface Harness {
+  app: VoiceApp;
+  db: Db;
+  redis: Redis;
+  settings: Settings;
+  clock: TestClock;
+  logs: string[];
+  http: ReturnType<typeof supertest>;
+  /** Another app instance (a second replica) on the same stores. */
+  replica(): { app: VoiceApp; http: ReturnType<typeof supertest> };
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  redisUrl?: string;
+  env?: Record<string, string>;
+  dbName?: string;
+}
+
+export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
+  const mongo = new MongoClient(process.env.MONGODB_URI!);
+  await mongo.connect();
+  const db = mongo.db(opts.dbName ?? `t_${randomBytes(6).toString('hex')}`);
+  const redis = redisClient(opts.redisUrl ?? process.env.REDIS_URL!);
+  redis.on('error', () => undefined);
+  await redis.connect();
+  await prepareStores(db, redis);
+  const settings = loadSettings({
+    JWT_SECRET,
+    WORKER_AUTH_TOKEN: WORKER_TOKEN,
+    LOG_LEVEL: 'debug',
+    ...opts.env,
+  });
+  const clock = new TestClock();
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      logs.push(chunk.toString());
+      cb();
+    },
+  });
+  const make = () => createApp({ settings, db, redis, logger: createLogger(settings.LOG_LEVEL, sink), clock: clock.now });
+  const app = make();
+  return {
+    app,
+    db,
+    redis,
+    settings,
+    clock,
+    logs,
+    http: supertest(app.callback()),
+    replica() {
+      const other = make();
+      return { app: other, http: supertest(other.callback()) };
+    },
+    async close() {
+      await db.dropDatabase().catch(() => undefined);
+      await mongo.close();
+      redis.disconnect();
+    },
+  };
+}
+
+export async function adminToken(h: Harness): Promise<string> {
+  await seedAdmin(h.db, ADMIN.email, ADMIN.password);
+  const res = await h.http.post('/api/v1/auth/login').send(ADMIN).expect(200);
+  return `Bearer ${res.body.access_token as string}`;
+}
+
+export async function createKey(h: Harness, auth: string, body: Record<string, unknown> = { name: 'crm' }): Promise<{ id: string; key: string }> {
+  const res = await h.http.post('/api/v1/api-keys').set('Authorization', auth).send(body).expect(201);
+  return { id: res.body.id as string, key: res.body.key as string };
+}
+
+export async function createBot(h: Harness, auth: string, body: Partial<BotCreate> = {}): Promise<string> {
+  const res = await h.http
+    .post('/api/v1/bots')
+    .set('Authorization', auth)
+    .send({ name: 'Reminder', ...body });
+  if (res.status !== 201) throw new Error(`bot create failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.id as string;
+}
+
+/** Writes a worker heartbeat the way a worker does (fleet contract in @voice-platform/schemas). */
+export async function heartbeat(
+  redis: Redis,
+  workerId: string,
+  state: Partial<WorkerHeartbeat> & { max_calls: number },
+  expiresAtMs: number,
+): Promise<void> {
+  const hb: WorkerHeartbeat = { worker_id: workerId, active_calls: 0, draining: false, version: 'test', updated_at: Date.now(), ...state };
+  await redis.set(fleetWorkerKey(workerId), JSON.stringify(hb), 'PX', 60_000);
+  await redis.zadd(FLEET_WORKERS_KEY, expiresAtMs, workerId);
+}
+
+/** Every JSON body a test saw, to check that secrets never leak into responses. */
+export const bodyText = (res: { text?: string; body?: unknown }) => res.text ?? JSON.stringify(res.body);

@@ -1,0 +1,20 @@
+// Shared jest settings: TypeScript ESM sources transformed by swc (type checking is `tsc -b`).
+// Workspace packages resolve to their TypeScript sources so tests never need a prior build.
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }],
+  },
+  moduleNameMapper: {
+    '^@voice-platform/schemas$': `${root}schemas/src/index.ts`,
+    '^@voice-platform/tests/infra$': `${root}tests/infra/src/index.ts`,
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  testMatch: ['<rootDir>/src/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+};

@@ -1,0 +1,53 @@
+// API keys as the admin API accepts and returns them. The full key appears only in ApiKeyCreated.
+import { Type, type Static } from '@sinclair/typebox';
+import { API_KEY_PATTERN } from './formats.js';
+
+export const API_KEY_STATUSES = ['active', 'inactive', 'expired'] as const;
+export type ApiKeyStatus = (typeof API_KEY_STATUSES)[number];
+
+export const ApiKeyCreate = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+export type ApiKeyCreate = Static<typeof ApiKeyCreate>;
+
+export const ApiKeyUpdate = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    /** Only `false` (deactivate) changes anything; deactivation is final. */
+    is_active: Type.Optional(Type.Boolean()),
+    expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type ApiKeyUpdate = Static<typeof ApiKeyUpdate>;
+
+const nullableTime = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
+
+export const ApiKey = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    /** `vx_` and the key's next 4 characters: enough to recognise it, useless to an attacker. */
+    prefix: Type.String(),
+    is_active: Type.Boolean(),
+    expires_at: nullableTime,
+    created_at: Type.String({ format: 'date-time' }),
+    last_used_at: nullableTime,
+    status: Type.Union(API_KEY_STATUSES.map((s) => Type.Literal(s))),
+    deactivated_at: nullableTime,
+    deactivated_by: Type.Union([Type.String(), Type.Null()]),
+    created_by: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+export type ApiKey = Static<typeof ApiKey>;
+
+export const ApiKeyCreated = Type.Object(
+  { ...ApiKey.properties, key: Type.String({ pattern: API_KEY_PATTERN }) },
+  { additionalProperties: false },
+);
+export type ApiKeyCreated = Static<typeof ApiKeyCreated>;

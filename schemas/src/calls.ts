@@ -1,0 +1,72 @@
+// Calls: the record the API returns, the lifecycle events a worker posts, and the worker's create body
+// for WebSocket / web test calls.
+import { Type, type Static } from '@sinclair/typebox';
+import { CallVariables } from './dialout.js';
+
+export const CALL_STATUSES = ['queued', 'dialing', 'ringing', 'in_progress', 'completed', 'failed', 'busy', 'no_answer', 'canceled'] as const;
+export type CallStatus = (typeof CALL_STATUSES)[number];
+export const TERMINAL_CALL_STATUSES: readonly CallStatus[] = ['completed', 'failed', 'busy', 'no_answer', 'canceled'];
+/** Forward order: a call may only move to a status of a higher rank; every terminal status ranks 4. */
+export const CALL_STATUS_RANK: Record<CallStatus, number> = {
+  queued: 0,
+  dialing: 1,
+  ringing: 2,
+  in_progress: 3,
+  completed: 4,
+  failed: 4,
+  busy: 4,
+  no_answer: 4,
+  canceled: 4,
+};
+export const CALL_DIRECTIONS = ['outbound', 'websocket', 'web'] as const;
+export type CallDirection = (typeof CALL_DIRECTIONS)[number];
+
+export const CallStatusSchema = Type.Union(CALL_STATUSES.map((s) => Type.Literal(s)));
+export const CallDirectionSchema = Type.Union(CALL_DIRECTIONS.map((d) => Type.Literal(d)));
+
+const nullableTime = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
+
+export const Call = Type.Object(
+  {
+    call_id: Type.String(),
+    bot_id: Type.String(),
+    direction: CallDirectionSchema,
+    to_number: Type.Union([Type.String(), Type.Null()]),
+    status: CallStatusSchema,
+    variables: CallVariables,
+    created_at: Type.String({ format: 'date-time' }),
+    started_at: nullableTime,
+    ended_at: nullableTime,
+    end_reason: Type.Union([Type.String(), Type.Null()]),
+    recording_key: Type.Union([Type.String(), Type.Null()]),
+    recording_error: Type.Union([Type.String(), Type.Null()]),
+    /** When each status was reached. */
+    status_times: Type.Record(Type.String(), Type.String({ format: 'date-time' })),
+  },
+  { additionalProperties: false },
+);
+export type Call = Static<typeof Call>;
+
+/** `POST /api/v1/calls/{id}/events` (worker token). */
+export const CallEvent = Type.Object(
+  {
+    status: CallStatusSchema,
+    at: Type.Optional(Type.String({ format: 'date-time' })),
+    end_reason: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    recording_key: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+    recording_error: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+  },
+  { additionalProperties: false },
+);
+export type CallEvent = Static<typeof CallEvent>;
+
+/** `POST /api/v1/calls` (worker token): a call the worker itself started (WebSocket or web widget). */
+export const CallCreate = Type.Object(
+  {
+    bot_id: Type.String({ minLength: 1, maxLength: 128 }),
+    direction: Type.Union([Type.Literal('websocket'), Type.Literal('web')]),
+    variables: Type.Optional(CallVariables),
+  },
+  { additionalProperties: false },
+);
+export type CallCreate = Static<typeof CallCreate>;

@@ -1,0 +1,45 @@
+// The worker-facing runtime config of `GET /api/v1/config?bot_id=…[&call_id=…]`.
+import { Type, type Static } from '@sinclair/typebox';
+import { BotPolicy, BotTool, LlmSettings, SttSettings, TurnDetection, VoiceSettings } from './bot.js';
+import { CallDirectionSchema } from './calls.js';
+import { CallVariables } from './dialout.js';
+
+export const RuntimeConfig = Type.Object(
+  {
+    bot: Type.Object(
+      {
+        id: Type.String(),
+        name: Type.String(),
+        language: Type.String(),
+        /** Rendered with the call's variables (unknown or absent ones become empty). */
+        prompt: Type.String(),
+        /** Rendered like `prompt`. */
+        greeting: Type.String(),
+        voice: VoiceSettings,
+        stt: SttSettings,
+        llm: LlmSettings,
+        tools: Type.Array(BotTool),
+        /** Raw: the worker renders replies with `call.variables`. */
+        policy: Type.Union([BotPolicy, Type.Null()]),
+        turn_detection: TurnDetection,
+        max_call_seconds: Type.Integer(),
+      },
+      { additionalProperties: false },
+    ),
+    call: Type.Union([
+      Type.Object(
+        {
+          id: Type.String(),
+          direction: CallDirectionSchema,
+          to_number: Type.Union([Type.String(), Type.Null()]),
+          variables: CallVariables,
+        },
+        { additionalProperties: false },
+      ),
+      Type.Null(),
+    ]),
+    audio: Type.Object({ sample_rate: Type.Integer() }, { additionalProperties: false }),
+  },
+  { additionalProperties: false },
+);
+export type RuntimeConfig = Static<typeof RuntimeConfig>;

@@ -1,0 +1,46 @@
+// The Redis fleet contract between the backend (capacity reservations, dial-out jobs) and the workers
+// (heartbeats, job claims). Key names live here only.
+import { Type, type Static } from '@sinclair/typebox';
+
+/** Heartbeat JSON of one worker: `SET vp:fleet:worker:{id} <json> PX 6000`, written every 2 s. */
+export const fleetWorkerKey = (workerId: string): string => `vp:fleet:worker:${workerId}`;
+export const FLEET_WORKER_KEY_PREFIX = 'vp:fleet:worker:';
+/** Sorted set of live workers: member worker id, score = heartbeat expiry (epoch ms). */
+export const FLEET_WORKERS_KEY = 'vp:fleet:workers';
+/** Sorted set of capacity reservations: member call id, score = reservation expiry (epoch ms). */
+export const FLEET_RESERVATIONS_KEY = 'vp:fleet:reservations';
+/** Stream of dial-out jobs, read by the consumer group `workers` (created by the backend at boot). */
+export const DIALOUT_STREAM_KEY = 'vp:jobs:dialout';
+export const DIALOUT_CONSUMER_GROUP = 'workers';
+export const HEARTBEAT_INTERVAL_MS = 2000;
+export const HEARTBEAT_TTL_MS = 6000;
+
+export const WorkerHeartbeat = Type.Object(
+  {
+    worker_id: Type.String({ minLength: 1 }),
+    active_calls: Type.Integer({ minimum: 0 }),
+    max_calls: Type.Integer({ minimum: 0 }),
+    draining: Type.Boolean(),
+    version: Type.String(),
+    /** Epoch ms of this heartbeat. */
+    updated_at: Type.Integer(),
+  },
+  { additionalProperties: false },
+);
+export type WorkerHeartbeat = Static<typeof WorkerHeartbeat>;
+
+/**
+ * Fields of one `XADD vp:jobs:dialout` entry (all strings; `variables` is JSON of string → string).
+ * A worker that claims the job must `ZREM vp:fleet:reservations <call_id>` once its active_calls
+ * counts the call, and report lifecycle moves to `POST /api/v1/calls/{call_id}/events`.
+ */
+export const DialoutJob = Type.Object(
+  {
+    call_id: Type.String(),
+    bot_id: Type.String(),
+    to_number: Type.String(),
+    variables: Type.String({ description: 'JSON object of string → string' }),
+  },
+  { additionalProperties: false },
+);
+export type DialoutJob = Static<typeof DialoutJob>;

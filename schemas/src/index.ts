@@ -1,0 +1,16 @@
+// The shared JSON Schemas (TypeBox). Formats are in formats.ts; each area has its own file.
+import { Type, type Static } from '@sinclair/typebox';
+import { PHONE_NUMBER_PATTERN } from './formats.js';
+
+export { API_KEY_PATTERN, PHONE_NUMBER_PATTERN } from './formats.js';
+
+export const PhoneNumber = Type.String({ pattern: PHONE_NUMBER_PATTERN, description: 'E.164 phone number' });
+export type PhoneNumber = Static<typeof PhoneNumber>;
+
+export * from './bot.js';
+export * from './dialout.js';
+export * from './calls.js';
+export * from './config.js';
+export * from './fleet.js';
+export * from './apiKeys.js';
+export * from './voicefleet.js';

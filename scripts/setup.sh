@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Installs everything the platform and its tests need that is missing: Debian packages, the pinned Go
+# builds of the real services (cached per user, keyed by version), and the npm workspace. Idempotent:
+# a second run with everything in place takes a few seconds.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+# shellcheck source=../tests/infra/versions.env
+source tests/infra/versions.env
+CACHE="${VP_CACHE_DIR:-$HOME/.cache/voice-platform}"
+BIN="$CACHE/bin"
+mkdir -p "$BIN"
+
+step() { printf '==> %s\n' "$*"; }
+die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
+
+# --- toolchains the machine must ship ---------------------------------------------------------
+command -v node >/dev/null || die "node is required (Node $NODE_MAJOR)"
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+[ "$node_major" -ge "$NODE_MAJOR" ] || die "Node $NODE_MAJOR+ required, found $(node --version)"
+command -v go >/dev/null || die "go is required (Go $GO_MIN+)"
+
+# --- Debian packages ----------------------------------------------------------------------------
+missing=()
+for pkg in $APT_PACKAGES ${EXTRA_APT_PACKAGES:-}; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  step "apt-get install ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -q
+  # Debian's postinst must not start a system-wide redis or etcd on the stack's ports.
+  added_policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+    $SUDO chmod +x /usr/sbin/policy-rc.d; added_policy=1
+  fi
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+  [ -z "$added_policy" ] || $SUDO rm -f /usr/sbin/policy-rc.d
+else
+  step "Debian packages present"
+fi
+
+# --- pinned Go builds -----------------------------------------------------------------------------
+export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:--buildvcs=false}"
+
+# build NAME VERSION -- COMMAND...: runs COMMAND with $OUT set, once per version.
+build() {
+  local name="$1" version="$2"; shift 3
+  local dir="$BIN/$name-$version"
+  if [ -x "$dir/$name" ]; then step "$name $version cached"; return; fi
+  step "building $name $version (first time only; cached in $dir)"
+  local started=$SECONDS tmp="$dir.tmp.$$"
+  rm -rf "$tmp"; mkdir -p "$tmp"
+  OUT="$tmp" "$@"
+  [ -x "$tmp/$name" ] || die "build of $name produced no binary"
+  rm -rf "$dir"; mv "$tmp" "$dir"
+  step "$name built in $((SECONDS - started))s"
+}
+
+# Wrapper modules must require exactly the pinned version: one pin, checked here.
+grep -q "k8s.io/kubernetes $KUBE_VERSION" tests/infra/kube-apiserver/go.mod \
+  || die "tests/infra/kube-apiserver/go.mod does not require k8s.io/kubernetes $KUBE_VERSION"
+
+go_install() { GOBIN="$OUT" go install -ldflags "${2:-}" "$1"; }
+kube_build() {
+  local v="${KUBE_VERSION#v}" pkg=k8s.io/component-base/version
+  local minor="${v#*.}"; minor="${minor%%.*}"
+  # Stamp the version the way Kubernetes' own build does, so clients see a real server version.
+  (cd tests/infra/kube-apiserver && go build -trimpath -o "$OUT/kube-apiserver" \
+    -ldflags "-X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z" .)
+}
+# FerretDB's released module leaves build/version/version.txt empty (its release tooling fills it) and
+# panics without it, so build the downloaded release source with that file written.
+ferretdb_build() {
+  local src
+  src="$(go mod download -json "github.com/FerretDB/FerretDB@$FERRETDB_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [ -d "$src" ] || die "could not download FerretDB $FERRETDB_VERSION"
+  cp -r "$src" "$OUT/src"; chmod -R u+w "$OUT/src"
+  echo "$FERRETDB_VERSION" > "$OUT/src/build/version/version.txt"
+  (cd "$OUT/src" && GOTOOLCHAIN=local go build -trimpath -o "$OUT/ferretdb" ./cmd/ferretdb)
+  rm -rf "$OUT/src"
+}
+
+build ferretdb "$FERRETDB_VERSION" -- ferretdb_build
+build minio "$MINIO_VERSION" -- go_install "github.com/minio/minio@$MINIO_VERSION"
+build helm "$HELM_VERSION" -- go_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" \
+  "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+build kube-apiserver "$KUBE_VERSION" -- kube_build
+
+# --- npm workspace ----------------------------------------------------------------------------------
+# Reinstall only when the lockfile changed since the last install.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  step "npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+else
+  step "node_modules up to date"
+fi
+step "setup complete"

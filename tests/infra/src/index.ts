@@ -1,0 +1,5 @@
+export { startTestEnv, type TestEnv } from './env.js';
+export { jestGlobalSetup, jestGlobalTeardown } from './jest.js';
+export { allServices, createService, FerretDB, Kube, MinIO, Redis, type Service, type ServiceName } from './services.js';
+export { freePort, startProcess, waitUntil, type ManagedProcess } from './process.js';
+export { binary, parseEnvFile, repoRoot, versions } from './versions.js';

@@ -1,0 +1,20 @@
+// Jest global setup/teardown: start a suite's services once, export their URLs through process.env
+// (inherited by the test workers), and stop them when the run ends.
+import { startTestEnv, type TestEnv } from './env.js';
+import type { ServiceName } from './services.js';
+
+const KEY = Symbol.for('voice-platform.test-env');
+type Holder = { [KEY]?: TestEnv };
+
+export function jestGlobalSetup(names: ServiceName[]): () => Promise<void> {
+  return async () => {
+    const env = await startTestEnv(names);
+    (globalThis as Holder)[KEY] = env;
+    Object.assign(process.env, env.env);
+    process.env.VP_TEST_DIR = env.dir;
+  };
+}
+
+export async function jestGlobalTeardown(): Promise<void> {
+  await (globalThis as Holder)[KEY]?.stop();
+}

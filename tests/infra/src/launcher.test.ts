@@ -1,0 +1,109 @@
+// The launcher itself: interrupted runs leave nothing behind, and the `make up` stack starts, is
+// idempotent, and `make down` stops exactly what it started.
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { freePort, waitUntil } from './process.js';
+import { mongoPing, redisPing } from './services.js';
+import { parseEnvFile, repoRoot } from './versions.js';
+
+const run = promisify(execFile);
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('test environment', () => {
+  it('is cleaned up by the guardian when the test process is killed', async () => {
+    const launcher = path.join(repoRoot, 'tests', 'dist', 'infra', 'src', 'index.js');
+    const script = `
+      const m = await import(${JSON.stringify(launcher)});
+      const env = await m.startTestEnv(['redis']);
+      const pid = env.services.redis.processes()[0].pid;
+      console.log(JSON.stringify({ dir: env.dir, url: env.env.REDIS_URL, pid }));
+      setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('\n')) resolve(out.split('\n')[0]!);
+      });
+      child.once('exit', (code) => reject(new Error(`launcher exited ${code}`)));
+    });
+    const { dir, url, pid } = JSON.parse(line) as { dir: string; url: string; pid: number };
+    const port = Number(new URL(url).port);
+    expect(await redisPing(port)).toBe(true);
+
+    child.kill('SIGKILL');
+    await waitUntil(() => !alive(pid) && !existsSync(dir), { what: 'guardian cleanup', timeoutMs: 20_000 });
+    await expect(redisPing(port)).rejects.toThrow();
+  });
+});
+
+describe('make up / make down', () => {
+  const runDir = mkdtempSync(path.join(tmpdir(), 'vp-stack-'));
+  let ports: Record<string, number>;
+  let env: NodeJS.ProcessEnv;
+  afterAll(async () => {
+    await run('make', ['down'], { cwd: repoRoot, env }).catch(() => undefined);
+    rmSync(runDir, { recursive: true, force: true });
+  });
+
+  it('starts the stack, is harmless twice, and stops exactly what it started', async () => {
+    ports = {
+      ferretdb: await freePort(),
+      ferretdbDebug: await freePort(),
+      redis: await freePort(),
+      minio: await freePort(),
+      minioConsole: await freePort(),
+      backend: await freePort(),
+    };
+    env = { ...process.env, VP_RUN_DIR: runDir, VP_STACK_PORTS: JSON.stringify(ports) };
+
+    const first = await run('make', ['up'], { cwd: repoRoot, env, maxBuffer: 16 << 20 });
+    expect(first.stdout).toContain(`starting ferretdb on ${ports.ferretdb}`);
+    expect(await mongoPing(`mongodb://127.0.0.1:${ports.ferretdb}/`)).toBe(true);
+    expect(await redisPing(ports.redis!)).toBe(true);
+    expect((await fetch(`http://127.0.0.1:${ports.minio}/minio/health/ready`)).status).toBe(200);
+    const health = await fetch(`http://127.0.0.1:${ports.backend}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'ok', checks: { mongodb: 'ok', redis: 'ok' } });
+    // make up seeds the admin from the settings it used (.env, else .env.example).
+    const envFile = existsSync(path.join(repoRoot, '.env')) ? '.env' : '.env.example';
+    const settings = parseEnvFile(readFileSync(path.join(repoRoot, envFile), 'utf8'));
+    const login = await fetch(`http://127.0.0.1:${ports.backend}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: settings.ADMIN_EMAIL, password: settings.ADMIN_PASSWORD }),
+    });
+    expect(login.status).toBe(200);
+
+    const second = await run('make', ['up'], { cwd: repoRoot, env, maxBuffer: 16 << 20 });
+    expect(second.stdout).toContain('ferretdb already running');
+    expect(second.stdout).toContain('redis already running');
+    expect(second.stdout).toContain('minio already running');
+    expect(second.stdout).toContain('backend already running');
+
+    // The suite's own Redis is not the stack's: make down must leave it alone.
+    const outsider = Number(new URL(process.env.REDIS_URL!).port);
+    await run('make', ['down'], { cwd: repoRoot, env });
+    expect(await redisPing(outsider)).toBe(true);
+    for (const port of Object.values(ports)) {
+      const server = await import('node:net').then((net) => net.createServer());
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
+      });
+    }
+    const { stdout } = await run('pgrep', ['-f', runDir]).catch(() => ({ stdout: '' }));
+    expect(stdout.trim()).toBe('');
+  });
+});

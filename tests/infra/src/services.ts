@@ -1,0 +1,324 @@
+// The real services of DESIGN.md §6, each started from its real binary on loopback, with readiness
+// checks that speak the service's own protocol. A service can be stopped and started again on the
+// same port and data (tests of outages use that).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import net from 'node:net';
+import path from 'node:path';
+import { MongoClient } from 'mongodb';
+import { binary } from './versions.js';
+import { freePort, startProcess, waitUntil, type ManagedProcess } from './process.js';
+
+export type ServiceName = 'mongodb' | 'redis' | 'minio' | 'kube';
+export const allServices: ServiceName[] = ['mongodb', 'redis', 'minio', 'kube'];
+
+export interface Service {
+  readonly name: ServiceName;
+  /** Variables that point a client at this service (MONGODB_URI, REDIS_URL, …). */
+  readonly env: Record<string, string>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Live processes, for the guardian that cleans up after an interrupted run. */
+  processes(): ManagedProcess[];
+}
+
+export interface ServiceOptions {
+  /** Folder for this service's data and log. */
+  dir: string;
+  /** Fixed ports (the `make up` stack); otherwise free ephemeral ports. */
+  ports?: number[];
+  persistent?: boolean;
+}
+
+/** Up to three ports: the fixed ones given, free ones for the rest. */
+async function ports(opts: ServiceOptions, count: 1 | 2 | 3): Promise<[number, number, number]> {
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) out.push(opts.ports?.[i] ?? (await freePort()));
+  return out as [number, number, number];
+}
+
+/** Base for services made of processes started in order and stopped in reverse. */
+abstract class ProcessService implements Service {
+  abstract readonly name: ServiceName;
+  abstract readonly env: Record<string, string>;
+  protected procs: ManagedProcess[] = [];
+  constructor(protected readonly opts: ServiceOptions) {
+    mkdirSync(opts.dir, { recursive: true });
+  }
+  protected launch(name: string, command: string, args: string[], env?: NodeJS.ProcessEnv): ManagedProcess {
+    const proc = startProcess(name, command, args, {
+      env: { ...process.env, ...env },
+      cwd: this.opts.dir,
+      logFile: path.join(this.opts.dir, `${name}.log`),
+      persistent: this.opts.persistent,
+    });
+    this.procs.push(proc);
+    return proc;
+  }
+  abstract start(): Promise<void>;
+  async stop(): Promise<void> {
+    for (const proc of [...this.procs].reverse()) await proc.stop();
+    this.procs = [];
+  }
+  processes(): ManagedProcess[] {
+    return this.procs.filter((p) => p.isRunning());
+  }
+}
+
+/** FerretDB v1 on SQLite: the MongoDB wire protocol. */
+export class FerretDB extends ProcessService {
+  readonly name = 'mongodb' as const;
+  env: Record<string, string> = {};
+  private port = 0;
+  private debugPort = 0;
+  static async create(opts: ServiceOptions): Promise<FerretDB> {
+    const svc = new FerretDB(opts);
+    [svc.port, svc.debugPort] = await ports(opts, 2);
+    svc.env = { MONGODB_URI: `mongodb://127.0.0.1:${svc.port}/` };
+    return svc;
+  }
+  async start(): Promise<void> {
+    const data = path.join(this.opts.dir, 'data');
+    mkdirSync(data, { recursive: true });
+    const proc = this.launch('ferretdb', binary('ferretdb'), [
+      `--listen-addr=127.0.0.1:${this.port}`,
+      '--handler=sqlite',
+      `--sqlite-url=file:${data}/`,
+      `--state-dir=${this.opts.dir}`,
+      `--debug-addr=127.0.0.1:${this.debugPort}`,
+      '--telemetry=disable',
+      '--log-level=WARN',
+    ]);
+    await waitUntil(() => mongoPing(this.env.MONGODB_URI!), { what: 'FerretDB', proc });
+  }
+}
+
+export async function mongoPing(uri: string): Promise<boolean> {
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 1000, connectTimeoutMS: 1000 });
+  try {
+    await client.connect();
+    const res = await client.db('admin').command({ ping: 1 });
+    return res.ok === 1;
+  } finally {
+    await client.close();
+  }
+}
+
+/** Debian's redis-server, in memory only. */
+export class Redis extends ProcessService {
+  readonly name = 'redis' as const;
+  env: Record<string, string> = {};
+  port = 0;
+  static async create(opts: ServiceOptions): Promise<Redis> {
+    const svc = new Redis(opts);
+    [svc.port] = await ports(opts, 1);
+    svc.env = { REDIS_URL: `redis://127.0.0.1:${svc.port}` };
+    return svc;
+  }
+  async start(): Promise<void> {
+    const proc = this.launch('redis', binary('redis-server'), [
+      '--port', String(this.port),
+      '--bind', '127.0.0.1',
+      '--save', '',
+      '--appendonly', 'no',
+      '--dir', this.opts.dir,
+      '--daemonize', 'no',
+    ]);
+    await waitUntil(() => redisPing(this.port), { what: 'Redis', proc });
+  }
+}
+
+export function redisPing(port: number): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ port, host: '127.0.0.1' });
+    let reply = '';
+    socket.setTimeout(1000, () => socket.destroy(new Error('timeout')));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString();
+      if (reply.includes('\r\n')) {
+        socket.destroy();
+        resolve(reply.startsWith('+PONG'));
+      }
+    });
+    socket.once('error', reject);
+  });
+}
+
+/** MinIO: S3-compatible object storage. */
+export class MinIO extends ProcessService {
+  readonly name = 'minio' as const;
+  env: Record<string, string> = {};
+  private port = 0;
+  private consolePort = 0;
+  static readonly accessKey = 'vp-test-access';
+  static readonly secretKey = 'vp-test-secret-key-0123456789';
+  static async create(opts: ServiceOptions & { accessKey?: string; secretKey?: string }): Promise<MinIO> {
+    const svc = new MinIO(opts);
+    [svc.port, svc.consolePort] = await ports(opts, 2);
+    svc.env = {
+      STORAGE_ENDPOINT: `127.0.0.1:${svc.port}`,
+      STORAGE_ACCESS_KEY: opts.accessKey ?? MinIO.accessKey,
+      STORAGE_SECRET_KEY: opts.secretKey ?? MinIO.secretKey,
+      STORAGE_SECURE: 'false',
+    };
+    return svc;
+  }
+  async start(): Promise<void> {
+    const data = path.join(this.opts.dir, 'data');
+    mkdirSync(data, { recursive: true });
+    const proc = this.launch(
+      'minio',
+      binary('minio'),
+      ['server', data, '--address', `127.0.0.1:${this.port}`, '--console-address', `127.0.0.1:${this.consolePort}`, '--quiet'],
+      {
+        MINIO_ROOT_USER: this.env.STORAGE_ACCESS_KEY,
+        MINIO_ROOT_PASSWORD: this.env.STORAGE_SECRET_KEY,
+        MINIO_BROWSER: 'off',
+        MINIO_UPDATE: 'off',
+        MINIO_CI_CD: '1', // no network look-ups, no update checks
+      },
+    );
+    await waitUntil(
+      async () => (await fetch(`http://127.0.0.1:${this.port}/minio/health/ready`)).status === 200,
+      { what: 'MinIO', proc },
+    );
+  }
+}
+
+/**
+ * etcd + kube-apiserver started the way controller-runtime's envtest does: a throwaway CA and
+ * serving certificate, an admin client certificate in `system:masters`, service-account keys, and a
+ * kubeconfig for the tests. No controller-manager or scheduler runs.
+ */
+export class Kube extends ProcessService {
+  readonly name = 'kube' as const;
+  env: Record<string, string> = {};
+  private etcdPort = 0;
+  private etcdPeerPort = 0;
+  private apiPort = 0;
+  private pki = '';
+  static async create(opts: ServiceOptions): Promise<Kube> {
+    const svc = new Kube(opts);
+    [svc.etcdPort, svc.etcdPeerPort, svc.apiPort] = await ports(opts, 3);
+    svc.pki = path.join(opts.dir, 'pki');
+    svc.env = { KUBECONFIG: path.join(opts.dir, 'kubeconfig'), KUBE_API_URL: `https://127.0.0.1:${svc.apiPort}` };
+    return svc;
+  }
+
+  private writePki(): void {
+    const p = (f: string) => path.join(this.pki, f);
+    mkdirSync(this.pki, { recursive: true });
+    const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: this.pki, stdio: 'pipe' });
+    ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '7', '-subj', '/CN=voice-platform-test-ca');
+    const sign = (name: string, subj: string, ext: string) => {
+      writeFileSync(p(`${name}.ext`), ext);
+      ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj);
+      ssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '7', '-extfile', `${name}.ext`);
+    };
+    sign(
+      'apiserver',
+      '/CN=kube-apiserver',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n',
+    );
+    sign('admin', '/O=system:masters/CN=admin', 'extendedKeyUsage=clientAuth\n');
+    ssl('genrsa', '-out', 'sa.key', '2048');
+    ssl('rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub');
+    const b64 = (f: string) => readFileSync(p(f)).toString('base64');
+    writeFileSync(
+      this.env.KUBECONFIG!,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters:',
+        '- name: test',
+        '  cluster:',
+        `    server: ${this.env.KUBE_API_URL}`,
+        `    certificate-authority-data: ${b64('ca.crt')}`,
+        'users:',
+        '- name: admin',
+        '  user:',
+        `    client-certificate-data: ${b64('admin.crt')}`,
+        `    client-key-data: ${b64('admin.key')}`,
+        'contexts:',
+        '- name: test',
+        '  context: {cluster: test, user: admin}',
+        'current-context: test',
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    );
+  }
+
+  async start(): Promise<void> {
+    const p = (f: string) => path.join(this.pki, f);
+    try {
+      readFileSync(p('ca.crt'));
+    } catch {
+      this.writePki();
+    }
+    const etcdUrl = `http://127.0.0.1:${this.etcdPort}`;
+    const peerUrl = `http://127.0.0.1:${this.etcdPeerPort}`;
+    const etcd = this.launch('etcd', binary('etcd'), [
+      '--name=vp',
+      `--data-dir=${path.join(this.opts.dir, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=${peerUrl}`,
+      `--initial-advertise-peer-urls=${peerUrl}`,
+      `--initial-cluster=vp=${peerUrl}`,
+      '--logger=zap',
+      '--log-level=warn',
+    ]);
+    await waitUntil(async () => ((await (await fetch(`${etcdUrl}/health`)).json()) as { health?: string }).health === 'true', {
+      what: 'etcd',
+      proc: etcd,
+    });
+    const api = this.launch('kube-apiserver', binary('kube-apiserver'), [
+      `--etcd-servers=${etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${this.apiPort}`,
+      `--cert-dir=${this.pki}`,
+      `--tls-cert-file=${p('apiserver.crt')}`,
+      `--tls-private-key-file=${p('apiserver.key')}`,
+      `--client-ca-file=${p('ca.crt')}`,
+      `--service-account-key-file=${p('sa.pub')}`,
+      `--service-account-signing-key-file=${p('sa.key')}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--authorization-mode=RBAC',
+      '--allow-privileged=true',
+      '--disable-admission-plugins=ServiceAccount',
+      '--enable-priority-and-fairness=false',
+      '--v=0',
+    ]);
+    const tls = { ca: readFileSync(p('ca.crt')), cert: readFileSync(p('admin.crt')), key: readFileSync(p('admin.key')) };
+    await waitUntil(() => httpsOk(`${this.env.KUBE_API_URL}/readyz`, tls), { what: 'kube-apiserver', proc: api, timeoutMs: 120_000, intervalMs: 250 });
+  }
+}
+
+function httpsOk(url: string, tls: https.RequestOptions): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const req = https.get(url, { ...tls, timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.once('timeout', () => req.destroy(new Error('timeout')));
+    req.once('error', reject);
+  });
+}
+
+export async function createService(name: ServiceName, opts: ServiceOptions): Promise<Service> {
+  switch (name) {
+    case 'mongodb':
+      return FerretDB.create(opts);
+    case 'redis':
+      return Redis.create(opts);
+    case 'minio':
+      return MinIO.create(opts);
+    case 'kube':
+      return Kube.create(opts);
+  }
+}

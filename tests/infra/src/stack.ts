@@ -1,0 +1,214 @@
+// The local stack of `make up` / `make down`: the real services on their standard ports, in the
+// background, with data and logs under .run/. `up` is idempotent; `down` stops only what `up` started
+// (the process groups recorded in .run/pids/).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { freePort, killGroup, startProcess, tcpOpen, waitUntil, type ManagedProcess } from './process.js';
+import { FerretDB, MinIO, Redis, mongoPing, redisPing } from './services.js';
+import { parseEnvFile, repoRoot } from './versions.js';
+
+// VP_RUN_DIR and VP_STACK_PORTS (JSON, e.g. {"ferretdb":27017}) let the stack's own test run a second
+// stack beside a developer's without touching it (it names every port).
+const runDir = process.env.VP_RUN_DIR ?? path.join(repoRoot, '.run');
+const pidDir = path.join(runDir, 'pids');
+const defaultPorts = { ferretdb: 27017, ferretdbDebug: 27018, redis: 6379, minio: 9000, minioConsole: 9001, backend: 8080 };
+const portOverrides = JSON.parse(process.env.VP_STACK_PORTS ?? '{}') as Partial<typeof defaultPorts>;
+const stackPorts: typeof defaultPorts = { ...defaultPorts, ...portOverrides };
+
+/** Settings: .env when present, else .env.example (the local defaults). */
+export function stackSettings(): Record<string, string> {
+  const file = existsSync(path.join(repoRoot, '.env')) ? '.env' : '.env.example';
+  return parseEnvFile(readFileSync(path.join(repoRoot, file), 'utf8'));
+}
+
+/** What the stack needs of a started part: a service of services.ts, or one of the platform's own. */
+interface Startable {
+  start(): Promise<void>;
+  processes(): ManagedProcess[];
+}
+
+interface StackEntry {
+  name: string;
+  port: number;
+  url: string;
+  create(): Promise<Startable>;
+  healthy(): Promise<boolean>;
+  /** Runs after the entry is healthy, on every `up` (so it must be idempotent), e.g. seeds. */
+  afterStart?(): Promise<void>;
+}
+
+/** The backend from backend/dist/main.js with the stack's settings, pointed at the stack's stores. */
+function backendEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
+  const p = stackPorts;
+  return {
+    ...process.env,
+    ...settings,
+    PORT: String(p.backend),
+    MONGODB_URI: `mongodb://127.0.0.1:${p.ferretdb}/`,
+    REDIS_URL: `redis://127.0.0.1:${p.redis}`,
+  };
+}
+
+function backendProcess(settings: Record<string, string>, dir: string): Startable {
+  const main = path.join(repoRoot, 'backend', 'dist', 'main.js');
+  let proc: ManagedProcess | undefined;
+  return {
+    async start() {
+      if (!existsSync(main)) throw new Error(`${main} is missing: run \`npx tsc -b\` first`);
+      mkdirSync(dir, { recursive: true });
+      proc = startProcess('backend', process.execPath, [main], {
+        env: backendEnv(settings),
+        cwd: path.join(repoRoot, 'backend'),
+        logFile: path.join(dir, 'backend.log'),
+        persistent: true,
+      });
+      await waitUntil(async () => (await fetch(`http://127.0.0.1:${stackPorts.backend}/health`)).status === 200, {
+        what: 'backend',
+        proc,
+        timeoutMs: 60_000,
+      });
+    },
+    processes: () => (proc?.isRunning() ? [proc] : []),
+  };
+}
+
+/** The admin and the demo bot; both seeds are idempotent and never overwrite. */
+function seedBackend(settings: Record<string, string>): void {
+  const seed = path.join(repoRoot, 'backend', 'dist', 'seed.js');
+  for (const what of ['admin', 'demo-bot']) {
+    const out = execFileSync(process.execPath, [seed, what], { env: backendEnv(settings), encoding: 'utf8' });
+    process.stdout.write(`==> ${out}`);
+  }
+}
+
+function entries(settings: Record<string, string>): StackEntry[] {
+  const dir = (name: string) => path.join(runDir, name);
+  const p = stackPorts;
+  return [
+    {
+      name: 'ferretdb',
+      port: p.ferretdb,
+      url: `mongodb://127.0.0.1:${p.ferretdb}/`,
+      create: () => FerretDB.create({ dir: dir('ferretdb'), ports: [p.ferretdb, p.ferretdbDebug], persistent: true }),
+      healthy: () => mongoPing(`mongodb://127.0.0.1:${p.ferretdb}/`),
+    },
+    {
+      name: 'redis',
+      port: p.redis,
+      url: `redis://127.0.0.1:${p.redis}`,
+      create: () => Redis.create({ dir: dir('redis'), ports: [p.redis], persistent: true }),
+      healthy: () => redisPing(p.redis),
+    },
+    {
+      name: 'minio',
+      port: p.minio,
+      url: `http://127.0.0.1:${p.minio}`,
+      create: () =>
+        MinIO.create({
+          dir: dir('minio'),
+          ports: [p.minio, p.minioConsole],
+          persistent: true,
+          accessKey: settings.STORAGE_ACCESS_KEY,
+          secretKey: settings.STORAGE_SECRET_KEY,
+        }),
+      healthy: async () => (await fetch(`http://127.0.0.1:${p.minio}/minio/health/ready`)).status === 200,
+    },
+    {
+      name: 'backend',
+      port: p.backend,
+      url: `http://127.0.0.1:${p.backend}`,
+      create: async () => backendProcess(settings, dir('backend')),
+      healthy: async () => (await fetch(`http://127.0.0.1:${p.backend}/health`)).status === 200,
+      afterStart: async () => seedBackend(settings),
+    },
+  ];
+}
+
+function pidFile(name: string): string {
+  return path.join(pidDir, `${name}.pids`);
+}
+
+function recordedPids(name: string): number[] {
+  try {
+    return readFileSync(pidFile(name), 'utf8').split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function safe(check: () => Promise<boolean>): Promise<boolean> {
+  try {
+    return await check();
+  } catch {
+    return false;
+  }
+}
+
+export async function up(): Promise<void> {
+  const settings = stackSettings();
+  mkdirSync(pidDir, { recursive: true });
+  for (const entry of entries(settings)) {
+    const pids = recordedPids(entry.name);
+    if (pids.length && pids.every(alive) && (await safe(entry.healthy))) {
+      console.log(`==> ${entry.name} already running on ${entry.port}`);
+      await entry.afterStart?.();
+      continue;
+    }
+    if (await tcpOpen(entry.port)) {
+      throw new Error(`port ${entry.port} is in use by a process this stack did not start; free it and run \`make up\` again`);
+    }
+    console.log(`==> starting ${entry.name} on ${entry.port}`);
+    const svc = await entry.create();
+    await svc.start();
+    writeFileSync(pidFile(entry.name), svc.processes().map((p) => p.pid).join('\n') + '\n');
+    await entry.afterStart?.();
+  }
+}
+
+export async function down(): Promise<void> {
+  if (!existsSync(pidDir)) {
+    console.log('==> nothing to stop');
+    return;
+  }
+  for (const file of readdirSync(pidDir)) {
+    const name = file.replace(/\.pids$/, '');
+    const pids = recordedPids(name).filter(alive);
+    for (const pid of [...pids].reverse()) killGroup(pid, 'SIGTERM');
+    const deadline = Date.now() + 10_000;
+    while (pids.some(alive) && Date.now() < deadline) await delay(100);
+    for (const pid of pids.filter(alive)) killGroup(pid, 'SIGKILL');
+    while (pids.some(alive)) await delay(50);
+    rmSync(pidFile(name), { force: true });
+    console.log(`==> stopped ${name}`);
+  }
+}
+
+export function printSummary(): void {
+  const settings = stackSettings();
+  console.log('\nVoice platform local stack is up:');
+  for (const entry of entries(settings)) console.log(`  ${entry.name.padEnd(10)} ${entry.url}`);
+  console.log(`  minio keys ${settings.STORAGE_ACCESS_KEY} / ${settings.STORAGE_SECRET_KEY} (local defaults)`);
+  if (settings.ADMIN_EMAIL) console.log(`  admin      ${settings.ADMIN_EMAIL} / ${settings.ADMIN_PASSWORD}`);
+  console.log(`  demo bot   demo-bot  (API docs: http://127.0.0.1:${stackPorts.backend}/api/v1/openapi.json)`);
+  console.log(`  logs       ${path.relative(process.cwd(), runDir) || '.run'}/<service>/*.log  (make logs)`);
+  console.log('  stop with  make down');
+}
+
+const command = process.argv[2];
+if (command === 'up' || command === 'down') {
+  (command === 'up' ? up().then(printSummary) : down()).catch((err: unknown) => {
+    console.error(`stack ${command}: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
+}

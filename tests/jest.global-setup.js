@@ -1,0 +1,3 @@
+import { jestGlobalSetup } from '@voice-platform/tests/infra';
+
+export default jestGlobalSetup(['mongodb', 'redis', 'minio', 'kube']);
