@@ -44,7 +44,7 @@ export function createApp(deps: AppDeps): VoiceApp {
       const unexpected = ctx.state.unexpectedError as unknown;
       if (unexpected) svc.logger.error({ ...line, err: unexpected }, 'request failed');
       else if (ctx.status >= 500) svc.logger.warn({ ...line, cause: ctx.state.errorCause }, 'request failed');
-      else if (route !== '/health' && route !== '/metrics') svc.logger.info(line, 'request');
+      else if (route !== '/health' && route !== '/health/live' && route !== '/metrics') svc.logger.info(line, 'request');
       else svc.logger.debug(line, 'request');
     }
   });

@@ -34,6 +34,8 @@ describe('GET /health', () => {
       error: { code: 'service_unavailable', message: 'redis unreachable', details: { failed: ['redis'] } },
     });
     expect(down!.headers['retry-after']).toBe('5');
+    // Liveness does not follow the stores, so the kubelet keeps the replica while Redis is out.
+    expect((await h.http.get('/health/live').expect(200)).body).toEqual({ status: 'alive', version: expect.any(String) });
     // Requests that need Redis answer 503 in the documented shape instead of hanging or leaking driver text.
     const login = await h.http.post('/api/v1/auth/login').send({ email: 'a@example.com', password: 'x' });
     expect([login.status, login.body.error.code]).toEqual([503, 'service_unavailable']);

@@ -50,6 +50,13 @@ export function healthRoutes(router: Router, svc: Services, metrics: Metrics): v
     };
   });
 
+  // Liveness for the kubelet: the process answers. It does not probe the stores, so an outage of
+  // MongoDB or Redis turns readiness (/health) red without restarting every replica in a loop.
+  router.get('/health/live', (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { status: 'alive', version: svc.version };
+  });
+
   router.get('/metrics', async (ctx) => {
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();

@@ -90,6 +90,13 @@ export function openapiDocument(version: string) {
           responses: { 200: ok('Both stores reachable', Health), 503: { ...ok('A store is unreachable; `checks` names it', Health), headers: retryAfter } },
         },
       },
+      '/health/live': {
+        get: {
+          operationId: 'liveness',
+          summary: 'Liveness: the process answers (does not probe the stores; use /health for readiness)',
+          responses: { 200: ok('Alive', { type: 'object', required: ['status', 'version'], properties: { status: { const: 'alive' }, version: { type: 'string' } } }) },
+        },
+      },
       '/metrics': {
         get: {
           operationId: 'metrics',

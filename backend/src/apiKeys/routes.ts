@@ -8,6 +8,7 @@ import type { Services } from '../deps.js';
 import { check } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { COLLECTIONS } from '../stores.js';
+import { withDocLock } from '../locks.js';
 import { requireAdmin, type AdminPrincipal } from '../auth/admin.js';
 import { generateApiKey, hashApiKey, keyPrefix, keyStatus, publicKey, type ApiKeyDoc } from './keys.js';
 
@@ -64,29 +65,32 @@ export function apiKeyRoutes(router: Router, svc: Services): void {
     const id = ctx.params.id!;
     const now = svc.clock();
     const adminEmail = (ctx.state.admin as AdminPrincipal).email;
-    const existing = await keys().findOne({ _id: id });
-    if (!existing) throw new ApiError(404, 'not_found', 'API key not found');
-    const revoked = () => new ApiError(409, 'api_key_revoked', 'the API key is inactive or expired; revocation is final');
-    const liveFilter = { _id: id, is_active: true, $or: [{ expires_at: null }, { expires_at: { $gt: new Date(now) } }] };
+    // Checks and conditional writes of one key must not interleave (locks.ts).
+    await withDocLock(svc.redis, `api_key:${id}`, async () => {
+      const existing = await keys().findOne({ _id: id });
+      if (!existing) throw new ApiError(404, 'not_found', 'API key not found');
+      const revoked = () => new ApiError(409, 'api_key_revoked', 'the API key is inactive or expired; revocation is final');
+      const liveFilter = { _id: id, is_active: true, $or: [{ expires_at: null }, { expires_at: { $gt: new Date(now) } }] };
 
-    if (body.is_active === true && keyStatus(existing, now) !== 'active') throw revoked();
-    if (body.expires_at !== undefined) {
-      const expiresAt = futureDate(body.expires_at, now, 'expires_at');
-      if (body.is_active !== false) {
-        // Only a live key's expiry may change: extending an expired key would revive it.
-        const res = await keys().updateOne(liveFilter, { $set: { expires_at: expiresAt } });
-        if (res.matchedCount === 0) throw revoked();
+      if (body.is_active === true && keyStatus(existing, now) !== 'active') throw revoked();
+      if (body.expires_at !== undefined) {
+        const expiresAt = futureDate(body.expires_at, now, 'expires_at');
+        if (body.is_active !== false) {
+          // Only a live key's expiry may change: extending an expired key would revive it.
+          const res = await keys().updateOne(liveFilter, { $set: { expires_at: expiresAt } });
+          if (res.matchedCount === 0) throw revoked();
+        }
       }
-    }
-    if (body.name !== undefined) await keys().updateOne({ _id: id }, { $set: { name: body.name } });
-    if (body.is_active === false) {
-      // Conditional, so the first deactivation's audit fields are never overwritten.
-      const res = await keys().updateOne(
-        { _id: id, is_active: true },
-        { $set: { is_active: false, deactivated_at: new Date(now), deactivated_by: adminEmail } },
-      );
-      if (res.modifiedCount === 1) svc.logger.info({ req_id: ctx.state.requestId, api_key_id: id, by: adminEmail }, 'api key deactivated');
-    }
+      if (body.name !== undefined) await keys().updateOne({ _id: id }, { $set: { name: body.name } });
+      if (body.is_active === false) {
+        // Conditional, so the first deactivation's audit fields are never overwritten.
+        const res = await keys().updateOne(
+          { _id: id, is_active: true },
+          { $set: { is_active: false, deactivated_at: new Date(now), deactivated_by: adminEmail } },
+        );
+        if (res.modifiedCount === 1) svc.logger.info({ req_id: ctx.state.requestId, api_key_id: id, by: adminEmail }, 'api key deactivated');
+      }
+    });
     const doc = await keys().findOne({ _id: id });
     ctx.body = publicKey(doc!, now);
   });

@@ -8,6 +8,7 @@ import type { Services } from '../deps.js';
 import { check, type FieldProblem } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { COLLECTIONS } from '../stores.js';
+import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
 import { placeholders, templateFields } from './templates.js';
 
@@ -84,15 +85,18 @@ export function botRoutes(router: Router, svc: Services): void {
 
   router.patch('/api/v1/bots/:id', admin, jsonBody(), async (ctx) => {
     const patch = check(BotUpdate, ctx.request.body);
-    const existing = await bots().findOne({ _id: ctx.params.id! });
-    if (!existing) throw new ApiError(404, 'bot_not_found', 'bot not found');
-    const { _id, created_at, updated_at, ...current } = existing;
-    const merged = withDefaults({ ...current, ...patch } as BotCreateT);
-    checkTemplates(merged);
-    // Guarded by the version we read, so two concurrent edits cannot silently merge into an invalid bot.
-    const now = svc.now();
-    const res = await bots().updateOne({ _id, updated_at }, { $set: { ...merged, updated_at: now } });
-    if (res.matchedCount === 0) throw new ApiError(409, 'conflict', 'the bot was changed concurrently; retry');
-    ctx.body = publicBot({ _id, ...merged, created_at, updated_at: now });
+    // The version guard below is a compare-and-set only if edits of one bot cannot interleave (locks.ts).
+    await withDocLock(svc.redis, `bot:${ctx.params.id!}`, async () => {
+      const existing = await bots().findOne({ _id: ctx.params.id! });
+      if (!existing) throw new ApiError(404, 'bot_not_found', 'bot not found');
+      const { _id, created_at, updated_at, ...current } = existing;
+      const merged = withDefaults({ ...current, ...patch } as BotCreateT);
+      checkTemplates(merged);
+      // Guarded by the version we read, so two concurrent edits cannot silently merge into an invalid bot.
+      const now = svc.now();
+      const res = await bots().updateOne({ _id, updated_at }, { $set: { ...merged, updated_at: now } });
+      if (res.matchedCount === 0) throw new ApiError(409, 'conflict', 'the bot was changed concurrently; retry');
+      ctx.body = publicBot({ _id, ...merged, created_at, updated_at: now });
+    });
   });
 }

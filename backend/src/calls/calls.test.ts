@@ -62,13 +62,20 @@ describe('call lifecycle events', () => {
     expect(rec.body).toMatchObject({ status: 'completed', ended_at: at(9), recording_key: `recordings/2025/01/01/${id}.wav` });
   });
 
-  it('lets only one of racing terminal events win', async () => {
-    const id = await dial();
-    const results = await Promise.all(['completed', 'failed', 'busy', 'no_answer', 'canceled'].map((status) => event(id, { status })));
-    const won = results.filter((r) => r.status === 200);
-    expect(won.length).toBe(1);
-    expect(results.filter((r) => r.status === 409).length).toBe(4);
-    expect(results.filter((r) => r.headers['x-slot-released'] === 'true').length).toBe(1);
+  it('lets only one of racing terminal events win, and stores what it reported', async () => {
+    const terminal = ['completed', 'failed', 'busy', 'no_answer', 'canceled'];
+    const ids = await Promise.all(Array.from({ length: 20 }, () => dial()));
+    // All events of all calls at once: FerretDB alone would let several conditional writes land.
+    const results = await Promise.all(ids.map((id) => Promise.all(terminal.map((status) => event(id, { status })))));
+    for (const [i, id] of ids.entries()) {
+      const won = results[i]!.filter((r) => r.status === 200);
+      expect(won.length).toBe(1);
+      expect(results[i]!.filter((r) => r.status === 409).length).toBe(4);
+      expect(results[i]!.filter((r) => r.headers['x-slot-released'] === 'true').length).toBe(1);
+      const stored = (await h.http.get(`/api/v1/calls/${id}`).set('X-API-Key', key).expect(200)).body;
+      expect(stored.status).toBe(won[0]!.body.status);
+      expect(Object.keys(stored.status_times).filter((s) => terminal.includes(s))).toEqual([stored.status]);
+    }
   });
 
   it('needs the worker token and a known call and a valid body', async () => {

@@ -23,6 +23,7 @@ import { check } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { COLLECTIONS } from '../stores.js';
 import { releaseSlot } from '../redisScripts.js';
+import { withDocLock } from '../locks.js';
 import { authenticateAdmin, requireAdmin } from '../auth/admin.js';
 import { authenticateKey } from '../apiKeys/keys.js';
 import { requireWorker } from '../config/worker.js';
@@ -193,31 +194,33 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
     if (ev.recording_key !== undefined) extra.recording_key = ev.recording_key;
     if (ev.recording_error !== undefined) extra.recording_error = ev.recording_error;
 
-    const current = await calls().findOne({ _id: id });
-    if (!current) throw new ApiError(404, 'call_not_found', 'call not found');
-    let doc: CallDoc | null = null;
-    if (current.status !== ev.status) {
-      if (isTerminal(current.status) || CALL_STATUS_RANK[ev.status] <= CALL_STATUS_RANK[current.status]) {
-        throw new ApiError(409, 'conflict', `a call cannot move from ${current.status} to ${ev.status}`, { from: current.status, to: ev.status });
-      }
-      const before = CALL_STATUSES.filter((s) => CALL_STATUS_RANK[s] < CALL_STATUS_RANK[ev.status]);
-      const set: Record<string, unknown> = { status: ev.status, [`status_times.${ev.status}`]: at, ...extra };
-      if (ev.status === 'in_progress') set.started_at = at;
-      if (isTerminal(ev.status)) set.ended_at = at;
-      // Conditional on a predecessor status: of racing events only forward moves can land.
-      const res = await calls().updateOne({ _id: id, status: { $in: before } }, { $set: set });
-      if (res.matchedCount === 0) {
-        const now = await calls().findOne({ _id: id });
-        if (now?.status !== ev.status) {
-          throw new ApiError(409, 'conflict', `a call cannot move from ${now?.status} to ${ev.status}`, { from: now?.status, to: ev.status });
+    // One event at a time per call: the status check and the write must not interleave (see locks.ts).
+    await withDocLock(svc.redis, `call:${id}`, async () => {
+      const current = await calls().findOne({ _id: id });
+      if (!current) throw new ApiError(404, 'call_not_found', 'call not found');
+      if (current.status !== ev.status) {
+        if (isTerminal(current.status) || CALL_STATUS_RANK[ev.status] <= CALL_STATUS_RANK[current.status]) {
+          throw new ApiError(409, 'conflict', `a call cannot move from ${current.status} to ${ev.status}`, { from: current.status, to: ev.status });
         }
+        const before = CALL_STATUSES.filter((s) => CALL_STATUS_RANK[s] < CALL_STATUS_RANK[ev.status]);
+        const set: Record<string, unknown> = { status: ev.status, [`status_times.${ev.status}`]: at, ...extra };
+        if (ev.status === 'in_progress') set.started_at = at;
+        if (isTerminal(ev.status)) set.ended_at = at;
+        // Conditional on a predecessor status: of racing events only forward moves can land.
+        const res = await calls().updateOne({ _id: id, status: { $in: before } }, { $set: set });
+        if (res.matchedCount === 0) {
+          const now = await calls().findOne({ _id: id });
+          if (now?.status !== ev.status) {
+            throw new ApiError(409, 'conflict', `a call cannot move from ${now?.status} to ${ev.status}`, { from: now?.status, to: ev.status });
+          }
+        }
+      } else if (Object.keys(extra).length) {
+        // A repeat of the current status may add what was not known yet (e.g. the recording after the end).
+        const fill: Record<string, unknown> = {};
+        for (const [k, v] of Object.entries(extra)) if (current[k as keyof CallDoc] == null) fill[k] = v;
+        if (Object.keys(fill).length) await calls().updateOne({ _id: id }, { $set: fill });
       }
-    } else if (Object.keys(extra).length) {
-      // A repeat of the current status may add what was not known yet (e.g. the recording after the end).
-      const fill: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(extra)) if (current[k as keyof CallDoc] == null) fill[k] = v;
-      if (Object.keys(fill).length) await calls().updateOne({ _id: id }, { $set: fill });
-    }
+    });
     if (isTerminal(ev.status)) {
       // Also on a repeat: if a crash came between the status write and this ZREM, the retry frees it.
       const released = await releaseSlot(svc.redis, id);
@@ -225,7 +228,7 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
       if (released) svc.logger.info({ req_id: ctx.state.requestId, call_id: id, status: ev.status }, 'capacity slot released');
       ctx.set('X-Slot-Released', String(released));
     }
-    doc = await calls().findOne({ _id: id });
+    const doc = await calls().findOne({ _id: id });
     ctx.body = publicCall(doc!);
   });
 }

@@ -2,6 +2,8 @@
 // a unique (api_key_id, key) index elects one owner; expiry is checked in the query.
 import { createHash } from 'node:crypto';
 import { ObjectId, type Db } from 'mongodb';
+import type { Redis } from 'ioredis';
+import { withDocLock } from '../locks.js';
 import { ApiError } from '../errors.js';
 import { COLLECTIONS } from '../stores.js';
 
@@ -36,7 +38,7 @@ export const requestHash = (body: unknown) => createHash('sha256').update(canoni
 
 export type Claim = { kind: 'owner'; id: string } | { kind: 'replay'; status: number; response: unknown };
 
-export async function claim(db: Db, apiKeyId: string, key: string, hash: string, now: number): Promise<Claim> {
+export async function claim(db: Db, redis: Redis, apiKeyId: string, key: string, hash: string, now: number): Promise<Claim> {
   const col = db.collection<IdempotencyDoc>(COLLECTIONS.idempotency);
   const fresh = () => ({
     request_hash: hash,
@@ -59,12 +61,15 @@ export async function claim(db: Db, apiKeyId: string, key: string, hash: string,
     const stale = existing.state === 'in_flight' && existing.locked_until.getTime() <= now;
     if (expired || stale) {
       // Take over an expired record or a crashed owner's claim; the filter on the old values makes
-      // this a compare-and-swap, so only one taker wins.
-      const res = await col.updateOne(
-        { _id: existing._id, state: existing.state, locked_until: existing.locked_until, expires_at: existing.expires_at },
-        { $set: fresh(), $unset: { status: '', response: '' } },
-      );
-      if (res.modifiedCount === 1) return { kind: 'owner', id: existing._id };
+      // this a compare-and-swap (under the document lock, so also on FerretDB): one taker wins.
+      const took = await withDocLock(redis, `idempotency:${existing._id}`, async () => {
+        const res = await col.updateOne(
+          { _id: existing._id, state: existing.state, locked_until: existing.locked_until, expires_at: existing.expires_at },
+          { $set: fresh(), $unset: { status: '', response: '' } },
+        );
+        return res.modifiedCount === 1;
+      });
+      if (took) return { kind: 'owner', id: existing._id };
       continue;
     }
     if (existing.request_hash !== hash) {

@@ -78,7 +78,7 @@ export function dialoutRoutes(router: Router, svc: Services, metrics: Metrics): 
     }
     let claimId: string | undefined;
     if (idemKey) {
-      const c = await claim(svc.db, key.id, idemKey, requestHash(ctx.request.body), svc.clock());
+      const c = await claim(svc.db, svc.redis, key.id, idemKey, requestHash(ctx.request.body), svc.clock());
       if (c.kind === 'replay') {
         ctx.state.dialoutResult = 'replayed';
         ctx.status = c.status;
