@@ -36,3 +36,18 @@ test: build
 
 bench: build
 	@npm run bench --workspaces --if-present
+
+# Kubernetes on kind: needs docker, kind, kubectl and helm on the machine (not available on every
+# build machine: this target is documented in the README and not run by `make test`).
+KIND_CLUSTER ?= voice-platform
+.PHONY: kind-up kind-down
+kind-up: build
+	@kind get clusters | grep -qx $(KIND_CLUSTER) || kind create cluster --name $(KIND_CLUSTER)
+	@for p in backend worker console operator; do \
+	  docker build -f docker/$$p.Dockerfile -t voice-$$p:dev . && kind load docker-image voice-$$p:dev --name $(KIND_CLUSTER) || exit 1; \
+	done
+	@helm upgrade --install vp charts/voice-platform -n voice --create-namespace -f charts/voice-platform/ci/kind-values.yaml --wait --timeout 10m
+	@kubectl -n voice get voicefleets,bots,deploy,pods
+
+kind-down:
+	@kind delete cluster --name $(KIND_CLUSTER)

@@ -65,6 +65,7 @@ describe('make up / make down', () => {
       minio: await freePort(),
       minioConsole: await freePort(),
       backend: await freePort(),
+      worker: await freePort(),
     };
     env = { ...process.env, VP_RUN_DIR: runDir, VP_STACK_PORTS: JSON.stringify(ports) };
 
@@ -85,12 +86,18 @@ describe('make up / make down', () => {
       body: JSON.stringify({ email: settings.ADMIN_EMAIL, password: settings.ADMIN_PASSWORD }),
     });
     expect(login.status).toBe(200);
+    const worker = await fetch(`http://127.0.0.1:${ports.worker}/health`);
+    expect(await worker.json()).toMatchObject({ status: 'ok', active_calls: 0, max_calls: 30, draining: false });
+    // The worker's heartbeat reached the stack's Redis: the backend sees one live worker.
+    const fleet = await fetch(`http://127.0.0.1:${ports.worker}/health/fleet`);
+    expect(((await fleet.json()) as { workers: unknown[] }).workers).toHaveLength(1);
 
     const second = await run('make', ['up'], { cwd: repoRoot, env, maxBuffer: 16 << 20 });
     expect(second.stdout).toContain('ferretdb already running');
     expect(second.stdout).toContain('redis already running');
     expect(second.stdout).toContain('minio already running');
     expect(second.stdout).toContain('backend already running');
+    expect(second.stdout).toContain('worker already running');
 
     // The suite's own Redis is not the stack's: make down must leave it alone.
     const outsider = Number(new URL(process.env.REDIS_URL!).port);

@@ -13,7 +13,7 @@ import { parseEnvFile, repoRoot } from './versions.js';
 // stack beside a developer's without touching it (it names every port).
 const runDir = process.env.VP_RUN_DIR ?? path.join(repoRoot, '.run');
 const pidDir = path.join(runDir, 'pids');
-const defaultPorts = { ferretdb: 27017, ferretdbDebug: 27018, redis: 6379, minio: 9000, minioConsole: 9001, backend: 8080 };
+const defaultPorts = { ferretdb: 27017, ferretdbDebug: 27018, redis: 6379, minio: 9000, minioConsole: 9001, backend: 8080, worker: 8000 };
 const portOverrides = JSON.parse(process.env.VP_STACK_PORTS ?? '{}') as Partial<typeof defaultPorts>;
 const stackPorts: typeof defaultPorts = { ...defaultPorts, ...portOverrides };
 
@@ -39,33 +39,38 @@ interface StackEntry {
   afterStart?(): Promise<void>;
 }
 
-/** The backend from backend/dist/main.js with the stack's settings, pointed at the stack's stores. */
-function backendEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
+/** Settings of the platform's own processes: the stack's settings, pointed at the stack's stores. */
+function appEnv(settings: Record<string, string>, port: number): NodeJS.ProcessEnv {
   const p = stackPorts;
   return {
     ...process.env,
     ...settings,
-    PORT: String(p.backend),
+    PORT: String(port),
     MONGODB_URI: `mongodb://127.0.0.1:${p.ferretdb}/`,
     REDIS_URL: `redis://127.0.0.1:${p.redis}`,
+    STORAGE_ENDPOINT: `127.0.0.1:${p.minio}`,
+    SERVICE_CONFIG_URL: `http://127.0.0.1:${p.backend}/api/v1/config`,
   };
 }
 
-function backendProcess(settings: Record<string, string>, dir: string): Startable {
-  const main = path.join(repoRoot, 'backend', 'dist', 'main.js');
+const backendEnv = (settings: Record<string, string>) => appEnv(settings, stackPorts.backend);
+
+/** One of the platform's Node services, from its compiled dist/main.js, ready when `/health` is 200. */
+function nodeApp(name: 'backend' | 'worker', env: NodeJS.ProcessEnv, port: number, dir: string): Startable {
+  const main = path.join(repoRoot, name, 'dist', 'main.js');
   let proc: ManagedProcess | undefined;
   return {
     async start() {
       if (!existsSync(main)) throw new Error(`${main} is missing: run \`npx tsc -b\` first`);
       mkdirSync(dir, { recursive: true });
-      proc = startProcess('backend', process.execPath, [main], {
-        env: backendEnv(settings),
-        cwd: path.join(repoRoot, 'backend'),
-        logFile: path.join(dir, 'backend.log'),
+      proc = startProcess(name, process.execPath, [main], {
+        env,
+        cwd: path.join(repoRoot, name),
+        logFile: path.join(dir, `${name}.log`),
         persistent: true,
       });
-      await waitUntil(async () => (await fetch(`http://127.0.0.1:${stackPorts.backend}/health`)).status === 200, {
-        what: 'backend',
+      await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/health`)).status === 200, {
+        what: name,
         proc,
         timeoutMs: 60_000,
       });
@@ -119,9 +124,16 @@ function entries(settings: Record<string, string>): StackEntry[] {
       name: 'backend',
       port: p.backend,
       url: `http://127.0.0.1:${p.backend}`,
-      create: async () => backendProcess(settings, dir('backend')),
+      create: async () => nodeApp('backend', backendEnv(settings), p.backend, dir('backend')),
       healthy: async () => (await fetch(`http://127.0.0.1:${p.backend}/health`)).status === 200,
       afterStart: async () => seedBackend(settings),
+    },
+    {
+      name: 'worker',
+      port: p.worker,
+      url: `http://127.0.0.1:${p.worker}`,
+      create: async () => nodeApp('worker', appEnv(settings, p.worker), p.worker, dir('worker')),
+      healthy: async () => (await fetch(`http://127.0.0.1:${p.worker}/health`)).status === 200,
     },
   ];
 }
@@ -201,6 +213,7 @@ export function printSummary(): void {
   console.log(`  minio keys ${settings.STORAGE_ACCESS_KEY} / ${settings.STORAGE_SECRET_KEY} (local defaults)`);
   if (settings.ADMIN_EMAIL) console.log(`  admin      ${settings.ADMIN_EMAIL} / ${settings.ADMIN_PASSWORD}`);
   console.log(`  demo bot   demo-bot  (API docs: http://127.0.0.1:${stackPorts.backend}/api/v1/openapi.json)`);
+  console.log(`  test call  ws://127.0.0.1:${stackPorts.worker}/ws/demo-bot  (16 kHz PCM16LE mono)`);
   console.log(`  logs       ${path.relative(process.cwd(), runDir) || '.run'}/<service>/*.log  (make logs)`);
   console.log('  stop with  make down');
 }

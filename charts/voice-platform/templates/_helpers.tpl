@@ -1,0 +1,77 @@
+{{- define "vp.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}{{ .Release.Name | trunc 50 | trimSuffix "-" }}{{- else -}}{{ printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" }}{{- end -}}
+{{- end -}}
+
+{{- define "vp.labels" -}}
+app.kubernetes.io/part-of: voice-platform
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{- end -}}
+
+{{/* selector labels: include with (dict "ctx" $ "component" "backend") */}}
+{{- define "vp.selector" -}}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "vp.image" -}}
+{{- $tag := .image.tag | default .ctx.Values.global.imageTag | default .ctx.Chart.AppVersion -}}
+{{- if .ctx.Values.global.imageRegistry -}}{{ printf "%s/%s:%s" .ctx.Values.global.imageRegistry .image.repository $tag }}{{- else -}}{{ printf "%s:%s" .image.repository $tag }}{{- end -}}
+{{- end -}}
+
+{{- define "vp.secretName" -}}
+{{- .Values.secrets.existingSecret | default (printf "%s-secrets" (include "vp.fullname" .)) -}}
+{{- end -}}
+
+{{- define "vp.mongodbUri" -}}
+{{- if .Values.mongodb.enabled -}}{{ printf "mongodb://%s-mongodb:27017/" (include "vp.fullname" .) }}{{- else -}}{{ required "externalDatabase.mongodbUri is required when mongodb.enabled is false" .Values.externalDatabase.mongodbUri }}{{- end -}}
+{{- end -}}
+
+{{- define "vp.redisUrl" -}}
+{{- if .Values.redis.enabled -}}{{ printf "redis://%s-redis:6379" (include "vp.fullname" .) }}{{- else -}}{{ required "externalDatabase.redisUrl is required when redis.enabled is false" .Values.externalDatabase.redisUrl }}{{- end -}}
+{{- end -}}
+
+{{- define "vp.backendUrl" -}}
+{{- printf "http://%s-backend:%v" (include "vp.fullname" .) .Values.backend.settings.PORT -}}
+{{- end -}}
+
+{{/* env entries from a settings map: every key is a setting name */}}
+{{- define "vp.settingsEnv" -}}
+{{- range $k, $v := . }}
+{{- if ne (toString $v) "" }}
+- name: {{ $k }}
+  value: {{ toString $v | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{- define "vp.secretEnv" -}}
+{{- $secret := include "vp.secretName" .ctx -}}
+{{- range .keys }}
+- name: {{ . }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ . }}
+{{- end }}
+{{- end -}}
+
+{{- define "vp.podSecurity" -}}
+securityContext:
+  runAsNonRoot: true
+  runAsUser: 10001
+  runAsGroup: 10001
+  fsGroup: 10001
+  seccompProfile:
+    type: RuntimeDefault
+{{- end -}}
+
+{{- define "vp.containerSecurity" -}}
+securityContext:
+  allowPrivilegeEscalation: false
+  readOnlyRootFilesystem: true
+  capabilities:
+    drop: ["ALL"]
+{{- end -}}

@@ -1,0 +1,35 @@
+# syntax=docker/dockerfile:1.7
+# Voice worker image with the offline providers: espeak-ng (TTS) and pocketsphinx + en-us model (STT).
+# Build from the repo root: docker build -f docker/worker.Dockerfile -t voice-worker .
+FROM node:20-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json tsconfig.base.json ./
+COPY schemas/package.json schemas/
+COPY worker/package.json worker/
+COPY tests/package.json tests/
+RUN npm ci --workspace schemas --workspace worker --workspace tests --include-workspace-root --ignore-scripts
+COPY schemas schemas
+COPY worker worker
+COPY tests/tsconfig.json tests/
+COPY tests/infra tests/infra
+RUN npx tsc -b worker \
+ && npm prune --omit=dev --workspace schemas --workspace worker
+
+FROM node:20-bookworm-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini espeak-ng pocketsphinx pocketsphinx-en-us \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+ENV NODE_ENV=production PORT=8000
+COPY --from=build /src/node_modules node_modules
+COPY --from=build /src/package.json ./
+COPY --from=build /src/schemas/package.json schemas/
+COPY --from=build /src/schemas/dist schemas/dist
+COPY --from=build /src/worker/package.json worker/
+COPY --from=build /src/worker/dist worker/dist
+USER 10001:10001
+WORKDIR /app/worker
+EXPOSE 8000
+# tini is PID 1: the preStop hook's `kill -TERM 1` reaches node through it and starts the drain.
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/main.js"]

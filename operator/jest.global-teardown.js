@@ -1,0 +1,1 @@
+export { jestGlobalTeardown as default } from '@voice-platform/tests/infra';

@@ -1,0 +1,5 @@
+import type { BotResourceSpec, BotResourceStatus } from '@voice-platform/schemas';
+import type { CustomObject } from '../kube.js';
+
+export type BotResource = CustomObject<BotResourceSpec, BotResourceStatus>;
+export const BOT_PLURAL = 'bots';

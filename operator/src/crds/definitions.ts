@@ -1,0 +1,110 @@
+// The CustomResourceDefinitions of the operator, built from the shared schemas.
+import {
+  BotResourceSpec,
+  BotResourceStatus,
+  VOICE_API_GROUP,
+  VOICE_API_VERSION,
+  VoiceFleetSpec,
+  VoiceFleetStatus,
+} from '@voice-platform/schemas';
+import { toStructural } from './structural.js';
+
+type Json = Record<string, unknown>;
+
+interface CrdInput {
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  description: string;
+  spec: unknown;
+  status: unknown;
+  columns: Json[];
+}
+
+function crd(input: CrdInput): Json {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: {
+      name: `${input.plural}.${VOICE_API_GROUP}`,
+      labels: { 'app.kubernetes.io/part-of': 'voice-platform' },
+    },
+    spec: {
+      group: VOICE_API_GROUP,
+      scope: 'Namespaced',
+      names: {
+        kind: input.kind,
+        listKind: `${input.kind}List`,
+        plural: input.plural,
+        singular: input.singular,
+        shortNames: input.shortNames,
+        categories: ['voice-platform'],
+      },
+      versions: [
+        {
+          name: VOICE_API_VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [...input.columns, { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              description: input.description,
+              required: ['spec'],
+              properties: {
+                apiVersion: { type: 'string' },
+                kind: { type: 'string' },
+                metadata: { type: 'object' },
+                spec: toStructural(input.spec),
+                status: toStructural(input.status),
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+export function voiceFleetCrd(): Json {
+  return crd({
+    kind: 'VoiceFleet',
+    plural: 'voicefleets',
+    singular: 'voicefleet',
+    shortNames: ['vf', 'fleet'],
+    description: 'A fleet of voice workers, scaled on live calls by the voice-platform operator.',
+    spec: VoiceFleetSpec,
+    status: VoiceFleetStatus,
+    columns: [
+      { name: 'Replicas', type: 'integer', jsonPath: '.status.replicas' },
+      { name: 'Desired', type: 'integer', jsonPath: '.status.desiredReplicas' },
+      { name: 'Active Calls', type: 'integer', jsonPath: '.status.activeCalls' },
+      { name: 'Capacity', type: 'integer', jsonPath: '.status.capacity' },
+      { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+    ],
+  });
+}
+
+export function botCrd(): Json {
+  return crd({
+    kind: 'Bot',
+    plural: 'bots',
+    singular: 'bot',
+    shortNames: ['vbot'],
+    description: 'A voice bot, kept in sync with the platform backend by the voice-platform operator.',
+    spec: BotResourceSpec,
+    status: BotResourceStatus,
+    columns: [
+      { name: 'Bot ID', type: 'string', jsonPath: '.status.botId' },
+      { name: 'Fleet', type: 'string', jsonPath: '.spec.fleetRef.name' },
+      { name: 'Active', type: 'boolean', jsonPath: '.spec.active' },
+      { name: 'Synced', type: 'string', jsonPath: '.status.conditions[?(@.type=="Synced")].status' },
+    ],
+  });
+}
+
+export function allCrds(): Json[] {
+  return [voiceFleetCrd(), botCrd()];
+}

@@ -1,0 +1,244 @@
+// VoiceFleet reconcile against the real kube-apiserver: children, owner references, status, updates,
+// deletion, and scaling driven by real HTTP /metrics endpoints standing in for worker pods.
+import { VOICE_API_GROUP, VOICE_API_VERSION, type VoiceFleetStatus } from '@voice-platform/schemas';
+import { createOperator, type Operator } from '../controller.js';
+import { DELETION_COST, GROUP_VERSION, isStatus, mergePatch } from '../kube.js';
+import { createNamespace, installCrds, testClients, testKubeConfig, testSettings, waitFor } from '../testing/kube.js';
+import { createWorkerPod, startFakeWorker, type FakeWorker } from '../testing/workers.js';
+import { TERMINATION_MARGIN_SECONDS } from './resources.js';
+import type { VoiceFleet } from './types.js';
+
+const clients = testClients();
+let namespace = '';
+let operator: Operator;
+const workers: FakeWorker[] = [];
+
+beforeAll(async () => {
+  await installCrds(clients);
+  namespace = await createNamespace(clients, 'fleet');
+  operator = createOperator({ kc: testKubeConfig(), settings: testSettings(namespace) });
+  await operator.start();
+});
+
+afterAll(async () => {
+  const h = (await operator.context.metrics.reconcileDuration.get()).values;
+  const sum = h.find((v) => v.metricName?.endsWith('_sum') && v.labels.kind === 'fleet' && v.labels.result === 'success')?.value ?? 0;
+  const count = h.find((v) => v.metricName?.endsWith('_count') && v.labels.kind === 'fleet' && v.labels.result === 'success')?.value ?? 0;
+  process.stdout.write(`fleet reconcile passes: ${count}, mean ${((sum / Math.max(1, count)) * 1000).toFixed(1)} ms\n`);
+  await operator?.stop();
+  await Promise.all(workers.map((w) => w.close()));
+});
+
+const custom = { group: VOICE_API_GROUP, version: VOICE_API_VERSION, plural: 'voicefleets' };
+const getFleet = async (name: string): Promise<VoiceFleet> =>
+  (await clients.custom.getNamespacedCustomObject({ ...custom, namespace, name })) as VoiceFleet;
+const getDeployment = (name: string) => clients.apps.readNamespacedDeployment({ name, namespace });
+async function mergePatchFleet(name: string, spec: Record<string, unknown>): Promise<void> {
+  await clients.custom.patchNamespacedCustomObject({ ...custom, namespace, name, body: { spec } }, mergePatch);
+}
+
+async function createFleet(name: string, spec: Record<string, unknown>): Promise<VoiceFleet> {
+  return (await clients.custom.createNamespacedCustomObject({
+    ...custom,
+    namespace,
+    body: { apiVersion: GROUP_VERSION, kind: 'VoiceFleet', metadata: { name, namespace }, spec },
+  })) as VoiceFleet;
+}
+
+function statusOf(f: VoiceFleet): VoiceFleetStatus {
+  return f.status ?? {};
+}
+
+describe('VoiceFleet reconcile', () => {
+  it('creates the Deployment, Service and PDB with owner references, env and drain settings', async () => {
+    const fleet = await createFleet('alpha', {
+      image: 'voice-worker:1.2.3',
+      minReplicas: 2,
+      maxReplicas: 6,
+      callsPerWorker: 12,
+      drainTimeoutSeconds: 120,
+      env: [
+        { name: 'LOG_LEVEL', value: 'DEBUG' },
+        { name: 'WORKER_AUTH_TOKEN', valueFrom: { secretKeyRef: { name: 'tok', key: 'token' } } },
+      ],
+      resources: { requests: { cpu: '500m', memory: '512Mi' } },
+    });
+    const owner = { apiVersion: GROUP_VERSION, kind: 'VoiceFleet', name: 'alpha', uid: fleet.metadata!.uid!, controller: true, blockOwnerDeletion: true };
+
+    const dep = await waitFor('alpha Deployment', () => getDeployment('alpha').catch(() => undefined));
+    expect(dep.metadata!.ownerReferences).toEqual([owner]);
+    expect(dep.spec!.replicas).toBe(2);
+    const pod = dep.spec!.template.spec!;
+    expect(pod.terminationGracePeriodSeconds).toBe(120 + TERMINATION_MARGIN_SECONDS);
+    const c = pod.containers[0]!;
+    expect(c.image).toBe('voice-worker:1.2.3');
+    expect(c.ports).toEqual([{ name: 'http', containerPort: 8000, protocol: 'TCP' }]);
+    expect(c.env).toEqual([
+      { name: 'PORT', value: '8000' },
+      { name: 'MAX_CONCURRENT_CALLS', value: '12' },
+      { name: 'DRAIN_TIMEOUT_MS', value: '120000' },
+      { name: 'WORKER_ID', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+      { name: 'FLEET_NAME', value: 'alpha' },
+      { name: 'LOG_LEVEL', value: 'DEBUG' },
+      { name: 'WORKER_AUTH_TOKEN', valueFrom: { secretKeyRef: { name: 'tok', key: 'token' } } },
+    ]);
+    expect(c.resources).toEqual({ requests: { cpu: '500m', memory: '512Mi' } });
+    expect(c.lifecycle!.preStop!.exec!.command!.join(' ')).toContain('kill -TERM 1');
+    expect(c.lifecycle!.preStop!.exec!.command!.join(' ')).toContain('-lt 120');
+    // Readiness drops a draining worker from the Service; liveness must not restart it mid-drain.
+    expect(c.readinessProbe!.httpGet!.path).toBe('/health');
+    expect(c.livenessProbe!.httpGet!.path).toBe('/health/live');
+
+    const svc = await clients.core.readNamespacedService({ name: 'alpha', namespace });
+    expect(svc.metadata!.ownerReferences).toEqual([owner]);
+    expect(svc.spec!.ports).toEqual([{ name: 'http', port: 8000, targetPort: 'http', protocol: 'TCP' }]);
+    expect(svc.spec!.selector).toEqual(dep.spec!.selector.matchLabels);
+    const pdb = await clients.policy.readNamespacedPodDisruptionBudget({ name: 'alpha', namespace });
+    expect(pdb.metadata!.ownerReferences).toEqual([owner]);
+    expect(pdb.spec!.maxUnavailable).toBe(1);
+
+    const status = statusOf(await waitFor('alpha status', async () => {
+      const f = await getFleet('alpha');
+      return f.status?.observedGeneration === 1 ? f : undefined;
+    }));
+    expect(status).toMatchObject({ replicas: 0, readyReplicas: 0, desiredReplicas: 2, recommendedReplicas: 2, activeCalls: 0, capacity: 0 });
+    const types = Object.fromEntries((status.conditions ?? []).map((x) => [x.type, [x.status, x.reason]]));
+    expect(types).toEqual({ Ready: ['False', 'WorkersNotReady'], Scaling: ['True', 'ScalingUp'], Degraded: ['False', 'AsExpected'] });
+  });
+
+  it('applies spec changes to the children and advances observedGeneration', async () => {
+    await mergePatchFleet('alpha', { image: 'voice-worker:1.3.0', minReplicas: 3, port: 8100 });
+    const dep = await waitFor('alpha rolled to 1.3.0', async () => {
+      const d = await getDeployment('alpha');
+      return d.spec!.template.spec!.containers[0]!.image === 'voice-worker:1.3.0' ? d : undefined;
+    });
+    expect(dep.spec!.replicas).toBe(3);
+    expect(dep.spec!.template.spec!.containers[0]!.ports![0]!.containerPort).toBe(8100);
+    const svc = await clients.core.readNamespacedService({ name: 'alpha', namespace });
+    expect(svc.spec!.ports![0]!.port).toBe(8100);
+    const fleet = await waitFor('observedGeneration 2', async () => {
+      const f = await getFleet('alpha');
+      return f.status?.observedGeneration === 2 ? f : undefined;
+    });
+    expect(fleet.metadata!.generation).toBe(2);
+    expect(statusOf(fleet).desiredReplicas).toBe(3);
+  });
+
+  it('takes back a field changed by someone else', async () => {
+    await clients.apps.patchNamespacedDeployment(
+      { name: 'alpha', namespace, body: { spec: { template: { spec: { terminationGracePeriodSeconds: 5 } } } } },
+      mergePatch,
+    );
+    await waitFor('grace period restored', async () => (await getDeployment('alpha')).spec!.template.spec!.terminationGracePeriodSeconds === 120 + TERMINATION_MARGIN_SECONDS);
+  });
+
+  it('deletes the children when the fleet is deleted', async () => {
+    await clients.custom.deleteNamespacedCustomObject({ ...custom, namespace, name: 'alpha' });
+    const gone = async (read: () => Promise<unknown>) => {
+      try {
+        await read();
+        return false;
+      } catch (err) {
+        return isStatus(err, 404);
+      }
+    };
+    await waitFor('children deleted', async () =>
+      (await gone(() => getDeployment('alpha'))) &&
+      (await gone(() => clients.core.readNamespacedService({ name: 'alpha', namespace }))) &&
+      (await gone(() => clients.policy.readNamespacedPodDisruptionBudget({ name: 'alpha', namespace }))),
+    );
+  });
+});
+
+describe('scaling on live calls', () => {
+  const scaleEvents = async (fleet: string) =>
+    (await clients.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${fleet}` })).items
+      .filter((e) => e.reason === 'ScaledUp' || e.reason === 'ScaledDown')
+      .sort((a, b) => String(a.metadata!.creationTimestamp).localeCompare(String(b.metadata!.creationTimestamp)));
+
+  it('scales up at once, down only after the delay, and never picks a busy worker', async () => {
+    const w = await Promise.all([startFakeWorker(10), startFakeWorker(10)]);
+    workers.push(...w);
+    await createFleet('beta', {
+      image: 'voice-worker:1',
+      minReplicas: 1,
+      maxReplicas: 5,
+      callsPerWorker: 10,
+      buffer: { calls: 2 },
+      scaleDownDelaySeconds: 3,
+    });
+    await waitFor('beta Deployment at 1', async () => (await getDeployment('beta')).spec!.replicas === 1);
+    await createWorkerPod(clients, namespace, 'beta', 'beta-w0', w[0]!.port);
+    await createWorkerPod(clients, namespace, 'beta', 'beta-w1', w[1]!.port);
+    // Both idle workers seen: 0 calls + 2 buffer still fit one worker.
+    await waitFor('two idle workers observed', async () => {
+      const s = (await getFleet('beta')).status;
+      return s?.replicas === 2 && s.readyReplicas === 2 && s.capacity === 20 && s.desiredReplicas === 1;
+    });
+
+    // 17 live calls + 2 buffer at 10 per worker → 2 workers, applied at the next pass.
+    w[0]!.setActiveCalls(9);
+    w[1]!.setActiveCalls(8);
+    const upAt = Date.now();
+    await waitFor('scaled up to 2', async () => (await getDeployment('beta')).spec!.replicas === 2);
+    const upLatencyMs = Date.now() - upAt;
+    const up = statusOf(await waitFor('status after scale up', async () => {
+      const f = await getFleet('beta');
+      return f.status?.desiredReplicas === 2 && f.status.activeCalls === 17 ? f : undefined;
+    }));
+    expect(up).toMatchObject({ replicas: 2, readyReplicas: 2, activeCalls: 17, capacity: 20, bufferCalls: 2, recommendedReplicas: 2, busyWorkers: 2, lastScaleReason: '17 active + 2 buffer calls at 10/worker need 2 workers' });
+    expect(up.lastScaleTime).toEqual(expect.any(String));
+    await waitFor('deletion costs from active calls', async () => {
+      const pods = await clients.core.listNamespacedPod({ namespace, labelSelector: 'voiceplatform.io/fleet=beta' });
+      const costs = Object.fromEntries(pods.items.map((p) => [p.metadata!.name, p.metadata!.annotations?.[DELETION_COST]]));
+      return costs['beta-w0'] === '9' && costs['beta-w1'] === '8';
+    });
+    const upEvents = await scaleEvents('beta');
+    expect(upEvents.map((e) => [e.reason, e.type])).toEqual([['ScaledUp', 'Normal']]);
+    expect(upEvents[0]!.message).toBe('Scaled up from 1 to 2: 17 active + 2 buffer calls at 10/worker need 2 workers');
+
+    // The calls on w1 end; w0 keeps one. 1 + 2 buffer → 1 worker, but only after the delay.
+    w[0]!.setActiveCalls(1);
+    w[1]!.setActiveCalls(0);
+    const pending = statusOf(await waitFor('scale-down pending', async () => {
+      const f = await getFleet('beta');
+      return f.status?.scaleDownPendingSince && f.status.activeCalls === 1 ? f : undefined;
+    }));
+    expect(pending).toMatchObject({ desiredReplicas: 2, recommendedReplicas: 1 });
+    expect((await getDeployment('beta')).spec!.replicas).toBe(2);
+    // The idle worker is the cheaper one to delete: the ReplicaSet removes it, not the busy one.
+    await waitFor('idle worker cost 0', async () => {
+      const pods = await clients.core.listNamespacedPod({ namespace, labelSelector: 'voiceplatform.io/fleet=beta' });
+      const costs = Object.fromEntries(pods.items.map((p) => [p.metadata!.name, p.metadata!.annotations?.[DELETION_COST]]));
+      return costs['beta-w0'] === '1' && costs['beta-w1'] === '0';
+    });
+
+    const down = statusOf(await waitFor('scaled down to 1', async () => {
+      const f = await getFleet('beta');
+      return f.status?.desiredReplicas === 1 ? f : undefined;
+    }, { timeoutMs: 30_000 }));
+    expect((await getDeployment('beta')).spec!.replicas).toBe(1);
+    expect(down.scaleDownPendingSince).toBeUndefined();
+    // Recorded by the operator: the scale-down came no sooner than the delay after it became pending.
+    expect(Date.parse(down.lastScaleTime!) - Date.parse(pending.scaleDownPendingSince!)).toBeGreaterThanOrEqual(3000 - 1000);
+    const events = await scaleEvents('beta');
+    expect(events.map((e) => e.reason)).toEqual(['ScaledUp', 'ScaledDown']);
+    expect(events[1]!.message).toMatch(/^Scaled down from 2 to 1: 1 active \+ 2 buffer calls at 10\/worker need 1 for \d+s$/);
+    process.stdout.write(`scale-up latency (calls rose → Deployment replicas updated): ${upLatencyMs} ms\n`);
+  });
+
+  it('keeps a worker whose metrics cannot be read and reports it as Degraded', async () => {
+    const gone = await startFakeWorker(10);
+    await createFleet('gamma', { image: 'voice-worker:1', minReplicas: 1, maxReplicas: 3, callsPerWorker: 10, scaleDownDelaySeconds: 0 });
+    await createWorkerPod(clients, namespace, 'gamma', 'gamma-w0', gone.port);
+    await gone.close();
+    const f = await waitFor('gamma degraded', async () => {
+      const x = await getFleet('gamma');
+      return x.status?.conditions?.find((c) => c.type === 'Degraded' && c.status === 'True') ? x : undefined;
+    });
+    expect(statusOf(f)).toMatchObject({ scrapeFailures: 1, busyWorkers: 1, desiredReplicas: 1 });
+    expect(f.status!.conditions!.find((c) => c.type === 'Degraded')).toMatchObject({ reason: 'MetricsUnreadable', message: "1 workers' /metrics unreadable" });
+    const pod = await clients.core.readNamespacedPod({ name: 'gamma-w0', namespace });
+    expect(pod.metadata!.annotations?.[DELETION_COST]).toBeUndefined();
+  });
+});

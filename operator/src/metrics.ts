@@ -1,0 +1,86 @@
+// Operator metrics (prom-client) and the HTTP server for /metrics, /healthz and /readyz.
+import http from 'node:http';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface OperatorMetrics {
+  registry: Registry;
+  reconcileDuration: Histogram<'kind' | 'result'>;
+  reconcileErrors: Counter<'kind'>;
+  fleetDesiredReplicas: Gauge<'namespace' | 'fleet'>;
+  fleetActualReplicas: Gauge<'namespace' | 'fleet'>;
+  fleetActiveCalls: Gauge<'namespace' | 'fleet'>;
+  fleetCapacity: Gauge<'namespace' | 'fleet'>;
+  scrapeFailures: Counter<'namespace' | 'fleet'>;
+  scaleEvents: Counter<'namespace' | 'fleet' | 'direction'>;
+  botSyncs: Counter<'result'>;
+  isLeader: Gauge;
+  queueDepth: Gauge;
+}
+
+export function createMetrics(registry = new Registry(), withDefaults = false): OperatorMetrics {
+  if (withDefaults) collectDefaultMetrics({ register: registry, prefix: 'voice_operator_' });
+  const fleet = ['namespace', 'fleet'] as const;
+  return {
+    registry,
+    reconcileDuration: new Histogram({
+      name: 'voice_operator_reconcile_duration_seconds',
+      help: 'Time of one reconcile pass',
+      labelNames: ['kind', 'result'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    reconcileErrors: new Counter({ name: 'voice_operator_reconcile_errors_total', help: 'Failed reconcile passes', labelNames: ['kind'], registers: [registry] }),
+    fleetDesiredReplicas: new Gauge({ name: 'voice_operator_fleet_desired_replicas', help: 'Replicas the operator set on a fleet', labelNames: fleet, registers: [registry] }),
+    fleetActualReplicas: new Gauge({ name: 'voice_operator_fleet_replicas', help: 'Worker pods of a fleet that exist and are not terminating', labelNames: fleet, registers: [registry] }),
+    fleetActiveCalls: new Gauge({ name: 'voice_operator_fleet_active_calls', help: 'Live calls on a fleet, from its workers', labelNames: fleet, registers: [registry] }),
+    fleetCapacity: new Gauge({ name: 'voice_operator_fleet_capacity_calls', help: 'Call slots of a fleet, from its workers', labelNames: fleet, registers: [registry] }),
+    scrapeFailures: new Counter({ name: 'voice_operator_scrape_failures_total', help: 'Worker /metrics reads that failed', labelNames: fleet, registers: [registry] }),
+    scaleEvents: new Counter({ name: 'voice_operator_scale_events_total', help: 'Replica changes made by the operator', labelNames: ['namespace', 'fleet', 'direction'], registers: [registry] }),
+    botSyncs: new Counter({ name: 'voice_operator_bot_syncs_total', help: 'Bot upserts into the backend', labelNames: ['result'], registers: [registry] }),
+    isLeader: new Gauge({ name: 'voice_operator_leader', help: '1 while this replica holds the leader Lease', registers: [registry] }),
+    queueDepth: new Gauge({ name: 'voice_operator_queue_depth', help: 'Keys waiting in the work queue', registers: [registry] }),
+  };
+}
+
+export function forgetFleet(metrics: OperatorMetrics, namespace: string, fleet: string): void {
+  for (const g of [metrics.fleetDesiredReplicas, metrics.fleetActualReplicas, metrics.fleetActiveCalls, metrics.fleetCapacity]) {
+    g.remove({ namespace, fleet });
+  }
+}
+
+export function serveMetrics(
+  metrics: OperatorMetrics,
+  port: number,
+  ready: () => boolean,
+  host = '0.0.0.0',
+): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? '/';
+    if (url === '/metrics') {
+      metrics.registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { 'content-type': metrics.registry.contentType });
+          res.end(text);
+        },
+        () => {
+          res.writeHead(500);
+          res.end();
+        },
+      );
+    } else if (url === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('ok');
+    } else if (url === '/readyz') {
+      const ok = ready();
+      res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' });
+      res.end(ok ? 'ok' : 'not ready');
+    } else {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}

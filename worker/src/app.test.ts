@@ -1,0 +1,216 @@
+// End to end on real services: FerretDB, Redis, MinIO, the real backend, and the worker with its
+// offline providers (espeak-ng, pocketsphinx, scripted policy), driven by a WebSocket caller that
+// speaks in real time.
+import { Client } from 'minio';
+import { Redis } from 'ioredis';
+import { fleetWorkerKey } from '@voice-platform/schemas';
+import { bytesToPcm } from './audio/pcm.js';
+import { parseWavHeader } from './audio/wav.js';
+import { recognise, silence, speech } from './testing/audio.js';
+import { callUntil, createBot, getCall, TEST_POLICY, updateBot } from './testing/backend.js';
+import { TestCaller } from './testing/client.js';
+import { startWorker, type TestWorker } from './testing/worker.js';
+import { freePort } from '@voice-platform/tests/infra';
+
+const VARIABLES = { customer_name: 'Sam', amount_due: 'forty' };
+const GREETING = 'Hello {{customer_name}}, this is your payment reminder.';
+const replies = ['hello sam this is your payment reminder', 'the open amount is forty dollars', 'understood goodbye sam', 'sorry i did not catch that'];
+
+let w: TestWorker;
+let botId: string;
+const minio = () => {
+  const [host, port] = process.env.STORAGE_ENDPOINT!.split(':');
+  return new Client({ endPoint: host!, port: Number(port), useSSL: false, accessKey: process.env.STORAGE_ACCESS_KEY!, secretKey: process.env.STORAGE_SECRET_KEY! });
+};
+
+beforeAll(async () => {
+  botId = await createBot({
+    name: 'reminder',
+    greeting: GREETING,
+    variables: [
+      { name: 'customer_name', required: true, description: '' },
+      { name: 'amount_due', required: false, description: '' },
+    ],
+    policy: TEST_POLICY,
+    turn_detection: { end_of_turn_silence_ms: 600 },
+    max_call_seconds: 60,
+  });
+  w = await startWorker();
+});
+afterAll(async () => {
+  await w?.stop();
+});
+
+/** Streams silence in real time until the bot has spoken and then been quiet for `quietMs`. */
+async function waitForBotToFinish(caller: TestCaller, quietMs = 400): Promise<void> {
+  await caller.until(() => caller.audio.length > 0, 'bot audio');
+  while (performance.now() - caller.audio[caller.audio.length - 1]!.atMs < quietMs) await caller.stream(silence(100));
+}
+
+describe('a WebSocket call with the offline providers', () => {
+  it('greets, understands a policy phrase, answers, ends, reports, and records', async () => {
+    const caller = new TestCaller(`${w.wsUrl}/ws/${botId}`);
+    await caller.opened;
+    caller.send({ type: 'start', variables: VARIABLES });
+    const started = await caller.until(() => caller.message('started'), 'started');
+    const callId = started.call_id as string;
+    expect(typeof callId).toBe('string');
+
+    await waitForBotToFinish(caller);
+    expect(caller.message('transcript', (m) => m.role === 'bot')).toEqual({ type: 'transcript', role: 'bot', text: 'Hello Sam, this is your payment reminder.', final: true });
+    expect(recognise(caller.botAudio(), 16000, replies)).toBe('hello sam this is your payment reminder');
+    expect((await getCall(callId)).status).toBe('in_progress');
+
+    const replyFrom = performance.now();
+    await caller.stream(speech('stop calling'));
+    await caller.stream(silence(900));
+    await caller.until(() => caller.closeCode !== null, 'the call to end');
+
+    expect(caller.message('transcript', (m) => m.role === 'user')).toEqual({ type: 'transcript', role: 'user', text: 'stop calling', final: true });
+    expect(caller.messages.filter((m) => m.role === 'bot').map((m) => m.text)).toEqual(['Hello Sam, this is your payment reminder.', 'Understood.', 'Goodbye Sam.']);
+    expect(recognise(caller.botAudio(replyFrom), 16000, replies)).toBe('understood goodbye sam');
+    expect(caller.messages[caller.messages.length - 1]).toEqual({ type: 'ended', reason: 'policy_end_call' });
+    expect(caller.closeCode).toBe(1000);
+
+    const call = await callUntil(callId, (c) => c.recording_key !== null, 'the recording key');
+    expect(call).toMatchObject({ call_id: callId, bot_id: botId, direction: 'websocket', status: 'completed', end_reason: 'policy_end_call', variables: VARIABLES, recording_error: null });
+    expect(Object.keys(call.status_times).sort()).toEqual(['completed', 'in_progress', 'queued']);
+    const d = new Date(call.created_at);
+    const key = `recordings/${d.getUTCFullYear()}/${String(d.getUTCMonth() + 1).padStart(2, '0')}/${String(d.getUTCDate()).padStart(2, '0')}/${callId}.wav`;
+    expect(call.recording_key).toBe(key);
+
+    const chunks: Buffer[] = [];
+    for await (const c of await minio().getObject('recordings', key)) chunks.push(c as Buffer);
+    const wav = Buffer.concat(chunks);
+    const info = parseWavHeader(wav)!;
+    expect(info).toMatchObject({ sampleRate: 16000, channels: 2, bitsPerSample: 16 });
+    const seconds = info.dataBytes / 4 / 16000;
+    const callSeconds = (Date.parse(call.ended_at!) - Date.parse(call.started_at!)) / 1000;
+    expect(Math.abs(seconds - callSeconds)).toBeLessThan(0.5);
+    // Both sides are in it: the caller on the left, the bot on the right.
+    const samples = bytesToPcm(wav.subarray(info.dataOffset));
+    const left = samples.filter((_, i) => i % 2 === 0);
+    const right = samples.filter((_, i) => i % 2 === 1);
+    expect(recognise(left, 16000, ['stop calling', 'how much', 'goodbye'])).toBe('stop calling');
+    expect(right.some((s) => Math.abs(s) > 3000)).toBe(true);
+  });
+});
+
+describe('calls that cannot start fail at once with the documented code', () => {
+  it('unknown bot → bot_not_found, close 4404', async () => {
+    const caller = new TestCaller(`${w.wsUrl}/ws/no-such-bot`);
+    await caller.opened;
+    caller.send({ type: 'start', variables: {} });
+    expect(await caller.closed).toBe(4404);
+    expect(caller.messages).toEqual([{ type: 'error', code: 'bot_not_found', message: 'bot not found' }]);
+    expect(caller.audio).toEqual([]);
+  });
+
+  it('inactive bot → bot_inactive, close 4409', async () => {
+    const id = await createBot({ name: 'inactive', greeting: 'hi' });
+    await updateBot(id, { active: false });
+    const caller = new TestCaller(`${w.wsUrl}/ws/${id}`);
+    await caller.opened;
+    expect(await caller.closed).toBe(4409);
+    expect(caller.messages).toEqual([{ type: 'error', code: 'bot_inactive', message: 'the bot is not active' }]);
+  });
+
+  it('missing required variables → variables_mismatch, close 4422', async () => {
+    const caller = new TestCaller(`${w.wsUrl}/ws/${botId}`);
+    await caller.opened;
+    caller.send({ type: 'start', variables: {} });
+    expect(await caller.closed).toBe(4422);
+    expect(caller.messages[0]).toMatchObject({ type: 'error', code: 'variables_mismatch' });
+  });
+
+  it('config unreachable → config_unreachable, close 4502, and the slot is free again', async () => {
+    const dead = await freePort();
+    const other = await startWorker({ SERVICE_CONFIG_URL: `http://127.0.0.1:${dead}/api/v1/config` });
+    try {
+      const caller = new TestCaller(`${other.wsUrl}/ws/${botId}`);
+      await caller.opened;
+      caller.send({ type: 'start', variables: VARIABLES });
+      expect(await caller.closed).toBe(4502);
+      expect(caller.messages).toEqual([{ type: 'error', code: 'config_unreachable', message: expect.stringContaining('backend unreachable') }]);
+      await caller.until(() => other.worker.slots.active === 0, 'the slot to be released');
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('a bad first message → invalid_message, close 4400', async () => {
+    const caller = new TestCaller(`${w.wsUrl}/ws/${botId}`);
+    await caller.opened;
+    caller.ws.send('{"type":"hello"}');
+    expect(await caller.closed).toBe(4400);
+    expect(caller.messages[0]).toMatchObject({ type: 'error', code: 'invalid_message' });
+  });
+});
+
+describe('capacity', () => {
+  it('runs 30 calls, refuses the 31st with 4503, and takes a call again once one ends', async () => {
+    const quiet = await createBot({ name: 'quiet', greeting: '', policy: { intents: [], fallback: { reply: 'Hello.' } } });
+    const full = await startWorker({ MAX_CONCURRENT_CALLS: '30' });
+    const redis = new Redis(process.env.REDIS_URL!);
+    const callers: TestCaller[] = [];
+    try {
+      for (let i = 0; i < 30; i++) callers.push(new TestCaller(`${full.wsUrl}/ws/${quiet}`));
+      await Promise.all(callers.map((c) => c.until(() => c.message('started'), 'started')));
+      expect(full.worker.slots.active).toBe(30);
+
+      const extra = new TestCaller(`${full.wsUrl}/ws/${quiet}`);
+      expect(await extra.closed).toBe(4503);
+      expect(extra.messages).toEqual([{ type: 'error', code: 'worker_at_capacity', message: 'this worker runs 30 calls already' }]);
+
+      const health = await (await fetch(`${full.url}/health`)).json();
+      expect(health).toEqual({ status: 'ok', active_calls: 30, max_calls: 30, draining: false, version: '0.1.0', worker_id: full.settings.WORKER_ID });
+      const hb = JSON.parse((await redis.get(fleetWorkerKey(full.settings.WORKER_ID)))!);
+      expect(hb).toMatchObject({ worker_id: full.settings.WORKER_ID, active_calls: 30, max_calls: 30, draining: false });
+
+      callers[0]!.send({ type: 'stop' });
+      await callers[0]!.closed;
+      expect(callers[0]!.message('ended')).toEqual({ type: 'ended', reason: 'caller_hangup' });
+      await callers[0]!.until(() => full.worker.slots.active === 29, 'a free slot');
+      const next = new TestCaller(`${full.wsUrl}/ws/${quiet}`);
+      await next.until(() => next.message('started'), 'the next call to start');
+      callers.push(next);
+    } finally {
+      for (const c of callers) c.ws.close();
+      await full.stop();
+      redis.disconnect();
+    }
+  });
+});
+
+describe('health, fleet and metrics', () => {
+  it('/health/fleet lists live workers from their heartbeats, with totals', async () => {
+    const second = await startWorker({ MAX_CONCURRENT_CALLS: '5' });
+    try {
+      const res = await fetch(`${w.url}/health/fleet`);
+      expect(res.status).toBe(200);
+      const fleet = (await res.json()) as { workers: Array<{ worker_id: string; max_calls: number }>; totals: Record<string, number> };
+      const ids = fleet.workers.map((x) => x.worker_id);
+      expect(ids).toEqual(expect.arrayContaining([w.settings.WORKER_ID, second.settings.WORKER_ID]));
+      expect(fleet.totals.workers).toBe(fleet.workers.length);
+      expect(fleet.totals.max_calls).toBe(fleet.workers.reduce((n, x) => n + x.max_calls, 0));
+    } finally {
+      await second.stop();
+    }
+    const after = (await (await fetch(`${w.url}/health/fleet`)).json()) as { workers: Array<{ worker_id: string }> };
+    expect(after.workers.map((x) => x.worker_id)).not.toContain(second.settings.WORKER_ID);
+  });
+
+  it('/metrics has the documented series', async () => {
+    const text = await (await fetch(`${w.url}/metrics`)).text();
+    for (const name of [
+      'voice_worker_active_calls',
+      'voice_worker_max_calls 30',
+      'voice_worker_calls_total{result="policy_end_call"} 1',
+      'voice_worker_turn_latency_seconds_count 1',
+      'voice_worker_provider_latency_seconds_count{stage="stt",provider="pocketsphinx"} 1',
+      'voice_worker_recording_upload_failures_total 0',
+    ]) {
+      expect(text).toContain(name);
+    }
+  });
+});

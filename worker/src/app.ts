@@ -1,0 +1,308 @@
+// The worker: HTTP (/health, /health/live, /health/fleet, /metrics), `WS /ws/{bot_id}`, the dial-out claim loop, the
+// fleet heartbeat, and drain. createWorker(deps) wires it; main.ts adds settings, signals and listen.
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Redis } from 'ioredis';
+import type { RuntimeConfig } from '@voice-platform/schemas';
+import type { Settings } from './settings.js';
+import type { Logger } from './logger.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { BackendClient, BackendError } from './backend.js';
+import { RecordingStore } from './call/recording.js';
+import { CallSession, type CallObserver } from './call/session.js';
+import { createProviders, ProviderConfigError, type CallProviders } from './providers.js';
+import { Heartbeat, readFleet, Slots } from './fleet/capacity.js';
+import { ClaimLoop, type DialoutJob } from './fleet/claim.js';
+import { CLOSE_CODES, type CallErrorCode, type TelephonyDialer } from './transports/transport.js';
+import { parseClientMessage, WebSocketTransport } from './transports/websocket.js';
+
+export const VERSION = '0.1.0';
+
+export interface WorkerDeps {
+  settings: Settings;
+  logger: Logger;
+  /** Commands: heartbeat, fleet view, job acks. */
+  redis: Redis;
+  /** A second connection for the claim loop's blocking reads; no claim loop without it. */
+  blockingRedis?: Redis;
+  backend?: BackendClient;
+  storage?: RecordingStore | null;
+  metrics?: Metrics;
+  /** Fills the telephony seam for dial-out jobs; none until the LiveKit/SIP issue. */
+  dialer?: TelephonyDialer | null;
+  observer?: CallObserver;
+  /** Builds a call's providers (tests swap nothing here in practice; the bench counts them). */
+  providers?: (cfg: RuntimeConfig) => Promise<CallProviders>;
+  version?: string;
+}
+
+export interface Worker {
+  readonly server: http.Server;
+  readonly slots: Slots;
+  readonly metrics: Metrics;
+  readonly sessions: ReadonlyMap<string, CallSession>;
+  listen(port: number, host?: string): Promise<number>;
+  /** Stop taking calls, let active ones finish (ending them at the deadline), then stop. */
+  drain(timeoutMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const WS_PATH = /^\/ws\/([A-Za-z0-9_-]{1,128})\/?$/;
+
+export function createWorker(deps: WorkerDeps): Worker {
+  const { settings, logger, redis } = deps;
+  const version = deps.version ?? VERSION;
+  const metrics = deps.metrics ?? createMetrics();
+  const backend = deps.backend ?? new BackendClient({ configUrl: settings.SERVICE_CONFIG_URL, token: settings.WORKER_AUTH_TOKEN, timeoutMs: settings.BACKEND_TIMEOUT_MS });
+  const storage =
+    deps.storage !== undefined
+      ? deps.storage
+      : new RecordingStore({
+          endpoint: settings.STORAGE_ENDPOINT,
+          accessKey: settings.STORAGE_ACCESS_KEY,
+          secretKey: settings.STORAGE_SECRET_KEY,
+          bucket: settings.STORAGE_BUCKET,
+          secure: settings.STORAGE_SECURE,
+          timeoutMs: settings.STORAGE_TIMEOUT_MS,
+        });
+  const providers = deps.providers ?? ((cfg: RuntimeConfig) => createProviders(cfg, settings));
+  const sessions = new Map<string, CallSession>();
+  const pending = new Set<Promise<unknown>>();
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    pending.add(p);
+    void p.finally(() => pending.delete(p)).catch(() => undefined);
+    return p;
+  };
+
+  let heartbeat: Heartbeat | null = null;
+  const slots = new Slots(settings.MAX_CONCURRENT_CALLS, () => {
+    metrics.activeCalls.set(slots.active);
+    heartbeat?.nudge();
+  });
+  metrics.maxCalls.set(settings.MAX_CONCURRENT_CALLS);
+  heartbeat = new Heartbeat(
+    redis,
+    () => ({ worker_id: settings.WORKER_ID, active_calls: slots.active, max_calls: slots.max, draining: slots.draining, version, updated_at: Date.now() }),
+    logger,
+  );
+
+  const callDeps = { backend, storage, metrics, logger, sampleRate: settings.AUDIO_SAMPLE_RATE, observer: deps.observer };
+
+  /** Config → providers → session; any failure is a BackendError/ProviderConfigError for the caller. */
+  async function startSession(cfg: RuntimeConfig, transport: ConstructorParameters<typeof CallSession>[1]): Promise<CallSession> {
+    const p = await providers(cfg);
+    const session = new CallSession(cfg, transport, p, callDeps);
+    sessions.set(session.callId, session);
+    void session.done.finally(() => sessions.delete(session.callId));
+    await session.start();
+    return session;
+  }
+
+  // ---- WebSocket calls ----
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
+
+  function refuse(transport: WebSocketTransport, code: CallErrorCode, message: string): void {
+    metrics.callsRefused.inc({ code });
+    transport.fail(CLOSE_CODES[code], code, message);
+  }
+
+  async function wsCall(ws: WebSocket, botId: string): Promise<void> {
+    const transport = new WebSocketTransport(ws);
+    const slotId = `ws:${Math.random().toString(36).slice(2)}`;
+    const got = slots.tryAcquire(slotId);
+    if (got !== 'ok') {
+      refuse(transport, got, got === 'worker_draining' ? 'this worker is shutting down' : `this worker runs ${slots.max} calls already`);
+      return;
+    }
+    let callId: string | null = null;
+    try {
+      // The optional start message: the first text message, or none (audio first, or a short wait).
+      const variables = await new Promise<Record<string, string> | Error>((resolve) => {
+        const timer = setTimeout(() => done({}), settings.WS_START_TIMEOUT_MS);
+        const onMessage = (data: Buffer, isBinary: boolean) => {
+          if (isBinary) {
+            transport.onClientData(data, true);
+            return done({});
+          }
+          const msg = parseClientMessage(data.toString('utf8'));
+          if (msg?.type === 'start') done(msg.variables);
+          else if (msg?.type === 'stop') done(new Error('stop'));
+          else done(new Error('invalid'));
+        };
+        const onClose = () => done(new Error('stop'));
+        function done(v: Record<string, string> | Error) {
+          clearTimeout(timer);
+          ws.off('message', onMessage);
+          ws.off('close', onClose);
+          resolve(v);
+        }
+        ws.on('message', onMessage);
+        ws.on('close', onClose);
+      });
+      if (variables instanceof Error) {
+        if (variables.message === 'invalid') refuse(transport, 'invalid_message', 'the first text message must be {"type":"start","variables":{…}}');
+        else transport.close(1000, 'caller_hangup');
+        return;
+      }
+      ws.on('message', (data: Buffer, isBinary: boolean) => transport.onClientData(data, isBinary));
+
+      const created = await backend.createCall(botId, variables);
+      callId = created.call_id;
+      const cfg = await backend.fetchConfig(botId, callId);
+      const session = await startSession(cfg, transport);
+      await session.done;
+    } catch (err) {
+      const code: CallErrorCode =
+        err instanceof BackendError ? (err.code === 'invalid_config' ? 'config_unreachable' : err.code) : err instanceof ProviderConfigError ? 'provider_unavailable' : 'internal_error';
+      logger.warn({ bot_id: botId, call_id: callId, code, err: err instanceof Error ? err.message : String(err) }, 'websocket call refused');
+      refuse(transport, code, err instanceof Error ? err.message : 'the call could not start');
+      if (callId) await backend.postEvent(callId, { status: 'failed', end_reason: code });
+    } finally {
+      slots.release(slotId);
+    }
+  }
+
+  // ---- dial-out jobs ----
+  async function dialoutCall(job: DialoutJob): Promise<void> {
+    metrics.jobsClaimed.inc();
+    const log = logger.child({ call_id: job.call_id, bot_id: job.bot_id });
+    let cfg: RuntimeConfig;
+    try {
+      cfg = await backend.fetchConfig(job.bot_id, job.call_id);
+    } catch (err) {
+      const reason = err instanceof BackendError ? err.code : 'config_unreachable';
+      log.warn({ reason }, 'dial-out job failed at config');
+      await backend.postEvent(job.call_id, { status: 'failed', end_reason: reason });
+      return;
+    }
+    if (!deps.dialer) {
+      // No telephony plane on this worker: say so on the call instead of pretending it rang.
+      log.warn('dial-out job claimed but no telephony transport is configured');
+      metrics.callsTotal.inc({ result: 'failed' });
+      await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'no_telephony_transport' });
+      return;
+    }
+    await backend.postEvent(job.call_id, { status: 'dialing' });
+    let transport;
+    try {
+      transport = await deps.dialer.dial({ callId: job.call_id, toNumber: job.to_number, signal: AbortSignal.timeout(60_000) });
+    } catch (err) {
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'dial failed');
+      await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'dial_failed' });
+      return;
+    }
+    try {
+      const session = await startSession(cfg, transport);
+      await session.done;
+    } catch (err) {
+      await backend.postEvent(job.call_id, { status: 'failed', end_reason: err instanceof ProviderConfigError ? err.code : 'internal_error' });
+    }
+  }
+
+  const claim = deps.blockingRedis && settings.DIALOUT_ENABLED ? new ClaimLoop({ redis, blockingRedis: deps.blockingRedis, slots, workerId: settings.WORKER_ID, logger, run: dialoutCall }) : null;
+
+  // ---- HTTP ----
+  const json = (res: http.ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+    res.end(JSON.stringify(body));
+  };
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    void (async () => {
+      try {
+        if (req.method === 'GET' && path === '/health') {
+          // 503 while draining so load balancers stop sending calls here.
+          return json(res, slots.draining ? 503 : 200, {
+            status: slots.draining ? 'draining' : 'ok',
+            active_calls: slots.active,
+            max_calls: slots.max,
+            draining: slots.draining,
+            version,
+            worker_id: settings.WORKER_ID,
+          });
+        }
+        if (req.method === 'GET' && path === '/health/live') {
+          // Liveness stays 200 while draining: a kubelet restarting a draining worker would cut its calls.
+          return json(res, 200, { status: 'alive', draining: slots.draining });
+        }
+        if (req.method === 'GET' && path === '/health/fleet') {
+          try {
+            return json(res, 200, await readFleet(redis));
+          } catch {
+            return json(res, 503, { error: { code: 'service_unavailable', message: 'redis is unreachable' } });
+          }
+        }
+        if (req.method === 'GET' && path === '/metrics') {
+          metrics.draining.set(slots.draining ? 1 : 0);
+          res.writeHead(200, { 'Content-Type': metrics.registry.contentType });
+          return res.end(await metrics.registry.metrics());
+        }
+        json(res, 404, { error: { code: 'not_found', message: 'not found' } });
+      } catch (err) {
+        logger.error({ err: err instanceof Error ? err.message : String(err) }, 'http handler failed');
+        if (!res.headersSent) json(res, 500, { error: { code: 'internal_error', message: 'internal error' } });
+      }
+    })();
+  });
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    const m = WS_PATH.exec((req.url ?? '').split('?')[0]!);
+    if (!m) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => void track(wsCall(ws, m[1]!)));
+  });
+
+  let closed = false;
+  const worker: Worker = {
+    server,
+    slots,
+    metrics,
+    sessions,
+    async listen(port, host = '0.0.0.0') {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => resolve());
+      });
+      await heartbeat!.start();
+      claim?.start();
+      const addr = server.address();
+      const bound = typeof addr === 'object' && addr ? addr.port : port;
+      logger.info({ port: bound, worker_id: settings.WORKER_ID, max_calls: slots.max, version }, 'worker listening');
+      return bound;
+    },
+    async drain(timeoutMs) {
+      slots.draining = true;
+      metrics.draining.set(1);
+      await heartbeat!.beat();
+      logger.info({ active_calls: slots.active, timeout_ms: timeoutMs }, 'draining');
+      await claim?.stop();
+      const all = () => Promise.allSettled([...pending, ...[...sessions.values()].map((s) => s.done), claim?.settled()]);
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+      const outcome = await Promise.race([all().then(() => 'done' as const), deadline]);
+      clearTimeout(timer);
+      if (outcome === 'timeout') {
+        logger.warn({ active_calls: sessions.size }, 'drain timeout: ending the remaining calls');
+        await Promise.allSettled([...sessions.values()].map((s) => s.end('worker_shutdown', 'completed')));
+        await all();
+      }
+      await worker.close();
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await claim?.stop();
+      for (const s of sessions.values()) void s.end('worker_shutdown', 'completed');
+      await Promise.allSettled([...sessions.values()].map((s) => s.done));
+      for (const client of wss.clients) client.terminate();
+      await heartbeat!.stop(settings.WORKER_ID);
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+  return worker;
+}

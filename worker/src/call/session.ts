@@ -1,0 +1,188 @@
+// One call: its pipeline, its transport, its recording and its lifecycle reports. Whatever happens
+// inside (a provider failing, the caller vanishing, storage down) ends in exactly one terminal
+// event, and nothing in one call can throw into another.
+import type { RuntimeConfig } from '@voice-platform/schemas';
+import { Rechunker, samplesFor } from '../audio/pcm.js';
+import type { BackendClient } from '../backend.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { Frame } from '../pipeline/frames.js';
+import { Pipeline } from '../pipeline/pipeline.js';
+import type { CallProviders } from '../providers.js';
+import { LlmProcessor } from '../llm/llm.js';
+import { SttProcessor, type SttSession } from '../stt/stt.js';
+import { TtsProcessor } from '../tts/tts.js';
+import { VadProcessor } from '../vad/vad.js';
+import { OutputProcessor, type TurnTiming } from '../transports/output.js';
+import type { CallTransport } from '../transports/transport.js';
+import { CallRecorder, recordingKey, type RecordingStore } from './recording.js';
+
+export type EndStatus = 'completed' | 'failed';
+
+export interface CallObserver {
+  onTurn?(callId: string, t: TurnTiming): void;
+  onFrameGap?(ms: number): void;
+  onEnded?(callId: string, reason: string): void;
+}
+
+export interface CallDeps {
+  backend: BackendClient;
+  storage: RecordingStore | null;
+  metrics: Metrics;
+  logger: Logger;
+  sampleRate: number;
+  observer?: CallObserver;
+}
+
+export interface CallResult {
+  status: EndStatus;
+  reason: string;
+  recordingKey: string | null;
+  recordingError: string | null;
+}
+
+const AUDIO_FRAME_MS = 20;
+
+export class CallSession {
+  readonly callId: string;
+  private pipeline: Pipeline | null = null;
+  private output: OutputProcessor | null = null;
+  private stt: SttSession | null = null;
+  private recorder: CallRecorder | null = null;
+  private startedAt = new Date();
+  private maxTimer: NodeJS.Timeout | null = null;
+  private ended = false;
+  private readonly chunker: Rechunker;
+  private readonly log: Logger;
+  readonly turns: TurnTiming[] = [];
+  private resolveDone!: (r: CallResult) => void;
+  /** Resolves when the call has ended and everything about it is reported (and uploaded). */
+  readonly done: Promise<CallResult>;
+
+  constructor(
+    readonly config: RuntimeConfig,
+    private readonly transport: CallTransport,
+    private readonly providers: CallProviders,
+    private readonly deps: CallDeps,
+  ) {
+    this.callId = config.call!.id;
+    this.log = deps.logger.child({ call_id: this.callId, bot_id: config.bot.id });
+    this.chunker = new Rechunker(samplesFor(AUDIO_FRAME_MS, deps.sampleRate));
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+  }
+
+  get active(): boolean {
+    return !this.ended;
+  }
+
+  async start(): Promise<void> {
+    const { bot } = this.config;
+    const rate = this.deps.sampleRate;
+    this.stt = await this.providers.stt.open();
+    const o = this.deps.observer;
+    this.output = new OutputProcessor(rate, {
+      sendAudio: (pcm, atMs) => {
+        this.recorder?.writeBot(pcm, atMs);
+        this.transport.sendAudio(pcm);
+      },
+      sendMessage: (msg) => this.transport.sendMessage(msg),
+      onEndCall: () => void this.end('policy_end_call', 'completed'),
+      onTurn: (t) => {
+        this.turns.push(t);
+        this.deps.metrics.turnLatency.observe(t.latencyMs / 1000);
+        this.deps.metrics.turnOverhead.observe(Math.max(0, t.overheadMs) / 1000);
+        o?.onTurn?.(this.callId, t);
+      },
+      onProviderTime: (stage, provider, ms) => this.deps.metrics.providerLatency.observe({ stage, provider }, ms / 1000),
+      onFrameGap: (ms) => o?.onFrameGap?.(ms),
+    });
+    this.pipeline = new Pipeline(
+      [
+        new VadProcessor(this.providers.vad, rate, { endOfTurnSilenceMs: bot.turn_detection?.end_of_turn_silence_ms ?? 700 }),
+        new SttProcessor(this.providers.stt, this.stt, rate),
+        new LlmProcessor(this.providers.llm, bot.prompt),
+        new TtsProcessor(this.providers.tts, rate),
+        this.output,
+      ],
+      { upstream: (f) => this.onUpstream(f) },
+    );
+    this.startedAt = new Date();
+    this.recorder = new CallRecorder(rate, performance.now());
+    this.transport.attach({
+      onAudio: (pcm) => this.onAudio(pcm),
+      onHangup: (reason) => void this.end(reason, 'completed'),
+    });
+    void this.report({ status: 'in_progress', at: this.startedAt.toISOString() });
+    this.transport.sendMessage({ type: 'started', call_id: this.callId });
+    this.maxTimer = setTimeout(() => void this.end('max_call_seconds', 'completed'), bot.max_call_seconds * 1000);
+    if (bot.greeting.trim()) this.pipeline.push({ kind: 'say', text: bot.greeting });
+    this.log.info({ direction: this.config.call?.direction, stt: this.providers.stt.name, llm: this.providers.llm.name, tts: this.providers.tts.name }, 'call started');
+  }
+
+  private onAudio(pcm: Int16Array): void {
+    if (this.ended || !this.pipeline) return;
+    const now = performance.now();
+    this.recorder?.writeUser(pcm, now);
+    for (const frame of this.chunker.push(pcm)) this.pipeline.push({ kind: 'audio_in', pcm: frame, sampleRate: this.deps.sampleRate, atMs: now });
+  }
+
+  private onUpstream(frame: Frame): void {
+    if (frame.kind !== 'error') return;
+    this.log.warn({ code: frame.code, source: frame.source, fatal: frame.fatal, err: frame.message }, 'pipeline error');
+    this.deps.metrics.providerErrors.inc({ code: frame.code });
+    this.transport.sendMessage({ type: 'error', code: frame.code, message: frame.message });
+    if (frame.fatal) void this.end(`error:${frame.code}`, 'failed');
+  }
+
+  /** Ends the call (idempotent): stop the pipeline, tell the caller, report, upload the recording. */
+  async end(reason: string, status: EndStatus): Promise<CallResult> {
+    if (this.ended) return this.done;
+    this.ended = true;
+    if (this.maxTimer) clearTimeout(this.maxTimer);
+    this.pipeline?.cancel(reason);
+    const endedAt = new Date();
+    const endedPerf = performance.now();
+    this.transport.sendMessage({ type: 'ended', reason });
+    this.transport.close(1000, reason.slice(0, 100));
+    this.deps.metrics.callsTotal.inc({ result: status === 'completed' ? reason : 'failed' });
+    this.deps.observer?.onEnded?.(this.callId, reason);
+    this.log.info({ reason, status, duration_ms: endedAt.getTime() - this.startedAt.getTime() }, 'call ended');
+    await this.report({ status, end_reason: reason, at: endedAt.toISOString() });
+
+    let key: string | null = null;
+    let recordingError: string | null = null;
+    if (this.recorder) {
+      const { wav } = this.recorder.finish(endedPerf);
+      const candidate = recordingKey(this.callId, this.startedAt);
+      try {
+        if (!this.deps.storage) throw new Error('storage is not configured');
+        await this.deps.storage.upload(candidate, wav);
+        key = candidate;
+      } catch (err) {
+        recordingError = `recording upload failed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 1000);
+        this.deps.metrics.recordingFailures.inc();
+        this.log.error({ err: recordingError }, 'recording upload failed');
+      }
+      await this.report(key ? { status, recording_key: key } : { status, recording_error: recordingError! });
+    }
+    const result: CallResult = { status, reason, recordingKey: key, recordingError };
+    this.resolveDone(result);
+    return result;
+  }
+
+  private reports: Promise<unknown> = Promise.resolve();
+  /** Events go out one after another, so the backend sees them in the order they happened. */
+  private report(event: Parameters<BackendClient['postEvent']>[1]): Promise<void> {
+    const next = this.reports.then(() => this.send(event));
+    this.reports = next;
+    return next;
+  }
+
+  private async send(event: Parameters<BackendClient['postEvent']>[1]): Promise<void> {
+    const ok = await this.deps.backend.postEvent(this.callId, event);
+    if (!ok) {
+      this.deps.metrics.eventFailures.inc();
+      this.log.warn({ status: event.status }, 'call event not accepted by the backend');
+    }
+  }
+}

@@ -1,0 +1,138 @@
+// Call slots and the fleet heartbeat. A slot is taken before anything else happens for a call (so the
+// 31st caller is refused at once) and given back when the call is fully done. The heartbeat tells the
+// backend and the operator what this worker carries (contract in @voice-platform/schemas fleet.ts).
+import type { Redis } from 'ioredis';
+import {
+  FLEET_RESERVATIONS_KEY,
+  FLEET_WORKERS_KEY,
+  FLEET_WORKER_KEY_PREFIX,
+  HEARTBEAT_INTERVAL_MS,
+  HEARTBEAT_TTL_MS,
+  fleetWorkerKey,
+  type WorkerHeartbeat,
+} from '@voice-platform/schemas';
+import type { Logger } from '../logger.js';
+
+export class Slots {
+  private readonly held = new Set<string>();
+  private waiters: Array<() => void> = [];
+  draining = false;
+  constructor(
+    readonly max: number,
+    private readonly onChange: () => void = () => undefined,
+  ) {}
+
+  get active(): number {
+    return this.held.size;
+  }
+  get free(): number {
+    return this.draining ? 0 : Math.max(0, this.max - this.held.size);
+  }
+
+  /** Takes a slot, or says why not. */
+  tryAcquire(id: string): 'ok' | 'worker_at_capacity' | 'worker_draining' {
+    if (this.draining) return 'worker_draining';
+    if (this.held.size >= this.max) return 'worker_at_capacity';
+    this.held.add(id);
+    this.onChange();
+    return 'ok';
+  }
+
+  release(id: string): void {
+    if (!this.held.delete(id)) return;
+    this.onChange();
+    const w = this.waiters;
+    this.waiters = [];
+    for (const fn of w) fn();
+  }
+
+  /** Resolves on the next release (the claim loop waits here while full). */
+  changed(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+}
+
+export class Heartbeat {
+  private timer: NodeJS.Timeout | null = null;
+  private pending = false;
+  private failures = 0;
+  constructor(
+    private readonly redis: Redis,
+    private readonly state: () => WorkerHeartbeat,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Starts beating; resolves once the first heartbeat is written (the worker is visible). */
+  start(): Promise<void> {
+    this.timer = setInterval(() => void this.beat(), HEARTBEAT_INTERVAL_MS);
+    this.timer.unref();
+    return this.beat();
+  }
+
+  /** An extra beat soon after a change (coalesced), so capacity shows up without waiting 2 s. */
+  nudge(): void {
+    if (this.pending || !this.timer) return;
+    this.pending = true;
+    setImmediate(() => {
+      this.pending = false;
+      void this.beat();
+    });
+  }
+
+  async beat(): Promise<void> {
+    const hb = this.state();
+    try {
+      await this.redis
+        .multi()
+        .set(fleetWorkerKey(hb.worker_id), JSON.stringify(hb), 'PX', HEARTBEAT_TTL_MS)
+        .zadd(FLEET_WORKERS_KEY, hb.updated_at + HEARTBEAT_TTL_MS, hb.worker_id)
+        .exec();
+      if (this.failures) this.logger.info({ after_failures: this.failures }, 'heartbeat restored');
+      this.failures = 0;
+    } catch (err) {
+      if (this.failures++ === 0) this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'heartbeat failed');
+    }
+  }
+
+  /** Stops beating and removes this worker from the fleet. */
+  async stop(workerId: string): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.redis.multi().del(fleetWorkerKey(workerId)).zrem(FLEET_WORKERS_KEY, workerId).exec().catch(() => undefined);
+  }
+}
+
+export interface FleetView {
+  workers: WorkerHeartbeat[];
+  totals: { workers: number; active_calls: number; max_calls: number; free_slots: number; draining_workers: number; reservations: number };
+}
+
+/** Every live worker from its heartbeat; expired members are pruned from the index on the way. */
+export async function readFleet(redis: Redis, nowMs = Date.now()): Promise<FleetView> {
+  await redis.zremrangebyscore(FLEET_WORKERS_KEY, '-inf', nowMs);
+  const ids = await redis.zrange(FLEET_WORKERS_KEY, 0, -1);
+  const raw = ids.length ? await redis.mget(ids.map((id) => `${FLEET_WORKER_KEY_PREFIX}${id}`)) : [];
+  const workers: WorkerHeartbeat[] = [];
+  for (const r of raw) {
+    if (!r) continue;
+    try {
+      workers.push(JSON.parse(r) as WorkerHeartbeat);
+    } catch {
+      /* a malformed heartbeat is not a live worker */
+    }
+  }
+  workers.sort((a, b) => a.worker_id.localeCompare(b.worker_id));
+  const reservations = await redis.zcount(FLEET_RESERVATIONS_KEY, nowMs, '+inf');
+  const sum = (f: (w: WorkerHeartbeat) => number) => workers.reduce((n, w) => n + f(w), 0);
+  return {
+    workers,
+    totals: {
+      workers: workers.length,
+      active_calls: sum((w) => w.active_calls),
+      max_calls: sum((w) => w.max_calls),
+      free_slots: sum((w) => (w.draining ? 0 : Math.max(0, w.max_calls - w.active_calls))),
+      draining_workers: workers.filter((w) => w.draining).length,
+      reservations,
+    },
+  };
+}

@@ -1,0 +1,163 @@
+// The dial-out claim loop: read jobs from the backend's Redis stream (consumer group `workers`) only
+// while this worker has a free slot, take the slot, drop the backend's reservation (the heartbeat's
+// active_calls now counts the call), run it, and ack. Jobs a crashed worker read but never acked are
+// claimed again after `staleAfterMs`.
+import type { Redis } from 'ioredis';
+import { DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
+import type { Logger } from '../logger.js';
+import type { Slots } from './capacity.js';
+
+export interface DialoutJob {
+  entryId: string;
+  call_id: string;
+  bot_id: string;
+  to_number: string;
+  variables: Record<string, string>;
+}
+
+export interface ClaimOptions {
+  /** Commands (ack, reservation, stale claims). */
+  redis: Redis;
+  /** A connection of its own for the blocking read, cut on stop. */
+  blockingRedis: Redis;
+  slots: Slots;
+  workerId: string;
+  logger: Logger;
+  /** Runs the claimed call; the slot is held until it resolves. */
+  run(job: DialoutJob): Promise<void>;
+  blockMs?: number;
+  staleAfterMs?: number;
+}
+
+function parseFields(entryId: string, fields: string[]): DialoutJob | null {
+  const f: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
+  if (!f.call_id || !f.bot_id) return null;
+  let variables: Record<string, string> = {};
+  try {
+    variables = f.variables ? (JSON.parse(f.variables) as Record<string, string>) : {};
+  } catch {
+    return null;
+  }
+  return { entryId, call_id: f.call_id, bot_id: f.bot_id, to_number: f.to_number ?? '', variables };
+}
+
+type Entries = Array<[string, string[]]>;
+
+export class ClaimLoop {
+  private stopped = false;
+  private loop: Promise<void> | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+  private wake: (() => void) | null = null;
+
+  constructor(private readonly opts: ClaimOptions) {}
+
+  start(): void {
+    this.loop = this.run();
+  }
+
+  /** Stops claiming (the blocking read is cut short); calls already claimed keep running. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    this.opts.blockingRedis.disconnect();
+    await this.loop?.catch(() => undefined);
+  }
+
+  /** Resolves when every claimed call has finished. */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async ensureGroup(): Promise<void> {
+    try {
+      await this.opts.redis.xgroup('CREATE', DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, '$', 'MKSTREAM');
+    } catch (err) {
+      if (!(err instanceof Error && err.message.includes('BUSYGROUP'))) throw err;
+    }
+  }
+
+  private async run(): Promise<void> {
+    const { redis, slots, logger } = this.opts;
+    let backoffMs = 200;
+    while (!this.stopped) {
+      if (slots.free === 0) {
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+          void slots.changed().then(resolve);
+        });
+        continue;
+      }
+      try {
+        const entries = (await this.staleEntry()) ?? (await this.readNew());
+        backoffMs = 200;
+        for (const [entryId, fields] of entries) this.take(entryId, fields);
+      } catch (err) {
+        if (this.stopped) return;
+        const msg = err instanceof Error ? err.message : String(err);
+        if (msg.includes('NOGROUP')) {
+          await this.ensureGroup().catch(() => undefined);
+          continue;
+        }
+        logger.warn({ err: msg, retry_in_ms: backoffMs }, 'dial-out claim failed');
+        await new Promise((r) => setTimeout(r, backoffMs));
+        backoffMs = Math.min(backoffMs * 2, 5000);
+      }
+    }
+  }
+
+  private async readNew(): Promise<Entries> {
+    const res = (await this.opts.blockingRedis.xreadgroup(
+      'GROUP',
+      DIALOUT_CONSUMER_GROUP,
+      this.opts.workerId,
+      'COUNT',
+      1,
+      'BLOCK',
+      this.opts.blockMs ?? 2000,
+      'STREAMS',
+      DIALOUT_STREAM_KEY,
+      '>',
+    )) as Array<[string, Entries]> | null;
+    return res?.[0]?.[1] ?? [];
+  }
+
+  /** A job another consumer read but never acked (it crashed), idle long enough to be ours. */
+  private async staleEntry(): Promise<Entries | null> {
+    const res = (await this.opts.redis.xautoclaim(DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, this.opts.workerId, this.opts.staleAfterMs ?? 60_000, '0-0', 'COUNT', 1)) as [
+      string,
+      Entries,
+    ];
+    const entries = (res?.[1] ?? []).filter((e) => Array.isArray(e[1]));
+    return entries.length ? entries : null;
+  }
+
+  private take(entryId: string, fields: string[]): void {
+    const { redis, slots, logger } = this.opts;
+    const job = parseFields(entryId, fields);
+    if (!job) {
+      logger.error({ entry_id: entryId }, 'malformed dial-out job dropped');
+      void redis.xack(DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, entryId).catch(() => undefined);
+      return;
+    }
+    // We only read while a slot was free; a WebSocket call may have taken it meanwhile. The job then
+    // stays pending and is claimed again (here or elsewhere) once it is stale.
+    if (slots.tryAcquire(job.call_id) !== 'ok') {
+      logger.warn({ call_id: job.call_id }, 'no free slot for a claimed job; left pending');
+      return;
+    }
+    const p = (async () => {
+      try {
+        await redis.zrem(FLEET_RESERVATIONS_KEY, job.call_id).catch(() => undefined);
+        await this.opts.run(job);
+      } catch (err) {
+        logger.error({ call_id: job.call_id, err: err instanceof Error ? err.message : String(err) }, 'dial-out call failed');
+      } finally {
+        slots.release(job.call_id);
+        await redis.xack(DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, entryId).catch(() => undefined);
+      }
+    })();
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p));
+  }
+}

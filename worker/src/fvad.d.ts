@@ -1,0 +1,4 @@
+declare module '@echogarden/fvad-wasm' {
+  const createModule: () => Promise<unknown>;
+  export default createModule;
+}

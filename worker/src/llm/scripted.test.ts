@@ -1,0 +1,50 @@
+import { decide, render, ScriptedLlm, similarity } from './scripted.js';
+import { SentenceSplitter, type LlmChunk } from './llm.js';
+
+const policy = {
+  intents: [
+    { name: 'pay', examples: ['yes', 'i will pay'], reply: 'Thank you {{customer_name}}, goodbye.', end_call: true },
+    { name: 'amount', examples: ['how much', 'what amount'], reply: 'You owe {{ amount_due }}.' },
+  ],
+  fallback: { reply: 'Sorry {{customer_name}}, say that again?' },
+};
+const vars = { customer_name: 'Sam', amount_due: '42 dollars' };
+
+describe('scripted LLM', () => {
+  it('matches intents by their example phrases and renders variables', () => {
+    expect(decide(policy, 'How much?', vars)).toEqual({ intent: 'amount', reply: 'You owe 42 dollars.', endCall: false });
+    expect(decide(policy, 'well i will pay tomorrow', vars)).toEqual({ intent: 'pay', reply: 'Thank you Sam, goodbye.', endCall: true });
+  });
+
+  it('falls back when nothing matches well enough', () => {
+    expect(decide(policy, 'the weather is nice', vars)).toEqual({ intent: null, reply: 'Sorry Sam, say that again?', endCall: false });
+  });
+
+  it('scores exact, contained and partial matches in that order', () => {
+    expect(similarity('how much', 'how much')).toBe(1);
+    expect(similarity('so how much is it', 'how much')).toBe(0.9);
+    expect(similarity('how many', 'how much')).toBe(0.5);
+    expect(similarity('', 'how much')).toBe(0);
+  });
+
+  it('renders unknown variables as empty text', () => {
+    expect(render('Hi {{name}} and {{other}}!', { name: 'Ann' })).toBe('Hi Ann and !');
+  });
+
+  it('streams the reply and an end_call marker from the last user message', async () => {
+    const llm = new ScriptedLlm(policy, vars);
+    const chunks: LlmChunk[] = [];
+    for await (const c of llm.generate([{ role: 'user', content: 'how much' }, { role: 'assistant', content: 'x' }, { role: 'user', content: 'yes' }], new AbortController().signal)) chunks.push(c);
+    expect(chunks).toEqual([{ type: 'text', text: 'Thank you Sam, goodbye.' }, { type: 'end_call' }]);
+  });
+});
+
+describe('SentenceSplitter', () => {
+  it('releases a sentence once the text after its stop begins', () => {
+    const s = new SentenceSplitter();
+    expect(s.push('Hello there')).toEqual([]);
+    expect(s.push('. How are')).toEqual(['Hello there.']);
+    expect(s.push(' you? Fine')).toEqual(['How are you?']);
+    expect(s.flush()).toEqual(['Fine']);
+  });
+});

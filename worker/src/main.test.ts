@@ -1,0 +1,79 @@
+// The worker as a process (dist/main.js): boot refusal on bad settings, and SIGTERM drain — no new
+// calls, the active call finishes, exit 0.
+import { spawn, spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, waitUntil, startProcess } from '@voice-platform/tests/infra';
+import { silence, speech } from './testing/audio.js';
+import { backendUrl, callUntil, createBot, TEST_POLICY, workerToken } from './testing/backend.js';
+import { TestCaller } from './testing/client.js';
+
+const main = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
+
+describe('worker process', () => {
+  it('refuses to boot and names every bad setting', () => {
+    const r = spawnSync(process.execPath, [main], { env: { PATH: process.env.PATH, MAX_CONCURRENT_CALLS: 'lots', WORKER_AUTH_TOKEN: 'x' }, encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('SERVICE_CONFIG_URL is required');
+    expect(r.stderr).toContain('MAX_CONCURRENT_CALLS');
+    expect(r.stderr).toContain('WORKER_AUTH_TOKEN');
+    expect(r.stderr).not.toContain('"x"');
+  });
+
+  it('drains on SIGTERM: refuses new calls, lets the active call finish, exits 0', async () => {
+    const bot = await createBot({
+      name: 'drain',
+      greeting: '',
+      variables: [
+        { name: 'customer_name', required: true, description: '' },
+        { name: 'amount_due', required: false, description: '' },
+      ],
+      policy: TEST_POLICY,
+      turn_detection: { end_of_turn_silence_ms: 500 },
+    });
+    const port = await freePort();
+    const proc = startProcess('worker', process.execPath, [main], {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        SERVICE_CONFIG_URL: `${backendUrl()}/api/v1/config`,
+        WORKER_AUTH_TOKEN: workerToken(),
+        WORKER_ID: 'drain-test-worker',
+        DRAIN_TIMEOUT_MS: '60000',
+        DIALOUT_ENABLED: 'false',
+        LOG_LEVEL: 'info',
+      },
+      logFile: path.join(process.env.VP_TEST_DIR!, `worker-drain-${port}.log`),
+    });
+    try {
+      await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/health`)).status === 200, { what: 'worker', proc });
+      const caller = new TestCaller(`ws://127.0.0.1:${port}/ws/${bot}`);
+      await caller.opened;
+      caller.send({ type: 'start', variables: { customer_name: 'Sam' } });
+      const started = await caller.until(() => caller.message('started'), 'started');
+
+      process.kill(proc.pid, 'SIGTERM');
+      await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/health`)).status === 503, { what: 'draining health', proc });
+      const health = await (await fetch(`http://127.0.0.1:${port}/health`)).json();
+      expect(health).toMatchObject({ status: 'draining', draining: true, active_calls: 1 });
+      const live = await fetch(`http://127.0.0.1:${port}/health/live`);
+      expect(live.status).toBe(200);
+      expect(await live.json()).toEqual({ status: 'alive', draining: true });
+
+      const late = new TestCaller(`ws://127.0.0.1:${port}/ws/${bot}`);
+      expect(await late.closed).toBe(4503);
+      expect(late.messages).toEqual([{ type: 'error', code: 'worker_draining', message: 'this worker is shutting down' }]);
+
+      // The active call goes on as normal until the caller ends it.
+      await caller.stream(speech('stop calling'));
+      await caller.stream(silence(800));
+      await caller.closed;
+      expect(caller.message('ended')).toEqual({ type: 'ended', reason: 'policy_end_call' });
+      expect(await proc.exited).toBe(0);
+      const rec = await callUntil(started.call_id as string, (c) => c.status === 'completed', 'completed');
+      expect(rec.end_reason).toBe('policy_end_call');
+    } finally {
+      await proc.stop();
+    }
+  });
+});

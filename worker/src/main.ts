@@ -1,0 +1,68 @@
+// Boot: settings (every problem at once, refuse to boot) → Redis → listen. SIGTERM/SIGINT drain:
+// no new calls, active calls finish (up to DRAIN_TIMEOUT_MS), exit 0.
+import { Redis } from 'ioredis';
+import { createWorker, VERSION } from './app.js';
+import { createLogger } from './logger.js';
+import { loadSettings, SettingsError, type Settings } from './settings.js';
+
+function redisClient(url: string): Redis {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2000),
+  });
+  client.on('error', () => undefined); // heartbeat and /health/fleet report Redis trouble
+  return client;
+}
+
+async function main(): Promise<void> {
+  let settings: Settings;
+  try {
+    settings = loadSettings(process.env);
+  } catch (err) {
+    if (err instanceof SettingsError) {
+      process.stderr.write(`worker: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger(settings.LOG_LEVEL);
+  const redis = redisClient(settings.REDIS_URL);
+  const blockingRedis = redisClient(settings.REDIS_URL);
+  try {
+    await redis.connect();
+    await blockingRedis.connect();
+  } catch {
+    // Redis carries capacity; a worker that cannot heartbeat would take calls nobody counts.
+    logger.fatal('redis is unreachable; check REDIS_URL');
+    process.stderr.write('worker: redis is unreachable; check REDIS_URL\n');
+    process.exit(3);
+  }
+  const worker = createWorker({ settings, logger, redis, blockingRedis, version: VERSION });
+  await worker.listen(settings.PORT);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal, active_calls: worker.slots.active }, 'stopping');
+    void worker
+      .drain(settings.DRAIN_TIMEOUT_MS)
+      .then(async () => {
+        redis.disconnect();
+        logger.info('stopped');
+        process.exit(0);
+      })
+      .catch((err: unknown) => {
+        logger.error({ err: err instanceof Error ? err.message : String(err) }, 'drain failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`worker: boot failed: ${err instanceof Error ? err.message : 'unknown error'}\n`);
+  process.exit(1);
+});

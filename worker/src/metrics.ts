@@ -1,0 +1,40 @@
+// Prometheus metrics of DESIGN.md §4, on a registry per worker (tests run several in one process).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export function createMetrics(defaults = true) {
+  const registry = new Registry();
+  if (defaults) collectDefaultMetrics({ register: registry });
+  const latencyBuckets = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10];
+  return {
+    registry,
+    activeCalls: new Gauge({ name: 'voice_worker_active_calls', help: 'Calls in progress on this worker', registers: [registry] }),
+    maxCalls: new Gauge({ name: 'voice_worker_max_calls', help: 'MAX_CONCURRENT_CALLS of this worker', registers: [registry] }),
+    draining: new Gauge({ name: 'voice_worker_draining', help: '1 while the worker drains', registers: [registry] }),
+    callsTotal: new Counter({ name: 'voice_worker_calls_total', help: 'Calls by result', labelNames: ['result'], registers: [registry] }),
+    callsRefused: new Counter({ name: 'voice_worker_calls_refused_total', help: 'Calls refused at start, by code', labelNames: ['code'], registers: [registry] }),
+    turnLatency: new Histogram({
+      name: 'voice_worker_turn_latency_seconds',
+      help: 'User stops speaking → first bot audio frame',
+      buckets: latencyBuckets,
+      registers: [registry],
+    }),
+    turnOverhead: new Histogram({
+      name: 'voice_worker_turn_overhead_seconds',
+      help: 'Turn latency minus end-of-turn silence and provider time: what the platform adds',
+      buckets: [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1],
+      registers: [registry],
+    }),
+    providerLatency: new Histogram({
+      name: 'voice_worker_provider_latency_seconds',
+      help: 'Provider time per turn: STT final, LLM first sentence, TTS first audio',
+      labelNames: ['stage', 'provider'],
+      buckets: latencyBuckets,
+      registers: [registry],
+    }),
+    providerErrors: new Counter({ name: 'voice_worker_provider_errors_total', help: 'Provider failures after retries', labelNames: ['code'], registers: [registry] }),
+    recordingFailures: new Counter({ name: 'voice_worker_recording_upload_failures_total', help: 'Recording uploads that failed', registers: [registry] }),
+    eventFailures: new Counter({ name: 'voice_worker_call_event_failures_total', help: 'Call events the backend did not take', registers: [registry] }),
+    jobsClaimed: new Counter({ name: 'voice_worker_dialout_jobs_claimed_total', help: 'Dial-out jobs claimed', registers: [registry] }),
+  };
+}
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,44 @@
+// Typed frames: everything that moves through a call's pipeline. System frames (interruption,
+// speech start, errors, cancel) overtake queued data so a barge-in is never stuck behind audio.
+
+export type Role = 'user' | 'bot';
+
+export type Frame =
+  /** Caller audio at the call's sample rate; `atMs` is when it arrived (performance.now()). */
+  | { kind: 'audio_in'; pcm: Int16Array; sampleRate: number; atMs: number }
+  /** Bot audio at the call's sample rate, ready for the transport. */
+  | { kind: 'audio_out'; pcm: Int16Array; sampleRate: number }
+  | { kind: 'user_started_speaking'; atMs: number }
+  /** End of the user's turn: `speechEndAtMs` is the end of the last voiced frame. */
+  | { kind: 'user_stopped_speaking'; atMs: number; speechEndAtMs: number; silenceMs: number }
+  | { kind: 'transcript'; role: Role; text: string; final: boolean }
+  /** Something the bot must say as is (greeting); the LLM stage adds it to the conversation. */
+  | { kind: 'say'; text: string; endCall?: boolean }
+  /** One sentence of the bot's reply, for the TTS. */
+  | { kind: 'text'; text: string }
+  | { kind: 'response_start' }
+  | { kind: 'response_end'; endCall: boolean }
+  /** Provider timing of the current turn, for the turn-latency breakdown. */
+  | { kind: 'provider_time'; stage: 'stt' | 'llm' | 'tts'; provider: string; ms: number }
+  /** Barge-in: drop queued bot output and stop generating it. */
+  | { kind: 'interruption' }
+  /** Errors travel as frames; `fatal` ends the call, otherwise the call goes on. */
+  | { kind: 'error'; code: string; message: string; fatal: boolean; source: string }
+  /** Stop everything now (hang-up, time limit). */
+  | { kind: 'cancel'; reason: string };
+
+export type FrameKind = Frame['kind'];
+export type FrameOf<K extends FrameKind> = Extract<Frame, { kind: K }>;
+export type Direction = 'downstream' | 'upstream';
+
+const SYSTEM: ReadonlySet<FrameKind> = new Set<FrameKind>(['interruption', 'user_started_speaking', 'error', 'cancel']);
+export const isSystemFrame = (f: Frame): boolean => SYSTEM.has(f.kind);
+
+/** Frames that belong to the bot's current reply: an interruption discards them wherever they wait. */
+const INTERRUPTIBLE: ReadonlySet<FrameKind> = new Set<FrameKind>(['audio_out', 'text', 'response_start', 'response_end']);
+export const isInterruptible = (f: Frame): boolean => INTERRUPTIBLE.has(f.kind);
+
+export function errorFrame(source: string, code: string, err: unknown, fatal = true): FrameOf<'error'> {
+  const message = err instanceof Error ? err.message : String(err);
+  return { kind: 'error', code, message, fatal, source };
+}

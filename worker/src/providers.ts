@@ -1,0 +1,118 @@
+// Picks each stage's provider from the bot's config. Offline providers need nothing; cloud ones need
+// their key, and a bot that asks for a cloud provider without a key fails at call start, by name.
+import type { RuntimeConfig } from '@voice-platform/schemas';
+import type { Settings } from './settings.js';
+import type { SttProvider } from './stt/stt.js';
+import type { LlmProvider } from './llm/llm.js';
+import type { TtsProvider } from './tts/tts.js';
+import type { VadEngine } from './vad/vad.js';
+import { PocketsphinxStt } from './stt/pocketsphinx.js';
+import { DeepgramStt } from './stt/deepgram.js';
+import { ScriptedLlm } from './llm/scripted.js';
+import { OpenAiLlm } from './llm/openai.js';
+import { EspeakTts } from './tts/espeak.js';
+import { OpenAiTts } from './tts/openai.js';
+import { createWebRtcVad } from './vad/webrtc.js';
+
+export class ProviderConfigError extends Error {
+  readonly code = 'provider_unavailable';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProviderConfigError';
+  }
+}
+
+export interface CallProviders {
+  vad: VadEngine;
+  stt: SttProvider;
+  llm: LlmProvider;
+  tts: TtsProvider;
+}
+
+type ProviderSettings = Pick<
+  Settings,
+  | 'OPENAI_API_KEY'
+  | 'OPENAI_BASE_URL'
+  | 'DEEPGRAM_API_KEY'
+  | 'DEEPGRAM_URL'
+  | 'PROVIDER_TIMEOUT_MS'
+  | 'PROVIDER_RETRIES'
+  | 'ESPEAK_BINARY'
+  | 'POCKETSPHINX_BINARY'
+  | 'POCKETSPHINX_MODEL_DIR'
+  | 'AUDIO_SAMPLE_RATE'
+>;
+
+const need = (value: string, what: string): string => {
+  if (!value) throw new ProviderConfigError(`${what} is not set on this worker`);
+  return value;
+};
+
+export function sttFor(cfg: RuntimeConfig, s: ProviderSettings): SttProvider {
+  const { provider, model, language } = cfg.bot.stt;
+  switch (provider) {
+    case 'pocketsphinx': {
+      const phrases = cfg.bot.policy?.intents.flatMap((i) => i.examples) ?? [];
+      return new PocketsphinxStt({ binary: s.POCKETSPHINX_BINARY, modelDir: s.POCKETSPHINX_MODEL_DIR, phrases });
+    }
+    case 'deepgram':
+      return new DeepgramStt({
+        url: s.DEEPGRAM_URL,
+        apiKey: need(s.DEEPGRAM_API_KEY, 'DEEPGRAM_API_KEY'),
+        model,
+        language,
+        sampleRate: s.AUDIO_SAMPLE_RATE,
+        timeoutMs: s.PROVIDER_TIMEOUT_MS,
+        retries: s.PROVIDER_RETRIES,
+      });
+    default:
+      throw new ProviderConfigError(`unknown STT provider ${JSON.stringify(provider)}`);
+  }
+}
+
+export function llmFor(cfg: RuntimeConfig, s: ProviderSettings): LlmProvider {
+  const { provider, model, temperature } = cfg.bot.llm;
+  switch (provider) {
+    case 'scripted':
+      return new ScriptedLlm(cfg.bot.policy, cfg.call?.variables ?? {});
+    case 'openai':
+      return new OpenAiLlm({
+        baseUrl: s.OPENAI_BASE_URL,
+        apiKey: need(s.OPENAI_API_KEY, 'OPENAI_API_KEY'),
+        model,
+        temperature,
+        timeoutMs: s.PROVIDER_TIMEOUT_MS,
+        retries: s.PROVIDER_RETRIES,
+      });
+    default:
+      throw new ProviderConfigError(`unknown LLM provider ${JSON.stringify(provider)}`);
+  }
+}
+
+export function ttsFor(cfg: RuntimeConfig, s: ProviderSettings): TtsProvider {
+  const { provider, voice_id, speed } = cfg.bot.voice;
+  switch (provider) {
+    case 'espeak-ng':
+    case 'espeak':
+      return new EspeakTts({ binary: s.ESPEAK_BINARY, voice: voice_id, speed });
+    case 'openai':
+      return new OpenAiTts({
+        baseUrl: s.OPENAI_BASE_URL,
+        apiKey: need(s.OPENAI_API_KEY, 'OPENAI_API_KEY'),
+        voice: voice_id,
+        speed,
+        timeoutMs: s.PROVIDER_TIMEOUT_MS,
+        retries: s.PROVIDER_RETRIES,
+      });
+    default:
+      throw new ProviderConfigError(`unknown TTS provider ${JSON.stringify(provider)}`);
+  }
+}
+
+export async function createProviders(cfg: RuntimeConfig, s: ProviderSettings): Promise<CallProviders> {
+  const stt = sttFor(cfg, s);
+  const llm = llmFor(cfg, s);
+  const tts = ttsFor(cfg, s);
+  const vad = await createWebRtcVad(3, 16000);
+  return { vad, stt, llm, tts };
+}

@@ -1,0 +1,31 @@
+import { loadSettings, SettingsError } from './settings.js';
+
+const good = { SERVICE_CONFIG_URL: 'http://127.0.0.1:8080/api/v1/config', WORKER_AUTH_TOKEN: 'a-worker-token-of-enough-length' };
+
+describe('worker settings', () => {
+  it('applies the documented defaults', () => {
+    const s = loadSettings(good);
+    expect(s).toMatchObject({ PORT: 8000, AUDIO_SAMPLE_RATE: 16000, MAX_CONCURRENT_CALLS: 30, STORAGE_BUCKET: 'recordings', STORAGE_SECURE: false, LOG_LEVEL: 'info' });
+  });
+
+  it('names every bad setting at once and never echoes secrets', () => {
+    let err: unknown;
+    try {
+      loadSettings({ WORKER_AUTH_TOKEN: 'short', AUDIO_SAMPLE_RATE: '11025', MAX_CONCURRENT_CALLS: '0', STORAGE_SECURE: 'maybe', PORT: 'eighty' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(SettingsError);
+    const problems = (err as SettingsError).problems;
+    for (const name of ['SERVICE_CONFIG_URL', 'WORKER_AUTH_TOKEN', 'AUDIO_SAMPLE_RATE', 'MAX_CONCURRENT_CALLS', 'STORAGE_SECURE', 'PORT']) {
+      expect(problems.some((p) => p.startsWith(name))).toBe(true);
+    }
+    expect(problems.length).toBe(6);
+    expect((err as Error).message).not.toContain('short');
+  });
+
+  it('coerces numbers and booleans from the environment', () => {
+    const s = loadSettings({ ...good, MAX_CONCURRENT_CALLS: '5', STORAGE_SECURE: 'true', AUDIO_SAMPLE_RATE: '24000' });
+    expect([s.MAX_CONCURRENT_CALLS, s.STORAGE_SECURE, s.AUDIO_SAMPLE_RATE]).toEqual([5, true, 24000]);
+  });
+});

@@ -1,0 +1,84 @@
+// Worker settings: one schema, read once at boot; every missing or bad setting is named at once and
+// the worker refuses to boot.
+import { hostname } from 'node:os';
+import { Type, type Static } from '@sinclair/typebox';
+import { Ajv } from 'ajv';
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+const bool = (def: boolean) => Type.Boolean({ default: def });
+
+export const SettingsSchema = Type.Object({
+  SERVICE_CONFIG_URL: Type.String({ pattern: '^https?://[^\\s]+$', description: 'required: the backend config URL, e.g. http://127.0.0.1:8080/api/v1/config' }),
+  WORKER_AUTH_TOKEN: Type.String({ minLength: 16, description: 'required; the backend worker token' }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8000 }),
+  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
+  STORAGE_ENDPOINT: Type.String({ pattern: '^[^\\s/:]+(:[0-9]{1,5})?$', default: '127.0.0.1:9000' }),
+  STORAGE_ACCESS_KEY: Type.String({ default: '' }),
+  STORAGE_SECRET_KEY: Type.String({ default: '' }),
+  STORAGE_BUCKET: Type.String({ pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$', default: 'recordings' }),
+  STORAGE_SECURE: bool(false),
+  /** Longest a recording upload may take before it counts as failed. */
+  STORAGE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
+  AUDIO_SAMPLE_RATE: Type.Union([8000, 16000, 24000, 48000].map((r) => Type.Literal(r)), { default: 16000 }),
+  MAX_CONCURRENT_CALLS: Type.Integer({ minimum: 1, maximum: 1000, default: 30 }),
+  LOG_LEVEL: Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)), { default: 'info' }),
+  /** Unique per worker; heartbeats and job claims use it. Default: hostname-pid. */
+  WORKER_ID: Type.String({ pattern: '^[A-Za-z0-9._-]{1,128}$', default: `${hostname()}-${process.pid}`.replace(/[^A-Za-z0-9._-]/g, '-') }),
+  /** How long SIGTERM waits for active calls before it ends them. */
+  DRAIN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 120_000 }),
+  /** Config and call-event requests to the backend. */
+  BACKEND_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 3000 }),
+  /** Wait for the optional `start` message before a WebSocket call starts without variables. */
+  WS_START_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 1000 }),
+  /** Take dial-out jobs from the Redis stream. */
+  DIALOUT_ENABLED: bool(true),
+  OPENAI_API_KEY: Type.String({ default: '' }),
+  OPENAI_BASE_URL: Type.String({ pattern: '^https?://', default: 'https://api.openai.com/v1' }),
+  DEEPGRAM_API_KEY: Type.String({ default: '' }),
+  DEEPGRAM_URL: Type.String({ pattern: '^wss?://', default: 'wss://api.deepgram.com/v1/listen' }),
+  ELEVENLABS_API_KEY: Type.String({ default: '' }),
+  /** Cloud providers: time to first byte, and attempts after the first. */
+  PROVIDER_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
+  PROVIDER_RETRIES: Type.Integer({ minimum: 0, maximum: 5, default: 2 }),
+  ESPEAK_BINARY: Type.String({ default: 'espeak-ng' }),
+  POCKETSPHINX_BINARY: Type.String({ default: 'pocketsphinx_continuous' }),
+  POCKETSPHINX_MODEL_DIR: Type.String({ default: '/usr/share/pocketsphinx/model/en-us' }),
+});
+
+export type Settings = Static<typeof SettingsSchema>;
+
+const SECRET = new Set(['WORKER_AUTH_TOKEN', 'STORAGE_SECRET_KEY', 'STORAGE_ACCESS_KEY', 'OPENAI_API_KEY', 'DEEPGRAM_API_KEY', 'ELEVENLABS_API_KEY', 'REDIS_URL']);
+
+export class SettingsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid settings: ${problems.join('; ')}`);
+    this.name = 'SettingsError';
+  }
+}
+
+const ajv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false });
+const validate = ajv.compile(SettingsSchema);
+
+export function loadSettings(env: Record<string, string | undefined>): Settings {
+  const input: Record<string, unknown> = {};
+  for (const key of Object.keys(SettingsSchema.properties)) {
+    const value = env[key];
+    if (value !== undefined && value.trim() !== '') input[key] = value.trim();
+  }
+  if (typeof input.LOG_LEVEL === 'string') input.LOG_LEVEL = input.LOG_LEVEL.toLowerCase();
+  if (!validate(input)) {
+    const problems = new Map<string, string>();
+    for (const err of validate.errors ?? []) {
+      const name = err.keyword === 'required' ? String(err.params.missingProperty) : err.instancePath.slice(1);
+      if (problems.has(name)) continue;
+      if (err.keyword === 'required') problems.set(name, `${name} is required`);
+      else {
+        const shown = SECRET.has(name) ? '' : ` (got ${JSON.stringify(env[name])})`;
+        const why = err.keyword === 'anyOf' ? 'is not one of the allowed values' : (err.message ?? 'is invalid');
+        problems.set(name, `${name} ${why}${shown}`);
+      }
+    }
+    throw new SettingsError([...problems.values()]);
+  }
+  return input as Settings;
+}

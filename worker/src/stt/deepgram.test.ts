@@ -1,0 +1,55 @@
+import { speech } from '../testing/audio.js';
+import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
+import { DeepgramStt } from './deepgram.js';
+
+let cloud: CloudStandIn;
+beforeAll(async () => {
+  cloud = await startCloudStandIn();
+});
+afterAll(() => cloud.close());
+beforeEach(() => {
+  cloud.deepgram.length = 0;
+  cloud.faults = [];
+  cloud.fault = 'none';
+});
+
+const stt = () =>
+  new DeepgramStt({ url: `${cloud.url.replace('http', 'ws')}/v1/listen`, apiKey: 'dg-local', model: 'nova-2', language: 'en-US', sampleRate: 16000, timeoutMs: 2000, retries: 2 });
+
+async function turn(pcm: Int16Array): Promise<string> {
+  const session = await stt().open();
+  for (let i = 0; i < pcm.length; i += 320) session.push(pcm.slice(i, i + 320));
+  const text = await session.endOfTurn(new AbortController().signal);
+  session.close();
+  return text;
+}
+
+describe('Deepgram live streaming', () => {
+  it('streams linear16 audio and returns the final transcript after Finalize', async () => {
+    expect(await turn(speech('how much'))).toBe('how much');
+    const conn = cloud.deepgram[0]!;
+    expect(conn.auth).toBe('Token dg-local');
+    const q = new URL(conn.url, 'ws://x').searchParams;
+    expect(Object.fromEntries(q)).toMatchObject({ model: 'nova-2', language: 'en-US', encoding: 'linear16', sample_rate: '16000', channels: '1', interim_results: 'true' });
+    expect(conn.audioBytes).toBe(speech('how much').length * 2);
+    expect(conn.messages).toContain('Finalize');
+  });
+
+  it('reconnects after a dropped socket and replays the turn', async () => {
+    cloud.faults = ['break_mid_stream'];
+    const pcm = speech('how much');
+    const session = await stt().open();
+    for (let i = 0; i < pcm.length; i += 320) session.push(pcm.slice(i, i + 320));
+    // The reconnect happens in the background; the turn's end waits for it.
+    const text = await session.endOfTurn(new AbortController().signal);
+    session.close();
+    expect(text).toBe('how much');
+    expect(cloud.deepgram.length).toBe(2);
+    expect(cloud.deepgram[1]!.audioBytes).toBeGreaterThan(16000);
+  });
+
+  it('fails the turn with stt_unavailable when every reconnect fails', async () => {
+    cloud.fault = 'break_mid_stream';
+    await expect(turn(speech('how much'))).rejects.toMatchObject({ code: 'stt_unavailable' });
+  });
+});

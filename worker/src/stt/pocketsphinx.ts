@@ -1,0 +1,189 @@
+// Offline STT with CMU pocketsphinx (Debian `pocketsphinx`, model `pocketsphinx-en-us`). Each turn's
+// audio (from a little before the VAD's speech start) is decoded by `pocketsphinx_continuous`. When
+// the bot has a policy, recognition is constrained by a JSGF grammar of the policy's example phrases
+// with a dictionary of just their words: small, fast, and far more accurate than the open language model.
+import { spawn } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { concatPcm, pcmToBytes, samplesFor } from '../audio/pcm.js';
+import { SttError, type SttProvider, type SttSession } from './stt.js';
+
+export interface PocketsphinxOptions {
+  binary?: string;
+  modelDir?: string;
+  /** Phrases the caller is expected to say; builds the grammar. Empty: the open language model. */
+  phrases?: string[];
+  timeoutMs?: number;
+}
+
+const SAMPLE_RATE = 16000;
+const PRE_ROLL_MS = 400;
+const PAD_MS = 300;
+const MAX_TURN_MS = 30_000;
+
+let dictCache: { file: string; words: Map<string, string[]> } | null = null;
+
+function loadDict(file: string): Map<string, string[]> {
+  if (dictCache?.file === file) return dictCache.words;
+  const words = new Map<string, string[]>();
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const sp = line.indexOf(' ');
+    if (sp <= 0) continue;
+    const head = line.slice(0, sp);
+    const base = head.replace(/\(\d+\)$/, '');
+    const list = words.get(base) ?? [];
+    list.push(line);
+    words.set(base, list);
+  }
+  dictCache = { file, words };
+  return words;
+}
+
+/** Lower case words of a phrase as the dictionary spells them. */
+export function normalisePhrase(text: string): string[] {
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9' ]+/g, ' ')
+    .split(/\s+/)
+    .filter(Boolean);
+}
+
+export interface Grammar {
+  gram: string;
+  dict: string;
+  /** Phrases dropped because a word is missing from the dictionary. */
+  dropped: string[];
+}
+
+/** Writes (once per phrase set) a JSGF grammar and a matching small dictionary. */
+export function buildGrammar(phrases: string[], modelDir: string): Grammar | null {
+  const words = loadDict(path.join(modelDir, 'cmudict-en-us.dict'));
+  const kept = new Set<string>();
+  const dropped: string[] = [];
+  for (const p of phrases) {
+    const ws = normalisePhrase(p);
+    if (ws.length && ws.every((w) => words.has(w))) kept.add(ws.join(' '));
+    else dropped.push(p);
+  }
+  if (!kept.size) return null;
+  const list = [...kept].sort();
+  const hash = createHash('sha256').update(list.join('|')).digest('hex').slice(0, 16);
+  const dir = path.join(tmpdir(), 'vp-worker-pocketsphinx');
+  mkdirSync(dir, { recursive: true });
+  const gram = path.join(dir, `${hash}.gram`);
+  const dict = path.join(dir, `${hash}.dict`);
+  if (!existsSync(gram) || !existsSync(dict)) {
+    const used = new Set(list.flatMap((p) => p.split(' ')));
+    writeFileSync(dict, [...used].flatMap((w) => words.get(w)!).join('\n') + '\n');
+    writeFileSync(gram, `#JSGF V1.0;\ngrammar policy;\npublic <utterance> = ${list.join(' | ')};\n`);
+  }
+  return { gram, dict, dropped };
+}
+
+export class PocketsphinxStt implements SttProvider {
+  readonly name = 'pocketsphinx';
+  readonly sampleRate = SAMPLE_RATE;
+  private readonly grammar: Grammar | null;
+  private readonly binary: string;
+  private readonly modelDir: string;
+
+  constructor(private readonly opts: PocketsphinxOptions = {}) {
+    this.binary = opts.binary ?? 'pocketsphinx_continuous';
+    this.modelDir = opts.modelDir ?? '/usr/share/pocketsphinx/model/en-us';
+    this.grammar = opts.phrases?.length ? buildGrammar(opts.phrases, this.modelDir) : null;
+  }
+
+  get grammarInfo(): Grammar | null {
+    return this.grammar;
+  }
+
+  async open(): Promise<SttSession> {
+    const preRoll: Int16Array[] = [];
+    let preRollSamples = 0;
+    let turn: Int16Array[] | null = null;
+    let turnSamples = 0;
+    let running: ReturnType<typeof spawn> | null = null;
+    const maxPre = samplesFor(PRE_ROLL_MS, SAMPLE_RATE);
+    const maxTurn = samplesFor(MAX_TURN_MS, SAMPLE_RATE);
+    return {
+      push(pcm) {
+        if (turn) {
+          if (turnSamples < maxTurn) {
+            turn.push(pcm);
+            turnSamples += pcm.length;
+          }
+          return;
+        }
+        preRoll.push(pcm);
+        preRollSamples += pcm.length;
+        while (preRoll.length > 1 && preRollSamples - preRoll[0]!.length >= maxPre) preRollSamples -= preRoll.shift()!.length;
+      },
+      speechStarted() {
+        if (turn) return;
+        turn = preRoll.splice(0);
+        turnSamples = preRollSamples;
+        preRollSamples = 0;
+      },
+      endOfTurn: async (signal) => {
+        const audio = turn ?? [];
+        turn = null;
+        turnSamples = 0;
+        if (!audio.length) return '';
+        const pad = new Int16Array(samplesFor(PAD_MS, SAMPLE_RATE));
+        // A file, not stdin: Node's child stdin is a socket, which pocketsphinx cannot fopen.
+        const file = path.join(tmpdir(), `vp-turn-${process.pid}-${randomUUID()}.raw`);
+        await writeFile(file, pcmToBytes(concatPcm([pad, ...audio, pad])));
+        try {
+          const child = spawn(this.binary, this.args(file), { stdio: ['ignore', 'pipe', 'pipe'] });
+          running = child;
+          return await decode(child, signal, this.opts.timeoutMs ?? 15_000);
+        } finally {
+          running = null;
+          await rm(file, { force: true });
+        }
+      },
+      close() {
+        running?.kill('SIGKILL');
+        turn = null;
+        preRoll.length = 0;
+      },
+    };
+  }
+
+  private args(file: string): string[] {
+    const args = ['-infile', file, '-logfn', '/dev/null', '-hmm', path.join(this.modelDir, 'en-us')];
+    // Wide beams: a small grammar is cheap to search, and the default beams lose whole phrases.
+    if (this.grammar) args.push('-jsgf', this.grammar.gram, '-dict', this.grammar.dict, '-beam', '1e-80', '-pbeam', '1e-80', '-wbeam', '1e-60');
+    else args.push('-lm', path.join(this.modelDir, 'en-us.lm.bin'), '-dict', path.join(this.modelDir, 'cmudict-en-us.dict'));
+    return args;
+  }
+}
+
+function decode(child: ReturnType<typeof spawn>, signal: AbortSignal, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new SttError('stt_timeout', `pocketsphinx took longer than ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onAbort = () => child.kill('SIGKILL');
+    signal.addEventListener('abort', onAbort, { once: true });
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      reject(new SttError('stt_unavailable', `pocketsphinx could not start: ${e.message}`));
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      if (signal.aborted) return resolve('');
+      if (code !== 0) return reject(new SttError('stt_failed', `pocketsphinx exited with ${code}: ${err.slice(-200)}`));
+      resolve(out.split('\n').map((l) => l.trim()).filter(Boolean).join(' '));
+    });
+  });
+}

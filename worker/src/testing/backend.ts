@@ -1,0 +1,72 @@
+// The real backend of the suite (started by jest.global-setup.js): admin login, bots, calls.
+import type { BotCreate, Call } from '@voice-platform/schemas';
+
+export const backendUrl = (): string => process.env.VP_BACKEND_URL!;
+export const workerToken = (): string => process.env.VP_WORKER_TOKEN!;
+
+let token: Promise<string> | null = null;
+export function adminAuth(): Promise<string> {
+  token ??= (async () => {
+    const res = await fetch(`${backendUrl()}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: process.env.VP_ADMIN_EMAIL, password: process.env.VP_ADMIN_PASSWORD }),
+    });
+    if (res.status !== 200) throw new Error(`login failed: ${res.status}`);
+    return `Bearer ${((await res.json()) as { access_token: string }).access_token}`;
+  })();
+  return token;
+}
+
+async function admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${backendUrl()}${path}`, {
+    method,
+    headers: { Authorization: await adminAuth(), ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: await res.json().catch(() => null) };
+}
+
+export async function createBot(bot: Partial<BotCreate> & { name?: string }): Promise<string> {
+  const res = await admin('POST', '/api/v1/bots', { name: 'worker test bot', ...bot });
+  if (res.status !== 201) throw new Error(`bot create failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.id as string;
+}
+
+export async function updateBot(id: string, patch: Partial<BotCreate>): Promise<void> {
+  const res = await admin('PATCH', `/api/v1/bots/${id}`, patch);
+  if (res.status !== 200) throw new Error(`bot update failed: ${res.status} ${JSON.stringify(res.body)}`);
+}
+
+export async function getCall(id: string): Promise<Call> {
+  const res = await admin('GET', `/api/v1/calls/${id}`);
+  if (res.status !== 200) throw new Error(`call read failed: ${res.status}`);
+  return res.body as Call;
+}
+
+export async function createApiKey(): Promise<string> {
+  const res = await admin('POST', '/api/v1/api-keys', { name: 'worker tests' });
+  if (res.status !== 201) throw new Error(`key create failed: ${res.status}`);
+  return res.body.key as string;
+}
+
+/** Polls the call record until `check` holds. */
+export async function callUntil(id: string, check: (c: Call) => boolean, what: string, timeoutMs = 30_000): Promise<Call> {
+  const deadline = Date.now() + timeoutMs;
+  let last: Call | null = null;
+  while (Date.now() < deadline) {
+    last = await getCall(id);
+    if (check(last)) return last;
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`call ${id}: timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
+}
+
+/** The policy the tests talk to: phrases espeak-ng says and pocketsphinx hears reliably. */
+export const TEST_POLICY = {
+  intents: [
+    { name: 'amount', examples: ['how much', 'what amount'], reply: 'The open amount is {{amount_due}} dollars.' },
+    { name: 'stop', examples: ['stop calling', 'goodbye'], reply: 'Understood. Goodbye {{customer_name}}.', end_call: true },
+  ],
+  fallback: { reply: 'Sorry, I did not catch that.' },
+};

@@ -1,0 +1,163 @@
+// Local stand-ins for the cloud APIs, speaking each provider's documented wire protocol:
+// - OpenAI chat completions: POST /v1/chat/completions, `stream: true` → Server-Sent Events of
+//   `chat.completion.chunk` objects, then `data: [DONE]`.
+// - OpenAI speech: POST /v1/audio/speech, `response_format: "pcm"` → chunked raw 24 kHz PCM16LE
+//   (real speech here: espeak-ng + sox).
+// - Deepgram live: WS /v1/listen with `Authorization: Token …`; binary audio in; `Results` messages
+//   (`channel.alternatives[0].transcript`, `is_final`, `speech_final`, `from_finalize`) out;
+//   `Finalize` / `CloseStream` control messages.
+// Faults are injected per request: a stream that breaks mid-way, or errors.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { pcmToBytes } from '../audio/pcm.js';
+import { speech } from './audio.js';
+
+export type Fault = 'none' | 'break_mid_stream' | 'http_500' | 'http_401';
+
+export interface CloudStandIn {
+  url: string;
+  /** Plan of faults, one per request in order; afterwards `fault`. */
+  faults: Fault[];
+  fault: Fault;
+  chatReply: string;
+  chatEndCall: boolean;
+  deepgramTranscript: string;
+  requests: Array<{ path: string; headers: http.IncomingHttpHeaders; body: any }>;
+  deepgram: Array<{ url: string; auth: string | undefined; audioBytes: number; messages: string[] }>;
+  close(): Promise<void>;
+}
+
+export async function startCloudStandIn(): Promise<CloudStandIn> {
+  const state: CloudStandIn = {
+    url: '',
+    faults: [],
+    fault: 'none',
+    chatReply: 'The open amount is forty dollars. Anything else?',
+    chatEndCall: false,
+    deepgramTranscript: 'how much',
+    requests: [],
+    deepgram: [],
+    close: async () => undefined,
+  };
+  const nextFault = (): Fault => state.faults.shift() ?? state.fault;
+
+  const server = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (d) => (raw += d));
+    req.on('end', () => {
+      let body: any = null;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        /* not JSON */
+      }
+      state.requests.push({ path: req.url ?? '', headers: req.headers, body });
+      const fault = nextFault();
+      if (fault === 'http_401' || fault === 'http_500') {
+        const status = fault === 'http_401' ? 401 : 500;
+        res.writeHead(status, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: status === 401 ? 'Incorrect API key provided' : 'server error', type: 'invalid_request_error', code: null } }));
+        return;
+      }
+      if (req.method === 'POST' && req.url === '/v1/chat/completions') return chat(res, body, fault);
+      if (req.method === 'POST' && req.url === '/v1/audio/speech') return speechReply(res, body, fault);
+      res.writeHead(404).end();
+    });
+  });
+
+  function chat(res: http.ServerResponse, body: any, fault: Fault): void {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+    const base = { id: 'chatcmpl-local', object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: body?.model ?? 'x' };
+    const send = (delta: object, finish: string | null = null) =>
+      res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`);
+    send({ role: 'assistant', content: '' });
+    const words = state.chatReply.match(/\S+\s*/g) ?? [];
+    for (let i = 0; i < words.length; i++) {
+      if (fault === 'break_mid_stream' && i === Math.ceil(words.length / 2)) {
+        res.socket?.destroy();
+        return;
+      }
+      send({ content: words[i] });
+    }
+    if (state.chatEndCall) {
+      send({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'end_call', arguments: '' } }] });
+      send({}, 'tool_calls');
+    } else send({}, 'stop');
+    res.write('data: [DONE]\n\n');
+    res.end();
+  }
+
+  function speechReply(res: http.ServerResponse, body: any, fault: Fault): void {
+    const pcm = pcmToBytes(speech(String(body?.input ?? ''), 24000));
+    res.writeHead(200, { 'Content-Type': 'audio/pcm', 'Transfer-Encoding': 'chunked' });
+    const chunk = 4801; // odd on purpose: samples split across chunks
+    for (let at = 0; at < pcm.length; at += chunk) {
+      if (fault === 'break_mid_stream' && at >= pcm.length / 2) {
+        res.socket?.destroy();
+        return;
+      }
+      res.write(pcm.subarray(at, at + chunk));
+    }
+    res.end();
+  }
+
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req, socket, head) => {
+    if (!req.url?.startsWith('/v1/listen')) return socket.destroy();
+    const fault = nextFault();
+    if (fault === 'http_401') {
+      socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => deepgram(ws, req, fault));
+  });
+
+  function deepgram(ws: WebSocket, req: http.IncomingMessage, fault: Fault): void {
+    const conn = { url: req.url ?? '', auth: req.headers.authorization, audioBytes: 0, messages: [] as string[] };
+    state.deepgram.push(conn);
+    let start = 0;
+    const results = (transcript: string, isFinal: boolean, fromFinalize = false) =>
+      JSON.stringify({
+        type: 'Results',
+        channel_index: [0, 1],
+        duration: 1.0,
+        start,
+        is_final: isFinal,
+        speech_final: isFinal,
+        ...(fromFinalize ? { from_finalize: true } : {}),
+        channel: { alternatives: [{ transcript, confidence: 0.98, words: [] }] },
+        metadata: { request_id: 'local', model_info: { name: 'general', version: 'local', arch: 'nova-2' }, model_uuid: 'local' },
+      });
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) {
+        conn.audioBytes += (data as Buffer).length;
+        if (fault === 'break_mid_stream' && conn.audioBytes > 16000) {
+          ws.terminate();
+          return;
+        }
+        if (conn.audioBytes >= 16000 && conn.audioBytes - (data as Buffer).length < 16000) ws.send(results(state.deepgramTranscript.split(' ')[0]!, false));
+        return;
+      }
+      const msg = JSON.parse(data.toString()) as { type: string };
+      conn.messages.push(msg.type);
+      if (msg.type === 'Finalize') {
+        ws.send(results(state.deepgramTranscript, true, true));
+        start += 1;
+      }
+      if (msg.type === 'CloseStream') {
+        ws.send(JSON.stringify({ type: 'Metadata', transaction_key: 'deprecated', request_id: 'local', sha256: '', created: new Date().toISOString(), duration: 0, channels: 1 }));
+        ws.close(1000);
+      }
+    });
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  state.close = async () => {
+    for (const c of wss.clients) c.terminate();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return state;
+}

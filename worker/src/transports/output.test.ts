@@ -1,0 +1,80 @@
+import { concatPcm } from '../audio/pcm.js';
+import type { Frame } from '../pipeline/frames.js';
+import { Pipeline } from '../pipeline/pipeline.js';
+import { silence, speech } from '../testing/audio.js';
+import { TtsProcessor } from '../tts/tts.js';
+import { EspeakTts } from '../tts/espeak.js';
+import { VadProcessor } from '../vad/vad.js';
+import { createWebRtcVad } from '../vad/webrtc.js';
+import type { ServerMessage } from './transport.js';
+import { OutputProcessor } from './output.js';
+
+const RATE = 16000;
+
+/** Real VAD → real espeak-ng TTS → paced output, as in a call. */
+async function botPipeline() {
+  const sent: Array<{ atMs: number }> = [];
+  const messages: ServerMessage[] = [];
+  let interruptedAtFrame = -1;
+  let ended = 0;
+  const output = new OutputProcessor(RATE, {
+    sendAudio: (_pcm, atMs) => sent.push({ atMs }),
+    sendMessage: (m) => messages.push(m),
+    onEndCall: () => ended++,
+  });
+  const pipeline = new Pipeline([new VadProcessor(await createWebRtcVad(), RATE, { endOfTurnSilenceMs: 500 }), new TtsProcessor(new EspeakTts(), RATE), output], {
+    downstream: (f: Frame) => {
+      if (f.kind === 'interruption') interruptedAtFrame = sent.length;
+    },
+  });
+  return { pipeline, output, sent, messages, interrupted: () => interruptedAtFrame, ended: () => ended };
+}
+
+async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Caller audio in real time, 20 ms frames. */
+async function speak(pipeline: Pipeline, pcm: Int16Array): Promise<void> {
+  const start = performance.now();
+  for (let i = 0, k = 0; i < pcm.length; i += 320, k++) {
+    pipeline.push({ kind: 'audio_in', pcm: pcm.slice(i, i + 320), sampleRate: RATE, atMs: performance.now() });
+    const wait = start + (k + 1) * 20 - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  }
+}
+
+describe('paced output and barge-in', () => {
+  it('sends bot audio in real time, 20 ms frames, with transcripts in step', async () => {
+    const t = await botPipeline();
+    t.pipeline.push({ kind: 'response_start' });
+    t.pipeline.push({ kind: 'text', text: 'Goodbye.' });
+    t.pipeline.push({ kind: 'response_end', endCall: true });
+    await until(() => t.ended() === 1, 'end of call marker');
+    expect(t.messages).toEqual([{ type: 'transcript', role: 'bot', text: 'Goodbye.', final: true }]);
+    const spanMs = t.sent[t.sent.length - 1]!.atMs - t.sent[0]!.atMs;
+    // Paced, not dumped: n frames take about (n - 2) × 20 ms (one frame of lead).
+    expect(spanMs).toBeGreaterThan((t.sent.length - 3) * 20 * 0.9);
+  });
+
+  it('stops bot audio within one frame of user speech and drops the queued sentences', async () => {
+    const t = await botPipeline();
+    t.pipeline.push({ kind: 'response_start' });
+    t.pipeline.push({ kind: 'text', text: 'This is a long first sentence that the caller is going to interrupt quite soon.' });
+    t.pipeline.push({ kind: 'text', text: 'This second sentence must never be heard.' });
+    t.pipeline.push({ kind: 'response_end', endCall: true });
+    await until(() => t.sent.length >= 10, 'bot audio to start');
+    await speak(t.pipeline, concatPcm([speech('stop calling'), silence(300)]));
+    expect(t.interrupted()).toBeGreaterThanOrEqual(10);
+    expect(t.sent.length - t.interrupted()).toBeLessThanOrEqual(1);
+    expect(t.messages.map((m) => (m.type === 'transcript' ? m.text : m.type))).toEqual([
+      'This is a long first sentence that the caller is going to interrupt quite soon.',
+    ]);
+    expect(t.ended()).toBe(0);
+    expect(t.output.speaking).toBe(false);
+  });
+});

@@ -1,0 +1,147 @@
+// The last processor: bot audio goes out in real time, one frame per tick, so a barge-in can drop
+// everything not yet sent (the caller hears at most one more frame) and the transport never buffers
+// seconds of speech. Bot transcripts and the end-of-call marker leave in step with the audio.
+import { Rechunker, samplesFor } from '../audio/pcm.js';
+import type { Direction, Frame } from '../pipeline/frames.js';
+import { FrameProcessor } from '../pipeline/processor.js';
+import type { ServerMessage } from './transport.js';
+
+export interface TurnTiming {
+  /** User end of speech → first bot audio frame sent. */
+  latencyMs: number;
+  /** The bot's configured end-of-turn silence, part of the latency by design. */
+  silenceMs: number;
+  /** STT + LLM (first sentence) + TTS (first audio) as the providers measured them. */
+  providerMs: number;
+  /** What the platform itself added. */
+  overheadMs: number;
+}
+
+export interface OutputSink {
+  sendAudio(pcm: Int16Array, atMs: number): void;
+  sendMessage(msg: ServerMessage): void;
+  /** The reply that ends the call has been spoken in full. */
+  onEndCall(): void;
+  onTurn?(t: TurnTiming): void;
+  onProviderTime?(stage: string, provider: string, ms: number): void;
+  /** Time between two frames of one stretch of speech (jitter of the pacing). */
+  onFrameGap?(ms: number): void;
+}
+
+type Item = { t: 'audio'; pcm: Int16Array } | { t: 'msg'; msg: ServerMessage } | { t: 'end' };
+
+export class OutputProcessor extends FrameProcessor {
+  private readonly frameMs = 20;
+  private readonly chunker: Rechunker;
+  private readonly outQueue: Item[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private anchorMs = 0;
+  private sentInSpurt = 0;
+  private lastSentMs = 0;
+  private turn: { speechEndAtMs: number; silenceMs: number; providerMs: number } | null = null;
+  /** Frames sent in advance of real time: a little slack for timer jitter, not enough to hear after a barge-in. */
+  private readonly leadFrames = 1;
+  framesSent = 0;
+
+  constructor(
+    sampleRate: number,
+    private readonly sink: OutputSink,
+  ) {
+    super('output');
+    this.chunker = new Rechunker(samplesFor(this.frameMs, sampleRate));
+  }
+
+  /** True while bot audio is queued. */
+  get speaking(): boolean {
+    return this.outQueue.some((i) => i.t === 'audio');
+  }
+
+  protected override async process(frame: Frame, dir: Direction): Promise<void> {
+    switch (frame.kind) {
+      case 'audio_out':
+        for (const pcm of this.chunker.push(frame.pcm)) this.enqueue({ t: 'audio', pcm });
+        return;
+      case 'transcript':
+        if (frame.role === 'user') this.sink.sendMessage({ type: 'transcript', role: 'user', text: frame.text, final: frame.final });
+        else this.enqueue({ t: 'msg', msg: { type: 'transcript', role: 'bot', text: frame.text, final: frame.final } });
+        return;
+      case 'response_end':
+        for (const pcm of this.chunker.flush()) this.enqueue({ t: 'audio', pcm });
+        if (frame.endCall) this.enqueue({ t: 'end' });
+        return;
+      case 'user_stopped_speaking':
+        this.turn = { speechEndAtMs: frame.speechEndAtMs, silenceMs: frame.silenceMs, providerMs: 0 };
+        return;
+      case 'provider_time':
+        if (this.turn) this.turn.providerMs += frame.ms;
+        this.sink.onProviderTime?.(frame.stage, frame.provider, frame.ms);
+        return;
+      default:
+        this.push(frame, dir);
+    }
+  }
+
+  protected override onInterrupt(): void {
+    this.outQueue.length = 0;
+    this.chunker.clear();
+    this.stopTimer();
+  }
+
+  protected override onCancel(): void {
+    this.onInterrupt();
+  }
+
+  private enqueue(item: Item): void {
+    this.outQueue.push(item);
+    if (!this.timer) this.tick();
+  }
+
+  private stopTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.sentInSpurt = 0;
+  }
+
+  private tick(): void {
+    this.timer = null;
+    const now = performance.now();
+    // A new stretch of speech starts its own clock; a queue that ran dry for less than a frame
+    // (the TTS between two chunks) keeps the old one, so frames never bunch up.
+    if (this.sentInSpurt === 0 || now - this.nextDueMs() > this.frameMs) {
+      this.anchorMs = now;
+      this.sentInSpurt = 0;
+    }
+    const due = Math.floor((now - this.anchorMs) / this.frameMs) + 1 + this.leadFrames;
+    while (this.outQueue.length && (this.outQueue[0]!.t !== 'audio' || this.sentInSpurt < due)) {
+      const item = this.outQueue.shift()!;
+      if (item.t === 'msg') this.sink.sendMessage(item.msg);
+      else if (item.t === 'end') this.sink.onEndCall();
+      else this.sendFrame(item.pcm, now);
+    }
+    if (!this.outQueue.length) return;
+    this.timer = setTimeout(() => this.tick(), Math.max(0, this.nextDueMs() - performance.now()));
+  }
+
+  /** When the next frame of the current stretch is due. */
+  private nextDueMs(): number {
+    return this.anchorMs + (this.sentInSpurt - this.leadFrames) * this.frameMs;
+  }
+
+  private sendFrame(pcm: Int16Array, now: number): void {
+    if (this.sentInSpurt > 0 && this.sentInSpurt > this.leadFrames) this.sink.onFrameGap?.(now - this.lastSentMs);
+    this.lastSentMs = now;
+    this.sentInSpurt++;
+    this.framesSent++;
+    this.sink.sendAudio(pcm, now);
+    if (this.turn) {
+      const latencyMs = now - this.turn.speechEndAtMs;
+      this.sink.onTurn?.({
+        latencyMs,
+        silenceMs: this.turn.silenceMs,
+        providerMs: this.turn.providerMs,
+        overheadMs: latencyMs - this.turn.silenceMs - this.turn.providerMs,
+      });
+      this.turn = null;
+    }
+  }
+}

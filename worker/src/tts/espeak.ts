@@ -1,0 +1,79 @@
+// Offline TTS with espeak-ng (Debian package). The WAV it writes on --stdout is streamed: audio is
+// yielded as espeak-ng produces it, and a barge-in kills the process.
+import { spawn } from 'node:child_process';
+import { bytesToPcm } from '../audio/pcm.js';
+import { parseWavHeader } from '../audio/wav.js';
+import { TtsError, type TtsProvider } from './tts.js';
+
+export interface EspeakOptions {
+  binary?: string;
+  voice?: string;
+  /** Multiplier of the base speaking rate (the bot's voice.speed). */
+  speed?: number;
+  timeoutMs?: number;
+}
+
+/** espeak-ng's default voices synthesise at 22050 Hz. */
+const ESPEAK_RATE = 22050;
+const BASE_WPM = 160;
+
+export class EspeakTts implements TtsProvider {
+  readonly name = 'espeak-ng';
+  readonly sampleRate = ESPEAK_RATE;
+  constructor(private readonly opts: EspeakOptions = {}) {}
+
+  async *synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array> {
+    const wpm = Math.max(80, Math.min(450, Math.round(BASE_WPM * (this.opts.speed ?? 1))));
+    // Text on stdin, never as an argument: a reply starting with '-' must not become an option.
+    const child = spawn(this.opts.binary ?? 'espeak-ng', ['-v', this.opts.voice ?? 'en-us', '-s', String(wpm), '--stdout'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const kill = () => child.kill('SIGKILL');
+    signal.addEventListener('abort', kill, { once: true });
+    const timer = setTimeout(kill, this.opts.timeoutMs ?? 20_000);
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve, reject) => {
+      child.once('error', (e) => reject(new TtsError('tts_unavailable', `espeak-ng could not start: ${e.message}`)));
+      child.once('close', (code) => resolve(code));
+    });
+    exited.catch(() => undefined);
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(text.replace(/\s+/g, ' ') + '\n');
+    try {
+      let head = Buffer.alloc(0);
+      let dataStarted = false;
+      let odd: Buffer | null = null;
+      for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+        if (signal.aborted) return;
+        let bytes = chunk;
+        if (!dataStarted) {
+          head = Buffer.concat([head, chunk]);
+          const info = parseWavHeader(head);
+          if (!info) continue;
+          if (info.sampleRate !== ESPEAK_RATE || info.channels !== 1 || info.bitsPerSample !== 16) {
+            throw new TtsError('tts_failed', `espeak-ng wrote ${info.sampleRate} Hz ${info.channels} ch ${info.bitsPerSample} bit`);
+          }
+          dataStarted = true;
+          bytes = head.subarray(info.dataOffset);
+        }
+        if (odd) {
+          bytes = Buffer.concat([odd, bytes]);
+          odd = null;
+        }
+        if (bytes.length % 2) {
+          odd = bytes.subarray(bytes.length - 1);
+          bytes = bytes.subarray(0, bytes.length - 1);
+        }
+        if (bytes.length) yield bytesToPcm(bytes);
+      }
+      const code = await exited;
+      if (signal.aborted) return;
+      if (code !== 0) throw new TtsError('tts_failed', `espeak-ng exited with ${code}: ${stderr.slice(-200)}`);
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', kill);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  }
+}
