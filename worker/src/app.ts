@@ -200,7 +200,7 @@ export function createWorker(deps: WorkerDeps): Worker {
     }
   }
 
-  const claim = deps.blockingRedis && settings.DIALOUT_ENABLED ? new ClaimLoop({ redis, blockingRedis: deps.blockingRedis, slots, workerId: settings.WORKER_ID, logger, run: dialoutCall }) : null;
+  const claim = deps.blockingRedis && settings.DIALOUT_ENABLED ? new ClaimLoop({ redis, blockingRedis: deps.blockingRedis, slots, workerId: settings.WORKER_ID, logger, run: dialoutCall, staleAfterMs: settings.DIALOUT_STALE_CLAIM_MS }) : null;
 
   // ---- HTTP ----
   const json = (res: http.ServerResponse, status: number, body: unknown) => {

@@ -32,6 +32,8 @@ export const SettingsSchema = Type.Object({
   WS_START_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 1000 }),
   /** Take dial-out jobs from the Redis stream. */
   DIALOUT_ENABLED: bool(true),
+  /** A job read but not acked this long ago belongs to a worker that died before starting it. */
+  DIALOUT_STALE_CLAIM_MS: Type.Integer({ minimum: 100, default: 60_000 }),
   OPENAI_API_KEY: Type.String({ default: '' }),
   OPENAI_BASE_URL: Type.String({ pattern: '^https?://', default: 'https://api.openai.com/v1' }),
   DEEPGRAM_API_KEY: Type.String({ default: '' }),

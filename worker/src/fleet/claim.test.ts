@@ -57,7 +57,7 @@ describe('dial-out claim loop', () => {
     expect(call.end_reason).toBe('no_telephony_transport');
     expect(Object.keys(call.status_times).sort()).toEqual(['failed', 'queued']);
     expect(await redis.zscore(FLEET_RESERVATIONS_KEY, callId)).toBeNull();
-    // Acked after the call's last event: nothing stays pending for this consumer.
+    // Acked: nothing stays pending for this consumer.
     const id = w.settings.WORKER_ID;
     await waitUntil(async () => (await pendingFor(id)) === 0, { what: 'the job ack', timeoutMs: 10_000 });
     expect(await (await fetch(`${w.url}/metrics`)).text()).toContain('voice_worker_dialout_jobs_claimed_total 1');
@@ -100,5 +100,47 @@ describe('dial-out claim loop', () => {
     expect(sent.find((m) => m.type === 'transcript' && m.role === 'user')).toEqual({ type: 'transcript', role: 'user', text: 'stop calling', final: true });
     expect(botFrames).toBeGreaterThan(20);
     expect(await redis.zscore(FLEET_RESERVATIONS_KEY, callId)).toBeNull();
+  });
+
+  it('acks a job when its call starts, so a call longer than the stale time is never claimed twice', async () => {
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    let dials = 0;
+    const dialer: TelephonyDialer = {
+      name: 'slow-line',
+      async dial() {
+        dials++;
+        await answered; // the phone rings for as long as the test wants
+        throw new Error('no answer');
+      },
+    };
+    w = await startWorker({ DIALOUT_ENABLED: 'true', DIALOUT_STALE_CLAIM_MS: '100' }, { dialer });
+    const callId = await dialout();
+    await callUntil(callId, (c) => c.status === 'dialing', 'dialing');
+    // Mid-call the job is no longer pending anywhere, so no worker's stale-claim can take it again.
+    await waitUntil(async () => (await redis.xpending(DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP))[0] === 0, { what: 'no pending job', timeoutMs: 10_000 });
+    answer();
+    await callUntil(callId, (c) => c.status === 'failed', 'failed');
+    expect(dials).toBe(1);
+  });
+
+  it('takes over a job that a crashed worker read but never started', async () => {
+    // A live heartbeat (for the backend's capacity check) from a worker that claims nothing.
+    const idle = await startWorker({ DIALOUT_ENABLED: 'false' });
+    let callId: string;
+    try {
+      callId = await dialout();
+      // The "crashed" worker reads the job and dies before acking it.
+      const read = (await redis.xreadgroup('GROUP', DIALOUT_CONSUMER_GROUP, 'crashed-worker', 'COUNT', 10, 'STREAMS', DIALOUT_STREAM_KEY, '>')) as Array<
+        [string, Array<[string, string[]]>]
+      >;
+      expect(read[0]![1].map(([, f]) => f[f.indexOf('call_id') + 1])).toContain(callId);
+    } finally {
+      await idle.stop();
+    }
+    w = await startWorker({ DIALOUT_ENABLED: 'true', DIALOUT_STALE_CLAIM_MS: '100' });
+    const call = await callUntil(callId, (c) => c.status === 'failed', 'failed');
+    expect(call.end_reason).toBe('no_telephony_transport');
+    expect(await pendingFor('crashed-worker')).toBe(0);
   });
 });

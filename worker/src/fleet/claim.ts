@@ -1,7 +1,7 @@
 // The dial-out claim loop: read jobs from the backend's Redis stream (consumer group `workers`) only
-// while this worker has a free slot, take the slot, drop the backend's reservation (the heartbeat's
-// active_calls now counts the call), run it, and ack. Jobs a crashed worker read but never acked are
-// claimed again after `staleAfterMs`.
+// while this worker has a free slot, take the slot, ack, drop the backend's reservation (the
+// heartbeat's active_calls now counts the call), and run it. Jobs a crashed worker read but never
+// acked (it died before starting them) are claimed again after `staleAfterMs`.
 import type { Redis } from 'ioredis';
 import { DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
 import type { Logger } from '../logger.js';
@@ -148,13 +148,17 @@ export class ClaimLoop {
     }
     const p = (async () => {
       try {
+        // Ack before the call runs: a call lasts minutes, longer than the stale-claim idle time, and a
+        // job claimed again mid-call would phone the same person twice. A crash mid-call must never redial.
+        await redis.xack(DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, entryId).catch((err: unknown) => {
+          logger.error({ call_id: job.call_id, err: err instanceof Error ? err.message : String(err) }, 'dial-out job ack failed');
+        });
         await redis.zrem(FLEET_RESERVATIONS_KEY, job.call_id).catch(() => undefined);
         await this.opts.run(job);
       } catch (err) {
         logger.error({ call_id: job.call_id, err: err instanceof Error ? err.message : String(err) }, 'dial-out call failed');
       } finally {
         slots.release(job.call_id);
-        await redis.xack(DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, entryId).catch(() => undefined);
       }
     })();
     this.inFlight.add(p);
