@@ -32,7 +32,7 @@ logs:
 
 test: build
 	@echo "==> tests"
-	@npm test --workspaces --if-present
+	@bash scripts/test.sh
 
 bench: build
 	@npm run bench --workspaces --if-present

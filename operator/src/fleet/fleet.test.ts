@@ -108,19 +108,18 @@ describe('VoiceFleet reconcile', () => {
 
   it('applies spec changes to the children and advances observedGeneration', async () => {
     await mergePatchFleet('alpha', { image: 'voice-worker:1.3.0', minReplicas: 3, port: 8100 });
-    const dep = await waitFor('alpha rolled to 1.3.0', async () => {
-      const d = await getDeployment('alpha');
-      return d.spec!.template.spec!.containers[0]!.image === 'voice-worker:1.3.0' ? d : undefined;
-    });
-    expect(dep.spec!.replicas).toBe(3);
-    expect(dep.spec!.template.spec!.containers[0]!.ports![0]!.containerPort).toBe(8100);
-    const svc = await clients.core.readNamespacedService({ name: 'alpha', namespace });
-    expect(svc.spec!.ports![0]!.port).toBe(8100);
+    // observedGeneration is written after every child of that generation was applied.
     const fleet = await waitFor('observedGeneration 2', async () => {
       const f = await getFleet('alpha');
       return f.status?.observedGeneration === 2 ? f : undefined;
     });
     expect(fleet.metadata!.generation).toBe(2);
+    const dep = await getDeployment('alpha');
+    expect(dep.spec!.template.spec!.containers[0]!.image).toBe('voice-worker:1.3.0');
+    expect(dep.spec!.replicas).toBe(3);
+    expect(dep.spec!.template.spec!.containers[0]!.ports![0]!.containerPort).toBe(8100);
+    const svc = await clients.core.readNamespacedService({ name: 'alpha', namespace });
+    expect(svc.spec!.ports![0]!.port).toBe(8100);
     expect(statusOf(fleet).desiredReplicas).toBe(3);
   });
 

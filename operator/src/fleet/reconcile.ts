@@ -187,19 +187,40 @@ export async function reconcileFleet(ctx: Context, namespace: string, name: stri
   return { requeueAfterMs: ctx.settings.scrapeIntervalMs, decision };
 }
 
-/** Merge-patches status through the status subresource when it differs from the cached one. */
+/** The status this operator last wrote per fleet, with the resourceVersion the write produced. */
+const writtenStatus = new WeakMap<Context, Map<string, { uid: string; resourceVersion: bigint; status: VoiceFleetStatus }>>();
+
+function rvOf(obj: { metadata?: { resourceVersion?: string } } | undefined): bigint | null {
+  const rv = obj?.metadata?.resourceVersion;
+  return rv && /^[0-9]+$/.test(rv) ? BigInt(rv) : null;
+}
+
+/**
+ * The status to build on: the informer's copy, unless our own last write is newer than it. The watch
+ * event of a write can lag the next pass; building on the older copy would undo that write (e.g. put
+ * an earlier lastScaleTime back).
+ */
+function latestStatus(ctx: Context, fleet: VoiceFleet): VoiceFleetStatus {
+  const key = `${fleet.metadata!.namespace}/${fleet.metadata!.name}`;
+  const written = writtenStatus.get(ctx)?.get(key);
+  const cachedRv = rvOf(fleet);
+  if (written && written.uid === fleet.metadata!.uid && cachedRv !== null && written.resourceVersion > cachedRv) return written.status;
+  return fleet.status ?? {};
+}
+
+/** Merge-patches status through the status subresource when it differs from the latest known one. */
 export async function writeFleetStatus(
   ctx: Context,
   fleet: VoiceFleet,
   build: (prev: VoiceFleetStatus) => VoiceFleetStatus,
 ): Promise<void> {
-  const prev = fleet.status ?? {};
+  const prev = latestStatus(ctx, fleet);
   const next = build(prev);
   if (sameJson(prev, next)) return;
   // Merge patch: keys absent from `next` must be sent as null to be removed.
   const body: Record<string, unknown> = { ...next };
   for (const k of Object.keys(prev)) if (!(k in body) || body[k] === undefined) body[k] = null;
-  await ctx.clients.custom.patchNamespacedCustomObjectStatus(
+  const updated = (await ctx.clients.custom.patchNamespacedCustomObjectStatus(
     {
       group: VOICE_API_GROUP,
       version: VOICE_API_VERSION,
@@ -209,7 +230,13 @@ export async function writeFleetStatus(
       body: { status: body },
     },
     mergePatch,
-  );
+  )) as VoiceFleet;
+  const rv = rvOf(updated);
+  if (rv !== null) {
+    let perFleet = writtenStatus.get(ctx);
+    if (!perFleet) writtenStatus.set(ctx, (perFleet = new Map()));
+    perFleet.set(`${fleet.metadata!.namespace}/${fleet.metadata!.name}`, { uid: fleet.metadata!.uid!, resourceVersion: rv, status: updated.status ?? next });
+  }
 }
 
 export function sameJson(a: unknown, b: unknown): boolean {
