@@ -20,6 +20,7 @@ setup:
 build: setup
 	@echo "==> tsc -b"
 	@npx tsc -b
+	@npm run build -w console --silent
 
 up: build
 	@$(STACK) up

@@ -21,7 +21,29 @@ export type VoiceApp = Koa & { router: Router; metrics: Metrics };
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The API role: every route. */
 export function createApp(deps: AppDeps): VoiceApp {
+  return buildApp(deps, (router, svc, metrics) => {
+    healthRoutes(router, svc, metrics);
+    authRoutes(router, svc);
+    apiKeyRoutes(router, svc);
+    botRoutes(router, svc);
+    dialoutRoutes(router, svc, metrics);
+    callRoutes(router, svc, metrics);
+    configRoutes(router, svc);
+    const doc = openapiDocument(svc.version);
+    router.get('/api/v1/openapi.json', (ctx) => {
+      ctx.body = doc;
+    });
+  });
+}
+
+/** A process without the API role (dialler only): the probes and /metrics, every other path 404 `not_found`. */
+export function createProbeApp(deps: AppDeps): VoiceApp {
+  return buildApp(deps, healthRoutes);
+}
+
+function buildApp(deps: AppDeps, routes: (router: Router, svc: Services, metrics: Metrics) => void): VoiceApp {
   const clock = deps.clock ?? Date.now;
   const svc: Services = { ...deps, clock, version: deps.version ?? VERSION, now: () => new Date(clock()) };
   const metrics = createMetrics();
@@ -64,17 +86,7 @@ export function createApp(deps: AppDeps): VoiceApp {
   app.use(errorMiddleware());
 
   const router = new Router();
-  healthRoutes(router, svc, metrics);
-  authRoutes(router, svc);
-  apiKeyRoutes(router, svc);
-  botRoutes(router, svc);
-  dialoutRoutes(router, svc, metrics);
-  callRoutes(router, svc, metrics);
-  configRoutes(router, svc);
-  const doc = openapiDocument(svc.version);
-  router.get('/api/v1/openapi.json', (ctx) => {
-    ctx.body = doc;
-  });
+  routes(router, svc, metrics);
   app.use(router.routes());
   app.use(router.allowedMethods());
   app.router = router;

@@ -1,7 +1,10 @@
 // Boot: settings (all problems at once) → stores (retry with backoff) → indexes and stream group →
-// listen. SIGTERM/SIGINT close the server, wait for in-flight requests, then the store clients.
+// listen, then the roles of ROLES: `api` serves the HTTP API; `dialler` runs the stale-call sweeper (a
+// dialler-only process still listens, for the probes and /metrics). SIGTERM/SIGINT stop the sweeper
+// (waiting for a pass in flight), close the server, wait for in-flight requests, then the store clients.
 import http from 'node:http';
-import { createApp } from './app.js';
+import { createApp, createProbeApp } from './app.js';
+import { createSweeper } from './dialler/sweeper.js';
 import { loadSettings, SettingsError, type Settings } from './settings.js';
 import { createLogger } from './logger.js';
 import { connectMongo, connectRedis, StoreUnreachableError } from './connect.js';
@@ -36,12 +39,16 @@ async function main(): Promise<void> {
   }
   const db = mongo.db(settings.MONGODB_DB);
   await prepareStores(db, redis);
-  const app = createApp({ settings, db, redis, logger, version: VERSION });
+  const deps = { settings, db, redis, logger, version: VERSION };
+  const app = settings.roles.includes('api') ? createApp(deps) : createProbeApp(deps);
+  // The sweeper counts into the app's registry, so this process's /metrics shows it.
+  const sweeper = settings.roles.includes('dialler') ? createSweeper({ ...deps, metrics: app.metrics }) : null;
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(settings.PORT, resolve));
   const address = server.address();
-  logger.info({ port: typeof address === 'object' && address ? address.port : settings.PORT, version: VERSION }, 'backend listening');
+  logger.info({ port: typeof address === 'object' && address ? address.port : settings.PORT, version: VERSION, roles: settings.roles }, 'backend listening');
+  sweeper?.start();
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -49,8 +56,11 @@ async function main(): Promise<void> {
     closing = true;
     logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => server.closeAllConnections(), 10_000).unref();
+    // The sweeper's pass needs the stores: let it finish before they close.
+    const sweeperStopped = sweeper ? sweeper.stop().catch(() => undefined) : Promise.resolve();
     server.close(async () => {
       clearTimeout(force);
+      await sweeperStopped;
       await mongo.close().catch(() => undefined);
       await redis.quit().catch(() => undefined);
       logger.info('stopped');

@@ -29,7 +29,12 @@ export function createMetrics() {
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
-  return { registry, httpDuration, dialouts, keyAuthFailures, slotReleases };
+  const callsSwept = new client.Counter({
+    name: 'backend_calls_swept_total',
+    help: 'Dial-out calls the dialler failed with end_reason not_claimed (queued past QUEUED_CALL_TIMEOUT_SECONDS)',
+    registers: [registry],
+  });
+  return { registry, httpDuration, dialouts, keyAuthFailures, slotReleases, callsSwept };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -9,7 +9,7 @@ import {
   Bot,
   BotCreate,
   BotUpdate,
-  Call,
+  Call as CallSchema,
   CallCreate,
   CallEvent,
   CALL_DIRECTIONS,
@@ -40,6 +40,22 @@ const bodyErrors = {
   422: err(['validation_failed'], '`details` lists `{field, message}` for each problem'),
 };
 const workerErrors = { 401: err(['unauthorized'], 'Missing or wrong worker token') };
+
+// The call record as served, with what its fields mean for a CRM polling it.
+const Call = {
+  ...CallSchema,
+  properties: {
+    ...CallSchema.properties,
+    end_reason: {
+      ...CallSchema.properties.end_reason,
+      description:
+        'Why the call ended (null until it does). Reported by the worker (e.g. `policy_end_call`, `caller_hangup`, `dial_failed`, ' +
+        '`no_telephony_transport`), or set by the backend: `enqueue_failed` (the job could not be queued) and `not_claimed` ' +
+        '(status `failed`: the dialler found the dial-out call still `queued` after QUEUED_CALL_TIMEOUT_SECONDS, i.e. no worker ever claimed its job).',
+    },
+    status_times: { ...CallSchema.properties.status_times, description: 'When each status was reached' },
+  },
+};
 
 const ApiKeyList = Type.Object({ items: Type.Array(ApiKey) });
 const BotList = Type.Object({ items: Type.Array(Bot) });
@@ -103,7 +119,8 @@ export function openapiDocument(version: string) {
           summary: 'Prometheus metrics',
           description:
             'backend_http_request_duration_seconds{method,route,status}, backend_dialout_requests_total{result}, ' +
-            'backend_api_key_auth_failures_total{reason}, backend_capacity_slot_releases_total{outcome}',
+            'backend_api_key_auth_failures_total{reason}, backend_capacity_slot_releases_total{outcome}, ' +
+            'backend_calls_swept_total (dialler role: unclaimed dial-out calls failed with end_reason not_claimed)',
           responses: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } },
         },
       },

@@ -3,6 +3,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+/** Roles of one backend process (DESIGN.md §1): `api` serves HTTP, `dialler` runs the dial-out housekeeping. */
+export const ROLES = ['api', 'dialler'] as const;
+export type Role = (typeof ROLES)[number];
 
 export const SettingsSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
@@ -25,9 +28,15 @@ export const SettingsSchema = Type.Object({
   AUDIO_SAMPLE_RATE: Type.Integer({ minimum: 8000, maximum: 48000, default: 16000 }),
   /** How long boot keeps retrying an unreachable store before it gives up. */
   BOOT_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, default: 30 }),
+  /** Comma-separated subset of ROLES; checked after the schema (see loadSettings). */
+  ROLES: Type.String({ default: ROLES.join(',') }),
+  /** Dialler: pause between two passes of the stale-call sweeper. */
+  SWEEP_INTERVAL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 15 }),
+  /** Dialler: a dial-out call still `queued` this long after creation was never claimed; it is failed. */
+  QUEUED_CALL_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 86400, default: 120 }),
 });
 
-export type Settings = Static<typeof SettingsSchema> & { corsOrigins: string[] };
+export type Settings = Static<typeof SettingsSchema> & { corsOrigins: string[]; roles: Role[] };
 
 /** Names whose values must never be logged or echoed in an error. */
 const SECRET_SETTINGS = new Set(['JWT_SECRET', 'WORKER_AUTH_TOKEN', 'ADMIN_PASSWORD', 'MONGODB_URI', 'REDIS_URL']);
@@ -50,8 +59,8 @@ export function loadSettings(env: NodeJS.ProcessEnv | Record<string, string | un
     if (value !== undefined && value.trim() !== '') input[key] = value.trim();
   }
   if (typeof input.LOG_LEVEL === 'string') input.LOG_LEVEL = input.LOG_LEVEL.toLowerCase();
+  const problems = new Map<string, string>();
   if (!validate(input)) {
-    const problems = new Map<string, string>();
     for (const err of validate.errors ?? []) {
       const name = err.keyword === 'required' ? String(err.params.missingProperty) : err.instancePath.slice(1);
       if (problems.has(name)) continue;
@@ -62,11 +71,25 @@ export function loadSettings(env: NodeJS.ProcessEnv | Record<string, string | un
         problems.set(name, `${name} ${why}${shown}`);
       }
     }
-    throw new SettingsError([...problems.values()]);
   }
+  // Checks the schema cannot express, reported together with the schema's problems.
+  // An explicitly empty ROLES is refused rather than defaulted: a process with no role does nothing.
+  const rolesRaw = env.ROLES ?? ROLES.join(',');
+  const roles = [...new Set(rolesRaw.split(',').map((r) => r.trim()).filter(Boolean))];
+  const unknown = roles.filter((r) => !(ROLES as readonly string[]).includes(r));
+  if (roles.length === 0) problems.set('ROLES', `ROLES must name at least one of ${ROLES.join(', ')} (got ${JSON.stringify(rolesRaw)})`);
+  else if (unknown.length) problems.set('ROLES', `ROLES has unknown role ${unknown.join(', ')}; allowed: ${ROLES.join(', ')} (got ${JSON.stringify(rolesRaw)})`);
+  const timeoutS = input.QUEUED_CALL_TIMEOUT_SECONDS;
+  const ttlS = input.RESERVATION_TTL_SECONDS;
+  // The sweeper must not fail a call whose reservation is still live: a worker may yet claim it.
+  if (typeof timeoutS === 'number' && typeof ttlS === 'number' && !problems.has('QUEUED_CALL_TIMEOUT_SECONDS') && !problems.has('RESERVATION_TTL_SECONDS') && timeoutS <= ttlS) {
+    problems.set('QUEUED_CALL_TIMEOUT_SECONDS', `QUEUED_CALL_TIMEOUT_SECONDS must be greater than RESERVATION_TTL_SECONDS (got ${timeoutS} <= ${ttlS})`);
+  }
+  if (problems.size) throw new SettingsError([...problems.values()]);
   const settings = input as Static<typeof SettingsSchema>;
   return {
     ...settings,
     corsOrigins: settings.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
+    roles: roles as Role[],
   };
 }

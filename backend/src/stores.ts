@@ -20,6 +20,8 @@ export async function createIndexes(db: Db): Promise<void> {
     .createIndex({ api_key_id: 1, key: 1 }, { unique: true, name: 'api_key_idempotency_key_unique' });
   await db.collection(COLLECTIONS.calls).createIndex({ bot_id: 1, status: 1, created_at: -1 }, { name: 'bot_status_created' });
   await db.collection(COLLECTIONS.calls).createIndex({ created_at: -1, _id: -1 }, { name: 'created_cursor' });
+  // The dialler's stale-call sweep: queued calls by age (bot_status_created leads with bot_id, so it cannot serve it).
+  await db.collection(COLLECTIONS.calls).createIndex({ status: 1, created_at: 1 }, { name: 'status_created' });
   await db.collection(COLLECTIONS.bots).createIndex({ created_at: -1, _id: -1 }, { name: 'created_cursor' });
 }
 

@@ -183,7 +183,12 @@ export function createWorker(deps: WorkerDeps): Worker {
       await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'no_telephony_transport' });
       return;
     }
-    await backend.postEvent(job.call_id, { status: 'dialing' });
+    // The backend must accept the move first: a call it already ended (e.g. swept as not_claimed by
+    // the dialler) answers 409, and dialing it anyway would phone someone whose call is closed.
+    if (!(await backend.postEvent(job.call_id, { status: 'dialing' }))) {
+      log.warn('dial-out job dropped: the backend refused the dialing move');
+      return;
+    }
     let transport;
     try {
       transport = await deps.dialer.dial({ callId: job.call_id, toNumber: job.to_number, signal: AbortSignal.timeout(60_000) });

@@ -1,6 +1,5 @@
-// Calls: read (API key or admin), list (admin), create and lifecycle events (worker). Status only moves
-// forward; the terminal move releases the call's capacity reservation, and ZREM's result makes that
-// release happen exactly once however many events or replicas race.
+// Calls: read (API key or admin), list (admin), create and lifecycle events (worker). The lifecycle rules
+// (forward-only, timestamps, lock, exactly-once slot release) live in lifecycle.ts, shared with the dialler.
 import { ObjectId, type Filter } from 'mongodb';
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
@@ -8,10 +7,8 @@ import { Type } from '@sinclair/typebox';
 import {
   CALL_DIRECTIONS,
   CALL_STATUSES,
-  CALL_STATUS_RANK,
   CallCreate,
   CallEvent,
-  TERMINAL_CALL_STATUSES,
   type Call,
   type CallDirection,
   type CallStatus,
@@ -22,13 +19,12 @@ import type { Metrics } from '../metrics.js';
 import { check } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { COLLECTIONS } from '../stores.js';
-import { releaseSlot } from '../redisScripts.js';
-import { withDocLock } from '../locks.js';
 import { authenticateAdmin, requireAdmin } from '../auth/admin.js';
 import { authenticateKey } from '../apiKeys/keys.js';
 import { requireWorker } from '../config/worker.js';
 import type { BotDoc } from '../bots/routes.js';
 import { checkVariables } from '../dialout/variables.js';
+import { applyCallMove } from './lifecycle.js';
 
 export interface CallDoc {
   _id: string;
@@ -68,8 +64,6 @@ export function publicCall(doc: CallDoc): Call {
 }
 
 export const CallList = Type.Object({ items: Type.Array(Type.Any()), next_cursor: Type.Union([Type.String(), Type.Null()]) });
-
-const isTerminal = (s: CallStatus) => TERMINAL_CALL_STATUSES.includes(s);
 
 interface Cursor {
   t: number;
@@ -187,48 +181,9 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
 
   router.post('/api/v1/calls/:id/events', worker, jsonBody(), async (ctx) => {
     const ev = check(CallEvent, ctx.request.body);
-    const id = ctx.params.id!;
-    const at = ev.at ? new Date(ev.at) : svc.now();
-    const extra: Partial<CallDoc> = {};
-    if (ev.end_reason !== undefined) extra.end_reason = ev.end_reason;
-    if (ev.recording_key !== undefined) extra.recording_key = ev.recording_key;
-    if (ev.recording_error !== undefined) extra.recording_error = ev.recording_error;
-
-    // One event at a time per call: the status check and the write must not interleave (see locks.ts).
-    await withDocLock(svc.redis, `call:${id}`, async () => {
-      const current = await calls().findOne({ _id: id });
-      if (!current) throw new ApiError(404, 'call_not_found', 'call not found');
-      if (current.status !== ev.status) {
-        if (isTerminal(current.status) || CALL_STATUS_RANK[ev.status] <= CALL_STATUS_RANK[current.status]) {
-          throw new ApiError(409, 'conflict', `a call cannot move from ${current.status} to ${ev.status}`, { from: current.status, to: ev.status });
-        }
-        const before = CALL_STATUSES.filter((s) => CALL_STATUS_RANK[s] < CALL_STATUS_RANK[ev.status]);
-        const set: Record<string, unknown> = { status: ev.status, [`status_times.${ev.status}`]: at, ...extra };
-        if (ev.status === 'in_progress') set.started_at = at;
-        if (isTerminal(ev.status)) set.ended_at = at;
-        // Conditional on a predecessor status: of racing events only forward moves can land.
-        const res = await calls().updateOne({ _id: id, status: { $in: before } }, { $set: set });
-        if (res.matchedCount === 0) {
-          const now = await calls().findOne({ _id: id });
-          if (now?.status !== ev.status) {
-            throw new ApiError(409, 'conflict', `a call cannot move from ${now?.status} to ${ev.status}`, { from: now?.status, to: ev.status });
-          }
-        }
-      } else if (Object.keys(extra).length) {
-        // A repeat of the current status may add what was not known yet (e.g. the recording after the end).
-        const fill: Record<string, unknown> = {};
-        for (const [k, v] of Object.entries(extra)) if (current[k as keyof CallDoc] == null) fill[k] = v;
-        if (Object.keys(fill).length) await calls().updateOne({ _id: id }, { $set: fill });
-      }
-    });
-    if (isTerminal(ev.status)) {
-      // Also on a repeat: if a crash came between the status write and this ZREM, the retry frees it.
-      const released = await releaseSlot(svc.redis, id);
-      metrics.slotReleases.inc({ outcome: released ? 'released' : 'already_gone' });
-      if (released) svc.logger.info({ req_id: ctx.state.requestId, call_id: id, status: ev.status }, 'capacity slot released');
-      ctx.set('X-Slot-Released', String(released));
-    }
-    const doc = await calls().findOne({ _id: id });
-    ctx.body = publicCall(doc!);
+    const { at, ...rest } = ev;
+    const result = await applyCallMove(svc, metrics, ctx.params.id!, { ...rest, at: at ? new Date(at) : svc.now() }, { logContext: { req_id: ctx.state.requestId } });
+    if (result.released !== null) ctx.set('X-Slot-Released', String(result.released));
+    ctx.body = publicCall(result.doc);
   });
 }

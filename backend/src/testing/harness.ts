@@ -12,6 +12,8 @@ import { createLogger } from '../logger.js';
 import { redisClient } from '../connect.js';
 import { prepareStores } from '../stores.js';
 import { seedAdmin } from '../auth/seed.js';
+import { createSweeper, type Sweeper } from '../dialler/sweeper.js';
+import type { Metrics } from '../metrics.js';
 
 export const WORKER_TOKEN = 'test-worker-token-0123456789abcdef';
 export const JWT_SECRET = 'test-jwt-secret-0123456789abcdef-0123456789';
@@ -36,6 +38,8 @@ export interface Harness {
   http: ReturnType<typeof supertest>;
   /** Another app instance (a second replica) on the same stores. */
   replica(): { app: VoiceApp; http: ReturnType<typeof supertest> };
+  /** A dialler's stale-call sweeper on the same stores and clock (call several for several replicas). */
+  sweeper(opts?: { metrics?: Metrics; batchSize?: number }): Sweeper;
   close(): Promise<void>;
 }
 
@@ -67,7 +71,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       cb();
     },
   });
-  const make = () => createApp({ settings, db, redis, logger: createLogger(settings.LOG_LEVEL, sink), clock: clock.now });
+  const deps = () => ({ settings, db, redis, logger: createLogger(settings.LOG_LEVEL, sink), clock: clock.now });
+  const make = () => createApp(deps());
   const app = make();
   return {
     app,
@@ -80,6 +85,9 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     replica() {
       const other = make();
       return { app: other, http: supertest(other.callback()) };
+    },
+    sweeper(o = {}) {
+      return createSweeper({ ...deps(), metrics: o.metrics ?? app.metrics, ...(o.batchSize ? { batchSize: o.batchSize } : {}) });
     },
     async close() {
       await db.dropDatabase().catch(() => undefined);

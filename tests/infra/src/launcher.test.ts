@@ -66,6 +66,7 @@ describe('make up / make down', () => {
       minioConsole: await freePort(),
       backend: await freePort(),
       worker: await freePort(),
+      console: await freePort(),
     };
     env = { ...process.env, VP_RUN_DIR: runDir, VP_STACK_PORTS: JSON.stringify(ports) };
 
@@ -92,12 +93,22 @@ describe('make up / make down', () => {
     const fleet = await fetch(`http://127.0.0.1:${ports.worker}/health/fleet`);
     expect(((await fleet.json()) as { workers: unknown[] }).workers).toHaveLength(1);
 
+    // The console: the production build, and deep links fall back to the app's index.html.
+    for (const route of ['/', '/bots/some-bot-id']) {
+      const page = await fetch(`http://127.0.0.1:${ports.console}${route}`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(await page.text()).toContain('<vp-app></vp-app>');
+    }
+    expect((await fetch(`http://127.0.0.1:${ports.console}/assets/missing.js`)).status).toBe(404);
+
     const second = await run('make', ['up'], { cwd: repoRoot, env, maxBuffer: 16 << 20 });
     expect(second.stdout).toContain('ferretdb already running');
     expect(second.stdout).toContain('redis already running');
     expect(second.stdout).toContain('minio already running');
     expect(second.stdout).toContain('backend already running');
     expect(second.stdout).toContain('worker already running');
+    expect(second.stdout).toContain('console already running');
 
     // The suite's own Redis is not the stack's: make down must leave it alone.
     const outsider = Number(new URL(process.env.REDIS_URL!).port);

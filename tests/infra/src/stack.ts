@@ -13,7 +13,7 @@ import { parseEnvFile, repoRoot } from './versions.js';
 // stack beside a developer's without touching it (it names every port).
 const runDir = process.env.VP_RUN_DIR ?? path.join(repoRoot, '.run');
 const pidDir = path.join(runDir, 'pids');
-const defaultPorts = { ferretdb: 27017, ferretdbDebug: 27018, redis: 6379, minio: 9000, minioConsole: 9001, backend: 8080, worker: 8000 };
+const defaultPorts = { ferretdb: 27017, ferretdbDebug: 27018, redis: 6379, minio: 9000, minioConsole: 9001, backend: 8080, worker: 8000, console: 5173 };
 const portOverrides = JSON.parse(process.env.VP_STACK_PORTS ?? '{}') as Partial<typeof defaultPorts>;
 const stackPorts: typeof defaultPorts = { ...defaultPorts, ...portOverrides };
 
@@ -88,6 +88,41 @@ function seedBackend(settings: Record<string, string>): void {
   }
 }
 
+/**
+ * The console's production build served by console/serve.js (SPA fallback). VITE_API_URL is baked in
+ * at build time: dist/ is rebuilt when it is missing or was built for another API URL.
+ */
+function consoleApp(settings: Record<string, string>, port: number, dir: string): Startable {
+  const consoleDir = path.join(repoRoot, 'console');
+  const dist = path.join(consoleDir, 'dist');
+  const apiUrl = settings.VITE_API_URL || `http://127.0.0.1:${stackPorts.backend}`;
+  let proc: ManagedProcess | undefined;
+  return {
+    async start() {
+      mkdirSync(dir, { recursive: true });
+      let builtFor: string | undefined;
+      try {
+        builtFor = (JSON.parse(readFileSync(path.join(dist, 'vp-build.json'), 'utf8')) as { api_url?: string }).api_url;
+      } catch {
+        builtFor = undefined;
+      }
+      if (builtFor !== apiUrl || !existsSync(path.join(dist, 'index.html'))) {
+        console.log(`==> building the console for ${apiUrl}`);
+        const vite = path.join(repoRoot, 'node_modules', 'vite', 'bin', 'vite.js');
+        execFileSync(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: consoleDir, env: { ...process.env, VITE_API_URL: apiUrl }, stdio: 'inherit' });
+      }
+      proc = startProcess('console', process.execPath, [path.join(consoleDir, 'serve.js')], {
+        env: { ...process.env, PORT: String(port), DIST_DIR: dist, HOST: '127.0.0.1' },
+        cwd: consoleDir,
+        logFile: path.join(dir, 'console.log'),
+        persistent: true,
+      });
+      await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, { what: 'console', proc, timeoutMs: 30_000 });
+    },
+    processes: () => (proc?.isRunning() ? [proc] : []),
+  };
+}
+
 function entries(settings: Record<string, string>): StackEntry[] {
   const dir = (name: string) => path.join(runDir, name);
   const p = stackPorts;
@@ -134,6 +169,13 @@ function entries(settings: Record<string, string>): StackEntry[] {
       url: `http://127.0.0.1:${p.worker}`,
       create: async () => nodeApp('worker', appEnv(settings, p.worker), p.worker, dir('worker')),
       healthy: async () => (await fetch(`http://127.0.0.1:${p.worker}/health`)).status === 200,
+    },
+    {
+      name: 'console',
+      port: p.console,
+      url: `http://127.0.0.1:${p.console}`,
+      create: async () => consoleApp(settings, p.console, dir('console')),
+      healthy: async () => (await fetch(`http://127.0.0.1:${p.console}/healthz`)).status === 200,
     },
   ];
 }

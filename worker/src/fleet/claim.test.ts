@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
 import { waitUntil } from '@voice-platform/tests/infra';
 import { silence, speech } from '../testing/audio.js';
-import { backendUrl, callUntil, createApiKey, createBot, TEST_POLICY } from '../testing/backend.js';
+import { backendUrl, callUntil, createApiKey, createBot, TEST_POLICY, workerToken } from '../testing/backend.js';
 import { startWorker, type TestWorker } from '../testing/worker.js';
 import type { CallTransport, ServerMessage, TelephonyDialer, TransportHandlers } from '../transports/transport.js';
 
@@ -142,5 +142,36 @@ describe('dial-out claim loop', () => {
     const call = await callUntil(callId, (c) => c.status === 'failed', 'failed');
     expect(call.end_reason).toBe('no_telephony_transport');
     expect(await pendingFor('crashed-worker')).toBe(0);
+  });
+
+  it('never dials a job whose call the backend already ended', async () => {
+    const idle = await startWorker({ DIALOUT_ENABLED: 'false' });
+    let callId: string;
+    try {
+      callId = await dialout();
+      // Ended before any worker claimed it (the dialler's not_claimed sweep does exactly this).
+      const res = await fetch(`${backendUrl()}/api/v1/calls/${callId}/events`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${workerToken()}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ status: 'failed', end_reason: 'not_claimed' }),
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      await idle.stop();
+    }
+    let dials = 0;
+    const dialer: TelephonyDialer = {
+      name: 'counting-line',
+      dial: async () => {
+        dials++;
+        throw new Error('must not be called');
+      },
+    };
+    w = await startWorker({ DIALOUT_ENABLED: 'true' }, { dialer });
+    const worker = w;
+    await waitUntil(() => worker.logs.some((l) => l.includes('the backend refused the dialing move')), { what: 'the refused job', timeoutMs: 15_000 });
+    expect(dials).toBe(0);
+    const call = await callUntil(callId, () => true, 'call');
+    expect([call.status, call.end_reason]).toEqual(['failed', 'not_claimed']);
   });
 });

@@ -1,0 +1,94 @@
+// The one code path that moves a call through its lifecycle: a worker's event (calls/routes.ts) and the
+// dialler's stale-call sweeper (dialler/sweeper.ts) both go through applyCallMove. Status only moves
+// forward, each move is timestamped, the check and the write hold the call's lock (see locks.ts), and a
+// terminal move releases the capacity reservation; ZREM's result makes that release count exactly once.
+import type { Db } from 'mongodb';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { CALL_STATUSES, CALL_STATUS_RANK, TERMINAL_CALL_STATUSES, type CallStatus } from '@voice-platform/schemas';
+import { ApiError } from '../errors.js';
+import type { Metrics } from '../metrics.js';
+import { COLLECTIONS } from '../stores.js';
+import { releaseSlot } from '../redisScripts.js';
+import { withDocLock } from '../locks.js';
+import type { CallDoc } from './routes.js';
+
+export interface LifecycleDeps {
+  db: Db;
+  redis: Redis;
+  logger: Logger;
+}
+
+export interface CallMove {
+  status: CallStatus;
+  at: Date;
+  end_reason?: string;
+  recording_key?: string;
+  recording_error?: string;
+}
+
+export interface MoveOptions {
+  /** Move only from one of these statuses, else 409 `conflict` (the sweeper: `queued` only, so a worker's
+   *  `dialing` that landed first wins). Without it any forward move is allowed. */
+  onlyFrom?: readonly CallStatus[];
+  /** Fields added to the release log line (request id, or who moved the call). */
+  logContext?: Record<string, unknown>;
+}
+
+export interface MoveResult {
+  doc: CallDoc;
+  /** This call changed the status (false for a repeat of the current status). */
+  moved: boolean;
+  /** Terminal moves only: this call removed the reservation (null when the status is not terminal). */
+  released: boolean | null;
+}
+
+export const isTerminal = (s: CallStatus) => TERMINAL_CALL_STATUSES.includes(s);
+
+const conflict = (from: CallStatus | undefined, to: CallStatus) =>
+  new ApiError(409, 'conflict', `a call cannot move from ${from} to ${to}`, { from, to });
+
+export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: string, ev: CallMove, opts: MoveOptions = {}): Promise<MoveResult> {
+  const calls = deps.db.collection<CallDoc>(COLLECTIONS.calls);
+  const extra: Partial<CallDoc> = {};
+  if (ev.end_reason !== undefined) extra.end_reason = ev.end_reason;
+  if (ev.recording_key !== undefined) extra.recording_key = ev.recording_key;
+  if (ev.recording_error !== undefined) extra.recording_error = ev.recording_error;
+  const allowedFrom = (s: CallStatus) => !opts.onlyFrom || opts.onlyFrom.includes(s);
+
+  let moved = false;
+  // One move at a time per call: the status check and the write must not interleave (see locks.ts).
+  await withDocLock(deps.redis, `call:${id}`, async () => {
+    const current = await calls.findOne({ _id: id });
+    if (!current) throw new ApiError(404, 'call_not_found', 'call not found');
+    if (!allowedFrom(current.status)) throw conflict(current.status, ev.status);
+    if (current.status !== ev.status) {
+      if (isTerminal(current.status) || CALL_STATUS_RANK[ev.status] <= CALL_STATUS_RANK[current.status]) throw conflict(current.status, ev.status);
+      const before = CALL_STATUSES.filter((s) => CALL_STATUS_RANK[s] < CALL_STATUS_RANK[ev.status] && allowedFrom(s));
+      const set: Record<string, unknown> = { status: ev.status, [`status_times.${ev.status}`]: ev.at, ...extra };
+      if (ev.status === 'in_progress') set.started_at = ev.at;
+      if (isTerminal(ev.status)) set.ended_at = ev.at;
+      // Conditional on a predecessor status: of racing moves only forward ones can land.
+      const res = await calls.updateOne({ _id: id, status: { $in: before } }, { $set: set });
+      if (res.matchedCount === 0) {
+        const now = await calls.findOne({ _id: id });
+        if (now?.status !== ev.status) throw conflict(now?.status, ev.status);
+      } else moved = true;
+    } else if (Object.keys(extra).length) {
+      // A repeat of the current status may add what was not known yet (e.g. the recording after the end).
+      const fill: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(extra)) if (current[k as keyof CallDoc] == null) fill[k] = v;
+      if (Object.keys(fill).length) await calls.updateOne({ _id: id }, { $set: fill });
+    }
+  });
+  let released: boolean | null = null;
+  if (isTerminal(ev.status)) {
+    // Also on a repeat: if a crash came between the status write and this ZREM, the retry frees it.
+    released = await releaseSlot(deps.redis, id);
+    metrics.slotReleases.inc({ outcome: released ? 'released' : 'already_gone' });
+    if (released) deps.logger.info({ ...opts.logContext, call_id: id, status: ev.status }, 'capacity slot released');
+  }
+  const doc = await calls.findOne({ _id: id });
+  if (!doc) throw new ApiError(404, 'call_not_found', 'call not found');
+  return { doc, moved, released };
+}

@@ -1,0 +1,155 @@
+// The dialler's stale-call sweeper on real stores. Time moves with the harness clock and passes run
+// through runOnce(), so nothing waits for the timer.
+import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
+import { FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
+import { adminToken, createBot, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { createMetrics, type Metrics } from '../metrics.js';
+
+// The reservation TTL is long here so that dialling a younger call (whose Lua script drops expired
+// reservations) leaves the older calls' reservations in place for the sweeper to release.
+const TTL_S = 600;
+const TIMEOUT_S = 900;
+
+let env: TestEnv;
+let h: Harness;
+let key: string;
+let botId: string;
+const worker = `Bearer ${WORKER_TOKEN}`;
+
+beforeAll(async () => {
+  env = await startTestEnv(['redis']); // private Redis: the reservation set is global
+});
+afterAll(() => env.stop());
+// A fresh database per test, so one test's leftover queued calls never count in another's sweep.
+beforeEach(async () => {
+  h = await startHarness({
+    redisUrl: env.env.REDIS_URL,
+    env: { DIALOUT_BURST: '1000', RESERVATION_TTL_SECONDS: String(TTL_S), QUEUED_CALL_TIMEOUT_SECONDS: String(TIMEOUT_S) },
+  });
+  const auth = await adminToken(h);
+  key = (await createKey(h, auth)).key;
+  botId = await createBot(h, auth);
+  await heartbeat(h.redis, 'w1', { max_calls: 1000 }, h.clock.ms + 3_600_000);
+});
+afterEach(() => h.close());
+
+const dial = async (): Promise<string> =>
+  (await h.http.post('/api/v1/sip/dialout').set('X-API-Key', key).send({ bot_id: botId, to_number: '+14155550100' }).expect(201)).body.call_id as string;
+const event = (id: string, body: object) => h.http.post(`/api/v1/calls/${id}/events`).set('Authorization', worker).send(body);
+const read = async (id: string) => (await h.http.get(`/api/v1/calls/${id}`).set('X-API-Key', key).expect(200)).body;
+const reservation = (id: string) => h.redis.zscore(FLEET_RESERVATIONS_KEY, id);
+const released = async (m: Metrics) => (await m.slotReleases.get()).values.find((v) => v.labels.outcome === 'released')?.value ?? 0;
+const swept = async (m: Metrics) => (await m.callsSwept.get()).values[0]?.value ?? 0;
+
+describe('stale-call sweeper', () => {
+  it('fails only outbound calls queued past the timeout, with not_claimed, and frees each reservation once', async () => {
+    const old = await dial();
+    const dialing = await dial();
+    await event(dialing, { status: 'dialing' }).expect(200);
+    const ws = (await h.http.post('/api/v1/calls').set('Authorization', worker).send({ bot_id: botId, direction: 'websocket' }).expect(201)).body.call_id as string;
+    h.clock.advance(500_000);
+    const young = await dial();
+    h.clock.advance((TIMEOUT_S - 500 + 1) * 1000); // old (and dialing, ws) are TIMEOUT_S + 1 s old; young is not
+    expect(await reservation(old)).not.toBeNull();
+
+    const sweeper = h.sweeper();
+    expect(await sweeper.runOnce()).toBe(1);
+    const now = new Date(h.clock.ms).toISOString();
+    const failed = await read(old);
+    expect(failed).toMatchObject({ status: 'failed', end_reason: 'not_claimed', ended_at: now, started_at: null });
+    expect(failed.status_times).toEqual({ queued: failed.created_at, failed: now });
+    expect(await reservation(old)).toBeNull();
+    expect(await released(h.app.metrics)).toBe(1);
+    expect(await swept(h.app.metrics)).toBe(1);
+
+    expect(await read(young)).toMatchObject({ status: 'queued', ended_at: null, end_reason: null });
+    expect(await reservation(young)).not.toBeNull();
+    expect(await read(dialing)).toMatchObject({ status: 'dialing', ended_at: null, end_reason: null });
+    expect((await h.db.collection('calls').findOne({ _id: ws as never }))?.status).toBe('queued');
+
+    // A second pass finds nothing and releases nothing again.
+    expect(await sweeper.runOnce()).toBe(0);
+    expect(await released(h.app.metrics)).toBe(1);
+    expect(await swept(h.app.metrics)).toBe(1);
+    const line = h.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'stale queued calls swept');
+    expect(line).toMatchObject({ found: 1, swept: 1, lost_race: 0, call_ids: [old] });
+    expect(JSON.stringify(line)).not.toContain('+1415');
+  });
+
+  it('handles at most one batch per pass, oldest first', async () => {
+    const ids = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push(await dial());
+      h.clock.advance(1000);
+    }
+    h.clock.advance(TIMEOUT_S * 1000);
+    const sweeper = h.sweeper({ batchSize: 2 });
+    expect(await sweeper.runOnce()).toBe(2);
+    expect((await read(ids[0]!)).status).toBe('failed');
+    expect((await read(ids[1]!)).status).toBe('failed');
+    expect((await read(ids[2]!)).status).toBe('queued');
+    expect(await sweeper.runOnce()).toBe(1);
+    expect(await sweeper.runOnce()).toBe(0);
+  });
+
+  it('two dialler replicas sweeping at once fail each call exactly once', async () => {
+    const ids = await Promise.all(Array.from({ length: 20 }, () => dial()));
+    h.clock.advance((TIMEOUT_S + 1) * 1000);
+    const [ma, mb] = [createMetrics(), createMetrics()];
+    const [a, b] = await Promise.all([h.sweeper({ metrics: ma }).runOnce(), h.sweeper({ metrics: mb }).runOnce()]);
+    expect(a + b).toBe(ids.length);
+    expect((await released(ma)) + (await released(mb))).toBe(ids.length);
+    expect((await swept(ma)) + (await swept(mb))).toBe(ids.length);
+    for (const id of ids) {
+      const call = await read(id);
+      expect(call).toMatchObject({ status: 'failed', end_reason: 'not_claimed' });
+      expect(Object.keys(call.status_times).sort()).toEqual(['failed', 'queued']);
+      expect(await reservation(id)).toBeNull();
+    }
+    expect(h.logs.some((l) => l.includes('"level":"error"') || l.includes('stale-call sweep failed'))).toBe(false);
+  });
+
+  it('a worker dialing while the sweep runs: exactly one of them wins and the record agrees', async () => {
+    const ids = await Promise.all(Array.from({ length: 20 }, () => dial()));
+    h.clock.advance((TIMEOUT_S + 1) * 1000);
+    // The sweeper goes oldest first; the workers' events go newest first, so they meet in the middle.
+    const [count, ...events] = await Promise.all([h.sweeper().runOnce(), ...[...ids].reverse().map((id) => event(id, { status: 'dialing' }))]);
+    const byId = new Map([...ids].reverse().map((id, i) => [id, events[i]!]));
+    let dialed = 0;
+    for (const id of ids) {
+      const res = byId.get(id)!;
+      const call = await read(id);
+      if (res.status === 200) {
+        dialed++;
+        expect(call).toMatchObject({ status: 'dialing', ended_at: null, end_reason: null });
+        expect(Object.keys(call.status_times).sort()).toEqual(['dialing', 'queued']);
+      } else {
+        expect(res.status).toBe(409);
+        expect(res.body.error).toMatchObject({ code: 'conflict', details: { from: 'failed', to: 'dialing' } });
+        expect(call).toMatchObject({ status: 'failed', end_reason: 'not_claimed' });
+        expect(Object.keys(call.status_times).sort()).toEqual(['failed', 'queued']);
+        expect(await reservation(id)).toBeNull();
+      }
+    }
+    expect(count + dialed).toBe(ids.length);
+  });
+
+  it('a worker that claims a swept job later is refused, so it never dials', async () => {
+    const id = await dial();
+    h.clock.advance((TIMEOUT_S + 1) * 1000);
+    expect(await h.sweeper().runOnce()).toBe(1);
+    const res = await event(id, { status: 'dialing' }).expect(409);
+    expect(res.body).toEqual({ error: { code: 'conflict', message: expect.any(String), details: { from: 'failed', to: 'dialing' } } });
+    // Its own terminal report afterwards changes nothing and releases nothing twice.
+    const late = await event(id, { status: 'failed', end_reason: 'dial_failed' }).expect(200);
+    expect(late.headers['x-slot-released']).toBe('false');
+    expect(late.body).toMatchObject({ status: 'failed', end_reason: 'not_claimed' });
+  });
+
+  it('stop() ends a started sweeper without waiting for its interval', async () => {
+    const sweeper = h.sweeper();
+    sweeper.start();
+    await sweeper.stop();
+    expect(h.logs.some((l) => l.includes('stale-call sweeper started'))).toBe(true);
+  });
+});

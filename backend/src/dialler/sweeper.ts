@@ -1,0 +1,107 @@
+// Dialler role: the stale-call sweeper. A dial-out call whose job no worker ever claimed (every worker
+// died after the reservation, or the job was lost) would stay `queued` forever while its reservation
+// simply expires; the CRM polling the call would wait forever. Each pass fails the oldest such calls with
+// end_reason `not_claimed` through the same lifecycle path as a worker's terminal event. Several dialler
+// replicas may sweep at once: the per-call lock and the `queued`-only move make a double pass harmless,
+// and a worker's `dialing` that lands first wins.
+import type { AppDeps } from '../deps.js';
+import type { Metrics } from '../metrics.js';
+import { ApiError } from '../errors.js';
+import { COLLECTIONS } from '../stores.js';
+import { applyCallMove } from '../calls/lifecycle.js';
+import type { CallDoc } from '../calls/routes.js';
+
+export const NOT_CLAIMED = 'not_claimed';
+const DEFAULT_BATCH_SIZE = 100;
+
+export interface SweeperDeps extends AppDeps {
+  /** The process's metrics registry (the one its /metrics serves). */
+  metrics: Metrics;
+  /** Calls handled per pass at most; the rest wait for the next pass. */
+  batchSize?: number;
+}
+
+export interface Sweeper {
+  /** One pass; resolves to the number of calls this pass failed. */
+  runOnce(): Promise<number>;
+  start(): void;
+  /** Stops the timer and waits for a pass in flight. */
+  stop(): Promise<void>;
+}
+
+export function createSweeper(deps: SweeperDeps): Sweeper {
+  const clock = deps.clock ?? Date.now;
+  const logger = deps.logger.child({ role: 'dialler' });
+  const lifecycle = { db: deps.db, redis: deps.redis, logger };
+  const calls = deps.db.collection<CallDoc>(COLLECTIONS.calls);
+  const timeoutMs = deps.settings.QUEUED_CALL_TIMEOUT_SECONDS * 1000;
+  const intervalMs = deps.settings.SWEEP_INTERVAL_SECONDS * 1000;
+  const batchSize = deps.batchSize ?? DEFAULT_BATCH_SIZE;
+
+  async function runOnce(): Promise<number> {
+    const started = clock();
+    const cutoff = new Date(started - timeoutMs);
+    // Served by the {status, created_at} index; oldest first so a backlog drains in order.
+    const stale = await calls
+      .find({ status: 'queued', created_at: { $lt: cutoff }, direction: 'outbound' }, { projection: { _id: 1 } })
+      .sort({ created_at: 1 })
+      .limit(batchSize)
+      .toArray();
+    let swept = 0;
+    let lost = 0;
+    const sweptIds: string[] = [];
+    for (const { _id: id } of stale) {
+      try {
+        const res = await applyCallMove(lifecycle, deps.metrics, id, { status: 'failed', end_reason: NOT_CLAIMED, at: new Date(clock()) }, {
+          onlyFrom: ['queued'],
+          logContext: { by: 'sweeper' },
+        });
+        if (res.moved) {
+          swept++;
+          sweptIds.push(id);
+          deps.metrics.callsSwept.inc();
+        } else lost++;
+      } catch (err) {
+        // 409: a worker moved it (or another dialler failed it) first; 404: gone. Either way not ours.
+        if (err instanceof ApiError && (err.status === 409 || err.status === 404)) lost++;
+        else throw err;
+      }
+    }
+    const line = { found: stale.length, swept, lost_race: lost, call_ids: sweptIds, duration_ms: clock() - started };
+    if (stale.length) logger.info(line, 'stale queued calls swept');
+    else logger.debug(line, 'stale-call sweep');
+    return swept;
+  }
+
+  let timer: NodeJS.Timeout | undefined;
+  let inFlight: Promise<unknown> | undefined;
+  let stopped = true;
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      // A failed pass (store outage) is logged and retried on the next tick; passes never overlap.
+      inFlight = runOnce()
+        .catch((err: unknown) => logger.warn({ err: err instanceof Error ? err.name : 'unknown' }, 'stale-call sweep failed')) // name only: driver text stays out of logs
+        .finally(() => {
+          inFlight = undefined;
+          schedule();
+        });
+    }, intervalMs);
+    timer.unref();
+  };
+
+  return {
+    runOnce,
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      logger.info({ interval_s: deps.settings.SWEEP_INTERVAL_SECONDS, timeout_s: deps.settings.QUEUED_CALL_TIMEOUT_SECONDS }, 'stale-call sweeper started');
+      schedule();
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await inFlight;
+    },
+  };
+}

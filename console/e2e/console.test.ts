@@ -1,0 +1,379 @@
+// The console in headless Chromium against the real backend (FerretDB + Redis) and a real worker:
+// sign-in, bots, API keys (shown once, working on dial-out, refused once deactivated), calls, and
+// session expiry. Screenshots of the main pages go to test-artifacts/console/.
+import { createHmac } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+const CONSOLE = process.env.VP_CONSOLE_URL!;
+const BACKEND = process.env.VP_BACKEND_URL!;
+const ADMIN = { email: process.env.VP_ADMIN_EMAIL!, password: process.env.VP_ADMIN_PASSWORD! };
+const SHOTS = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../../test-artifacts/console');
+const MASK = '••••••••';
+const TO_NUMBER = '+4915112345678';
+
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+/** Every request the page sent to the backend (method + path), and every backend response body. */
+const sent: string[] = [];
+const bodies: string[] = [];
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+async function adminToken(): Promise<string> {
+  const r = await fetch(`${BACKEND}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ADMIN) });
+  expect(r.status).toBe(200);
+  return ((await r.json()) as { access_token: string }).access_token;
+}
+
+async function adminGet<T>(p: string): Promise<T> {
+  const r = await fetch(`${BACKEND}${p}`, { headers: { Authorization: `Bearer ${await adminToken()}` } });
+  expect(r.status).toBe(200);
+  return (await r.json()) as T;
+}
+
+async function dialout(key: string, botId: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const r = await fetch(`${BACKEND}/api/v1/sip/dialout`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-API-Key': key },
+    body: JSON.stringify({ bot_id: botId, to_number: TO_NUMBER, variables: { customer_name: 'Ada' } }),
+  });
+  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+}
+
+function jwtHs256(payload: object, secret: string): string {
+  const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const head = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64(payload)}`;
+  return `${head}.${createHmac('sha256', secret).update(head).digest('base64url')}`;
+}
+
+const keyRow = (name: string) => page.getByRole('row').filter({ has: page.getByRole('cell', { name, exact: true }) });
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  // Fixed locale and zone: the dates the page shows are then known exactly.
+  context = await browser.newContext({ locale: 'en-US', timezoneId: 'UTC', viewport: { width: 1280, height: 860 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: CONSOLE });
+  page = await context.newPage();
+  page.on('request', (r) => {
+    if (r.url().startsWith(BACKEND) && r.method() !== 'OPTIONS') sent.push(`${r.method()} ${new URL(r.url()).pathname}`);
+  });
+  page.on('response', async (r) => {
+    if (!r.url().startsWith(BACKEND) || r.request().method() === 'OPTIONS') return;
+    try {
+      bodies.push(await r.text());
+    } catch {
+      // a body the page navigated away from: nothing to check
+    }
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('console', () => {
+  let botId = '';
+  let key = '';
+  let callId = '';
+
+  it('sends a deep link to sign-in, shows the error body on bad credentials, and returns to the link', async () => {
+    await page.goto(`${CONSOLE}/bots`);
+    await page.waitForURL(`${CONSOLE}/login?next=%2Fbots`);
+    await page.getByRole('heading', { name: 'Sign in to the Voice Platform console' }).waitFor();
+
+    const before = sent.length;
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#login-email-error').getByText('Enter your email address.', { exact: true }).waitFor();
+    expect(await page.locator('#login-password-error').textContent()).toBe('Enter your password.');
+    expect(await page.getByLabel('Email').getAttribute('aria-describedby')).toBe('login-email-error');
+    expect(sent.length).toBe(before); // validated before any request
+
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill('not-the-password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    expect(await page.getByRole('alert').textContent()).toBe('Email or password is wrong.');
+    await shot('login');
+
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${CONSOLE}/bots`);
+    await page.getByRole('heading', { name: 'Bots', level: 1 }).waitFor();
+    expect(await page.evaluate(() => Object.keys(localStorage).length)).toBe(0); // the JWT stays in sessionStorage
+    expect(await page.evaluate(() => sessionStorage.getItem('vp.token'))).toMatch(/^ey/);
+  });
+
+  it('validates a new bot before sending it, creates it, and edits it', async () => {
+    await page.getByRole('link', { name: 'New bot' }).click();
+    await page.waitForURL(`${CONSOLE}/bots/new`);
+    const before = sent.length;
+    await page.getByRole('button', { name: 'Create bot' }).click();
+    expect(await page.locator('#bot-name-error').textContent()).toBe('This field is required.');
+    expect(await page.getByRole('textbox', { name: 'Name', exact: true }).getAttribute('aria-invalid')).toBe('true');
+    // The invalid field gets the focus, so a keyboard user lands on it.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('bot-name');
+
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Renewal reminder');
+    await page.getByLabel('Greeting').fill('Hello {{customer_name}}');
+    await page.getByRole('button', { name: 'Create bot' }).click();
+    expect(await page.locator('#bot-greeting-error').textContent()).toBe('{{customer_name}} is not a declared variable.');
+
+    await page.getByRole('button', { name: 'Add variable' }).click();
+    const variable = page.getByRole('group', { name: 'Variable 1' });
+    await variable.getByRole('textbox', { name: 'Name', exact: true }).fill('customer_name');
+    await variable.getByLabel('Required on every call').check();
+    await page.getByLabel('Speed').fill('9');
+    await page.getByRole('button', { name: 'Create bot' }).click();
+    expect(await page.locator('#bot-voice-speed-error').textContent()).toBe('Must be at most 4.');
+    expect(await page.locator('#bot-greeting-error').count()).toBe(0);
+    expect(sent.length).toBe(before);
+
+    await page.getByLabel('Speed').fill('1.2');
+    await page.getByLabel('Use a scripted dialogue policy').check();
+    await page.getByRole('button', { name: 'Add intent' }).click();
+    const intent = page.getByRole('group', { name: 'Intent 1' });
+    await intent.getByRole('textbox', { name: 'Intent name', exact: true }).fill('confirm');
+    await intent.getByRole('textbox', { name: 'Example phrases', exact: true }).fill('yes\nsure');
+    await intent.getByRole('textbox', { name: 'Reply', exact: true }).fill('Great, {{customer_name}}. Goodbye.');
+    await intent.getByLabel('End the call after this reply').check();
+    await page.getByRole('textbox', { name: 'Fallback reply', exact: true }).fill('Sorry, could you repeat that?');
+    await page.getByRole('button', { name: 'Create bot' }).click();
+
+    await page.getByRole('heading', { name: 'Edit bot: Renewal reminder' }).waitFor();
+    expect(await page.getByRole('status').filter({ hasText: 'created' }).textContent()).toBe('Bot “Renewal reminder” created.');
+    botId = new URL(page.url()).pathname.split('/').pop()!;
+    const created = await adminGet<Record<string, unknown>>(`/api/v1/bots/${botId}`);
+    expect(created).toMatchObject({
+      id: botId,
+      name: 'Renewal reminder',
+      active: true,
+      greeting: 'Hello {{customer_name}}',
+      variables: [{ name: 'customer_name', required: true, description: '' }],
+      voice: { provider: 'espeak-ng', voice_id: 'en-us', speed: 1.2 },
+      llm: { provider: 'scripted', model: 'policy', temperature: 0 },
+      policy: { intents: [{ name: 'confirm', examples: ['yes', 'sure'], reply: 'Great, {{customer_name}}. Goodbye.', end_call: true }], fallback: { reply: 'Sorry, could you repeat that?' } },
+    });
+
+    await page.getByLabel('Greeting').fill('Hi {{customer_name}}, this is Acme.');
+    await page.getByLabel('LLM model').fill('policy-v2');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Changes saved.' }).waitFor();
+    expect(await adminGet<Record<string, unknown>>(`/api/v1/bots/${botId}`)).toMatchObject({ greeting: 'Hi {{customer_name}}, this is Acme.', llm: { model: 'policy-v2' } });
+
+    // A deep link straight to the bot shows the saved values.
+    await page.reload();
+    expect(await page.getByLabel('Greeting').inputValue()).toBe('Hi {{customer_name}}, this is Acme.');
+    await shot('bot-edit');
+  });
+
+  it('deactivates and reactivates a bot from the list', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Bots' }).click();
+    const row = page.getByRole('row').filter({ hasText: 'Renewal reminder' });
+    expect(await row.locator('vp-status-badge').textContent()).toBe('Active');
+    await row.getByRole('button', { name: 'Deactivate Renewal reminder' }).click();
+    await row.locator('[data-status="inactive"]').getByText('Inactive', { exact: true }).waitFor();
+    await row.getByRole('button', { name: 'Activate Renewal reminder' }).click();
+    await row.locator('[data-status="active"]').getByText('Active', { exact: true }).waitFor();
+    expect(await page.getByRole('status').textContent()).toBe('Bot “Renewal reminder” is now active.');
+    await shot('bots');
+  });
+
+  it('creates an API key and shows the full key once, in a dialog with a copy button', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+    await page.getByText('No API keys yet. Create one above for your CRM.').waitFor();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    expect(await page.locator('#key-name-error').textContent()).toBe('This field is required.');
+
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('CRM production');
+    await page.getByLabel('Expires').selectOption({ label: 'Never' });
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Copy your new API key' });
+    await dialog.waitFor();
+    expect(await dialog.getByRole('alert').textContent()).toContain('This is the only time the full key is shown. Copy it now and store it somewhere safe: it cannot be shown again.');
+    key = await dialog.getByLabel('API key “CRM production”').inputValue();
+    expect(key).toMatch(/^vx_[A-Za-z0-9]{32}$/);
+
+    // The copy button is focused first; it puts exactly the key on the clipboard.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Copy');
+    await dialog.getByRole('button', { name: 'Copy' }).click();
+    await dialog.getByText('Copied to the clipboard.').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+    await shot('api-key-created');
+
+    // Escape closes it; the key is gone from the page with it.
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await page.getByRole('status').first().textContent()).toBe('API key “CRM production” created. Its full value is no longer shown.');
+    expect(await page.content()).not.toContain(key);
+  });
+
+  it('the new key places a real dial-out, and after a reload the full key is nowhere', async () => {
+    const r = await dialout(key, botId);
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ status: 'queued', bot_id: botId, to_number: TO_NUMBER });
+    callId = r.body.call_id as string;
+
+    const fromReload = bodies.length;
+    await page.reload();
+    const row = keyRow('CRM production');
+    await row.waitFor();
+    expect(await row.locator('code').textContent()).toBe(`${key.slice(0, 7)}${MASK}`);
+    expect(await row.locator('vp-status-badge').textContent()).toBe('Active');
+    expect(await row.getByRole('cell').nth(4).textContent()).toBe('Never');
+    expect(await row.getByRole('cell').nth(5).textContent()).not.toBe('Never'); // the dial-out used it
+
+    const html = await page.evaluate(() => document.documentElement.outerHTML + document.body.innerText + JSON.stringify({ ...sessionStorage }) + JSON.stringify({ ...localStorage }));
+    expect(html).not.toContain(key);
+    expect(html).not.toContain(key.slice(7));
+    expect(bodies.length).toBeGreaterThan(fromReload);
+    for (const body of bodies.slice(fromReload)) expect(body).not.toContain(key.slice(7));
+    await shot('api-keys');
+  });
+
+  it('deactivates the key after a confirmation, and the dial-out then refuses it', async () => {
+    const row = keyRow('CRM production');
+    await row.getByRole('button', { name: 'Deactivate CRM production' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Deactivate this API key?' });
+    await confirm.waitFor();
+    // Focus starts on Cancel and Tab wraps inside the dialog.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Deactivate key');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
+    await page.keyboard.press('Escape');
+    await confirm.waitFor({ state: 'hidden' });
+    expect(await row.locator('vp-status-badge').textContent()).toBe('Active');
+
+    const fromHere = bodies.length;
+    await row.getByRole('button', { name: 'Deactivate CRM production' }).click();
+    await confirm.getByRole('button', { name: 'Deactivate key' }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    await row.locator('[data-status="inactive"]').getByText('Inactive', { exact: true }).waitFor();
+    expect(await row.getByRole('button').count()).toBe(0); // no way back: deactivation is final
+    expect(await page.getByRole('status').first().textContent()).toBe('API key “CRM production” deactivated. Requests with it are refused from now on.');
+    for (const body of bodies.slice(fromHere)) expect(body).not.toContain(key.slice(7));
+
+    const r = await dialout(key, botId);
+    expect(r.status).toBe(401);
+    expect((r.body.error as { code: string }).code).toBe('api_key_inactive');
+  });
+
+  it('creates keys that expire, by preset and on a chosen date', async () => {
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Partner trial');
+    await page.getByLabel('Expires').selectOption({ label: '30 days' });
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Copy your new API key' });
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'I have copied the key' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+
+    const { items } = await adminGet<{ items: Array<{ name: string; created_at: string; expires_at: string | null; status: string }> }>('/api/v1/api-keys');
+    const trial = items.find((k) => k.name === 'Partner trial')!;
+    const lifetimeMs = new Date(trial.expires_at!).getTime() - new Date(trial.created_at).getTime();
+    expect(lifetimeMs).toBeGreaterThan(30 * 86_400_000 - 60_000);
+    expect(lifetimeMs).toBeLessThanOrEqual(30 * 86_400_000);
+    const shown = new Intl.DateTimeFormat('en-US', { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' }).format(new Date(trial.expires_at!));
+    await keyRow('Partner trial').getByRole('cell', { name: shown, exact: true }).waitFor();
+
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Year-end campaign');
+    await page.getByLabel('Expires').selectOption({ label: 'On a date…' });
+    await page.getByLabel('Expiry date').fill('2020-01-01');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    expect(await page.locator('#key-expiry-date-error').textContent()).toBe('Must be in the future.');
+    await page.getByLabel('Expiry date').fill('2099-12-31');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'I have copied the key' }).click();
+    const row = keyRow('Year-end campaign');
+    await row.getByRole('cell', { name: 'Dec 31, 2099', exact: true }).waitFor();
+    expect(await row.locator('vp-status-badge').textContent()).toBe('Active');
+    const after = await adminGet<{ items: Array<{ name: string; expires_at: string | null }> }>('/api/v1/api-keys');
+    expect(after.items.find((k) => k.name === 'Year-end campaign')!.expires_at).toBe('2099-12-31T23:59:59.999Z');
+  });
+
+  it('shows the call, its status timeline and recording key', async () => {
+    await page.goto(`${CONSOLE}/calls/${callId}`);
+    await page.getByRole('heading', { name: `Call ${callId}` }).waitFor();
+    // The real worker claims the job; with no telephony plane it ends the call as failed.
+    const timeline = page.locator('ol.timeline');
+    await timeline.locator('[data-status="failed"]').waitFor({ timeout: 30_000 });
+    expect(await timeline.locator('vp-status-badge').allTextContents()).toEqual(['Queued', 'Failed']);
+    expect(await page.getByTestId('end-reason').textContent()).toBe('no_telephony_transport');
+    expect(await page.getByTestId('recording-key').textContent()).toBe('No recording');
+    const call = await adminGet<{ status: string; status_times: Record<string, string> }>(`/api/v1/calls/${callId}`);
+    expect(call.status).toBe('failed');
+    expect(Object.keys(call.status_times).sort()).toEqual(['failed', 'queued']);
+    await shot('call-detail');
+
+    await page.getByRole('link', { name: '← All calls' }).click();
+    const row = page.locator(`tr[data-call-id="${callId}"]`);
+    await row.waitFor();
+    expect(await row.getByRole('cell').allTextContents()).toEqual([callId, 'Renewal reminder', 'Outbound', TO_NUMBER, 'Failed', expect.any(String)]);
+    await shot('calls');
+
+    await page.getByLabel('Status').selectOption({ label: 'Failed' });
+    await page.waitForURL(`${CONSOLE}/calls?status=failed`);
+    await row.waitFor();
+    await page.getByLabel('Bot').selectOption({ label: 'Renewal reminder' });
+    await page.waitForURL(`${CONSOLE}/calls?status=failed&bot_id=${botId}`);
+    await row.waitFor();
+    await page.getByLabel('Status').selectOption({ label: 'Completed' });
+    await page.getByText('No calls match these filters.').waitFor();
+
+    // Back and forward walk the filter history.
+    await page.goBack();
+    await page.waitForURL(`${CONSOLE}/calls?status=failed&bot_id=${botId}`);
+    await row.waitFor();
+    expect(await page.getByLabel('Status').inputValue()).toBe('failed');
+    await page.goForward();
+    await page.getByText('No calls match these filters.').waitFor();
+  });
+
+  it('shows a dashboard of keys, bots and the latest calls', async () => {
+    await page.getByRole('link', { name: 'Dashboard' }).click();
+    await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
+    await page.locator(`a[href="/calls/${callId}"]`).waitFor();
+    expect(await page.getByTestId('active-keys').textContent()).toBe('2');
+    expect(await page.getByTestId('active-bots').textContent()).toBe('1');
+    await shot('dashboard');
+  });
+
+  it('shows API errors from the error body and unknown pages', async () => {
+    await page.goto(`${CONSOLE}/bots/000000000000000000000000`);
+    expect(await page.getByRole('alert').textContent()).toBe('Bot not found.');
+    await page.goto(`${CONSOLE}/nowhere`);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+  });
+
+  it('sends an expired or rejected session back to sign-in with a message', async () => {
+    const me = await adminGet<{ id: string; email: string }>('/api/v1/auth/me');
+    const iat = Math.floor(Date.now() / 1000) - 7200;
+    const expired = jwtHs256({ sub: me.id, email: me.email, role: 'admin', iat, exp: iat + 60 }, process.env.VP_JWT_SECRET!);
+    await page.evaluate((t) => sessionStorage.setItem('vp.token', t), expired);
+    await page.goto(`${CONSOLE}/calls`);
+    await page.waitForURL(`${CONSOLE}/login?next=%2Fcalls`);
+    expect(await page.getByRole('status').textContent()).toBe('Your session has expired. Please sign in again.');
+    expect(await page.evaluate(() => sessionStorage.getItem('vp.token'))).toBeNull();
+
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${CONSOLE}/calls`);
+
+    await page.evaluate(() => sessionStorage.setItem('vp.token', 'not-a-jwt'));
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.waitForURL(`${CONSOLE}/login?next=%2Fapi-keys`);
+    expect(await page.getByRole('status').textContent()).toBe('Your session is no longer valid. Please sign in again.');
+  });
+});

@@ -1,0 +1,88 @@
+// The console suite's real services, started once: FerretDB, Redis, the real backend, a real worker
+// (its heartbeat gives dial-outs capacity; it claims the jobs), and the production build of the console
+// (built here with VITE_API_URL pointing at this backend) behind the same static server `make up` uses.
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, jestGlobalSetup, startProcess, waitUntil } from '@voice-platform/tests/infra';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+const WORKER_TOKEN = 'console-suite-worker-token-0123456789abcdef';
+const JWT_SECRET = 'console-suite-jwt-secret-0123456789abcdef-0123';
+const ADMIN = { email: 'admin@console-tests.example.com', password: 'console-suite-admin-password' };
+
+async function healthy(url) {
+  try {
+    return (await fetch(url)).status === 200;
+  } catch {
+    return false;
+  }
+}
+
+export default async function setup() {
+  await jestGlobalSetup(['mongodb', 'redis'])();
+  const dir = process.env.VP_TEST_DIR;
+  const [backendPort, workerPort, consolePort, closedPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const backendUrl = `http://127.0.0.1:${backendPort}`;
+  const consoleUrl = `http://127.0.0.1:${consolePort}`;
+  globalThis.__vpProcs = [];
+
+  const backendEnv = {
+    ...process.env,
+    PORT: String(backendPort),
+    MONGODB_DB: 'console_tests',
+    JWT_SECRET,
+    WORKER_AUTH_TOKEN: WORKER_TOKEN,
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+    CORS_ORIGINS: consoleUrl,
+    LOG_LEVEL: 'warn',
+  };
+  execFileSync(process.execPath, [path.join(root, 'backend/dist/seed.js'), 'admin'], { env: backendEnv, stdio: 'pipe' });
+  const backend = startProcess('backend', process.execPath, [path.join(root, 'backend/dist/main.js')], { env: backendEnv, logFile: path.join(dir, 'backend.log') });
+  globalThis.__vpProcs.push(backend);
+  await waitUntil(() => healthy(`${backendUrl}/health`), { what: 'backend', proc: backend });
+
+  const worker = startProcess('worker', process.execPath, [path.join(root, 'worker/dist/main.js')], {
+    env: {
+      ...process.env,
+      PORT: String(workerPort),
+      SERVICE_CONFIG_URL: `${backendUrl}/api/v1/config`,
+      WORKER_AUTH_TOKEN: WORKER_TOKEN,
+      WORKER_ID: 'console-suite-worker',
+      // No object storage in this suite: a port nobody listens on (never the stack's MinIO on 9000).
+      STORAGE_ENDPOINT: `127.0.0.1:${closedPort}`,
+      LOG_LEVEL: 'warn',
+    },
+    cwd: path.join(root, 'worker'),
+    logFile: path.join(dir, 'worker.log'),
+  });
+  globalThis.__vpProcs.push(worker);
+  await waitUntil(() => healthy(`http://127.0.0.1:${workerPort}/health`), { what: 'worker', proc: worker });
+
+  // The production build, with this suite's backend baked in as VITE_API_URL.
+  const distDir = path.join(dir, 'console-dist');
+  const vite = path.join(path.dirname(createRequire(import.meta.url).resolve('vite/package.json')), 'bin', 'vite.js');
+  execFileSync(process.execPath, [vite, 'build', '--outDir', distDir, '--emptyOutDir', '--logLevel', 'warn'], {
+    cwd: here,
+    env: { ...process.env, VITE_API_URL: backendUrl },
+    stdio: 'pipe',
+  });
+  const server = startProcess('console', process.execPath, [path.join(here, 'serve.js')], {
+    env: { ...process.env, PORT: String(consolePort), DIST_DIR: distDir },
+    logFile: path.join(dir, 'console.log'),
+  });
+  globalThis.__vpProcs.push(server);
+  await waitUntil(() => healthy(`${consoleUrl}/healthz`), { what: 'console server', proc: server });
+
+  Object.assign(process.env, {
+    VP_BACKEND_URL: backendUrl,
+    VP_CONSOLE_URL: consoleUrl,
+    VP_WORKER_URL: `http://127.0.0.1:${workerPort}`,
+    VP_JWT_SECRET: JWT_SECRET,
+    VP_ADMIN_EMAIL: ADMIN.email,
+    VP_ADMIN_PASSWORD: ADMIN.password,
+  });
+}

@@ -1,0 +1,102 @@
+// The one API client: base URL from VITE_API_URL, the admin bearer token, error bodies turned into
+// ApiError with a readable message, and an expired or rejected token sending the user back to login.
+import type { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyUpdate } from '@voice-platform/schemas/apiKeys.js';
+import type { Bot, BotCreate, BotUpdate } from '@voice-platform/schemas/bot.js';
+import type { Call, CallStatus } from '@voice-platform/schemas/calls.js';
+import { currentToken, endSession, saveToken } from './session.js';
+import { navigate } from './router.js';
+import { readableMessage } from './errorMessage.js';
+import { detailFieldErrors, type FieldErrors } from './validation.js';
+
+export const API_URL: string = (import.meta.env.VITE_API_URL as string | undefined)?.replace(/\/+$/, '') ?? 'http://127.0.0.1:8080';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  /** 422 details by field path, for the form that sent the request. */
+  get fieldErrors(): FieldErrors {
+    return detailFieldErrors(this.details);
+  }
+}
+
+function backToLogin(notice: string): void {
+  // Parallel requests of one page all fail alike: the first one sends the user away, the rest are no-ops.
+  if (location.pathname === '/login') return;
+  endSession(notice);
+  navigate(`/login?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true });
+}
+
+async function request<T>(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown, opts: { auth?: boolean } = {}): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (opts.auth !== false) {
+    const token = currentToken();
+    if (!token) {
+      backToLogin('Your session has expired. Please sign in again.');
+      throw new ApiError(401, 'token_expired', 'Your session has expired. Please sign in again.');
+    }
+    headers.Authorization = `Bearer ${token}`;
+  }
+  let res: Response;
+  try {
+    res = await fetch(`${API_URL}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    throw new ApiError(0, 'network_error', `Cannot reach the API at ${API_URL}. Check that the backend is running.`);
+  }
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  if (res.ok) return json as T;
+
+  const err = (json as { error?: { code?: unknown; message?: unknown; details?: unknown } } | undefined)?.error;
+  const code = typeof err?.code === 'string' ? err.code : `http_${res.status}`;
+  const message = readableMessage(code, typeof err?.message === 'string' ? err.message : `The server answered ${res.status}`, err?.details);
+  if (opts.auth !== false && res.status === 401 && (code === 'token_expired' || code === 'unauthorized')) {
+    backToLogin(code === 'token_expired' ? 'Your session has expired. Please sign in again.' : 'Your session is no longer valid. Please sign in again.');
+  }
+  throw new ApiError(res.status, code, message, err?.details);
+}
+
+export interface CallFilters {
+  status?: CallStatus | '';
+  bot_id?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+export const api = {
+  async login(email: string, password: string): Promise<void> {
+    const r = await request<{ access_token: string; expires_in: number }>('POST', '/api/v1/auth/login', { email, password }, { auth: false });
+    saveToken(r.access_token, r.expires_in);
+  },
+  me: () => request<{ id: string; email: string }>('GET', '/api/v1/auth/me'),
+
+  listApiKeys: () => request<{ items: ApiKey[] }>('GET', '/api/v1/api-keys'),
+  createApiKey: (body: ApiKeyCreate) => request<ApiKeyCreated>('POST', '/api/v1/api-keys', body),
+  updateApiKey: (id: string, body: ApiKeyUpdate) => request<ApiKey>('PATCH', `/api/v1/api-keys/${encodeURIComponent(id)}`, body),
+
+  listBots: () => request<{ items: Bot[] }>('GET', '/api/v1/bots'),
+  getBot: (id: string) => request<Bot>('GET', `/api/v1/bots/${encodeURIComponent(id)}`),
+  createBot: (body: BotCreate) => request<Bot>('POST', '/api/v1/bots', body),
+  updateBot: (id: string, body: BotUpdate) => request<Bot>('PATCH', `/api/v1/bots/${encodeURIComponent(id)}`, body),
+
+  listCalls(filters: CallFilters = {}) {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(filters)) if (v !== undefined && v !== '') q.set(k, String(v));
+    const qs = q.toString();
+    return request<{ items: Call[]; next_cursor: string | null }>('GET', `/api/v1/calls${qs ? `?${qs}` : ''}`);
+  },
+  getCall: (id: string) => request<Call>('GET', `/api/v1/calls/${encodeURIComponent(id)}`),
+};

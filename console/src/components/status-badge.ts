@@ -1,0 +1,35 @@
+// A status as colour and text (never colour alone), for API keys, bots and calls.
+import { html } from 'lit';
+import { LightElement } from './base.js';
+import { statusLabel } from '../format.js';
+
+const TONE: Record<string, string> = {
+  active: 'good',
+  completed: 'good',
+  in_progress: 'info',
+  dialing: 'info',
+  ringing: 'info',
+  queued: 'neutral',
+  inactive: 'neutral',
+  canceled: 'neutral',
+  expired: 'warn',
+  busy: 'warn',
+  no_answer: 'warn',
+  failed: 'bad',
+};
+
+export class VpStatusBadge extends LightElement {
+  static override properties = { status: { type: String } };
+  declare status: string;
+
+  constructor() {
+    super();
+    this.status = '';
+  }
+
+  override render() {
+    const tone = TONE[this.status] ?? 'neutral';
+    return html`<span class="badge badge-${tone}" data-status=${this.status}>${statusLabel(this.status)}</span>`;
+  }
+}
+customElements.define('vp-status-badge', VpStatusBadge);

@@ -1,0 +1,44 @@
+// API key expiry presets → the `expires_at` the backend expects (RFC 3339, or null for never).
+
+export const EXPIRY_PRESETS = [
+  { value: 'never', label: 'Never' },
+  { value: '7d', label: '7 days' },
+  { value: '30d', label: '30 days' },
+  { value: '90d', label: '90 days' },
+  { value: '1y', label: '1 year' },
+  { value: 'date', label: 'On a date…' },
+] as const;
+export type ExpiryPreset = (typeof EXPIRY_PRESETS)[number]['value'];
+
+const DAY_MS = 86_400_000;
+
+/**
+ * `date` is a `YYYY-MM-DD` from a date input: the key stays valid through the end of that day in the
+ * administrator's time zone. Returns undefined when the date is missing or malformed.
+ */
+export function expiresAtFor(preset: ExpiryPreset, now: Date, date = ''): string | null | undefined {
+  switch (preset) {
+    case 'never':
+      return null;
+    case '7d':
+      return new Date(now.getTime() + 7 * DAY_MS).toISOString();
+    case '30d':
+      return new Date(now.getTime() + 30 * DAY_MS).toISOString();
+    case '90d':
+      return new Date(now.getTime() + 90 * DAY_MS).toISOString();
+    case '1y': {
+      const d = new Date(now.getTime());
+      d.setFullYear(d.getFullYear() + 1);
+      return d.toISOString();
+    }
+    case 'date': {
+      const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
+      if (!m) return undefined;
+      const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+      const end = new Date(y, mo - 1, d, 23, 59, 59, 999);
+      // Reject rollovers such as 2025-02-31.
+      if (end.getFullYear() !== y || end.getMonth() !== mo - 1 || end.getDate() !== d) return undefined;
+      return end.toISOString();
+    }
+  }
+}

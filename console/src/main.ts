@@ -1,0 +1,121 @@
+// Boot: the app shell (navigation + current page) and the router. Every non-public route needs a
+// session; without one the user goes to /login and comes back to the deep link after signing in.
+import { html, nothing } from 'lit';
+import './styles.css';
+import './components/dialog.js';
+import './components/status-badge.js';
+import './pages/login-page.js';
+import './pages/dashboard-page.js';
+import './pages/api-keys-page.js';
+import './pages/bots-page.js';
+import './pages/bot-edit-page.js';
+import './pages/calls-page.js';
+import './pages/call-detail-page.js';
+import { LightElement } from './components/base.js';
+import { isPublic, navigate, startRouter, type Route } from './router.js';
+import { currentToken, endSession } from './session.js';
+
+const TITLES: Record<Route['name'], string> = {
+  login: 'Sign in',
+  dashboard: 'Dashboard',
+  apiKeys: 'API keys',
+  bots: 'Bots',
+  botNew: 'New bot',
+  botEdit: 'Edit bot',
+  calls: 'Calls',
+  callDetail: 'Call',
+  notFound: 'Not found',
+};
+
+const NAV: Array<[string, string, Array<Route['name']>]> = [
+  ['/', 'Dashboard', ['dashboard']],
+  ['/api-keys', 'API keys', ['apiKeys']],
+  ['/bots', 'Bots', ['bots', 'botNew', 'botEdit']],
+  ['/calls', 'Calls', ['calls', 'callDetail']],
+];
+
+export class VpApp extends LightElement {
+  static override properties = { route: { state: true } };
+  declare route: Route | null;
+
+  constructor() {
+    super();
+    this.route = null;
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    startRouter((route) => this.onRoute(route));
+  }
+
+  private onRoute(route: Route): void {
+    const token = currentToken();
+    if (!isPublic(route.name) && !token) {
+      navigate(`/login?next=${encodeURIComponent(route.path + (route.query.size ? `?${route.query}` : ''))}`, { replace: true });
+      return;
+    }
+    if (route.name === 'login' && token) {
+      navigate('/', { replace: true });
+      return;
+    }
+    const first = this.route === null;
+    this.route = route;
+    document.title = `${TITLES[route.name]} · Voice Platform Console`;
+    // Move focus to the new page's heading so screen readers announce the page change.
+    if (!first) void this.updateComplete.then(() => requestAnimationFrame(() => this.querySelector<HTMLElement>('main h1')?.focus()));
+  }
+
+  private signOut(): void {
+    endSession('You have signed out.');
+    navigate('/login', { replace: true });
+  }
+
+  private page(route: Route) {
+    switch (route.name) {
+      case 'dashboard':
+        return html`<vp-dashboard-page></vp-dashboard-page>`;
+      case 'apiKeys':
+        return html`<vp-api-keys-page></vp-api-keys-page>`;
+      case 'bots':
+        return html`<vp-bots-page></vp-bots-page>`;
+      case 'botNew':
+        return html`<vp-bot-edit-page></vp-bot-edit-page>`;
+      case 'botEdit':
+        return html`<vp-bot-edit-page .botId=${route.params.id}></vp-bot-edit-page>`;
+      case 'calls':
+        return html`<vp-calls-page .query=${route.query}></vp-calls-page>`;
+      case 'callDetail':
+        return html`<vp-call-detail-page .callId=${route.params.id}></vp-call-detail-page>`;
+      default:
+        return html`<h1 tabindex="-1">Page not found</h1>
+          <p class="subtitle">Nothing lives at <code>${route.path}</code>.</p>
+          <a class="button primary" href="/">Go to the dashboard</a>`;
+    }
+  }
+
+  override render() {
+    const route = this.route;
+    if (!route) return nothing;
+    if (route.name === 'login') return html`<vp-login-page .next=${route.query.get('next')}></vp-login-page>`;
+    return html`<a class="skip-link" href="#main" @click=${(e: Event) => {
+        e.preventDefault();
+        this.querySelector<HTMLElement>('main h1')?.focus();
+      }}>Skip to content</a>
+      <div class="layout">
+        <aside class="sidebar">
+          <div class="brand">Voice Platform</div>
+          <nav aria-label="Main">
+            <ul>
+              ${NAV.map(
+                ([href, label, names]) =>
+                  html`<li><a href=${href} aria-current=${names.includes(route.name) ? 'page' : nothing}>${label}</a></li>`,
+              )}
+            </ul>
+          </nav>
+          <div class="account"><button class="small" @click=${() => this.signOut()}>Sign out</button></div>
+        </aside>
+        <main id="main">${this.page(route)}</main>
+      </div>`;
+  }
+}
+customElements.define('vp-app', VpApp);

@@ -1,0 +1,121 @@
+// The console's validation against the shared schemas, and the proof that it is the backend's rule set:
+// the same bodies go through the backend's own bot builder and must fail on the same fields.
+import { BOT_DEFAULTS, type BotCreate } from '@voice-platform/schemas/bot.js';
+import { newBotDoc } from '../../backend/src/bots/routes.js';
+import { ApiError as BackendError } from '../../backend/src/errors.js';
+import { readableMessage } from './errorMessage.js';
+import { botToForm, formToBody } from './botForm.js';
+import { detailFieldErrors, errorFor, friendlyMessage, validateApiKeyCreate, validateBot } from './validation.js';
+
+const now = new Date('2025-03-10T12:00:00.000Z');
+
+describe('validateApiKeyCreate', () => {
+  it('accepts a name with or without an expiry in the future', () => {
+    expect(validateApiKeyCreate({ name: 'CRM' }, now)).toEqual({});
+    expect(validateApiKeyCreate({ name: 'CRM', expires_at: null }, now)).toEqual({});
+    expect(validateApiKeyCreate({ name: 'CRM', expires_at: '2025-03-11T00:00:00.000Z' }, now)).toEqual({});
+  });
+
+  it('names each problem on its field', () => {
+    expect(validateApiKeyCreate({ name: '' }, now)).toEqual({ name: 'This field is required.' });
+    expect(validateApiKeyCreate({ name: 'x'.repeat(201) }, now)).toEqual({ name: 'Must be at most 200 characters.' });
+    expect(validateApiKeyCreate({ name: 'CRM', expires_at: '2025-03-10T11:59:59.000Z' }, now)).toEqual({ expires_at: 'Must be in the future.' });
+    expect(validateApiKeyCreate({ name: 'CRM', expires_at: 'tomorrow' }, now)).toEqual({ expires_at: 'Must be a valid date and time.' });
+  });
+});
+
+function validBot(): BotCreate {
+  const form = botToForm();
+  form.name = 'Reminder';
+  form.greeting = 'Hello {{customer_name}}';
+  form.variables = [{ name: 'customer_name', required: true, description: 'who we call' }];
+  form.usePolicy = true;
+  form.intents = [{ name: 'yes', examples: 'yes\n\n sure ', reply: 'Great, {{customer_name}}.', end_call: true }];
+  form.fallback = { reply: 'Sorry?', end_call: false };
+  return formToBody(form);
+}
+
+/** Field paths the backend's own bot builder rejects (422 details), or [] when it accepts. */
+function backendProblems(body: unknown): string[] {
+  try {
+    newBotDoc(body as BotCreate, now);
+    return [];
+  } catch (err) {
+    if (!(err instanceof BackendError)) throw err;
+    // The backend also reports a nullable union's parent (`policy`) beside the precise field: keep the leaves.
+    const fields = [...new Set((err.details as Array<{ field: string }>).map((d) => d.field))];
+    return fields.filter((f) => !fields.some((g) => g.startsWith(`${f}.`))).sort();
+  }
+}
+
+describe('validateBot', () => {
+  it('turns the form into the API body', () => {
+    const body = validBot();
+    expect(body).toMatchObject({
+      name: 'Reminder',
+      voice: BOT_DEFAULTS.voice,
+      llm: BOT_DEFAULTS.llm,
+      max_call_seconds: 300,
+      turn_detection: { end_of_turn_silence_ms: 700 },
+      policy: { intents: [{ name: 'yes', examples: ['yes', 'sure'], reply: 'Great, {{customer_name}}.', end_call: true }], fallback: { reply: 'Sorry?' } },
+    });
+    expect(validateBot(body)).toEqual({});
+    expect(backendProblems(body)).toEqual([]);
+  });
+
+  const cases: Array<[string, (b: BotCreate) => void, Record<string, string>]> = [
+    ['an empty name', (b) => (b.name = ''), { name: 'This field is required.' }],
+    ['a bad variable name', (b) => (b.variables![0]!.name = '1st'), {
+      'variables.0.name': 'Must start with a letter or _, then letters, digits or _ (at most 64 characters).',
+    }],
+    ['a variable declared twice', (b) => b.variables!.push({ name: 'customer_name', required: false, description: '' }), { 'variables.1.name': 'customer_name is declared twice.' }],
+    ['an undeclared placeholder', (b) => (b.prompt = 'Ask {{amount}}'), { prompt: '{{amount}} is not a declared variable.' }],
+    ['a speed out of range', (b) => (b.voice!.speed = 9), { 'voice.speed': 'Must be at most 4.' }],
+    ['a speed that is not a number', (b) => (b.voice!.speed = 'fast' as unknown as number), { 'voice.speed': 'Must be a number.' }],
+    ['a fractional call limit', (b) => (b.max_call_seconds = 30.5), { max_call_seconds: 'Must be a whole number.' }],
+    ['an empty model', (b) => (b.llm!.model = ''), { 'llm.model': 'This field is required.' }],
+    ['an intent without examples', (b) => (b.policy!.intents[0]!.examples = []), { 'policy.intents.0.examples': 'Add at least one.' }],
+    ['an empty fallback', (b) => (b.policy!.fallback.reply = ''), { 'policy.fallback.reply': 'This field is required.' }],
+    ['a temperature below 0', (b) => (b.llm!.temperature = -1), { 'llm.temperature': 'Must be at least 0.' }],
+  ];
+  it.each(cases)('reports %s on the same fields as the backend', (_, mutate, expected) => {
+    const body = validBot();
+    mutate(body);
+    const errors = validateBot(body);
+    expect(errors).toEqual(expected);
+    expect(Object.keys(errors).sort()).toEqual(backendProblems(body));
+  });
+
+  it('finds a nested error for a control that edits a list (examples → examples.0)', () => {
+    expect(errorFor({ 'policy.intents.0.examples.2': 'Must be at most 500 characters.' }, 'policy.intents.0.examples')).toBe('Must be at most 500 characters.');
+    expect(errorFor({ 'voice.speed': 'x' }, 'voice')).toBe('x');
+    expect(errorFor({ 'voice.speed': 'x' }, 'voice.speed_x')).toBeUndefined();
+  });
+});
+
+describe('API error bodies', () => {
+  it('maps 422 details to fields as readable sentences', () => {
+    expect(detailFieldErrors([{ field: 'name', message: 'must NOT have fewer than 1 characters' }, { field: 'expires_at', message: 'must be in the future' }, { nonsense: 1 }])).toEqual({
+      name: 'Must NOT have fewer than 1 characters.',
+      expires_at: 'Must be in the future.',
+    });
+    expect(detailFieldErrors(undefined)).toEqual({});
+  });
+
+  it('writes the error body as one readable message', () => {
+    expect(readableMessage('invalid_credentials', 'email or password is wrong', undefined)).toBe('Email or password is wrong.');
+    expect(readableMessage('validation_failed', 'the request is invalid', [{ field: 'expires_at', message: 'must be in the future' }])).toBe(
+      'The request is invalid: expires_at must be in the future.',
+    );
+    expect(readableMessage('variables_mismatch', "the variables do not match the bot's declared variables", { missing: ['a'], unknown: ['b', 'c'] })).toBe(
+      "The variables do not match the bot's declared variables (missing a; unknown b, c).",
+    );
+    expect(readableMessage('http_502', '', undefined)).toBe('Http 502.');
+  });
+
+  it('phrases schema keywords for people', () => {
+    expect(friendlyMessage({ keyword: 'minLength', params: { limit: 3 }, message: '' })).toBe('Must be at least 3 characters.');
+    expect(friendlyMessage({ keyword: 'maxItems', params: { limit: 50 }, message: '' })).toBe('At most 50 allowed.');
+    expect(friendlyMessage({ keyword: 'const', params: {}, message: 'must be equal to constant' })).toBe('Must be equal to constant.');
+  });
+});

@@ -1,0 +1,138 @@
+// Client-side validation with the shared schemas (the backend validates with the very same ones), and
+// the mapping of schema errors and API 422 details to one readable message per form field.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { TSchema } from '@sinclair/typebox';
+import { ApiKeyCreate } from '@voice-platform/schemas/apiKeys.js';
+import { BotCreate, TEMPLATE_PLACEHOLDER, VARIABLE_NAME_PATTERN, type BotCreate as BotCreateT } from '@voice-platform/schemas/bot.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats: string[]) => Ajv;
+// The backend's options (allErrors, strict: false), so both report the same problems.
+const ajv = addFormats(new Ajv({ allErrors: true, strict: false }), ['date-time']);
+
+const cache = new WeakMap<TSchema, ValidateFunction>();
+function compiled(schema: TSchema): ValidateFunction {
+  let fn = cache.get(schema);
+  if (!fn) {
+    fn = ajv.compile(schema);
+    cache.set(schema, fn);
+  }
+  return fn;
+}
+
+/** Field path → message, paths as the backend's 422 details name them (`voice.speed`, `variables.0.name`). */
+export type FieldErrors = Record<string, string>;
+
+const PATTERN_TEXT: Record<string, string> = {
+  [VARIABLE_NAME_PATTERN]: 'Must start with a letter or _, then letters, digits or _ (at most 64 characters).',
+  '^[A-Za-z0-9_-]{1,64}$': 'Letters, digits, _ and - only (1 to 64 characters).',
+};
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** One schema error as a sentence an administrator can act on. */
+export function friendlyMessage(e: Pick<ErrorObject, 'keyword' | 'params' | 'message'>): string {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+      return 'This field is required.';
+    case 'minLength':
+      return p.limit === 1 ? 'This field is required.' : `Must be at least ${plural(Number(p.limit), 'character')}.`;
+    case 'maxLength':
+      return `Must be at most ${plural(Number(p.limit), 'character')}.`;
+    case 'minimum':
+      return `Must be at least ${String(p.limit)}.`;
+    case 'maximum':
+      return `Must be at most ${String(p.limit)}.`;
+    case 'exclusiveMinimum':
+      return `Must be greater than ${String(p.limit)}.`;
+    case 'minItems':
+      return p.limit === 1 ? 'Add at least one.' : `Add at least ${String(p.limit)}.`;
+    case 'maxItems':
+      return `At most ${String(p.limit)} allowed.`;
+    case 'maxProperties':
+      return `At most ${String(p.limit)} entries allowed.`;
+    case 'type':
+      return p.type === 'integer' ? 'Must be a whole number.' : p.type === 'number' ? 'Must be a number.' : `Must be a ${String(p.type)}.`;
+    case 'format':
+      return p.format === 'date-time' ? 'Must be a valid date and time.' : `Must be a valid ${String(p.format)}.`;
+    case 'pattern':
+      return PATTERN_TEXT[String(p.pattern)] ?? `Must match ${String(p.pattern)}.`;
+    case 'additionalProperties':
+      return 'This field is not allowed.';
+    default:
+      return e.message ? `${e.message[0]!.toUpperCase()}${e.message.slice(1)}.` : 'This value is invalid.';
+  }
+}
+
+/** Schema errors → field errors, keeping the first (most specific) message per field; union noise dropped. */
+export function schemaFieldErrors(errors: ErrorObject[] | null | undefined): FieldErrors {
+  const out: FieldErrors = {};
+  for (const e of errors ?? []) {
+    if (e.keyword === 'anyOf' || e.keyword === 'oneOf') continue;
+    let field = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    if (e.keyword === 'required') field = [field, String(e.params.missingProperty)].filter(Boolean).join('.');
+    if (e.keyword === 'additionalProperties') field = [field, String(e.params.additionalProperty)].filter(Boolean).join('.');
+    // A nullable union (`policy: X | null`) reports `type: null` beside the real problem: skip it.
+    if (e.keyword === 'type' && e.params.type === 'null') continue;
+    out[field || '(body)'] ??= friendlyMessage(e);
+  }
+  return out;
+}
+
+/** API 422 `details` (`[{field, message}]`) → field errors. */
+export function detailFieldErrors(details: unknown): FieldErrors {
+  const out: FieldErrors = {};
+  if (!Array.isArray(details)) return out;
+  for (const d of details as Array<{ field?: unknown; message?: unknown }>) {
+    if (typeof d?.field !== 'string' || typeof d.message !== 'string') continue;
+    const m = d.message;
+    out[d.field] ??= /[.!?]$/.test(m) ? m : `${m[0]?.toUpperCase() ?? ''}${m.slice(1)}.`;
+  }
+  return out;
+}
+
+/** The error for a form control: its own path, or the first error below it (`examples` ← `examples.2`). */
+export function errorFor(errors: FieldErrors, path: string): string | undefined {
+  if (errors[path]) return errors[path];
+  const below = Object.keys(errors).find((k) => k.startsWith(`${path}.`));
+  return below ? errors[below] : undefined;
+}
+
+export function validateApiKeyCreate(body: { name: string; expires_at?: string | null }, now: Date): FieldErrors {
+  const fn = compiled(ApiKeyCreate);
+  const errors = fn(body) ? {} : schemaFieldErrors(fn.errors);
+  // The backend's rule: an expiry must lie in the future.
+  if (!errors.expires_at && typeof body.expires_at === 'string' && new Date(body.expires_at).getTime() <= now.getTime()) {
+    errors.expires_at = 'Must be in the future.';
+  }
+  return errors;
+}
+
+const placeholders = (text: string) => [...text.matchAll(TEMPLATE_PLACEHOLDER)].map((m) => m[1] ?? '');
+
+/** The bot body against BotCreate, then the backend's template rules (declared once, placeholders declared). */
+export function validateBot(body: BotCreateT): FieldErrors {
+  const fn = compiled(BotCreate);
+  // As the backend does: template rules only once the shape is valid (a misnamed variable would
+  // otherwise also flag every template that uses it).
+  if (!fn(body)) return schemaFieldErrors(fn.errors);
+  const errors: FieldErrors = {};
+  const declared = new Set<string>();
+  (body.variables ?? []).forEach((v, i) => {
+    if (declared.has(v.name)) errors[`variables.${i}.name`] ??= `${v.name} is declared twice.`;
+    declared.add(v.name);
+  });
+  const templates: Array<[string, string]> = [
+    ['prompt', body.prompt ?? ''],
+    ['greeting', body.greeting ?? ''],
+  ];
+  body.policy?.intents.forEach((intent, i) => templates.push([`policy.intents.${i}.reply`, intent.reply]));
+  if (body.policy) templates.push(['policy.fallback.reply', body.policy.fallback.reply]);
+  for (const [field, text] of templates) {
+    for (const name of placeholders(text)) {
+      if (!declared.has(name)) errors[field] ??= `{{${name}}} is not a declared variable.`;
+    }
+  }
+  return errors;
+}
