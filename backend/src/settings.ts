@@ -1,6 +1,6 @@
 // Backend settings: one schema, read once at boot; every missing or bad setting is reported at once.
 import { Type, type Static } from '@sinclair/typebox';
-import { Ajv } from 'ajv';
+import { parseSettings, SettingsError } from '@voice-platform/schemas';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 /** Roles of one backend process (DESIGN.md §1): `api` serves HTTP, `dialler` runs the dial-out housekeeping. */
@@ -41,37 +41,11 @@ export type Settings = Static<typeof SettingsSchema> & { corsOrigins: string[]; 
 /** Names whose values must never be logged or echoed in an error. */
 const SECRET_SETTINGS = new Set(['JWT_SECRET', 'WORKER_AUTH_TOKEN', 'ADMIN_PASSWORD', 'MONGODB_URI', 'REDIS_URL']);
 
-export class SettingsError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`invalid settings: ${problems.join('; ')}`);
-    this.name = 'SettingsError';
-  }
-}
-
-const ajv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false });
-ajv.addFormat('email', /^[^\s@]+@[^\s@]+$/);
-const validate = ajv.compile(SettingsSchema);
+export { SettingsError };
 
 export function loadSettings(env: NodeJS.ProcessEnv | Record<string, string | undefined>): Settings {
-  const input: Record<string, unknown> = {};
-  for (const key of Object.keys(SettingsSchema.properties)) {
-    const value = env[key];
-    if (value !== undefined && value.trim() !== '') input[key] = value.trim();
-  }
-  if (typeof input.LOG_LEVEL === 'string') input.LOG_LEVEL = input.LOG_LEVEL.toLowerCase();
-  const problems = new Map<string, string>();
-  if (!validate(input)) {
-    for (const err of validate.errors ?? []) {
-      const name = err.keyword === 'required' ? String(err.params.missingProperty) : err.instancePath.slice(1);
-      if (problems.has(name)) continue;
-      if (err.keyword === 'required') problems.set(name, `${name} is required`);
-      else {
-        const shown = SECRET_SETTINGS.has(name) ? '' : ` (got ${JSON.stringify(env[name])})`;
-        const why = err.keyword === 'anyOf' ? 'is not one of the allowed values' : (err.message ?? 'is invalid');
-        problems.set(name, `${name} ${why}${shown}`);
-      }
-    }
-  }
+  const lowered = { ...env, LOG_LEVEL: env.LOG_LEVEL?.toLowerCase() };
+  const { value: input, problems, check } = parseSettings(SettingsSchema, lowered, { secret: SECRET_SETTINGS, formats: { email: /^[^\s@]+@[^\s@]+$/ } });
   // Checks the schema cannot express, reported together with the schema's problems.
   // An explicitly empty ROLES is refused rather than defaulted: a process with no role does nothing.
   const rolesRaw = env.ROLES ?? ROLES.join(',');
@@ -85,8 +59,8 @@ export function loadSettings(env: NodeJS.ProcessEnv | Record<string, string | un
   if (typeof timeoutS === 'number' && typeof ttlS === 'number' && !problems.has('QUEUED_CALL_TIMEOUT_SECONDS') && !problems.has('RESERVATION_TTL_SECONDS') && timeoutS <= ttlS) {
     problems.set('QUEUED_CALL_TIMEOUT_SECONDS', `QUEUED_CALL_TIMEOUT_SECONDS must be greater than RESERVATION_TTL_SECONDS (got ${timeoutS} <= ${ttlS})`);
   }
-  if (problems.size) throw new SettingsError([...problems.values()]);
-  const settings = input as Static<typeof SettingsSchema>;
+  check();
+  const settings = input;
   return {
     ...settings,
     corsOrigins: settings.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),

@@ -35,7 +35,7 @@ describe('settings', () => {
       expect(err).toBeInstanceOf(SettingsError);
       problems = (err as SettingsError).problems;
     }
-    expect(new Set(problems.map((p) => p.split(':')[0]))).toEqual(new Set(['SCRAPE_INTERVAL_MS', 'BACKEND_URL', 'LOG_LEVEL']));
+    expect(new Set(problems.map((p) => p.split(' ')[0]))).toEqual(new Set(['SCRAPE_INTERVAL_MS', 'BACKEND_URL', 'LOG_LEVEL']));
   });
 });
 

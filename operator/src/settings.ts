@@ -1,6 +1,6 @@
 // Operator settings from the environment, validated once at boot; every bad setting is reported at once.
 import { Type, type Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { parseSettings, SettingsError } from '@voice-platform/schemas';
 import type { OperatorSettings } from './context.js';
 
 export const SettingsSchema = Type.Object({
@@ -24,25 +24,17 @@ export const SettingsSchema = Type.Object({
 });
 export type Settings = Static<typeof SettingsSchema>;
 
-export class SettingsError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`invalid operator settings:\n  ${problems.join('\n  ')}`);
-    this.name = 'SettingsError';
-  }
-}
+export { SettingsError };
 
 export function loadSettings(env: Record<string, string | undefined>): Settings {
-  const known = Object.keys(SettingsSchema.properties);
-  const input: Record<string, unknown> = {};
-  for (const k of known) if (env[k] !== undefined && env[k] !== '') input[k] = env[k];
-  const converted = Value.Convert(SettingsSchema, Value.Default(SettingsSchema, input));
-  const problems = [...Value.Errors(SettingsSchema, converted)].map((e) => `${e.path.slice(1) || '(root)'}: ${e.message} (got ${JSON.stringify(e.value)})`);
-  const settings = converted as Settings;
-  if (problems.length === 0 && settings.LEASE_RENEW_DEADLINE_MS >= settings.LEASE_DURATION_MS) {
-    problems.push('LEASE_RENEW_DEADLINE_MS: must be less than LEASE_DURATION_MS');
+  const parsed = parseSettings(SettingsSchema, env);
+  const s = parsed.value;
+  // Checks the schema cannot express, reported with the schema's problems.
+  if (!parsed.problems.has('LEASE_RENEW_DEADLINE_MS') && !parsed.problems.has('LEASE_DURATION_MS') && s.LEASE_RENEW_DEADLINE_MS >= s.LEASE_DURATION_MS) {
+    parsed.problems.set('LEASE_RENEW_DEADLINE_MS', `LEASE_RENEW_DEADLINE_MS must be less than LEASE_DURATION_MS (got ${s.LEASE_RENEW_DEADLINE_MS} >= ${s.LEASE_DURATION_MS})`);
   }
-  if (problems.length > 0) throw new SettingsError(problems);
-  return settings;
+  parsed.check();
+  return s;
 }
 
 export function operatorSettings(s: Settings): OperatorSettings {

@@ -14,3 +14,4 @@ export * from './config.js';
 export * from './fleet.js';
 export * from './apiKeys.js';
 export * from './voicefleet.js';
+export * from './settings.js';

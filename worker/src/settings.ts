@@ -2,7 +2,7 @@
 // the worker refuses to boot.
 import { hostname } from 'node:os';
 import { Type, type Static } from '@sinclair/typebox';
-import { Ajv } from 'ajv';
+import { parseSettings, SettingsError } from '@voice-platform/schemas';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 const bool = (def: boolean) => Type.Boolean({ default: def });
@@ -51,36 +51,10 @@ export type Settings = Static<typeof SettingsSchema>;
 
 const SECRET = new Set(['WORKER_AUTH_TOKEN', 'STORAGE_SECRET_KEY', 'STORAGE_ACCESS_KEY', 'OPENAI_API_KEY', 'DEEPGRAM_API_KEY', 'ELEVENLABS_API_KEY', 'REDIS_URL']);
 
-export class SettingsError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`invalid settings: ${problems.join('; ')}`);
-    this.name = 'SettingsError';
-  }
-}
-
-const ajv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false });
-const validate = ajv.compile(SettingsSchema);
+export { SettingsError };
 
 export function loadSettings(env: Record<string, string | undefined>): Settings {
-  const input: Record<string, unknown> = {};
-  for (const key of Object.keys(SettingsSchema.properties)) {
-    const value = env[key];
-    if (value !== undefined && value.trim() !== '') input[key] = value.trim();
-  }
-  if (typeof input.LOG_LEVEL === 'string') input.LOG_LEVEL = input.LOG_LEVEL.toLowerCase();
-  if (!validate(input)) {
-    const problems = new Map<string, string>();
-    for (const err of validate.errors ?? []) {
-      const name = err.keyword === 'required' ? String(err.params.missingProperty) : err.instancePath.slice(1);
-      if (problems.has(name)) continue;
-      if (err.keyword === 'required') problems.set(name, `${name} is required`);
-      else {
-        const shown = SECRET.has(name) ? '' : ` (got ${JSON.stringify(env[name])})`;
-        const why = err.keyword === 'anyOf' ? 'is not one of the allowed values' : (err.message ?? 'is invalid');
-        problems.set(name, `${name} ${why}${shown}`);
-      }
-    }
-    throw new SettingsError([...problems.values()]);
-  }
-  return input as Settings;
+  const parsed = parseSettings(SettingsSchema, { ...env, LOG_LEVEL: env.LOG_LEVEL?.toLowerCase() }, { secret: SECRET });
+  parsed.check();
+  return parsed.value;
 }

@@ -1,0 +1,71 @@
+// How every part reads its settings: its own schema, validated once at boot from the environment,
+// every missing or bad setting named in one error, and a secret's value never echoed.
+import type { Static, TObject } from '@sinclair/typebox';
+import { Ajv } from 'ajv';
+
+export class SettingsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid settings: ${problems.join('; ')}`);
+    this.name = 'SettingsError';
+  }
+}
+
+export interface SettingsOptions {
+  /** Names whose values must never appear in an error (tokens, passwords, URIs with credentials). */
+  secret?: ReadonlySet<string>;
+  /** ajv string formats the schema uses. */
+  formats?: Record<string, RegExp>;
+}
+
+export interface ParsedSettings<T extends TObject> {
+  value: Static<T>;
+  /** Problems by setting name; the caller adds checks the schema cannot express, then calls `check()`. */
+  problems: Map<string, string>;
+  /** Throws one SettingsError naming every problem, if there is any. */
+  check(): void;
+}
+
+const validators = new WeakMap<TObject, ReturnType<Ajv['compile']>>();
+
+/**
+ * Reads `schema`'s properties from `env`: blank means unset (so defaults apply), strings are trimmed
+ * and coerced to the schema's numbers and booleans.
+ */
+export function parseSettings<T extends TObject>(schema: T, env: Record<string, string | undefined>, opts: SettingsOptions = {}): ParsedSettings<T> {
+  let validate = validators.get(schema);
+  if (!validate) {
+    const ajv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false });
+    for (const [name, re] of Object.entries(opts.formats ?? {})) ajv.addFormat(name, re);
+    validate = ajv.compile(schema);
+    validators.set(schema, validate);
+  }
+  const input: Record<string, unknown> = {};
+  for (const key of Object.keys(schema.properties)) {
+    const value = env[key];
+    if (value !== undefined && value.trim() !== '') input[key] = value.trim();
+  }
+  const problems = new Map<string, string>();
+  if (!validate(input)) {
+    const errors = validate.errors ?? [];
+    // A union reports each branch's failure before its own anyOf error; the anyOf says it best.
+    const unions = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath.slice(1)));
+    for (const err of errors) {
+      const name = err.keyword === 'required' ? String(err.params.missingProperty) : err.instancePath.slice(1);
+      if (problems.has(name) || (unions.has(name) && err.keyword !== 'anyOf')) continue;
+      if (err.keyword === 'required') {
+        problems.set(name, `${name} is required`);
+        continue;
+      }
+      const shown = opts.secret?.has(name) ? '' : ` (got ${JSON.stringify(env[name])})`;
+      const why = err.keyword === 'anyOf' ? 'is not one of the allowed values' : (err.message ?? 'is invalid');
+      problems.set(name, `${name} ${why}${shown}`);
+    }
+  }
+  return {
+    value: input as Static<T>,
+    problems,
+    check() {
+      if (problems.size) throw new SettingsError([...problems.values()]);
+    },
+  };
+}
