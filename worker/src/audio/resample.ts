@@ -1,74 +1,126 @@
 // Streaming sample-rate conversion by windowed-sinc interpolation. Providers speak their own rates
 // (espeak-ng 22050 Hz, OpenAI TTS 24000 Hz, pocketsphinx 16000 Hz); the call runs at AUDIO_SAMPLE_RATE.
 // The cutoff follows the lower rate, so downsampling does not alias.
+//
+// Polyphase: with integer rates, output n sits at input position n·M/L (M/L = from/to in lowest
+// terms), so only L fractional offsets ever occur. Their filter taps are computed once per rate pair
+// and shared by every call; converting is then a multiply-add per tap. (Evaluating sin and cos per tap
+// and sample blocked the event loop for ~70 ms per 3 s espeak-ng sentence.)
 
 /** Taps each side at full bandwidth; widened by the rate ratio when downsampling. */
 const BASE_HALF_TAPS = 8;
 
+interface Filter {
+  /** Output phases (L) and input step per output in 1/L units (M). */
+  readonly phases: number;
+  readonly step: number;
+  readonly half: number;
+  /** `phases` rows of 2·half taps, for offsets k = -half+1 … half around the base sample. */
+  readonly taps: Float32Array;
+}
+
+const filters = new Map<string, Filter>();
+
+function gcd(a: number, b: number): number {
+  while (b) [a, b] = [b, a % b];
+  return a;
+}
+
+function filterFor(fromRate: number, toRate: number): Filter {
+  const key = `${fromRate}>${toRate}`;
+  let f = filters.get(key);
+  if (f) return f;
+  const g = gcd(fromRate, toRate);
+  const phases = toRate / g;
+  const step = fromRate / g;
+  const cutoff = Math.min(1, toRate / fromRate) * 0.95;
+  const half = Math.ceil(BASE_HALF_TAPS / cutoff);
+  const width = 2 * half;
+  const taps = new Float32Array(phases * width);
+  for (let p = 0; p < phases; p++) {
+    const frac = p / phases;
+    for (let j = 0; j < width; j++) {
+      const x = j - half + 1 - frac;
+      const w = 0.5 + 0.5 * Math.cos((Math.PI * x) / half); // Hann window
+      const s = x === 0 ? cutoff : Math.sin(Math.PI * cutoff * x) / (Math.PI * x);
+      taps[p * width + j] = s * w;
+    }
+  }
+  f = { phases, step, half, taps };
+  filters.set(key, f);
+  return f;
+}
+
 export class Resampler {
-  private readonly step: number;
-  private readonly cutoff: number;
-  private readonly half: number;
-  /** Input not yet consumed, with `half` samples of history before `pos`. */
+  private readonly filter: Filter | null;
+  /** Input not yet consumed, with `half` samples of history before `base`. */
   private buf: Float32Array;
-  private pos: number;
+  /** Index in `buf` of the sample at or before the next output, and the offset from it in 1/L. */
+  private base: number;
+  private phase = 0;
 
   constructor(
     readonly fromRate: number,
     readonly toRate: number,
   ) {
-    this.step = fromRate / toRate;
-    this.cutoff = Math.min(1, toRate / fromRate) * 0.95;
-    this.half = Math.ceil(BASE_HALF_TAPS / this.cutoff);
-    this.buf = new Float32Array(this.half);
-    this.pos = this.half;
+    if (!Number.isInteger(fromRate) || !Number.isInteger(toRate) || fromRate <= 0 || toRate <= 0) {
+      throw new RangeError(`sample rates must be positive integers (got ${fromRate} → ${toRate})`);
+    }
+    this.filter = fromRate === toRate ? null : filterFor(fromRate, toRate);
+    const half = this.filter?.half ?? 0;
+    this.buf = new Float32Array(half);
+    this.base = half;
   }
 
   get passthrough(): boolean {
-    return this.fromRate === this.toRate;
+    return this.filter === null;
   }
 
   push(input: Int16Array): Int16Array {
-    if (this.passthrough) return input;
+    if (!this.filter) return input;
     const merged = new Float32Array(this.buf.length + input.length);
     merged.set(this.buf);
-    for (let i = 0; i < input.length; i++) merged[this.buf.length + i] = input[i]!;
+    merged.set(input, this.buf.length);
     this.buf = merged;
-    return this.run();
+    return this.run(this.filter);
   }
 
   /** Drains what is left (the tail needs `half` samples of look-ahead, so pad with silence). */
   flush(): Int16Array {
-    if (this.passthrough) return new Int16Array(0);
-    const out = this.push(new Int16Array(this.half + Math.ceil(this.step)));
-    this.buf = new Float32Array(this.half);
-    this.pos = this.half;
+    if (!this.filter) return new Int16Array(0);
+    const { half, step, phases } = this.filter;
+    const out = this.push(new Int16Array(half + Math.ceil(step / phases)));
+    this.buf = new Float32Array(half);
+    this.base = half;
+    this.phase = 0;
     return out;
   }
 
-  private run(): Int16Array {
-    const out: number[] = [];
+  private run(f: Filter): Int16Array {
+    const { half, phases, step, taps } = f;
+    const width = 2 * half;
     const buf = this.buf;
-    const c = this.cutoff;
-    const half = this.half;
-    while (Math.floor(this.pos) + half < buf.length) {
-      const base = Math.floor(this.pos);
-      const frac = this.pos - base;
+    const available = buf.length - half - this.base;
+    const out = new Int16Array(available > 0 ? Math.ceil(((available + 1) * phases) / step) + 1 : 0);
+    let n = 0;
+    let base = this.base;
+    let phase = this.phase;
+    while (base + half < buf.length) {
+      const row = phase * width;
+      const first = base - half + 1;
       let acc = 0;
-      for (let k = -half + 1; k <= half; k++) {
-        const x = k - frac;
-        const w = 0.5 + 0.5 * Math.cos((Math.PI * x) / half); // Hann window
-        const s = x === 0 ? c : Math.sin(Math.PI * c * x) / (Math.PI * x);
-        acc += buf[base + k]! * s * w;
-      }
-      out.push(acc < -32768 ? -32768 : acc > 32767 ? 32767 : Math.round(acc));
-      this.pos += this.step;
+      for (let j = 0; j < width; j++) acc += buf[first + j]! * taps[row + j]!;
+      out[n++] = acc < -32768 ? -32768 : acc > 32767 ? 32767 : Math.round(acc);
+      phase += step;
+      base += Math.floor(phase / phases);
+      phase %= phases;
     }
     // Keep `half` samples of history before the next position.
-    const keepFrom = Math.max(0, Math.floor(this.pos) - half);
+    const keepFrom = Math.max(0, base - half);
     this.buf = buf.slice(keepFrom);
-    this.pos -= keepFrom;
-    return Int16Array.from(out);
+    this.base = base - keepFrom;
+    this.phase = phase;
+    return out.subarray(0, n);
   }
 }
 
