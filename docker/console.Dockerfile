@@ -5,8 +5,12 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.base.json ./
+# Every workspace manifest: npm ci checks the lockfile against all of them.
 COPY schemas/package.json schemas/
+COPY backend/package.json backend/
+COPY worker/package.json worker/
 COPY console/package.json console/
+COPY operator/package.json operator/
 COPY tests/package.json tests/
 RUN npm ci --workspace schemas --workspace console --include-workspace-root --ignore-scripts
 COPY schemas schemas
