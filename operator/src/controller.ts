@@ -58,7 +58,6 @@ export function createOperator(deps: OperatorDeps): Operator {
   };
   const botSync: BotSync = {
     backend: new BackendClient(deps.settings.backendUrl, secretCredentials(context)),
-    tombstones: new Map(),
   };
   const stats = { reconciles: 0, errors: 0 };
   let stopInformers: (() => Promise<void>) | undefined;
@@ -72,14 +71,18 @@ export function createOperator(deps: OperatorDeps): Operator {
     if (fleet) queue.add(objectKey('fleet', meta(o).ns, fleet));
   };
   const enqueueBot = (o: k8s.KubernetesObject) => queue.add(objectKey('bot', meta(o).ns, meta(o).name));
+  // Bots whose spec.fleetRef names this fleet: their FleetFound changes when it comes or goes.
+  const enqueueFleetBots = (o: k8s.KubernetesObject) => {
+    const { ns, name } = meta(o);
+    for (const bot of informers.bots.list(ns)) if (bot.spec?.fleetRef?.name === name) enqueueBot(bot);
+  };
   informers.fleets.on('change', enqueueFleet);
+  informers.fleets.on('add', enqueueFleetBots);
+  informers.fleets.on('delete', enqueueFleetBots);
+  // No delete handler for Bots: a deletion is seen as an update setting deletionTimestamp (the finalizer
+  // holds the object), also after a restart, when the initial list adds it.
   informers.bots.on('add', enqueueBot);
   informers.bots.on('update', enqueueBot);
-  informers.bots.on('delete', (o) => {
-    const botId = o.status?.botId;
-    if (botId) botSync.tombstones.set(objectKey('bot', meta(o).ns, meta(o).name), botId);
-    enqueueBot(o);
-  });
   informers.deployments.on('change', enqueueOwnerFleet);
   informers.pods.on('change', enqueueOwnerFleet);
 
@@ -89,7 +92,7 @@ export function createOperator(deps: OperatorDeps): Operator {
     stats.reconciles++;
     try {
       const result =
-        kind === 'fleet' ? await reconcileFleet(context, namespace, name) : await reconcileBot(context, botSync, key, namespace, name);
+        kind === 'fleet' ? await reconcileFleet(context, namespace, name) : await reconcileBot(context, botSync, namespace, name);
       end({ result: 'success' });
       queue.forget(key);
       if (result.requeueAfterMs !== undefined) queue.addAfter(key, result.requeueAfterMs);

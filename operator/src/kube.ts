@@ -33,6 +33,7 @@ export function kubeClients(kc: k8s.KubeConfig): KubeClients {
 
 /** The generated clients send JSON Patch by default; merge patches need the header set. */
 export const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+export const jsonPatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch);
 
 export function isStatus(err: unknown, code: number): boolean {
   return err instanceof k8s.ApiException && err.code === code;

@@ -39,6 +39,11 @@ export class BackendClient {
     return this.request('PATCH', `/api/v1/bots/${encodeURIComponent(id)}`, body) as Promise<BackendBot>;
   }
 
+  /** The newest 1000 bots (the backend's cap), newest first. */
+  async listBots(): Promise<BackendBot[]> {
+    return ((await this.request('GET', '/api/v1/bots')) as { items: BackendBot[] }).items;
+  }
+
   getBot(id: string): Promise<BackendBot> {
     return this.request('GET', `/api/v1/bots/${encodeURIComponent(id)}`) as Promise<BackendBot>;
   }

@@ -8,8 +8,10 @@ import { VOICE_API_GROUP, VOICE_API_VERSION } from '@voice-platform/schemas';
 import { freePort, startProcess, waitUntil, type ManagedProcess } from '@voice-platform/tests/infra';
 import { createOperator, type Operator } from '../controller.js';
 import { repoRoot } from '../crds/generate.js';
-import { GROUP_VERSION, mergePatch } from '../kube.js';
+import { GROUP_VERSION, isStatus, mergePatch } from '../kube.js';
 import { createNamespace, installCrds, testClients, testKubeConfig, testSettings, waitFor } from '../testing/kube.js';
+import { startBackendProxy, type BackendProxy } from '../testing/proxy.js';
+import { BOT_FINALIZER, CREATING_ANNOTATION } from './reconcile.js';
 import type { BotResource } from './types.js';
 
 const clients = testClients();
@@ -18,6 +20,12 @@ let namespace = '';
 let backend: ManagedProcess;
 let backendUrl = '';
 let operator: Operator;
+// The operator reaches the backend through this proxy, so a test can cut it off.
+let proxy: BackendProxy;
+const startOperator = async () => {
+  operator = createOperator({ kc: testKubeConfig(), settings: testSettings(namespace, { backendUrl: proxy.url }) });
+  await operator.start();
+};
 
 beforeAll(async () => {
   const main = path.join(repoRoot, 'backend', 'dist', 'main.js');
@@ -45,12 +53,13 @@ beforeAll(async () => {
     namespace,
     body: { metadata: { name: 'voice-platform-admin' }, stringData: { ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password } },
   });
-  operator = createOperator({ kc: testKubeConfig(), settings: testSettings(namespace, { backendUrl }) });
-  await operator.start();
+  proxy = await startBackendProxy(backendUrl);
+  await startOperator();
 });
 
 afterAll(async () => {
   await operator?.stop();
+  await proxy?.close();
   await backend?.stop();
 });
 
@@ -65,6 +74,28 @@ async function adminGet(p: string): Promise<Record<string, unknown>> {
 const custom = { group: VOICE_API_GROUP, version: VOICE_API_VERSION, plural: 'bots' };
 const getBot = async (name: string) => (await clients.custom.getNamespacedCustomObject({ ...custom, namespace, name })) as BotResource;
 const synced = (b: BotResource) => b.status?.conditions?.find((c) => c.type === 'Synced');
+const fleetFound = (b: BotResource) => b.status?.conditions?.find((c) => c.type === 'FleetFound');
+const gone = async (name: string) => {
+  try {
+    await getBot(name);
+    return false;
+  } catch (err) {
+    return isStatus(err, 404);
+  }
+};
+const backendBotsNamed = async (name: string) => ((await adminGet('/api/v1/bots')).items as Array<{ id: string; name: string }>).filter((b) => b.name === name);
+
+async function createSyncedBot(name: string, over: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}): Promise<BotResource> {
+  await clients.custom.createNamespacedCustomObject({
+    ...custom,
+    namespace,
+    body: { apiVersion: GROUP_VERSION, kind: 'Bot', metadata: { name, ...metadata }, spec: { ...spec, ...over } },
+  });
+  return waitFor(`bot ${name} synced`, async () => {
+    const b = await getBot(name);
+    return synced(b)?.status === 'True' ? b : undefined;
+  });
+}
 
 const spec = {
   name: 'Renewals bot',
@@ -94,6 +125,10 @@ describe('Bot sync into the backend', () => {
     const botId = bot.status!.botId!;
     expect(bot.status).toMatchObject({ observedGeneration: 1, botId: expect.stringMatching(/^[0-9a-f]{24}$/) });
     expect(synced(bot)).toMatchObject({ reason: 'Synced', message: `backend bot ${botId} up to date`, observedGeneration: 1 });
+    expect(bot.metadata?.finalizers).toEqual([BOT_FINALIZER]);
+    expect(fleetFound(bot)).toMatchObject({ status: 'False', reason: 'FleetNotFound', message: `VoiceFleet default not found in namespace ${namespace}` });
+    const marker = await waitFor('create marker cleared', async () => !(await getBot('renewals')).metadata?.annotations?.[CREATING_ANNOTATION]);
+    expect(marker).toBe(true);
 
     const stored = await adminGet(`/api/v1/bots/${botId}`);
     const { fleetRef: _f, ...fields } = spec;
@@ -133,9 +168,96 @@ describe('Bot sync into the backend', () => {
     expect((await adminGet(`/api/v1/bots/${healed.status!.botId!}`)).greeting).toBe('Hi {{nickname}}');
   });
 
-  it('deactivates the backend bot when the Bot is deleted', async () => {
+  it('keeps the finalizer while the backend is unreachable, then deactivates the bot and releases the Bot', async () => {
     const botId = (await getBot('renewals')).status!.botId!;
-    await clients.custom.deleteNamespacedCustomObject({ ...custom, namespace, name: 'renewals' });
-    await waitFor('backend bot inactive', async () => (await adminGet(`/api/v1/bots/${botId}`)).active === false);
+    proxy.mode = 'down';
+    try {
+      await clients.custom.deleteNamespacedCustomObject({ ...custom, namespace, name: 'renewals' });
+      const failing = await waitFor('deactivation failure reported', async () => {
+        const b = await getBot('renewals');
+        return synced(b)?.status === 'False' && synced(b)?.message.startsWith('deactivating') ? b : undefined;
+      });
+      expect(failing.metadata?.deletionTimestamp).toBeDefined();
+      expect(failing.metadata?.finalizers).toEqual([BOT_FINALIZER]);
+      expect(synced(failing)).toMatchObject({ reason: 'BackendUnavailable', message: expect.stringContaining(`deactivating backend bot ${botId}: unreachable: backend unreachable`) });
+      expect((await adminGet(`/api/v1/bots/${botId}`)).active).toBe(true);
+    } finally {
+      proxy.mode = 'pass';
+    }
+    await waitFor('Bot removed', () => gone('renewals'));
+    expect((await adminGet(`/api/v1/bots/${botId}`)).active).toBe(false);
+  });
+
+  it('deactivates a Bot deleted while the operator is stopped once an operator runs again', async () => {
+    const botId = (await createSyncedBot('offline')).status!.botId!;
+    await operator.stop();
+    try {
+      await clients.custom.deleteNamespacedCustomObject({ ...custom, namespace, name: 'offline' });
+      // Nothing else removes the finalizer: the Bot stays, marked for deletion, and the backend bot active.
+      const held = await getBot('offline');
+      expect(held.metadata).toMatchObject({ deletionTimestamp: expect.any(String), finalizers: [BOT_FINALIZER] });
+      expect((await adminGet(`/api/v1/bots/${botId}`)).active).toBe(true);
+    } finally {
+      await startOperator();
+    }
+    await waitFor('Bot removed', () => gone('offline'));
+    expect((await adminGet(`/api/v1/bots/${botId}`)).active).toBe(false);
+  });
+
+  it("keeps another controller's finalizer", async () => {
+    const other = 'example.com/audit';
+    const bot = await createSyncedBot('shared', {}, { finalizers: [other] });
+    expect(bot.metadata?.finalizers).toEqual([other, BOT_FINALIZER]);
+    await clients.custom.deleteNamespacedCustomObject({ ...custom, namespace, name: 'shared' });
+    const released = await waitFor('our finalizer released', async () => {
+      const b = await getBot('shared');
+      return b.metadata?.finalizers?.length === 1 ? b : undefined;
+    });
+    expect(released.metadata?.finalizers).toEqual([other]);
+    expect((await adminGet(`/api/v1/bots/${bot.status!.botId!}`)).active).toBe(false);
+    // The other controller finishes: the Bot goes.
+    await clients.custom.patchNamespacedCustomObject({ ...custom, namespace, name: 'shared', body: { metadata: { finalizers: null } } }, mergePatch);
+    await waitFor('Bot removed', () => gone('shared'));
+  });
+
+  it('reports FleetFound from the VoiceFleet named by fleetRef, following it as it comes and goes', async () => {
+    const missing = await createSyncedBot('fleeted', { fleetRef: { name: 'sales' } });
+    expect(fleetFound(missing)).toMatchObject({ status: 'False', reason: 'FleetNotFound', message: `VoiceFleet sales not found in namespace ${namespace}` });
+    const fleets = { group: VOICE_API_GROUP, version: VOICE_API_VERSION, plural: 'voicefleets' };
+    await clients.custom.createNamespacedCustomObject({
+      ...fleets,
+      namespace,
+      body: { apiVersion: GROUP_VERSION, kind: 'VoiceFleet', metadata: { name: 'sales' }, spec: { image: 'voice-worker:test', minReplicas: 0 } },
+    });
+    const found = await waitFor('FleetFound True', async () => {
+      const b = await getBot('fleeted');
+      return fleetFound(b)?.status === 'True' ? b : undefined;
+    });
+    expect(fleetFound(found)).toMatchObject({ reason: 'FleetFound', message: 'VoiceFleet sales exists' });
+    // Only status changed: the spec is the user's.
+    expect(found.metadata?.generation).toBe(1);
+    expect(found.spec).toEqual(missing.spec);
+    expect(synced(found)?.status).toBe('True');
+    await clients.custom.deleteNamespacedCustomObject({ ...fleets, namespace, name: 'sales' });
+    await waitFor('FleetFound False again', async () => fleetFound(await getBot('fleeted'))?.reason === 'FleetNotFound');
+  });
+
+  it('adopts the backend bot of a create whose response was lost instead of creating a second one', async () => {
+    const botName = `Lost response bot ${namespace}`;
+    proxy.mode = 'lose-create-response';
+    await clients.custom.createNamespacedCustomObject({
+      ...custom,
+      namespace,
+      body: { apiVersion: GROUP_VERSION, kind: 'Bot', metadata: { name: 'lost' }, spec: { ...spec, name: botName } },
+    });
+    // The backend made the bot but the operator never learnt its id; the retry finds it.
+    const adopted = await waitFor('bot synced', async () => {
+      const b = await getBot('lost');
+      return synced(b)?.status === 'True' ? b : undefined;
+    });
+    expect(proxy.lostCreates).toHaveLength(1);
+    expect(adopted.status!.botId).toBe(proxy.lostCreates[0]);
+    expect((await backendBotsNamed(botName)).map((b) => b.id)).toEqual([proxy.lostCreates[0]]);
+    await waitFor('create marker cleared', async () => !(await getBot('lost')).metadata?.annotations?.[CREATING_ANNOTATION]);
   });
 });

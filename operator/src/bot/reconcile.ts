@@ -1,8 +1,9 @@
-// Bot → the backend: upsert through the admin API, report the backend id and a Synced condition.
-import { BOT_DEFAULTS, VOICE_API_GROUP, VOICE_API_VERSION, type BotResourceStatus } from '@voice-platform/schemas';
+// Bot → the backend: upsert through the admin API, report the backend id and a Synced condition;
+// a finalizer deactivates the backend bot when the Bot is deleted. FleetFound reports spec.fleetRef.
+import { BOT_DEFAULTS, VOICE_API_GROUP, VOICE_API_VERSION, type BotResourceStatus, type Condition } from '@voice-platform/schemas';
 import { getCondition, rfc3339, setCondition } from '../conditions.js';
 import type { Context } from '../context.js';
-import { mergePatch } from '../kube.js';
+import { isStatus, jsonPatch, mergePatch } from '../kube.js';
 import { errorMessage } from '../log.js';
 import { sameJson } from '../fleet/reconcile.js';
 import { BackendClient, BackendError, type Credentials } from './backend.js';
@@ -32,39 +33,55 @@ export function secretCredentials(ctx: Context): () => Promise<Credentials> {
 
 export interface BotSync {
   backend: BackendClient;
-  /** Deleted Bots whose backend bot is still to be deactivated. */
-  tombstones: Map<string, string>;
 }
 
-export async function reconcileBot(ctx: Context, sync: BotSync, key: string, namespace: string, name: string): Promise<{ requeueAfterMs?: number }> {
+/** Held on every Bot the operator has synced, so a deletion (even while the operator is down) waits for the backend bot's deactivation. */
+export const BOT_FINALIZER = `${VOICE_API_GROUP}/backend-bot`;
+/**
+ * Set before the operator creates a backend bot (when the create began). The backend assigns the id and
+ * has no field for an external key, so if the id is lost (crash or lost response before status.botId is
+ * written) the next pass adopts the unclaimed backend bot of the same name created since then, instead
+ * of creating a second one. Removed once status.botId is written.
+ */
+export const CREATING_ANNOTATION = `${VOICE_API_GROUP}/creating`;
+/** Operator and backend clocks may disagree by this much when comparing the marker with created_at. */
+const CLOCK_SKEW_MS = 60_000;
+
+export async function reconcileBot(ctx: Context, sync: BotSync, namespace: string, name: string): Promise<{ requeueAfterMs?: number }> {
   const cached = ctx.caches.bots.get(name, namespace);
-  if (!cached) {
-    // No hard delete in the backend: a deleted Bot is deactivated, keeping its calls' history.
-    const botId = sync.tombstones.get(key);
-    if (botId) {
-      try {
-        await sync.backend.updateBot(botId, { active: false });
-      } catch (err) {
-        if (!(err instanceof BackendError && err.status === 404)) throw err;
-      }
-      sync.tombstones.delete(key);
-      ctx.logger.info('bot deactivated', { namespace, bot: name, botId });
-    }
-    return {};
-  }
-  const bot: BotResource = { ...cached, apiVersion: `${VOICE_API_GROUP}/${VOICE_API_VERSION}`, kind: 'Bot' };
+  // Gone from the API server: the finalizer made sure its backend bot was handled first.
+  if (!cached) return {};
+  let bot: BotResource = { ...cached, apiVersion: `${VOICE_API_GROUP}/${VOICE_API_VERSION}`, kind: 'Bot' };
+  if (bot.metadata?.deletionTimestamp) return finalizeBot(ctx, sync, bot);
+
   const status = bot.status ?? {};
   const nowMs = ctx.now();
+  const generation = bot.metadata?.generation;
+  const fleet = fleetCondition(ctx, bot);
+  const marker = bot.metadata?.annotations?.[CREATING_ANNOTATION];
+  // A marker means something only while status.botId is missing: a create began and its id may be lost.
+  const pendingCreate = status.botId ? undefined : marker;
+  let marked = false;
+  // The finalizer goes on before any backend bot can exist, and with it the marker when a create is due.
+  if (!hasFinalizer(bot) || (!status.botId && !marker)) {
+    marked = !status.botId && !marker;
+    bot = await patchMetadata(ctx, bot, { addFinalizer: !hasFinalizer(bot), creating: marked ? new Date(nowMs).toISOString() : undefined });
+  }
+
   const synced = getCondition(status.conditions, 'Synced');
   const lastSyncMs = status.lastSyncTime ? Date.parse(status.lastSyncTime) : 0;
   if (
     status.botId &&
     synced?.status === 'True' &&
-    status.observedGeneration === bot.metadata?.generation &&
+    status.observedGeneration === generation &&
     nowMs - lastSyncMs < ctx.settings.botResyncMs
   ) {
+    // A VoiceFleet came or went: only FleetFound may have changed.
+    await writeBotStatus(ctx, bot, (prev) => ({ ...prev, conditions: withFleet(prev.conditions, fleet, nowMs) }));
+    if (marker) await patchMetadata(ctx, bot, { creating: null }); // left by a crash after the status write
     return { requeueAfterMs: ctx.settings.botResyncMs - (nowMs - lastSyncMs) };
   }
+
   const body = botBody(bot);
   let botId = status.botId;
   try {
@@ -76,33 +93,174 @@ export async function reconcileBot(ctx: Context, sync: BotSync, key: string, nam
         botId = undefined; // removed in the backend: create it again
       }
     }
-    if (!botId) botId = (await sync.backend.createBot(body)).id;
+    if (!botId && pendingCreate) {
+      botId = await findCreatedBot(ctx, sync, bot, pendingCreate);
+      if (botId) {
+        ctx.logger.info('adopting the backend bot an interrupted create made', { namespace, bot: name, botId });
+        await sync.backend.updateBot(botId, body);
+      }
+    }
+    if (!botId) {
+      if (!marked && !pendingCreate) {
+        // status.botId named a bot the backend no longer has: mark before creating its successor.
+        bot = await patchMetadata(ctx, bot, { creating: new Date(nowMs).toISOString() });
+        marked = true;
+      }
+      botId = (await sync.backend.createBot(body)).id;
+    }
   } catch (err) {
-    ctx.metrics.botSyncs.inc({ result: 'failure' });
-    const reason = err instanceof BackendError ? (err.status === 0 || err.status >= 500 ? 'BackendUnavailable' : 'BackendRejected') : 'SyncFailed';
-    const message = err instanceof BackendError ? backendErrorText(err) : errorMessage(err);
-    await writeBotStatus(ctx, bot, (prev) => ({
+    await reportFailure(ctx, bot, err, '', (prev) => ({
       ...prev,
       botId: botId ?? prev.botId,
-      observedGeneration: bot.metadata?.generation,
-      conditions: setCondition(prev.conditions, { type: 'Synced', status: 'False', reason, message, observedGeneration: bot.metadata?.generation }, new Date(nowMs)),
+      observedGeneration: generation,
+      conditions: withFleet(prev.conditions, fleet, nowMs),
     }));
-    ctx.logger.warn('bot sync failed', { namespace, bot: name, error: message });
-    throw new ReportedError(message);
   }
   ctx.metrics.botSyncs.inc({ result: 'success' });
   await writeBotStatus(ctx, bot, (prev) => ({
     ...prev,
     botId,
-    observedGeneration: bot.metadata?.generation,
+    observedGeneration: generation,
     lastSyncTime: rfc3339(new Date(nowMs)),
     conditions: setCondition(
-      prev.conditions,
-      { type: 'Synced', status: 'True', reason: 'Synced', message: `backend bot ${botId} up to date`, observedGeneration: bot.metadata?.generation },
+      withFleet(prev.conditions, fleet, nowMs),
+      { type: 'Synced', status: 'True', reason: 'Synced', message: `backend bot ${botId} up to date`, observedGeneration: generation },
       new Date(nowMs),
     ),
   }));
+  // status.botId is stored: the marker has done its job (kept until here, so a crash before this adopts).
+  if (marker || marked) await patchMetadata(ctx, bot, { creating: null });
   return { requeueAfterMs: ctx.settings.botResyncMs };
+}
+
+/**
+ * A deleted Bot: deactivate its backend bot (no hard delete in the backend, which keeps its calls'
+ * history), then release the finalizer. On failure the finalizer stays and the pass is retried.
+ */
+async function finalizeBot(ctx: Context, sync: BotSync, bot: BotResource): Promise<{ requeueAfterMs?: number }> {
+  if (!hasFinalizer(bot)) return {};
+  const { namespace, name } = bot.metadata as { namespace: string; name: string };
+  const creating = bot.metadata?.annotations?.[CREATING_ANNOTATION];
+  let botId = bot.status?.botId;
+  try {
+    // Deleted between a create and the status write: the marker still finds that bot.
+    if (!botId && creating) botId = await findCreatedBot(ctx, sync, bot, creating);
+    if (botId) {
+      try {
+        await sync.backend.updateBot(botId, { active: false });
+      } catch (err) {
+        if (!(err instanceof BackendError && err.status === 404)) throw err;
+      }
+    }
+  } catch (err) {
+    const doing = botId ? `deactivating backend bot ${botId}` : 'looking for the backend bot to deactivate';
+    await reportFailure(ctx, bot, err, `${doing}: `, (prev) => prev);
+  }
+  await removeFinalizer(ctx, bot);
+  ctx.logger.info(botId ? 'bot deactivated' : 'bot released (no backend bot)', { namespace, bot: name, botId });
+  return {};
+}
+
+/** Writes the failure to the Synced condition and raises ReportedError (the controller retries with backoff). */
+async function reportFailure(
+  ctx: Context,
+  bot: BotResource,
+  err: unknown,
+  prefix: string,
+  build: (prev: BotResourceStatus) => BotResourceStatus,
+): Promise<never> {
+  ctx.metrics.botSyncs.inc({ result: 'failure' });
+  const reason = err instanceof BackendError ? (err.status === 0 || err.status >= 500 ? 'BackendUnavailable' : 'BackendRejected') : 'SyncFailed';
+  const message = prefix + (err instanceof BackendError ? backendErrorText(err) : errorMessage(err));
+  const generation = bot.metadata?.generation;
+  await writeBotStatus(ctx, bot, (prev) => {
+    const next = build(prev);
+    return {
+      ...next,
+      conditions: setCondition(next.conditions, { type: 'Synced', status: 'False', reason, message, observedGeneration: generation }, new Date(ctx.now())),
+    };
+  });
+  ctx.logger.warn('bot sync failed', { namespace: bot.metadata?.namespace, bot: bot.metadata?.name, error: message });
+  throw new ReportedError(message);
+}
+
+/**
+ * The backend bot an interrupted create left behind: same name, created since the marker, and not
+ * the botId of any other Bot. The oldest such bot is the one this Bot's first create made.
+ */
+async function findCreatedBot(ctx: Context, sync: BotSync, bot: BotResource, creating: string): Promise<string | undefined> {
+  const sinceMs = Date.parse(creating) - CLOCK_SKEW_MS;
+  if (Number.isNaN(sinceMs)) return undefined;
+  const claimed = new Set(
+    ctx.caches.bots
+      .list()
+      .filter((b) => b.metadata?.uid !== bot.metadata?.uid)
+      .map((b) => b.status?.botId)
+      .filter((id): id is string => !!id),
+  );
+  const found = (await sync.backend.listBots())
+    .filter((b) => b.name === bot.spec.name && !claimed.has(b.id) && Date.parse(String(b.created_at)) >= sinceMs)
+    .sort((a, b) => Date.parse(String(a.created_at)) - Date.parse(String(b.created_at)));
+  return found[0]?.id;
+}
+
+/** FleetFound for spec.fleetRef (undefined: no fleetRef, no condition). Informational: the bot is synced either way. */
+export function fleetCondition(ctx: Context, bot: BotResource): Omit<Condition, 'lastTransitionTime'> | undefined {
+  const ref = bot.spec.fleetRef?.name;
+  if (!ref) return undefined;
+  const namespace = bot.metadata!.namespace!;
+  return ctx.caches.fleets.get(ref, namespace)
+    ? { type: 'FleetFound', status: 'True', reason: 'FleetFound', message: `VoiceFleet ${ref} exists`, observedGeneration: bot.metadata?.generation }
+    : {
+        type: 'FleetFound',
+        status: 'False',
+        reason: 'FleetNotFound',
+        message: `VoiceFleet ${ref} not found in namespace ${namespace}`,
+        observedGeneration: bot.metadata?.generation,
+      };
+}
+
+function withFleet(conditions: Condition[] | undefined, fleet: Omit<Condition, 'lastTransitionTime'> | undefined, nowMs: number): Condition[] {
+  if (fleet) return setCondition(conditions, fleet, new Date(nowMs));
+  return (conditions ?? []).filter((c) => c.type !== 'FleetFound');
+}
+
+function hasFinalizer(bot: BotResource): boolean {
+  return bot.metadata?.finalizers?.includes(BOT_FINALIZER) ?? false;
+}
+
+function botPath(bot: BotResource) {
+  return { group: VOICE_API_GROUP, version: VOICE_API_VERSION, namespace: bot.metadata!.namespace!, plural: BOT_PLURAL, name: bot.metadata!.name! };
+}
+
+/**
+ * Adds the finalizer and/or sets (string) or clears (null) the create marker. Adding either carries
+ * the resourceVersion it was decided on: a merge patch replaces the whole finalizers list (another
+ * controller's entry must not be dropped), and a marker decided from a stale cache (a marker or botId
+ * already written but not yet seen) would let a second create through. A 409 retries the pass.
+ * Returns the Bot with the new metadata.
+ */
+async function patchMetadata(ctx: Context, bot: BotResource, change: { addFinalizer?: boolean; creating?: string | null }): Promise<BotResource> {
+  const metadata: Record<string, unknown> = {};
+  if (change.addFinalizer) metadata.finalizers = [...(bot.metadata?.finalizers ?? []), BOT_FINALIZER];
+  if (change.creating !== undefined) metadata.annotations = { [CREATING_ANNOTATION]: change.creating };
+  if (change.addFinalizer || typeof change.creating === 'string') metadata.resourceVersion = bot.metadata?.resourceVersion;
+  const res = (await ctx.clients.custom.patchNamespacedCustomObject({ ...botPath(bot), body: { metadata } }, mergePatch)) as BotResource;
+  return { ...bot, metadata: res.metadata };
+}
+
+/** JSON Patch that removes exactly our entry, guarded by a test that it is still at that index. */
+async function removeFinalizer(ctx: Context, bot: BotResource): Promise<void> {
+  const i = bot.metadata!.finalizers!.indexOf(BOT_FINALIZER);
+  const body = [
+    { op: 'test', path: `/metadata/finalizers/${i}`, value: BOT_FINALIZER },
+    { op: 'remove', path: `/metadata/finalizers/${i}` },
+  ];
+  try {
+    await ctx.clients.custom.patchNamespacedCustomObject({ ...botPath(bot), body }, jsonPatch);
+  } catch (err) {
+    if (!isStatus(err, 404)) throw err; // already gone
+  }
 }
 
 /** The backend's own words: code, message and each field problem it listed. */
