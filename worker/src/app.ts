@@ -12,6 +12,7 @@ import { BackendClient, BackendError } from './backend.js';
 import { RecordingStore } from './call/recording.js';
 import { CallSession, type CallObserver } from './call/session.js';
 import { createProviders, ProviderConfigError, type CallProviders } from './providers.js';
+import { Spawner } from './proc/spawner.js';
 import { Heartbeat, readFleet, Slots } from './fleet/capacity.js';
 import { ClaimLoop, type DialoutJob } from './fleet/claim.js';
 import { CLOSE_CODES, type CallErrorCode, type TelephonyDialer } from './transports/transport.js';
@@ -34,6 +35,8 @@ export interface WorkerDeps {
   observer?: CallObserver;
   /** Builds a call's providers (tests swap nothing here in practice; the bench counts them). */
   providers?: (cfg: RuntimeConfig) => Promise<CallProviders>;
+  /** Starts the offline providers' processes; default: a new one, which the worker closes last. */
+  spawner?: Spawner;
   version?: string;
 }
 
@@ -42,6 +45,7 @@ export interface Worker {
   readonly slots: Slots;
   readonly metrics: Metrics;
   readonly sessions: ReadonlyMap<string, CallSession>;
+  readonly spawner: Spawner;
   listen(port: number, host?: string): Promise<number>;
   /** Stop taking calls, let active ones finish (ending them at the deadline), then stop. */
   drain(timeoutMs: number): Promise<void>;
@@ -66,7 +70,8 @@ export function createWorker(deps: WorkerDeps): Worker {
           secure: settings.STORAGE_SECURE,
           timeoutMs: settings.STORAGE_TIMEOUT_MS,
         });
-  const providers = deps.providers ?? ((cfg: RuntimeConfig) => createProviders(cfg, settings));
+  const spawner = deps.spawner ?? new Spawner();
+  const providers = deps.providers ?? ((cfg: RuntimeConfig) => createProviders(cfg, settings, spawner));
   const sessions = new Map<string, CallSession>();
   const pending = new Set<Promise<unknown>>();
   const track = <T>(p: Promise<T>): Promise<T> => {
@@ -265,6 +270,7 @@ export function createWorker(deps: WorkerDeps): Worker {
     slots,
     metrics,
     sessions,
+    spawner,
     async listen(port, host = '0.0.0.0') {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -272,6 +278,8 @@ export function createWorker(deps: WorkerDeps): Worker {
       });
       await heartbeat!.start();
       claim?.start();
+      // Forked now, while the worker is still small and idle, not on the first call's first sentence.
+      if (!deps.providers) spawner.start();
       const addr = server.address();
       const bound = typeof addr === 'object' && addr ? addr.port : port;
       logger.info({ port: bound, worker_id: settings.WORKER_ID, max_calls: slots.max, version }, 'worker listening');
@@ -307,6 +315,8 @@ export function createWorker(deps: WorkerDeps): Worker {
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      // Last: every call has ended, so no provider process is still needed.
+      await spawner.close();
     },
   };
   return worker;

@@ -1,8 +1,8 @@
 // `npm run bench -w worker`: N concurrent WebSocket calls (default 1, 10, 30) with real speech in real
 // time on the offline providers, against real FerretDB, Redis, MinIO and the real backend. The worker
 // runs in this process (so its CPU, memory, event loop and pacing are measured directly); the callers
-// run in a child process so they do not count. Prints, per N: CPU per call (worker process and its
-// espeak-ng/pocketsphinx children), RSS per call, event-loop delay p99, outbound frame gap p99, and the
+// run in a child process so they do not count. Prints, per N: CPU per call (worker process, its spawner
+// process, and the espeak-ng/pocketsphinx processes the spawner runs), RSS per call (worker process only), event-loop delay p99, outbound frame gap p99, and the
 // platform overhead per turn at p50/p95 (user end of speech → first bot audio frame, minus the bot's
 // end-of-turn silence and the providers' own measured time).
 import { execFileSync, fork } from 'node:child_process';
@@ -77,11 +77,23 @@ const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 };
-/** CPU seconds of this process's reaped children (espeak-ng, pocketsphinx): /proc/self/stat cutime+cstime. */
-function childCpuSeconds(): number {
-  const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+/** utime, stime, cutime, cstime of a process in seconds (/proc/<pid>/stat); zeros if it is gone. */
+function procCpuSeconds(pid: number | 'self'): { own: number; children: number } {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return { own: 0, children: 0 };
+  }
+  const f = stat.split(') ')[1]!.split(' ');
   const ticks = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
-  return (Number(f[13]) + Number(f[14])) / ticks;
+  return { own: (Number(f[11]) + Number(f[12])) / ticks, children: (Number(f[13]) + Number(f[14])) / ticks };
+}
+/** CPU seconds of the spawner process and of the provider processes (espeak-ng, pocketsphinx) it reaped. */
+function providerCpuSeconds(spawnerPid: number | undefined): { spawner: number; providers: number } {
+  const sp = spawnerPid ? procCpuSeconds(spawnerPid) : { own: 0, children: 0 };
+  // Plus this process's reaped children: providers spawned here directly, and any spawner that exited.
+  return { spawner: sp.own, providers: sp.children + procCpuSeconds('self').children };
 }
 
 async function bench(): Promise<void> {
@@ -162,7 +174,7 @@ async function bench(): Promise<void> {
       const eld = monitorEventLoopDelay({ resolution: 10 });
       eld.enable();
       const cpu0 = process.cpuUsage();
-      const child0 = childCpuSeconds();
+      const child0 = providerCpuSeconds(worker.spawner.pid);
       const t0 = performance.now();
       const result = await new Promise<{ ok: number; failed: string[] }>((resolve, reject) => {
         const c = fork(here, ['--callers', `ws://127.0.0.1:${port}/ws/${botId}`, String(n)], { stdio: 'inherit' });
@@ -175,13 +187,15 @@ async function bench(): Promise<void> {
       await waitUntil(() => worker.slots.active === 0, { what: 'calls to finish', timeoutMs: 30_000 });
       const cpu = process.cpuUsage(cpu0);
       const workerCpuS = (cpu.user + cpu.system) / 1e6;
-      const childCpuS = childCpuSeconds() - child0;
+      const child1 = providerCpuSeconds(worker.spawner.pid);
+      const childCpuS = child1.providers - child0.providers;
+      const spawnerCpuS = child1.spawner - child0.spawner;
       const overhead = turns.map((t) => t.overheadMs);
       const row = [
         `N=${String(n).padStart(2)}`,
         `ok ${result.ok}/${n}`,
         `wall ${wallS.toFixed(1)} s`,
-        `CPU/call ${((workerCpuS / n / wallS) * 100).toFixed(1)}% worker + ${((childCpuS / n / wallS) * 100).toFixed(1)}% providers`,
+        `CPU/call ${((workerCpuS / n / wallS) * 100).toFixed(1)}% worker + ${((spawnerCpuS / n / wallS) * 100).toFixed(2)}% spawner + ${((childCpuS / n / wallS) * 100).toFixed(1)}% providers`,
         `RSS/call ${((rssPeak - rss0) / n / 1048576).toFixed(1)} MiB (peak ${(rssPeak / 1048576).toFixed(0)} MiB)`,
         `event-loop p99 ${(eld.percentile(99) / 1e6).toFixed(1)} ms`,
         `frame gap p99 ${pct(gaps, 99).toFixed(1)} ms`,

@@ -13,6 +13,7 @@ import { OpenAiLlm } from './llm/openai.js';
 import { EspeakTts } from './tts/espeak.js';
 import { OpenAiTts } from './tts/openai.js';
 import { createWebRtcVad } from './vad/webrtc.js';
+import type { Spawner } from './proc/spawner.js';
 
 export class ProviderConfigError extends Error {
   readonly code = 'provider_unavailable';
@@ -48,12 +49,12 @@ const need = (value: string, what: string): string => {
   return value;
 };
 
-export function sttFor(cfg: RuntimeConfig, s: ProviderSettings): SttProvider {
+export function sttFor(cfg: RuntimeConfig, s: ProviderSettings, spawner?: Spawner): SttProvider {
   const { provider, model, language } = cfg.bot.stt;
   switch (provider) {
     case 'pocketsphinx': {
       const phrases = cfg.bot.policy?.intents.flatMap((i) => i.examples) ?? [];
-      return new PocketsphinxStt({ binary: s.POCKETSPHINX_BINARY, modelDir: s.POCKETSPHINX_MODEL_DIR, phrases });
+      return new PocketsphinxStt({ binary: s.POCKETSPHINX_BINARY, modelDir: s.POCKETSPHINX_MODEL_DIR, phrases, spawner });
     }
     case 'deepgram':
       return new DeepgramStt({
@@ -89,12 +90,12 @@ export function llmFor(cfg: RuntimeConfig, s: ProviderSettings): LlmProvider {
   }
 }
 
-export function ttsFor(cfg: RuntimeConfig, s: ProviderSettings): TtsProvider {
+export function ttsFor(cfg: RuntimeConfig, s: ProviderSettings, spawner?: Spawner): TtsProvider {
   const { provider, voice_id, speed } = cfg.bot.voice;
   switch (provider) {
     case 'espeak-ng':
     case 'espeak':
-      return new EspeakTts({ binary: s.ESPEAK_BINARY, voice: voice_id, speed });
+      return new EspeakTts({ binary: s.ESPEAK_BINARY, voice: voice_id, speed, spawner });
     case 'openai':
       return new OpenAiTts({
         baseUrl: s.OPENAI_BASE_URL,
@@ -109,10 +110,11 @@ export function ttsFor(cfg: RuntimeConfig, s: ProviderSettings): TtsProvider {
   }
 }
 
-export async function createProviders(cfg: RuntimeConfig, s: ProviderSettings): Promise<CallProviders> {
-  const stt = sttFor(cfg, s);
+/** `spawner` starts the offline providers' processes (the worker's own); default: the process-wide one. */
+export async function createProviders(cfg: RuntimeConfig, s: ProviderSettings, spawner?: Spawner): Promise<CallProviders> {
+  const stt = sttFor(cfg, s, spawner);
   const llm = llmFor(cfg, s);
-  const tts = ttsFor(cfg, s);
+  const tts = ttsFor(cfg, s, spawner);
   const vad = await createWebRtcVad(3, 16000);
   return { vad, stt, llm, tts };
 }

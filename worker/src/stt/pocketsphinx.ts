@@ -2,13 +2,14 @@
 // audio (from a little before the VAD's speech start) is decoded by `pocketsphinx_continuous`. When
 // the bot has a policy, recognition is constrained by a JSGF grammar of the policy's example phrases
 // with a dictionary of just their words: small, fast, and far more accurate than the open language model.
-import { spawn } from 'node:child_process';
+// The process is started through the worker's spawner (proc/spawner.ts), off the calls' event loop.
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { concatPcm, pcmToBytes, samplesFor } from '../audio/pcm.js';
+import { sharedSpawner, SpawnerError, type RunHandle, type Spawner } from '../proc/spawner.js';
 import { SttError, type SttProvider, type SttSession } from './stt.js';
 
 export interface PocketsphinxOptions {
@@ -17,6 +18,8 @@ export interface PocketsphinxOptions {
   /** Phrases the caller is expected to say; builds the grammar. Empty: the open language model. */
   phrases?: string[];
   timeoutMs?: number;
+  /** Starts the pocketsphinx processes; default: the process-wide one. */
+  spawner?: Spawner;
 }
 
 const SAMPLE_RATE = 16000;
@@ -105,7 +108,8 @@ export class PocketsphinxStt implements SttProvider {
     let preRollSamples = 0;
     let turn: Int16Array[] | null = null;
     let turnSamples = 0;
-    let running: ReturnType<typeof spawn> | null = null;
+    let running: RunHandle | null = null;
+    const spawner = this.opts.spawner ?? sharedSpawner();
     const maxPre = samplesFor(PRE_ROLL_MS, SAMPLE_RATE);
     const maxTurn = samplesFor(MAX_TURN_MS, SAMPLE_RATE);
     return {
@@ -137,16 +141,17 @@ export class PocketsphinxStt implements SttProvider {
         const file = path.join(tmpdir(), `vp-turn-${process.pid}-${randomUUID()}.raw`);
         await writeFile(file, pcmToBytes(concatPcm([pad, ...audio, pad])));
         try {
-          const child = spawn(this.binary, this.args(file), { stdio: ['ignore', 'pipe', 'pipe'] });
-          running = child;
-          return await decode(child, signal, this.opts.timeoutMs ?? 15_000);
+          const timeoutMs = this.opts.timeoutMs ?? 15_000;
+          const run = spawner.run(this.binary, this.args(file), { signal, timeoutMs });
+          running = run;
+          return await decode(run, signal, timeoutMs);
         } finally {
           running = null;
           await rm(file, { force: true });
         }
       },
       close() {
-        running?.kill('SIGKILL');
+        running?.kill();
         turn = null;
         preRoll.length = 0;
       },
@@ -162,28 +167,20 @@ export class PocketsphinxStt implements SttProvider {
   }
 }
 
-function decode(child: ReturnType<typeof spawn>, signal: AbortSignal, timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new SttError('stt_timeout', `pocketsphinx took longer than ${timeoutMs} ms`));
-    }, timeoutMs);
-    const onAbort = () => child.kill('SIGKILL');
-    signal.addEventListener('abort', onAbort, { once: true });
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    child.once('error', (e) => {
-      clearTimeout(timer);
-      reject(new SttError('stt_unavailable', `pocketsphinx could not start: ${e.message}`));
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      if (signal.aborted) return resolve('');
-      if (code !== 0) return reject(new SttError('stt_failed', `pocketsphinx exited with ${code}: ${err.slice(-200)}`));
-      resolve(out.split('\n').map((l) => l.trim()).filter(Boolean).join(' '));
-    });
-  });
+async function decode(run: RunHandle, signal: AbortSignal, timeoutMs: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of run.stdout) chunks.push(chunk);
+    const exit = await run.exited;
+    if (exit.timedOut) throw new SttError('stt_timeout', `pocketsphinx took longer than ${timeoutMs} ms`);
+    if (signal.aborted) return '';
+    if (exit.code !== 0) throw new SttError('stt_failed', `pocketsphinx exited with ${exit.code}: ${exit.stderr.slice(-200)}`);
+    return Buffer.concat(chunks).toString('utf8').split('\n').map((l) => l.trim()).filter(Boolean).join(' ');
+  } catch (err) {
+    if (!(err instanceof SpawnerError)) throw err;
+    if (err.code === 'spawn_failed') throw new SttError('stt_unavailable', `pocketsphinx could not start: ${err.message}`);
+    throw new SttError('stt_failed', `pocketsphinx failed: ${err.message}`);
+  } finally {
+    run.kill();
+  }
 }

@@ -1,8 +1,9 @@
 // Offline TTS with espeak-ng (Debian package). The WAV it writes on --stdout is streamed: audio is
-// yielded as espeak-ng produces it, and a barge-in kills the process.
-import { spawn } from 'node:child_process';
+// yielded as espeak-ng produces it, and a barge-in kills the process. The process is started through
+// the worker's spawner (proc/spawner.ts), off the event loop that paces the calls' audio.
 import { bytesToPcm } from '../audio/pcm.js';
 import { parseWavHeader } from '../audio/wav.js';
+import { sharedSpawner, SpawnerError, type Spawner } from '../proc/spawner.js';
 import { TtsError, type TtsProvider } from './tts.js';
 
 export interface EspeakOptions {
@@ -11,6 +12,8 @@ export interface EspeakOptions {
   /** Multiplier of the base speaking rate (the bot's voice.speed). */
   speed?: number;
   timeoutMs?: number;
+  /** Starts the espeak-ng processes; default: the process-wide one. */
+  spawner?: Spawner;
 }
 
 /** espeak-ng's default voices synthesise at 22050 Hz. */
@@ -25,26 +28,17 @@ export class EspeakTts implements TtsProvider {
   async *synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array> {
     const wpm = Math.max(80, Math.min(450, Math.round(BASE_WPM * (this.opts.speed ?? 1))));
     // Text on stdin, never as an argument: a reply starting with '-' must not become an option.
-    const child = spawn(this.opts.binary ?? 'espeak-ng', ['-v', this.opts.voice ?? 'en-us', '-s', String(wpm), '--stdout'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
+    const run = (this.opts.spawner ?? sharedSpawner()).run(this.opts.binary ?? 'espeak-ng', ['-v', this.opts.voice ?? 'en-us', '-s', String(wpm), '--stdout'], {
+      stdin: text.replace(/\s+/g, ' ') + '\n',
+      signal,
+      timeoutMs: this.opts.timeoutMs ?? 20_000,
     });
-    const kill = () => child.kill('SIGKILL');
-    signal.addEventListener('abort', kill, { once: true });
-    const timer = setTimeout(kill, this.opts.timeoutMs ?? 20_000);
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve, reject) => {
-      child.once('error', (e) => reject(new TtsError('tts_unavailable', `espeak-ng could not start: ${e.message}`)));
-      child.once('close', (code) => resolve(code));
-    });
-    exited.catch(() => undefined);
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(text.replace(/\s+/g, ' ') + '\n');
+    let exitedCleanly = false;
     try {
       let head = Buffer.alloc(0);
       let dataStarted = false;
       let odd: Buffer | null = null;
-      for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+      for await (const chunk of run.stdout) {
         if (signal.aborted) return;
         let bytes = chunk;
         if (!dataStarted) {
@@ -67,13 +61,17 @@ export class EspeakTts implements TtsProvider {
         }
         if (bytes.length) yield bytesToPcm(bytes);
       }
-      const code = await exited;
+      const exit = await run.exited;
+      exitedCleanly = true;
       if (signal.aborted) return;
-      if (code !== 0) throw new TtsError('tts_failed', `espeak-ng exited with ${code}: ${stderr.slice(-200)}`);
+      if (exit.code !== 0) throw new TtsError('tts_failed', `espeak-ng exited with ${exit.code}: ${exit.stderr.slice(-200)}`);
+    } catch (err) {
+      if (!(err instanceof SpawnerError)) throw err;
+      if (err.code === 'spawn_failed') throw new TtsError('tts_unavailable', `espeak-ng could not start: ${err.message}`);
+      throw new TtsError('tts_failed', `espeak-ng failed: ${err.message}`);
     } finally {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', kill);
-      if (child.exitCode === null) child.kill('SIGKILL');
+      // The consumer stopped early (barge-in, error): the process must not run on.
+      if (!exitedCleanly) run.kill();
     }
   }
 }
