@@ -235,8 +235,11 @@ export async function down(): Promise<void> {
     console.log('==> nothing to stop');
     return;
   }
-  for (const file of readdirSync(pidDir)) {
-    const name = file.replace(/\.pids$/, '');
+  // Reverse start order: the console and worker go before the backend, the stores last.
+  const started = entries(stackSettings()).map((e) => e.name);
+  const recorded = readdirSync(pidDir).map((f) => f.replace(/\.pids$/, ''));
+  const order = [...started.filter((n) => recorded.includes(n)).reverse(), ...recorded.filter((n) => !started.includes(n))];
+  for (const name of order) {
     const pids = recordedPids(name).filter(alive);
     for (const pid of [...pids].reverse()) killGroup(pid, 'SIGTERM');
     const deadline = Date.now() + 10_000;
