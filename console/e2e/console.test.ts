@@ -1,6 +1,6 @@
 // The console in headless Chromium against the real backend (FerretDB + Redis) and a real worker:
-// sign-in, bots, API keys (shown once, working on dial-out, refused once deactivated), calls, and
-// session expiry. Screenshots of the main pages go to test-artifacts/console/.
+// sign-in, bots (with tools), API keys (shown once, working on dial-out, renamed and re-dated, refused
+// once deactivated), calls (refreshing themselves), and session expiry. Screenshots of the main pages go to test-artifacts/console/.
 import { createHmac } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -35,6 +35,15 @@ async function adminGet<T>(p: string): Promise<T> {
   const r = await fetch(`${BACKEND}${p}`, { headers: { Authorization: `Bearer ${await adminToken()}` } });
   expect(r.status).toBe(200);
   return (await r.json()) as T;
+}
+
+async function adminPatch(p: string, body: unknown): Promise<number> {
+  const r = await fetch(`${BACKEND}${p}`, {
+    method: 'PATCH',
+    headers: { Authorization: `Bearer ${await adminToken()}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return r.status;
 }
 
 async function dialout(key: string, botId: string): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -85,6 +94,7 @@ describe('console', () => {
   let botId = '';
   let key = '';
   let callId = '';
+  let trialKey = '';
 
   it('sends a deep link to sign-in, shows the error body on bad credentials, and returns to the link', async () => {
     await page.goto(`${CONSOLE}/bots`);
@@ -137,6 +147,24 @@ describe('console', () => {
     expect(await page.locator('#bot-greeting-error').count()).toBe(0);
     expect(sent.length).toBe(before);
 
+    // A tool, checked by the same schema: its name pattern, and parameters that must be a JSON object.
+    await page.getByRole('button', { name: 'Add tool' }).click();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('bot-tools-0-name'); // focus moves into the new tool
+    const tool = page.getByRole('group', { name: 'Tool 1' });
+    await tool.getByRole('textbox', { name: 'Tool name' }).fill('look up order');
+    await tool.getByRole('textbox', { name: 'Parameters (JSON Schema)' }).fill('{"type": "object"');
+    await page.getByRole('button', { name: 'Create bot' }).click();
+    expect(await page.locator('#bot-tools-0-name-error').textContent()).toBe('Letters, digits, _ and - only (1 to 64 characters).');
+    expect(await page.locator('#bot-tools-0-parameters-error').textContent()).toBe('Must be a JSON object, e.g. {"type": "object"}.');
+    expect(await tool.getByRole('textbox', { name: 'Tool name' }).getAttribute('aria-describedby')).toBe('bot-tools-0-name-hint bot-tools-0-name-error');
+    expect(await tool.getByRole('textbox', { name: 'Parameters (JSON Schema)' }).getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#bot-voice-speed-error').textContent()).toBe('Must be at most 4.');
+    expect(sent.length).toBe(before);
+    await page.locator('#bot-tools').screenshot({ path: path.join(SHOTS, 'bot-tools-errors.png') });
+    await tool.getByRole('textbox', { name: 'Tool name' }).fill('lookup_order');
+    await tool.getByRole('textbox', { name: 'Tool description' }).fill('Find an order by its number.');
+    await tool.getByRole('textbox', { name: 'Parameters (JSON Schema)' }).fill('{"type": "object", "properties": {"order_id": {"type": "string"}}}');
+
     await page.getByLabel('Speed').fill('1.2');
     await page.getByLabel('Use a scripted dialogue policy').check();
     await page.getByRole('button', { name: 'Add intent' }).click();
@@ -161,6 +189,7 @@ describe('console', () => {
       voice: { provider: 'espeak-ng', voice_id: 'en-us', speed: 1.2 },
       llm: { provider: 'scripted', model: 'policy', temperature: 0 },
       policy: { intents: [{ name: 'confirm', examples: ['yes', 'sure'], reply: 'Great, {{customer_name}}. Goodbye.', end_call: true }], fallback: { reply: 'Sorry, could you repeat that?' } },
+      tools: [{ name: 'lookup_order', description: 'Find an order by its number.', parameters: { type: 'object', properties: { order_id: { type: 'string' } } } }],
     });
 
     await page.getByLabel('Greeting').fill('Hi {{customer_name}}, this is Acme.');
@@ -173,6 +202,44 @@ describe('console', () => {
     await page.reload();
     expect(await page.getByLabel('Greeting').inputValue()).toBe('Hi {{customer_name}}, this is Acme.');
     await shot('bot-edit');
+  });
+
+  it('edits, adds and removes the bot’s tools', async () => {
+    const saveBot = async () => {
+      const saved = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/api/v1/bots/${botId}`));
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      expect((await saved).status()).toBe(200);
+      await page.getByRole('status').filter({ hasText: 'Changes saved.' }).waitFor();
+    };
+    const tool1 = page.getByRole('group', { name: 'Tool 1' });
+    expect(await tool1.getByRole('textbox', { name: 'Tool name' }).inputValue()).toBe('lookup_order');
+    expect(JSON.parse(await tool1.getByRole('textbox', { name: 'Parameters (JSON Schema)' }).inputValue())).toEqual({ type: 'object', properties: { order_id: { type: 'string' } } });
+
+    const params = { type: 'object', properties: { order_id: { type: 'string', description: 'as printed on the invoice' } }, required: ['order_id'] };
+    await tool1.getByRole('textbox', { name: 'Tool description' }).fill('Look up an order.');
+    await tool1.getByRole('textbox', { name: 'Parameters (JSON Schema)' }).fill(JSON.stringify(params));
+    await page.getByRole('button', { name: 'Add tool' }).click();
+    await page.keyboard.type('transfer-to-agent'); // the new tool's name has the focus
+    await saveBot();
+    let stored = await adminGet<{ tools: unknown[]; greeting: string }>(`/api/v1/bots/${botId}`);
+    expect(stored.tools).toEqual([
+      { name: 'lookup_order', description: 'Look up an order.', parameters: params },
+      { name: 'transfer-to-agent', description: '' },
+    ]);
+    expect(stored.greeting).toBe('Hi {{customer_name}}, this is Acme.'); // the rest of the bot is untouched
+    await page.locator('#bot-tools').screenshot({ path: path.join(SHOTS, 'bot-tools.png') });
+
+    await page.getByRole('button', { name: 'Remove tool 1' }).click();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('bot-add-tool');
+    expect(await page.getByRole('group', { name: 'Tool 1' }).getByRole('textbox', { name: 'Tool name' }).inputValue()).toBe('transfer-to-agent');
+    await saveBot();
+    stored = await adminGet(`/api/v1/bots/${botId}`);
+    expect(stored.tools).toEqual([{ name: 'transfer-to-agent', description: '' }]);
+
+    await page.getByRole('button', { name: 'Remove tool 1' }).click();
+    expect(await page.getByRole('group', { name: /^Tool \d/ }).count()).toBe(0);
+    await saveBot();
+    expect((await adminGet<{ tools: unknown[] }>(`/api/v1/bots/${botId}`)).tools).toEqual([]);
   });
 
   it('deactivates and reactivates a bot from the list', async () => {
@@ -275,6 +342,7 @@ describe('console', () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     const dialog = page.getByRole('dialog', { name: 'Copy your new API key' });
     await dialog.waitFor();
+    trialKey = await dialog.getByLabel('API key “Partner trial”').inputValue();
     await dialog.getByRole('button', { name: 'I have copied the key' }).click();
     await dialog.waitFor({ state: 'hidden' });
 
@@ -300,6 +368,70 @@ describe('console', () => {
     expect(await row.locator('vp-status-badge').textContent()).toBe('Active');
     const after = await adminGet<{ items: Array<{ name: string; expires_at: string | null }> }>('/api/v1/api-keys');
     expect(after.items.find((k) => k.name === 'Year-end campaign')!.expires_at).toBe('2099-12-31T23:59:59.999Z');
+  });
+
+  it('renames an active key and changes its expiry in a keyboard-usable dialog; inactive keys offer no Edit', async () => {
+    expect(await keyRow('CRM production').getByRole('button', { name: 'Edit CRM production' }).count()).toBe(0);
+    const trialRow = keyRow('Partner trial');
+    const dialog = page.getByRole('dialog', { name: 'Edit API key' });
+
+    // Keyboard: focus starts on the name, Tab wraps inside, Escape cancels without a request.
+    const before = sent.length;
+    await trialRow.getByRole('button', { name: 'Edit Partner trial' }).click();
+    await dialog.waitFor();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('edit-key-name');
+    expect(await dialog.getByLabel('Expires').inputValue()).toBe('keep');
+    const focusOrder: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      await page.keyboard.press('Tab');
+      focusOrder.push(await page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent || ''));
+    }
+    expect(focusOrder).toEqual(['edit-key-expiry', 'Cancel', 'Save changes', 'edit-key-name']);
+    await page.keyboard.type(' (renamed?)');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Edit Partner trial'); // focus returns
+    expect(sent.length).toBe(before);
+
+    // Rename and move the expiry to a date; validated like creation, submitted with Enter.
+    await page.keyboard.press('Enter');
+    await dialog.waitFor();
+    expect(await dialog.getByRole('textbox', { name: 'Name', exact: true }).inputValue()).toBe('Partner trial');
+    await dialog.getByRole('textbox', { name: 'Name', exact: true }).fill('Partner pilot');
+    await dialog.getByLabel('Expires').selectOption({ label: 'On a date…' });
+    await dialog.getByLabel('Expiry date').fill('2020-01-01');
+    await dialog.getByRole('textbox', { name: 'Name', exact: true }).press('Enter');
+    expect(await page.locator('#edit-key-expiry-date-error').textContent()).toBe('Must be in the future.');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('edit-key-expiry-date');
+    expect(await dialog.getByLabel('Expiry date').getAttribute('aria-describedby')).toBe('edit-key-expiry-date-hint edit-key-expiry-date-error');
+    expect(sent.length).toBe(before);
+    await dialog.getByLabel('Expiry date').fill('2098-06-30');
+    expect(await page.locator('#edit-key-expiry-date-error').count()).toBe(0); // cleared once edited
+    await shot('api-key-edit');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await page.getByRole('status').first().textContent()).toBe('API key “Partner pilot” updated.');
+    const pilotRow = keyRow('Partner pilot');
+    await pilotRow.getByRole('cell', { name: 'Jun 30, 2098', exact: true }).waitFor();
+    expect(await keyRow('Partner trial').count()).toBe(0);
+    const { items } = await adminGet<{ items: Array<{ name: string; prefix: string; expires_at: string | null; status: string }> }>('/api/v1/api-keys');
+    expect(items.find((k) => k.prefix === trialKey.slice(0, 7))).toMatchObject({ name: 'Partner pilot', expires_at: '2098-06-30T23:59:59.999Z', status: 'active' });
+
+    // A key revoked behind the dialog's back: the backend's 409 is shown, and the row loses its actions.
+    const yearEnd = keyRow('Year-end campaign');
+    await yearEnd.getByRole('button', { name: 'Edit Year-end campaign' }).click();
+    await dialog.waitFor();
+    const yearEndKey = (await adminGet<{ items: Array<{ id: string; name: string }> }>('/api/v1/api-keys')).items.find((k) => k.name === 'Year-end campaign')!;
+    expect(await adminPatch(`/api/v1/api-keys/${yearEndKey.id}`, { is_active: false })).toBe(200);
+    await dialog.getByLabel('Expires').selectOption({ label: '7 days' });
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    expect(await dialog.getByRole('alert').textContent()).toBe('The API key is inactive or expired; revocation is final.');
+    await yearEnd.locator('[data-status="inactive"]').waitFor();
+    await shot('api-key-edit-revoked');
+    expect(await yearEnd.getByRole('button').count()).toBe(0);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await shot('api-keys-edited');
   });
 
   it('shows the call, its status timeline and recording key', async () => {
@@ -340,11 +472,44 @@ describe('console', () => {
     await page.getByText('No calls match these filters.').waitFor();
   });
 
+  it('refreshes the calls list by itself, keeping the filters and the focus', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Calls' }).click();
+    await page.waitForURL(`${CONSOLE}/calls`);
+    await page.getByLabel('Bot').selectOption({ label: 'Renewal reminder' });
+    await page.waitForURL(`${CONSOLE}/calls?bot_id=${botId}`);
+    await page.locator(`tr[data-call-id="${callId}"]`).waitFor();
+    const updated = page.getByTestId('calls-updated');
+    await updated.locator('time').waitFor();
+    const firstUpdate = await updated.locator('time').getAttribute('datetime');
+    await page.getByLabel('Status').focus(); // a keyboard user sits on a filter
+
+    // A real dial-out with the renamed key (its value never changed), and no press on Refresh.
+    const r = await dialout(trialKey, botId);
+    expect(r.status).toBe(201);
+    const newId = r.body.call_id as string;
+    const newRow = page.locator(`tr[data-call-id="${newId}"]`);
+    await newRow.waitFor({ timeout: 30_000 });
+    // Its status moves on in place too: the worker fails it (no telephony plane here).
+    await newRow.locator('[data-status="failed"]').waitFor({ timeout: 30_000 });
+
+    expect(await page.locator('tbody tr').evaluateAll((rows) => rows.map((tr) => tr.getAttribute('data-call-id')))).toEqual([newId, callId]);
+    expect(page.url()).toBe(`${CONSOLE}/calls?bot_id=${botId}`);
+    expect(await page.getByLabel('Bot').inputValue()).toBe(botId);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('filter-status');
+    expect(new Date((await updated.locator('time').getAttribute('datetime'))!).getTime()).toBeGreaterThan(new Date(firstUpdate!).getTime());
+    expect(await updated.textContent()).toMatch(/^Updated \d\d:\d\d:\d\d [AP]M$/);
+    await shot('calls-auto-refresh');
+
+    // The manual Refresh stays, and refreshes in place.
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await newRow.waitFor();
+  });
+
   it('shows a dashboard of keys, bots and the latest calls', async () => {
     await page.getByRole('link', { name: 'Dashboard' }).click();
     await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
     await page.locator(`a[href="/calls/${callId}"]`).waitFor();
-    expect(await page.getByTestId('active-keys').textContent()).toBe('2');
+    expect(await page.getByTestId('active-keys').textContent()).toBe('1'); // Partner pilot; Year-end campaign was revoked
     expect(await page.getByTestId('active-bots').textContent()).toBe('1');
     await shot('dashboard');
   });

@@ -1,12 +1,19 @@
 // The bot form's state (strings as typed) ↔ the API body. Numbers that do not parse stay strings so
 // the shared schema reports them ("Must be a number.") exactly like the backend would.
-import { BOT_DEFAULTS, type Bot, type BotCreate } from '@voice-platform/schemas/bot.js';
+import { BOT_DEFAULTS, type Bot, type BotCreate, type BotTool } from '@voice-platform/schemas/bot.js';
 
 export interface IntentForm {
   name: string;
   examples: string; // one phrase per line
   reply: string;
   end_call: boolean;
+}
+
+/** A tool as edited: `parameters` is the JSON text of its JSON Schema ('' for none). */
+export interface ToolForm {
+  name: string;
+  description: string;
+  parameters: string;
 }
 
 export interface BotForm {
@@ -21,12 +28,42 @@ export interface BotForm {
   llm: { provider: string; model: string; temperature: string };
   max_call_seconds: string;
   end_of_turn_silence_ms: string;
+  tools: ToolForm[];
   usePolicy: boolean;
   intents: IntentForm[];
   fallback: { reply: string; end_call: boolean };
 }
 
 export const emptyIntent = (): IntentForm => ({ name: '', examples: '', reply: '', end_call: false });
+export const emptyTool = (): ToolForm => ({ name: '', description: '', parameters: '' });
+
+/** A stored tool as form text; parameters pretty-printed so they can be edited by hand. */
+export function toolToForm(t: BotTool): ToolForm {
+  return { name: t.name, description: t.description ?? '', parameters: t.parameters === undefined ? '' : JSON.stringify(t.parameters, null, 2) };
+}
+
+/**
+ * The parameters text as a value for the schema: '' (blank) is no parameters at all; text that is not
+ * JSON stays a string, so the schema reports the field ("Must be a JSON object.") as it does for numbers.
+ */
+export function parseParameters(text: string): unknown {
+  const t = text.trim();
+  if (t === '') return undefined;
+  try {
+    return JSON.parse(t) as unknown;
+  } catch {
+    return t;
+  }
+}
+
+export function toolToBody(t: ToolForm): BotTool {
+  const parameters = parseParameters(t.parameters);
+  return {
+    name: t.name.trim(),
+    description: t.description,
+    ...(parameters !== undefined ? { parameters: parameters as BotTool['parameters'] } : {}),
+  };
+}
 
 export function botToForm(bot?: Bot): BotForm {
   const b = bot ?? { ...BOT_DEFAULTS, name: '' };
@@ -42,6 +79,7 @@ export function botToForm(bot?: Bot): BotForm {
     llm: { ...b.llm, temperature: String(b.llm.temperature) },
     max_call_seconds: String(b.max_call_seconds),
     end_of_turn_silence_ms: String(b.turn_detection.end_of_turn_silence_ms),
+    tools: b.tools.map(toolToForm),
     usePolicy: b.policy !== null,
     intents: (b.policy?.intents ?? []).map((i) => ({ name: i.name, examples: i.examples.join('\n'), reply: i.reply, end_call: i.end_call ?? false })),
     fallback: { reply: b.policy?.fallback.reply ?? '', end_call: b.policy?.fallback.end_call ?? false },
@@ -67,6 +105,7 @@ export function formToBody(f: BotForm): BotCreate {
     llm: { provider: f.llm.provider.trim(), model: f.llm.model.trim(), temperature: parseNumber(f.llm.temperature) as number },
     max_call_seconds: parseNumber(f.max_call_seconds) as number,
     turn_detection: { end_of_turn_silence_ms: parseNumber(f.end_of_turn_silence_ms) as number },
+    tools: f.tools.map(toolToBody),
     policy: f.usePolicy
       ? {
           intents: f.intents.map((i) => ({

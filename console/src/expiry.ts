@@ -42,3 +42,8 @@ export function expiresAtFor(preset: ExpiryPreset, now: Date, date = ''): string
     }
   }
 }
+
+/** A date as a date input's value (`YYYY-MM-DD`), in the administrator's time zone. */
+export function dateInputValue(d: Date): string {
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}

@@ -10,3 +10,7 @@ export const statusLabel = (status: string): string => {
   const words = status.replace(/_/g, ' ');
   return words.charAt(0).toUpperCase() + words.slice(1);
 };
+
+const timeFmt = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+/** A time of day, e.g. "02:05:09 PM" (for "last updated"). */
+export const formatTime = (d: Date): string => timeFmt.format(d);

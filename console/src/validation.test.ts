@@ -4,7 +4,7 @@ import { BOT_DEFAULTS, type BotCreate } from '@voice-platform/schemas/bot.js';
 import { newBotDoc } from '../../backend/src/bots/routes.js';
 import { ApiError as BackendError } from '../../backend/src/errors.js';
 import { readableMessage } from './errorMessage.js';
-import { botToForm, formToBody } from './botForm.js';
+import { botToForm, formToBody, toolToBody } from './botForm.js';
 import { detailFieldErrors, errorFor, friendlyMessage, validateApiKeyCreate, validateBot } from './validation.js';
 
 const now = new Date('2025-03-10T12:00:00.000Z');
@@ -32,6 +32,7 @@ function validBot(): BotCreate {
   form.usePolicy = true;
   form.intents = [{ name: 'yes', examples: 'yes\n\n sure ', reply: 'Great, {{customer_name}}.', end_call: true }];
   form.fallback = { reply: 'Sorry?', end_call: false };
+  form.tools = [{ name: 'lookup_order', description: 'Find an order', parameters: '{"type": "object", "properties": {"order_id": {"type": "string"}}}' }];
   return formToBody(form);
 }
 
@@ -58,6 +59,7 @@ describe('validateBot', () => {
       max_call_seconds: 300,
       turn_detection: { end_of_turn_silence_ms: 700 },
       policy: { intents: [{ name: 'yes', examples: ['yes', 'sure'], reply: 'Great, {{customer_name}}.', end_call: true }], fallback: { reply: 'Sorry?' } },
+      tools: [{ name: 'lookup_order', description: 'Find an order', parameters: { type: 'object', properties: { order_id: { type: 'string' } } } }],
     });
     expect(validateBot(body)).toEqual({});
     expect(backendProblems(body)).toEqual([]);
@@ -77,6 +79,16 @@ describe('validateBot', () => {
     ['an intent without examples', (b) => (b.policy!.intents[0]!.examples = []), { 'policy.intents.0.examples': 'Add at least one.' }],
     ['an empty fallback', (b) => (b.policy!.fallback.reply = ''), { 'policy.fallback.reply': 'This field is required.' }],
     ['a temperature below 0', (b) => (b.llm!.temperature = -1), { 'llm.temperature': 'Must be at least 0.' }],
+    ['a tool name with a space', (b) => (b.tools![0]!.name = 'look up'), { 'tools.0.name': 'Letters, digits, _ and - only (1 to 64 characters).' }],
+    ['an empty tool name', (b) => b.tools!.push(toolToBody({ name: ' ', description: '', parameters: '' })), { 'tools.1.name': 'Letters, digits, _ and - only (1 to 64 characters).' }],
+    ['a tool description too long', (b) => (b.tools![0]!.description = 'x'.repeat(1001)), { 'tools.0.description': 'Must be at most 1000 characters.' }],
+    ['tool parameters that are not JSON', (b) => (b.tools![0] = toolToBody({ name: 'x', description: '', parameters: '{"type": "object"' })), {
+      'tools.0.parameters': 'Must be a JSON object, e.g. {"type": "object"}.',
+    }],
+    ['tool parameters that are a list', (b) => (b.tools![0] = toolToBody({ name: 'x', description: '', parameters: '[1, 2]' })), {
+      'tools.0.parameters': 'Must be a JSON object, e.g. {"type": "object"}.',
+    }],
+    ['more than 50 tools', (b) => (b.tools = Array.from({ length: 51 }, (_, i) => ({ name: `t${i}`, description: '' }))), { tools: 'At most 50 allowed.' }],
   ];
   it.each(cases)('reports %s on the same fields as the backend', (_, mutate, expected) => {
     const body = validBot();

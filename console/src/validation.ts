@@ -3,7 +3,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
-import { ApiKeyCreate } from '@voice-platform/schemas/apiKeys.js';
+import { ApiKeyCreate, ApiKeyUpdate } from '@voice-platform/schemas/apiKeys.js';
 import { BotCreate, TEMPLATE_PLACEHOLDER, VARIABLE_NAME_PATTERN, type BotCreate as BotCreateT } from '@voice-platform/schemas/bot.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats: string[]) => Ajv;
@@ -53,7 +53,10 @@ export function friendlyMessage(e: Pick<ErrorObject, 'keyword' | 'params' | 'mes
     case 'maxProperties':
       return `At most ${String(p.limit)} entries allowed.`;
     case 'type':
-      return p.type === 'integer' ? 'Must be a whole number.' : p.type === 'number' ? 'Must be a number.' : `Must be a ${String(p.type)}.`;
+      if (p.type === 'integer') return 'Must be a whole number.';
+      if (p.type === 'number') return 'Must be a number.';
+      if (p.type === 'object') return 'Must be a JSON object, e.g. {"type": "object"}.';
+      return `Must be a ${String(p.type)}.`;
     case 'format':
       return p.format === 'date-time' ? 'Must be a valid date and time.' : `Must be a valid ${String(p.format)}.`;
     case 'pattern':
@@ -100,7 +103,16 @@ export function errorFor(errors: FieldErrors, path: string): string | undefined 
 }
 
 export function validateApiKeyCreate(body: { name: string; expires_at?: string | null }, now: Date): FieldErrors {
-  const fn = compiled(ApiKeyCreate);
+  return validateApiKeyBody(ApiKeyCreate, body, now);
+}
+
+/** A rename and/or new expiry (only the fields that change are sent; at least one must). */
+export function validateApiKeyUpdate(body: { name?: string; expires_at?: string | null }, now: Date): FieldErrors {
+  return validateApiKeyBody(ApiKeyUpdate, body, now);
+}
+
+function validateApiKeyBody(schema: TSchema, body: { expires_at?: string | null }, now: Date): FieldErrors {
+  const fn = compiled(schema);
   const errors = fn(body) ? {} : schemaFieldErrors(fn.errors);
   // The backend's rule: an expiry must lie in the future.
   if (!errors.expires_at && typeof body.expires_at === 'string' && new Date(body.expires_at).getTime() <= now.getTime()) {

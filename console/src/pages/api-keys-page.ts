@@ -1,11 +1,13 @@
-// API keys: create (the full key is shown once, in a dialog), list, deactivate (final, confirmed).
+// API keys: create (the full key is shown once, in a dialog), list, rename or change the expiry of an
+// active key (a dialog), deactivate (final, confirmed). Inactive and expired keys offer no actions.
 // The full key only ever lives in `created` until that dialog closes; nothing can fetch it again.
 import { html, nothing } from 'lit';
 import type { ApiKey } from '@voice-platform/schemas/apiKeys.js';
 import { LightElement } from '../components/base.js';
 import { errorBanner, field } from '../components/field.js';
 import { api, ApiError } from '../api.js';
-import { EXPIRY_PRESETS, expiresAtFor, type ExpiryPreset } from '../expiry.js';
+import { editExpiryOptions, keyEditBody, keyEditForm, type EditExpiryPreset, type KeyEditForm } from '../apiKeyEdit.js';
+import { dateInputValue, EXPIRY_PRESETS, expiresAtFor, type ExpiryPreset } from '../expiry.js';
 import { formatDate, formatDateTime } from '../format.js';
 import { validateApiKeyCreate, type FieldErrors } from '../validation.js';
 
@@ -26,6 +28,10 @@ export class VpApiKeysPage extends LightElement {
     confirming: { state: true },
     confirmError: { state: true },
     notice: { state: true },
+    editing: { state: true },
+    editForm: { state: true },
+    editErrors: { state: true },
+    editError: { state: true },
   };
   declare keys: ApiKey[] | null;
   declare loadError: string | null;
@@ -40,6 +46,10 @@ export class VpApiKeysPage extends LightElement {
   declare confirming: ApiKey | null;
   declare confirmError: string | null;
   declare notice: string | null;
+  declare editing: ApiKey | null;
+  declare editForm: KeyEditForm;
+  declare editErrors: FieldErrors;
+  declare editError: string | null;
 
   constructor() {
     super();
@@ -56,6 +66,10 @@ export class VpApiKeysPage extends LightElement {
     this.confirming = null;
     this.confirmError = null;
     this.notice = null;
+    this.editing = null;
+    this.editForm = { name: '', preset: 'keep', date: '' };
+    this.editErrors = {};
+    this.editError = null;
   }
 
   override connectedCallback(): void {
@@ -145,9 +159,99 @@ export class VpApiKeysPage extends LightElement {
     }
   }
 
+  private startEdit(key: ApiKey): void {
+    this.editing = key;
+    this.editForm = keyEditForm(key);
+    this.editErrors = {};
+    this.editError = null;
+  }
+
+  private setEdit(patch: Partial<KeyEditForm>): void {
+    this.editForm = { ...this.editForm, ...patch };
+    // A field's error goes once it is edited; the next save checks again.
+    const stale = 'name' in patch ? 'name' : 'expires_at';
+    if (this.editErrors[stale]) this.editErrors = Object.fromEntries(Object.entries(this.editErrors).filter(([k]) => k !== stale));
+  }
+
+  private async saveEdit(e: Event): Promise<void> {
+    e.preventDefault();
+    const key = this.editing;
+    if (!key || this.busy) return;
+    this.editError = null;
+    const { body, errors } = keyEditBody(key, this.editForm, new Date());
+    this.editErrors = errors;
+    if (Object.keys(errors).length) {
+      await this.updateComplete;
+      this.querySelector<HTMLElement>('#edit-key-form [aria-invalid="true"]')?.focus();
+      return;
+    }
+    if (!Object.keys(body).length) {
+      this.editing = null; // nothing changed: nothing to send
+      return;
+    }
+    this.busy = true;
+    try {
+      const updated = await api.updateApiKey(key.id, body);
+      this.editing = null;
+      this.notice = `API key “${updated.name}” updated.`;
+      await this.load();
+    } catch (err) {
+      if (err instanceof ApiError) {
+        this.editErrors = err.fieldErrors;
+        this.editError = err.message; // e.g. 409 api_key_revoked: the backend's own words
+        if (err.code === 'api_key_revoked') await this.load(); // the list then shows why
+      } else this.editError = 'Could not update the API key.';
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** The expiry select and, for "On a date…", the date picker: shared by create and edit. */
+  private expiryFields(o: {
+    id: string;
+    options: ReadonlyArray<{ value: string; label: string }>;
+    preset: string;
+    date: string;
+    error: string | undefined;
+    onPreset: (v: string) => void;
+    onDate: (v: string) => void;
+  }) {
+    return html`${field({ id: o.id, label: 'Expires', error: o.preset === 'date' ? undefined : o.error }, (a) =>
+      html`<select id=${a.id} aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid}
+        @change=${(e: Event) => o.onPreset((e.target as HTMLSelectElement).value)}>
+        ${o.options.map((p) => html`<option value=${p.value} .selected=${p.value === o.preset}>${p.label}</option>`)}
+      </select>`,
+    )}
+    ${o.preset === 'date'
+      ? field({ id: `${o.id}-date`, label: 'Expiry date', error: o.error, hint: 'Valid through the end of this day.', required: true }, (a) =>
+          html`<input id=${a.id} type="date" min=${dateInputValue(new Date())} .value=${o.date} aria-required="true" aria-describedby=${a.describedBy ?? nothing}
+            aria-invalid=${a.invalid} @input=${(e: Event) => o.onDate((e.target as HTMLInputElement).value)} />`,
+        )
+      : nothing}`;
+  }
+
+  private renderEditForm(key: ApiKey) {
+    const f = this.editForm;
+    return html`<p>Key <code>${key.prefix}${MASK}</code>. Its value does not change.</p>
+      ${errorBanner(this.editError)}
+      <form id="edit-key-form" novalidate @submit=${(e: Event) => this.saveEdit(e)}>
+        ${field({ id: 'edit-key-name', label: 'Name', error: this.editErrors.name, required: true }, (a) =>
+          html`<input id=${a.id} .value=${f.name} maxlength="200" aria-required="true" aria-describedby=${a.describedBy ?? nothing}
+            aria-invalid=${a.invalid} autofocus @input=${(e: Event) => this.setEdit({ name: (e.target as HTMLInputElement).value })} />`,
+        )}
+        ${this.expiryFields({
+          id: 'edit-key-expiry',
+          options: editExpiryOptions(key.expires_at ? `expires ${formatDate(key.expires_at)}` : 'never expires'),
+          preset: f.preset,
+          date: f.date,
+          error: this.editErrors.expires_at,
+          onPreset: (v) => this.setEdit({ preset: v as EditExpiryPreset }),
+          onDate: (v) => this.setEdit({ date: v }),
+        })}
+      </form>`;
+  }
+
   private renderForm() {
-    const today = new Date();
-    const minDate = `${today.getFullYear()}-${String(today.getMonth() + 1).padStart(2, '0')}-${String(today.getDate()).padStart(2, '0')}`;
     return html`<section class="panel" aria-labelledby="create-key-heading">
       <h2 id="create-key-heading">Create an API key</h2>
       ${errorBanner(this.formError)}
@@ -157,18 +261,15 @@ export class VpApiKeysPage extends LightElement {
           (a) => html`<input id=${a.id} .value=${this.name} maxlength="200" aria-required="true" aria-describedby=${a.describedBy ?? nothing}
             aria-invalid=${a.invalid} @input=${(e: Event) => (this.name = (e.target as HTMLInputElement).value)} />`,
         )}
-        ${field({ id: 'key-expiry', label: 'Expires', error: this.preset === 'date' ? undefined : this.errors.expires_at }, (a) =>
-          html`<select id=${a.id} aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid}
-            @change=${(e: Event) => (this.preset = (e.target as HTMLSelectElement).value as ExpiryPreset)}>
-            ${EXPIRY_PRESETS.map((p) => html`<option value=${p.value} .selected=${p.value === this.preset}>${p.label}</option>`)}
-          </select>`,
-        )}
-        ${this.preset === 'date'
-          ? field({ id: 'key-expiry-date', label: 'Expiry date', error: this.errors.expires_at, hint: 'Valid through the end of this day.', required: true }, (a) =>
-              html`<input id=${a.id} type="date" min=${minDate} .value=${this.date} aria-required="true" aria-describedby=${a.describedBy ?? nothing}
-                aria-invalid=${a.invalid} @input=${(e: Event) => (this.date = (e.target as HTMLInputElement).value)} />`,
-            )
-          : nothing}
+        ${this.expiryFields({
+          id: 'key-expiry',
+          options: EXPIRY_PRESETS,
+          preset: this.preset,
+          date: this.date,
+          error: this.errors.expires_at,
+          onPreset: (v) => (this.preset = v as ExpiryPreset),
+          onDate: (v) => (this.date = v),
+        })}
         <div class="form-actions"><button class="primary" type="submit" ?disabled=${this.busy}>Create key</button></div>
       </form>
     </section>`;
@@ -192,11 +293,12 @@ export class VpApiKeysPage extends LightElement {
             <td>${formatDateTime(k.created_at)}</td>
             <td>${formatDate(k.expires_at, 'Never')}</td>
             <td>${formatDateTime(k.last_used_at, 'Never')}</td>
-            <td>${k.status === 'active'
-              ? html`<button class="small link-danger" aria-label="Deactivate ${k.name}" @click=${() => {
-                  this.confirming = k;
-                  this.confirmError = null;
-                }}>Deactivate</button>`
+            <td class="row-actions">${k.status === 'active'
+              ? html`<button class="small" aria-label="Edit ${k.name}" @click=${() => this.startEdit(k)}>Edit</button>
+                  <button class="small link-danger" aria-label="Deactivate ${k.name}" @click=${() => {
+                    this.confirming = k;
+                    this.confirmError = null;
+                  }}>Deactivate</button>`
               : nothing}</td>
           </tr>`,
         )}
@@ -243,6 +345,15 @@ export class VpApiKeysPage extends LightElement {
           : nothing}
         .actions=${html`<button @click=${() => (this.confirming = null)} autofocus>Cancel</button>
           <button class="danger" ?disabled=${this.busy} @click=${() => this.deactivate()}>Deactivate key</button>`}
+      ></vp-dialog>
+
+      <vp-dialog
+        heading="Edit API key"
+        .open=${this.editing !== null}
+        @vp-close=${() => (this.editing = null)}
+        .content=${this.editing ? this.renderEditForm(this.editing) : nothing}
+        .actions=${html`<button type="button" @click=${() => (this.editing = null)}>Cancel</button>
+          <button class="primary" type="submit" form="edit-key-form" ?disabled=${this.busy}>Save changes</button>`}
       ></vp-dialog>`;
   }
 }

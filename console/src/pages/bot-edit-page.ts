@@ -1,11 +1,11 @@
-// Create or edit a bot: prompt, greeting, declared variables, voice/STT/LLM settings, the scripted
-// policy, limits. Validated with the shared schema before it is sent; API 422 details land on fields.
+// Create or edit a bot: prompt, greeting, declared variables, voice/STT/LLM settings, tools, the
+// scripted policy, limits. Validated with the shared schema before it is sent; API 422 details land on fields.
 import { html, nothing, type TemplateResult } from 'lit';
 import type { Bot } from '@voice-platform/schemas/bot.js';
 import { LightElement } from '../components/base.js';
 import { checkbox, errorBanner, field } from '../components/field.js';
 import { api, ApiError } from '../api.js';
-import { botToForm, emptyIntent, formToBody, type BotForm } from '../botForm.js';
+import { botToForm, emptyIntent, emptyTool, formToBody, type BotForm } from '../botForm.js';
 import { setFlash, takeFlash } from '../flash.js';
 import { navigate } from '../router.js';
 import { errorFor, validateBot, type FieldErrors } from '../validation.js';
@@ -111,12 +111,12 @@ export class VpBotEditPage extends LightElement {
   }
 
   /** A text input (or textarea) bound to a form path; `path` is also the error key and the id. */
-  private text(path: string, label: string, value: string, set: (v: string) => void, opts: { area?: boolean; hint?: string; required?: boolean; list?: string; inputmode?: string } = {}): TemplateResult {
+  private text(path: string, label: string, value: string, set: (v: string) => void, opts: { area?: boolean; mono?: boolean; hint?: string; required?: boolean; list?: string; inputmode?: string } = {}): TemplateResult {
     const id = `bot-${path.replace(/\./g, '-')}`;
     const onInput = (e: Event) => this.change(() => set((e.target as HTMLInputElement).value));
     return field({ id, label, error: errorFor(this.errors, path), hint: opts.hint, required: opts.required }, (a) =>
       opts.area
-        ? html`<textarea id=${a.id} .value=${value} aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid} @input=${onInput}></textarea>`
+        ? html`<textarea id=${a.id} class=${opts.mono ? 'mono' : nothing} spellcheck=${opts.mono ? 'false' : nothing} .value=${value} aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid} @input=${onInput}></textarea>`
         : html`<input id=${a.id} .value=${value} list=${opts.list ?? nothing} inputmode=${opts.inputmode ?? nothing} aria-required=${opts.required ? 'true' : nothing}
             aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid} @input=${onInput} />`,
     );
@@ -139,6 +139,45 @@ export class VpBotEditPage extends LightElement {
       )}
       ${errorFor(this.errors, 'variables') && !f.variables.length ? html`<p class="error-text">${errorFor(this.errors, 'variables')}</p>` : nothing}
       <button type="button" class="small" @click=${() => this.change((x) => x.variables.push({ name: '', required: false, description: '' }))}>Add variable</button>
+    </fieldset>`;
+  }
+
+  private async addTool(): Promise<void> {
+    this.change((x) => x.tools.push(emptyTool()));
+    await this.updateComplete;
+    // Keyboard users continue in the new tool, not back at the Add button.
+    this.querySelector<HTMLElement>(`#bot-tools-${this.form!.tools.length - 1}-name`)?.focus();
+  }
+
+  private async removeTool(i: number): Promise<void> {
+    // Errors are keyed by position: drop them so they do not land on the tool that moves up.
+    this.errors = Object.fromEntries(Object.entries(this.errors).filter(([k]) => !k.startsWith('tools.')));
+    this.change((x) => x.tools.splice(i, 1));
+    await this.updateComplete;
+    this.querySelector<HTMLElement>('#bot-add-tool')?.focus();
+  }
+
+  private renderTools(f: BotForm) {
+    return html`<fieldset id="bot-tools">
+      <legend>Tools</legend>
+      <p class="hint" style="margin-bottom:12px">Functions the LLM may call during a call (OpenAI function shape). At most 50.</p>
+      ${f.tools.map(
+        (t, i) => html`<div class="row-item" role="group" aria-label="Tool ${i + 1}">
+          <div class="row-head"><span>Tool ${i + 1}${t.name.trim() ? html`: <code>${t.name.trim()}</code>` : nothing}</span>
+            <button type="button" class="small link-danger" aria-label="Remove tool ${i + 1}" @click=${() => this.removeTool(i)}>Remove</button></div>
+          <div class="grid">
+            ${this.text(`tools.${i}.name`, 'Tool name', t.name, (s) => (t.name = s), { required: true, hint: 'Letters, digits, _ and -, e.g. lookup_order.' })}
+            ${this.text(`tools.${i}.description`, 'Tool description', t.description, (s) => (t.description = s), { hint: 'Tells the LLM when to call it.' })}
+          </div>
+          ${this.text(`tools.${i}.parameters`, 'Parameters (JSON Schema)', t.parameters, (s) => (t.parameters = s), {
+            area: true,
+            mono: true,
+            hint: 'A JSON object describing the arguments, e.g. {"type": "object", "properties": {"order_id": {"type": "string"}}}. Leave empty for none.',
+          })}
+        </div>`,
+      )}
+      ${this.errors.tools ? html`<p class="error-text">${this.errors.tools}</p>` : nothing}
+      <button type="button" class="small" id="bot-add-tool" @click=${() => this.addTool()}>Add tool</button>
     </fieldset>`;
   }
 
@@ -213,6 +252,7 @@ export class VpBotEditPage extends LightElement {
           ${this.text('llm.temperature', 'Temperature', f.llm.temperature, (s) => (f.llm.temperature = s), { inputmode: 'decimal', hint: '0 to 2.' })}
         </div>
       </fieldset>
+      ${this.renderTools(f)}
       ${this.renderPolicy(f)}
       ${Object.entries(SUGGESTIONS).map(([k, items]) => html`<datalist id="${k}-providers">${items.map((i) => html`<option value=${i}></option>`)}</datalist>`)}
       ${errorBanner(this.error)}

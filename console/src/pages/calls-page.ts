@@ -1,13 +1,21 @@
 // Calls: newest first, filtered by status and bot. Filters live in the URL (?status=&bot_id=) so
-// they survive reloads, deep links and back/forward.
+// they survive reloads, deep links and back/forward. While the page is shown and the tab visible the
+// list refreshes itself every few seconds, in place: same filters, same number of loaded pages, rows
+// keyed by call id (focus and scroll position stay where they are), and the time of the last update.
 import { html, nothing } from 'lit';
+import { repeat } from 'lit/directives/repeat.js';
 import type { Bot } from '@voice-platform/schemas/bot.js';
 import { CALL_STATUSES, type Call } from '@voice-platform/schemas/calls.js';
 import { LightElement } from '../components/base.js';
 import { errorBanner, field } from '../components/field.js';
 import { api, ApiError } from '../api.js';
-import { formatDateTime, statusLabel } from '../format.js';
+import { formatDateTime, formatTime, statusLabel } from '../format.js';
 import { navigate } from '../router.js';
+import { refetchPages } from '../callPages.js';
+import { Poller } from '../poller.js';
+
+/** How often the list refreshes itself while visible. */
+export const CALLS_REFRESH_MS = 5000;
 
 export class VpCallsPage extends LightElement {
   static override properties = {
@@ -17,6 +25,8 @@ export class VpCallsPage extends LightElement {
     nextCursor: { state: true },
     error: { state: true },
     loadingMore: { state: true },
+    updatedAt: { state: true },
+    refreshing: { state: true },
   };
   declare query: URLSearchParams;
   declare calls: Call[] | null;
@@ -24,7 +34,13 @@ export class VpCallsPage extends LightElement {
   declare nextCursor: string | null;
   declare error: string | null;
   declare loadingMore: boolean;
+  declare updatedAt: Date | null;
+  declare refreshing: boolean;
   private loadSeq = 0;
+  /** Pages of the current filter in the list (1 + each "Load more"); a refresh re-reads as many. */
+  private pages = 1;
+  private inFlight: Promise<void> | null = null;
+  private readonly poller = new Poller(() => this.refresh(), CALLS_REFRESH_MS);
 
   constructor() {
     super();
@@ -34,10 +50,22 @@ export class VpCallsPage extends LightElement {
     this.nextCursor = null;
     this.error = null;
     this.loadingMore = false;
+    this.updatedAt = null;
+    this.refreshing = false;
   }
 
   override connectedCallback(): void {
     super.connectedCallback();
+    this.loadBots();
+    this.poller.start();
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.poller.stop();
+  }
+
+  private loadBots(): void {
     api.listBots().then(
       (r) => (this.bots = r.items),
       () => undefined, // the bot filter just lists ids then; the calls request reports errors
@@ -55,20 +83,69 @@ export class VpCallsPage extends LightElement {
     return this.query.get('bot_id') ?? '';
   }
 
+  private fetchPage(cursor?: string) {
+    return api.listCalls({ status: this.status as Call['status'] | '', bot_id: this.botId, ...(cursor ? { cursor } : {}) });
+  }
+
   private async load(cursor?: string): Promise<void> {
     const seq = ++this.loadSeq; // a newer filter wins over a slower earlier answer
     if (!cursor) this.calls = null;
     this.error = null;
     try {
-      const r = await api.listCalls({ status: this.status as Call['status'] | '', bot_id: this.botId, ...(cursor ? { cursor } : {}) });
+      const r = await this.fetchPage(cursor);
       if (seq !== this.loadSeq) return;
       this.calls = cursor ? [...(this.calls ?? []), ...r.items] : r.items;
       this.nextCursor = r.next_cursor;
+      if (cursor) this.pages++;
+      else {
+        this.pages = 1;
+        this.updatedAt = new Date();
+        this.poller.loaded();
+      }
     } catch (err) {
       if (seq !== this.loadSeq) return;
       this.error = err instanceof ApiError ? err.message : 'Could not load the calls.';
       this.calls ??= [];
     }
+  }
+
+  /**
+   * Re-reads the loaded pages in place (no "Loading…", the rows stay while it runs). Skipped while the
+   * first page or "Load more" is loading; a refresh already running is joined, not repeated.
+   */
+  private refresh(): Promise<void> {
+    if (this.calls === null || this.loadingMore) return Promise.resolve();
+    this.inFlight ??= this.doRefresh().finally(() => {
+      this.inFlight = null;
+      this.refreshing = false;
+    });
+    return this.inFlight;
+  }
+
+  private async doRefresh(): Promise<void> {
+    const seq = this.loadSeq; // a filter change or "Load more" meanwhile makes this answer stale
+    this.refreshing = true;
+    try {
+      const r = await refetchPages((cursor) => this.fetchPage(cursor), this.pages, (c) => c.call_id);
+      if (seq !== this.loadSeq) return;
+      this.calls = r.items;
+      this.nextCursor = r.next_cursor;
+      this.pages = r.pages;
+      this.error = null;
+      this.updatedAt = new Date();
+      // A call of a bot created since the page opened: fetch the names again.
+      if (r.items.some((c) => !this.bots.some((b) => b.id === c.bot_id))) this.loadBots();
+    } catch (err) {
+      if (seq !== this.loadSeq) return;
+      // The rows stay as they were; the banner says the refresh failed.
+      this.error = err instanceof ApiError ? `Could not refresh the calls. ${err.message}` : 'Could not refresh the calls.';
+    }
+  }
+
+  private async manualRefresh(): Promise<void> {
+    if (this.calls === null) return void this.load(); // still loading or failed to load: start over
+    await this.refresh();
+    this.poller.loaded();
   }
 
   private setFilter(name: 'status' | 'bot_id', value: string): void {
@@ -84,6 +161,8 @@ export class VpCallsPage extends LightElement {
     this.loadingMore = true;
     await this.load(this.nextCursor);
     this.loadingMore = false;
+    this.updatedAt = null;
+    this.refreshing = false;
   }
 
   private renderTable() {
@@ -96,7 +175,9 @@ export class VpCallsPage extends LightElement {
         <thead><tr><th scope="col">Call</th><th scope="col">Bot</th><th scope="col">Direction</th><th scope="col">To</th>
           <th scope="col">Status</th><th scope="col">Created</th></tr></thead>
         <tbody>
-          ${this.calls.map(
+          ${repeat(
+            this.calls,
+            (c) => c.call_id,
             (c) => html`<tr data-call-id=${c.call_id}>
               <td><a class="mono" href="/calls/${c.call_id}">${c.call_id}</a></td>
               <td>${botName(c.bot_id)}</td>
@@ -114,7 +195,13 @@ export class VpCallsPage extends LightElement {
   override render() {
     return html`<div class="page-head">
         <div><h1 tabindex="-1">Calls</h1><p class="subtitle">Every call and where it stands.</p></div>
-        <button @click=${() => this.load()}>Refresh</button>
+        <div class="refresh">
+          <button @click=${() => this.manualRefresh()} aria-describedby="calls-updated">Refresh</button>
+          <p class="hint" id="calls-updated" data-testid="calls-updated" aria-busy=${this.refreshing ? 'true' : 'false'}>${this.updatedAt
+            ? html`Updated <time datetime=${this.updatedAt.toISOString()}>${formatTime(this.updatedAt)}</time>`
+            : nothing}</p>
+          <p class="hint">Refreshes every ${CALLS_REFRESH_MS / 1000} s while shown.</p>
+        </div>
       </div>
       <div class="filters" role="search" aria-label="Filter calls">
         ${field({ id: 'filter-status', label: 'Status' }, (a) =>
