@@ -1,6 +1,7 @@
 // The worker: HTTP (/health, /health/live, /health/fleet, /metrics), `WS /ws/{bot_id}`, the dial-out claim loop, the
 // fleet heartbeat, and drain. createWorker(deps) wires it; main.ts adds settings, signals and listen.
 import http from 'node:http';
+import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Redis } from 'ioredis';
@@ -9,7 +10,7 @@ import type { Settings } from './settings.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { BackendClient, BackendError } from './backend.js';
-import { RecordingStore } from './call/recording.js';
+import { RECORDINGS_SUBDIR, RecordingStore, sweepRecordings } from './call/recording.js';
 import { CallSession, type CallObserver } from './call/session.js';
 import { createProviders, ProviderConfigError, type CallProviders } from './providers.js';
 import { Spawner } from './proc/spawner.js';
@@ -52,6 +53,7 @@ export interface Worker {
   close(): Promise<void>;
 }
 
+const STALE_RECORDING_MS = 60 * 60 * 1000;
 const WS_PATH = /^\/ws\/([A-Za-z0-9_-]{1,128})\/?$/;
 
 export function createWorker(deps: WorkerDeps): Worker {
@@ -92,7 +94,8 @@ export function createWorker(deps: WorkerDeps): Worker {
     logger,
   );
 
-  const callDeps = { backend, storage, metrics, logger, sampleRate: settings.AUDIO_SAMPLE_RATE, observer: deps.observer };
+  const recordingDir = path.join(settings.RECORDING_DIR, RECORDINGS_SUBDIR);
+  const callDeps = { backend, storage, metrics, logger, sampleRate: settings.AUDIO_SAMPLE_RATE, recordingDir, observer: deps.observer };
 
   /** Config → providers → session; any failure is a BackendError/ProviderConfigError for the caller. */
   async function startSession(cfg: RuntimeConfig, transport: ConstructorParameters<typeof CallSession>[1]): Promise<CallSession> {
@@ -272,6 +275,13 @@ export function createWorker(deps: WorkerDeps): Worker {
     sessions,
     spawner,
     async listen(port, host = '0.0.0.0') {
+      // Track files of calls a crashed worker left behind; an hour untouched means no live call owns them.
+      try {
+        const removed = await sweepRecordings(recordingDir, STALE_RECORDING_MS);
+        if (removed.length) logger.info({ removed: removed.length, dir: recordingDir }, 'removed stale recording files');
+      } catch (err) {
+        logger.warn({ dir: recordingDir, err: err instanceof Error ? err.message : String(err) }, 'could not sweep stale recording files');
+      }
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => resolve());

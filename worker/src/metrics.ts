@@ -4,6 +4,13 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export function createMetrics(defaults = true) {
   const registry = new Registry();
   if (defaults) collectDefaultMetrics({ register: registry });
+  const recordingStageFailures = new Counter({
+    name: 'voice_worker_recording_failures_total',
+    help: 'Recordings lost, by stage: disk (temp files during the call), upload',
+    labelNames: ['stage'],
+    registers: [registry],
+  });
+  for (const stage of ['disk', 'upload']) recordingStageFailures.inc({ stage }, 0); // exported as 0 from the start
   const latencyBuckets = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10];
   return {
     registry,
@@ -33,6 +40,7 @@ export function createMetrics(defaults = true) {
     }),
     providerErrors: new Counter({ name: 'voice_worker_provider_errors_total', help: 'Provider failures after retries', labelNames: ['code'], registers: [registry] }),
     recordingFailures: new Counter({ name: 'voice_worker_recording_upload_failures_total', help: 'Recording uploads that failed', registers: [registry] }),
+    recordingStageFailures,
     eventFailures: new Counter({ name: 'voice_worker_call_event_failures_total', help: 'Call events the backend did not take', registers: [registry] }),
     jobsClaimed: new Counter({ name: 'voice_worker_dialout_jobs_claimed_total', help: 'Dial-out jobs claimed', registers: [registry] }),
   };

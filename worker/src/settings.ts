@@ -1,6 +1,6 @@
 // Worker settings: one schema, read once at boot; every missing or bad setting is named at once and
 // the worker refuses to boot.
-import { hostname } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { Type, type Static } from '@sinclair/typebox';
 import { parseSettings, SettingsError } from '@voice-platform/schemas';
 
@@ -19,6 +19,8 @@ export const SettingsSchema = Type.Object({
   STORAGE_SECURE: bool(false),
   /** Longest a recording upload may take before it counts as failed. */
   STORAGE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
+  /** Calls' recordings are written here (in `vp-worker-recordings/<call_id>/`) until uploaded. Default: the OS temp dir. */
+  RECORDING_DIR: Type.String({ minLength: 1, default: tmpdir() }),
   AUDIO_SAMPLE_RATE: Type.Union([8000, 16000, 24000, 48000].map((r) => Type.Literal(r)), { default: 16000 }),
   MAX_CONCURRENT_CALLS: Type.Integer({ minimum: 1, maximum: 1000, default: 30 }),
   LOG_LEVEL: Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)), { default: 'info' }),

@@ -1,6 +1,10 @@
 // Failures inside one call stay inside it: a cloud LLM that keeps breaking mid-stream ends its own
 // call with a clean error while another call on the same worker completes; storage that goes away
-// mid-call costs the recording, not the call.
+// mid-call costs the recording, not the call; so does a disk that cannot hold the recording's track files.
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
 import { silence, speech } from '../testing/audio.js';
 import { callUntil, createBot, TEST_POLICY } from '../testing/backend.js';
@@ -101,7 +105,9 @@ describe('object storage down', () => {
       expect(rec.recording_error).toMatch(/^recording upload failed: /);
       const after = await (await fetch(`${w.url}/metrics`)).text();
       expect(after).toContain('voice_worker_recording_upload_failures_total 1');
+      expect(after).toContain('voice_worker_recording_failures_total{stage="upload"} 1');
       expect(w.logs.some((l) => l.includes('"recording upload failed"') && l.includes(callId))).toBe(true);
+      expect(existsSync(path.join(w.settings.RECORDING_DIR, 'vp-worker-recordings', callId))).toBe(false);
     } finally {
       await storage.services.minio!.start();
     }
@@ -110,5 +116,40 @@ describe('object storage down', () => {
     await next.caller.closed;
     const ok = await callUntil(next.callId, (c) => c.recording_key !== null, 'recording_key');
     expect(ok).toMatchObject({ status: 'completed', end_reason: 'caller_hangup', recording_error: null });
+  });
+});
+
+describe('recording disk failing', () => {
+  it('the call completes; the lost recording is logged once, counted and reported on the call', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'vp-resilience-'));
+    const notADir = path.join(dir, 'file');
+    await writeFile(notADir, ''); // every track file would be under a regular file: ENOTDIR
+    const broken = await startWorker({
+      RECORDING_DIR: notADir,
+      STORAGE_ENDPOINT: storage.env.STORAGE_ENDPOINT!,
+      STORAGE_ACCESS_KEY: storage.env.STORAGE_ACCESS_KEY!,
+      STORAGE_SECRET_KEY: storage.env.STORAGE_SECRET_KEY!,
+    });
+    try {
+      const caller = new TestCaller(`${broken.wsUrl}/ws/${offlineBot}`);
+      await caller.opened;
+      caller.send({ type: 'start', variables: VARIABLES });
+      const started = await caller.until(() => caller.message('started'), 'started');
+      const callId = started.call_id as string;
+      await say(caller, 'stop calling');
+      await caller.closed;
+      expect(caller.message('ended')).toEqual({ type: 'ended', reason: 'policy_end_call' });
+      expect(caller.audio.length).toBeGreaterThan(50);
+
+      const rec = await callUntil(callId, (c) => c.recording_error !== null, 'recording_error');
+      expect(rec).toMatchObject({ status: 'completed', end_reason: 'policy_end_call', recording_key: null, recording_error: 'recording write failed: ENOTDIR (mkdir)' });
+      const metrics = await (await fetch(`${broken.url}/metrics`)).text();
+      expect(metrics).toContain('voice_worker_recording_failures_total{stage="disk"} 1');
+      expect(metrics).toContain('voice_worker_recording_upload_failures_total 0');
+      expect(broken.logs.filter((l) => l.includes('"recording write failed"') && l.includes(callId)).length).toBe(1);
+    } finally {
+      await broken.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,7 @@
 // One call: its pipeline, its transport, its recording and its lifecycle reports. Whatever happens
 // inside (a provider failing, the caller vanishing, storage down) ends in exactly one terminal
 // event, and nothing in one call can throw into another.
+import path from 'node:path';
 import type { RuntimeConfig } from '@voice-platform/schemas';
 import { Rechunker, samplesFor } from '../audio/pcm.js';
 import type { BackendClient } from '../backend.js';
@@ -15,7 +16,7 @@ import { TtsProcessor } from '../tts/tts.js';
 import { VadProcessor } from '../vad/vad.js';
 import { OutputProcessor, type TurnTiming } from '../transports/output.js';
 import type { CallTransport } from '../transports/transport.js';
-import { CallRecorder, recordingKey, type RecordingStore } from './recording.js';
+import { CallRecorder, RecordingError, recordingKey, saveRecording, type RecordingStore } from './recording.js';
 
 export type EndStatus = 'completed' | 'failed';
 
@@ -31,6 +32,8 @@ export interface CallDeps {
   metrics: Metrics;
   logger: Logger;
   sampleRate: number;
+  /** Each call's track files go to `<recordingDir>/<call_id>/` until the upload. */
+  recordingDir: string;
   observer?: CallObserver;
 }
 
@@ -107,7 +110,14 @@ export class CallSession {
       { upstream: (f) => this.onUpstream(f) },
     );
     this.startedAt = new Date();
-    this.recorder = new CallRecorder(rate, performance.now());
+    this.recorder = new CallRecorder(rate, performance.now(), {
+      dir: path.join(this.deps.recordingDir, this.callId),
+      // Logged and counted when it happens (it may be an hour before the call ends); reported at the end.
+      onError: (err) => {
+        this.deps.metrics.recordingStageFailures.inc({ stage: 'disk' });
+        this.log.error({ err: err.message, cause: err.cause instanceof Error ? err.cause.message : String(err.cause) }, 'recording write failed');
+      },
+    });
     this.transport.attach({
       onAudio: (pcm) => this.onAudio(pcm),
       onHangup: (reason) => void this.end(reason, 'completed'),
@@ -152,16 +162,18 @@ export class CallSession {
     let key: string | null = null;
     let recordingError: string | null = null;
     if (this.recorder) {
-      const { wav } = this.recorder.finish(endedPerf);
       const candidate = recordingKey(this.callId, this.startedAt);
       try {
-        if (!this.deps.storage) throw new Error('storage is not configured');
-        await this.deps.storage.upload(candidate, wav);
+        await saveRecording(this.recorder, this.deps.storage, candidate, endedPerf);
         key = candidate;
       } catch (err) {
-        recordingError = `recording upload failed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 1000);
-        this.deps.metrics.recordingFailures.inc();
-        this.log.error({ err: recordingError }, 'recording upload failed');
+        const e = err instanceof RecordingError ? err : new RecordingError('upload', err);
+        recordingError = e.message;
+        if (e.stage === 'upload') {
+          this.deps.metrics.recordingFailures.inc();
+          this.deps.metrics.recordingStageFailures.inc({ stage: 'upload' });
+          this.log.error({ err: recordingError }, 'recording upload failed');
+        } // a disk failure was logged and counted when it happened
       }
       await this.report(key ? { status, recording_key: key } : { status, recording_error: recordingError! });
     }
