@@ -11,7 +11,7 @@ import type { Frame } from '../pipeline/frames.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import type { CallProviders } from '../providers.js';
 import { LlmProcessor } from '../llm/llm.js';
-import { SttProcessor, type SttSession } from '../stt/stt.js';
+import { SttProcessor } from '../stt/stt.js';
 import { TtsProcessor } from '../tts/tts.js';
 import { VadProcessor } from '../vad/vad.js';
 import { OutputProcessor, type TurnTiming } from '../transports/output.js';
@@ -50,7 +50,6 @@ export class CallSession {
   readonly callId: string;
   private pipeline: Pipeline | null = null;
   private output: OutputProcessor | null = null;
-  private stt: SttSession | null = null;
   private recorder: CallRecorder | null = null;
   private startedAt = new Date();
   private maxTimer: NodeJS.Timeout | null = null;
@@ -81,7 +80,8 @@ export class CallSession {
   async start(): Promise<void> {
     const { bot } = this.config;
     const rate = this.deps.sampleRate;
-    this.stt = await this.providers.stt.open();
+    const stt = new SttProcessor(this.providers.stt, rate);
+    await stt.open();
     const o = this.deps.observer;
     this.output = new OutputProcessor(rate, {
       sendAudio: (pcm, atMs) => {
@@ -102,7 +102,7 @@ export class CallSession {
     this.pipeline = new Pipeline(
       [
         new VadProcessor(this.providers.vad, rate, { endOfTurnSilenceMs: bot.turn_detection?.end_of_turn_silence_ms ?? 700 }),
-        new SttProcessor(this.providers.stt, this.stt, rate),
+        stt,
         new LlmProcessor(this.providers.llm, bot.prompt),
         new TtsProcessor(this.providers.tts, rate),
         this.output,

@@ -1,6 +1,8 @@
-import { speech } from '../testing/audio.js';
+import { concatPcm } from '../audio/pcm.js';
+import { silence, speech } from '../testing/audio.js';
 import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
 import { DeepgramStt } from './deepgram.js';
+import type { SttError } from './stt.js';
 
 let cloud: CloudStandIn;
 beforeAll(async () => {
@@ -46,6 +48,40 @@ describe('Deepgram live streaming', () => {
     expect(text).toBe('how much');
     expect(cloud.deepgram.length).toBe(2);
     expect(cloud.deepgram[1]!.audioBytes).toBeGreaterThan(16000);
+  });
+
+  it('delivers interim hypotheses in order before the final, skipping empty and unchanged ones', async () => {
+    const events: string[] = [];
+    const session = await stt().open({ interim: (text) => events.push(`interim:${text}`) });
+    // Silence first (empty interims), then speech, then silence again (the last hypothesis repeated).
+    const pcm = concatPcm([silence(300), speech('how much'), silence(500)]);
+    for (let i = 0; i < pcm.length; i += 320) session.push(pcm.slice(i, i + 320));
+    events.push(`final:${await session.endOfTurn(new AbortController().signal)}`);
+    session.close();
+
+    const sent = cloud.deepgram[0]!.results;
+    const interims = sent.filter((r) => !r.isFinal).map((r) => r.transcript);
+    expect(interims.filter((t) => t === '').length).toBeGreaterThan(0);
+    expect(interims.filter((t) => t === 'how much').length).toBeGreaterThan(1);
+    expect(sent.at(-1)).toEqual({ transcript: 'how much', isFinal: true });
+    expect(events).toEqual(['interim:how', 'interim:how much', 'final:how much']);
+  });
+
+  it('reports a lost connection at once when the reconnects are refused, before the turn ends', async () => {
+    cloud.faults = ['break_mid_stream'];
+    cloud.fault = 'http_500';
+    let reportError!: (err: SttError) => void;
+    const failed = new Promise<SttError>((resolve) => (reportError = resolve));
+    const session = await stt().open({ error: (err) => reportError(err) });
+    const pcm = speech('how much');
+    for (let i = 0; i < pcm.length; i += 320) session.push(pcm.slice(i, i + 320));
+    // No endOfTurn yet: the failure surfaces without it.
+    const err = await failed;
+    expect(err).toMatchObject({ code: 'stt_unavailable', message: expect.stringContaining('2 reconnects failed') });
+    expect(err.message).toContain('HTTP 503');
+    expect(cloud.deepgram.length).toBe(1);
+    await expect(session.endOfTurn(new AbortController().signal)).rejects.toBe(err);
+    session.close();
   });
 
   it('fails the turn with stt_unavailable when every reconnect fails', async () => {

@@ -1,11 +1,13 @@
 // Deepgram live streaming STT over its WebSocket API (`wss://api.deepgram.com/v1/listen`): raw
 // linear16 audio goes up as binary messages; `Results` messages come back with
 // `channel.alternatives[0].transcript`, `is_final` and `speech_final`. At the end of a turn (our VAD's
-// decision) a `Finalize` message flushes what Deepgram still holds. A dropped socket is reopened and
-// the current turn's audio is sent again, so a reconnect loses no words.
+// decision) a `Finalize` message flushes what Deepgram still holds. Interim results (`is_final:
+// false`) go to the listener as the turn's hypothesis so far. A dropped socket is reopened at once in
+// the background and the current turn's audio is sent again, so a reconnect loses no words; when the
+// reconnects fail the listener hears it right away, not at the end of the turn.
 import WebSocket from 'ws';
 import { pcmToBytes } from '../audio/pcm.js';
-import { SttError, type SttProvider, type SttSession } from './stt.js';
+import { SttError, type SttListener, type SttProvider, type SttSession } from './stt.js';
 
 export interface DeepgramOptions {
   url: string;
@@ -71,12 +73,14 @@ export class DeepgramStt implements SttProvider {
     });
   }
 
-  async open(): Promise<SttSession> {
+  async open(listener: SttListener = {}): Promise<SttSession> {
     const provider = this;
     let ws = await this.connect();
     let closed = false;
     let failed: SttError | null = null;
     let finals: string[] = [];
+    /** Last hypothesis handed to the listener, so repeats are skipped. */
+    let lastInterim = '';
     let turnAudio: Buffer[] = [];
     let turnBytes = 0;
     let finalizeWaiter: (() => void) | null = null;
@@ -84,8 +88,10 @@ export class DeepgramStt implements SttProvider {
     /** Sockets lost in a row without a final result in between: a server that drops every stream fails. */
     let drops = 0;
     const fail = (why: string) => {
+      if (failed || closed) return;
       failed = new SttError('stt_unavailable', `deepgram: ${why}`);
       finalizeWaiter?.();
+      listener.error?.(failed);
     };
 
     const onMessage = (data: WebSocket.RawData, isBinary: boolean) => {
@@ -96,10 +102,18 @@ export class DeepgramStt implements SttProvider {
       } catch {
         return;
       }
-      if (msg.type !== 'Results') return;
+      if (msg.type !== 'Results' || closed || failed) return;
       if (msg.is_final) drops = 0;
       const text = msg.channel?.alternatives?.[0]?.transcript?.trim() ?? '';
       if (msg.is_final && text) finals.push(text);
+      if (!msg.is_final && text) {
+        // An interim covers only the audio since the last final segment: the turn so far is both.
+        const hypothesis = [...finals, text].join(' ');
+        if (hypothesis !== lastInterim) {
+          lastInterim = hypothesis;
+          listener.interim?.(hypothesis);
+        }
+      }
       if (msg.from_finalize) finalizeWaiter?.();
     };
 
@@ -114,21 +128,31 @@ export class DeepgramStt implements SttProvider {
     };
 
     const reconnect = async (): Promise<void> => {
+      let lastErr = '';
       for (let attempt = 1; attempt <= provider.opts.retries && !closed; attempt++) {
         try {
-          ws = await provider.connect();
+          const sock = await provider.connect();
+          if (closed) {
+            sock.terminate();
+            return;
+          }
+          ws = sock;
           wire(ws);
-          // Results of the lost socket for this turn are dropped: the replay produces them again.
+          // Results of the lost socket for this turn are dropped: the replay produces them again
+          // (`lastInterim` stays, so the caller is not sent the same hypothesis twice).
           finals = [];
           for (const chunk of turnAudio) ws.send(chunk);
           if (finalizeWaiter) ws.send(JSON.stringify({ type: 'Finalize' }));
           reconnecting = null;
           return;
-        } catch {
-          await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 1000)));
+        } catch (err) {
+          lastErr = err instanceof Error ? err.message : String(err);
+          // No wait after the last attempt: the failure is reported at once.
+          if (attempt < provider.opts.retries) await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 1000)));
         }
       }
-      fail(`connection lost and ${provider.opts.retries} reconnects failed`);
+      reconnecting = null;
+      fail(`connection lost and ${provider.opts.retries} reconnects failed (${lastErr.replace(/^deepgram: /, '')})`);
     };
 
     wire(ws);
@@ -161,6 +185,7 @@ export class DeepgramStt implements SttProvider {
         if (failed) throw failed;
         const text = finals.join(' ');
         finals = [];
+        lastInterim = '';
         turnAudio = [];
         turnBytes = 0;
         return text;

@@ -4,8 +4,10 @@
 // - OpenAI speech: POST /v1/audio/speech, `response_format: "pcm"` → chunked raw 24 kHz PCM16LE
 //   (real speech here: espeak-ng + sox).
 // - Deepgram live: WS /v1/listen with `Authorization: Token …`; binary audio in; `Results` messages
-//   (`channel.alternatives[0].transcript`, `is_final`, `speech_final`, `from_finalize`) out;
-//   `Finalize` / `CloseStream` control messages.
+//   (`channel.alternatives[0].transcript`, `is_final`, `speech_final`, `from_finalize`) out: interim
+//   ones (`is_final: false`) as audio arrives, growing with the speech heard since the last final
+//   (empty during silence, repeated when nothing new was heard), and the final one on `Finalize`;
+//   `Finalize` / `KeepAlive` / `CloseStream` control messages.
 // Faults are injected per request: a stream that breaks mid-way, or errors.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,9 +26,14 @@ export interface CloudStandIn {
   chatEndCall: boolean;
   deepgramTranscript: string;
   requests: Array<{ path: string; headers: http.IncomingHttpHeaders; body: any }>;
-  deepgram: Array<{ url: string; auth: string | undefined; audioBytes: number; messages: string[] }>;
+  /** Deepgram streams: control messages received, `Results` sent (transcript, is_final). */
+  deepgram: Array<{ url: string; auth: string | undefined; audioBytes: number; messages: string[]; results: Array<{ transcript: string; isFinal: boolean }> }>;
   close(): Promise<void>;
 }
+
+/** Deepgram stand-in pacing, in bytes of 16-bit audio (16 kHz: 32000 a second). */
+const INTERIM_BYTES = 4000;
+const WORD_BYTES = 8000;
 
 export async function startCloudStandIn(): Promise<CloudStandIn> {
   const state: CloudStandIn = {
@@ -106,19 +113,20 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
   server.on('upgrade', (req, socket, head) => {
     if (!req.url?.startsWith('/v1/listen')) return socket.destroy();
     const fault = nextFault();
-    if (fault === 'http_401') {
-      socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n');
+    if (fault === 'http_401' || fault === 'http_500') {
+      socket.end(`HTTP/1.1 ${fault === 'http_401' ? '401 Unauthorized' : '503 Service Unavailable'}\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => deepgram(ws, req, fault));
   });
 
   function deepgram(ws: WebSocket, req: http.IncomingMessage, fault: Fault): void {
-    const conn = { url: req.url ?? '', auth: req.headers.authorization, audioBytes: 0, messages: [] as string[] };
+    const conn = { url: req.url ?? '', auth: req.headers.authorization, audioBytes: 0, messages: [] as string[], results: [] as Array<{ transcript: string; isFinal: boolean }> };
     state.deepgram.push(conn);
     let start = 0;
-    const results = (transcript: string, isFinal: boolean, fromFinalize = false) =>
-      JSON.stringify({
+    const results = (transcript: string, isFinal: boolean, fromFinalize = false) => {
+      conn.results.push({ transcript, isFinal });
+      return JSON.stringify({
         type: 'Results',
         channel_index: [0, 1],
         duration: 1.0,
@@ -129,20 +137,32 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
         channel: { alternatives: [{ transcript, confidence: 0.98, words: [] }] },
         metadata: { request_id: 'local', model_info: { name: 'general', version: 'local', arch: 'nova-2' }, model_uuid: 'local' },
       });
+    };
+    /** Speech (not silence) heard since the last final result: how much of the transcript is "recognised". */
+    let voicedBytes = 0;
     ws.on('message', (data, isBinary) => {
       if (isBinary) {
-        conn.audioBytes += (data as Buffer).length;
+        const buf = data as Buffer;
+        conn.audioBytes += buf.length;
         if (fault === 'break_mid_stream' && conn.audioBytes > 16000) {
           ws.terminate();
           return;
         }
-        if (conn.audioBytes >= 16000 && conn.audioBytes - (data as Buffer).length < 16000) ws.send(results(state.deepgramTranscript.split(' ')[0]!, false));
+        let peak = 0;
+        for (let i = 0; i + 1 < buf.length; i += 2) peak = Math.max(peak, Math.abs(buf.readInt16LE(i)));
+        if (peak > 300) voicedBytes += buf.length;
+        // An interim result every INTERIM_BYTES of audio: one more word per WORD_BYTES of speech.
+        if (Math.floor(conn.audioBytes / INTERIM_BYTES) > Math.floor((conn.audioBytes - buf.length) / INTERIM_BYTES)) {
+          const words = state.deepgramTranscript.split(' ');
+          ws.send(results(words.slice(0, Math.min(Math.floor(voicedBytes / WORD_BYTES), words.length)).join(' '), false));
+        }
         return;
       }
       const msg = JSON.parse(data.toString()) as { type: string };
       conn.messages.push(msg.type);
       if (msg.type === 'Finalize') {
-        ws.send(results(state.deepgramTranscript, true, true));
+        ws.send(results(voicedBytes > 0 ? state.deepgramTranscript : '', true, true));
+        voicedBytes = 0;
         start += 1;
       }
       if (msg.type === 'CloseStream') {
