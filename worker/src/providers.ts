@@ -12,6 +12,7 @@ import { ScriptedLlm } from './llm/scripted.js';
 import { OpenAiLlm } from './llm/openai.js';
 import { EspeakTts } from './tts/espeak.js';
 import { OpenAiTts } from './tts/openai.js';
+import { ElevenLabsTts } from './tts/elevenlabs.js';
 import { createWebRtcVad } from './vad/webrtc.js';
 import type { Spawner } from './proc/spawner.js';
 
@@ -36,6 +37,8 @@ type ProviderSettings = Pick<
   | 'OPENAI_BASE_URL'
   | 'DEEPGRAM_API_KEY'
   | 'DEEPGRAM_URL'
+  | 'ELEVENLABS_API_KEY'
+  | 'ELEVENLABS_BASE_URL'
   | 'PROVIDER_TIMEOUT_MS'
   | 'PROVIDER_RETRIES'
   | 'ESPEAK_BINARY'
@@ -101,6 +104,15 @@ export function ttsFor(cfg: RuntimeConfig, s: ProviderSettings, spawner?: Spawne
         baseUrl: s.OPENAI_BASE_URL,
         apiKey: need(s.OPENAI_API_KEY, 'OPENAI_API_KEY'),
         voice: voice_id,
+        speed,
+        timeoutMs: s.PROVIDER_TIMEOUT_MS,
+        retries: s.PROVIDER_RETRIES,
+      });
+    case 'elevenlabs':
+      return new ElevenLabsTts({
+        baseUrl: s.ELEVENLABS_BASE_URL,
+        apiKey: need(s.ELEVENLABS_API_KEY, 'ELEVENLABS_API_KEY'),
+        voiceId: voice_id,
         speed,
         timeoutMs: s.PROVIDER_TIMEOUT_MS,
         retries: s.PROVIDER_RETRIES,

@@ -6,6 +6,7 @@ describe('worker settings', () => {
   it('applies the documented defaults', () => {
     const s = loadSettings(good);
     expect(s).toMatchObject({ PORT: 8000, AUDIO_SAMPLE_RATE: 16000, MAX_CONCURRENT_CALLS: 30, STORAGE_BUCKET: 'recordings', STORAGE_SECURE: false, LOG_LEVEL: 'info' });
+    expect(s.ELEVENLABS_BASE_URL).toBe('https://api.elevenlabs.io');
   });
 
   it('names every bad setting at once and never echoes secrets', () => {

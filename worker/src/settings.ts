@@ -41,6 +41,8 @@ export const SettingsSchema = Type.Object({
   DEEPGRAM_API_KEY: Type.String({ default: '' }),
   DEEPGRAM_URL: Type.String({ pattern: '^wss?://', default: 'wss://api.deepgram.com/v1/listen' }),
   ELEVENLABS_API_KEY: Type.String({ default: '' }),
+  /** ElevenLabs API root (no /v1): point it at a proxy or a local stand-in. */
+  ELEVENLABS_BASE_URL: Type.String({ pattern: '^https?://', default: 'https://api.elevenlabs.io' }),
   /** Cloud providers: time to first byte, and attempts after the first. */
   PROVIDER_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
   PROVIDER_RETRIES: Type.Integer({ minimum: 0, maximum: 5, default: 2 }),

@@ -8,14 +8,18 @@
 //   ones (`is_final: false`) as audio arrives, growing with the speech heard since the last final
 //   (empty during silence, repeated when nothing new was heard), and the final one on `Finalize`;
 //   `Finalize` / `KeepAlive` / `CloseStream` control messages.
-// Faults are injected per request: a stream that breaks mid-way, or errors.
+// - ElevenLabs stream: POST /v1/text-to-speech/{voice_id}/stream?output_format=pcm_<rate> with the
+//   `xi-api-key` header and `{text, model_id, voice_settings}` → chunked raw PCM16LE at that rate;
+//   a wrong key is answered 401 `{"detail":{"status":"invalid_api_key",…}}`, a bad body or format 422/400.
+// Faults are injected per request: a stream that breaks mid-way, a connection refused (reset before
+// any answer), or errors.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { pcmToBytes } from '../audio/pcm.js';
 import { speech } from './audio.js';
 
-export type Fault = 'none' | 'break_mid_stream' | 'http_500' | 'http_401';
+export type Fault = 'none' | 'break_mid_stream' | 'refuse' | 'http_500' | 'http_401';
 
 export interface CloudStandIn {
   url: string;
@@ -25,6 +29,8 @@ export interface CloudStandIn {
   chatReply: string;
   chatEndCall: boolean;
   deepgramTranscript: string;
+  /** The key the ElevenLabs endpoint accepts in `xi-api-key`. */
+  elevenlabsKey: string;
   requests: Array<{ path: string; headers: http.IncomingHttpHeaders; body: any }>;
   /** Deepgram streams: control messages received, `Results` sent (transcript, is_final). */
   deepgram: Array<{ url: string; auth: string | undefined; audioBytes: number; messages: string[]; results: Array<{ transcript: string; isFinal: boolean }> }>;
@@ -43,6 +49,7 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     chatReply: 'The open amount is forty dollars. Anything else?',
     chatEndCall: false,
     deepgramTranscript: 'how much',
+    elevenlabsKey: 'xi-local',
     requests: [],
     deepgram: [],
     close: async () => undefined,
@@ -61,6 +68,10 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
       }
       state.requests.push({ path: req.url ?? '', headers: req.headers, body });
       const fault = nextFault();
+      if (fault === 'refuse') {
+        req.socket.destroy();
+        return;
+      }
       if (fault === 'http_401' || fault === 'http_500') {
         const status = fault === 'http_401' ? 401 : 500;
         res.writeHead(status, { 'Content-Type': 'application/json' });
@@ -69,6 +80,8 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
       }
       if (req.method === 'POST' && req.url === '/v1/chat/completions') return chat(res, body, fault);
       if (req.method === 'POST' && req.url === '/v1/audio/speech') return speechReply(res, body, fault);
+      const el = req.method === 'POST' ? /^\/v1\/text-to-speech\/([^/?]+)\/stream(\?.*)?$/.exec(req.url ?? '') : null;
+      if (el) return elevenlabs(req, res, new URLSearchParams(el[2]?.slice(1) ?? ''), body, fault);
       res.writeHead(404).end();
     });
   });
@@ -109,10 +122,40 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     res.end();
   }
 
+  function elevenlabs(req: http.IncomingMessage, res: http.ServerResponse, query: URLSearchParams, body: any, fault: Fault): void {
+    const json = (status: number, detail: unknown) => {
+      res.writeHead(status, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ detail }));
+    };
+    if (req.headers['xi-api-key'] !== state.elevenlabsKey) return json(401, { status: 'invalid_api_key', message: 'Invalid API key' });
+    if (typeof body?.text !== 'string' || !body.text) return json(422, [{ loc: ['body', 'text'], msg: 'field required', type: 'value_error.missing' }]);
+    const speed = body.voice_settings?.speed;
+    if (speed !== undefined && !(speed >= 0.7 && speed <= 1.2)) return json(400, { status: 'invalid_voice_settings', message: 'speed must be between 0.7 and 1.2' });
+    const format = /^pcm_(8000|16000|22050|24000|44100)$/.exec(query.get('output_format') ?? '');
+    if (!format) return json(400, { status: 'invalid_output_format', message: 'this stand-in speaks pcm_* output formats only' });
+    const pcm = pcmToBytes(speech(body.text, Number(format[1])));
+    res.writeHead(200, { 'Content-Type': 'audio/pcm', 'Transfer-Encoding': 'chunked' });
+    const chunk = 3201; // odd on purpose: samples split across chunks
+    void (async () => {
+      for (let at = 0; at < pcm.length; at += chunk) {
+        if (fault === 'break_mid_stream' && at >= pcm.length / 2) {
+          res.socket?.destroy();
+          return;
+        }
+        // Each chunk is flushed before the next, as a live synthesiser's are: a break then really
+        // comes after audio reached the client.
+        await new Promise<void>((resolve) => res.write(pcm.subarray(at, at + chunk), () => resolve()));
+        if (res.destroyed) return;
+      }
+      res.end();
+    })();
+  }
+
   const wss = new WebSocketServer({ noServer: true });
   server.on('upgrade', (req, socket, head) => {
     if (!req.url?.startsWith('/v1/listen')) return socket.destroy();
     const fault = nextFault();
+    if (fault === 'refuse') return socket.destroy();
     if (fault === 'http_401' || fault === 'http_500') {
       socket.end(`HTTP/1.1 ${fault === 'http_401' ? '401 Unauthorized' : '503 Service Unavailable'}\r\nContent-Length: 0\r\n\r\n`);
       return;
