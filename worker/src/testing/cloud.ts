@@ -112,14 +112,18 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     const pcm = pcmToBytes(speech(String(body?.input ?? ''), 24000));
     res.writeHead(200, { 'Content-Type': 'audio/pcm', 'Transfer-Encoding': 'chunked' });
     const chunk = 4801; // odd on purpose: samples split across chunks
-    for (let at = 0; at < pcm.length; at += chunk) {
-      if (fault === 'break_mid_stream' && at >= pcm.length / 2) {
-        res.socket?.destroy();
-        return;
+    void (async () => {
+      for (let at = 0; at < pcm.length; at += chunk) {
+        if (fault === 'break_mid_stream' && at >= pcm.length / 2) {
+          res.socket?.destroy();
+          return;
+        }
+        // Flushed chunk by chunk like a live synthesiser, so a break comes after audio reached the client.
+        await new Promise<void>((resolve) => res.write(pcm.subarray(at, at + chunk), () => resolve()));
+        if (res.destroyed) return;
       }
-      res.write(pcm.subarray(at, at + chunk));
-    }
-    res.end();
+      res.end();
+    })();
   }
 
   function elevenlabs(req: http.IncomingMessage, res: http.ServerResponse, query: URLSearchParams, body: any, fault: Fault): void {
