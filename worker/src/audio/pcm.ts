@@ -9,6 +9,25 @@ export function bytesToPcm(buf: Uint8Array): Int16Array {
   return out;
 }
 
+/** PCM16LE from a byte stream whose chunks need not end on a sample boundary: an odd byte carries over. */
+export class PcmBytes {
+  private odd: Uint8Array | null = null;
+  push(chunk: Uint8Array): Int16Array {
+    let bytes = chunk;
+    if (this.odd) {
+      bytes = new Uint8Array(this.odd.length + chunk.length);
+      bytes.set(this.odd);
+      bytes.set(chunk, this.odd.length);
+      this.odd = null;
+    }
+    if (bytes.length % 2) {
+      this.odd = bytes.slice(bytes.length - 1);
+      bytes = bytes.subarray(0, bytes.length - 1);
+    }
+    return bytesToPcm(bytes);
+  }
+}
+
 export function pcmToBytes(pcm: Int16Array): Buffer {
   const out = Buffer.allocUnsafe(pcm.length * 2);
   for (let i = 0; i < pcm.length; i++) out.writeInt16LE(pcm[i]!, i * 2);

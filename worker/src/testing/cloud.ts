@@ -108,22 +108,27 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     res.end();
   }
 
-  function speechReply(res: http.ServerResponse, body: any, fault: Fault): void {
-    const pcm = pcmToBytes(speech(String(body?.input ?? ''), 24000));
+  /**
+   * Streams PCM in odd-sized chunks (samples split across chunks), each flushed before the next as a
+   * live synthesiser's are, so a `break_mid_stream` really comes after audio reached the client.
+   */
+  function streamPcm(res: http.ServerResponse, pcm: Buffer, chunk: number, fault: Fault): void {
     res.writeHead(200, { 'Content-Type': 'audio/pcm', 'Transfer-Encoding': 'chunked' });
-    const chunk = 4801; // odd on purpose: samples split across chunks
     void (async () => {
       for (let at = 0; at < pcm.length; at += chunk) {
         if (fault === 'break_mid_stream' && at >= pcm.length / 2) {
           res.socket?.destroy();
           return;
         }
-        // Flushed chunk by chunk like a live synthesiser, so a break comes after audio reached the client.
         await new Promise<void>((resolve) => res.write(pcm.subarray(at, at + chunk), () => resolve()));
         if (res.destroyed) return;
       }
       res.end();
     })();
+  }
+
+  function speechReply(res: http.ServerResponse, body: any, fault: Fault): void {
+    streamPcm(res, pcmToBytes(speech(String(body?.input ?? ''), 24000)), 4801, fault);
   }
 
   function elevenlabs(req: http.IncomingMessage, res: http.ServerResponse, query: URLSearchParams, body: any, fault: Fault): void {
@@ -137,22 +142,7 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     if (speed !== undefined && !(speed >= 0.7 && speed <= 1.2)) return json(400, { status: 'invalid_voice_settings', message: 'speed must be between 0.7 and 1.2' });
     const format = /^pcm_(8000|16000|22050|24000|44100)$/.exec(query.get('output_format') ?? '');
     if (!format) return json(400, { status: 'invalid_output_format', message: 'this stand-in speaks pcm_* output formats only' });
-    const pcm = pcmToBytes(speech(body.text, Number(format[1])));
-    res.writeHead(200, { 'Content-Type': 'audio/pcm', 'Transfer-Encoding': 'chunked' });
-    const chunk = 3201; // odd on purpose: samples split across chunks
-    void (async () => {
-      for (let at = 0; at < pcm.length; at += chunk) {
-        if (fault === 'break_mid_stream' && at >= pcm.length / 2) {
-          res.socket?.destroy();
-          return;
-        }
-        // Each chunk is flushed before the next, as a live synthesiser's are: a break then really
-        // comes after audio reached the client.
-        await new Promise<void>((resolve) => res.write(pcm.subarray(at, at + chunk), () => resolve()));
-        if (res.destroyed) return;
-      }
-      res.end();
-    })();
+    streamPcm(res, pcmToBytes(speech(body.text, Number(format[1]))), 3201, fault);
   }
 
   const wss = new WebSocketServer({ noServer: true });

@@ -16,7 +16,7 @@
 // `voice.speed` maps to `voice_settings.speed`, which ElevenLabs accepts in 0.7–1.2 (it rejects
 // other values): bot speeds outside that range are clamped.
 import { setTimeout as delay } from 'node:timers/promises';
-import { bytesToPcm } from '../audio/pcm.js';
+import { PcmBytes } from '../audio/pcm.js';
 import { httpError, idleAbort, ProviderError } from '../providers/retry.js';
 import { TtsError, type TtsProvider } from './tts.js';
 
@@ -88,23 +88,12 @@ export class ElevenLabsTts implements TtsProvider {
         throw new TtsError('tts_auth', `${what}: HTTP ${res.status} ${(await res.text().catch(() => '')).slice(0, 200)}`);
       }
       if (!res.ok || !res.body) throw httpError('tts', res.status, await res.text().catch(() => ''));
-      let odd: Uint8Array | null = null;
+      const pcm = new PcmBytes();
       try {
         for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
           idle.touch();
-          let bytes = chunk;
-          if (odd) {
-            bytes = new Uint8Array(odd.length + chunk.length);
-            bytes.set(odd);
-            bytes.set(chunk, odd.length);
-            odd = null;
-          }
-          // Chunks need not end on a sample boundary: carry the odd byte to the next one.
-          if (bytes.length % 2) {
-            odd = bytes.slice(bytes.length - 1);
-            bytes = bytes.subarray(0, bytes.length - 1);
-          }
-          if (bytes.length) yield bytesToPcm(bytes);
+          const samples = pcm.push(chunk);
+          if (samples.length) yield samples;
         }
       } catch (err) {
         throw new ProviderError('tts_unavailable', `${what} broke: ${err instanceof Error ? err.message : String(err)}`, true);

@@ -1,7 +1,7 @@
 // Offline TTS with espeak-ng (Debian package). The WAV it writes on --stdout is streamed: audio is
 // yielded as espeak-ng produces it, and a barge-in kills the process. The process is started through
 // the worker's spawner (proc/spawner.ts), off the event loop that paces the calls' audio.
-import { bytesToPcm } from '../audio/pcm.js';
+import { PcmBytes } from '../audio/pcm.js';
 import { parseWavHeader } from '../audio/wav.js';
 import { sharedSpawner, SpawnerError, type Spawner } from '../proc/spawner.js';
 import { TtsError, type TtsProvider } from './tts.js';
@@ -37,7 +37,7 @@ export class EspeakTts implements TtsProvider {
     try {
       let head = Buffer.alloc(0);
       let dataStarted = false;
-      let odd: Buffer | null = null;
+      const pcm = new PcmBytes();
       for await (const chunk of run.stdout) {
         if (signal.aborted) return;
         let bytes = chunk;
@@ -51,15 +51,8 @@ export class EspeakTts implements TtsProvider {
           dataStarted = true;
           bytes = head.subarray(info.dataOffset);
         }
-        if (odd) {
-          bytes = Buffer.concat([odd, bytes]);
-          odd = null;
-        }
-        if (bytes.length % 2) {
-          odd = bytes.subarray(bytes.length - 1);
-          bytes = bytes.subarray(0, bytes.length - 1);
-        }
-        if (bytes.length) yield bytesToPcm(bytes);
+        const samples = pcm.push(bytes);
+        if (samples.length) yield samples;
       }
       const exit = await run.exited;
       exitedCleanly = true;

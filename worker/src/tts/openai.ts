@@ -1,6 +1,6 @@
 // OpenAI TTS: `POST /v1/audio/speech` with response_format `pcm` streams raw 24 kHz 16-bit mono
 // little-endian audio as it is synthesised.
-import { bytesToPcm } from '../audio/pcm.js';
+import { PcmBytes } from '../audio/pcm.js';
 import { httpError, idleAbort, ProviderError, resumable } from '../providers/retry.js';
 import { TtsError, type TtsProvider } from './tts.js';
 
@@ -49,22 +49,12 @@ export class OpenAiTts implements TtsProvider {
         throw new ProviderError('tts_unavailable', `audio/speech: ${err instanceof Error ? err.message : String(err)}`, true);
       }
       if (!res.ok || !res.body) throw httpError('tts', res.status, await res.text().catch(() => ''));
-      let odd: Uint8Array | null = null;
+      const pcm = new PcmBytes();
       try {
         for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
           idle.touch();
-          let bytes = chunk;
-          if (odd) {
-            bytes = new Uint8Array(odd.length + chunk.length);
-            bytes.set(odd);
-            bytes.set(chunk, odd.length);
-            odd = null;
-          }
-          if (bytes.length % 2) {
-            odd = bytes.slice(bytes.length - 1);
-            bytes = bytes.subarray(0, bytes.length - 1);
-          }
-          if (bytes.length) yield bytesToPcm(bytes);
+          const samples = pcm.push(chunk);
+          if (samples.length) yield samples;
         }
       } catch (err) {
         throw new ProviderError('tts_unavailable', `audio/speech stream broke: ${err instanceof Error ? err.message : String(err)}`, true);
