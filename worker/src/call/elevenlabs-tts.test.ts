@@ -3,7 +3,7 @@
 // connection is retried unheard; a rejected key ends the call with a clean tts_auth error.
 import { recognise, silence } from '../testing/audio.js';
 import { callUntil, createBot, TEST_POLICY } from '../testing/backend.js';
-import { TestCaller } from '../testing/client.js';
+import { startCall, TestCaller } from '../testing/client.js';
 import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
 import { startWorker, type TestWorker } from '../testing/worker.js';
 
@@ -40,20 +40,9 @@ afterAll(async () => {
   await w?.stop();
   await cloud?.close();
 });
-beforeEach(() => {
-  cloud.requests.length = 0;
-  cloud.faults = [];
-  cloud.fault = 'none';
-  cloud.elevenlabsKey = 'xi-local';
-});
+beforeEach(() => cloud.reset());
 
-async function call(): Promise<{ caller: TestCaller; callId: string }> {
-  const caller = new TestCaller(`${w.wsUrl}/ws/${bot}`);
-  await caller.opened;
-  caller.send({ type: 'start', variables: VARIABLES });
-  const started = await caller.until(() => caller.message('started'), 'started');
-  return { caller, callId: started.call_id as string };
-}
+const call = () => startCall(w.wsUrl, bot, VARIABLES);
 
 /** Streams silence in real time until the bot has spoken and then been quiet for `quietMs`. */
 async function waitForBotToFinish(caller: TestCaller, quietMs = 400): Promise<void> {

@@ -4,7 +4,7 @@
 import { concatPcm } from '../audio/pcm.js';
 import { silence, speech } from '../testing/audio.js';
 import { callUntil, createBot, TEST_POLICY } from '../testing/backend.js';
-import { TestCaller, type ServerMsg } from '../testing/client.js';
+import { startCall, type ServerMsg } from '../testing/client.js';
 import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
 import { startWorker, type TestWorker } from '../testing/worker.js';
 
@@ -39,19 +39,9 @@ afterAll(async () => {
   await w?.stop();
   await cloud?.close();
 });
-beforeEach(() => {
-  cloud.deepgram.length = 0;
-  cloud.faults = [];
-  cloud.fault = 'none';
-});
+beforeEach(() => cloud.reset());
 
-async function call(): Promise<{ caller: TestCaller; callId: string }> {
-  const caller = new TestCaller(`${w.wsUrl}/ws/${bot}`);
-  await caller.opened;
-  caller.send({ type: 'start', variables: VARIABLES });
-  const started = await caller.until(() => caller.message('started'), 'started');
-  return { caller, callId: started.call_id as string };
-}
+const call = () => startCall(w.wsUrl, bot, VARIABLES);
 
 const isTranscript = (role: string) => (m: ServerMsg) => m.type === 'transcript' && m.role === role;
 

@@ -7,12 +7,7 @@ beforeAll(async () => {
   cloud = await startCloudStandIn();
 });
 afterAll(() => cloud.close());
-beforeEach(() => {
-  cloud.requests.length = 0;
-  cloud.faults = [];
-  cloud.fault = 'none';
-  cloud.chatEndCall = false;
-});
+beforeEach(() => cloud.reset());
 
 const llm = (retries = 2) => new OpenAiLlm({ baseUrl: `${cloud.url}/v1`, apiKey: 'sk-local', model: 'gpt-4o-mini', temperature: 0.2, timeoutMs: 2000, retries });
 async function collect(it: AsyncIterable<LlmChunk>): Promise<LlmChunk[]> {

@@ -9,11 +9,7 @@ beforeAll(async () => {
   cloud = await startCloudStandIn();
 });
 afterAll(() => cloud.close());
-beforeEach(() => {
-  cloud.deepgram.length = 0;
-  cloud.faults = [];
-  cloud.fault = 'none';
-});
+beforeEach(() => cloud.reset());
 
 const stt = () =>
   new DeepgramStt({ url: `${cloud.url.replace('http', 'ws')}/v1/listen`, apiKey: 'dg-local', model: 'nova-2', language: 'en-US', sampleRate: 16000, timeoutMs: 2000, retries: 2 });

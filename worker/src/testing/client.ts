@@ -81,3 +81,12 @@ export class TestCaller {
     return concatPcm(this.audio.filter((a) => a.atMs >= fromMs).map((a) => a.pcm));
   }
 }
+
+/** Opens a WebSocket call to a bot, sends `start`, and waits for `started`. */
+export async function startCall(wsUrl: string, botId: string, variables?: Record<string, string>): Promise<{ caller: TestCaller; callId: string }> {
+  const caller = new TestCaller(`${wsUrl}/ws/${botId}`);
+  await caller.opened;
+  caller.send(variables ? { type: 'start', variables } : { type: 'start' });
+  const started = await caller.until(() => caller.message('started'), 'started');
+  return { caller, callId: started.call_id as string };
+}

@@ -34,6 +34,8 @@ export interface CloudStandIn {
   requests: Array<{ path: string; headers: http.IncomingHttpHeaders; body: any }>;
   /** Deepgram streams: control messages received, `Results` sent (transcript, is_final). */
   deepgram: Array<{ url: string; auth: string | undefined; audioBytes: number; messages: string[]; results: Array<{ transcript: string; isFinal: boolean }> }>;
+  /** Back to the defaults: no faults, the default replies and key, no recorded requests. */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -42,16 +44,24 @@ const INTERIM_BYTES = 4000;
 const WORD_BYTES = 8000;
 
 export async function startCloudStandIn(): Promise<CloudStandIn> {
-  const state: CloudStandIn = {
-    url: '',
-    faults: [],
-    fault: 'none',
+  const defaults = () => ({
+    faults: [] as Fault[],
+    fault: 'none' as Fault,
     chatReply: 'The open amount is forty dollars. Anything else?',
     chatEndCall: false,
     deepgramTranscript: 'how much',
     elevenlabsKey: 'xi-local',
+  });
+  const state: CloudStandIn = {
+    url: '',
+    ...defaults(),
     requests: [],
     deepgram: [],
+    reset() {
+      Object.assign(state, defaults());
+      state.requests.length = 0;
+      state.deepgram.length = 0;
+    },
     close: async () => undefined,
   };
   const nextFault = (): Fault => state.faults.shift() ?? state.fault;

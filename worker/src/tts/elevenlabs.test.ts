@@ -8,11 +8,7 @@ beforeAll(async () => {
   cloud = await startCloudStandIn();
 });
 afterAll(() => cloud.close());
-beforeEach(() => {
-  cloud.requests.length = 0;
-  cloud.faults = [];
-  cloud.fault = 'none';
-});
+beforeEach(() => cloud.reset());
 
 const tts = (o: Partial<ElevenLabsTtsOptions> = {}) =>
   new ElevenLabsTts({ baseUrl: cloud.url, apiKey: 'xi-local', voiceId: 'JBFqnCBsd6RMkjVDRZzb', speed: 1.1, timeoutMs: 5000, retries: 2, ...o });

@@ -9,11 +9,7 @@ beforeAll(async () => {
   cloud = await startCloudStandIn();
 });
 afterAll(() => cloud.close());
-beforeEach(() => {
-  cloud.requests.length = 0;
-  cloud.faults = [];
-  cloud.fault = 'none';
-});
+beforeEach(() => cloud.reset());
 
 const tts = () => new OpenAiTts({ baseUrl: `${cloud.url}/v1`, apiKey: 'sk-local', voice: 'alloy', speed: 1, timeoutMs: 5000, retries: 2 });
 async function collect(it: AsyncIterable<Int16Array>): Promise<Int16Array> {
