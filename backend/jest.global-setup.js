@@ -1,3 +1,3 @@
 import { jestGlobalSetup } from '@voice-platform/tests/infra';
 
-export default jestGlobalSetup(['mongodb', 'redis']);
+export default jestGlobalSetup(['mongodb', 'redis', 'livekit']);

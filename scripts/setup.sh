@@ -87,6 +87,20 @@ build minio "$MINIO_VERSION" -- go_install "github.com/minio/minio@$MINIO_VERSIO
 build helm "$HELM_VERSION" -- go_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" \
   "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
 build kube-apiserver "$KUBE_VERSION" -- kube_build
+# livekit-server's module is `…/cmd/server`; the binary is renamed to what it is.
+livekit_server_build() {
+  GOBIN="$OUT" go install "github.com/livekit/livekit-server/cmd/server@$LIVEKIT_VERSION"
+  mv "$OUT/server" "$OUT/livekit-server"
+}
+# livekit-sip: the proxy refuses its version list (so no `go install …@version`), and it needs cgo
+# (opus, soxr): build it from the wrapper module that requires the pinned version.
+grep -q "github.com/livekit/sip $LIVEKIT_SIP_VERSION" tests/infra/livekit-sip/go.mod \
+  || die "tests/infra/livekit-sip/go.mod does not require github.com/livekit/sip $LIVEKIT_SIP_VERSION"
+livekit_sip_build() {
+  (cd tests/infra/livekit-sip && CGO_ENABLED=1 go build -trimpath -o "$OUT/livekit-sip" github.com/livekit/sip/cmd/livekit-sip)
+}
+build livekit-server "$LIVEKIT_VERSION" -- livekit_server_build
+build livekit-sip "$LIVEKIT_SIP_VERSION" -- livekit_sip_build
 
 # --- npm workspace ----------------------------------------------------------------------------------
 # Reinstall only when the lockfile changed since the last install.

@@ -14,6 +14,7 @@ import { botRoutes } from './bots/routes.js';
 import { dialoutRoutes } from './dialout/routes.js';
 import { callRoutes } from './calls/routes.js';
 import { configRoutes } from './config/routes.js';
+import { trunkRoutes } from './trunks/routes.js';
 import { healthRoutes } from './health.js';
 import { openapiDocument } from './openapi.js';
 
@@ -28,6 +29,7 @@ export function createApp(deps: AppDeps): VoiceApp {
     authRoutes(router, svc);
     apiKeyRoutes(router, svc);
     botRoutes(router, svc);
+    trunkRoutes(router, svc);
     dialoutRoutes(router, svc, metrics);
     callRoutes(router, svc, metrics);
     configRoutes(router, svc);
@@ -77,7 +79,7 @@ function buildApp(deps: AppDeps, routes: (router: Router, svc: Services, metrics
         const origin = ctx.get('Origin');
         return allowed.has(origin) ? origin : '';
       },
-      allowMethods: ['GET', 'POST', 'PATCH', 'OPTIONS'],
+      allowMethods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
       allowHeaders: ['Content-Type', 'Authorization', 'X-API-Key', 'Idempotency-Key', 'X-Request-Id'],
       exposeHeaders: ['Retry-After', 'X-Request-Id', 'Location', 'Idempotent-Replayed'],
       maxAge: 600,

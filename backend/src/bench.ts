@@ -12,6 +12,7 @@ import { connectRedis } from './connect.js';
 import { prepareStores } from './stores.js';
 import { seedAdmin } from './auth/seed.js';
 import { heartbeatForBench, loginAndSetup } from './benchSetup.js';
+import { telephonyFromSettings } from './telephony/livekit.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -39,8 +40,8 @@ async function measure(name: string, opts: autocannon.Options): Promise<Row> {
 }
 
 async function main(): Promise<void> {
-  console.log(`==> starting FerretDB and Redis (duration ${DURATION}s per run, ${CONNECTIONS} connections)`);
-  const env = await startTestEnv(['mongodb', 'redis']);
+  console.log(`==> starting FerretDB, Redis and LiveKit (duration ${DURATION}s per run, ${CONNECTIONS} connections)`);
+  const env = await startTestEnv(['mongodb', 'redis', 'livekit']);
   const mongo = new MongoClient(env.env.MONGODB_URI!);
   try {
     await mongo.connect();
@@ -50,6 +51,9 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'info',
       DIALOUT_RATE_PER_SECOND: '1000000',
       DIALOUT_BURST: '1000000',
+      LIVEKIT_URL: env.env.LIVEKIT_URL,
+      LIVEKIT_API_KEY: env.env.LIVEKIT_API_KEY,
+      LIVEKIT_API_SECRET: env.env.LIVEKIT_API_SECRET,
     });
     const db = mongo.db('bench');
     const redis = await connectRedis(env.env.REDIS_URL!, 10, pino({ level: 'silent' }));
@@ -57,7 +61,7 @@ async function main(): Promise<void> {
     await seedAdmin(db, 'bench@example.com', 'bench-password');
     // Logs go to /dev/null at the production level, so their cost is part of the figures.
     const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
-    const app = createApp({ settings, db, redis, logger });
+    const app = createApp({ settings, db, redis, logger, telephony: telephonyFromSettings(settings) });
     const api = await listen(app.callback());
     const baseline = await listen((_req, res) => {
       const body = JSON.stringify({ status: 'ok' });

@@ -28,6 +28,12 @@ export async function loginAndSetup(base: string, workerToken: string): Promise<
       variables: [{ name: 'customer_name', required: true }],
     },
   });
+  // A trunk to nowhere in particular: the bench measures the API, no worker dials these calls.
+  await call(`${base}/api/v1/sip/outbound-trunks`, {
+    method: 'POST',
+    headers: admin,
+    json: { name: 'bench', address: '127.0.0.1:5999', numbers: ['+15550100000'] },
+  });
   const c = await call(`${base}/api/v1/calls`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${workerToken}` },

@@ -3,12 +3,15 @@ import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Settings } from './settings.js';
+import type { Telephony } from './telephony/livekit.js';
 
 export interface AppDeps {
   settings: Settings;
   db: Db;
   redis: Redis;
   logger: Logger;
+  /** The telephony plane (LiveKit); null when LIVEKIT_* are not set (trunk changes then answer 503). */
+  telephony: Telephony | null;
   /** Epoch ms; injectable so tests can move time (expiry, token buckets) without sleeping. */
   clock?: () => number;
   version?: string;

@@ -10,6 +10,7 @@ import { createLogger } from './logger.js';
 import { connectMongo, connectRedis, StoreUnreachableError } from './connect.js';
 import { prepareStores } from './stores.js';
 import { VERSION } from './deps.js';
+import { telephonyFromSettings } from './telephony/livekit.js';
 
 async function main(): Promise<void> {
   let settings: Settings;
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
   }
   const db = mongo.db(settings.MONGODB_DB);
   await prepareStores(db, redis);
-  const deps = { settings, db, redis, logger, version: VERSION };
+  const deps = { settings, db, redis, logger, version: VERSION, telephony: telephonyFromSettings(settings) };
   const app = settings.roles.includes('api') ? createApp(deps) : createProbeApp(deps);
   // The sweeper counts into the app's registry, so this process's /metrics shows it.
   const sweeper = settings.roles.includes('dialler') ? createSweeper({ ...deps, metrics: app.metrics }) : null;

@@ -34,7 +34,12 @@ export function createMetrics() {
     help: 'Dial-out calls the dialler failed with end_reason not_claimed (queued past QUEUED_CALL_TIMEOUT_SECONDS)',
     registers: [registry],
   });
-  return { registry, httpDuration, dialouts, keyAuthFailures, slotReleases, callsSwept };
+  const callsLost = new client.Counter({
+    name: 'backend_calls_lost_total',
+    help: 'Calls the dialler ended failed / worker_lost because their worker stopped renewing their lease',
+    registers: [registry],
+  });
+  return { registry, httpDuration, dialouts, keyAuthFailures, slotReleases, callsSwept, callsLost };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -16,6 +16,9 @@ import {
   CALL_STATUSES,
   DialoutRequest,
   DialoutResponse,
+  OutboundTrunk,
+  OutboundTrunkCreate,
+  OutboundTrunkUpdate,
   RuntimeConfig,
 } from '@voice-platform/schemas';
 import { LoginRequest, LoginResponse, Me } from './auth/admin.js';
@@ -49,15 +52,19 @@ const Call = {
     end_reason: {
       ...CallSchema.properties.end_reason,
       description:
-        'Why the call ended (null until it does). Reported by the worker (e.g. `policy_end_call`, `caller_hangup`, `dial_failed`, ' +
-        '`no_telephony_transport`), or set by the backend: `enqueue_failed` (the job could not be queued) and `not_claimed` ' +
-        '(status `failed`: the dialler found the dial-out call still `queued` after QUEUED_CALL_TIMEOUT_SECONDS, i.e. no worker ever claimed its job).',
+        'Why the call ended (null until it does). Telephony outcomes (status in brackets): `busy` [busy], `no_answer` [no_answer], ' +
+        '`invalid_number` [failed], `sip_error` [failed], `callee_hangup` [completed], `bot_hangup` [completed], `max_duration` [completed]; ' +
+        'WebSocket and browser calls also end with `caller_hangup`. Set by the backend: `enqueue_failed` (the job could not be queued), ' +
+        '`not_claimed` (status `failed`: the dialler found the dial-out call still `queued` after QUEUED_CALL_TIMEOUT_SECONDS, i.e. no worker ' +
+        'ever claimed its job) and `worker_lost` (status `failed`: the worker running the call died; the callee was hung up).',
     },
     status_times: { ...CallSchema.properties.status_times, description: 'When each status was reached' },
   },
 };
 
 const ApiKeyList = Type.Object({ items: Type.Array(ApiKey) });
+const TrunkList = Type.Object({ items: Type.Array(OutboundTrunk) });
+const telephonyDown = withRetry(['service_unavailable'], 'LiveKit is unreachable, or the telephony plane is not configured on this backend');
 const BotList = Type.Object({ items: Type.Array(Bot) });
 const CallPage = Type.Object({ items: Type.Array(Call), next_cursor: Type.Union([Type.String(), Type.Null()]) });
 const Health = Type.Object({
@@ -120,7 +127,8 @@ export function openapiDocument(version: string) {
           description:
             'backend_http_request_duration_seconds{method,route,status}, backend_dialout_requests_total{result}, ' +
             'backend_api_key_auth_failures_total{reason}, backend_capacity_slot_releases_total{outcome}, ' +
-            'backend_calls_swept_total (dialler role: unclaimed dial-out calls failed with end_reason not_claimed)',
+            'backend_calls_swept_total (dialler role: unclaimed dial-out calls failed with end_reason not_claimed), ' +
+            'backend_calls_lost_total (dialler role: calls failed with end_reason worker_lost)',
           responses: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } },
         },
       },
@@ -191,7 +199,8 @@ export function openapiDocument(version: string) {
             'Checks, in order: API key (401) → per-key rate limit (429) → JSON (400/413/415) → schema (422 `validation_failed`, then ' +
             '`invalid_phone_number`, then `conflicting_fields` when both `variables` and `connected_event` are sent) → bot exists (404 ' +
             '`bot_not_found`) → bot active (409 `bot_inactive`) → variables match the bot (422 `variables_mismatch`, `details: {missing, unknown}`) → ' +
-            'fleet capacity (503 `fleet_at_capacity`). With `Idempotency-Key`, a repeat of the same body within 24 h returns the first ' +
+            'the trunk (422 `unknown_from_number` when `from_number` is no trunk\'s number; 409 `no_outbound_trunk` when no trunk exists; without ' +
+            '`from_number` the default trunk and its first number place the call) → fleet capacity (503 `fleet_at_capacity`). With `Idempotency-Key`, a repeat of the same body within 24 h returns the first ' +
             'response (header `Idempotent-Replayed: true`) and places no second call.',
           security: [{ apiKey: [] }],
           parameters: [
@@ -203,13 +212,47 @@ export function openapiDocument(version: string) {
             400: err(['invalid_json']),
             401: err(['missing_api_key', 'invalid_api_key', 'api_key_inactive', 'api_key_expired']),
             404: err(['bot_not_found']),
-            409: err(['bot_inactive', 'idempotency_key_reused', 'conflict'], '`conflict`: the same Idempotency-Key is still in flight'),
+            409: err(['bot_inactive', 'no_outbound_trunk', 'idempotency_key_reused', 'conflict'], '`conflict`: the same Idempotency-Key is still in flight'),
             413: err(['payload_too_large']),
             415: err(['unsupported_media_type']),
-            422: err(['validation_failed', 'invalid_phone_number', 'conflicting_fields', 'variables_mismatch']),
+            422: err(['validation_failed', 'invalid_phone_number', 'conflicting_fields', 'variables_mismatch', 'unknown_from_number']),
             429: withRetry(['rate_limited'], 'DIALOUT_RATE_PER_SECOND per key, burst DIALOUT_BURST'),
             503: withRetry(['fleet_at_capacity', 'service_unavailable']),
           },
+        },
+      },
+      '/api/v1/sip/outbound-trunks': {
+        post: {
+          operationId: 'createOutboundTrunk',
+          summary: 'Create an outbound SIP trunk (mirrored into LiveKit)',
+          description:
+            'The first trunk is the default until another is marked. A number belongs to one trunk only (409 `conflict`). ' +
+            '`auth_password` is write-only: stored encrypted, never returned (`has_password` says whether one is set) and never logged.',
+          security: [{ adminJwt: [] }],
+          requestBody: body(OutboundTrunkCreate),
+          responses: { 201: ok('The trunk', OutboundTrunk), ...adminErrors, ...bodyErrors, 409: err(['conflict']), 503: telephonyDown },
+        },
+        get: { operationId: 'listOutboundTrunks', summary: 'List outbound trunks, oldest first', security: [{ adminJwt: [] }], responses: { 200: ok('Trunks', TrunkList), ...adminErrors } },
+      },
+      '/api/v1/sip/outbound-trunks/{id}': {
+        parameters: [idParam('Trunk id')],
+        get: { operationId: 'getOutboundTrunk', summary: 'One outbound trunk', security: [{ adminJwt: [] }], responses: { 200: ok('The trunk', OutboundTrunk), ...adminErrors, 404: err(['not_found']) } },
+        patch: {
+          operationId: 'updateOutboundTrunk',
+          summary: 'Change a trunk; `{"default": true}` makes it the default',
+          description:
+            'Omitted fields keep their value (an omitted `auth_password` keeps the stored one). `auth_username: null` removes the credentials; ' +
+            '`auth_password: null` removes the password.',
+          security: [{ adminJwt: [] }],
+          requestBody: body(OutboundTrunkUpdate),
+          responses: { 200: ok('The trunk', OutboundTrunk), ...adminErrors, ...bodyErrors, 404: err(['not_found']), 409: err(['conflict']), 503: telephonyDown },
+        },
+        delete: {
+          operationId: 'deleteOutboundTrunk',
+          summary: 'Delete a trunk (from LiveKit too)',
+          description: 'The default trunk can be deleted only when it is the last one (else 409 `conflict`: mark another default first).',
+          security: [{ adminJwt: [] }],
+          responses: { 204: { description: 'Deleted' }, ...adminErrors, 404: err(['not_found']), 409: err(['conflict']), 503: telephonyDown },
         },
       },
       '/api/v1/calls': {

@@ -34,12 +34,18 @@ export const SettingsSchema = Type.Object({
   SWEEP_INTERVAL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 15 }),
   /** Dialler: a dial-out call still `queued` this long after creation was never claimed; it is failed. */
   QUEUED_CALL_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 86400, default: 120 }),
+  /** The telephony plane (DESIGN.md §7): LiveKit's URL and API key pair. All three or none; without them trunks answer 503. */
+  LIVEKIT_URL: Type.Optional(Type.String({ pattern: '^(wss?|https?)://[^\\s]+$' })),
+  LIVEKIT_API_KEY: Type.Optional(Type.String({ minLength: 3, maxLength: 200 })),
+  LIVEKIT_API_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'at least 32 characters' })),
+  /** LiveKit API calls (trunk mirroring, room deletion). */
+  LIVEKIT_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000 }),
 });
 
 export type Settings = Static<typeof SettingsSchema> & { corsOrigins: string[]; roles: Role[] };
 
 /** Names whose values must never be logged or echoed in an error. */
-const SECRET_SETTINGS = new Set(['JWT_SECRET', 'WORKER_AUTH_TOKEN', 'ADMIN_PASSWORD', 'MONGODB_URI', 'REDIS_URL']);
+const SECRET_SETTINGS = new Set(['JWT_SECRET', 'WORKER_AUTH_TOKEN', 'ADMIN_PASSWORD', 'MONGODB_URI', 'REDIS_URL', 'LIVEKIT_API_SECRET']);
 
 export { SettingsError };
 
@@ -58,6 +64,12 @@ export function loadSettings(env: NodeJS.ProcessEnv | Record<string, string | un
   // The sweeper must not fail a call whose reservation is still live: a worker may yet claim it.
   if (typeof timeoutS === 'number' && typeof ttlS === 'number' && !problems.has('QUEUED_CALL_TIMEOUT_SECONDS') && !problems.has('RESERVATION_TTL_SECONDS') && timeoutS <= ttlS) {
     problems.set('QUEUED_CALL_TIMEOUT_SECONDS', `QUEUED_CALL_TIMEOUT_SECONDS must be greater than RESERVATION_TTL_SECONDS (got ${timeoutS} <= ${ttlS})`);
+  }
+  const lk = (['LIVEKIT_URL', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET'] as const).filter((n) => env[n]);
+  if (lk.length && lk.length < 3) {
+    for (const n of ['LIVEKIT_URL', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET'] as const) {
+      if (!env[n] && !problems.has(n)) problems.set(n, `${n} is required when ${lk.join(', ')} ${lk.length > 1 ? 'are' : 'is'} set (the telephony plane needs all three)`);
+    }
   }
   check();
   const settings = input;

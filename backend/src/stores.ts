@@ -10,6 +10,7 @@ export const COLLECTIONS = {
   bots: 'bots',
   calls: 'calls',
   idempotency: 'idempotency_keys',
+  trunks: 'sip_outbound_trunks',
 } as const;
 
 export async function createIndexes(db: Db): Promise<void> {
@@ -23,6 +24,7 @@ export async function createIndexes(db: Db): Promise<void> {
   // The dialler's stale-call sweep: queued calls by age (bot_status_created leads with bot_id, so it cannot serve it).
   await db.collection(COLLECTIONS.calls).createIndex({ status: 1, created_at: 1 }, { name: 'status_created' });
   await db.collection(COLLECTIONS.bots).createIndex({ created_at: -1, _id: -1 }, { name: 'created_cursor' });
+  await db.collection(COLLECTIONS.trunks).createIndex({ numbers: 1 }, { name: 'numbers' });
 }
 
 export async function createStream(redis: Redis): Promise<void> {

@@ -18,7 +18,7 @@ export const CALL_STATUS_RANK: Record<CallStatus, number> = {
   no_answer: 4,
   canceled: 4,
 };
-export const CALL_DIRECTIONS = ['outbound', 'websocket', 'web'] as const;
+export const CALL_DIRECTIONS = ['outbound', 'inbound', 'websocket', 'web'] as const;
 export type CallDirection = (typeof CALL_DIRECTIONS)[number];
 
 export const CallStatusSchema = Type.Union(CALL_STATUSES.map((s) => Type.Literal(s)));
@@ -26,12 +26,26 @@ export const CallDirectionSchema = Type.Union(CALL_DIRECTIONS.map((d) => Type.Li
 
 const nullableTime = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 
+/** Most transcript entries one call keeps (the rest are dropped, oldest kept). */
+export const MAX_TRANSCRIPT_ENTRIES = 500;
+export const TranscriptEntry = Type.Object(
+  {
+    role: Type.Union([Type.Literal('user'), Type.Literal('bot')]),
+    text: Type.String({ minLength: 1, maxLength: 4000 }),
+    at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export type TranscriptEntry = Static<typeof TranscriptEntry>;
+
 export const Call = Type.Object(
   {
     call_id: Type.String(),
     bot_id: Type.String(),
     direction: CallDirectionSchema,
     to_number: Type.Union([Type.String(), Type.Null()]),
+    /** The caller ID presented (outbound) or the caller's number (inbound); null for browser and WebSocket calls. */
+    from_number: Type.Union([Type.String(), Type.Null()]),
     status: CallStatusSchema,
     variables: CallVariables,
     created_at: Type.String({ format: 'date-time' }),
@@ -40,6 +54,10 @@ export const Call = Type.Object(
     end_reason: Type.Union([Type.String(), Type.Null()]),
     recording_key: Type.Union([Type.String(), Type.Null()]),
     recording_error: Type.Union([Type.String(), Type.Null()]),
+    /** The final SIP response of a telephony call that failed to connect (486, 404, …); null otherwise. */
+    sip_status_code: Type.Union([Type.Integer(), Type.Null()]),
+    /** What was said, final transcripts in order (empty until the call ends). */
+    transcript: Type.Array(TranscriptEntry),
     /** When each status was reached. */
     status_times: Type.Record(Type.String(), Type.String({ format: 'date-time' })),
   },
@@ -55,6 +73,8 @@ export const CallEvent = Type.Object(
     end_reason: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     recording_key: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
     recording_error: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+    sip_status_code: Type.Optional(Type.Integer({ minimum: 100, maximum: 699 })),
+    transcript: Type.Optional(Type.Array(TranscriptEntry, { maxItems: MAX_TRANSCRIPT_ENTRIES })),
   },
   { additionalProperties: false },
 );

@@ -16,6 +16,7 @@ export const DialoutRequest = Type.Object(
   {
     bot_id: Type.String({ minLength: 1, maxLength: 128 }),
     to_number: Type.String({ pattern: PHONE_NUMBER_PATTERN, description: 'E.164 phone number' }),
+    from_number: Type.Optional(Type.String({ pattern: PHONE_NUMBER_PATTERN, description: "caller ID: one of an outbound trunk's numbers (that trunk places the call); default: the default trunk's first number" })),
     variables: Type.Optional(CallVariables),
     connected_event: Type.Optional(callVariables('alias of variables; never both')),
   },
@@ -29,6 +30,7 @@ export const DialoutResponse = Type.Object(
     status: Type.Literal('queued'),
     bot_id: Type.String(),
     to_number: Type.String(),
+    from_number: Type.String(),
     created_at: Type.String({ format: 'date-time' }),
   },
   { additionalProperties: false },

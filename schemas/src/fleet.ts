@@ -14,6 +14,14 @@ export const DIALOUT_STREAM_KEY = 'vp:jobs:dialout';
 export const DIALOUT_CONSUMER_GROUP = 'workers';
 export const HEARTBEAT_INTERVAL_MS = 2000;
 export const HEARTBEAT_TTL_MS = 6000;
+/**
+ * Live calls' leases: member call id, score = lease expiry (epoch ms). A worker renews its calls'
+ * leases with every heartbeat and removes a call when it ends; a lease that expires belongs to a
+ * worker that died mid-call, and the dialler ends that call `failed` / `worker_lost`.
+ */
+export const CALL_LEASES_KEY = 'vp:fleet:call-leases';
+/** A call lease lasts this long past its last renewal: several missed heartbeats, so a slow beat is not a death. */
+export const CALL_LEASE_TTL_MS = 15_000;
 
 export const WorkerHeartbeat = Type.Object(
   {
@@ -40,6 +48,9 @@ export const DialoutJob = Type.Object(
     bot_id: Type.String(),
     to_number: Type.String(),
     variables: Type.String({ description: 'JSON object of string → string' }),
+    /** The LiveKit id of the outbound trunk that places the call, and the caller ID it presents. */
+    sip_trunk_id: Type.String(),
+    from_number: Type.String(),
   },
   { additionalProperties: false },
 );

@@ -15,3 +15,4 @@ export * from './fleet.js';
 export * from './apiKeys.js';
 export * from './voicefleet.js';
 export * from './settings.js';
+export * from './trunks.js';

@@ -1,5 +1,5 @@
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
-import { adminToken, createBot, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, createTrunk, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 
 let env: TestEnv;
 let h: Harness;
@@ -13,6 +13,7 @@ beforeAll(async () => {
   env = await startTestEnv(['redis']);
   h = await startHarness({ redisUrl: env.env.REDIS_URL, env: { DIALOUT_BURST: '1000' } });
   auth = await adminToken(h);
+  await createTrunk(h, auth);
   key = (await createKey(h, auth)).key;
   botId = await createBot(h, auth, { variables: [{ name: 'customer_name', required: false, description: '' }] });
   otherBotId = await createBot(h, auth);
@@ -38,12 +39,17 @@ describe('call lifecycle events', () => {
     expect(back.body.error).toEqual({ code: 'conflict', message: expect.any(String), details: { from: 'in_progress', to: 'ringing' } });
     const same = await event(id, { status: 'in_progress', at: at(5) }).expect(200);
     expect(same.body.started_at).toBe(at(3)); // a repeat changes nothing
-    const done = await event(id, { status: 'completed', at: at(9), end_reason: 'bot_hangup' }).expect(200);
+    const transcript = [
+      { role: 'bot', text: 'Hello, this is a reminder.', at: at(3) },
+      { role: 'user', text: 'stop calling', at: at(6) },
+    ];
+    const done = await event(id, { status: 'completed', at: at(9), end_reason: 'bot_hangup', transcript }).expect(200);
     expect(done.body).toEqual({
       call_id: id,
       bot_id: botId,
       direction: 'outbound',
       to_number: '+14155550100',
+      from_number: '+15550001000',
       status: 'completed',
       variables: {},
       created_at: new Date(t0).toISOString(),
@@ -52,6 +58,8 @@ describe('call lifecycle events', () => {
       end_reason: 'bot_hangup',
       recording_key: null,
       recording_error: null,
+      sip_status_code: null,
+      transcript,
       status_times: { queued: new Date(t0).toISOString(), dialing: at(1), in_progress: at(3), completed: at(9) },
     });
     for (const status of ['failed', 'queued', 'in_progress']) {
@@ -60,6 +68,14 @@ describe('call lifecycle events', () => {
     // The recording arrives after the end: a repeat of the terminal status may add it.
     const rec = await event(id, { status: 'completed', recording_key: `recordings/2025/01/01/${id}.wav` }).expect(200);
     expect(rec.body).toMatchObject({ status: 'completed', ended_at: at(9), recording_key: `recordings/2025/01/01/${id}.wav` });
+  });
+
+  it('stores the SIP status of a call the carrier refused, and refuses impossible ones', async () => {
+    const id = await dial();
+    await event(id, { status: 'dialing' }).expect(200);
+    expect((await event(id, { status: 'busy', sip_status_code: 99 }).expect(422)).body.error.details[0].field).toBe('sip_status_code');
+    const busy = await event(id, { status: 'busy', end_reason: 'busy', sip_status_code: 486 }).expect(200);
+    expect(busy.body).toMatchObject({ status: 'busy', end_reason: 'busy', sip_status_code: 486, transcript: [] });
   });
 
   it('lets only one of racing terminal events win, and stores what it reported', async () => {

@@ -25,6 +25,8 @@ export interface CallMove {
   end_reason?: string;
   recording_key?: string;
   recording_error?: string;
+  sip_status_code?: number;
+  transcript?: Array<{ role: 'user' | 'bot'; text: string; at: Date }>;
 }
 
 export interface MoveOptions {
@@ -54,6 +56,8 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
   if (ev.end_reason !== undefined) extra.end_reason = ev.end_reason;
   if (ev.recording_key !== undefined) extra.recording_key = ev.recording_key;
   if (ev.recording_error !== undefined) extra.recording_error = ev.recording_error;
+  if (ev.sip_status_code !== undefined) extra.sip_status_code = ev.sip_status_code;
+  if (ev.transcript !== undefined && ev.transcript.length) extra.transcript = ev.transcript;
   const allowedFrom = (s: CallStatus) => !opts.onlyFrom || opts.onlyFrom.includes(s);
 
   let moved = false;
@@ -77,7 +81,10 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
     } else if (Object.keys(extra).length) {
       // A repeat of the current status may add what was not known yet (e.g. the recording after the end).
       const fill: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(extra)) if (current[k as keyof CallDoc] == null) fill[k] = v;
+      for (const [k, v] of Object.entries(extra)) {
+        const had = current[k as keyof CallDoc];
+        if (had == null || (Array.isArray(had) && had.length === 0)) fill[k] = v;
+      }
       if (Object.keys(fill).length) await calls.updateOne({ _id: id }, { $set: fill });
     }
   });

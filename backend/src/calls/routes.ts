@@ -31,6 +31,8 @@ export interface CallDoc {
   bot_id: string;
   direction: CallDirection;
   to_number: string | null;
+  /** Absent on calls stored before telephony (read as null). */
+  from_number?: string | null;
   status: CallStatus;
   variables: Record<string, string>;
   api_key_id: string | null;
@@ -40,6 +42,8 @@ export interface CallDoc {
   end_reason: string | null;
   recording_key: string | null;
   recording_error: string | null;
+  sip_status_code?: number | null;
+  transcript?: Array<{ role: 'user' | 'bot'; text: string; at: Date }>;
   status_times: Partial<Record<CallStatus, Date>>;
 }
 
@@ -51,6 +55,7 @@ export function publicCall(doc: CallDoc): Call {
     bot_id: doc.bot_id,
     direction: doc.direction,
     to_number: doc.to_number,
+    from_number: doc.from_number ?? null,
     status: doc.status,
     variables: doc.variables,
     created_at: doc.created_at.toISOString(),
@@ -59,6 +64,8 @@ export function publicCall(doc: CallDoc): Call {
     end_reason: doc.end_reason,
     recording_key: doc.recording_key,
     recording_error: doc.recording_error,
+    sip_status_code: doc.sip_status_code ?? null,
+    transcript: (doc.transcript ?? []).map((t) => ({ role: t.role, text: t.text, at: t.at.toISOString() })),
     status_times: Object.fromEntries(Object.entries(doc.status_times ?? {}).map(([k, v]) => [k, (v as Date).toISOString()])),
   };
 }
@@ -162,6 +169,7 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
       bot_id: bot._id,
       direction: body.direction,
       to_number: null,
+      from_number: null,
       status: 'queued',
       variables,
       api_key_id: null,
@@ -171,6 +179,8 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
       end_reason: null,
       recording_key: null,
       recording_error: null,
+      sip_status_code: null,
+      transcript: [],
       status_times: { queued: now },
     };
     await calls().insertOne(doc);
@@ -181,8 +191,9 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
 
   router.post('/api/v1/calls/:id/events', worker, jsonBody(), async (ctx) => {
     const ev = check(CallEvent, ctx.request.body);
-    const { at, ...rest } = ev;
-    const result = await applyCallMove(svc, metrics, ctx.params.id!, { ...rest, at: at ? new Date(at) : svc.now() }, { logContext: { req_id: ctx.state.requestId } });
+    const { at, transcript, ...rest } = ev;
+    const move = { ...rest, at: at ? new Date(at) : svc.now(), ...(transcript ? { transcript: transcript.map((t) => ({ ...t, at: new Date(t.at) })) } : {}) };
+    const result = await applyCallMove(svc, metrics, ctx.params.id!, move, { logContext: { req_id: ctx.state.requestId } });
     if (result.released !== null) ctx.set('X-Slot-Released', String(result.released));
     ctx.body = publicCall(result.doc);
   });

@@ -2,7 +2,7 @@
 // through runOnce(), so nothing waits for the timer.
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
 import { FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
-import { adminToken, createBot, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, createTrunk, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 
 // The reservation TTL is long here so that dialling a younger call (whose Lua script drops expired
@@ -28,6 +28,7 @@ beforeEach(async () => {
   });
   const auth = await adminToken(h);
   key = (await createKey(h, auth)).key;
+  await createTrunk(h, auth);
   botId = await createBot(h, auth);
   await heartbeat(h.redis, 'w1', { max_calls: 1000 }, h.clock.ms + 3_600_000);
 });

@@ -1,17 +1,22 @@
-// Dialler role: the stale-call sweeper. A dial-out call whose job no worker ever claimed (every worker
-// died after the reservation, or the job was lost) would stay `queued` forever while its reservation
-// simply expires; the CRM polling the call would wait forever. Each pass fails the oldest such calls with
-// end_reason `not_claimed` through the same lifecycle path as a worker's terminal event. Several dialler
-// replicas may sweep at once: the per-call lock and the `queued`-only move make a double pass harmless,
-// and a worker's `dialing` that lands first wins.
+// Dialler role: the stale-call sweeper. Two kinds of call would otherwise never end:
+// - a dial-out whose job no worker ever claimed (every worker died after the reservation, or the job was
+//   lost) stays `queued` while its reservation simply expires: failed with end_reason `not_claimed`;
+// - a call whose worker died mid-call (SIGKILL, OOM, node lost): its lease (CALL_LEASES_KEY, renewed by
+//   the worker's heartbeat) expires; the call is failed with `worker_lost` and its LiveKit room deleted,
+//   which hangs up the callee. Nothing waits for the worker to come back.
+// Both go through the same lifecycle path as a worker's terminal event. Several dialler replicas may
+// sweep at once: the per-call lock and the `onlyFrom` moves make a double pass harmless, and a worker's
+// own move that lands first wins.
 import type { AppDeps } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { ApiError } from '../errors.js';
 import { COLLECTIONS } from '../stores.js';
 import { applyCallMove } from '../calls/lifecycle.js';
 import type { CallDoc } from '../calls/routes.js';
+import { CALL_LEASES_KEY } from '@voice-platform/schemas';
 
 export const NOT_CLAIMED = 'not_claimed';
+export const WORKER_LOST = 'worker_lost';
 const DEFAULT_BATCH_SIZE = 100;
 
 export interface SweeperDeps extends AppDeps {
@@ -22,7 +27,7 @@ export interface SweeperDeps extends AppDeps {
 }
 
 export interface Sweeper {
-  /** One pass; resolves to the number of calls this pass failed. */
+  /** One pass; resolves to the number of calls this pass failed (unclaimed and lost together). */
   runOnce(): Promise<number>;
   start(): void;
   /** Stops the timer and waits for a pass in flight. */
@@ -38,7 +43,48 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
   const intervalMs = deps.settings.SWEEP_INTERVAL_SECONDS * 1000;
   const batchSize = deps.batchSize ?? DEFAULT_BATCH_SIZE;
 
+  /** Calls whose worker stopped renewing their lease: failed `worker_lost`, room deleted, lease removed. */
+  async function sweepLost(): Promise<number> {
+    // Leases carry the workers' wall-clock expiry, so they are compared with real time, not the test clock.
+    const expired = await deps.redis.zrangebyscore(CALL_LEASES_KEY, '-inf', Date.now(), 'LIMIT', 0, batchSize);
+    let failed = 0;
+    for (const id of expired) {
+      let moved = false;
+      try {
+        const res = await applyCallMove(lifecycle, deps.metrics, id, { status: 'failed', end_reason: WORKER_LOST, at: new Date(clock()) }, {
+          onlyFrom: ['queued', 'dialing', 'ringing', 'in_progress'],
+          logContext: { by: 'sweeper' },
+        });
+        moved = res.moved;
+      } catch (err) {
+        // 409: it ended (its worker reported the end but died before removing the lease); 404: gone.
+        if (!(err instanceof ApiError && (err.status === 409 || err.status === 404))) throw err;
+      }
+      if (moved) {
+        failed++;
+        deps.metrics.callsLost.inc();
+        logger.warn({ call_id: id, end_reason: WORKER_LOST }, 'call lost with its worker: ended');
+      }
+      // Hang up whoever is still in the call's room (a SIP callee gets a BYE), then forget the lease.
+      if (deps.telephony) {
+        try {
+          await deps.telephony.deleteRoom(id);
+        } catch (err) {
+          logger.warn({ call_id: id, err: err instanceof Error ? err.message : 'unknown' }, 'could not delete a lost call\'s room; retrying next pass');
+          continue;
+        }
+      }
+      await deps.redis.zrem(CALL_LEASES_KEY, id);
+    }
+    return failed;
+  }
+
   async function runOnce(): Promise<number> {
+    const lost = await sweepLost();
+    return lost + (await sweepUnclaimed());
+  }
+
+  async function sweepUnclaimed(): Promise<number> {
     const started = clock();
     const cutoff = new Date(started - timeoutMs);
     // Served by the {status, created_at} index; oldest first so a backlog drains in order.

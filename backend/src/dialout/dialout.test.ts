@@ -1,6 +1,6 @@
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
 import { DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
-import { adminToken, createBot, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, createTrunk, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 
 let env: TestEnv;
 let h: Harness;
@@ -22,6 +22,7 @@ beforeAll(async () => {
   env = await startTestEnv(['redis']); // capacity and rate limits need a Redis of their own
   h = await startHarness({ redisUrl: env.env.REDIS_URL, env: { DIALOUT_BURST: '1000', DIALOUT_RATE_PER_SECOND: '1000', RESERVATION_TTL_SECONDS: '60' } });
   auth = await adminToken(h);
+  await createTrunk(h, auth);
   key = (await createKey(h, auth)).key;
   botId = await createBot(h, auth, BOT);
   inactiveBotId = await createBot(h, auth, { ...BOT, active: false });
@@ -51,7 +52,7 @@ async function code(res: Promise<{ status: number; body: { error?: { code: strin
 describe('POST /api/v1/sip/dialout', () => {
   it('queues a call: 201, a call record, a capacity reservation and a job on the stream', async () => {
     const res = await dial(body({ variables: { customer_name: 'Ada', amount_due: '12 EUR' } })).expect(201);
-    expect(res.body).toEqual({ call_id: expect.any(String), status: 'queued', bot_id: botId, to_number: '+4915112345678', created_at: new Date(h.clock.ms).toISOString() });
+    expect(res.body).toEqual({ call_id: expect.any(String), status: 'queued', bot_id: botId, to_number: '+4915112345678', from_number: '+15550001000', created_at: new Date(h.clock.ms).toISOString() });
     expect(res.headers.location).toBe(`/api/v1/calls/${res.body.call_id}`);
     const callId = res.body.call_id as string;
 

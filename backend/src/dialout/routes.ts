@@ -1,5 +1,5 @@
 // POST /api/v1/sip/dialout. Checks run in the documented order: key → rate limit → JSON → schema →
-// bot exists → bot active → variables → capacity; then the call record and the job.
+// bot exists → bot active → variables → trunk (from_number) → capacity; then the call record and the job.
 import { ObjectId } from 'mongodb';
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
@@ -15,22 +15,32 @@ import { requireApiKey, type KeyPrincipal } from '../apiKeys/keys.js';
 import type { BotDoc } from '../bots/routes.js';
 import type { CallDoc } from '../calls/routes.js';
 import { checkVariables } from './variables.js';
+import { trunkForDialout } from '../trunks/store.js';
 import { claim, complete, release, requestHash } from './idempotency.js';
 
 const phone = new RegExp(PHONE_NUMBER_PATTERN);
 
 /** Schema step: structure first (validation_failed), then the number (invalid_phone_number), then the alias pair (conflicting_fields). */
-function parseDialout(body: unknown): { bot_id: string; to_number: string; variables: Record<string, string> } {
+interface DialoutInput {
+  bot_id: string;
+  to_number: string;
+  from_number?: string;
+  variables: Record<string, string>;
+}
+
+function parseDialout(body: unknown): DialoutInput {
   const validate = compiled(DialoutRequest);
   if (!validate(body)) {
-    const structural = (validate.errors ?? []).filter((e) => !(e.instancePath === '/to_number' && e.keyword === 'pattern'));
+    const structural = (validate.errors ?? []).filter((e) => !((e.instancePath === '/to_number' || e.instancePath === '/from_number') && e.keyword === 'pattern'));
     if (structural.length) throw new ApiError(422, 'validation_failed', 'the request is invalid', fieldProblems(structural));
   }
-  const b = body as { bot_id: string; to_number: unknown; variables?: Record<string, string>; connected_event?: Record<string, string> };
-  if (typeof b.to_number !== 'string' || !phone.test(b.to_number)) {
-    throw new ApiError(422, 'invalid_phone_number', 'to_number must be an E.164 number such as +4915112345678', [
-      { field: 'to_number', message: `must match ${PHONE_NUMBER_PATTERN}` },
-    ]);
+  const b = body as { bot_id: string; to_number: unknown; from_number?: unknown; variables?: Record<string, string>; connected_event?: Record<string, string> };
+  for (const field of ['to_number', 'from_number'] as const) {
+    const v = b[field];
+    if (field === 'from_number' && v === undefined) continue;
+    if (typeof v !== 'string' || !phone.test(v)) {
+      throw new ApiError(422, 'invalid_phone_number', `${field} must be an E.164 number such as +4915112345678`, [{ field, message: `must match ${PHONE_NUMBER_PATTERN}` }]);
+    }
   }
   if (b.variables !== undefined && b.connected_event !== undefined) {
     throw new ApiError(422, 'conflicting_fields', 'send variables or its alias connected_event, not both', [
@@ -38,7 +48,12 @@ function parseDialout(body: unknown): { bot_id: string; to_number: string; varia
       { field: 'connected_event', message: 'conflicts with variables' },
     ]);
   }
-  return { bot_id: b.bot_id, to_number: b.to_number, variables: b.variables ?? b.connected_event ?? {} };
+  return {
+    bot_id: b.bot_id,
+    to_number: b.to_number as string,
+    ...(typeof b.from_number === 'string' ? { from_number: b.from_number } : {}),
+    variables: b.variables ?? b.connected_event ?? {},
+  };
 }
 
 export function dialoutRoutes(router: Router, svc: Services, metrics: Metrics): void {
@@ -104,13 +119,14 @@ export function dialoutRoutes(router: Router, svc: Services, metrics: Metrics): 
 async function placeCall(
   svc: Services,
   key: KeyPrincipal,
-  req: { bot_id: string; to_number: string; variables: Record<string, string> },
+  req: DialoutInput,
   requestId: string,
 ): Promise<DialoutResponse> {
   const bot = await svc.db.collection<BotDoc>(COLLECTIONS.bots).findOne({ _id: req.bot_id });
   if (!bot) throw new ApiError(404, 'bot_not_found', 'bot not found');
   if (!bot.active) throw new ApiError(409, 'bot_inactive', 'the bot is not active');
   checkVariables(bot.variables, req.variables);
+  const { trunk, fromNumber } = await trunkForDialout(svc.db, req.from_number);
 
   const callId = new ObjectId().toHexString();
   const now = svc.clock();
@@ -129,6 +145,7 @@ async function placeCall(
     bot_id: bot._id,
     direction: 'outbound',
     to_number: req.to_number,
+    from_number: fromNumber,
     status: 'queued',
     variables: req.variables,
     api_key_id: key.id,
@@ -138,6 +155,8 @@ async function placeCall(
     end_reason: null,
     recording_key: null,
     recording_error: null,
+    sip_status_code: null,
+    transcript: [],
     status_times: { queued: new Date(now) },
   };
   try {
@@ -148,7 +167,8 @@ async function placeCall(
   }
   try {
     await svc.redis.xadd(DIALOUT_STREAM_KEY, 'MAXLEN', '~', '100000', '*',
-      'call_id', callId, 'bot_id', bot._id, 'to_number', req.to_number, 'variables', JSON.stringify(req.variables));
+      'call_id', callId, 'bot_id', bot._id, 'to_number', req.to_number, 'variables', JSON.stringify(req.variables),
+      'sip_trunk_id', trunk.livekit_trunk_id, 'from_number', fromNumber);
   } catch (err) {
     // No job means no worker will ever take the call: free the slot and close the record.
     await releaseSlot(svc.redis, callId).catch(() => undefined);
@@ -157,6 +177,6 @@ async function placeCall(
       .catch(() => undefined);
     throw err;
   }
-  svc.logger.info({ req_id: requestId, call_id: callId, bot_id: bot._id, api_key: key.prefix, free_slots: slot.free }, 'dial-out queued');
-  return { call_id: callId, status: 'queued', bot_id: bot._id, to_number: req.to_number, created_at: call.created_at.toISOString() };
+  svc.logger.info({ req_id: requestId, call_id: callId, bot_id: bot._id, api_key: key.prefix, trunk_id: trunk._id, free_slots: slot.free }, 'dial-out queued');
+  return { call_id: callId, status: 'queued', bot_id: bot._id, to_number: req.to_number, from_number: fromNumber, created_at: call.created_at.toISOString() };
 }

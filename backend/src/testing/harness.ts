@@ -14,6 +14,7 @@ import { prepareStores } from '../stores.js';
 import { seedAdmin } from '../auth/seed.js';
 import { createSweeper, type Sweeper } from '../dialler/sweeper.js';
 import type { Metrics } from '../metrics.js';
+import { telephonyFromSettings } from '../telephony/livekit.js';
 
 export const WORKER_TOKEN = 'test-worker-token-0123456789abcdef';
 export const JWT_SECRET = 'test-jwt-secret-0123456789abcdef-0123456789';
@@ -61,6 +62,10 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     JWT_SECRET,
     WORKER_AUTH_TOKEN: WORKER_TOKEN,
     LOG_LEVEL: 'debug',
+    // The suite's LiveKit (jest.global-setup.js); a test may unset these to run without telephony.
+    LIVEKIT_URL: process.env.LIVEKIT_URL,
+    LIVEKIT_API_KEY: process.env.LIVEKIT_API_KEY,
+    LIVEKIT_API_SECRET: process.env.LIVEKIT_API_SECRET,
     ...opts.env,
   });
   const clock = new TestClock();
@@ -71,7 +76,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       cb();
     },
   });
-  const deps = () => ({ settings, db, redis, logger: createLogger(settings.LOG_LEVEL, sink), clock: clock.now });
+  const telephony = telephonyFromSettings(settings);
+  const deps = () => ({ settings, db, redis, logger: createLogger(settings.LOG_LEVEL, sink), clock: clock.now, telephony });
   const make = () => createApp(deps());
   const app = make();
   return {
@@ -131,3 +137,13 @@ export async function heartbeat(
 
 /** Every JSON body a test saw, to check that secrets never leak into responses. */
 export const bodyText = (res: { text?: string; body?: unknown }) => res.text ?? JSON.stringify(res.body);
+
+/** An outbound trunk (mirrored into the suite's LiveKit): dial-outs need one. */
+export async function createTrunk(h: Harness, auth: string, body: Record<string, unknown> = {}): Promise<{ id: string; numbers: string[] }> {
+  const res = await h.http
+    .post('/api/v1/sip/outbound-trunks')
+    .set('Authorization', auth)
+    .send({ name: 'carrier', address: 'sip.example.com', numbers: ['+15550001000'], ...body });
+  if (res.status !== 201) throw new Error(`trunk create failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body as { id: string; numbers: string[] };
+}

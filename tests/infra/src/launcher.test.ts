@@ -64,6 +64,15 @@ describe('make up / make down', () => {
       redis: await freePort(),
       minio: await freePort(),
       minioConsole: await freePort(),
+      livekit: await freePort(),
+      livekitUdp: await freePort(),
+      livekitRedis: await freePort(),
+      sip: await freePort(),
+      sipHealth: await freePort(),
+      rtpStart: 30000 + Math.floor(Math.random() * 100) * 200,
+      phone: await freePort(),
+      phoneMedia: await freePort(),
+      phoneControl: await freePort(),
       backend: await freePort(),
       worker: await freePort(),
       console: await freePort(),
@@ -102,10 +111,37 @@ describe('make up / make down', () => {
     }
     expect((await fetch(`http://127.0.0.1:${ports.console}/assets/missing.js`)).status).toBe(404);
 
+    // The README's dial-out: the seeded trunk reaches the local test phone, which answers, says its
+    // phrase, and the demo bot says goodbye and hangs up; the call is recorded.
+    const auth = { Authorization: `Bearer ${((await login.json()) as { access_token: string }).access_token}`, 'Content-Type': 'application/json' };
+    const trunks = (await (await fetch(`http://127.0.0.1:${ports.backend}/api/v1/sip/outbound-trunks`, { headers: auth })).json()) as { items: Array<Record<string, unknown>> };
+    expect(trunks.items).toEqual([expect.objectContaining({ address: `127.0.0.1:${ports.phone}`, numbers: ['+15550100000'], default: true, has_password: false })]);
+    const key = (await (await fetch(`http://127.0.0.1:${ports.backend}/api/v1/api-keys`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'readme' }) })).json()) as { key: string };
+    const dial = await fetch(`http://127.0.0.1:${ports.backend}/api/v1/sip/dialout`, {
+      method: 'POST',
+      headers: { 'X-API-Key': key.key, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ bot_id: 'demo-bot', to_number: '+15005550100', variables: { customer_name: 'Ada', amount_due: '42 dollars' } }),
+    });
+    expect(dial.status).toBe(201);
+    const callId = ((await dial.json()) as { call_id: string }).call_id;
+    let call: Record<string, unknown> = {};
+    await waitUntil(
+      async () => {
+        call = (await (await fetch(`http://127.0.0.1:${ports.backend}/api/v1/calls/${callId}`, { headers: { 'X-API-Key': key.key } })).json()) as Record<string, unknown>;
+        return call.recording_key !== null && call.ended_at !== null;
+      },
+      { what: 'the README dial-out to end with a recording', timeoutMs: 90_000, intervalMs: 500 },
+    );
+    expect(call).toMatchObject({ status: 'completed', end_reason: 'bot_hangup', from_number: '+15550100000', recording_error: null });
+    expect(Object.keys(call.status_times as object).sort()).toEqual(['completed', 'dialing', 'in_progress', 'queued', 'ringing']);
+    expect((call.transcript as Array<{ role: string; text: string }>)[0]).toEqual(expect.objectContaining({ role: 'bot', text: 'Hello Ada, this is a friendly reminder from Example Company.' }));
+
     const second = await run('make', ['up'], { cwd: repoRoot, env, maxBuffer: 16 << 20 });
     expect(second.stdout).toContain('ferretdb already running');
     expect(second.stdout).toContain('redis already running');
     expect(second.stdout).toContain('minio already running');
+    expect(second.stdout).toContain('livekit already running');
+    expect(second.stdout).toContain('phone already running');
     expect(second.stdout).toContain('backend already running');
     expect(second.stdout).toContain('worker already running');
     expect(second.stdout).toContain('console already running');
@@ -114,7 +150,8 @@ describe('make up / make down', () => {
     const outsider = Number(new URL(process.env.REDIS_URL!).port);
     await run('make', ['down'], { cwd: repoRoot, env });
     expect(await redisPing(outsider)).toBe(true);
-    for (const port of Object.values(ports)) {
+    for (const [name, port] of Object.entries(ports)) {
+      if (name === 'rtpStart') continue;
       const server = await import('node:net').then((net) => net.createServer());
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

@@ -10,8 +10,10 @@ import { MongoClient } from 'mongodb';
 import { binary } from './versions.js';
 import { freePort, startProcess, waitUntil, type ManagedProcess } from './process.js';
 
-export type ServiceName = 'mongodb' | 'redis' | 'minio' | 'kube';
-export const allServices: ServiceName[] = ['mongodb', 'redis', 'minio', 'kube'];
+import { LiveKit, Phone } from './telephony.js';
+
+export type ServiceName = 'mongodb' | 'redis' | 'minio' | 'kube' | 'livekit' | 'phone';
+export const allServices: ServiceName[] = ['mongodb', 'redis', 'minio', 'kube', 'livekit', 'phone'];
 
 export interface Service {
   readonly name: ServiceName;
@@ -320,5 +322,9 @@ export async function createService(name: ServiceName, opts: ServiceOptions): Pr
       return MinIO.create(opts);
     case 'kube':
       return Kube.create(opts);
+    case 'livekit':
+      return LiveKit.create(opts);
+    case 'phone':
+      return Phone.create({ ...opts, phrase: process.env.VP_PHONE_PHRASE, speakAfterMs: process.env.VP_PHONE_SPEAK_AFTER_MS ? Number(process.env.VP_PHONE_SPEAK_AFTER_MS) : undefined });
   }
 }

@@ -7,13 +7,32 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { freePort, killGroup, startProcess, tcpOpen, waitUntil, type ManagedProcess } from './process.js';
 import { FerretDB, MinIO, Redis, mongoPing, redisPing } from './services.js';
+import { LiveKit, Phone, PHONE_NUMBERS } from './telephony.js';
 import { parseEnvFile, repoRoot } from './versions.js';
 
 // VP_RUN_DIR and VP_STACK_PORTS (JSON, e.g. {"ferretdb":27017}) let the stack's own test run a second
 // stack beside a developer's without touching it (it names every port).
 const runDir = process.env.VP_RUN_DIR ?? path.join(repoRoot, '.run');
 const pidDir = path.join(runDir, 'pids');
-const defaultPorts = { ferretdb: 27017, ferretdbDebug: 27018, redis: 6379, minio: 9000, minioConsole: 9001, backend: 8080, worker: 8000, console: 5173 };
+const defaultPorts = {
+  ferretdb: 27017,
+  ferretdbDebug: 27018,
+  redis: 6379,
+  minio: 9000,
+  minioConsole: 9001,
+  livekit: 7880,
+  livekitUdp: 7882,
+  livekitRedis: 6380,
+  sip: 5060,
+  sipHealth: 8089,
+  rtpStart: 10000,
+  phone: 5070,
+  phoneMedia: 6000,
+  phoneControl: 8889,
+  backend: 8080,
+  worker: 8000,
+  console: 5173,
+};
 const portOverrides = JSON.parse(process.env.VP_STACK_PORTS ?? '{}') as Partial<typeof defaultPorts>;
 const stackPorts: typeof defaultPorts = { ...defaultPorts, ...portOverrides };
 
@@ -50,6 +69,7 @@ function appEnv(settings: Record<string, string>, port: number): NodeJS.ProcessE
     REDIS_URL: `redis://127.0.0.1:${p.redis}`,
     STORAGE_ENDPOINT: `127.0.0.1:${p.minio}`,
     SERVICE_CONFIG_URL: `http://127.0.0.1:${p.backend}/api/v1/config`,
+    LIVEKIT_URL: `ws://127.0.0.1:${p.livekit}`,
   };
 }
 
@@ -79,13 +99,37 @@ function nodeApp(name: 'backend' | 'worker', env: NodeJS.ProcessEnv, port: numbe
   };
 }
 
-/** The admin and the demo bot; both seeds are idempotent and never overwrite. */
-function seedBackend(settings: Record<string, string>): void {
+/** The trunk `make up` seeds: to the local test phone, with this caller ID. */
+export const STACK_TRUNK_NUMBER = '+15550100000';
+
+/** The admin, the demo bot and a default trunk to the test phone; every seed is idempotent and never overwrites. */
+async function seedBackend(settings: Record<string, string>): Promise<void> {
   const seed = path.join(repoRoot, 'backend', 'dist', 'seed.js');
   for (const what of ['admin', 'demo-bot']) {
     const out = execFileSync(process.execPath, [seed, what], { env: backendEnv(settings), encoding: 'utf8' });
     process.stdout.write(`==> ${out}`);
   }
+  // The trunk goes through the API like an admin's would (it is mirrored into LiveKit on the way).
+  const api = `http://127.0.0.1:${stackPorts.backend}/api/v1`;
+  const login = await fetch(`${api}/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email: settings.ADMIN_EMAIL, password: settings.ADMIN_PASSWORD }),
+  });
+  if (login.status !== 200) throw new Error(`seeding the trunk: admin login answered ${login.status}`);
+  const auth = { Authorization: `Bearer ${((await login.json()) as { access_token: string }).access_token}`, 'Content-Type': 'application/json' };
+  const list = (await (await fetch(`${api}/sip/outbound-trunks`, { headers: auth })).json()) as { items: unknown[] };
+  if (list.items.length) {
+    console.log(`==> seed: outbound trunks: ${list.items.length} present, unchanged`);
+    return;
+  }
+  const res = await fetch(`${api}/sip/outbound-trunks`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ name: 'Local test phone (sipp)', address: `127.0.0.1:${stackPorts.phone}`, numbers: [STACK_TRUNK_NUMBER], default: true }),
+  });
+  if (res.status !== 201) throw new Error(`seeding the trunk: ${res.status} ${await res.text()}`);
+  console.log(`==> seed: default trunk to the test phone 127.0.0.1:${stackPorts.phone} created`);
 }
 
 /**
@@ -156,12 +200,33 @@ function entries(settings: Record<string, string>): StackEntry[] {
       healthy: async () => (await fetch(`http://127.0.0.1:${p.minio}/minio/health/ready`)).status === 200,
     },
     {
+      name: 'livekit',
+      port: p.livekit,
+      url: `ws://127.0.0.1:${p.livekit}  (SIP 127.0.0.1:${p.sip})`,
+      create: () =>
+        LiveKit.create({
+          dir: dir('livekit'),
+          ports: [p.livekit, p.livekitUdp, p.livekitRedis, p.sip, p.sipHealth, p.rtpStart],
+          persistent: true,
+          apiKey: settings.LIVEKIT_API_KEY,
+          apiSecret: settings.LIVEKIT_API_SECRET,
+        }),
+      healthy: async () => (await fetch(`http://127.0.0.1:${p.livekit}/`)).status === 200 && (await fetch(`http://127.0.0.1:${p.sipHealth}/`)).status === 200,
+    },
+    {
+      name: 'phone',
+      port: p.phone,
+      url: `sip:127.0.0.1:${p.phone}  (sipp: ${PHONE_NUMBERS.busy} busy, ${PHONE_NUMBERS.noAnswer} no answer, any other number answers)`,
+      create: () => Phone.create({ dir: dir('phone'), ports: [p.phone, p.phoneMedia, p.phoneControl], persistent: true }),
+      healthy: async () => true,
+    },
+    {
       name: 'backend',
       port: p.backend,
       url: `http://127.0.0.1:${p.backend}`,
       create: async () => nodeApp('backend', backendEnv(settings), p.backend, dir('backend')),
       healthy: async () => (await fetch(`http://127.0.0.1:${p.backend}/health`)).status === 200,
-      afterStart: async () => seedBackend(settings),
+      afterStart: () => seedBackend(settings),
     },
     {
       name: 'worker',
@@ -259,6 +324,7 @@ export function printSummary(): void {
   if (settings.ADMIN_EMAIL) console.log(`  admin      ${settings.ADMIN_EMAIL} / ${settings.ADMIN_PASSWORD}`);
   console.log(`  demo bot   demo-bot  (API docs: http://127.0.0.1:${stackPorts.backend}/api/v1/openapi.json)`);
   console.log(`  test call  ws://127.0.0.1:${stackPorts.worker}/ws/demo-bot  (16 kHz PCM16LE mono)`);
+  console.log(`  dial-out   POST http://127.0.0.1:${stackPorts.backend}/api/v1/sip/dialout  to_number ${PHONE_NUMBERS.answers} rings the test phone (README)`);
   console.log(`  logs       ${path.relative(process.cwd(), runDir) || '.run'}/<service>/*.log  (make logs)`);
   console.log('  stop with  make down');
 }

@@ -42,6 +42,8 @@ const pinned: Record<string, string> = {
   minio: 'MINIO_VERSION',
   helm: 'HELM_VERSION',
   'kube-apiserver': 'KUBE_VERSION',
+  'livekit-server': 'LIVEKIT_VERSION',
+  'livekit-sip': 'LIVEKIT_SIP_VERSION',
 };
 
 /** Path of a binary: a pinned Go build from the cache, or a Debian package's from PATH. */

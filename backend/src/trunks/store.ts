@@ -1,0 +1,64 @@
+// Outbound trunks as stored: the document, its public shape, and the lookup dial-out uses to pick the
+// trunk (and caller ID) that places a call. The password is kept sealed (secretBox.ts), never returned.
+import type { Db } from 'mongodb';
+import type { OutboundTrunk, SipTransport } from '@voice-platform/schemas';
+import { ApiError } from '../errors.js';
+import { COLLECTIONS } from '../stores.js';
+
+export interface TrunkDoc {
+  _id: string;
+  name: string;
+  address: string;
+  transport: SipTransport;
+  numbers: string[];
+  auth_username: string | null;
+  /** AES-GCM box of the password (see secretBox.ts); null without one. */
+  auth_password_sealed: string | null;
+  default: boolean;
+  /** The mirror of this trunk in LiveKit (the id workers dial through). */
+  livekit_trunk_id: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const trunks = (db: Db) => db.collection<TrunkDoc>(COLLECTIONS.trunks);
+
+export function publicTrunk(doc: TrunkDoc): OutboundTrunk {
+  return {
+    id: doc._id,
+    name: doc.name,
+    address: doc.address,
+    transport: doc.transport,
+    numbers: doc.numbers,
+    auth_username: doc.auth_username,
+    has_password: doc.auth_password_sealed !== null,
+    default: doc.default,
+    created_at: doc.created_at.toISOString(),
+    updated_at: doc.updated_at.toISOString(),
+  };
+}
+
+export interface DialTrunk {
+  trunk: TrunkDoc;
+  fromNumber: string;
+}
+
+/**
+ * The trunk that places a dial-out: the one owning `fromNumber` (else 422 `unknown_from_number`), or the
+ * default trunk and its first number; no trunk at all → 409 `no_outbound_trunk`.
+ */
+export async function trunkForDialout(db: Db, fromNumber: string | undefined): Promise<DialTrunk> {
+  if (fromNumber !== undefined) {
+    const trunk = await trunks(db).findOne({ numbers: fromNumber });
+    if (!trunk) {
+      throw new ApiError(422, 'unknown_from_number', 'from_number is not a number of any outbound trunk', [
+        { field: 'from_number', message: 'must be one of an outbound trunk\'s numbers' },
+      ]);
+    }
+    return { trunk, fromNumber };
+  }
+  // The default flag is kept on exactly one trunk; the oldest stands in should a write have been cut short.
+  const trunk = (await trunks(db).findOne({ default: true })) ?? (await trunks(db).find({}).sort({ created_at: 1, _id: 1 }).limit(1).next());
+  if (!trunk) throw new ApiError(409, 'no_outbound_trunk', 'no outbound SIP trunk is configured; an admin must create one (POST /api/v1/sip/outbound-trunks)');
+  return { trunk, fromNumber: trunk.numbers[0]! };
+}

@@ -1,0 +1,414 @@
+// The telephony plane's real services (DESIGN.md §7): livekit-server with its own Redis, livekit-sip,
+// and the local test phone (sipp as a SIP callee with "magic" numbers). Everything on 127.0.0.1,
+// except livekit-sip's RTP sockets, which its source binds to every address (no setting).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { binary } from './versions.js';
+import { freePort, startProcess, waitUntil, type ManagedProcess } from './process.js';
+import { redisPing } from './services.js';
+
+interface Opts {
+  dir: string;
+  ports?: number[];
+  persistent?: boolean;
+}
+
+async function pick<N extends number>(opts: Opts, count: N): Promise<number[] & { length: N }> {
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) out.push(opts.ports?.[i] ?? (await freePort()));
+  return out as number[] & { length: N };
+}
+
+abstract class Procs {
+  protected procs: ManagedProcess[] = [];
+  constructor(protected readonly opts: Opts) {
+    mkdirSync(opts.dir, { recursive: true });
+  }
+  protected launch(name: string, command: string, args: string[], env?: NodeJS.ProcessEnv): ManagedProcess {
+    const proc = startProcess(name, command, args, {
+      env: { ...process.env, ...env },
+      cwd: this.opts.dir,
+      logFile: path.join(this.opts.dir, `${name}.log`),
+      persistent: this.opts.persistent,
+    });
+    this.procs.push(proc);
+    return proc;
+  }
+  async stop(): Promise<void> {
+    for (const proc of [...this.procs].reverse()) await proc.stop(5000);
+    this.procs = [];
+  }
+  processes(): ManagedProcess[] {
+    return this.procs.filter((p) => p.isRunning());
+  }
+}
+
+/** Local development keys; `make up` and tests only (the backend refuses them outside development). */
+export const LIVEKIT_DEV_KEY = 'vp-dev-key';
+export const LIVEKIT_DEV_SECRET = 'vp-dev-secret-0123456789abcdef0123456789abcdef';
+
+/**
+ * livekit-server + livekit-sip, and a Redis of their own (SIP needs one; keeping it apart means
+ * the platform's Redis outage tests never take the telephony plane down with them).
+ * Ports: [http, rtc udp, redis, sip, rtp range start]; the RTP range is 200 ports.
+ */
+export class LiveKit extends Procs {
+  readonly name = 'livekit' as const;
+  env: Record<string, string> = {};
+  httpPort = 0;
+  private udpPort = 0;
+  private redisPort = 0;
+  sipPort = 0;
+  private rtpStart = 0;
+  private sipHealthPort = 0;
+  readonly apiKey: string;
+  readonly apiSecret: string;
+
+  private constructor(opts: Opts & { apiKey?: string; apiSecret?: string }) {
+    super(opts);
+    this.apiKey = opts.apiKey ?? LIVEKIT_DEV_KEY;
+    this.apiSecret = opts.apiSecret ?? LIVEKIT_DEV_SECRET;
+  }
+
+  static async create(opts: Opts & { apiKey?: string; apiSecret?: string }): Promise<LiveKit> {
+    const svc = new LiveKit(opts);
+    const [a, b, c, d, e] = await pick(opts, 5);
+    [svc.httpPort, svc.udpPort, svc.redisPort, svc.sipPort, svc.sipHealthPort] = [a!, b!, c!, d!, e!];
+    // A 200-port RTP range that is unlikely to collide with another suite's (RTP is UDP only).
+    svc.rtpStart = opts.ports?.[5] ?? 20000 + Math.floor(Math.random() * 200) * 200;
+    svc.env = {
+      LIVEKIT_URL: `ws://127.0.0.1:${svc.httpPort}`,
+      LIVEKIT_API_KEY: svc.apiKey,
+      LIVEKIT_API_SECRET: svc.apiSecret,
+      LIVEKIT_SIP_ADDRESS: `127.0.0.1:${svc.sipPort}`,
+    };
+    return svc;
+  }
+
+  async start(): Promise<void> {
+    const dir = this.opts.dir;
+    const redis = this.launch('livekit-redis', binary('redis-server'), [
+      '--port', String(this.redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no',
+    ]);
+    await waitUntil(() => redisPing(this.redisPort), { what: 'LiveKit Redis', proc: redis });
+
+    const serverConf = path.join(dir, 'livekit.yaml');
+    writeFileSync(
+      serverConf,
+      [
+        `port: ${this.httpPort}`,
+        'bind_addresses: [127.0.0.1]',
+        'rtc:',
+        `  udp_port: ${this.udpPort}`,
+        '  tcp_port: 0',
+        '  node_ip: 127.0.0.1',
+        '  use_external_ip: false',
+        '  enable_loopback_candidate: true',
+        '  interfaces: {includes: [lo]}',
+        '  ips: {includes: [127.0.0.1/32]}',
+        'redis:',
+        `  address: 127.0.0.1:${this.redisPort}`,
+        'keys:',
+        `  ${this.apiKey}: ${this.apiSecret}`,
+        'logging: {level: warn}',
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    );
+    const server = this.launch('livekit-server', binary('livekit-server'), ['--config', serverConf]);
+    await waitUntil(async () => (await fetch(`http://127.0.0.1:${this.httpPort}/`)).status === 200, { what: 'livekit-server', proc: server, timeoutMs: 60_000 });
+
+    const sipConf = path.join(dir, 'sip.yaml');
+    writeFileSync(
+      sipConf,
+      [
+        `api_key: ${this.apiKey}`,
+        `api_secret: ${this.apiSecret}`,
+        `ws_url: ws://127.0.0.1:${this.httpPort}`,
+        'redis:',
+        `  address: 127.0.0.1:${this.redisPort}`,
+        `sip_port: ${this.sipPort}`,
+        'listen_ip: 127.0.0.1',
+        'nat_1_to_1_ip: 127.0.0.1',
+        `rtp_port: ${this.rtpStart}-${this.rtpStart + 199}`,
+        `health_port: ${this.sipHealthPort}`,
+        // Its CPU guard answers 503 on a busy 2-core machine; the platform's own capacity limits apply.
+        'max_cpu_utilization: 1.0',
+        'logging: {level: info}',
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    );
+    const sip = this.launch('livekit-sip', binary('livekit-sip'), ['--config', sipConf]);
+    await waitUntil(async () => (await fetch(`http://127.0.0.1:${this.sipHealthPort}/`)).status === 200, { what: 'livekit-sip', proc: sip, timeoutMs: 60_000 });
+  }
+}
+
+// The local test phone's numbers (DESIGN.md §7), like test card numbers. Beyond the two the design
+// names, a few more outcomes a carrier can give, so each has a number to test it with.
+export const PHONE_NUMBERS = {
+  /** Answers 486 Busy Here. */
+  busy: '+15005550486',
+  /** Rings and never answers (until the caller cancels). */
+  noAnswer: '+15005550408',
+  /** 404 Not Found: the number does not exist. */
+  notFound: '+15005550404',
+  /** 503 Service Unavailable: a carrier failure. */
+  unavailable: '+15005550503',
+  /** Answers, then hangs up 1.5 s later (mid-greeting). */
+  hangsUp: '+15005550001',
+  /** Any other number answers, speaks the phrase and stays on until the bot hangs up (or 60 s). */
+  answers: '+15005550100',
+} as const;
+
+const digits = (n: string) => n.replace('+', '\\+?');
+
+/** The phone's scenario: one UAS that branches on the dialled number. */
+function phoneScenario(pcap: string): string {
+  const reply = (status: string, extra = '', body = '') => `
+  <send>
+    <![CDATA[
+      SIP/2.0 ${status}
+      [last_Via:]
+      [last_From:]
+      [last_To:];tag=[pid]vp[call_number]
+      [last_Call-ID:]
+      [last_CSeq:]
+      Contact: <sip:phone@[local_ip]:[local_port];transport=[transport]>
+      ${extra}Content-Length: [len]
+${body}
+    ]]>
+  </send>`;
+  const sdp = `Content-Type: application/sdp
+      `;
+  const sdpBody = `
+      v=0
+      o=phone 53655765 2353687637 IN IP[local_ip_type] [local_ip]
+      s=-
+      c=IN IP[media_ip_type] [media_ip]
+      t=0 0
+      m=audio [media_port] RTP/AVP 0 101
+      a=rtpmap:0 PCMU/8000
+      a=rtpmap:101 telephone-event/8000
+      a=fmtp:101 0-16
+      a=ptime:20
+      a=sendrecv`;
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<!DOCTYPE scenario SYSTEM "sipp.dtd">
+<scenario name="voice-platform test phone">
+  <recv request="INVITE" crlf="true">
+    <action>
+      <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.busy)}@" search_in="msg" check_it="false" assign_to="busy"/>
+      <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.noAnswer)}@" search_in="msg" check_it="false" assign_to="noanswer"/>
+      <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.notFound)}@" search_in="msg" check_it="false" assign_to="notfound"/>
+      <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.unavailable)}@" search_in="msg" check_it="false" assign_to="unavailable"/>
+      <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.hangsUp)}@" search_in="msg" check_it="false" assign_to="hangsup"/>
+      <ereg regexp="CSeq: *([0-9]+) INVITE" search_in="msg" check_it="true" assign_to="cseqline,cseq"/>
+    </action>
+  </recv>
+  <nop test="busy" next="busy"/>
+  <nop test="noanswer" next="noanswer"/>
+  <nop test="notfound" next="notfound"/>
+  <nop test="unavailable" next="unavailable"/>
+${reply('180 Ringing')}
+  <pause milliseconds="300"/>
+${reply('200 OK', sdp, sdpBody)}
+  <recv request="ACK" timeout="10000" ontimeout="end"/>
+  <nop test="hangsup" next="hangsup"/>
+  <nop>
+    <action>
+      <exec play_pcap_audio="${pcap}"/>
+    </action>
+  </nop>
+  <recv request="BYE" timeout="60000" ontimeout="hangup"/>
+${reply('200 OK')}
+  <nop next="end"/>
+
+  <label id="hangsup"/>
+  <pause milliseconds="1500"/>
+  <label id="hangup"/>
+  <send retrans="500">
+    <![CDATA[
+      BYE [next_url] SIP/2.0
+      Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+      [last_To:]
+      [last_From:]
+      [last_Call-ID:]
+      CSeq: [expr]2 BYE
+      Contact: <sip:phone@[local_ip]:[local_port];transport=[transport]>
+      Max-Forwards: 70
+      Content-Length: 0
+    ]]>
+  </send>
+  <recv response="200" timeout="5000" ontimeout="end"/>
+  <nop next="end"/>
+
+  <label id="busy"/>
+${reply('486 Busy Here')}
+  <recv request="ACK" timeout="5000" ontimeout="end" next="end"/>
+
+  <label id="notfound"/>
+${reply('404 Not Found')}
+  <recv request="ACK" timeout="5000" ontimeout="end" next="end"/>
+
+  <label id="unavailable"/>
+${reply('503 Service Unavailable')}
+  <recv request="ACK" timeout="5000" ontimeout="end" next="end"/>
+
+  <label id="noanswer"/>
+${reply('180 Ringing')}
+  <recv request="CANCEL" timeout="180000" ontimeout="end"/>
+${reply('200 OK')}
+  <send>
+    <![CDATA[
+      SIP/2.0 487 Request Terminated
+      [last_Via:]
+      [last_From:]
+      [last_To:];tag=[pid]vp[call_number]
+      [last_Call-ID:]
+      CSeq: [$cseq] INVITE
+      Content-Length: 0
+    ]]>
+  </send>
+  <recv request="ACK" timeout="5000" ontimeout="end"/>
+
+  <label id="end"/>
+</scenario>
+`;
+}
+
+/**
+ * G.711 µ-law RTP packets in a pcap file (Ethernet/IPv4/UDP), the form sipp's play_pcap_audio plays:
+ * `leadMs` of silence, the phrase, then silence up to `totalMs` (a real phone never stops sending RTP,
+ * and livekit-sip hangs up on a silent line).
+ */
+export function writeRtpPcap(file: string, ulaw: Buffer, leadMs: number, totalMs: number): void {
+  const frame = 160; // 20 ms at 8 kHz
+  const silence = 0xff;
+  const lead = Buffer.alloc(Math.round((leadMs / 1000) * 8000), silence);
+  const tailLen = Math.max(0, Math.round((totalMs / 1000) * 8000) - lead.length - ulaw.length);
+  const audio = Buffer.concat([lead, ulaw, Buffer.alloc(tailLen, silence)]);
+  const packets: Buffer[] = [];
+  const header = Buffer.alloc(24);
+  header.writeUInt32LE(0xa1b2c3d4, 0);
+  header.writeUInt16LE(2, 4);
+  header.writeUInt16LE(4, 6);
+  header.writeUInt32LE(65535, 16);
+  header.writeUInt32LE(1, 20); // Ethernet
+  packets.push(header);
+  const ssrc = 0x5eed1234;
+  for (let i = 0, seq = 0; i < audio.length; i += frame, seq++) {
+    const payload = Buffer.alloc(frame, silence);
+    audio.copy(payload, 0, i, Math.min(i + frame, audio.length));
+    const rtp = Buffer.alloc(12);
+    rtp[0] = 0x80;
+    rtp[1] = seq === 0 ? 0x80 : 0x00; // marker on the first packet; payload type 0 (PCMU)
+    rtp.writeUInt16BE(seq & 0xffff, 2);
+    rtp.writeUInt32BE((seq * frame) >>> 0, 4);
+    rtp.writeUInt32BE(ssrc, 8);
+    const udpLen = 8 + rtp.length + payload.length;
+    const udp = Buffer.alloc(8);
+    udp.writeUInt16BE(6000, 0);
+    udp.writeUInt16BE(6000, 2);
+    udp.writeUInt16BE(udpLen, 4);
+    const ip = Buffer.alloc(20);
+    ip[0] = 0x45;
+    ip.writeUInt16BE(20 + udpLen, 2);
+    ip[8] = 64;
+    ip[9] = 17;
+    ip.writeUInt32BE(0x7f000001, 12);
+    ip.writeUInt32BE(0x7f000001, 16);
+    let sum = 0;
+    for (let j = 0; j < 20; j += 2) sum += ip.readUInt16BE(j);
+    while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
+    ip.writeUInt16BE(~sum & 0xffff, 10);
+    const eth = Buffer.alloc(14);
+    eth.writeUInt16BE(0x0800, 12);
+    const pkt = Buffer.concat([eth, ip, udp, rtp, payload]);
+    const rec = Buffer.alloc(16);
+    const tUs = seq * 20_000;
+    rec.writeUInt32LE(Math.floor(tUs / 1e6), 0);
+    rec.writeUInt32LE(tUs % 1e6, 4);
+    rec.writeUInt32LE(pkt.length, 8);
+    rec.writeUInt32LE(pkt.length, 12);
+    packets.push(rec, pkt);
+  }
+  writeFileSync(file, Buffer.concat(packets));
+}
+
+/** Speech as 8 kHz µ-law, by espeak-ng and sox (both Debian packages of `make setup`). */
+export function speakUlaw(text: string, dir: string): Buffer {
+  const wav = path.join(dir, 'phrase.wav');
+  const raw = path.join(dir, 'phrase.ul');
+  execFileSync(binary('espeak-ng'), ['-v', 'en-us', '-s', '150', '-w', wav, text], { stdio: 'pipe' });
+  execFileSync(binary('sox'), [wav, '-r', '8000', '-c', '1', '-e', 'u-law', '-t', 'raw', raw], { stdio: 'pipe' });
+  return readFileSync(raw);
+}
+
+export interface PhoneOptions extends Opts {
+  /** What the phone says once it answered (after `speakAfterMs`). */
+  phrase?: string;
+  speakAfterMs?: number;
+}
+
+/** The local test phone: sipp as a SIP user agent server on loopback. Ports: [sip, media, control]. */
+export class Phone extends Procs {
+  readonly name = 'phone' as const;
+  env: Record<string, string> = {};
+  sipPort = 0;
+  private mediaPort = 0;
+  private controlPort = 0;
+  readonly messageLog: string;
+  static readonly defaultPhrase = 'yes i will pay';
+
+  private constructor(private readonly popts: PhoneOptions) {
+    super(popts);
+    this.messageLog = path.join(popts.dir, 'messages.log');
+  }
+
+  static async create(opts: PhoneOptions): Promise<Phone> {
+    const svc = new Phone(opts);
+    const [a, b, c] = await pick(opts, 3);
+    [svc.sipPort, svc.mediaPort, svc.controlPort] = [a!, b!, c!];
+    svc.env = { SIP_PHONE_ADDRESS: `127.0.0.1:${svc.sipPort}`, SIP_PHONE_MESSAGES: svc.messageLog };
+    return svc;
+  }
+
+  async start(): Promise<void> {
+    const dir = this.opts.dir;
+    const pcap = path.join(dir, 'phrase.pcap');
+    if (!existsSync(pcap)) writeRtpPcap(pcap, speakUlaw(this.popts.phrase ?? Phone.defaultPhrase, dir), this.popts.speakAfterMs ?? 5000, 60_000);
+    const scenario = path.join(dir, 'phone.xml');
+    writeFileSync(scenario, phoneScenario(pcap));
+    const proc = this.launch('sipp', binary('sipp'), [
+      '-sf', scenario,
+      '-i', '127.0.0.1',
+      '-p', String(this.sipPort),
+      '-mi', '127.0.0.1',
+      '-mp', String(this.mediaPort),
+      '-ci', '127.0.0.1',
+      '-cp', String(this.controlPort),
+      '-nostdin',
+      '-trace_msg',
+      '-message_file', this.messageLog,
+      '-trace_err',
+      '-error_file', path.join(dir, 'errors.log'),
+      '-fd', '3600',
+      // An unexpected BYE (the bot hanging up while the phone still talks) ends the call normally.
+      '-default_behaviors', 'all',
+    ]);
+    // sipp answers OPTIONS with its default behaviour; readiness = its SIP socket is bound.
+    await waitUntil(() => existsSync(this.messageLog) || udpBound(this.sipPort), { what: 'sipp', proc, timeoutMs: 15_000 });
+  }
+}
+
+/** True when something listens on this UDP port on loopback (from /proc/net/udp). */
+function udpBound(port: number): boolean {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  try {
+    return readFileSync('/proc/net/udp', 'utf8').split('\n').some((l) => l.includes(`:${hex} `) && l.trim().split(/\s+/)[1]?.endsWith(`:${hex}`));
+  } catch {
+    return false;
+  }
+}
