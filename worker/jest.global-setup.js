@@ -1,4 +1,5 @@
-// The worker suite's real services, started once: FerretDB, Redis, MinIO, and the real backend
+// The worker suite's real services, started once: FerretDB, Redis, MinIO, LiveKit (server + SIP), the
+// test phone (sipp), and the real backend
 // (backend/dist/main.js, built by the test script's `tsc -b ../backend .`; the worker itself does not depend on it) on a free port.
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -10,7 +11,9 @@ export const WORKER_TOKEN = 'worker-suite-token-0123456789abcdef';
 const ADMIN = { email: 'admin@worker-tests.example.com', password: 'worker-suite-admin-password' };
 
 export default async function setup() {
-  await jestGlobalSetup(['mongodb', 'redis', 'minio'])();
+  // The test phone's line once it answers (tests/infra Phone): a TEST_POLICY phrase that ends the call.
+  process.env.VP_PHONE_PHRASE ??= 'stop calling';
+  await jestGlobalSetup(['mongodb', 'redis', 'minio', 'livekit', 'phone'])();
   const port = await freePort();
   const env = {
     ...process.env,
@@ -24,6 +27,12 @@ export default async function setup() {
     // The suite's many dial-outs must not trip the per-key rate limit.
     DIALOUT_RATE_PER_SECOND: '100',
     DIALOUT_BURST: '100',
+    // The suite's telephony plane (tests/infra: livekit-server + livekit-sip, and sipp as the phone).
+    LIVEKIT_URL: process.env.LIVEKIT_URL,
+    LIVEKIT_API_KEY: process.env.LIVEKIT_API_KEY,
+    LIVEKIT_API_SECRET: process.env.LIVEKIT_API_SECRET,
+    // The dialler sweeps lost calls every second, so a SIGKILLed worker's call ends within seconds.
+    SWEEP_INTERVAL_SECONDS: '1',
   };
   execFileSync(process.execPath, [path.join(root, 'backend/dist/seed.js'), 'admin'], { env, stdio: 'pipe' });
   const backend = startProcess('backend', process.execPath, [path.join(root, 'backend/dist/main.js')], {

@@ -69,11 +69,11 @@ describe('a WebSocket call with the offline providers', () => {
     expect(caller.message('transcript', (m) => m.role === 'user')).toEqual({ type: 'transcript', role: 'user', text: 'stop calling', final: true });
     expect(caller.messages.filter((m) => m.role === 'bot').map((m) => m.text)).toEqual(['Hello Sam, this is your payment reminder.', 'Understood.', 'Goodbye Sam.']);
     expect(recognise(caller.botAudio(replyFrom), 16000, replies)).toBe('understood goodbye sam');
-    expect(caller.messages[caller.messages.length - 1]).toEqual({ type: 'ended', reason: 'policy_end_call' });
+    expect(caller.messages[caller.messages.length - 1]).toEqual({ type: 'ended', reason: 'bot_hangup' });
     expect(caller.closeCode).toBe(1000);
 
     const call = await callUntil(callId, (c) => c.recording_key !== null, 'the recording key');
-    expect(call).toMatchObject({ call_id: callId, bot_id: botId, direction: 'websocket', status: 'completed', end_reason: 'policy_end_call', variables: VARIABLES, recording_error: null });
+    expect(call).toMatchObject({ call_id: callId, bot_id: botId, direction: 'websocket', status: 'completed', end_reason: 'bot_hangup', variables: VARIABLES, recording_error: null });
     expect(Object.keys(call.status_times).sort()).toEqual(['completed', 'in_progress', 'queued']);
     const d = new Date(call.created_at);
     const key = `recordings/${d.getUTCFullYear()}/${String(d.getUTCMonth() + 1).padStart(2, '0')}/${String(d.getUTCDate()).padStart(2, '0')}/${callId}.wav`;
@@ -205,7 +205,7 @@ describe('health, fleet and metrics', () => {
     for (const name of [
       'voice_worker_active_calls',
       'voice_worker_max_calls 30',
-      'voice_worker_calls_total{result="policy_end_call"} 1',
+      'voice_worker_calls_total{result="bot_hangup"} 1',
       'voice_worker_turn_latency_seconds_count 1',
       'voice_worker_provider_latency_seconds_count{stage="stt",provider="pocketsphinx"} 1',
       'voice_worker_recording_upload_failures_total 0',

@@ -16,7 +16,8 @@ import { createProviders, ProviderConfigError, type CallProviders } from './prov
 import { Spawner } from './proc/spawner.js';
 import { Heartbeat, readFleet, Slots } from './fleet/capacity.js';
 import { ClaimLoop, type DialoutJob } from './fleet/claim.js';
-import { CLOSE_CODES, type CallErrorCode, type TelephonyDialer } from './transports/transport.js';
+import { CLOSE_CODES, DialError, type CallErrorCode, type DialOutcome, type TelephonyDialer } from './transports/transport.js';
+import { LiveKitDialer } from './transports/livekit.js';
 import { parseClientMessage, WebSocketTransport } from './transports/websocket.js';
 
 export const VERSION = '0.1.0';
@@ -31,7 +32,7 @@ export interface WorkerDeps {
   backend?: BackendClient;
   storage?: RecordingStore | null;
   metrics?: Metrics;
-  /** Fills the telephony seam for dial-out jobs; none until the LiveKit/SIP issue. */
+  /** Places dial-out calls; default: LiveKit when LIVEKIT_URL/KEY/SECRET are set, else none (jobs end `no_telephony_transport`). */
   dialer?: TelephonyDialer | null;
   observer?: CallObserver;
   /** Builds a call's providers (tests swap nothing here in practice; the bench counts them). */
@@ -93,6 +94,21 @@ export function createWorker(deps: WorkerDeps): Worker {
     () => ({ worker_id: settings.WORKER_ID, active_calls: slots.active, max_calls: slots.max, draining: slots.draining, version, updated_at: Date.now() }),
     logger,
   );
+
+  const dialer: TelephonyDialer | null =
+    deps.dialer !== undefined
+      ? deps.dialer
+      : settings.LIVEKIT_URL && settings.LIVEKIT_API_KEY && settings.LIVEKIT_API_SECRET
+        ? new LiveKitDialer({
+            url: settings.LIVEKIT_URL,
+            apiKey: settings.LIVEKIT_API_KEY,
+            apiSecret: settings.LIVEKIT_API_SECRET,
+            sampleRate: settings.AUDIO_SAMPLE_RATE,
+            ringingTimeoutSeconds: settings.RINGING_TIMEOUT_SECONDS,
+            workerId: settings.WORKER_ID,
+            logger,
+          })
+        : null;
 
   const recordingDir = path.join(settings.RECORDING_DIR, RECORDINGS_SUBDIR);
   const callDeps = { backend, storage, metrics, logger, sampleRate: settings.AUDIO_SAMPLE_RATE, recordingDir, observer: deps.observer };
@@ -157,6 +173,7 @@ export function createWorker(deps: WorkerDeps): Worker {
 
       const created = await backend.createCall(botId, variables);
       callId = created.call_id;
+      await heartbeat!.lease(callId);
       const cfg = await backend.fetchConfig(botId, callId);
       const session = await startSession(cfg, transport);
       await session.done;
@@ -167,6 +184,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       refuse(transport, code, err instanceof Error ? err.message : 'the call could not start');
       if (callId) await backend.postEvent(callId, { status: 'failed', end_reason: code });
     } finally {
+      if (callId) await heartbeat!.release(callId);
       slots.release(slotId);
     }
   }
@@ -184,32 +202,61 @@ export function createWorker(deps: WorkerDeps): Worker {
       await backend.postEvent(job.call_id, { status: 'failed', end_reason: reason });
       return;
     }
-    if (!deps.dialer) {
+    if (!dialer) {
       // No telephony plane on this worker: say so on the call instead of pretending it rang.
       log.warn('dial-out job claimed but no telephony transport is configured');
       metrics.callsTotal.inc({ result: 'failed' });
       await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'no_telephony_transport' });
       return;
     }
-    // The backend must accept the move first: a call it already ended (e.g. swept as not_claimed by
-    // the dialler) answers 409, and dialing it anyway would phone someone whose call is closed.
-    if (!(await backend.postEvent(job.call_id, { status: 'dialing' }))) {
-      log.warn('dial-out job dropped: the backend refused the dialing move');
+    if (!job.sip_trunk_id || !job.from_number) {
+      log.warn('dial-out job without a trunk (queued before trunks existed)');
+      await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'no_outbound_trunk' });
       return;
     }
-    let transport;
+    // The lease comes before the dial: should this worker die from here on, the dialler ends the call
+    // (`worker_lost`) and deletes its room, which hangs up the phone.
+    await heartbeat!.lease(job.call_id);
     try {
-      transport = await deps.dialer.dial({ callId: job.call_id, toNumber: job.to_number, signal: AbortSignal.timeout(60_000) });
-    } catch (err) {
-      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'dial failed');
-      await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'dial_failed' });
-      return;
-    }
-    try {
-      const session = await startSession(cfg, transport);
-      await session.done;
-    } catch (err) {
-      await backend.postEvent(job.call_id, { status: 'failed', end_reason: err instanceof ProviderConfigError ? err.code : 'internal_error' });
+      // The backend must accept the move first: a call it already ended (e.g. swept as not_claimed by
+      // the dialler) answers 409, and dialing it anyway would phone someone whose call is closed.
+      if (!(await backend.postEvent(job.call_id, { status: 'dialing' }))) {
+        log.warn('dial-out job dropped: the backend refused the dialing move');
+        return;
+      }
+      let ringing: Promise<unknown> = Promise.resolve();
+      let transport;
+      try {
+        transport = await dialer.dial({
+          callId: job.call_id,
+          toNumber: job.to_number,
+          fromNumber: job.from_number,
+          sipTrunkId: job.sip_trunk_id,
+          signal: AbortSignal.timeout((settings.RINGING_TIMEOUT_SECONDS + 60) * 1000),
+          onRinging: () => (ringing = backend.postEvent(job.call_id, { status: 'ringing' })),
+        });
+      } catch (err) {
+        const outcome: DialOutcome = err instanceof DialError ? err.outcome : { status: 'failed', reason: 'dial_failed', sipStatusCode: null };
+        log.info({ status: outcome.status, reason: outcome.reason, sip_status_code: outcome.sipStatusCode }, 'callee not reached');
+        metrics.callsTotal.inc({ result: outcome.reason });
+        await ringing;
+        await backend.postEvent(job.call_id, {
+          status: outcome.status,
+          end_reason: outcome.reason,
+          ...(outcome.sipStatusCode !== null ? { sip_status_code: outcome.sipStatusCode } : {}),
+        });
+        return;
+      }
+      await ringing; // in order: ringing lands before in_progress
+      try {
+        const session = await startSession(cfg, transport);
+        await session.done;
+      } catch (err) {
+        transport.close(1011, 'internal_error');
+        await backend.postEvent(job.call_id, { status: 'failed', end_reason: err instanceof ProviderConfigError ? err.code : 'internal_error' });
+      }
+    } finally {
+      await heartbeat!.release(job.call_id);
     }
   }
 

@@ -49,7 +49,7 @@ async function runCallers(wsUrl: string, n: number): Promise<{ ok: number; faile
     await c.stream(silence(EOT_MS + 200));
     await c.until(() => c.closeCode !== null, 'end', 60_000);
     const ended = c.message('ended');
-    return ended?.reason === 'policy_end_call' ? null : JSON.stringify(c.messages.slice(-3));
+    return ended?.reason === 'bot_hangup' ? null : JSON.stringify(c.messages.slice(-3));
   };
   const results = await Promise.all(Array.from({ length: n }, (_, i) => one(i).catch((e: unknown) => String(e))));
   return { ok: results.filter((r) => r === null).length, failed: results.filter((r): r is string => r !== null) };

@@ -68,10 +68,10 @@ describe('worker process', () => {
       await caller.stream(speech('stop calling'));
       await caller.stream(silence(800));
       await caller.closed;
-      expect(caller.message('ended')).toEqual({ type: 'ended', reason: 'policy_end_call' });
+      expect(caller.message('ended')).toEqual({ type: 'ended', reason: 'bot_hangup' });
       expect(await proc.exited).toBe(0);
       const rec = await callUntil(started.call_id as string, (c) => c.status === 'completed', 'completed');
-      expect(rec.end_reason).toBe('policy_end_call');
+      expect(rec.end_reason).toBe('bot_hangup');
     } finally {
       await proc.stop();
     }

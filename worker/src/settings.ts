@@ -36,6 +36,12 @@ export const SettingsSchema = Type.Object({
   DIALOUT_ENABLED: bool(true),
   /** A job read but not acked this long ago belongs to a worker that died before starting it. */
   DIALOUT_STALE_CLAIM_MS: Type.Integer({ minimum: 100, default: 60_000 }),
+  /** The telephony plane (DESIGN.md §7). Without all three the worker takes no dial-out jobs' calls to a phone (they end `no_telephony_transport`). */
+  LIVEKIT_URL: Type.String({ pattern: '^(wss?://[^\\s]+)?$', default: '' }),
+  LIVEKIT_API_KEY: Type.String({ default: '' }),
+  LIVEKIT_API_SECRET: Type.String({ default: '' }),
+  /** How long a dialled phone may ring before the call ends `no_answer`. */
+  RINGING_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, maximum: 300, default: 30 }),
   OPENAI_API_KEY: Type.String({ default: '' }),
   OPENAI_BASE_URL: Type.String({ pattern: '^https?://', default: 'https://api.openai.com/v1' }),
   DEEPGRAM_API_KEY: Type.String({ default: '' }),
@@ -53,7 +59,7 @@ export const SettingsSchema = Type.Object({
 
 export type Settings = Static<typeof SettingsSchema>;
 
-const SECRET = new Set(['WORKER_AUTH_TOKEN', 'STORAGE_SECRET_KEY', 'STORAGE_ACCESS_KEY', 'OPENAI_API_KEY', 'DEEPGRAM_API_KEY', 'ELEVENLABS_API_KEY', 'REDIS_URL']);
+const SECRET = new Set(['LIVEKIT_API_SECRET', 'WORKER_AUTH_TOKEN', 'STORAGE_SECRET_KEY', 'STORAGE_ACCESS_KEY', 'OPENAI_API_KEY', 'DEEPGRAM_API_KEY', 'ELEVENLABS_API_KEY', 'REDIS_URL']);
 
 export { SettingsError };
 

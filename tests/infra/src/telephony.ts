@@ -204,7 +204,10 @@ ${body}
       <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.notFound)}@" search_in="msg" check_it="false" assign_to="notfound"/>
       <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.unavailable)}@" search_in="msg" check_it="false" assign_to="unavailable"/>
       <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.hangsUp)}@" search_in="msg" check_it="false" assign_to="hangsup"/>
-      <ereg regexp="CSeq: *([0-9]+) INVITE" search_in="msg" check_it="true" assign_to="cseqline,cseq"/>
+      <ereg regexp="CSeq: *[0-9]+ INVITE" search_in="msg" check_it="true" assign_to="invite_cseq"/>
+      <ereg regexp=".*" search_in="hdr" header="From:" check_it="true" assign_to="remote_from"/>
+      <ereg regexp=".*" search_in="hdr" header="To:" check_it="true" assign_to="remote_to"/>
+      <ereg regexp="sip:[^>;]+" search_in="hdr" header="Contact:" check_it="true" assign_to="remote_contact"/>
     </action>
   </recv>
   <nop test="busy" next="busy"/>
@@ -230,12 +233,12 @@ ${reply('200 OK')}
   <label id="hangup"/>
   <send retrans="500">
     <![CDATA[
-      BYE [next_url] SIP/2.0
+      BYE [$remote_contact] SIP/2.0
       Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-      [last_To:]
-      [last_From:]
+      From: [$remote_to];tag=[pid]vp[call_number]
+      To: [$remote_from]
       [last_Call-ID:]
-      CSeq: [expr]2 BYE
+      CSeq: 1 BYE
       Contact: <sip:phone@[local_ip]:[local_port];transport=[transport]>
       Max-Forwards: 70
       Content-Length: 0
@@ -267,7 +270,7 @@ ${reply('200 OK')}
       [last_From:]
       [last_To:];tag=[pid]vp[call_number]
       [last_Call-ID:]
-      CSeq: [$cseq] INVITE
+      [$invite_cseq]
       Content-Length: 0
     ]]>
   </send>

@@ -29,10 +29,10 @@ it('ends a call at max_call_seconds with that reason', async () => {
   const started = await caller.until(() => caller.message('started'), 'started');
   // Nothing is said: only the limit can end this call.
   const ended = await caller.until(() => caller.message('ended'), 'ended', 20_000);
-  expect(ended).toEqual({ type: 'ended', reason: 'max_call_seconds' });
+  expect(ended).toEqual({ type: 'ended', reason: 'max_duration' });
   expect(await caller.closed).toBe(1000);
   const call = await callUntil(started.call_id as string, (c) => c.status === 'completed', 'completed');
-  expect(call.end_reason).toBe('max_call_seconds');
+  expect(call.end_reason).toBe('max_duration');
   const seconds = (Date.parse(call.ended_at!) - Date.parse(call.started_at!)) / 1000;
   expect(seconds).toBeGreaterThanOrEqual(10);
 });

@@ -80,13 +80,13 @@ describe('one call failing does not disturb another', () => {
     ]);
     expect(failing.caller.audio).toEqual([]);
     expect(healthy.caller.messages.filter((m) => m.type === 'error')).toEqual([]);
-    expect(healthy.caller.message('ended')).toEqual({ type: 'ended', reason: 'policy_end_call' });
+    expect(healthy.caller.message('ended')).toEqual({ type: 'ended', reason: 'bot_hangup' });
     expect(healthy.caller.audio.length).toBeGreaterThan(50);
 
     const bad = await callUntil(failing.callId, (c) => c.status === 'failed', 'failed');
     expect(bad.end_reason).toBe('error:llm_unavailable');
     const good = await callUntil(healthy.callId, (c) => c.status === 'completed', 'completed');
-    expect(good.end_reason).toBe('policy_end_call');
+    expect(good.end_reason).toBe('bot_hangup');
   });
 });
 
@@ -99,9 +99,9 @@ describe('object storage down', () => {
     try {
       await say(caller, 'stop calling');
       await caller.closed;
-      expect(caller.message('ended')).toEqual({ type: 'ended', reason: 'policy_end_call' });
+      expect(caller.message('ended')).toEqual({ type: 'ended', reason: 'bot_hangup' });
       const rec = await callUntil(callId, (c) => c.recording_error !== null, 'recording_error');
-      expect(rec).toMatchObject({ status: 'completed', end_reason: 'policy_end_call', recording_key: null });
+      expect(rec).toMatchObject({ status: 'completed', end_reason: 'bot_hangup', recording_key: null });
       expect(rec.recording_error).toMatch(/^recording upload failed: /);
       const after = await (await fetch(`${w.url}/metrics`)).text();
       expect(after).toContain('voice_worker_recording_upload_failures_total 1');
@@ -138,11 +138,11 @@ describe('recording disk failing', () => {
       const callId = started.call_id as string;
       await say(caller, 'stop calling');
       await caller.closed;
-      expect(caller.message('ended')).toEqual({ type: 'ended', reason: 'policy_end_call' });
+      expect(caller.message('ended')).toEqual({ type: 'ended', reason: 'bot_hangup' });
       expect(caller.audio.length).toBeGreaterThan(50);
 
       const rec = await callUntil(callId, (c) => c.recording_error !== null, 'recording_error');
-      expect(rec).toMatchObject({ status: 'completed', end_reason: 'policy_end_call', recording_key: null, recording_error: 'recording write failed: ENOTDIR (mkdir)' });
+      expect(rec).toMatchObject({ status: 'completed', end_reason: 'bot_hangup', recording_key: null, recording_error: 'recording write failed: ENOTDIR (mkdir)' });
       const metrics = await (await fetch(`${broken.url}/metrics`)).text();
       expect(metrics).toContain('voice_worker_recording_failures_total{stage="disk"} 1');
       expect(metrics).toContain('voice_worker_recording_upload_failures_total 0');

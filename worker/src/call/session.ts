@@ -2,7 +2,7 @@
 // inside (a provider failing, the caller vanishing, storage down) ends in exactly one terminal
 // event, and nothing in one call can throw into another.
 import path from 'node:path';
-import type { RuntimeConfig } from '@voice-platform/schemas';
+import { MAX_TRANSCRIPT_ENTRIES, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
 import { Rechunker, samplesFor } from '../audio/pcm.js';
 import type { BackendClient } from '../backend.js';
 import type { Logger } from '../logger.js';
@@ -15,10 +15,13 @@ import { SttProcessor } from '../stt/stt.js';
 import { TtsProcessor } from '../tts/tts.js';
 import { VadProcessor } from '../vad/vad.js';
 import { OutputProcessor, type TurnTiming } from '../transports/output.js';
-import type { CallTransport } from '../transports/transport.js';
+import type { CallTransport, ServerMessage } from '../transports/transport.js';
 import { CallRecorder, RecordingError, recordingKey, saveRecording, type RecordingStore } from './recording.js';
 
 export type EndStatus = 'completed' | 'failed';
+
+/** End reasons the session itself decides (DESIGN.md §7); hang-ups come from the transport. */
+export const END_REASONS = { botHangup: 'bot_hangup', maxDuration: 'max_duration' } as const;
 
 export interface CallObserver {
   onTurn?(callId: string, t: TurnTiming): void;
@@ -57,6 +60,8 @@ export class CallSession {
   private readonly chunker: Rechunker;
   private readonly log: Logger;
   readonly turns: TurnTiming[] = [];
+  /** Final transcripts in order, reported with the call's end. */
+  readonly transcript: TranscriptEntry[] = [];
   private resolveDone!: (r: CallResult) => void;
   /** Resolves when the call has ended and everything about it is reported (and uploaded). */
   readonly done: Promise<CallResult>;
@@ -88,8 +93,9 @@ export class CallSession {
         this.recorder?.writeBot(pcm, atMs);
         this.transport.sendAudio(pcm);
       },
-      sendMessage: (msg) => this.transport.sendMessage(msg),
-      onEndCall: () => void this.end('policy_end_call', 'completed'),
+      sendMessage: (msg) => this.toCaller(msg),
+      onEndCall: () => void this.end(END_REASONS.botHangup, 'completed'),
+      onInterrupt: () => this.transport.interrupt?.(),
       onTurn: (t) => {
         this.turns.push(t);
         this.deps.metrics.turnLatency.observe(t.latencyMs / 1000);
@@ -124,9 +130,17 @@ export class CallSession {
     });
     void this.report({ status: 'in_progress', at: this.startedAt.toISOString() });
     this.transport.sendMessage({ type: 'started', call_id: this.callId });
-    this.maxTimer = setTimeout(() => void this.end('max_call_seconds', 'completed'), bot.max_call_seconds * 1000);
+    this.maxTimer = setTimeout(() => void this.end(END_REASONS.maxDuration, 'completed'), bot.max_call_seconds * 1000);
     if (bot.greeting.trim()) this.pipeline.push({ kind: 'say', text: bot.greeting });
     this.log.info({ direction: this.config.call?.direction, stt: this.providers.stt.name, llm: this.providers.llm.name, tts: this.providers.tts.name }, 'call started');
+  }
+
+  /** Every message to the caller passes here; final transcripts are kept for the call record. */
+  private toCaller(msg: ServerMessage): void {
+    if (msg.type === 'transcript' && msg.final && msg.text.trim() && this.transcript.length < MAX_TRANSCRIPT_ENTRIES) {
+      this.transcript.push({ role: msg.role, text: msg.text.slice(0, 4000), at: new Date().toISOString() });
+    }
+    this.transport.sendMessage(msg);
   }
 
   private onAudio(pcm: Int16Array): void {
@@ -157,7 +171,7 @@ export class CallSession {
     this.deps.metrics.callsTotal.inc({ result: status === 'completed' ? reason : 'failed' });
     this.deps.observer?.onEnded?.(this.callId, reason);
     this.log.info({ reason, status, duration_ms: endedAt.getTime() - this.startedAt.getTime() }, 'call ended');
-    await this.report({ status, end_reason: reason, at: endedAt.toISOString() });
+    await this.report({ status, end_reason: reason, at: endedAt.toISOString(), ...(this.transcript.length ? { transcript: this.transcript } : {}) });
 
     let key: string | null = null;
     let recordingError: string | null = null;

@@ -3,6 +3,8 @@
 // backend and the operator what this worker carries (contract in @voice-platform/schemas fleet.ts).
 import type { Redis } from 'ioredis';
 import {
+  CALL_LEASES_KEY,
+  CALL_LEASE_TTL_MS,
   FLEET_RESERVATIONS_KEY,
   FLEET_WORKERS_KEY,
   FLEET_WORKER_KEY_PREFIX,
@@ -56,11 +58,25 @@ export class Heartbeat {
   private timer: NodeJS.Timeout | null = null;
   private pending = false;
   private failures = 0;
+  /** Calls this worker runs; each beat renews their leases (CALL_LEASES_KEY, see @voice-platform/schemas). */
+  private readonly leases = new Set<string>();
   constructor(
     private readonly redis: Redis,
     private readonly state: () => WorkerHeartbeat,
     private readonly logger: Logger,
   ) {}
+
+  /** Takes a call's lease now (before it dials): if this worker dies, the dialler ends the call. */
+  async lease(callId: string): Promise<void> {
+    this.leases.add(callId);
+    await this.redis.zadd(CALL_LEASES_KEY, Date.now() + CALL_LEASE_TTL_MS, callId).catch(() => undefined);
+  }
+
+  /** The call has ended and is reported: its lease goes. */
+  async release(callId: string): Promise<void> {
+    this.leases.delete(callId);
+    await this.redis.zrem(CALL_LEASES_KEY, callId).catch(() => undefined);
+  }
 
   /** Starts beating; resolves once the first heartbeat is written (the worker is visible). */
   start(): Promise<void> {
@@ -82,11 +98,16 @@ export class Heartbeat {
   async beat(): Promise<void> {
     const hb = this.state();
     try {
-      await this.redis
+      const multi = this.redis
         .multi()
         .set(fleetWorkerKey(hb.worker_id), JSON.stringify(hb), 'PX', HEARTBEAT_TTL_MS)
-        .zadd(FLEET_WORKERS_KEY, hb.updated_at + HEARTBEAT_TTL_MS, hb.worker_id)
-        .exec();
+        .zadd(FLEET_WORKERS_KEY, hb.updated_at + HEARTBEAT_TTL_MS, hb.worker_id);
+      if (this.leases.size) {
+        const expiry = String(Date.now() + CALL_LEASE_TTL_MS);
+        // XX: renew only; a lease the dialler already swept must not come back.
+        multi.zadd(CALL_LEASES_KEY, 'XX', ...[...this.leases].flatMap((id) => [expiry, id]));
+      }
+      await multi.exec();
       if (this.failures) this.logger.info({ after_failures: this.failures }, 'heartbeat restored');
       this.failures = 0;
     } catch (err) {

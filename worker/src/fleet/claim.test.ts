@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
 import { waitUntil } from '@voice-platform/tests/infra';
 import { silence, speech } from '../testing/audio.js';
-import { backendUrl, callUntil, createApiKey, createBot, TEST_POLICY, workerToken } from '../testing/backend.js';
+import { backendUrl, callUntil, createApiKey, createBot, ensureTrunk, TEST_POLICY, workerToken } from '../testing/backend.js';
 import { startWorker, type TestWorker } from '../testing/worker.js';
 import type { CallTransport, ServerMessage, TelephonyDialer, TransportHandlers } from '../transports/transport.js';
 
@@ -14,6 +14,7 @@ let botId: string;
 beforeAll(async () => {
   redis = new Redis(process.env.REDIS_URL!);
   apiKey = await createApiKey();
+  await ensureTrunk();
   botId = await createBot({
     name: 'dial-out',
     greeting: '',
@@ -95,7 +96,7 @@ describe('dial-out claim loop', () => {
     w = await startWorker({ DIALOUT_ENABLED: 'true' }, { dialer });
     const callId = await dialout();
     const call = await callUntil(callId, (c) => c.status === 'completed', 'completed');
-    expect(call.end_reason).toBe('policy_end_call');
+    expect(call.end_reason).toBe('bot_hangup');
     expect(Object.keys(call.status_times).sort()).toEqual(['completed', 'dialing', 'in_progress', 'queued']);
     expect(sent.find((m) => m.type === 'transcript' && m.role === 'user')).toEqual({ type: 'transcript', role: 'user', text: 'stop calling', final: true });
     expect(botFrames).toBeGreaterThan(20);

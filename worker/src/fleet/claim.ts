@@ -13,6 +13,9 @@ export interface DialoutJob {
   bot_id: string;
   to_number: string;
   variables: Record<string, string>;
+  /** The telephony plane's id of the trunk that places the call, and the caller ID it presents. */
+  sip_trunk_id: string;
+  from_number: string;
 }
 
 export interface ClaimOptions {
@@ -39,7 +42,7 @@ function parseFields(entryId: string, fields: string[]): DialoutJob | null {
   } catch {
     return null;
   }
-  return { entryId, call_id: f.call_id, bot_id: f.bot_id, to_number: f.to_number ?? '', variables };
+  return { entryId, call_id: f.call_id, bot_id: f.bot_id, to_number: f.to_number ?? '', variables, sip_trunk_id: f.sip_trunk_id ?? '', from_number: f.from_number ?? '' };
 }
 
 type Entries = Array<[string, string[]]>;

@@ -70,3 +70,19 @@ export const TEST_POLICY = {
   ],
   fallback: { reply: 'Sorry, I did not catch that.' },
 };
+
+/** The phone's trunk's caller ID (tests/infra Phone). */
+export const TRUNK_NUMBER = '+15550001111';
+let trunk: Promise<string> | null = null;
+/** One outbound trunk to the suite's test phone (sipp), created once: dial-outs need a trunk. */
+export function ensureTrunk(): Promise<string> {
+  trunk ??= (async () => {
+    const list = await admin('GET', '/api/v1/sip/outbound-trunks');
+    const found = (list.body?.items as Array<{ id: string; numbers: string[] }> | undefined)?.find((t) => t.numbers.includes(TRUNK_NUMBER));
+    if (found) return found.id;
+    const res = await admin('POST', '/api/v1/sip/outbound-trunks', { name: 'test phone', address: process.env.SIP_PHONE_ADDRESS, numbers: [TRUNK_NUMBER] });
+    if (res.status !== 201) throw new Error(`trunk create failed: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body.id as string;
+  })();
+  return trunk;
+}

@@ -26,6 +26,8 @@ export interface OutputSink {
   onProviderTime?(stage: string, provider: string, ms: number): void;
   /** Time between two frames of one stretch of speech (jitter of the pacing). */
   onFrameGap?(ms: number): void;
+  /** Queued bot audio was dropped (barge-in): the transport drops what it still buffers. */
+  onInterrupt?(): void;
 }
 
 type Item = { t: 'audio'; pcm: Int16Array } | { t: 'msg'; msg: ServerMessage } | { t: 'end' };
@@ -82,13 +84,18 @@ export class OutputProcessor extends FrameProcessor {
   }
 
   protected override onInterrupt(): void {
-    this.outQueue.length = 0;
-    this.chunker.clear();
-    this.stopTimer();
+    this.clear();
+    this.sink.onInterrupt?.();
   }
 
   protected override onCancel(): void {
-    this.onInterrupt();
+    this.clear();
+  }
+
+  private clear(): void {
+    this.outQueue.length = 0;
+    this.chunker.clear();
+    this.stopTimer();
   }
 
   private enqueue(item: Item): void {

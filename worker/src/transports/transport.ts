@@ -1,5 +1,5 @@
-// The seam between a call and its audio connection. The WebSocket transport fills it today; LiveKit
-// rooms and SIP (through LiveKit's SIP bridge) fill the same seam later. A call never knows which.
+// The seam between a call and its audio connection: the WebSocket transport, and LiveKit rooms (SIP
+// callees through LiveKit's SIP bridge) fill it. A call never knows which.
 
 export type ServerMessage =
   | { type: 'started'; call_id: string }
@@ -23,12 +23,50 @@ export interface CallTransport {
   attach(handlers: TransportHandlers): void;
   /** Ends the connection (after the `ended` or `error` message). */
   close(code: number, reason: string): void;
+  /** Drops bot audio the connection still buffers (barge-in); transports that buffer nothing omit it. */
+  interrupt?(): void;
 }
 
-/** Places outbound calls: fills the seam for dial-out jobs. None is configured until the LiveKit/SIP issue. */
+/** What a carrier can answer instead of picking up, as the call record shows it (DESIGN.md §7). */
+export interface DialOutcome {
+  status: 'busy' | 'no_answer' | 'failed';
+  reason: 'busy' | 'no_answer' | 'invalid_number' | 'sip_error' | 'dial_failed';
+  sipStatusCode: number | null;
+}
+
+export class DialError extends Error {
+  constructor(
+    readonly outcome: DialOutcome,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DialError';
+  }
+}
+
+/** SIP final responses → outcome: 486/600/603 busy; 408/480/487 no answer; 404/484/604 no such number; others sip_error. */
+export function outcomeForSipStatus(code: number | null): DialOutcome {
+  if (code === 486 || code === 600 || code === 603) return { status: 'busy', reason: 'busy', sipStatusCode: code };
+  if (code === 408 || code === 480 || code === 487) return { status: 'no_answer', reason: 'no_answer', sipStatusCode: code };
+  if (code === 404 || code === 484 || code === 604) return { status: 'failed', reason: 'invalid_number', sipStatusCode: code };
+  return { status: 'failed', reason: code === null ? 'dial_failed' : 'sip_error', sipStatusCode: code };
+}
+
+export interface DialRequest {
+  callId: string;
+  toNumber: string;
+  fromNumber: string;
+  /** The telephony plane's id of the outbound trunk that places the call. */
+  sipTrunkId: string;
+  signal: AbortSignal;
+  /** The callee's phone rings (a SIP 18x came back). */
+  onRinging(): void;
+}
+
+/** Places outbound calls for dial-out jobs: resolves when the callee answered, else rejects with a DialError. */
 export interface TelephonyDialer {
   readonly name: string;
-  dial(call: { callId: string; toNumber: string; signal: AbortSignal }): Promise<CallTransport>;
+  dial(req: DialRequest): Promise<CallTransport>;
 }
 
 /** WebSocket close codes of DESIGN.md §4 (4000 + the HTTP status they mirror). */

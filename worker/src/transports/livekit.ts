@@ -1,0 +1,235 @@
+// The telephony plane on LiveKit (DESIGN.md §7): one room per call, named by its call id. The worker
+// joins the room with rtc-node and publishes the bot's voice, then asks LiveKit to dial the callee
+// into the room through the call's outbound trunk (livekit-sip places the SIP call). The callee's
+// audio comes back as a track; the call itself runs on the same pipeline as a WebSocket call, through
+// LiveKitTransport. Deleting the room is how a call ends: LiveKit removes the SIP participant, which
+// sends the BYE (or the CANCEL while it still rings).
+import {
+  AudioFrame,
+  AudioSource,
+  AudioStream,
+  LocalAudioTrack,
+  ParticipantKind,
+  Room,
+  RoomEvent,
+  TrackKind,
+  TrackPublishOptions,
+  TrackSource,
+  type RemoteParticipant,
+  type RemoteTrack,
+} from '@livekit/rtc-node';
+import { AccessToken, RoomServiceClient, SipClient } from 'livekit-server-sdk';
+import type { Logger } from '../logger.js';
+import { DialError, outcomeForSipStatus, type CallTransport, type DialRequest, type ServerMessage, type TelephonyDialer, type TransportHandlers } from './transport.js';
+
+export interface LiveKitOptions {
+  url: string;
+  apiKey: string;
+  apiSecret: string;
+  sampleRate: number;
+  ringingTimeoutSeconds: number;
+  workerId: string;
+  logger: Logger;
+}
+
+const BOT_IDENTITY = 'bot';
+const CALLEE_IDENTITY = 'callee';
+const SIP_STATUS_ATTRIBUTE = 'sip.callStatus';
+
+export class LiveKitDialer implements TelephonyDialer {
+  readonly name = 'livekit';
+  private readonly rooms: RoomServiceClient;
+  private readonly sip: SipClient;
+
+  constructor(private readonly opts: LiveKitOptions) {
+    const host = opts.url.replace(/^ws/, 'http');
+    this.rooms = new RoomServiceClient(host, opts.apiKey, opts.apiSecret);
+    this.sip = new SipClient(host, opts.apiKey, opts.apiSecret);
+  }
+
+  private async token(room: string): Promise<string> {
+    const at = new AccessToken(this.opts.apiKey, this.opts.apiSecret, { identity: BOT_IDENTITY, name: 'voice bot', ttl: '6h', attributes: { 'vp.worker_id': this.opts.workerId } });
+    at.addGrant({ room, roomJoin: true, canPublish: true, canSubscribe: true, canPublishData: true });
+    return at.toJwt();
+  }
+
+  /** Deletes a call's room (hangs up everyone in it); one already gone is fine. */
+  async deleteRoom(name: string): Promise<void> {
+    try {
+      await this.rooms.deleteRoom(name);
+    } catch (err) {
+      if ((err as { status?: number }).status !== 404) throw err;
+    }
+  }
+
+  /**
+   * Joins the call's room, dials the callee into it, and resolves once the callee answered, with the
+   * transport the call runs on. Anything else rejects with a DialError (the room is deleted first).
+   */
+  async dial(req: DialRequest): Promise<LiveKitTransport> {
+    const log = this.opts.logger.child({ call_id: req.callId });
+    const room = new Room();
+    const source = new AudioSource(this.opts.sampleRate, 1);
+    let cleaned = false;
+    const cleanup = async () => {
+      if (cleaned) return;
+      cleaned = true;
+      await this.deleteRoom(req.callId).catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not delete the room'));
+      await room.disconnect().catch(() => undefined);
+      await source.close().catch(() => undefined);
+    };
+    try {
+      await room.connect(this.opts.url, await this.token(req.callId), { autoSubscribe: true, dynacast: false });
+      const track = LocalAudioTrack.createAudioTrack('bot-voice', source);
+      await room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
+
+      // The callee's audio track arrives once the call is answered; wait for it (or the participant leaving).
+      let ringing = false;
+      const onAttributes = (changed: Record<string, string>, p: { identity: string }) => {
+        if (p.identity !== CALLEE_IDENTITY || ringing) return;
+        if (changed[SIP_STATUS_ATTRIBUTE] === 'ringing') {
+          ringing = true;
+          req.onRinging();
+        }
+      };
+      room.on(RoomEvent.ParticipantAttributesChanged, onAttributes);
+      const calleeTrack = new Promise<{ track: RemoteTrack; participant: RemoteParticipant }>((resolve) => {
+        room.on(RoomEvent.TrackSubscribed, (t, _pub, p) => {
+          if (p.identity === CALLEE_IDENTITY && t.kind === TrackKind.KIND_AUDIO) resolve({ track: t, participant: p });
+        });
+      });
+
+      const aborted = new Promise<never>((_, reject) => {
+        const onAbort = () => reject(new DialError({ status: 'failed', reason: 'dial_failed', sipStatusCode: null }, 'dialing was aborted'));
+        if (req.signal.aborted) onAbort();
+        req.signal.addEventListener('abort', onAbort, { once: true });
+      });
+      try {
+        await Promise.race([
+          this.sip.createSipParticipant(req.sipTrunkId, req.toNumber, req.callId, {
+            participantIdentity: CALLEE_IDENTITY,
+            participantName: 'callee',
+            fromNumber: req.fromNumber,
+            waitUntilAnswered: true,
+            ringingTimeout: this.opts.ringingTimeoutSeconds,
+            // The request itself outlives the ringing by a margin: LiveKit answers with the outcome.
+            timeout: this.opts.ringingTimeoutSeconds + 15,
+          }),
+          aborted,
+        ]);
+      } catch (err) {
+        if (err instanceof DialError) throw err;
+        const e = err as { sipStatusCode?: number; metadata?: Record<string, string>; message?: string; status?: number };
+        // No HTTP status: LiveKit itself was not reached (handled below as dial_failed).
+        if (typeof e.status !== 'number') throw err;
+        const raw = e.sipStatusCode ?? Number(e.metadata?.sip_status_code ?? NaN);
+        const code = Number.isInteger(raw) && raw >= 100 && raw <= 699 ? raw : null;
+        // The phone rang until the ringing timeout: nobody picked up. A SIP failure without a final
+        // response (the carrier's address answers nothing) is a sip_error with no status.
+        const outcome = code !== null ? outcomeForSipStatus(code) : ringing ? outcomeForSipStatus(408) : { status: 'failed' as const, reason: 'sip_error' as const, sipStatusCode: null };
+        throw new DialError(outcome, `the callee was not reached (${code ?? 'no SIP status'})`);
+      } finally {
+        room.off(RoomEvent.ParticipantAttributesChanged, onAttributes);
+      }
+      // Answered: the callee's track follows within moments (or the callee hung up at once).
+      let answerTimer: NodeJS.Timeout | undefined;
+      const callee = await Promise.race([
+        calleeTrack,
+        aborted,
+        new Promise<null>((resolve) => {
+          answerTimer = setTimeout(() => resolve(null), 10_000);
+          room.once(RoomEvent.ParticipantDisconnected, (p) => {
+            if (p.identity === CALLEE_IDENTITY) resolve(null);
+          });
+        }),
+      ]).finally(() => clearTimeout(answerTimer));
+      if (!callee) throw new DialError({ status: 'failed', reason: 'sip_error', sipStatusCode: null }, 'the callee answered but sent no audio');
+      log.info({ to: req.toNumber.slice(0, -4) + '****' }, 'callee answered');
+      return new LiveKitTransport(room, source, callee.track, this.opts.sampleRate, cleanup, log);
+    } catch (err) {
+      await cleanup();
+      if (err instanceof DialError) throw err;
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'dial failed before the SIP call');
+      throw new DialError({ status: 'failed', reason: 'dial_failed', sipStatusCode: null }, 'the telephony plane is unreachable');
+    }
+  }
+}
+
+/** A call's audio and events over its LiveKit room: the callee's track in, the bot's track out. */
+export class LiveKitTransport implements CallTransport {
+  readonly kind = 'sip' as const;
+  private handlers: TransportHandlers | null = null;
+  private hungUp: string | null = null;
+  private closed = false;
+  private stream: AudioStream | null = null;
+  private readonly encoder = new TextEncoder();
+
+  constructor(
+    private readonly room: Room,
+    private readonly source: AudioSource,
+    private readonly calleeTrack: RemoteTrack,
+    private readonly sampleRate: number,
+    private readonly cleanup: () => Promise<void>,
+    private readonly log: Logger,
+  ) {
+    room.on(RoomEvent.ParticipantDisconnected, (p) => {
+      if (p.identity === CALLEE_IDENTITY || p.kind === ParticipantKind.SIP) this.hangup('callee_hangup');
+    });
+    room.on(RoomEvent.Disconnected, () => this.hangup('connection_lost'));
+  }
+
+  attach(handlers: TransportHandlers): void {
+    this.handlers = handlers;
+    if (this.hungUp) {
+      handlers.onHangup(this.hungUp);
+      return;
+    }
+    this.stream = new AudioStream(this.calleeTrack, { sampleRate: this.sampleRate, numChannels: 1 });
+    void this.pump(this.stream);
+  }
+
+  private async pump(stream: AudioStream): Promise<void> {
+    const reader = stream.getReader();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done || this.closed) break;
+        this.handlers?.onAudio(value.data);
+      }
+    } catch (err) {
+      if (!this.closed) this.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'callee audio stream failed');
+    } finally {
+      reader.releaseLock();
+    }
+  }
+
+  private hangup(reason: string): void {
+    if (this.hungUp) return;
+    this.hungUp = reason;
+    this.handlers?.onHangup(reason);
+  }
+
+  sendAudio(pcm: Int16Array): void {
+    if (this.closed) return;
+    this.source.captureFrame(new AudioFrame(pcm, this.sampleRate, 1, pcm.length)).catch(() => undefined);
+  }
+
+  /** Events go to the room as data (topic `events`): a browser in the room sees the WebSocket protocol's shapes. */
+  sendMessage(msg: ServerMessage): void {
+    if (this.closed || !this.room.isConnected) return;
+    this.room.localParticipant?.publishData(this.encoder.encode(JSON.stringify(msg)), { reliable: true, topic: 'events' }).catch(() => undefined);
+  }
+
+  /** Drops bot audio LiveKit has not played yet (barge-in). */
+  interrupt(): void {
+    this.source.clearQueue();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.hungUp ??= 'closed_by_worker';
+    void this.stream?.cancel().catch(() => undefined);
+    void this.cleanup();
+  }
+}

@@ -1,0 +1,248 @@
+// Dial-outs that really ring a phone: the real backend queues the call, a worker claims it, joins the
+// call's LiveKit room and dials the callee through livekit-sip; sipp (the suite's test phone) answers,
+// busies, rings forever or hangs up, by number (tests/infra PHONE_NUMBERS). The phone says "stop
+// calling" five seconds after it answers (VP_PHONE_PHRASE in jest.global-setup.js).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from 'minio';
+import { CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY, fleetWorkerKey } from '@voice-platform/schemas';
+import { freePort, PHONE_NUMBERS, startProcess, waitUntil } from '@voice-platform/tests/infra';
+import { Redis } from 'ioredis';
+import { dispose } from '@livekit/rtc-node';
+import { bytesToPcm } from '../audio/pcm.js';
+import { parseWavHeader } from '../audio/wav.js';
+import { recognise } from '../testing/audio.js';
+import { adminAuth, backendUrl, callUntil, createApiKey, createBot, ensureTrunk, TEST_POLICY, workerToken } from '../testing/backend.js';
+import { startWorker, type TestWorker } from '../testing/worker.js';
+
+const GREETING = 'Hello {{customer_name}}, this is your payment reminder.';
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const telephony = () => ({
+  LIVEKIT_URL: process.env.LIVEKIT_URL!,
+  LIVEKIT_API_KEY: process.env.LIVEKIT_API_KEY!,
+  LIVEKIT_API_SECRET: process.env.LIVEKIT_API_SECRET!,
+  DIALOUT_ENABLED: 'true',
+  RINGING_TIMEOUT_SECONDS: '6',
+});
+
+let apiKey: string;
+let botId: string;
+let redis: Redis;
+let w: TestWorker;
+beforeAll(async () => {
+  redis = new Redis(process.env.REDIS_URL!);
+  apiKey = await createApiKey();
+  await ensureTrunk();
+  botId = await createBot({
+    name: 'sip reminder',
+    greeting: GREETING,
+    variables: [
+      { name: 'customer_name', required: true, description: '' },
+      { name: 'amount_due', required: false, description: '' },
+    ],
+    policy: TEST_POLICY,
+    turn_detection: { end_of_turn_silence_ms: 600 },
+    max_call_seconds: 60,
+  });
+  w = await startWorker(telephony());
+});
+afterAll(async () => {
+  await w?.stop();
+  redis.disconnect();
+  // rtc-node's native client keeps the process alive until it is disposed (main.ts exits instead).
+  await dispose();
+});
+
+/** A number the phone answers, unique per call so its SIP messages can be told apart. */
+const answering = () => `+1500555${String(Math.floor(1000 + Math.random() * 8999))}`;
+
+async function dialout(to: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await fetch(`${backendUrl()}/api/v1/sip/dialout`, {
+    method: 'POST',
+    headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ bot_id: botId, to_number: to, variables: { customer_name: 'Sam' }, ...extra }),
+  });
+  const body = (await res.json()) as { call_id: string };
+  if (res.status !== 201) throw new Error(`dial-out failed: ${res.status} ${JSON.stringify(body)}`);
+  return body.call_id;
+}
+
+/** The phone's SIP messages (sipp -trace_msg) for the call to `to`: what it received, in order. */
+function phoneReceived(to: string): string[] {
+  const log = readFileSync(process.env.SIP_PHONE_MESSAGES!, 'utf8');
+  const blocks = log.split(/-{20,}[^\n]*\n/).filter((b) => /message received/.test(b));
+  const invite = blocks.find((b) => new RegExp(`INVITE sip:\\${to}@`).test(b));
+  const callIdLine = invite?.match(/^Call-ID:\s*(\S+)/im)?.[1];
+  if (!callIdLine) return [];
+  return blocks.filter((b) => b.includes(callIdLine)).map((b) => b.split('\n').find((l) => /^[A-Z]+ sip:|^SIP\/2\.0/.test(l.trim()))?.trim().split(' ')[0] ?? '?');
+}
+
+const fleetOf = async (worker: TestWorker) => {
+  const res = (await (await fetch(`${worker.url}/health/fleet`)).json()) as { workers: Array<{ worker_id: string; active_calls: number }> };
+  return res.workers.find((x) => x.worker_id === worker.settings.WORKER_ID);
+};
+/** The call gave everything back: no reservation, no lease, and the worker's slot is free in /health/fleet. */
+async function slotFreed(callId: string, worker = w): Promise<void> {
+  await waitUntil(async () => (await fleetOf(worker))?.active_calls === 0, { what: 'the slot back in /health/fleet', timeoutMs: 15_000 });
+  expect(await redis.zscore(FLEET_RESERVATIONS_KEY, callId)).toBeNull();
+  expect(await redis.zscore(CALL_LEASES_KEY, callId)).toBeNull();
+}
+
+const minio = () => {
+  const [host, port] = process.env.STORAGE_ENDPOINT!.split(':');
+  return new Client({ endPoint: host!, port: Number(port), useSSL: false, accessKey: process.env.STORAGE_ACCESS_KEY!, secretKey: process.env.STORAGE_SECRET_KEY! });
+};
+
+describe('a dial-out to a real SIP phone', () => {
+  it('rings, is answered, greets, hears the callee, hangs up with a BYE, and is recorded', async () => {
+    const to = answering();
+    const callId = await dialout(to);
+    // The recording is reported after the end, once uploaded.
+    const call = await callUntil(callId, (c) => c.status === 'failed' || c.recording_key !== null || c.recording_error !== null, 'the end of the call and its recording', 60_000);
+    expect(call).toMatchObject({ status: 'completed', end_reason: 'bot_hangup', direction: 'outbound', to_number: to, from_number: '+15550001111', sip_status_code: null, recording_error: null });
+    expect(Object.keys(call.status_times).sort()).toEqual(['completed', 'dialing', 'in_progress', 'queued', 'ringing']);
+    const t = call.status_times as Record<string, string>;
+    const order = ['queued', 'dialing', 'ringing', 'in_progress', 'completed'].map((s) => Date.parse(t[s]!));
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    // What was said, a bot sentence an entry: the greeting first, then the callee's phrase, then the goodbye.
+    expect(call.transcript.map((e) => [e.role, e.text])).toEqual([
+      ['bot', 'Hello Sam, this is your payment reminder.'],
+      ['user', 'stop calling'],
+      ['bot', 'Understood.'],
+      ['bot', 'Goodbye Sam.'],
+    ]);
+    // The phone got the bot's BYE (and nothing it did not expect).
+    await waitUntil(() => phoneReceived(to).includes('BYE'), { what: 'the BYE at the phone', timeoutMs: 10_000 });
+    expect(phoneReceived(to)).toEqual(['INVITE', 'ACK', 'BYE']);
+
+    // The recording: stereo, callee left, bot right; the bot channel holds the greeting.
+    expect(call.recording_key).toMatch(new RegExp(`^recordings/\\d{4}/\\d{2}/\\d{2}/${callId}\\.wav$`));
+    const chunks: Buffer[] = [];
+    for await (const c of await minio().getObject('recordings', call.recording_key!)) chunks.push(c as Buffer);
+    const wav = Buffer.concat(chunks);
+    const info = parseWavHeader(wav)!;
+    expect(info).toMatchObject({ sampleRate: 16000, channels: 2, bitsPerSample: 16 });
+    const samples = bytesToPcm(wav.subarray(info.dataOffset));
+    const left = samples.filter((_, i) => i % 2 === 0);
+    const right = samples.filter((_, i) => i % 2 === 1);
+    const greetingEnd = 16000 * 4.5; // the phone speaks after 5 s: before that, the bot channel is the greeting alone
+    expect(recognise(right.subarray(0, greetingEnd), 16000, ['hello sam this is your payment reminder', 'understood goodbye sam', 'stop calling'])).toBe('hello sam this is your payment reminder');
+    // The callee's channel: quiet until the phone speaks, then its phrase.
+    expect(Math.max(...left.subarray(16000, greetingEnd).map(Math.abs))).toBeLessThan(2000);
+    expect(recognise(left.subarray(greetingEnd), 16000, ['stop calling', 'how much', 'goodbye'])).toBe('stop calling');
+    await slotFreed(callId);
+  });
+
+  it('busy (486) → busy, with the SIP status', async () => {
+    const callId = await dialout(PHONE_NUMBERS.busy);
+    const call = await callUntil(callId, (c) => !['queued', 'dialing', 'ringing'].includes(c.status), 'the outcome', 30_000);
+    expect(call).toMatchObject({ status: 'busy', end_reason: 'busy', sip_status_code: 486, started_at: null, recording_key: null });
+    await slotFreed(callId);
+  });
+
+  it('no answer → no_answer within the ringing timeout; the phone got the CANCEL', async () => {
+    const callId = await dialout(PHONE_NUMBERS.noAnswer);
+    await callUntil(callId, (c) => c.status === 'ringing', 'ringing', 15_000);
+    const call = await callUntil(callId, (c) => c.status !== 'ringing', 'the outcome', 30_000);
+    expect(call).toMatchObject({ status: 'no_answer', end_reason: 'no_answer', started_at: null });
+    const rang = Date.parse(call.ended_at!) - Date.parse(call.status_times.dialing!);
+    expect(rang).toBeGreaterThanOrEqual(5_000); // RINGING_TIMEOUT_SECONDS=6, less the INVITE's way
+    await waitUntil(() => phoneReceived(PHONE_NUMBERS.noAnswer).includes('CANCEL'), { what: 'the CANCEL at the phone', timeoutMs: 10_000 });
+    await slotFreed(callId);
+  });
+
+  it('a number that does not exist (404) → failed / invalid_number', async () => {
+    const callId = await dialout(PHONE_NUMBERS.notFound);
+    const call = await callUntil(callId, (c) => !['queued', 'dialing', 'ringing'].includes(c.status), 'the outcome', 30_000);
+    expect(call).toMatchObject({ status: 'failed', end_reason: 'invalid_number', sip_status_code: 404 });
+    await slotFreed(callId);
+  });
+
+  it('a carrier failure (503) → failed / sip_error', async () => {
+    const callId = await dialout(PHONE_NUMBERS.unavailable);
+    const call = await callUntil(callId, (c) => !['queued', 'dialing', 'ringing'].includes(c.status), 'the outcome', 30_000);
+    expect(call).toMatchObject({ status: 'failed', end_reason: 'sip_error', sip_status_code: 503 });
+    await slotFreed(callId);
+  });
+
+  it('the callee hanging up mid-greeting → completed / callee_hangup', async () => {
+    const callId = await dialout(PHONE_NUMBERS.hangsUp);
+    const call = await callUntil(callId, (c) => ['completed', 'failed'].includes(c.status), 'the end of the call', 30_000);
+    expect(call).toMatchObject({ status: 'completed', end_reason: 'callee_hangup' });
+    expect(Object.keys(call.status_times)).toContain('in_progress');
+    await slotFreed(callId);
+  });
+
+  it('10 concurrent dial-outs all complete', async () => {
+    const ids = await Promise.all(Array.from({ length: 10 }, () => dialout(answering())));
+    const calls = await Promise.all(ids.map((id) => callUntil(id, (c) => ['completed', 'failed', 'busy', 'no_answer'].includes(c.status), 'the end', 90_000)));
+    expect(calls.map((c) => [c.status, c.end_reason])).toEqual(ids.map(() => ['completed', 'bot_hangup']));
+    expect(calls.every((c) => c.transcript.some((e) => e.role === 'user' && e.text === 'stop calling'))).toBe(true);
+    for (const id of ids) await slotFreed(id);
+  });
+});
+
+describe('a trunk whose address answers nothing', () => {
+  it('→ failed with a code, and the slot is free', async () => {
+    const dead = await freePort();
+    const auth = await adminAuth();
+    const res = await fetch(`${backendUrl()}/api/v1/sip/outbound-trunks`, {
+      method: 'POST',
+      headers: { Authorization: auth, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'nowhere', address: `127.0.0.1:${dead}`, numbers: ['+15550002222'] }),
+    });
+    expect(res.status).toBe(201);
+    const callId = await dialout(answering(), { from_number: '+15550002222' });
+    const call = await callUntil(callId, (c) => !['queued', 'dialing', 'ringing'].includes(c.status), 'the outcome', 60_000);
+    expect(call).toMatchObject({ status: 'failed', end_reason: 'sip_error', sip_status_code: null, started_at: null });
+    expect(Object.keys(call.status_times).sort()).toEqual(['dialing', 'failed', 'queued']);
+    await slotFreed(callId);
+  });
+});
+
+describe('a worker killed mid-call (SIGKILL)', () => {
+  it('ends the call failed / worker_lost, hangs up the phone, and frees the slot; nothing waits for a restart', async () => {
+    // This test's worker is a real process (the one to kill); the in-process one stays out of its way.
+    await w.stop();
+    const port = await freePort();
+    const workerId = `sigkill-${port}`;
+    const proc = startProcess('worker', process.execPath, [path.join(root, 'worker', 'dist', 'main.js')], {
+      env: {
+        ...process.env,
+        ...telephony(),
+        PORT: String(port),
+        WORKER_ID: workerId,
+        SERVICE_CONFIG_URL: `${backendUrl()}/api/v1/config`,
+        WORKER_AUTH_TOKEN: workerToken(),
+        STORAGE_BUCKET: 'recordings',
+        LOG_LEVEL: 'info',
+      },
+      logFile: path.join(process.env.VP_TEST_DIR!, `worker-${port}.log`),
+    });
+    try {
+      await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/health`)).status === 200, { what: 'the worker process', proc });
+      const to = answering();
+      const callId = await dialout(to);
+      await callUntil(callId, (c) => c.status === 'in_progress', 'in_progress', 30_000);
+      process.kill(proc.pid, 'SIGKILL');
+      const killedAt = Date.now();
+      const call = await callUntil(callId, (c) => c.status !== 'in_progress', 'the dialler to end the call', 60_000);
+      expect(call).toMatchObject({ status: 'failed', end_reason: 'worker_lost' });
+      expect(Date.now() - killedAt).toBeLessThan(60_000); // the reservation TTL
+      await waitUntil(() => phoneReceived(to).includes('BYE'), { what: 'the BYE at the phone', timeoutMs: 15_000 });
+      // The dead worker's capacity left the fleet with its heartbeat; no reservation or lease is left.
+      await waitUntil(async () => (await redis.zscore(CALL_LEASES_KEY, callId)) === null && (await redis.get(fleetWorkerKey(workerId))) === null, {
+        what: 'lease and heartbeat gone',
+        timeoutMs: 15_000,
+      });
+      expect(await redis.zscore(FLEET_RESERVATIONS_KEY, callId)).toBeNull();
+    } finally {
+      await proc.stop(1000);
+      w = await startWorker(telephony());
+    }
+    // A new call goes through at once, on the fleet that is left.
+    const again = await dialout(PHONE_NUMBERS.busy);
+    expect((await callUntil(again, (c) => c.status === 'busy', 'busy', 30_000)).status).toBe('busy');
+  });
+});
