@@ -14,4 +14,7 @@ export default {
   globalSetup: '<rootDir>/jest.global-setup.js',
   globalTeardown: '<rootDir>/jest.global-teardown.js',
   testTimeout: 120_000,
+  // The browser suites share one backend and its trunks (trunks.test.ts starts from none, console.test.ts
+  // adds one for its dial-outs): one test file at a time (what jest does on a 2-core machine anyway).
+  maxWorkers: 1,
 };

@@ -1,5 +1,6 @@
-// The console suite's real services, started once: FerretDB, Redis, the real backend, a real worker
-// (its heartbeat gives dial-outs capacity; it claims the jobs), and the production build of the console
+// The console suite's real services, started once: FerretDB, Redis, LiveKit (livekit-server and
+// livekit-sip: the backend mirrors outbound trunks into it), the real backend, a real worker (its
+// heartbeat gives dial-outs capacity; it claims the jobs), and the production build of the console
 // (built here with VITE_API_URL pointing at this backend) behind the same static server `make up` uses.
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -12,6 +13,7 @@ const root = path.resolve(here, '..');
 const WORKER_TOKEN = 'console-suite-worker-token-0123456789abcdef';
 const JWT_SECRET = 'console-suite-jwt-secret-0123456789abcdef-0123';
 const ADMIN = { email: 'admin@console-tests.example.com', password: 'console-suite-admin-password' };
+const LIVEKIT_VARS = ['LIVEKIT_URL', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET', 'LIVEKIT_SIP_ADDRESS'];
 
 async function healthy(url) {
   try {
@@ -22,7 +24,11 @@ async function healthy(url) {
 }
 
 export default async function setup() {
-  await jestGlobalSetup(['mongodb', 'redis'])();
+  await jestGlobalSetup(['mongodb', 'redis', 'livekit'])();
+  // The LiveKit service's settings (LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET, LIVEKIT_SIP_ADDRESS).
+  const livekitEnv = Object.fromEntries(LIVEKIT_VARS.map((name) => [name, process.env[name]]));
+  const missing = LIVEKIT_VARS.filter((name) => !livekitEnv[name]);
+  if (missing.length) throw new Error(`the livekit test service did not provide ${missing.join(', ')}`);
   const dir = process.env.VP_TEST_DIR;
   const [backendPort, workerPort, consolePort, closedPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const backendUrl = `http://127.0.0.1:${backendPort}`;
@@ -39,15 +45,19 @@ export default async function setup() {
     ADMIN_PASSWORD: ADMIN.password,
     CORS_ORIGINS: consoleUrl,
     LOG_LEVEL: 'warn',
+    ...livekitEnv,
   };
   execFileSync(process.execPath, [path.join(root, 'backend/dist/seed.js'), 'admin'], { env: backendEnv, stdio: 'pipe' });
   const backend = startProcess('backend', process.execPath, [path.join(root, 'backend/dist/main.js')], { env: backendEnv, logFile: path.join(dir, 'backend.log') });
   globalThis.__vpProcs.push(backend);
   await waitUntil(() => healthy(`${backendUrl}/health`), { what: 'backend', proc: backend });
 
+  // The worker gets no LiveKit settings: this suite's dial-outs never reach a phone (the backend alone
+  // talks to LiveKit here, for the trunks).
+  const workerBaseEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !LIVEKIT_VARS.includes(name)));
   const worker = startProcess('worker', process.execPath, [path.join(root, 'worker/dist/main.js')], {
     env: {
-      ...process.env,
+      ...workerBaseEnv,
       PORT: String(workerPort),
       SERVICE_CONFIG_URL: `${backendUrl}/api/v1/config`,
       WORKER_AUTH_TOKEN: WORKER_TOKEN,

@@ -1,6 +1,8 @@
 // The console in headless Chromium against the real backend (FerretDB + Redis) and a real worker:
 // sign-in, bots (with tools), API keys (shown once, working on dial-out, renamed and re-dated, refused
 // once deactivated), calls (refreshing themselves), and session expiry. Screenshots of the main pages go to test-artifacts/console/.
+// Dial-outs need an outbound trunk: one is created through the API for this suite and deleted after it
+// (the worker here has no LiveKit settings, so its calls still end `no_telephony_transport`).
 import { createHmac } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -13,10 +15,12 @@ const ADMIN = { email: process.env.VP_ADMIN_EMAIL!, password: process.env.VP_ADM
 const SHOTS = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../../test-artifacts/console');
 const MASK = '••••••••';
 const TO_NUMBER = '+4915112345678';
+const TRUNKS = '/api/v1/sip/outbound-trunks';
 
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
+let trunkId = '';
 /** Every request the page sent to the backend (method + path), and every backend response body. */
 const sent: string[] = [];
 const bodies: string[] = [];
@@ -61,6 +65,17 @@ function jwtHs256(payload: object, secret: string): string {
   return `${head}.${createHmac('sha256', secret).update(head).digest('base64url')}`;
 }
 
+/** The suite's outbound trunk (dial-outs are refused without one); no phone listens at its address. */
+async function createTrunk(): Promise<string> {
+  const r = await fetch(`${BACKEND}${TRUNKS}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${await adminToken()}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'Console suite trunk', address: '127.0.0.1:5999', numbers: ['+15005550199'] }),
+  });
+  expect(r.status).toBe(201);
+  return ((await r.json()) as { id: string }).id;
+}
+
 const keyRow = (name: string) => page.getByRole('row').filter({ has: page.getByRole('cell', { name, exact: true }) });
 
 beforeAll(async () => {
@@ -72,6 +87,7 @@ beforeAll(async () => {
   // Fixed locale and zone: the dates the page shows are then known exactly.
   context = await browser.newContext({ locale: 'en-US', timezoneId: 'UTC', viewport: { width: 1280, height: 860 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: CONSOLE });
+  trunkId = await createTrunk();
   page = await context.newPage();
   page.on('request', (r) => {
     if (r.url().startsWith(BACKEND) && r.method() !== 'OPTIONS') sent.push(`${r.method()} ${new URL(r.url()).pathname}`);
@@ -88,6 +104,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
+  if (trunkId) {
+    const r = await fetch(`${BACKEND}${TRUNKS}/${trunkId}`, { method: 'DELETE', headers: { Authorization: `Bearer ${await adminToken()}` } });
+    expect(r.status).toBe(204);
+  }
 });
 
 describe('console', () => {

@@ -3,6 +3,7 @@
 import type { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyUpdate } from '@voice-platform/schemas/apiKeys.js';
 import type { Bot, BotCreate, BotUpdate } from '@voice-platform/schemas/bot.js';
 import type { Call, CallStatus } from '@voice-platform/schemas/calls.js';
+import type { OutboundTrunk, OutboundTrunkCreate, OutboundTrunkUpdate } from '@voice-platform/schemas/trunks.js';
 import { currentToken, endSession, saveToken } from './session.js';
 import { navigate } from './router.js';
 import { readableMessage } from './errorMessage.js';
@@ -34,7 +35,7 @@ function backToLogin(notice: string): void {
   navigate(`/login?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true });
 }
 
-async function request<T>(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown, opts: { auth?: boolean } = {}): Promise<T> {
+async function request<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, opts: { auth?: boolean } = {}): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (opts.auth !== false) {
@@ -99,4 +100,10 @@ export const api = {
     return request<{ items: Call[]; next_cursor: string | null }>('GET', `/api/v1/calls${qs ? `?${qs}` : ''}`);
   },
   getCall: (id: string) => request<Call>('GET', `/api/v1/calls/${encodeURIComponent(id)}`),
+
+  // Outbound SIP trunks. `auth_password` goes out in a create or update body only; no answer carries it.
+  listTrunks: () => request<{ items: OutboundTrunk[] }>('GET', '/api/v1/sip/outbound-trunks'),
+  createTrunk: (body: OutboundTrunkCreate) => request<OutboundTrunk>('POST', '/api/v1/sip/outbound-trunks', body),
+  updateTrunk: (id: string, body: OutboundTrunkUpdate) => request<OutboundTrunk>('PATCH', `/api/v1/sip/outbound-trunks/${encodeURIComponent(id)}`, body),
+  deleteTrunk: (id: string) => request<void>('DELETE', `/api/v1/sip/outbound-trunks/${encodeURIComponent(id)}`),
 };

@@ -11,6 +11,7 @@ import './pages/bots-page.js';
 import './pages/bot-edit-page.js';
 import './pages/calls-page.js';
 import './pages/call-detail-page.js';
+import './pages/trunks-page.js';
 import { LightElement } from './components/base.js';
 import { isPublic, navigate, startRouter, type Route } from './router.js';
 import { currentToken, endSession } from './session.js';
@@ -24,6 +25,7 @@ const TITLES: Record<Route['name'], string> = {
   botEdit: 'Edit bot',
   calls: 'Calls',
   callDetail: 'Call',
+  trunks: 'Outbound trunks',
   notFound: 'Not found',
 };
 
@@ -32,6 +34,7 @@ const NAV: Array<[string, string, Array<Route['name']>]> = [
   ['/api-keys', 'API keys', ['apiKeys']],
   ['/bots', 'Bots', ['bots', 'botNew', 'botEdit']],
   ['/calls', 'Calls', ['calls', 'callDetail']],
+  ['/trunks', 'Trunks', ['trunks']],
 ];
 
 export class VpApp extends LightElement {
@@ -86,6 +89,8 @@ export class VpApp extends LightElement {
         return html`<vp-calls-page .query=${route.query}></vp-calls-page>`;
       case 'callDetail':
         return html`<vp-call-detail-page .callId=${route.params.id}></vp-call-detail-page>`;
+      case 'trunks':
+        return html`<vp-trunks-page></vp-trunks-page>`;
       default:
         return html`<h1 tabindex="-1">Page not found</h1>
           <p class="subtitle">Nothing lives at <code>${route.path}</code>.</p>

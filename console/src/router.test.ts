@@ -10,6 +10,8 @@ describe('matchRoute', () => {
     ['/bots/65f0c0ffee', 'botEdit', { id: '65f0c0ffee' }],
     ['/calls', 'calls', {}],
     ['/calls/abc123', 'callDetail', { id: 'abc123' }],
+    ['/trunks', 'trunks', {}],
+    ['/trunks/', 'trunks', {}],
     ['/bots/', 'bots', {}],
     ['/calls/a%20b', 'callDetail', { id: 'a b' }],
     ['/nowhere', 'notFound', {}],

@@ -1,7 +1,7 @@
 // History API routing. `matchRoute` is pure (unit-tested); `navigate` and `startRouter` touch the
 // browser. Links are plain <a href>: one document-level click handler turns them into pushState.
 
-export type RouteName = 'login' | 'dashboard' | 'apiKeys' | 'bots' | 'botNew' | 'botEdit' | 'calls' | 'callDetail' | 'notFound';
+export type RouteName = 'login' | 'dashboard' | 'apiKeys' | 'bots' | 'botNew' | 'botEdit' | 'calls' | 'callDetail' | 'trunks' | 'notFound';
 
 export interface Route {
   name: RouteName;
@@ -20,6 +20,7 @@ const TABLE: Array<[RouteName, RegExp, string[]]> = [
   ['botEdit', /^\/bots\/([^/]+)$/, ['id']],
   ['calls', /^\/calls$/, []],
   ['callDetail', /^\/calls\/([^/]+)$/, ['id']],
+  ['trunks', /^\/trunks$/, []],
 ];
 
 /** Resolves a URL path (with optional query) to a route; a trailing slash is ignored. */

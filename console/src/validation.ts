@@ -5,6 +5,8 @@ import addFormatsModule from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { ApiKeyCreate, ApiKeyUpdate } from '@voice-platform/schemas/apiKeys.js';
 import { BotCreate, TEMPLATE_PLACEHOLDER, VARIABLE_NAME_PATTERN, type BotCreate as BotCreateT } from '@voice-platform/schemas/bot.js';
+import { PHONE_NUMBER_PATTERN } from '@voice-platform/schemas/formats.js';
+import { OutboundTrunkCreate, OutboundTrunkUpdate, TRUNK_ADDRESS_PATTERN } from '@voice-platform/schemas/trunks.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats: string[]) => Ajv;
 // The backend's options (allErrors, strict: false), so both report the same problems.
@@ -26,6 +28,10 @@ export type FieldErrors = Record<string, string>;
 const PATTERN_TEXT: Record<string, string> = {
   [VARIABLE_NAME_PATTERN]: 'Must start with a letter or _, then letters, digits or _ (at most 64 characters).',
   '^[A-Za-z0-9_-]{1,64}$': 'Letters, digits, _ and - only (1 to 64 characters).',
+  [PHONE_NUMBER_PATTERN]: 'Must be an E.164 number: + and the country code, digits only, e.g. +4915112345678.',
+  [TRUNK_ADDRESS_PATTERN]: 'Must be a host name or IPv4 address with an optional port (1 to 65535), e.g. sip.example.com or 203.0.113.5:5060. No sip: prefix.',
+  '^[\\x21-\\x7e]+$': 'Printable characters only, without spaces.',
+  '^[\\x20-\\x7e]+$': 'Printable ASCII characters only (letters, digits, symbols and spaces).',
 };
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -50,6 +56,8 @@ export function friendlyMessage(e: Pick<ErrorObject, 'keyword' | 'params' | 'mes
       return p.limit === 1 ? 'Add at least one.' : `Add at least ${String(p.limit)}.`;
     case 'maxItems':
       return `At most ${String(p.limit)} allowed.`;
+    case 'uniqueItems':
+      return 'Each entry may appear only once.';
     case 'maxProperties':
       return `At most ${String(p.limit)} entries allowed.`;
     case 'type':
@@ -147,4 +155,16 @@ export function validateBot(body: BotCreateT): FieldErrors {
     }
   }
   return errors;
+}
+
+/** A new outbound trunk against the shared OutboundTrunkCreate schema. */
+export function validateTrunkCreate(body: unknown): FieldErrors {
+  const fn = compiled(OutboundTrunkCreate);
+  return fn(body) ? {} : schemaFieldErrors(fn.errors);
+}
+
+/** A trunk change (only the fields that change; at least one) against OutboundTrunkUpdate. */
+export function validateTrunkUpdate(body: unknown): FieldErrors {
+  const fn = compiled(OutboundTrunkUpdate);
+  return fn(body) ? {} : schemaFieldErrors(fn.errors);
 }

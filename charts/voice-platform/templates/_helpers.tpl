@@ -75,3 +75,42 @@ securityContext:
   capabilities:
     drop: ["ALL"]
 {{- end -}}
+
+{{/* LiveKit (telephony plane) URL the backend and workers use; empty when there is none. */}}
+{{- define "vp.livekitUrl" -}}
+{{- if .Values.livekit.enabled -}}
+{{- printf "ws://%s-livekit:7880" (include "vp.fullname" .) -}}
+{{- else if .Values.livekit.external.url -}}
+{{- if not (regexMatch "^wss?://[^\\s]+$" .Values.livekit.external.url) -}}{{ fail (printf "livekit.external.url must be a ws:// or wss:// URL (got %q)" .Values.livekit.external.url) }}{{- end -}}
+{{- .Values.livekit.external.url -}}
+{{- end -}}
+{{- end -}}
+
+{{/* LIVEKIT_URL / LIVEKIT_API_KEY / LIVEKIT_API_SECRET env entries (none without a telephony plane). */}}
+{{- define "vp.livekitEnv" -}}
+{{- with include "vp.livekitUrl" . }}
+- name: LIVEKIT_URL
+  value: {{ . | quote }}
+{{- include "vp.secretEnv" (dict "ctx" $ "keys" (list "LIVEKIT_API_KEY" "LIVEKIT_API_SECRET")) }}
+{{- end }}
+{{- end -}}
+
+{{/*
+LiveKit's Redis as a config map: the in-chart Redis, else livekit.redis.url or
+externalDatabase.redisUrl (redis[s]://[user:password@]host[:port]), always on database livekit.redis.db.
+*/}}
+{{- define "vp.livekitRedis" -}}
+{{- $url := .Values.livekit.redis.url | default (include "vp.redisUrl" .) -}}
+{{- $u := urlParse $url -}}
+{{- if not (has $u.scheme (list "redis" "rediss")) }}{{ fail (printf "LiveKit's Redis must be a redis:// or rediss:// URL (livekit.redis.url or externalDatabase.redisUrl), got scheme %q" $u.scheme) }}{{ end -}}
+{{- $host := $u.host -}}
+{{- if not (regexMatch ":[0-9]+$" $host) }}{{ $host = printf "%s:6379" $host }}{{ end -}}
+{{- $r := dict "address" $host "db" (int .Values.livekit.redis.db) -}}
+{{- if eq $u.scheme "rediss" }}{{ $_ := set $r "use_tls" true }}{{ end -}}
+{{- with $u.userinfo -}}
+{{- $parts := splitn ":" 2 . -}}
+{{- with $parts._0 }}{{ $_ := set $r "username" . }}{{ end -}}
+{{- with (index $parts "_1") }}{{ $_ := set $r "password" . }}{{ end -}}
+{{- end -}}
+{{- toJson $r -}}
+{{- end -}}
