@@ -158,6 +158,8 @@ export const PHONE_NUMBERS = {
   unavailable: '+15005550503',
   /** Answers, then hangs up 1.5 s later (mid-greeting). */
   hangsUp: '+15005550001',
+  /** Answers and speaks its phrase 1.5 s later, into the greeting (barge-in). */
+  interrupts: '+15005550002',
   /** Any other number answers, speaks the phrase and stays on until the bot hangs up (or 60 s). */
   answers: '+15005550100',
 } as const;
@@ -165,7 +167,7 @@ export const PHONE_NUMBERS = {
 const digits = (n: string) => n.replace('+', '\\+?');
 
 /** The phone's scenario: one UAS that branches on the dialled number. */
-function phoneScenario(pcap: string): string {
+function phoneScenario(pcap: string, earlyPcap: string): string {
   const reply = (status: string, extra = '', body = '') => `
   <send>
     <![CDATA[
@@ -204,6 +206,7 @@ ${body}
       <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.notFound)}@" search_in="msg" check_it="false" assign_to="notfound"/>
       <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.unavailable)}@" search_in="msg" check_it="false" assign_to="unavailable"/>
       <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.hangsUp)}@" search_in="msg" check_it="false" assign_to="hangsup"/>
+      <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.interrupts)}@" search_in="msg" check_it="false" assign_to="interrupts"/>
       <ereg regexp="CSeq: *[0-9]+ INVITE" search_in="msg" check_it="true" assign_to="invite_cseq"/>
       <ereg regexp=".*" search_in="hdr" header="From:" check_it="true" assign_to="remote_from"/>
       <ereg regexp=".*" search_in="hdr" header="To:" check_it="true" assign_to="remote_to"/>
@@ -219,14 +222,23 @@ ${reply('180 Ringing')}
 ${reply('200 OK', sdp, sdpBody)}
   <recv request="ACK" timeout="10000" ontimeout="end"/>
   <nop test="hangsup" next="hangsup"/>
+  <nop test="interrupts" next="early"/>
   <nop>
     <action>
       <exec play_pcap_audio="${pcap}"/>
     </action>
   </nop>
+  <label id="listen"/>
   <recv request="BYE" timeout="60000" ontimeout="hangup"/>
 ${reply('200 OK')}
   <nop next="end"/>
+
+  <label id="early"/>
+  <nop next="listen">
+    <action>
+      <exec play_pcap_audio="${earlyPcap}"/>
+    </action>
+  </nop>
 
   <label id="hangsup"/>
   <pause milliseconds="1500"/>
@@ -381,9 +393,14 @@ export class Phone extends Procs {
   async start(): Promise<void> {
     const dir = this.opts.dir;
     const pcap = path.join(dir, 'phrase.pcap');
-    if (!existsSync(pcap)) writeRtpPcap(pcap, speakUlaw(this.popts.phrase ?? Phone.defaultPhrase, dir), this.popts.speakAfterMs ?? 5000, 60_000);
+    const earlyPcap = path.join(dir, 'phrase-early.pcap');
+    if (!existsSync(pcap) || !existsSync(earlyPcap)) {
+      const phrase = speakUlaw(this.popts.phrase ?? Phone.defaultPhrase, dir);
+      writeRtpPcap(pcap, phrase, this.popts.speakAfterMs ?? 5000, 60_000);
+      writeRtpPcap(earlyPcap, phrase, 1500, 60_000);
+    }
     const scenario = path.join(dir, 'phone.xml');
-    writeFileSync(scenario, phoneScenario(pcap));
+    writeFileSync(scenario, phoneScenario(pcap, earlyPcap));
     const proc = this.launch('sipp', binary('sipp'), [
       '-sf', scenario,
       '-i', '127.0.0.1',
