@@ -1,7 +1,8 @@
 // The dialler's stale-call sweeper on real stores. Time moves with the harness clock and passes run
 // through runOnce(), so nothing waits for the timer.
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
-import { FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
+import { RoomServiceClient } from 'livekit-server-sdk';
+import { CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
 import { adminToken, createBot, createTrunk, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 
@@ -41,6 +42,45 @@ const read = async (id: string) => (await h.http.get(`/api/v1/calls/${id}`).set(
 const reservation = (id: string) => h.redis.zscore(FLEET_RESERVATIONS_KEY, id);
 const released = async (m: Metrics) => (await m.slotReleases.get()).values.find((v) => v.labels.outcome === 'released')?.value ?? 0;
 const swept = async (m: Metrics) => (await m.callsSwept.get()).values[0]?.value ?? 0;
+
+describe('calls whose worker was lost', () => {
+  const rooms = () => new RoomServiceClient(process.env.LIVEKIT_URL!.replace(/^ws/, 'http'), process.env.LIVEKIT_API_KEY!, process.env.LIVEKIT_API_SECRET!);
+  const lost = async (m: Metrics) => (await m.callsLost.get()).values[0]?.value ?? 0;
+
+  it('fails a call whose lease expired with worker_lost, deletes its room, and leaves live calls alone', async () => {
+    await h.redis.del(CALL_LEASES_KEY);
+    const dead = await dial();
+    const live = await dial();
+    const ended = await dial();
+    for (const id of [dead, live, ended]) await event(id, { status: 'in_progress' }).expect(200);
+    await event(ended, { status: 'completed', end_reason: 'bot_hangup' }).expect(200);
+    // Leases hold the workers' wall-clock expiry: the dead worker's ran out a second ago.
+    await h.redis.zadd(CALL_LEASES_KEY, Date.now() - 1000, dead, Date.now() + 60_000, live, Date.now() - 1000, ended);
+    // The dead call's room, with the callee still in it as far as LiveKit knows.
+    await rooms().createRoom({ name: dead, emptyTimeout: 300 });
+    expect((await rooms().listRooms([dead])).map((r) => r.name)).toEqual([dead]);
+    expect(await reservation(dead)).not.toBeNull();
+
+    const sweeper = h.sweeper();
+    expect(await sweeper.runOnce()).toBe(1);
+    expect(await read(dead)).toMatchObject({ status: 'failed', end_reason: 'worker_lost', ended_at: new Date(h.clock.ms).toISOString() });
+    expect(await reservation(dead)).toBeNull();
+    expect(await rooms().listRooms([dead])).toEqual([]);
+    expect(await h.redis.zscore(CALL_LEASES_KEY, dead)).toBeNull();
+    // The call that ended normally keeps its outcome; only its stale lease goes.
+    expect(await read(ended)).toMatchObject({ status: 'completed', end_reason: 'bot_hangup' });
+    expect(await h.redis.zscore(CALL_LEASES_KEY, ended)).toBeNull();
+    // The call whose worker still renews its lease is untouched.
+    expect(await read(live)).toMatchObject({ status: 'in_progress', ended_at: null });
+    expect(await h.redis.zscore(CALL_LEASES_KEY, live)).not.toBeNull();
+    expect(await lost(h.app.metrics)).toBe(1);
+    expect(h.logs.some((l) => l.includes('call lost with its worker: ended'))).toBe(true);
+    // Nothing twice.
+    expect(await sweeper.runOnce()).toBe(0);
+    expect(await lost(h.app.metrics)).toBe(1);
+    await h.redis.del(CALL_LEASES_KEY);
+  });
+});
 
 describe('stale-call sweeper', () => {
   it('fails only outbound calls queued past the timeout, with not_claimed, and frees each reservation once', async () => {

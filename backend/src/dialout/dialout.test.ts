@@ -66,7 +66,14 @@ describe('POST /api/v1/sip/dialout', () => {
       | Array<[string, Array<[string, string[]]>]>
       | null;
     const jobs = (read?.[0]?.[1] ?? []).map(([, fields]) => Object.fromEntries(fields.reduce<string[][]>((acc, v, i) => (i % 2 ? acc : [...acc, [v, fields[i + 1]!]]), [])));
-    expect(jobs).toContainEqual({ call_id: callId, bot_id: botId, to_number: '+4915112345678', variables: JSON.stringify({ customer_name: 'Ada', amount_due: '12 EUR' }) });
+    expect(jobs).toContainEqual({
+      call_id: callId,
+      bot_id: botId,
+      to_number: '+4915112345678',
+      variables: JSON.stringify({ customer_name: 'Ada', amount_due: '12 EUR' }),
+      sip_trunk_id: expect.stringMatching(/^ST_/),
+      from_number: '+15550001000',
+    });
   });
 
   it('answers each error code of the table, checked in the documented order', async () => {
