@@ -92,6 +92,7 @@ export default async function setup() {
     VP_CONSOLE_URL: consoleUrl,
     VP_WORKER_URL: `http://127.0.0.1:${workerPort}`,
     VP_JWT_SECRET: JWT_SECRET,
+    VP_WORKER_TOKEN: WORKER_TOKEN,
     VP_ADMIN_EMAIL: ADMIN.email,
     VP_ADMIN_PASSWORD: ADMIN.password,
   });

@@ -59,10 +59,12 @@ export class VpCallDetailPage extends LightElement {
                 <dt>Bot</dt><dd><a class="mono" href="/bots/${c.bot_id}">${c.bot_id}</a></dd>
                 <dt>Direction</dt><dd>${statusLabel(c.direction)}</dd>
                 <dt>To</dt><dd class="mono">${c.to_number ?? '—'}</dd>
+                <dt>From</dt><dd class="mono" data-testid="from-number">${c.from_number ?? '—'}</dd>
                 <dt>Created</dt><dd>${formatDateTime(c.created_at)}</dd>
                 <dt>Started</dt><dd>${formatDateTime(c.started_at)}</dd>
                 <dt>Ended</dt><dd>${formatDateTime(c.ended_at)}</dd>
                 <dt>End reason</dt><dd data-testid="end-reason">${c.end_reason ?? '—'}</dd>
+                ${c.sip_status_code !== null && c.sip_status_code !== undefined ? html`<dt>SIP status</dt><dd data-testid="sip-status">${c.sip_status_code}</dd>` : nothing}
                 <dt>Recording key</dt><dd class="mono" data-testid="recording-key">${c.recording_key ?? 'No recording'}</dd>
                 ${c.recording_error ? html`<dt>Recording error</dt><dd>${c.recording_error}</dd>` : nothing}
               </dl>
@@ -79,6 +81,16 @@ export class VpCallDetailPage extends LightElement {
               </ol>
             </section>
           </div>
+          <section class="panel" aria-labelledby="call-transcript">
+            <h2 id="call-transcript">Transcript</h2>
+            ${c.transcript?.length
+              ? html`<ol class="transcript" data-testid="transcript">
+                  ${c.transcript.map(
+                    (t) => html`<li class=${t.role}><span class="who">${t.role === 'bot' ? 'Bot' : 'Caller'}</span> <time datetime=${t.at}>${formatDateTime(t.at)}</time><p>${t.text}</p></li>`,
+                  )}
+                </ol>`
+              : html`<p class="empty">${TERMINAL_CALL_STATUSES.includes(c.status) ? 'Nothing was said on this call.' : 'The transcript is stored when the call ends.'}</p>`}
+          </section>
           <section class="panel" aria-labelledby="call-variables">
             <h2 id="call-variables">Variables</h2>
             ${Object.keys(c.variables).length
