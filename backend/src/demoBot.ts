@@ -1,6 +1,9 @@
 // The demo bot `make up` seeds: a payment reminder that runs fully offline (espeak-ng, pocketsphinx,
 // the scripted policy).
+import { MongoServerError, type Db } from 'mongodb';
 import type { BotCreate } from '@voice-platform/schemas';
+import { newBotDoc, type BotDoc } from './bots/routes.js';
+import { COLLECTIONS } from './stores.js';
 
 export const DEMO_BOT_ID = 'demo-bot';
 
@@ -22,3 +25,15 @@ export const DEMO_BOT: BotCreate = {
     fallback: { reply: 'Sorry, I did not catch that. Will you pay the open amount?' },
   },
 };
+
+/** Creates the demo bot with every field unless it exists; never overwrites an existing one. A plain
+ *  insert, not an upsert with $setOnInsert: FerretDB's upsert drops the empty `tools: []`. */
+export async function seedDemoBot(db: Db, now: Date): Promise<'created' | 'unchanged'> {
+  try {
+    await db.collection<BotDoc>(COLLECTIONS.bots).insertOne(newBotDoc(DEMO_BOT, now, DEMO_BOT_ID));
+    return 'created';
+  } catch (err) {
+    if (err instanceof MongoServerError && err.code === 11000) return 'unchanged';
+    throw err;
+  }
+}

@@ -32,10 +32,12 @@ export function errorMiddleware() {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw new ApiError(404, 'not_found', 'no such endpoint');
-      if (ctx.status === 405 && ctx.body === undefined) {
-        throw new ApiError(405, 'method_not_allowed', 'method not allowed on this endpoint', undefined, {
-          Allow: String(ctx.response.get('Allow')),
-        });
+      // koa-router answers a method it does not know at all (TRACE, QUERY, …) 501 text/plain; to a client
+      // that is no different from a known one the path does not take: 405 with Allow (404 if no route has the path).
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
+        const allow = String(ctx.response.get('Allow'));
+        if (!allow) throw new ApiError(404, 'not_found', 'no such endpoint');
+        throw new ApiError(405, 'method_not_allowed', 'method not allowed on this endpoint', undefined, { Allow: allow });
       }
     } catch (err) {
       let apiErr: ApiError;

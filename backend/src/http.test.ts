@@ -1,9 +1,32 @@
 // Cross-cutting HTTP behaviour: the OpenAPI document against the real router, the error shape, body
 // limits, CORS, request ids, metrics, and logs free of secrets.
+import http, { type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { adminToken, createKey, startHarness, WORKER_TOKEN, ADMIN, type Harness } from './testing/harness.js';
 
 let h: Harness;
 let auth: string;
+
+/** Any method Node's parser accepts, sent as is to the app (supertest has no QUERY). */
+async function rawRequest(method: string, path: string): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+  const server = http.createServer(h.app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    return await new Promise((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port, method, path }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  } finally {
+    server.close();
+  }
+}
 
 beforeAll(async () => {
   h = await startHarness();
@@ -48,6 +71,20 @@ describe('errors and bodies', () => {
     expect((await h.http.get('/nope').expect(404)).body).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
     const res = await h.http.delete('/api/v1/bots').set('Authorization', auth).expect(405);
     expect(res.body.error.code).toBe('method_not_allowed');
+  });
+
+  it('answers methods the router does not know (TRACE, QUERY) with 405 in the error shape and an Allow header', async () => {
+    const allowed = (res: { headers: IncomingHttpHeaders }) => String(res.headers.allow).split(', ').sort();
+    for (const method of ['TRACE', 'QUERY', 'PROPFIND']) {
+      const res = await rawRequest(method, '/api/v1/bots');
+      expect([method, res.status, res.headers['content-type'], allowed(res)]).toEqual([method, 405, 'application/json; charset=utf-8', ['GET', 'HEAD', 'POST']]);
+      expect(JSON.parse(res.body)).toEqual({ error: { code: 'method_not_allowed', message: expect.any(String) } });
+    }
+    const one = await rawRequest('TRACE', '/api/v1/bots/some-id');
+    expect([one.status, allowed(one)]).toEqual([405, ['GET', 'HEAD', 'PATCH']]);
+    // No route at all: the same 404 as any other method gets.
+    const none = await rawRequest('TRACE', '/nope');
+    expect([none.status, JSON.parse(none.body)]).toEqual([404, { error: { code: 'not_found', message: expect.any(String) } }]);
   });
 
   it('refuses bodies that are not JSON, not parseable, or over 64 KiB', async () => {

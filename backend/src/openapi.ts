@@ -300,7 +300,11 @@ export function openapiDocument(version: string) {
           description:
             'Only forward moves (queued → dialing → ringing → in_progress → completed | failed | busy | no_answer | canceled); a terminal status ' +
             'is final. Repeating the current status is a no-op (it may add recording_key / recording_error). A terminal move releases the ' +
-            "call's capacity reservation if it still exists; the `X-Slot-Released` header says whether this request released it.",
+            "call's capacity reservation if it still exists; the `X-Slot-Released` header says whether this request released it. " +
+            '`at` (default: the time of receipt) and each `transcript[].at` must be real RFC 3339 date-times (no leap second `:60`, no ' +
+            "Feb 30) and may not lie before the call's `created_at`, nor `at` of a move before the call's last status time; the clocks of " +
+            'the reporting machines may disagree by up to 60 s, so only times more than 60 s earlier are refused (422 `validation_failed` ' +
+            'naming `at` or `transcript.N.at`; nothing is stored).',
           security: [{ workerToken: [] }],
           requestBody: body(CallEvent),
           responses: { 200: ok('The call after the move', Call), ...workerErrors, ...bodyErrors, 404: err(['call_not_found']), 409: err(['conflict'], 'Not a forward move') },

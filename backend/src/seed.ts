@@ -2,9 +2,8 @@
 // `node dist/seed.js demo-bot` creates the demo bot. Both are idempotent and never overwrite.
 import { MongoClient } from 'mongodb';
 import { seedAdmin } from './auth/seed.js';
-import { newBotDoc } from './bots/routes.js';
-import { COLLECTIONS, createIndexes } from './stores.js';
-import { DEMO_BOT, DEMO_BOT_ID } from './demoBot.js';
+import { createIndexes, migrateBots } from './stores.js';
+import { DEMO_BOT_ID, seedDemoBot } from './demoBot.js';
 
 const env = (name: string, fallback?: string) => {
   const v = process.env[name]?.trim();
@@ -24,9 +23,10 @@ async function run(what: string): Promise<string> {
       const result = await seedAdmin(db, env('ADMIN_EMAIL')!, env('ADMIN_PASSWORD')!);
       return `admin ${env('ADMIN_EMAIL')!.toLowerCase()}: ${result === 'created' ? 'created' : 'already exists, unchanged'}`;
     }
-    const doc = newBotDoc(DEMO_BOT, new Date(), DEMO_BOT_ID);
-    const res = await db.collection(COLLECTIONS.bots).updateOne({ _id: DEMO_BOT_ID as never }, { $setOnInsert: doc }, { upsert: true });
-    return `demo bot ${DEMO_BOT_ID}: ${res.upsertedCount ? 'created' : 'already exists, unchanged'}`;
+    // A demo bot seeded by an older version gets the fields it lacks (their defaults, nothing else).
+    await migrateBots(db);
+    const result = await seedDemoBot(db, new Date());
+    return `demo bot ${DEMO_BOT_ID}: ${result === 'created' ? 'created' : 'already exists, unchanged'}`;
   } finally {
     await client.close();
   }

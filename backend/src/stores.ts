@@ -1,8 +1,8 @@
-// Store preparation done at boot (and by tests): indexes, the dial-out stream's consumer group, and
-// the Lua scripts. Each step is idempotent.
+// Store preparation done at boot (and by tests): indexes, missing bot fields, the dial-out stream's
+// consumer group, and the Lua scripts. Each step is idempotent.
 import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
-import { DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY } from '@voice-platform/schemas';
+import { BOT_DEFAULTS, DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY } from '@voice-platform/schemas';
 
 export const COLLECTIONS = {
   users: 'users',
@@ -37,5 +37,15 @@ export async function createStream(redis: Redis): Promise<void> {
 
 export async function prepareStores(db: Db, redis: Redis): Promise<void> {
   await createIndexes(db);
+  await migrateBots(db);
   await createStream(redis);
+}
+
+/** Bots stored before a field existed get its default, once: only documents lacking the field match, so
+ *  running it again (every boot) changes nothing. Reads fill defaults too (bots/routes.ts readBot). */
+export async function migrateBots(db: Db): Promise<void> {
+  const bots = db.collection(COLLECTIONS.bots);
+  for (const [field, value] of Object.entries(BOT_DEFAULTS)) {
+    await bots.updateMany({ [field]: { $exists: false } }, { $set: { [field]: value } });
+  }
 }

@@ -7,6 +7,32 @@ import { ApiError } from './errors.js';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export const ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
 
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+
+/** The instant an RFC 3339 date-time names, or null when it names none that a Date can hold. ajv-formats
+ *  accepts the leap second `23:59:60`, which Date cannot parse (NaN, stored as 1970), and Date rolls
+ *  impossible days over (Feb 30 → Mar 2): every part must come back as written, and `new Date(value)`
+ *  must give this same instant, so code that parses a checked value later cannot disagree. */
+export function parseDateTime(value: string): Date | null {
+  const m = RFC3339.exec(value);
+  if (!m) return null;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const ms = Number((m[7] ?? '').slice(0, 3).padEnd(3, '0')); // Date keeps milliseconds and drops the rest
+  const [oh, om] = [Number(m[9] ?? 0), Number(m[10] ?? 0)];
+  if (oh > 23 || om > 59) return null;
+  const offsetMin = (m[8] === '-' ? -1 : 1) * (oh * 60 + om);
+  const t = new Date(0);
+  t.setUTCFullYear(y, mo - 1, d);
+  t.setUTCHours(h, mi, s, ms);
+  const asWritten =
+    t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d && t.getUTCHours() === h && t.getUTCMinutes() === mi && t.getUTCSeconds() === s;
+  const instant = t.getTime() - offsetMin * 60_000;
+  return asWritten && Date.parse(value) === instant ? new Date(instant) : null;
+}
+
+// Every `format: 'date-time'` field of every schema is checked this way.
+ajv.addFormat('date-time', { type: 'string', validate: (v: string) => parseDateTime(v) !== null });
+
 const cache = new WeakMap<TSchema, ValidateFunction>();
 export function compiled(schema: TSchema): ValidateFunction {
   let fn = cache.get(schema);
@@ -25,8 +51,11 @@ export interface FieldProblem {
 export function fieldProblems(errors: ErrorObject[] | null | undefined): FieldProblem[] {
   const out: FieldProblem[] = [];
   const seen = new Set<string>();
-  for (const e of errors ?? []) {
-    // anyOf/union noise: keep the most specific message per field.
+  // Union noise: a failed `X | null` also reports "must be null" and "must match a schema in anyOf"
+  // beside the real problem of X; drop those (as the console does) unless nothing else is left.
+  const noise = (e: ErrorObject) => e.keyword === 'anyOf' || e.keyword === 'oneOf' || (e.keyword === 'type' && e.params.type === 'null');
+  const specific = (errors ?? []).filter((e) => !noise(e));
+  for (const e of specific.length ? specific : (errors ?? [])) {
     let field = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'required') field = [field, String(e.params.missingProperty)].filter(Boolean).join('.');

@@ -118,6 +118,29 @@ describe('API keys', () => {
     expect(ok.body).toMatchObject({ expires_at: future, status: 'active' });
   });
 
+  it('refuses an expires_at that is no real time (leap second, month 13, Feb 30, hour 24) and stores nothing', async () => {
+    const bad = ['2099-12-31T23:59:60Z', '2099-13-01T00:00:00Z', '2099-02-30T12:00:00Z', '2099-04-31T00:00:00Z', '2099-12-31T24:00:00Z'];
+    const before = await h.db.collection('api_keys').countDocuments();
+    for (const expires_at of bad) {
+      const res = await h.http.post('/api/v1/api-keys').set('Authorization', auth).send({ name: 'leap', expires_at });
+      expect([expires_at, res.status, res.body.error?.code, res.body.error?.details?.map((d: { field: string }) => d.field)]).toEqual([expires_at, 422, 'validation_failed', ['expires_at']]);
+    }
+    expect(await h.db.collection('api_keys').countDocuments()).toBe(before);
+
+    const future = new Date(h.clock.ms + 3_600_000).toISOString();
+    const { id, key } = await createKey(h, auth, { name: 'live', expires_at: future });
+    for (const expires_at of bad) {
+      const res = await h.http.patch(`/api/v1/api-keys/${id}`).set('Authorization', auth).send({ name: 'renamed', expires_at });
+      expect([expires_at, res.status, res.body.error?.code, res.body.error?.details?.map((d: { field: string }) => d.field)]).toEqual([expires_at, 422, 'validation_failed', ['expires_at']]);
+    }
+    const after = await h.http.get(`/api/v1/api-keys/${id}`).set('Authorization', auth).expect(200);
+    expect(after.body).toMatchObject({ name: 'live', expires_at: future, status: 'active' });
+    await probe(h.http, key).expect(404); // still accepted
+    // Real times in any RFC 3339 spelling still work: an offset, fractions, the last second of a year.
+    const ok = await h.http.post('/api/v1/api-keys').set('Authorization', auth).send({ name: 'ok', expires_at: '2099-12-31T23:59:59.5+01:00' }).expect(201);
+    expect(ok.body.expires_at).toBe('2099-12-31T22:59:59.500Z');
+  });
+
   it('writes last_used_at at most once a minute', async () => {
     const { id, key } = await createKey(h, auth);
     const first = h.clock.ms;

@@ -5,7 +5,7 @@ import type { Router } from '@koa/router';
 import { ApiKeyCreate, ApiKeyUpdate } from '@voice-platform/schemas';
 import { ApiError } from '../errors.js';
 import type { Services } from '../deps.js';
-import { check } from '../validate.js';
+import { check, parseDateTime } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { COLLECTIONS } from '../stores.js';
 import { withDocLock } from '../locks.js';
@@ -14,7 +14,9 @@ import { generateApiKey, hashApiKey, keyPrefix, keyStatus, publicKey, type ApiKe
 
 function futureDate(value: string | null | undefined, now: number, field: string): Date | null {
   if (value === undefined || value === null) return null;
-  const d = new Date(value);
+  // The schema's date-time check already refused times no Date can hold; this keeps the write safe on its own.
+  const d = parseDateTime(value);
+  if (!d) throw new ApiError(422, 'validation_failed', 'the request is invalid', [{ field, message: 'must be a real RFC 3339 date-time' }]);
   if (d.getTime() <= now) throw new ApiError(422, 'validation_failed', 'the request is invalid', [{ field, message: 'must be in the future' }]);
   return d;
 }

@@ -1,4 +1,9 @@
-import { adminToken, startHarness, type Harness } from '../testing/harness.js';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { Bot, RuntimeConfig } from '@voice-platform/schemas';
+import { adminToken, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { COLLECTIONS, migrateBots } from '../stores.js';
+import { DEMO_BOT_ID, seedDemoBot } from '../demoBot.js';
 
 let h: Harness;
 let auth: string;
@@ -82,5 +87,69 @@ describe('bots', () => {
   it('requires an admin token', async () => {
     expect((await h.http.post('/api/v1/bots').send({ name: 'x' }).expect(401)).body.error.code).toBe('unauthorized');
     expect((await h.http.get('/api/v1/bots').set('Authorization', 'Bearer x.y.z').expect(401)).body.error.code).toBe('unauthorized');
+  });
+});
+
+// The documented shapes, checked by an ajv of the test's own (not the backend's validator).
+const schemas = (addFormatsModule as unknown as (a: Ajv) => Ajv)(new Ajv({ allErrors: true, strict: false }));
+const validBot = schemas.compile(Bot);
+const validConfig = schemas.compile(RuntimeConfig);
+const shapeErrors = (fn: ValidateFunction, value: unknown) => (fn(value) ? [] : fn.errors);
+
+describe('every stored bot comes back in the documented shape', () => {
+  /** A bot stored before `tools` and `turn_detection` existed (and with sparse variables). */
+  const legacy = (id: string) => ({
+    _id: id,
+    name: 'Legacy',
+    active: true,
+    language: 'en-US',
+    prompt: 'Hi {{customer_name}}',
+    greeting: 'Hello {{customer_name}}',
+    variables: [{ name: 'customer_name', required: true }],
+    voice: { provider: 'espeak-ng', voice_id: 'en-us', speed: 1 },
+    stt: { provider: 'pocketsphinx', model: 'en-us', language: 'en-US' },
+    llm: { provider: 'scripted', model: 'policy', temperature: 0 },
+    policy: null,
+    max_call_seconds: 120,
+    created_at: new Date(),
+    updated_at: new Date(),
+  });
+
+  it('fills the defaults of fields an old document lacks, in the list, the bot and the runtime config', async () => {
+    await h.db.collection(COLLECTIONS.bots).insertOne(legacy('legacy-bot') as never);
+    const list = await h.http.get('/api/v1/bots').set('Authorization', auth).expect(200);
+    for (const item of list.body.items) expect(shapeErrors(validBot, item)).toEqual([]);
+    const one = await h.http.get('/api/v1/bots/legacy-bot').set('Authorization', auth).expect(200);
+    expect(shapeErrors(validBot, one.body)).toEqual([]);
+    expect(one.body).toMatchObject({ tools: [], turn_detection: { end_of_turn_silence_ms: 700 }, variables: [{ name: 'customer_name', required: true, description: '' }], max_call_seconds: 120 });
+    const config = await h.http.get('/api/v1/config').query({ bot_id: 'legacy-bot' }).set('Authorization', `Bearer ${WORKER_TOKEN}`).expect(200);
+    expect(shapeErrors(validConfig, config.body)).toEqual([]);
+    expect(config.body.bot).toMatchObject({ tools: [], turn_detection: { end_of_turn_silence_ms: 700 } });
+    // An edit of an old bot stores every field.
+    await h.http.patch('/api/v1/bots/legacy-bot').set('Authorization', auth).send({ name: 'Legacy, edited' }).expect(200);
+    expect(await h.db.collection(COLLECTIONS.bots).findOne({ _id: 'legacy-bot' as never })).toMatchObject({ tools: [], turn_detection: { end_of_turn_silence_ms: 700 } });
+  });
+
+  it('the seeded demo bot is stored with every field and reads back in the documented shape', async () => {
+    expect(await seedDemoBot(h.db, new Date())).toBe('created');
+    expect(await seedDemoBot(h.db, new Date())).toBe('unchanged');
+    const stored = await h.db.collection(COLLECTIONS.bots).findOne({ _id: DEMO_BOT_ID as never });
+    const { _id, created_at, updated_at, ...fields } = stored!;
+    expect(Object.keys(fields).sort()).toEqual(Object.keys(Bot.properties).filter((k) => !['id', 'created_at', 'updated_at'].includes(k)).sort());
+    const one = await h.http.get(`/api/v1/bots/${DEMO_BOT_ID}`).set('Authorization', auth).expect(200);
+    expect(shapeErrors(validBot, one.body)).toEqual([]);
+    const list = await h.http.get('/api/v1/bots').set('Authorization', auth).expect(200);
+    expect(list.body.items.map((b: { id: string }) => b.id)).toContain(DEMO_BOT_ID);
+    for (const item of list.body.items) expect(shapeErrors(validBot, item)).toEqual([]);
+    const config = await h.http.get('/api/v1/config').query({ bot_id: DEMO_BOT_ID }).set('Authorization', `Bearer ${WORKER_TOKEN}`).expect(200);
+    expect(shapeErrors(validConfig, config.body)).toEqual([]);
+  });
+
+  it('the boot migration stores the missing fields once and leaves present ones alone', async () => {
+    await h.db.collection(COLLECTIONS.bots).insertOne({ ...legacy('legacy-boot'), turn_detection: { end_of_turn_silence_ms: 900 } } as never);
+    await migrateBots(h.db);
+    await migrateBots(h.db); // idempotent
+    const doc = await h.db.collection(COLLECTIONS.bots).findOne({ _id: 'legacy-boot' as never });
+    expect(doc).toMatchObject({ tools: [], turn_detection: { end_of_turn_silence_ms: 900 }, max_call_seconds: 120 });
   });
 });

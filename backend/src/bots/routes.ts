@@ -1,6 +1,6 @@
 // Admin API for bots. Templates may only name declared variables, so a call can never render a
 // placeholder nobody is asked to provide.
-import { ObjectId } from 'mongodb';
+import { ObjectId, type Db } from 'mongodb';
 import type { Router } from '@koa/router';
 import { BOT_DEFAULTS, BotCreate, BotUpdate, type Bot, type BotCreate as BotCreateT } from '@voice-platform/schemas';
 import { ApiError } from '../errors.js';
@@ -14,8 +14,21 @@ import { placeholders, templateFields } from './templates.js';
 
 export type BotDoc = Omit<Bot, 'id' | 'created_at' | 'updated_at'> & { _id: string; created_at: Date; updated_at: Date };
 
-export function publicBot(doc: BotDoc): Bot {
+/** Every documented field, also for documents stored before a field existed: those read as its default
+ *  (migrate on read; stores.ts migrateBots also writes them once at boot). */
+export function readBot(doc: BotDoc): BotDoc {
   const { _id, created_at, updated_at, ...rest } = doc;
+  return { _id, ...withDefaults(rest), created_at, updated_at: updated_at ?? created_at };
+}
+
+/** One bot by id, in the documented shape (see readBot), or null. */
+export async function findBot(db: Db, id: string): Promise<BotDoc | null> {
+  const doc = await db.collection<BotDoc>(COLLECTIONS.bots).findOne({ _id: id });
+  return doc && readBot(doc);
+}
+
+export function publicBot(doc: BotDoc): Bot {
+  const { _id, created_at, updated_at, ...rest } = readBot(doc);
   return { id: _id, ...rest, created_at: created_at.toISOString(), updated_at: updated_at.toISOString() };
 }
 
@@ -78,7 +91,7 @@ export function botRoutes(router: Router, svc: Services): void {
   });
 
   router.get('/api/v1/bots/:id', admin, async (ctx) => {
-    const doc = await bots().findOne({ _id: ctx.params.id! });
+    const doc = await findBot(svc.db, ctx.params.id!);
     if (!doc) throw new ApiError(404, 'bot_not_found', 'bot not found');
     ctx.body = publicBot(doc);
   });

@@ -70,6 +70,38 @@ describe('call lifecycle events', () => {
     expect(rec.body).toMatchObject({ status: 'completed', ended_at: at(9), recording_key: `recordings/2025/01/01/${id}.wav` });
   });
 
+  it('refuses event times that are no real time or lie before the call, allowing 60 s of clock skew, and stores nothing then', async () => {
+    const id = await dial();
+    const t0 = h.clock.ms;
+    const at = (s: number) => new Date(t0 + s * 1000).toISOString();
+    const fields = (res: { body: { error?: { code: string; details?: Array<{ field: string }> } } }) => [res.body.error?.code, res.body.error?.details?.map((d) => d.field)];
+    const stored = async () => (await h.http.get(`/api/v1/calls/${id}`).set('X-API-Key', key).expect(200)).body;
+    const untouched = await stored();
+
+    for (const bad of ['2099-12-31T23:59:60Z', '2030-02-30T00:00:00Z', '2030-13-01T00:00:00Z']) {
+      const res = await event(id, { status: 'in_progress', at: bad });
+      expect([bad, res.status, ...fields(res)]).toEqual([bad, 422, 'validation_failed', ['at']]);
+      const tr = await event(id, { status: 'in_progress', transcript: [{ role: 'bot', text: 'Hello.', at: bad }] });
+      expect([bad, tr.status, ...fields(tr)]).toEqual([bad, 422, 'validation_failed', ['transcript.0.at']]);
+    }
+    // Before the call was created (beyond the skew allowance): an impossible time.
+    const early = await event(id, { status: 'in_progress', at: at(-61) });
+    expect([early.status, ...fields(early)]).toEqual([422, 'validation_failed', ['at']]);
+    expect(early.body.error.details[0].message).toMatch(/created/);
+    const earlyLine = await event(id, { status: 'in_progress', at: at(1), transcript: [{ role: 'bot', text: 'Hello.', at: at(-3600) }] });
+    expect([earlyLine.status, ...fields(earlyLine)]).toEqual([422, 'validation_failed', ['transcript.0.at']]);
+    expect(await stored()).toEqual(untouched);
+
+    // A worker's clock a little behind the backend's still reports its call.
+    await event(id, { status: 'in_progress', at: at(-30) }).expect(200);
+    // An end long before the call went live: refused; within the allowance: accepted.
+    const back = await event(id, { status: 'completed', at: at(-95) });
+    expect([back.status, ...fields(back)]).toEqual([422, 'validation_failed', ['at']]);
+    expect((await stored()).status).toBe('in_progress');
+    const done = await event(id, { status: 'completed', at: at(20), end_reason: 'bot_hangup' }).expect(200);
+    expect(done.body).toMatchObject({ status: 'completed', started_at: at(-30), ended_at: at(20) });
+  });
+
   it('stores the SIP status of a call the carrier refused, and refuses impossible ones', async () => {
     const id = await dial();
     await event(id, { status: 'dialing' }).expect(200);
@@ -159,8 +191,12 @@ describe('reading calls', () => {
   });
 
   it('refuses bad filters by name and requires an admin', async () => {
-    const res = await h.http.get('/api/v1/calls').query({ limit: '101', status: 'x', created_after: 'yesterday', color: 'red' }).set('Authorization', auth).expect(422);
-    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['color', 'created_after', 'limit', 'status']);
+    const res = await h.http
+      .get('/api/v1/calls')
+      .query({ limit: '101', status: 'x', created_after: 'yesterday', created_before: '2030-02-30T00:00:00Z', color: 'red' })
+      .set('Authorization', auth)
+      .expect(422);
+    expect(res.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['color', 'created_after', 'created_before', 'limit', 'status']);
     expect((await h.http.get('/api/v1/calls').query({ cursor: 'garbage' }).set('Authorization', auth).expect(422)).body.error.details[0].field).toBe('cursor');
     expect((await h.http.get('/api/v1/calls').set('X-API-Key', key).expect(401)).body.error.code).toBe('unauthorized');
   });

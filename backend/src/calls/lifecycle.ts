@@ -1,12 +1,14 @@
 // The one code path that moves a call through its lifecycle: a worker's event (calls/routes.ts) and the
 // dialler's stale-call sweeper (dialler/sweeper.ts) both go through applyCallMove. Status only moves
-// forward, each move is timestamped, the check and the write hold the call's lock (see locks.ts), and a
-// terminal move releases the capacity reservation; ZREM's result makes that release count exactly once.
+// forward, each move is timestamped (never before the call: checkTimes), the check and the write hold
+// the call's lock (see locks.ts), and a terminal move releases the capacity reservation; ZREM's result
+// makes that release count exactly once.
 import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { CALL_STATUSES, CALL_STATUS_RANK, TERMINAL_CALL_STATUSES, type CallStatus } from '@voice-platform/schemas';
 import { ApiError } from '../errors.js';
+import type { FieldProblem } from '../validate.js';
 import type { Metrics } from '../metrics.js';
 import { COLLECTIONS } from '../stores.js';
 import { releaseSlot } from '../redisScripts.js';
@@ -47,6 +49,32 @@ export interface MoveResult {
 
 export const isTerminal = (s: CallStatus) => TERMINAL_CALL_STATUSES.includes(s);
 
+/** How far the clocks of the machines that report a call (backend, dialler, workers) may disagree: an
+ *  event time up to this much before the call's creation or its last status is skew, not an error. */
+export const CLOCK_SKEW_TOLERANCE_MS = 60_000;
+
+/** A call's times never run backwards: `at` (and each transcript line) not before the call was created,
+ *  a move not before the last status time, each allowing CLOCK_SKEW_TOLERANCE_MS. */
+function checkTimes(current: CallDoc, ev: CallMove): void {
+  const problems: FieldProblem[] = [];
+  const skew = `allowing ${CLOCK_SKEW_TOLERANCE_MS / 1000} s of clock skew`;
+  const created = current.created_at.getTime();
+  const floor = (t: number) => new Date(t - CLOCK_SKEW_TOLERANCE_MS).toISOString();
+  const last = Math.max(created, ...Object.values(current.status_times ?? {}).map((d) => (d as Date).getTime()));
+  const at = ev.at.getTime();
+  if (Number.isNaN(at)) problems.push({ field: 'at', message: 'must be a real date-time' });
+  else if (at < created - CLOCK_SKEW_TOLERANCE_MS) problems.push({ field: 'at', message: `must not be before the call was created (${skew}: not before ${floor(created)})` });
+  else if (current.status !== ev.status && at < last - CLOCK_SKEW_TOLERANCE_MS) {
+    problems.push({ field: 'at', message: `must not be before the call's last status time (${skew}: not before ${floor(last)})` });
+  }
+  ev.transcript?.forEach((line, i) => {
+    const t = line.at.getTime();
+    if (Number.isNaN(t)) problems.push({ field: `transcript.${i}.at`, message: 'must be a real date-time' });
+    else if (t < created - CLOCK_SKEW_TOLERANCE_MS) problems.push({ field: `transcript.${i}.at`, message: `must not be before the call was created (${skew})` });
+  });
+  if (problems.length) throw new ApiError(422, 'validation_failed', 'the request is invalid', problems);
+}
+
 const conflict = (from: CallStatus | undefined, to: CallStatus) =>
   new ApiError(409, 'conflict', `a call cannot move from ${from} to ${to}`, { from, to });
 
@@ -65,6 +93,7 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
   await withDocLock(deps.redis, `call:${id}`, async () => {
     const current = await calls.findOne({ _id: id });
     if (!current) throw new ApiError(404, 'call_not_found', 'call not found');
+    checkTimes(current, ev);
     if (!allowedFrom(current.status)) throw conflict(current.status, ev.status);
     if (current.status !== ev.status) {
       if (isTerminal(current.status) || CALL_STATUS_RANK[ev.status] <= CALL_STATUS_RANK[current.status]) throw conflict(current.status, ev.status);

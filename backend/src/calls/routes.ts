@@ -16,13 +16,13 @@ import {
 import { ApiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
-import { check } from '../validate.js';
+import { check, parseDateTime } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { COLLECTIONS } from '../stores.js';
 import { authenticateAdmin, requireAdmin } from '../auth/admin.js';
 import { authenticateKey } from '../apiKeys/keys.js';
 import { requireWorker } from '../config/worker.js';
-import type { BotDoc } from '../bots/routes.js';
+import { findBot } from '../bots/routes.js';
 import { checkVariables } from '../dialout/variables.js';
 import { applyCallMove } from './lifecycle.js';
 
@@ -113,8 +113,8 @@ function listFilter(ctx: Context): { filter: Filter<CallDoc>; limit: number } {
   for (const [name, op] of [['created_after', '$gt'], ['created_before', '$lt']] as const) {
     const v = one(name);
     if (v === undefined) continue;
-    const d = new Date(v);
-    if (Number.isNaN(d.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(v)) problems.push({ field: name, message: 'must be an RFC 3339 date-time' });
+    const d = parseDateTime(v);
+    if (!d) problems.push({ field: name, message: 'must be an RFC 3339 date-time' });
     else and.push({ created_at: { [op]: d } });
   }
   const limitRaw = one('limit');
@@ -158,7 +158,7 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
 
   router.post('/api/v1/calls', worker, jsonBody(), async (ctx) => {
     const body = check(CallCreate, ctx.request.body);
-    const bot = await svc.db.collection<BotDoc>(COLLECTIONS.bots).findOne({ _id: body.bot_id });
+    const bot = await findBot(svc.db, body.bot_id);
     if (!bot) throw new ApiError(404, 'bot_not_found', 'bot not found');
     if (!bot.active) throw new ApiError(409, 'bot_inactive', 'the bot is not active');
     const variables = body.variables ?? {};

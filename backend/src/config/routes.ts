@@ -4,7 +4,7 @@ import type { RuntimeConfig } from '@voice-platform/schemas';
 import { ApiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { COLLECTIONS } from '../stores.js';
-import type { BotDoc } from '../bots/routes.js';
+import { findBot } from '../bots/routes.js';
 import type { CallDoc } from '../calls/routes.js';
 import { render } from '../bots/templates.js';
 import { requireWorker } from './worker.js';
@@ -20,7 +20,7 @@ export function configRoutes(router: Router, svc: Services): void {
     if (callId !== undefined && (typeof callId !== 'string' || !ID.test(callId))) problems.push({ field: 'call_id', message: 'must be one call id' });
     if (problems.length) throw new ApiError(422, 'validation_failed', 'the request is invalid', problems);
 
-    const bot = await svc.db.collection<BotDoc>(COLLECTIONS.bots).findOne({ _id: botId as string });
+    const bot = await findBot(svc.db, botId as string);
     if (!bot) throw new ApiError(404, 'bot_not_found', 'bot not found');
     if (!bot.active) throw new ApiError(409, 'bot_inactive', 'the bot is not active');
     let call: CallDoc | null = null;

@@ -12,7 +12,7 @@ import { jsonBody } from '../body.js';
 import { COLLECTIONS } from '../stores.js';
 import { releaseSlot, reserveSlot, takeToken } from '../redisScripts.js';
 import { requireApiKey, type KeyPrincipal } from '../apiKeys/keys.js';
-import type { BotDoc } from '../bots/routes.js';
+import { findBot } from '../bots/routes.js';
 import type { CallDoc } from '../calls/routes.js';
 import { checkVariables } from './variables.js';
 import { trunkForDialout } from '../trunks/store.js';
@@ -122,7 +122,7 @@ async function placeCall(
   req: DialoutInput,
   requestId: string,
 ): Promise<DialoutResponse> {
-  const bot = await svc.db.collection<BotDoc>(COLLECTIONS.bots).findOne({ _id: req.bot_id });
+  const bot = await findBot(svc.db, req.bot_id);
   if (!bot) throw new ApiError(404, 'bot_not_found', 'bot not found');
   if (!bot.active) throw new ApiError(409, 'bot_inactive', 'the bot is not active');
   checkVariables(bot.variables, req.variables);

@@ -64,7 +64,9 @@ export class LlmProcessor extends FrameProcessor {
     if (frame.kind === 'say') {
       this.messages.push({ role: 'assistant', content: frame.text });
       this.push({ kind: 'response_start' });
-      for (const s of new SentenceSplitter().push(frame.text + ' ')) this.push({ kind: 'text', text: s });
+      // The whole text is known: what follows the last stop (or all of it, with no stop) is spoken too.
+      const splitter = new SentenceSplitter();
+      for (const s of [...splitter.push(frame.text), ...splitter.flush()]) this.push({ kind: 'text', text: s });
       this.push({ kind: 'response_end', endCall: frame.endCall ?? false });
       return;
     }

@@ -1,5 +1,7 @@
 import { decide, render, ScriptedLlm, similarity } from './scripted.js';
-import { SentenceSplitter, type LlmChunk } from './llm.js';
+import { LlmProcessor, SentenceSplitter, type LlmChunk } from './llm.js';
+import type { Frame } from '../pipeline/frames.js';
+import { Pipeline } from '../pipeline/pipeline.js';
 
 const policy = {
   intents: [
@@ -46,5 +48,21 @@ describe('SentenceSplitter', () => {
     expect(s.push('. How are')).toEqual(['Hello there.']);
     expect(s.push(' you? Fine')).toEqual(['How are you?']);
     expect(s.flush()).toEqual(['Fine']);
+  });
+});
+
+describe('LlmProcessor', () => {
+  it('sends the whole text of a greeting and of a reply to the TTS, with or without a final stop', async () => {
+    const out: Frame[] = [];
+    const p = new Pipeline([new LlmProcessor(new ScriptedLlm({ intents: [], fallback: { reply: 'Sorry {{customer_name}}' } }, vars), '')], {
+      downstream: (f) => out.push(f),
+    });
+    p.push({ kind: 'say', text: 'Hello Sam' });
+    p.push({ kind: 'say', text: 'Hi. How are you' });
+    p.push({ kind: 'transcript', role: 'user', text: 'what', final: true });
+    await p.idle();
+    const texts = out.flatMap((f) => (f.kind === 'text' ? [f.text] : []));
+    expect(texts).toEqual(['Hello Sam', 'Hi.', 'How are you', 'Sorry Sam']);
+    expect(out.filter((f) => f.kind === 'response_end')).toHaveLength(3);
   });
 });
