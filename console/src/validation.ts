@@ -4,7 +4,8 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { ApiKeyCreate, ApiKeyUpdate } from '@voice-platform/schemas/apiKeys.js';
-import { BotCreate, TEMPLATE_PLACEHOLDER, VARIABLE_NAME_PATTERN, type BotCreate as BotCreateT } from '@voice-platform/schemas/bot.js';
+import { BotCreate, VARIABLE_NAME_PATTERN, type BotCreate as BotCreateT } from '@voice-platform/schemas/bot.js';
+import { placeholders } from '@voice-platform/schemas/templates.js';
 import { PHONE_NUMBER_PATTERN } from '@voice-platform/schemas/formats.js';
 import { OutboundTrunkCreate, OutboundTrunkUpdate, TRUNK_ADDRESS_PATTERN } from '@voice-platform/schemas/trunks.js';
 
@@ -129,7 +130,7 @@ function validateApiKeyBody(schema: TSchema, body: { expires_at?: string | null 
   return errors;
 }
 
-const placeholders = (text: string) => [...text.matchAll(TEMPLATE_PLACEHOLDER)].map((m) => m[1] ?? '');
+
 
 /** The bot body against BotCreate, then the backend's template rules (declared once, placeholders declared). */
 export function validateBot(body: BotCreateT): FieldErrors {

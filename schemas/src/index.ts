@@ -16,3 +16,4 @@ export * from './apiKeys.js';
 export * from './voicefleet.js';
 export * from './settings.js';
 export * from './trunks.js';
+export * from './templates.js';

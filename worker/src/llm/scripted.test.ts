@@ -66,3 +66,12 @@ describe('LlmProcessor', () => {
     expect(out.filter((f) => f.kind === 'response_end')).toHaveLength(3);
   });
 });
+
+describe('render', () => {
+  it('uses own properties only: variables named like Object.prototype members render as given or empty', () => {
+    expect(render('Hi {{constructor}}!', {})).toBe('Hi !');
+    expect(render('{{toString}}{{__proto__}}{{hasOwnProperty}}', {})).toBe('');
+    expect(render('Hi {{constructor}}!', { constructor: 'Ada' })).toBe('Hi Ada!');
+    expect(render('{{ name }} owes {{amount}}', { name: 'Sam', amount: '12 EUR' })).toBe('Sam owes 12 EUR');
+  });
+});

@@ -1,7 +1,7 @@
 // The offline `scripted` LLM: the bot's policy picks the reply. The caller's words are matched against
 // each intent's example phrases; the best match above a threshold wins, otherwise the fallback.
 // Replies are rendered with the call's {{variables}}.
-import { TEMPLATE_PLACEHOLDER, type BotPolicy } from '@voice-platform/schemas';
+import { renderTemplate, type BotPolicy } from '@voice-platform/schemas';
 import type { ChatMessage, LlmChunk, LlmProvider } from './llm.js';
 
 const MATCH_THRESHOLD = 0.5;
@@ -33,9 +33,8 @@ export function similarity(utterance: string, example: string): number {
   return (2 * common) / (u.length + e.length);
 }
 
-export function render(template: string, variables: Record<string, string>): string {
-  return template.replace(TEMPLATE_PLACEHOLDER, (_m, name: string) => variables[name] ?? '');
-}
+/** The shared renderer (own properties only: a variable named `constructor` is just a name). */
+export const render = renderTemplate;
 
 export interface ScriptedDecision {
   intent: string | null;
