@@ -31,7 +31,7 @@ export function createMetrics() {
   });
   const callsSwept = new client.Counter({
     name: 'backend_calls_swept_total',
-    help: 'Dial-out calls the dialler failed with end_reason not_claimed (queued past QUEUED_CALL_TIMEOUT_SECONDS)',
+    help: 'Calls the dialler failed because they stayed queued past QUEUED_CALL_TIMEOUT_SECONDS (end_reason not_claimed or not_started)',
     registers: [registry],
   });
   const callsLost = new client.Counter({

@@ -56,7 +56,7 @@ const Call = {
         '`invalid_number` [failed], `sip_error` [failed], `callee_hangup` [completed], `bot_hangup` [completed], `max_duration` [completed]; ' +
         'WebSocket and browser calls also end with `caller_hangup`. Set by the backend: `enqueue_failed` (the job could not be queued), ' +
         '`not_claimed` (status `failed`: the dialler found the dial-out call still `queued` after QUEUED_CALL_TIMEOUT_SECONDS, i.e. no worker ' +
-        'ever claimed its job) and `worker_lost` (status `failed`: the worker running the call died; the callee was hung up).',
+        'ever claimed its job), `not_started` (the same for a WebSocket or browser call its worker recorded but never started) and `worker_lost` (status `failed`: the worker running the call died; the callee was hung up).',
     },
     status_times: { ...CallSchema.properties.status_times, description: 'When each status was reached' },
   },

@@ -83,7 +83,7 @@ describe('calls whose worker was lost', () => {
 });
 
 describe('stale-call sweeper', () => {
-  it('fails only outbound calls queued past the timeout, with not_claimed, and frees each reservation once', async () => {
+  it('fails calls queued past the timeout (dial-outs not_claimed, test calls not_started), and frees each reservation once', async () => {
     const old = await dial();
     const dialing = await dial();
     await event(dialing, { status: 'dialing' }).expect(200);
@@ -94,26 +94,28 @@ describe('stale-call sweeper', () => {
     expect(await reservation(old)).not.toBeNull();
 
     const sweeper = h.sweeper();
-    expect(await sweeper.runOnce()).toBe(1);
+    expect(await sweeper.runOnce()).toBe(2);
     const now = new Date(h.clock.ms).toISOString();
     const failed = await read(old);
     expect(failed).toMatchObject({ status: 'failed', end_reason: 'not_claimed', ended_at: now, started_at: null });
     expect(failed.status_times).toEqual({ queued: failed.created_at, failed: now });
     expect(await reservation(old)).toBeNull();
     expect(await released(h.app.metrics)).toBe(1);
-    expect(await swept(h.app.metrics)).toBe(1);
+    expect(await swept(h.app.metrics)).toBe(2);
 
     expect(await read(young)).toMatchObject({ status: 'queued', ended_at: null, end_reason: null });
     expect(await reservation(young)).not.toBeNull();
     expect(await read(dialing)).toMatchObject({ status: 'dialing', ended_at: null, end_reason: null });
-    expect((await h.db.collection('calls').findOne({ _id: ws as never }))?.status).toBe('queued');
+    // A WebSocket call its worker recorded and never started (the worker died at once) ends too.
+    expect(await h.db.collection('calls').findOne({ _id: ws as never })).toMatchObject({ status: 'failed', end_reason: 'not_started' });
 
     // A second pass finds nothing and releases nothing again.
     expect(await sweeper.runOnce()).toBe(0);
     expect(await released(h.app.metrics)).toBe(1);
-    expect(await swept(h.app.metrics)).toBe(1);
+    expect(await swept(h.app.metrics)).toBe(2);
     const line = h.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'stale queued calls swept');
-    expect(line).toMatchObject({ found: 1, swept: 1, lost_race: 0, call_ids: [old] });
+    expect(line).toMatchObject({ found: 2, swept: 2, lost_race: 0 });
+    expect((line!.call_ids as string[]).sort()).toEqual([old, ws].sort());
     expect(JSON.stringify(line)).not.toContain('+1415');
   });
 

@@ -1,6 +1,7 @@
 // Dialler role: the stale-call sweeper. Two kinds of call would otherwise never end:
 // - a dial-out whose job no worker ever claimed (every worker died after the reservation, or the job was
-//   lost) stays `queued` while its reservation simply expires: failed with end_reason `not_claimed`;
+//   lost) stays `queued` while its reservation simply expires: failed with end_reason `not_claimed`; a
+//   WebSocket or browser call its worker recorded but never started: failed with `not_started`;
 // - a call whose worker died mid-call (SIGKILL, OOM, node lost): its lease (CALL_LEASES_KEY, renewed by
 //   the worker's heartbeat) expires; the call is failed with `worker_lost` and its LiveKit room deleted,
 //   which hangs up the callee. Nothing waits for the worker to come back.
@@ -16,6 +17,8 @@ import type { CallDoc } from '../calls/routes.js';
 import { CALL_LEASES_KEY } from '@voice-platform/schemas';
 
 export const NOT_CLAIMED = 'not_claimed';
+/** A WebSocket or browser call recorded by a worker that never started it (the worker died at once). */
+export const NOT_STARTED = 'not_started';
 export const WORKER_LOST = 'worker_lost';
 const DEFAULT_BATCH_SIZE = 100;
 
@@ -89,16 +92,16 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
     const cutoff = new Date(started - timeoutMs);
     // Served by the {status, created_at} index; oldest first so a backlog drains in order.
     const stale = await calls
-      .find({ status: 'queued', created_at: { $lt: cutoff }, direction: 'outbound' }, { projection: { _id: 1 } })
+      .find({ status: 'queued', created_at: { $lt: cutoff } }, { projection: { _id: 1, direction: 1 } })
       .sort({ created_at: 1 })
       .limit(batchSize)
       .toArray();
     let swept = 0;
     let lost = 0;
     const sweptIds: string[] = [];
-    for (const { _id: id } of stale) {
+    for (const { _id: id, direction } of stale) {
       try {
-        const res = await applyCallMove(lifecycle, deps.metrics, id, { status: 'failed', end_reason: NOT_CLAIMED, at: new Date(clock()) }, {
+        const res = await applyCallMove(lifecycle, deps.metrics, id, { status: 'failed', end_reason: direction === 'outbound' ? NOT_CLAIMED : NOT_STARTED, at: new Date(clock()) }, {
           onlyFrom: ['queued'],
           logContext: { by: 'sweeper' },
         });
