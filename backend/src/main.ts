@@ -46,9 +46,9 @@ async function main(): Promise<void> {
   const sweeper = settings.roles.includes('dialler') ? createSweeper({ ...deps, metrics: app.metrics }) : null;
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve) => server.listen(settings.PORT, resolve));
+  await new Promise<void>((resolve) => server.listen(settings.PORT, settings.HOST, resolve));
   const address = server.address();
-  logger.info({ port: typeof address === 'object' && address ? address.port : settings.PORT, version: VERSION, roles: settings.roles }, 'backend listening');
+  logger.info({ host: settings.HOST, port: typeof address === 'object' && address ? address.port : settings.PORT, version: VERSION, roles: settings.roles }, 'backend listening');
   sweeper?.start();
 
   let closing = false;

@@ -9,6 +9,8 @@ export type Role = (typeof ROLES)[number];
 
 export const SettingsSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  /** Address to listen on: every interface in a container; `make up` and the tests use 127.0.0.1. */
+  HOST: Type.String({ pattern: '^[0-9A-Fa-f.:]+$|^localhost$', default: '0.0.0.0' }),
   MONGODB_URI: Type.String({ pattern: '^mongodb(\\+srv)?://', default: 'mongodb://127.0.0.1:27017/' }),
   MONGODB_DB: Type.String({ pattern: '^[A-Za-z0-9_-]{1,63}$', default: 'voice_platform' }),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),

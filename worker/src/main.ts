@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     process.exit(3);
   }
   const worker = createWorker({ settings, logger, redis, blockingRedis, version: VERSION });
-  await worker.listen(settings.PORT);
+  await worker.listen(settings.PORT, settings.HOST);
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -11,6 +11,8 @@ export const SettingsSchema = Type.Object({
   SERVICE_CONFIG_URL: Type.String({ pattern: '^https?://[^\\s]+$', description: 'required: the backend config URL, e.g. http://127.0.0.1:8080/api/v1/config' }),
   WORKER_AUTH_TOKEN: Type.String({ minLength: 16, description: 'required; the backend worker token' }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8000 }),
+  /** Address to listen on: every interface in a container; `make up` and the tests use 127.0.0.1. */
+  HOST: Type.String({ pattern: '^[0-9A-Fa-f.:]+$|^localhost$', default: '0.0.0.0' }),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
   STORAGE_ENDPOINT: Type.String({ pattern: '^[^\\s/:]+(:[0-9]{1,5})?$', default: '127.0.0.1:9000' }),
   STORAGE_ACCESS_KEY: Type.String({ default: '' }),

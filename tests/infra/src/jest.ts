@@ -8,6 +8,8 @@ type Holder = { [KEY]?: TestEnv };
 
 export function jestGlobalSetup(names: ServiceName[]): () => Promise<void> {
   return async () => {
+    // The platform's own processes a suite starts listen on loopback only, like every service here.
+    process.env.HOST ??= '127.0.0.1';
     const env = await startTestEnv(names);
     (globalThis as Holder)[KEY] = env;
     Object.assign(process.env, env.env);

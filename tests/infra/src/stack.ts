@@ -65,6 +65,7 @@ function appEnv(settings: Record<string, string>, port: number): NodeJS.ProcessE
     ...process.env,
     ...settings,
     PORT: String(port),
+    HOST: '127.0.0.1',
     MONGODB_URI: `mongodb://127.0.0.1:${p.ferretdb}/`,
     REDIS_URL: `redis://127.0.0.1:${p.redis}`,
     STORAGE_ENDPOINT: `127.0.0.1:${p.minio}`,
