@@ -38,6 +38,18 @@ async function main(): Promise<void> {
     process.stderr.write('worker: redis is unreachable; check REDIS_URL\n');
     process.exit(3);
   }
+  // rtc-node 1.1 can throw "trying to drop an invalid handle" from a finalizer, outside any call, after a
+  // failed room join (seen under load). It concerns a handle already gone: log it and keep the other
+  // calls running. Anything else uncaught still ends the process, as it would by default.
+  process.on('uncaughtException', (err: Error & { code?: string }) => {
+    if (err?.message === 'trying to drop an invalid handle') {
+      logger.warn({ err: err.message, code: err.code }, 'rtc-node released a handle twice; ignored');
+      return;
+    }
+    logger.fatal({ err: err instanceof Error ? err.name : 'unknown' }, 'uncaught exception');
+    process.stderr.write(`worker: uncaught exception: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.exit(1);
+  });
   const worker = createWorker({ settings, logger, redis, blockingRedis, version: VERSION });
   await worker.listen(settings.PORT, settings.HOST);
 

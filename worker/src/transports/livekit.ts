@@ -15,7 +15,6 @@ import {
   TrackKind,
   TrackPublishOptions,
   TrackSource,
-  type RemoteParticipant,
   type RemoteTrack,
 } from '@livekit/rtc-node';
 import { AccessToken, RoomServiceClient, SipClient } from 'livekit-server-sdk';
@@ -53,6 +52,21 @@ export class LiveKitDialer implements TelephonyDialer {
     return at.toJwt();
   }
 
+  /**
+   * Joins the room. rtc-node 1.1 sometimes loses the connect's own handle on a loaded machine
+   * ("handle not found"): one more attempt, on a fresh Room, is enough.
+   */
+  private async connect(room: Room, name: string, log: Logger): Promise<void> {
+    const token = await this.token(name);
+    try {
+      await room.connect(this.opts.url, token, { autoSubscribe: true, dynacast: false });
+    } catch (err) {
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'joining the room failed; retrying once');
+      await room.disconnect().catch(() => undefined);
+      await room.connect(this.opts.url, token, { autoSubscribe: true, dynacast: false });
+    }
+  }
+
   /** Deletes a call's room (hangs up everyone in it); one already gone is fine. */
   async deleteRoom(name: string): Promise<void> {
     try {
@@ -79,44 +93,46 @@ export class LiveKitDialer implements TelephonyDialer {
       await source.close().catch(() => undefined);
     };
     try {
-      await room.connect(this.opts.url, await this.token(req.callId), { autoSubscribe: true, dynacast: false });
+      await this.connect(room, req.callId, log);
       const track = LocalAudioTrack.createAudioTrack('bot-voice', source);
       await room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
+      // Built before dialing: the callee's track and hang-up may come at any moment after the answer.
+      const transport = new LiveKitTransport(room, source, this.opts.sampleRate, cleanup, log);
 
-      // The callee's audio track arrives once the call is answered; wait for it (or the participant leaving).
+      // livekit-sip reports progress in the callee participant's `sip.callStatus` attribute.
       let ringing = false;
+      let markActive!: () => void;
+      const active = new Promise<void>((resolve) => (markActive = resolve));
       const onAttributes = (changed: Record<string, string>, p: { identity: string }) => {
-        if (p.identity !== CALLEE_IDENTITY || ringing) return;
-        if (changed[SIP_STATUS_ATTRIBUTE] === 'ringing') {
+        if (p.identity !== CALLEE_IDENTITY) return;
+        const status = changed[SIP_STATUS_ATTRIBUTE];
+        if (status === 'ringing' && !ringing) {
           ringing = true;
           req.onRinging();
         }
+        if (status === 'active') markActive();
       };
       room.on(RoomEvent.ParticipantAttributesChanged, onAttributes);
-      const calleeTrack = new Promise<{ track: RemoteTrack; participant: RemoteParticipant }>((resolve) => {
-        room.on(RoomEvent.TrackSubscribed, (t, _pub, p) => {
-          if (p.identity === CALLEE_IDENTITY && t.kind === TrackKind.KIND_AUDIO) resolve({ track: t, participant: p });
-        });
-      });
 
       const aborted = new Promise<never>((_, reject) => {
         const onAbort = () => reject(new DialError({ status: 'failed', reason: 'dial_failed', sipStatusCode: null }, 'dialing was aborted'));
         if (req.signal.aborted) onAbort();
         req.signal.addEventListener('abort', onAbort, { once: true });
       });
+      const created = this.sip.createSipParticipant(req.sipTrunkId, req.toNumber, req.callId, {
+        participantIdentity: CALLEE_IDENTITY,
+        participantName: 'callee',
+        fromNumber: req.fromNumber,
+        waitUntilAnswered: true,
+        ringingTimeout: this.opts.ringingTimeoutSeconds,
+        // The request itself outlives the ringing by a margin: LiveKit answers with the outcome.
+        timeout: this.opts.ringingTimeoutSeconds + 15,
+      });
       try {
-        await Promise.race([
-          this.sip.createSipParticipant(req.sipTrunkId, req.toNumber, req.callId, {
-            participantIdentity: CALLEE_IDENTITY,
-            participantName: 'callee',
-            fromNumber: req.fromNumber,
-            waitUntilAnswered: true,
-            ringingTimeout: this.opts.ringingTimeoutSeconds,
-            // The request itself outlives the ringing by a margin: LiveKit answers with the outcome.
-            timeout: this.opts.ringingTimeoutSeconds + 15,
-          }),
-          aborted,
-        ]);
+        // Answered: whichever says so first, the attribute (over the room's signalling, the sooner under
+        // load) or the API's reply. A failure after the answer is no longer the dial's to report.
+        await Promise.race([created, active, aborted]);
+        created.catch(() => undefined);
       } catch (err) {
         if (err instanceof DialError) throw err;
         const e = err as { sipStatusCode?: number; metadata?: Record<string, string>; message?: string; status?: number };
@@ -131,21 +147,8 @@ export class LiveKitDialer implements TelephonyDialer {
       } finally {
         room.off(RoomEvent.ParticipantAttributesChanged, onAttributes);
       }
-      // Answered: the callee's track follows within moments (or the callee hung up at once).
-      let answerTimer: NodeJS.Timeout | undefined;
-      const callee = await Promise.race([
-        calleeTrack,
-        aborted,
-        new Promise<null>((resolve) => {
-          answerTimer = setTimeout(() => resolve(null), 10_000);
-          room.once(RoomEvent.ParticipantDisconnected, (p) => {
-            if (p.identity === CALLEE_IDENTITY) resolve(null);
-          });
-        }),
-      ]).finally(() => clearTimeout(answerTimer));
-      if (!callee) throw new DialError({ status: 'failed', reason: 'sip_error', sipStatusCode: null }, 'the callee answered but sent no audio');
       log.info({ to: req.toNumber.slice(0, -4) + '****' }, 'callee answered');
-      return new LiveKitTransport(room, source, callee.track, this.opts.sampleRate, cleanup, log);
+      return transport;
     } catch (err) {
       await cleanup();
       if (err instanceof DialError) throw err;
@@ -161,17 +164,27 @@ export class LiveKitTransport implements CallTransport {
   private handlers: TransportHandlers | null = null;
   private hungUp: string | null = null;
   private closed = false;
+  private calleeTrack: RemoteTrack | null = null;
   private stream: AudioStream | null = null;
   private readonly encoder = new TextEncoder();
 
   constructor(
     private readonly room: Room,
     private readonly source: AudioSource,
-    private readonly calleeTrack: RemoteTrack,
     private readonly sampleRate: number,
     private readonly cleanup: () => Promise<void>,
     private readonly log: Logger,
   ) {
+    // The callee's audio may be subscribed before or after the call starts: listen from the start.
+    for (const p of room.remoteParticipants.values()) {
+      for (const pub of p.trackPublications.values()) if (p.identity === CALLEE_IDENTITY && pub.track?.kind === TrackKind.KIND_AUDIO) this.calleeTrack = pub.track;
+    }
+    room.on(RoomEvent.TrackSubscribed, (t, _pub, p) => {
+      if (p.identity !== CALLEE_IDENTITY || t.kind !== TrackKind.KIND_AUDIO || this.calleeTrack) return;
+      this.calleeTrack = t;
+      // Not from inside rtc-node's event dispatch: a stream opened there can miss its first frames for good.
+      setImmediate(() => this.listen());
+    });
     room.on(RoomEvent.ParticipantDisconnected, (p) => {
       if (p.identity === CALLEE_IDENTITY || p.kind === ParticipantKind.SIP) this.hangup('callee_hangup');
     });
@@ -184,6 +197,12 @@ export class LiveKitTransport implements CallTransport {
       handlers.onHangup(this.hungUp);
       return;
     }
+    this.listen();
+  }
+
+  /** Starts reading the callee's audio once both the call and the track are there. */
+  private listen(): void {
+    if (!this.handlers || !this.calleeTrack || this.stream || this.closed) return;
     this.stream = new AudioStream(this.calleeTrack, { sampleRate: this.sampleRate, numChannels: 1 });
     void this.pump(this.stream);
   }
