@@ -39,6 +39,8 @@ export class LiveKitDialer implements TelephonyDialer {
   readonly name = 'livekit';
   private readonly rooms: RoomServiceClient;
   private readonly sip: SipClient;
+  /** Room joins one at a time: rtc-node 1.1 loses handles when many connect at once (see connect). */
+  private joining: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly opts: LiveKitOptions) {
     const host = opts.url.replace(/^ws/, 'http');
@@ -53,10 +55,17 @@ export class LiveKitDialer implements TelephonyDialer {
   }
 
   /**
-   * Joins the room. rtc-node 1.1 sometimes loses the connect's own handle on a loaded machine
-   * ("handle not found"): one more attempt, on a fresh Room, is enough.
+   * Joins the room. rtc-node 1.1 sometimes loses the connect's own handle when rooms connect at once on
+   * a loaded machine ("handle not found" on ReadyForRoomEvent): joins are serialised (one takes tens of
+   * milliseconds), and a failed one is tried once more.
    */
   private async connect(room: Room, name: string, log: Logger): Promise<void> {
+    const turn = this.joining.then(() => this.join(room, name, log));
+    this.joining = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async join(room: Room, name: string, log: Logger): Promise<void> {
     const token = await this.token(name);
     try {
       await room.connect(this.opts.url, token, { autoSubscribe: true, dynacast: false });
