@@ -37,3 +37,24 @@ describe('settings: roles and sweeper', () => {
     expect(problems({ SWEEP_INTERVAL_SECONDS: '0' })).toEqual([expect.stringContaining('SWEEP_INTERVAL_SECONDS')]);
   });
 });
+
+describe('settings: the example secrets of .env.example', () => {
+  const example = {
+    JWT_SECRET: 'local-dev-jwt-secret-change-me-0123456789',
+    WORKER_AUTH_TOKEN: 'local-dev-worker-token-change-me-0123456789',
+    ADMIN_EMAIL: 'admin@example.com',
+    ADMIN_PASSWORD: 'admin-password-change-me',
+  };
+  it('are refused outside local development, each named, never echoed', () => {
+    const found = problems(example);
+    expect(found).toHaveLength(3);
+    for (const [i, name] of ['JWT_SECRET', 'WORKER_AUTH_TOKEN', 'ADMIN_PASSWORD'].entries()) {
+      expect(found[i]).toMatch(new RegExp(`^${name} is the example value from \\.env\\.example`));
+    }
+    expect(found.join(' ')).not.toContain('change-me-0123');
+    expect(problems({ ...example, LOCAL_DEVELOPMENT: 'false' })).toHaveLength(3);
+  });
+  it('are accepted with LOCAL_DEVELOPMENT=true (make up)', () => {
+    expect(problems({ ...example, LOCAL_DEVELOPMENT: 'true' })).toEqual([]);
+  });
+});

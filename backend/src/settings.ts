@@ -1,6 +1,6 @@
 // Backend settings: one schema, read once at boot; every missing or bad setting is reported at once.
 import { Type, type Static } from '@sinclair/typebox';
-import { parseSettings, SettingsError } from '@voice-platform/schemas';
+import { parseSettings, refuseExampleSecrets, SettingsError } from '@voice-platform/schemas';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 /** Roles of one backend process (DESIGN.md §1): `api` serves HTTP, `dialler` runs the dial-out housekeeping. */
@@ -40,6 +40,8 @@ export const SettingsSchema = Type.Object({
   LIVEKIT_URL: Type.Optional(Type.String({ pattern: '^(wss?|https?)://[^\\s]+$' })),
   LIVEKIT_API_KEY: Type.Optional(Type.String({ minLength: 3, maxLength: 200 })),
   LIVEKIT_API_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'at least 32 characters' })),
+  /** A developer machine: the example secrets of .env.example are accepted (never set it in production). */
+  LOCAL_DEVELOPMENT: Type.Boolean({ default: false }),
   /** LiveKit API calls (trunk mirroring, room deletion). */
   LIVEKIT_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000 }),
 });
@@ -67,6 +69,7 @@ export function loadSettings(env: NodeJS.ProcessEnv | Record<string, string | un
   if (typeof timeoutS === 'number' && typeof ttlS === 'number' && !problems.has('QUEUED_CALL_TIMEOUT_SECONDS') && !problems.has('RESERVATION_TTL_SECONDS') && timeoutS <= ttlS) {
     problems.set('QUEUED_CALL_TIMEOUT_SECONDS', `QUEUED_CALL_TIMEOUT_SECONDS must be greater than RESERVATION_TTL_SECONDS (got ${timeoutS} <= ${ttlS})`);
   }
+  refuseExampleSecrets(env, ['JWT_SECRET', 'WORKER_AUTH_TOKEN', 'ADMIN_PASSWORD', 'LIVEKIT_API_SECRET'], problems);
   const lk = (['LIVEKIT_URL', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET'] as const).filter((n) => env[n]);
   if (lk.length && lk.length < 3) {
     for (const n of ['LIVEKIT_URL', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET'] as const) {

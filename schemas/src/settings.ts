@@ -69,3 +69,20 @@ export function parseSettings<T extends TObject>(schema: T, env: Record<string, 
     },
   };
 }
+
+/** The local-development flag: `.env.example` sets it for `make up`; production never does. */
+export const LOCAL_DEVELOPMENT = 'LOCAL_DEVELOPMENT';
+
+/**
+ * The example secrets of `.env.example` (every one says `change-me`) are public: a part refuses to boot
+ * with any of them unless LOCAL_DEVELOPMENT=true. Adds one problem per such setting, naming it only.
+ */
+export function refuseExampleSecrets(env: Record<string, string | undefined>, names: readonly string[], problems: Map<string, string>): void {
+  if (/^(1|true|yes)$/i.test(env[LOCAL_DEVELOPMENT]?.trim() ?? '')) return;
+  for (const name of names) {
+    if (problems.has(name)) continue;
+    if (/change-?me/i.test(env[name] ?? '')) {
+      problems.set(name, `${name} is the example value from .env.example; set a secret of your own (or LOCAL_DEVELOPMENT=true on a developer machine)`);
+    }
+  }
+}

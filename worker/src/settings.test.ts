@@ -30,3 +30,19 @@ describe('worker settings', () => {
     expect([s.MAX_CONCURRENT_CALLS, s.STORAGE_SECURE, s.AUDIO_SAMPLE_RATE]).toEqual([5, true, 24000]);
   });
 });
+
+describe('worker settings: the example secrets of .env.example', () => {
+  const example = { ...good, WORKER_AUTH_TOKEN: 'local-dev-worker-token-change-me-0123456789', LIVEKIT_API_SECRET: 'vp-dev-livekit-secret-change-me-0123456789abcdef' };
+  it('are refused outside local development and accepted with LOCAL_DEVELOPMENT=true', () => {
+    expect(() => loadSettings(example)).toThrow(SettingsError);
+    try {
+      loadSettings(example);
+    } catch (err) {
+      expect((err as SettingsError).problems).toEqual([
+        expect.stringMatching(/^WORKER_AUTH_TOKEN is the example value/),
+        expect.stringMatching(/^LIVEKIT_API_SECRET is the example value/),
+      ]);
+    }
+    expect(loadSettings({ ...example, LOCAL_DEVELOPMENT: 'true' }).LOCAL_DEVELOPMENT).toBe(true);
+  });
+});

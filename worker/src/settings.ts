@@ -2,7 +2,7 @@
 // the worker refuses to boot.
 import { hostname, tmpdir } from 'node:os';
 import { Type, type Static } from '@sinclair/typebox';
-import { parseSettings, SettingsError } from '@voice-platform/schemas';
+import { parseSettings, refuseExampleSecrets, SettingsError } from '@voice-platform/schemas';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 const bool = (def: boolean) => Type.Boolean({ default: def });
@@ -44,6 +44,8 @@ export const SettingsSchema = Type.Object({
   LIVEKIT_API_SECRET: Type.String({ default: '' }),
   /** How long a dialled phone may ring before the call ends `no_answer`. */
   RINGING_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, maximum: 300, default: 30 }),
+  /** A developer machine: the example secrets of .env.example are accepted (never set it in production). */
+  LOCAL_DEVELOPMENT: Type.Boolean({ default: false }),
   OPENAI_API_KEY: Type.String({ default: '' }),
   OPENAI_BASE_URL: Type.String({ pattern: '^https?://', default: 'https://api.openai.com/v1' }),
   DEEPGRAM_API_KEY: Type.String({ default: '' }),
@@ -67,6 +69,7 @@ export { SettingsError };
 
 export function loadSettings(env: Record<string, string | undefined>): Settings {
   const parsed = parseSettings(SettingsSchema, { ...env, LOG_LEVEL: env.LOG_LEVEL?.toLowerCase() }, { secret: SECRET });
+  refuseExampleSecrets(env, ['WORKER_AUTH_TOKEN', 'LIVEKIT_API_SECRET', 'STORAGE_SECRET_KEY'], parsed.problems);
   parsed.check();
   return parsed.value;
 }

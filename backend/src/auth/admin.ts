@@ -50,6 +50,8 @@ export async function authenticateAdmin(svc: Services, ctx: Context): Promise<Ad
   try {
     const payload = jwt.verify(token, svc.settings.JWT_SECRET, { algorithms: [svc.settings.JWT_ALGORITHM], clockTimestamp: Math.floor(svc.clock() / 1000) });
     if (typeof payload !== 'object' || typeof payload.sub !== 'string') throw new Error('no subject');
+    // Our tokens always carry both; one without an expiry would be valid for life.
+    if (typeof payload.exp !== 'number' || typeof payload.iat !== 'number') throw new Error('no expiry');
     sub = payload.sub;
   } catch (err) {
     if (err instanceof jwt.TokenExpiredError) throw new ApiError(401, 'token_expired', 'the admin token has expired');

@@ -44,7 +44,10 @@ describe('admin auth', () => {
     const now = Math.floor(h.clock.ms / 1000);
     const forged = jwt.sign({ sub: user!._id, iat: now, exp: now + 60 }, 'some-other-secret-0123456789-0123456789');
     const otherAlg = jwt.sign({ sub: user!._id, iat: now, exp: now + 60 }, JWT_SECRET, { algorithm: 'HS512' });
-    for (const token of [forged, otherAlg, 'garbage']) {
+    // Rightly signed, but never expiring: a token without `exp` would be a key for life.
+    const forever = jwt.sign({ sub: user!._id, iat: now }, JWT_SECRET);
+    const noIat = jwt.sign({ sub: user!._id, exp: now + 60 }, JWT_SECRET, { noTimestamp: true });
+    for (const token of [forged, otherAlg, forever, noIat, 'garbage']) {
       expect((await h.http.get('/api/v1/auth/me').set('Authorization', `Bearer ${token}`).expect(401)).body.error.code).toBe('unauthorized');
     }
     expect((await h.http.get('/api/v1/auth/me').expect(401)).body.error.code).toBe('unauthorized');

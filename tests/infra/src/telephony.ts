@@ -2,6 +2,7 @@
 // and the local test phone (sipp as a SIP callee with "magic" numbers). Everything on 127.0.0.1,
 // except livekit-sip's RTP sockets, which its source binds to every address (no setting).
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { binary } from './versions.js';
@@ -44,9 +45,9 @@ abstract class Procs {
   }
 }
 
-/** Local development keys; `make up` and tests only (the backend refuses them outside development). */
+/** The tests' key pair: the key is fixed, the secret new for every test environment. */
 export const LIVEKIT_DEV_KEY = 'vp-dev-key';
-export const LIVEKIT_DEV_SECRET = 'vp-dev-secret-0123456789abcdef0123456789abcdef';
+export const LIVEKIT_DEV_SECRET = randomBytes(24).toString('hex');
 
 /**
  * livekit-server + livekit-sip, and a Redis of their own (SIP needs one; keeping it apart means
