@@ -233,7 +233,8 @@ function entries(settings: Record<string, string>): StackEntry[] {
       name: 'worker',
       port: p.worker,
       url: `http://127.0.0.1:${p.worker}`,
-      create: async () => nodeApp('worker', appEnv(settings, p.worker), p.worker, dir('worker')),
+      // As in its image: rtc-node logs at debug level to stdout otherwise.
+      create: async () => nodeApp('worker', { ...appEnv(settings, p.worker), NODE_ENV: 'production' }, p.worker, dir('worker')),
       healthy: async () => (await fetch(`http://127.0.0.1:${p.worker}/health`)).status === 200,
     },
     {

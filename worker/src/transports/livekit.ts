@@ -212,7 +212,8 @@ export class LiveKitTransport implements CallTransport {
   /** Starts reading the callee's audio once both the call and the track are there. */
   private listen(): void {
     if (!this.handlers || !this.calleeTrack || this.stream || this.closed) return;
-    this.stream = new AudioStream(this.calleeTrack, { sampleRate: this.sampleRate, numChannels: 1 });
+    // 20 ms frames: half the FFI events of the default 10 ms, the pipeline's own frame size.
+    this.stream = new AudioStream(this.calleeTrack, { sampleRate: this.sampleRate, numChannels: 1, frameSizeMs: 20 });
     void this.pump(this.stream);
   }
 
