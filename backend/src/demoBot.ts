@@ -2,7 +2,7 @@
 // the scripted policy).
 import { MongoServerError, type Db } from 'mongodb';
 import type { BotCreate } from '@voice-platform/schemas';
-import { newBotDoc, type BotDoc } from './bots/routes.js';
+import { newBotDoc, type BotDoc, stored } from './bots/routes.js';
 import { COLLECTIONS } from './stores.js';
 
 export const DEMO_BOT_ID = 'demo-bot';
@@ -30,7 +30,7 @@ export const DEMO_BOT: BotCreate = {
  *  insert, not an upsert with $setOnInsert: FerretDB's upsert drops the empty `tools: []`. */
 export async function seedDemoBot(db: Db, now: Date): Promise<'created' | 'unchanged'> {
   try {
-    await db.collection<BotDoc>(COLLECTIONS.bots).insertOne(newBotDoc(DEMO_BOT, now, DEMO_BOT_ID));
+    await db.collection<BotDoc>(COLLECTIONS.bots).insertOne(stored(newBotDoc(DEMO_BOT, now, DEMO_BOT_ID)));
     return 'created';
   } catch (err) {
     if (err instanceof MongoServerError && err.code === 11000) return 'unchanged';

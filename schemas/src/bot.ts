@@ -54,7 +54,11 @@ export const BotTool = Type.Object(
   {
     name: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }),
     description: Type.String({ maxLength: 1000, default: '' }),
-    parameters: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    parameters: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description: 'the arguments\' JSON Schema, stored as given (any keys); at most 32 levels of nesting (deeper → 422 validation_failed)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

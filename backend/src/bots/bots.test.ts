@@ -153,3 +153,45 @@ describe('every stored bot comes back in the documented shape', () => {
     expect(doc).toMatchObject({ tools: [], turn_detection: { end_of_turn_silence_ms: 900 }, max_call_seconds: 120 });
   });
 });
+
+describe('tool parameters are the user\'s JSON Schema', () => {
+  const nest = (levels: number): Record<string, unknown> => {
+    let v: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < levels; i++) v = { properties: v };
+    return v;
+  };
+
+  it('stores any keys (NUL, $-prefixed, dotted) and nested arrays exactly, and serves them to the worker', async () => {
+    const parameters = {
+      type: 'object',
+      $defs: { amount: { type: 'number' } },
+      properties: { 'a.b': { $ref: '#/$defs/amount' }, 'nul\u0000key': { type: 'string' }, $weird: { enum: [[1, [2, [3]]], null] } },
+    };
+    const res = await h.http.post('/api/v1/bots').set('Authorization', auth).send({ name: 'tools', tools: [{ name: 'lookup', description: 'x', parameters }] }).expect(201);
+    expect(res.body.tools[0].parameters).toEqual(parameters);
+    const read = await h.http.get(`/api/v1/bots/${res.body.id}`).set('Authorization', auth).expect(200);
+    expect(read.body.tools[0].parameters).toEqual(parameters);
+    const cfg = await h.http.get(`/api/v1/config?bot_id=${res.body.id}`).set('Authorization', `Bearer ${WORKER_TOKEN}`).expect(200);
+    expect(cfg.body.bot.tools[0].parameters).toEqual(parameters);
+    // An edit of another field keeps them; an edit of the tools replaces them.
+    await h.http.patch(`/api/v1/bots/${res.body.id}`).set('Authorization', auth).send({ name: 'tools 2' }).expect(200);
+    expect((await h.http.get(`/api/v1/bots/${res.body.id}`).set('Authorization', auth)).body.tools[0].parameters).toEqual(parameters);
+  });
+
+  it(`refuses parameters nesting deeper than 32 levels with 422, on create and on edit, storing nothing`, async () => {
+    const before = await h.db.collection('bots').countDocuments();
+    for (const levels of [32, 500, 5000]) {
+      // Written as text: a 5,000-level object overflows the test's own JSON.stringify (and must fit 64 KiB).
+      const deep = '{"a":'.repeat(levels) + '{"type":"string"}' + '}'.repeat(levels);
+      const body = `{"name":"deep","tools":[{"name":"deep","description":"d","parameters":${deep}}]}`;
+      const res = await h.http.post('/api/v1/bots').set('Authorization', auth).set('Content-Type', 'application/json').send(body);
+      expect([levels, res.status]).toEqual([levels, 422]);
+      expect(res.body.error).toMatchObject({ code: 'validation_failed', details: [{ field: 'tools.0.parameters', message: 'nests deeper than 32 levels' }] });
+    }
+    expect(await h.db.collection('bots').countDocuments()).toBe(before);
+    const ok = await h.http.post('/api/v1/bots').set('Authorization', auth).send({ name: 'shallow', tools: [{ name: 'ok', description: 'd', parameters: nest(30) }] }).expect(201);
+    const edit = await h.http.patch(`/api/v1/bots/${ok.body.id}`).set('Authorization', auth).send({ tools: [{ name: 'deep', description: 'd', parameters: nest(40) }] }).expect(422);
+    expect(edit.body.error.details).toEqual([{ field: 'tools.0.parameters', message: 'nests deeper than 32 levels' }]);
+    expect((await h.http.get(`/api/v1/bots/${ok.body.id}`).set('Authorization', auth)).body.tools[0].name).toBe('ok');
+  });
+});

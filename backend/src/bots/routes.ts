@@ -2,7 +2,7 @@
 // placeholder nobody is asked to provide.
 import { ObjectId, type Db } from 'mongodb';
 import type { Router } from '@koa/router';
-import { BOT_DEFAULTS, BotCreate, BotUpdate, type Bot, type BotCreate as BotCreateT } from '@voice-platform/schemas';
+import { BOT_DEFAULTS, BotCreate, BotUpdate, type Bot, type BotCreate as BotCreateT, type BotTool } from '@voice-platform/schemas';
 import { ApiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { check, type FieldProblem } from '../validate.js';
@@ -18,7 +18,47 @@ export type BotDoc = Omit<Bot, 'id' | 'created_at' | 'updated_at'> & { _id: stri
  *  (migrate on read; stores.ts migrateBots also writes them once at boot). */
 export function readBot(doc: BotDoc): BotDoc {
   const { _id, created_at, updated_at, ...rest } = doc;
-  return { _id, ...withDefaults(rest), created_at, updated_at: updated_at ?? created_at };
+  const fields = withDefaults(rest);
+  return { _id, ...fields, tools: fields.tools.map(openTool), created_at, updated_at: updated_at ?? created_at };
+}
+
+/** Deepest nesting a tool's `parameters` may have (a JSON Schema of a function's arguments needs a few levels). */
+export const MAX_TOOL_PARAMETERS_DEPTH = 32;
+
+type StoredTool = Omit<BotTool, 'parameters'> & { parameters?: Record<string, unknown>; parameters_json?: string };
+
+/** A tool's `parameters` is the user's JSON Schema: stored as JSON text, so any key ($ref, dots, NUL) survives BSON. */
+function sealTool(t: BotTool): StoredTool {
+  const { parameters, ...rest } = t;
+  return parameters === undefined ? rest : { ...rest, parameters_json: JSON.stringify(parameters) };
+}
+
+function openTool(t: StoredTool): BotTool {
+  const { parameters_json, ...rest } = t;
+  return parameters_json === undefined ? (rest as BotTool) : { ...rest, parameters: JSON.parse(parameters_json) as Record<string, unknown> };
+}
+
+/** The document as stored (see sealTool). */
+export function stored<T extends { tools: BotTool[] }>(doc: T): T {
+  return { ...doc, tools: doc.tools.map(sealTool) as unknown as BotTool[] };
+}
+
+/** True when `v` nests objects or arrays more than `limit` levels deep; never walks below the limit. */
+function tooDeep(v: unknown, limit: number, level = 1): boolean {
+  if (v === null || typeof v !== 'object') return false;
+  if (level > limit) return true;
+  for (const x of Array.isArray(v) ? v : Object.values(v)) if (tooDeep(x, limit, level + 1)) return true;
+  return false;
+}
+
+function checkTools(tools: BotTool[]): void {
+  const problems: FieldProblem[] = [];
+  tools.forEach((t, i) => {
+    if (t.parameters !== undefined && tooDeep(t.parameters, MAX_TOOL_PARAMETERS_DEPTH)) {
+      problems.push({ field: `tools.${i}.parameters`, message: `nests deeper than ${MAX_TOOL_PARAMETERS_DEPTH} levels` });
+    }
+  });
+  if (problems.length) throw new ApiError(422, 'validation_failed', 'the bot is invalid', problems);
 }
 
 /** One bot by id, in the documented shape (see readBot), or null. */
@@ -70,6 +110,7 @@ function withDefaults(body: BotCreateT) {
 export function newBotDoc(body: BotCreateT, now: Date, id = new ObjectId().toHexString()): BotDoc {
   const fields = withDefaults(check(BotCreate, body));
   checkTemplates(fields);
+  checkTools(fields.tools);
   return { _id: id, ...fields, created_at: now, updated_at: now };
 }
 
@@ -79,7 +120,7 @@ export function botRoutes(router: Router, svc: Services): void {
 
   router.post('/api/v1/bots', admin, jsonBody(), async (ctx) => {
     const doc = newBotDoc(ctx.request.body as BotCreateT, svc.now());
-    await bots().insertOne(doc);
+    await bots().insertOne(stored(doc));
     ctx.status = 201;
     ctx.set('Location', `/api/v1/bots/${doc._id}`);
     ctx.body = publicBot(doc);
@@ -102,12 +143,13 @@ export function botRoutes(router: Router, svc: Services): void {
     await withDocLock(svc.redis, `bot:${ctx.params.id!}`, async () => {
       const existing = await bots().findOne({ _id: ctx.params.id! });
       if (!existing) throw new ApiError(404, 'bot_not_found', 'bot not found');
-      const { _id, created_at, updated_at, ...current } = existing;
+      const { _id, created_at, updated_at, ...current } = readBot(existing);
       const merged = withDefaults({ ...current, ...patch } as BotCreateT);
       checkTemplates(merged);
+      checkTools(merged.tools);
       // Guarded by the version we read, so two concurrent edits cannot silently merge into an invalid bot.
       const now = svc.now();
-      const res = await bots().updateOne({ _id, updated_at }, { $set: { ...merged, updated_at: now } });
+      const res = await bots().updateOne({ _id, updated_at }, { $set: { ...stored(merged), updated_at: now } });
       if (res.matchedCount === 0) throw new ApiError(409, 'conflict', 'the bot was changed concurrently; retry');
       ctx.body = publicBot({ _id, ...merged, created_at, updated_at: now });
     });
