@@ -139,9 +139,19 @@ export function openapiDocument(version: string) {
         post: {
           operationId: 'login',
           summary: 'Admin login',
-          description: 'Attempts are limited per email and client address (LOGIN_MAX_ATTEMPTS per LOGIN_WINDOW_SECONDS).',
+          description:
+            'Attempts are limited per client address (LOGIN_IP_MAX_ATTEMPTS per LOGIN_IP_WINDOW_SECONDS), across all clients ' +
+            '(LOGIN_GLOBAL_MAX_ATTEMPTS per LOGIN_GLOBAL_WINDOW_SECONDS) and per email and client address (LOGIN_MAX_ATTEMPTS per ' +
+            'LOGIN_WINDOW_SECONDS): 429 rate_limited. At most LOGIN_HASH_CONCURRENCY passwords are checked at once per process; an ' +
+            'attempt that finds no slot within LOGIN_HASH_WAIT_MS gets 503 service_unavailable.',
           requestBody: body(LoginRequest),
-          responses: { 200: ok('A bearer JWT', LoginResponse), ...bodyErrors, 401: err(['invalid_credentials']), 429: withRetry(['rate_limited']) },
+          responses: {
+            200: ok('A bearer JWT', LoginResponse),
+            ...bodyErrors,
+            401: err(['invalid_credentials']),
+            429: withRetry(['rate_limited']),
+            503: withRetry(['service_unavailable']),
+          },
         },
       },
       '/api/v1/auth/me': {

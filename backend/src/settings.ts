@@ -44,6 +44,15 @@ export const SettingsSchema = Type.Object({
   LOCAL_DEVELOPMENT: Type.Boolean({ default: false }),
   /** LiveKit API calls (trunk mirroring, room deletion). */
   LIVEKIT_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000 }),
+  /** Login attempts per client address, whatever the email (password spraying); a token bucket. */
+  LOGIN_IP_MAX_ATTEMPTS: Type.Integer({ minimum: 1, default: 60 }),
+  LOGIN_IP_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 60 }),
+  /** Login attempts across all addresses and replicas (a spray from many addresses); a token bucket. */
+  LOGIN_GLOBAL_MAX_ATTEMPTS: Type.Integer({ minimum: 1, default: 100 }),
+  LOGIN_GLOBAL_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 10 }),
+  /** Password hashes computed at once per process; a login waits at most LOGIN_HASH_WAIT_MS for a slot, else 503. */
+  LOGIN_HASH_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
+  LOGIN_HASH_WAIT_MS: Type.Integer({ minimum: 0, maximum: 60000, default: 1000 }),
 });
 
 export type Settings = Static<typeof SettingsSchema> & { corsOrigins: string[]; roles: Role[] };

@@ -1,5 +1,5 @@
-// Admin authentication: login (rate limited per email + client address), JWTs, and the middleware that
-// guards the admin API.
+// Admin authentication: login (rate limited per client address, globally, and per email + client address;
+// password hashing bounded per process), JWTs, and the middleware that guards the admin API.
 import { createHash } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import jwt from 'jsonwebtoken';
@@ -12,6 +12,7 @@ import { jsonBody } from '../body.js';
 import { COLLECTIONS } from '../stores.js';
 import { takeToken } from '../redisScripts.js';
 import { DUMMY_HASH, verifyPassword } from './password.js';
+import { Semaphore } from './semaphore.js';
 
 export interface UserDoc {
   _id: string;
@@ -70,21 +71,37 @@ export function requireAdmin(svc: Services) {
   };
 }
 
+const rateLimited = (retryAfterMs: number) =>
+  new ApiError(429, 'rate_limited', 'too many login attempts; retry later', undefined, {
+    'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))),
+  });
+
 export function authRoutes(router: Router, svc: Services): void {
+  const s = svc.settings;
+  // scrypt is CPU- and memory-heavy: a burst of attempts must not queue up behind the thread pool and slow a
+  // real admin's login. Beyond LOGIN_HASH_CONCURRENCY at once, an attempt waits up to LOGIN_HASH_WAIT_MS and
+  // then gets 503 service_unavailable (Retry-After: 1): the server is busy, not the client over its budget.
+  const hashing = new Semaphore(s.LOGIN_HASH_CONCURRENCY);
+  const bucket = async (key: string, max: number, windowSeconds: number) => {
+    const limit = await takeToken(svc.redis, `vp:ratelimit:${key}`, max / windowSeconds, max, svc.clock());
+    if (!limit.allowed) throw rateLimited(limit.retryAfterMs);
+  };
+
   router.post('/api/v1/auth/login', jsonBody(), async (ctx) => {
     const body = check(LoginRequest, ctx.request.body);
     const email = body.email.trim().toLowerCase();
-    const { LOGIN_MAX_ATTEMPTS: max, LOGIN_WINDOW_SECONDS: window } = svc.settings;
-    const bucket = createHash('sha256').update(`${email}|${ctx.ip}`).digest('hex');
-    const bucketKey = `vp:ratelimit:login:${bucket}`;
+    // Per address first, so one noisy address is refused before it can spend the global budget of everyone.
+    await bucket(`login-ip:${createHash('sha256').update(ctx.ip).digest('hex')}`, s.LOGIN_IP_MAX_ATTEMPTS, s.LOGIN_IP_WINDOW_SECONDS);
+    await bucket('login-global', s.LOGIN_GLOBAL_MAX_ATTEMPTS, s.LOGIN_GLOBAL_WINDOW_SECONDS);
+    const { LOGIN_MAX_ATTEMPTS: max, LOGIN_WINDOW_SECONDS: window } = s;
+    const bucketId = createHash('sha256').update(`${email}|${ctx.ip}`).digest('hex');
+    const bucketKey = `vp:ratelimit:login:${bucketId}`;
     const limit = await takeToken(svc.redis, bucketKey, max / window, max, svc.clock());
-    if (!limit.allowed) {
-      throw new ApiError(429, 'rate_limited', 'too many login attempts; retry later', undefined, {
-        'Retry-After': String(Math.max(1, Math.ceil(limit.retryAfterMs / 1000))),
-      });
-    }
+    if (!limit.allowed) throw rateLimited(limit.retryAfterMs);
     const user = await svc.db.collection<UserDoc>(COLLECTIONS.users).findOne({ email });
-    const ok = await verifyPassword(body.password, user?.password_hash ?? DUMMY_HASH);
+    const verified = await hashing.run(s.LOGIN_HASH_WAIT_MS, () => verifyPassword(body.password, user?.password_hash ?? DUMMY_HASH));
+    if (!verified) throw new ApiError(503, 'service_unavailable', 'too many logins in progress; retry shortly', undefined, { 'Retry-After': '1' });
+    const ok = verified.value;
     if (!user || !ok) throw new ApiError(401, 'invalid_credentials', 'email or password is wrong');
     await svc.redis.del(bucketKey); // a success ends the guessing streak; only failures accumulate
     const expiresIn = svc.settings.JWT_EXPIRE_MINUTES * 60;

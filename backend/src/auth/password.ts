@@ -13,12 +13,20 @@ export async function hashPassword(password: string): Promise<string> {
   return `scrypt$${PARAMS.N}$${PARAMS.r}$${PARAMS.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
+/** Verifications running right now in this process and the most seen at once (tests and metrics read these). */
+export const verifyStats = { active: 0, peak: 0 };
+
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !n || !r || !p || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64');
-  const actual = await scrypt(password, Buffer.from(salt, 'base64'), expected.length, { N: Number(n), r: Number(r), p: Number(p) });
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
+  verifyStats.peak = Math.max(verifyStats.peak, ++verifyStats.active);
+  try {
+    const actual = await scrypt(password, Buffer.from(salt, 'base64'), expected.length, { N: Number(n), r: Number(r), p: Number(p) });
+    return actual.length === expected.length && timingSafeEqual(actual, expected);
+  } finally {
+    verifyStats.active--;
+  }
 }
 
 /** A fixed hash to verify against when the email is unknown, so timing does not reveal which emails exist. */

@@ -73,7 +73,7 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
         try {
           await deps.telephony.deleteRoom(id);
         } catch (err) {
-          logger.warn({ call_id: id, err: err instanceof Error ? err.message : 'unknown' }, 'could not delete a lost call\'s room; retrying next pass');
+          logger.warn({ call_id: id, err }, 'could not delete a lost call\'s room; retrying next pass'); // class + brief message (logger.ts)
           continue;
         }
       }
@@ -130,7 +130,7 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
     timer = setTimeout(() => {
       // A failed pass (store outage) is logged and retried on the next tick; passes never overlap.
       inFlight = runOnce()
-        .catch((err: unknown) => logger.warn({ err: err instanceof Error ? err.name : 'unknown' }, 'stale-call sweep failed')) // name only: driver text stays out of logs
+        .catch((err: unknown) => logger.warn({ err }, 'stale-call sweep failed')) // class + brief message, no driver paths or stack (logger.ts)
         .finally(() => {
           inFlight = undefined;
           schedule();
