@@ -2,10 +2,10 @@
 // idempotent, and `make down` stops exactly what it started.
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, waitUntil } from './process.js';
+import { freePort, tcpOpen, waitUntil } from './process.js';
 import { mongoPing, redisPing } from './services.js';
 import { parseEnvFile, repoRoot } from './versions.js';
 
@@ -96,6 +96,13 @@ describe('make up / make down', () => {
       body: JSON.stringify({ email: settings.ADMIN_EMAIL, password: settings.ADMIN_PASSWORD }),
     });
     expect(login.status).toBe(200);
+    // Loopback only: on the machine's other addresses nothing of the stack answers.
+    const outside = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+    if (outside) {
+      for (const port of [ports.backend, ports.worker, ports.console, ports.livekit, ports.minio, ports.redis, ports.ferretdb]) {
+        expect([port, await tcpOpen(port!, outside)]).toEqual([port, false]);
+      }
+    }
     const worker = await fetch(`http://127.0.0.1:${ports.worker}/health`);
     expect(await worker.json()).toMatchObject({ status: 'ok', active_calls: 0, max_calls: 30, draining: false });
     // The worker's heartbeat reached the stack's Redis: the backend sees one live worker.
