@@ -17,3 +17,4 @@ export * from './voicefleet.js';
 export * from './settings.js';
 export * from './trunks.js';
 export * from './templates.js';
+export * from './logs.js';

@@ -1,16 +1,14 @@
 // End to end on real services: FerretDB, Redis, MinIO, the real backend, and the worker with its
 // offline providers (espeak-ng, pocketsphinx, scripted policy), driven by a WebSocket caller that
 // speaks in real time.
-import { Client } from 'minio';
 import { Redis } from 'ioredis';
 import { fleetWorkerKey } from '@voice-platform/schemas';
-import { bytesToPcm } from './audio/pcm.js';
-import { parseWavHeader } from './audio/wav.js';
 import { recognise, silence, speech } from './testing/audio.js';
 import { callUntil, createBot, getCall, TEST_POLICY, updateBot } from './testing/backend.js';
 import { TestCaller } from './testing/client.js';
 import { startWorker, type TestWorker } from './testing/worker.js';
 import { freePort } from '@voice-platform/tests/infra';
+import { readRecording } from './testing/recordings.js';
 
 const VARIABLES = { customer_name: 'Sam', amount_due: 'forty' };
 const GREETING = 'Hello {{customer_name}}, this is your payment reminder.';
@@ -18,11 +16,6 @@ const replies = ['hello sam this is your payment reminder', 'the open amount is 
 
 let w: TestWorker;
 let botId: string;
-const minio = () => {
-  const [host, port] = process.env.STORAGE_ENDPOINT!.split(':');
-  return new Client({ endPoint: host!, port: Number(port), useSSL: false, accessKey: process.env.STORAGE_ACCESS_KEY!, secretKey: process.env.STORAGE_SECRET_KEY! });
-};
-
 beforeAll(async () => {
   botId = await createBot({
     name: 'reminder',
@@ -79,18 +72,12 @@ describe('a WebSocket call with the offline providers', () => {
     const key = `recordings/${d.getUTCFullYear()}/${String(d.getUTCMonth() + 1).padStart(2, '0')}/${String(d.getUTCDate()).padStart(2, '0')}/${callId}.wav`;
     expect(call.recording_key).toBe(key);
 
-    const chunks: Buffer[] = [];
-    for await (const c of await minio().getObject('recordings', key)) chunks.push(c as Buffer);
-    const wav = Buffer.concat(chunks);
-    const info = parseWavHeader(wav)!;
+    const { info, left, right } = await readRecording(key);
     expect(info).toMatchObject({ sampleRate: 16000, channels: 2, bitsPerSample: 16 });
     const seconds = info.dataBytes / 4 / 16000;
     const callSeconds = (Date.parse(call.ended_at!) - Date.parse(call.started_at!)) / 1000;
     expect(Math.abs(seconds - callSeconds)).toBeLessThan(0.5);
     // Both sides are in it: the caller on the left, the bot on the right.
-    const samples = bytesToPcm(wav.subarray(info.dataOffset));
-    const left = samples.filter((_, i) => i % 2 === 0);
-    const right = samples.filter((_, i) => i % 2 === 1);
     expect(recognise(left, 16000, ['stop calling', 'how much', 'goodbye'])).toBe('stop calling');
     expect(right.some((s) => Math.abs(s) > 3000)).toBe(true);
   });

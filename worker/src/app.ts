@@ -17,7 +17,7 @@ import { Spawner } from './proc/spawner.js';
 import { Heartbeat, readFleet, Slots } from './fleet/capacity.js';
 import { ClaimLoop, type DialoutJob } from './fleet/claim.js';
 import { CLOSE_CODES, DialError, type CallErrorCode, type DialOutcome, type TelephonyDialer } from './transports/transport.js';
-import { LiveKitDialer } from './transports/livekit.js';
+import { liveKitDialerFromSettings } from './transports/livekit.js';
 import { parseClientMessage, WebSocketTransport } from './transports/websocket.js';
 
 export const VERSION = '0.1.0';
@@ -95,20 +95,7 @@ export function createWorker(deps: WorkerDeps): Worker {
     logger,
   );
 
-  const dialer: TelephonyDialer | null =
-    deps.dialer !== undefined
-      ? deps.dialer
-      : settings.LIVEKIT_URL && settings.LIVEKIT_API_KEY && settings.LIVEKIT_API_SECRET
-        ? new LiveKitDialer({
-            url: settings.LIVEKIT_URL,
-            apiKey: settings.LIVEKIT_API_KEY,
-            apiSecret: settings.LIVEKIT_API_SECRET,
-            sampleRate: settings.AUDIO_SAMPLE_RATE,
-            ringingTimeoutSeconds: settings.RINGING_TIMEOUT_SECONDS,
-            workerId: settings.WORKER_ID,
-            logger,
-          })
-        : null;
+  const dialer: TelephonyDialer | null = deps.dialer !== undefined ? deps.dialer : liveKitDialerFromSettings(settings, logger);
 
   const recordingDir = path.join(settings.RECORDING_DIR, RECORDINGS_SUBDIR);
   const callDeps = { backend, storage, metrics, logger, sampleRate: settings.AUDIO_SAMPLE_RATE, recordingDir, observer: deps.observer };

@@ -33,7 +33,7 @@ import { BackendClient } from './backend.js';
 import { callersMain, EOT_MS, pct, procCpuSeconds, procRssBytes, providerCpuSeconds, startBenchBackend, type CallersResult } from './bench-lib.js';
 import { createLogger } from './logger.js';
 import { loadSettings } from './settings.js';
-import { LiveKitDialer } from './transports/livekit.js';
+import { liveKitDialerFromSettings, type LiveKitDialer } from './transports/livekit.js';
 import type { TurnTiming } from './transports/output.js';
 import type { CallTransport, TelephonyDialer } from './transports/transport.js';
 
@@ -204,15 +204,7 @@ async function bench(): Promise<void> {
       console.error('uncaught exception in the bench/worker process:', err);
     });
     const dialer = timedDialer(
-      new LiveKitDialer({
-        url: settings.LIVEKIT_URL,
-        apiKey: settings.LIVEKIT_API_KEY,
-        apiSecret: settings.LIVEKIT_API_SECRET,
-        sampleRate: settings.AUDIO_SAMPLE_RATE,
-        ringingTimeoutSeconds: settings.RINGING_TIMEOUT_SECONDS,
-        workerId: settings.WORKER_ID,
-        logger,
-      }),
+      liveKitDialerFromSettings(settings, logger)!,
       dials,
     );
     let turns: TurnTiming[] = [];

@@ -8,65 +8,11 @@ import net from 'node:net';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { binary } from './versions.js';
-import { freePort, startProcess, waitUntil, type ManagedProcess } from './process.js';
-
+import { waitUntil } from './process.js';
+import { ports, ProcessService, type Service, type ServiceName, type ServiceOptions } from './processService.js';
 import { LiveKit, Phone } from './telephony.js';
 
-export type ServiceName = 'mongodb' | 'redis' | 'minio' | 'kube' | 'livekit' | 'phone';
-export const allServices: ServiceName[] = ['mongodb', 'redis', 'minio', 'kube', 'livekit', 'phone'];
-
-export interface Service {
-  readonly name: ServiceName;
-  /** Variables that point a client at this service (MONGODB_URI, REDIS_URL, …). */
-  readonly env: Record<string, string>;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  /** Live processes, for the guardian that cleans up after an interrupted run. */
-  processes(): ManagedProcess[];
-}
-
-export interface ServiceOptions {
-  /** Folder for this service's data and log. */
-  dir: string;
-  /** Fixed ports (the `make up` stack); otherwise free ephemeral ports. */
-  ports?: number[];
-  persistent?: boolean;
-}
-
-/** Up to three ports: the fixed ones given, free ones for the rest. */
-async function ports(opts: ServiceOptions, count: 1 | 2 | 3): Promise<[number, number, number]> {
-  const out: number[] = [];
-  for (let i = 0; i < count; i++) out.push(opts.ports?.[i] ?? (await freePort()));
-  return out as [number, number, number];
-}
-
-/** Base for services made of processes started in order and stopped in reverse. */
-abstract class ProcessService implements Service {
-  abstract readonly name: ServiceName;
-  abstract readonly env: Record<string, string>;
-  protected procs: ManagedProcess[] = [];
-  constructor(protected readonly opts: ServiceOptions) {
-    mkdirSync(opts.dir, { recursive: true });
-  }
-  protected launch(name: string, command: string, args: string[], env?: NodeJS.ProcessEnv): ManagedProcess {
-    const proc = startProcess(name, command, args, {
-      env: { ...process.env, ...env },
-      cwd: this.opts.dir,
-      logFile: path.join(this.opts.dir, `${name}.log`),
-      persistent: this.opts.persistent,
-    });
-    this.procs.push(proc);
-    return proc;
-  }
-  abstract start(): Promise<void>;
-  async stop(): Promise<void> {
-    for (const proc of [...this.procs].reverse()) await proc.stop();
-    this.procs = [];
-  }
-  processes(): ManagedProcess[] {
-    return this.procs.filter((p) => p.isRunning());
-  }
-}
+export { allServices, ports, ProcessService, type Service, type ServiceName, type ServiceOptions } from './processService.js';
 
 /** FerretDB v1 on SQLite: the MongoDB wire protocol. */
 export class FerretDB extends ProcessService {

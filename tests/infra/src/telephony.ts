@@ -3,46 +3,18 @@
 // except livekit-sip's RTP sockets, which its source binds to every address (no setting).
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { binary } from './versions.js';
-import { freePort, startProcess, waitUntil, type ManagedProcess } from './process.js';
+import { waitUntil } from './process.js';
+import { ports as pick, ProcessService, type ServiceOptions } from './processService.js';
 import { redisPing } from './services.js';
 
-interface Opts {
-  dir: string;
-  ports?: number[];
-  persistent?: boolean;
-}
+type Opts = ServiceOptions;
 
-async function pick<N extends number>(opts: Opts, count: N): Promise<number[] & { length: N }> {
-  const out: number[] = [];
-  for (let i = 0; i < count; i++) out.push(opts.ports?.[i] ?? (await freePort()));
-  return out as number[] & { length: N };
-}
-
-abstract class Procs {
-  protected procs: ManagedProcess[] = [];
-  constructor(protected readonly opts: Opts) {
-    mkdirSync(opts.dir, { recursive: true });
-  }
-  protected launch(name: string, command: string, args: string[], env?: NodeJS.ProcessEnv): ManagedProcess {
-    const proc = startProcess(name, command, args, {
-      env: { ...process.env, ...env },
-      cwd: this.opts.dir,
-      logFile: path.join(this.opts.dir, `${name}.log`),
-      persistent: this.opts.persistent,
-    });
-    this.procs.push(proc);
-    return proc;
-  }
-  async stop(): Promise<void> {
-    for (const proc of [...this.procs].reverse()) await proc.stop(5000);
-    this.procs = [];
-  }
-  processes(): ManagedProcess[] {
-    return this.procs.filter((p) => p.isRunning());
-  }
+/** Processes started in order, stopped in reverse; they stop quickly (5 s grace). */
+abstract class Procs extends ProcessService {
+  protected override readonly stopGraceMs = 5000;
 }
 
 /** The tests' key pair: the key is fixed, the secret new for every test environment. */
@@ -74,8 +46,7 @@ export class LiveKit extends Procs {
 
   static async create(opts: Opts & { apiKey?: string; apiSecret?: string }): Promise<LiveKit> {
     const svc = new LiveKit(opts);
-    const [a, b, c, d, e] = await pick(opts, 5);
-    [svc.httpPort, svc.udpPort, svc.redisPort, svc.sipPort, svc.sipHealthPort] = [a!, b!, c!, d!, e!];
+    [svc.httpPort, svc.udpPort, svc.redisPort, svc.sipPort, svc.sipHealthPort] = await pick(opts, 5);
     // A 200-port RTP range that is unlikely to collide with another suite's (RTP is UDP only).
     svc.rtpStart = opts.ports?.[5] ?? 20000 + Math.floor(Math.random() * 200) * 200;
     svc.env = {
@@ -385,8 +356,7 @@ export class Phone extends Procs {
 
   static async create(opts: PhoneOptions): Promise<Phone> {
     const svc = new Phone(opts);
-    const [a, b, c] = await pick(opts, 3);
-    [svc.sipPort, svc.mediaPort, svc.controlPort] = [a!, b!, c!];
+    [svc.sipPort, svc.mediaPort, svc.controlPort] = await pick(opts, 3);
     svc.env = { SIP_PHONE_ADDRESS: `127.0.0.1:${svc.sipPort}`, SIP_PHONE_MESSAGES: svc.messageLog };
     return svc;
   }

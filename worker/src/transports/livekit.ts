@@ -19,6 +19,7 @@ import {
 } from '@livekit/rtc-node';
 import { AccessToken, RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import type { Logger } from '../logger.js';
+import type { Settings } from '../settings.js';
 import { DialError, outcomeForSipStatus, type CallTransport, type DialRequest, type ServerMessage, type TelephonyDialer, type TransportHandlers } from './transport.js';
 
 export interface LiveKitOptions {
@@ -34,6 +35,23 @@ export interface LiveKitOptions {
 const BOT_IDENTITY = 'bot';
 const CALLEE_IDENTITY = 'callee';
 const SIP_STATUS_ATTRIBUTE = 'sip.callStatus';
+
+/** The dialer a worker's settings describe; null without all three LIVEKIT_* settings. */
+export function liveKitDialerFromSettings(
+  s: Pick<Settings, 'LIVEKIT_URL' | 'LIVEKIT_API_KEY' | 'LIVEKIT_API_SECRET' | 'AUDIO_SAMPLE_RATE' | 'RINGING_TIMEOUT_SECONDS' | 'WORKER_ID'>,
+  logger: Logger,
+): LiveKitDialer | null {
+  if (!s.LIVEKIT_URL || !s.LIVEKIT_API_KEY || !s.LIVEKIT_API_SECRET) return null;
+  return new LiveKitDialer({
+    url: s.LIVEKIT_URL,
+    apiKey: s.LIVEKIT_API_KEY,
+    apiSecret: s.LIVEKIT_API_SECRET,
+    sampleRate: s.AUDIO_SAMPLE_RATE,
+    ringingTimeoutSeconds: s.RINGING_TIMEOUT_SECONDS,
+    workerId: s.WORKER_ID,
+    logger,
+  });
+}
 
 export class LiveKitDialer implements TelephonyDialer {
   readonly name = 'livekit';

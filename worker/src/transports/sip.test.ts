@@ -5,17 +5,15 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client } from 'minio';
 import { CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY, fleetWorkerKey } from '@voice-platform/schemas';
 import { freePort, PHONE_NUMBERS, startProcess, waitUntil } from '@voice-platform/tests/infra';
 import { Redis } from 'ioredis';
 import { dispose } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
-import { bytesToPcm } from '../audio/pcm.js';
-import { parseWavHeader } from '../audio/wav.js';
 import { recognise } from '../testing/audio.js';
 import { adminAuth, backendUrl, callUntil, createApiKey, createBot, ensureTrunk, TEST_POLICY, workerToken } from '../testing/backend.js';
 import { startWorker, type TestWorker } from '../testing/worker.js';
+import { readRecording } from '../testing/recordings.js';
 
 const GREETING = 'Hello {{customer_name}}, this is your payment reminder.';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -90,11 +88,6 @@ async function slotFreed(callId: string, worker = w): Promise<void> {
   expect(await redis.zscore(CALL_LEASES_KEY, callId)).toBeNull();
 }
 
-const minio = () => {
-  const [host, port] = process.env.STORAGE_ENDPOINT!.split(':');
-  return new Client({ endPoint: host!, port: Number(port), useSSL: false, accessKey: process.env.STORAGE_ACCESS_KEY!, secretKey: process.env.STORAGE_SECRET_KEY! });
-};
-
 describe('a dial-out to a real SIP phone', () => {
   it('rings, is answered, greets, hears the callee, hangs up with a BYE, and is recorded', async () => {
     const to = answering();
@@ -119,14 +112,8 @@ describe('a dial-out to a real SIP phone', () => {
 
     // The recording: stereo, callee left, bot right; the bot channel holds the greeting.
     expect(call.recording_key).toMatch(new RegExp(`^recordings/\\d{4}/\\d{2}/\\d{2}/${callId}\\.wav$`));
-    const chunks: Buffer[] = [];
-    for await (const c of await minio().getObject('recordings', call.recording_key!)) chunks.push(c as Buffer);
-    const wav = Buffer.concat(chunks);
-    const info = parseWavHeader(wav)!;
+    const { info, left, right } = await readRecording(call.recording_key!);
     expect(info).toMatchObject({ sampleRate: 16000, channels: 2, bitsPerSample: 16 });
-    const samples = bytesToPcm(wav.subarray(info.dataOffset));
-    const left = samples.filter((_, i) => i % 2 === 0);
-    const right = samples.filter((_, i) => i % 2 === 1);
     const greetingEnd = 16000 * 4.5; // the phone speaks after 5 s: before that, the bot channel is the greeting alone
     expect(recognise(right.subarray(0, greetingEnd), 16000, ['hello sam this is your payment reminder', 'understood goodbye sam', 'stop calling'])).toBe('hello sam this is your payment reminder');
     // The callee's channel: quiet until the phone speaks, then its phrase.
@@ -142,12 +129,7 @@ describe('a dial-out to a real SIP phone', () => {
     const call = await callUntil(callId, (c) => c.status === 'failed' || c.recording_key !== null || c.recording_error !== null, 'the end and the recording', 60_000);
     expect(call).toMatchObject({ status: 'completed', end_reason: 'bot_hangup' });
     expect(call.transcript.filter((e) => e.role === 'user').map((e) => e.text)).toEqual(['stop calling']);
-    const chunks: Buffer[] = [];
-    for await (const c of await minio().getObject('recordings', call.recording_key!)) chunks.push(c as Buffer);
-    const wav = Buffer.concat(chunks);
-    const samples = bytesToPcm(wav.subarray(parseWavHeader(wav)!.dataOffset));
-    const left = samples.filter((_, i) => i % 2 === 0);
-    const right = samples.filter((_, i) => i % 2 === 1);
+    const { left, right } = await readRecording(call.recording_key!);
     const ms = (n: number) => Math.round((n * 16000) / 1000);
     // The callee starts speaking about 1.5 s in, while the 3-second greeting plays; from 400 ms later the
     // bot is silent until its reply (end of turn + 600 ms of silence), where without barge-in the greeting would go on.
