@@ -2,7 +2,6 @@
 // call's LiveKit room and dials the callee through livekit-sip; sipp (the suite's test phone) answers,
 // busies, rings forever or hangs up, by number (tests/infra PHONE_NUMBERS). The phone says "stop
 // calling" five seconds after it answers (VP_PHONE_PHRASE in jest.global-setup.js).
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY, fleetWorkerKey } from '@voice-platform/schemas';
@@ -14,6 +13,7 @@ import { recognise } from '../testing/audio.js';
 import { adminAuth, backendUrl, callUntil, createApiKey, createBot, ensureTrunk, TEST_POLICY, workerToken } from '../testing/backend.js';
 import { startWorker, type TestWorker } from '../testing/worker.js';
 import { readRecording } from '../testing/recordings.js';
+import { phoneReceived } from '../testing/phone.js';
 
 const GREETING = 'Hello {{customer_name}}, this is your payment reminder.';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -65,16 +65,6 @@ async function dialout(to: string, extra: Record<string, unknown> = {}): Promise
   const body = (await res.json()) as { call_id: string };
   if (res.status !== 201) throw new Error(`dial-out failed: ${res.status} ${JSON.stringify(body)}`);
   return body.call_id;
-}
-
-/** The phone's SIP messages (sipp -trace_msg) for the call to `to`: what it received, in order. */
-function phoneReceived(to: string): string[] {
-  const log = readFileSync(process.env.SIP_PHONE_MESSAGES!, 'utf8');
-  const blocks = log.split(/-{20,}[^\n]*\n/).filter((b) => /message received/.test(b));
-  const invite = blocks.find((b) => new RegExp(`INVITE sip:\\${to}@`).test(b));
-  const callIdLine = invite?.match(/^Call-ID:\s*(\S+)/im)?.[1];
-  if (!callIdLine) return [];
-  return blocks.filter((b) => b.includes(callIdLine)).map((b) => b.split('\n').find((l) => /^[A-Z]+ sip:|^SIP\/2\.0/.test(l.trim()))?.trim().split(' ')[0] ?? '?');
 }
 
 const fleetOf = async (worker: TestWorker) => {

@@ -1,0 +1,21 @@
+// What the suite's test phone (sipp, tests/infra Phone) received, from its message trace.
+import { readFileSync } from 'node:fs';
+
+function receivedBlocks(): string[] {
+  const log = readFileSync(process.env.SIP_PHONE_MESSAGES!, 'utf8');
+  return log.split(/-{20,}[^\n]*\n/).filter((b) => /message received/.test(b));
+}
+
+/** The INVITEs the phone received for `to`, all calls together. */
+export function invitesTo(to: string): number {
+  return receivedBlocks().filter((b) => new RegExp(`^INVITE sip:\\${to}@`, 'm').test(b)).length;
+}
+
+/** The requests and responses the phone received in the (first) call to `to`, in order: INVITE, ACK, BYE… */
+export function phoneReceived(to: string): string[] {
+  const blocks = receivedBlocks();
+  const invite = blocks.find((b) => new RegExp(`INVITE sip:\\${to}@`).test(b));
+  const callId = invite?.match(/^Call-ID:\s*(\S+)/im)?.[1];
+  if (!callId) return [];
+  return blocks.filter((b) => b.includes(callId)).map((b) => b.split('\n').find((l) => /^[A-Z]+ sip:|^SIP\/2\.0/.test(l.trim()))?.trim().split(' ')[0] ?? '?');
+}
