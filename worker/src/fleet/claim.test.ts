@@ -2,6 +2,7 @@
 // from the consumer group, drops the reservation, and dials through the real telephony plane (LiveKit,
 // livekit-sip, the sipp test phone). The full spoken call is in transports/sip.test.ts.
 import { Redis } from 'ioredis';
+import { dispose } from '@livekit/rtc-node';
 import { DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
 import { waitUntil } from '@voice-platform/tests/infra';
 import { backendUrl, callUntil, createApiKey, createBot, ensureTrunk, TEST_POLICY, workerToken } from '../testing/backend.js';
@@ -34,7 +35,11 @@ beforeAll(async () => {
     turn_detection: { end_of_turn_silence_ms: 500 },
   });
 });
-afterAll(() => redis.disconnect());
+afterAll(async () => {
+  redis.disconnect();
+  // rtc-node's native client keeps the process alive until it is disposed (main.ts exits instead).
+  await dispose();
+});
 
 async function dialout(to = '+4915112345678'): Promise<string> {
   const res = await fetch(`${backendUrl()}/api/v1/sip/dialout`, {
