@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the platform and its tests need that is missing: Debian packages, the pinned Go
-# builds of the real services (cached per user, keyed by version), and the npm workspace. Idempotent:
-# a second run with everything in place takes a few seconds.
+# builds of the real services and the pinned PyPI tools (cached per user, keyed by version), and the npm
+# workspace. Idempotent: a second run with everything in place takes a few seconds.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -101,6 +101,26 @@ livekit_sip_build() {
 }
 build livekit-server "$LIVEKIT_VERSION" -- livekit_server_build
 build livekit-sip "$LIVEKIT_SIP_VERSION" -- livekit_sip_build
+
+# --- Python tools (PyPI) ----------------------------------------------------------------------------
+# schemathesis fuzzes the backend's OpenAPI document (backend/src/fuzz.test.ts). One venv per pinned
+# version, on Debian's python3 (apt above) so it does not depend on whichever python3 is first on PATH.
+# The venv counts as installed only once its marker is written: an interrupted install is redone.
+venv_install() {
+  local name="$1" version="$2" dir="$CACHE/venv-$1-$2"
+  if [ -f "$dir/.installed" ]; then step "$name $version cached"; return; fi
+  step "installing $name $version from PyPI (first time only; cached in $dir)"
+  local started=$SECONDS
+  rm -rf "$dir"
+  /usr/bin/python3 -m venv "$dir"
+  "$dir/bin/pip" install --disable-pip-version-check --no-input --progress-bar off "$name==$version" 2>&1 \
+    | grep --line-buffered -E '^(Collecting|Installing|Successfully|ERROR)' \
+    || die "pip install $name==$version failed"
+  "$dir/bin/$name" --version >/dev/null || die "$name $version does not run"
+  touch "$dir/.installed"
+  step "$name $version installed in $((SECONDS - started))s"
+}
+venv_install schemathesis "$SCHEMATHESIS_VERSION"
 
 # --- npm workspace ----------------------------------------------------------------------------------
 # Reinstall only when the lockfile changed since the last install.

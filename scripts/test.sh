@@ -8,6 +8,13 @@ trap 'rm -f "$log"' EXIT
 status=0
 passed=0
 failed=0
+# Every log the suites write is kept under test-artifacts/logs/ (tests/infra/src/logs.ts), fresh for this
+# run; the last step scans them all for secrets. The LiveKit secret of every suite is this run's, so that
+# step knows it too.
+export VP_LOG_DIR="$PWD/test-artifacts/logs"
+rm -rf "$VP_LOG_DIR"
+VP_LIVEKIT_TEST_SECRET="$(node -p "require('crypto').randomBytes(24).toString('hex')")"
+export VP_LIVEKIT_TEST_SECRET
 for ws in $(node -p "require('./package.json').workspaces.join(' ')"); do
   if [ -z "$(node -p "(require('./$ws/package.json').scripts || {}).test || ''")" ]; then continue; fi
   printf '\n==> %s tests\n' "$ws"
@@ -22,6 +29,15 @@ for ws in $(node -p "require('./package.json').workspaces.join(' ')"); do
   # A workspace that failed without a jest summary (a build error, a crashed setup) still counts.
   if [ "$rc" -ne 0 ] && [ -z "$f" ]; then failed=$((failed + 1)); fi
 done
+# Last: no log of the run may hold a secret (DESIGN.md §2). Findings name file and line, redacted.
+printf '\n==> secrets in the logs\n'
+if node tests/dist/infra/src/scanLogs.js "$VP_LOG_DIR"; then
+  passed=$((passed + 1))
+else
+  status=1
+  failed=$((failed + 1))
+  printf '==> secrets scan FAILED\n'
+fi
 printf '\n'
 echo "total: ${passed} passed, ${failed} failed"
 exit "$status"

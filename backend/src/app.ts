@@ -7,6 +7,7 @@ import { Router } from '@koa/router';
 import type { AppDeps, Services } from './deps.js';
 import { VERSION } from './deps.js';
 import { errorMiddleware } from './errors.js';
+import { StoreCache } from './cache.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { authRoutes } from './auth/admin.js';
 import { apiKeyRoutes } from './apiKeys/routes.js';
@@ -15,6 +16,8 @@ import { dialoutRoutes } from './dialout/routes.js';
 import { callRoutes } from './calls/routes.js';
 import { configRoutes } from './config/routes.js';
 import { trunkRoutes } from './trunks/routes.js';
+import { webhookRoutes } from './webhooks/routes.js';
+import { widgetRoutes } from './widget/routes.js';
 import { healthRoutes } from './health.js';
 import { openapiDocument } from './openapi.js';
 
@@ -31,8 +34,10 @@ export function createApp(deps: AppDeps): VoiceApp {
     botRoutes(router, svc);
     trunkRoutes(router, svc);
     dialoutRoutes(router, svc, metrics);
+    widgetRoutes(router, svc, metrics);
     callRoutes(router, svc, metrics);
     configRoutes(router, svc);
+    webhookRoutes(router, svc, metrics);
     const doc = openapiDocument(svc.version);
     router.get('/api/v1/openapi.json', (ctx) => {
       ctx.body = doc;
@@ -47,7 +52,9 @@ export function createProbeApp(deps: AppDeps): VoiceApp {
 
 function buildApp(deps: AppDeps, routes: (router: Router, svc: Services, metrics: Metrics) => void): VoiceApp {
   const clock = deps.clock ?? Date.now;
-  const svc: Services = { ...deps, clock, version: deps.version ?? VERSION, now: () => new Date(clock()) };
+  // A write's pending mark (cache.ts) outlives any MongoDB operation: a retried one waits for a server twice.
+  const pendingMs = 2 * (deps.settings.MONGODB_SERVER_SELECTION_TIMEOUT_MS + deps.settings.MONGODB_SOCKET_TIMEOUT_MS);
+  const svc: Services = { ...deps, clock, version: deps.version ?? VERSION, now: () => new Date(clock()), cache: new StoreCache(deps.redis, pendingMs) };
   const metrics = createMetrics();
   const app = new Koa({ proxy: false }) as VoiceApp;
   app.silent = true; // errors are logged by our own middleware, without request data

@@ -1,21 +1,45 @@
 // `npm run bench -w backend`: dial-out and worker-config throughput and latency with autocannon against
-// real FerretDB + Redis, each next to a bare node:http JSON endpoint measured in the same run.
+// real FerretDB + Redis, each next to its physical limit measured in the same run: the same store
+// operations the endpoint makes per request, issued raw through the drivers (mongodb, ioredis) at the
+// same concurrency, with no HTTP, no Koa and no app code in between. app/limit is the app's share.
+// Round trips per request are counted, not assumed: MongoDB command monitoring (commandStarted) and
+// every command ioredis sends (a pipeline is one trip).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MongoClient } from 'mongodb';
+import { performance } from 'node:perf_hooks';
+import inspector from 'node:inspector/promises';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { MongoClient, ObjectId } from 'mongodb';
+import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import autocannon from 'autocannon';
 import { startTestEnv } from '@voice-platform/tests/infra';
+import { DIALOUT_STREAM_KEY } from '@voice-platform/schemas';
 import { createApp } from './app.js';
 import { loadSettings } from './settings.js';
+import { createLogger } from './logger.js';
 import { connectRedis } from './connect.js';
-import { prepareStores } from './stores.js';
+import { COLLECTIONS, prepareStores } from './stores.js';
 import { seedAdmin } from './auth/seed.js';
 import { heartbeatForBench, loginAndSetup } from './benchSetup.js';
 import { telephonyFromSettings } from './telephony/livekit.js';
+import { hashApiKey } from './apiKeys/keys.js';
+import { reserveSlot } from './redisScripts.js';
+import { readCacheEpoch, readCacheEpochAndTakeToken } from './cache.js';
+import { callEventData } from './webhooks/outbox.js';
+import { OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from './webhooks/keys.js';
+import type { CallDoc } from './calls/routes.js';
 
-const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
+const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
+/** A directory: each run's CPU profile of this process is written there (open in Chrome DevTools). */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+/** Each side runs this long, unmeasured, before the rounds (JIT, connection pools, the stores' first writes). */
+const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+/** autocannon's own threads (0: on the app's event loop): the load generator is not the app's share. */
+const LOAD_WORKERS = Number(process.env.BENCH_LOAD_WORKERS ?? 0);
 
 interface Row {
   name: string;
@@ -24,6 +48,77 @@ interface Row {
   p99: number;
   non2xx: number;
   errors: number;
+  /** Requests (or raw sequences) completed, to divide the counted round trips by. */
+  total: number;
+  trips: Trips;
+  /** CPU time of this process (app, load generator, drivers) per request, ms. */
+  cpuMs: number;
+}
+
+/** Round trips (and commands by name) seen on the app's store clients. */
+class Trips {
+  mongo = 0;
+  redis = 0;
+  readonly names = new Map<string, number>();
+  add(store: 'mongo' | 'redis', name: string, trip = true): void {
+    if (trip) this[store] += 1;
+    const k = `${store === 'mongo' ? 'm' : 'r'}:${name}`;
+    this.names.set(k, (this.names.get(k) ?? 0) + 1);
+  }
+  reset(): void {
+    this.mongo = 0;
+    this.redis = 0;
+    this.names.clear();
+  }
+  snapshot(): Trips {
+    const t = new Trips();
+    t.mongo = this.mongo;
+    t.redis = this.redis;
+    for (const [k, v] of this.names) t.names.set(k, v);
+    return t;
+  }
+  /** "mongo 4.00 (find 3.00, insert 1.00) + redis 3.00 (evalsha 2.00, xadd 1.00)" per request. */
+  per(requests: number): string {
+    const part = (store: 'mongo' | 'redis', p: string) => {
+      const names = [...this.names].filter(([k]) => k.startsWith(p)).map(([k, v]) => `${k.slice(2)} ${(v / requests).toFixed(2)}`);
+      return `${store} ${(this[store] / requests).toFixed(2)}${names.length ? ` (${names.join(', ')})` : ''}`;
+    };
+    return `${part('mongo', 'm:')} + ${part('redis', 'r:')}`;
+  }
+}
+
+function observeRedis(redis: Redis, trips: Trips): void {
+  const send = redis.sendCommand.bind(redis);
+  const pipelines = new WeakSet<object>();
+  redis.sendCommand = ((command: { name: string }, stream?: { isPipeline?: boolean }) => {
+    const piped = stream?.isPipeline === true;
+    const first = !piped || !pipelines.has(stream!);
+    if (piped && first) pipelines.add(stream!);
+    trips.add('redis', command.name, first);
+    return send(command as never, stream as never);
+  }) as Redis['sendCommand'];
+}
+
+/** Starts a CPU profile of this process when BENCH_PROFILE_DIR is set; the returned function writes it. */
+async function profile(name: string): Promise<() => Promise<void>> {
+  if (!PROFILE_DIR) return async () => undefined;
+  const session = new inspector.Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile: p } = await session.post('Profiler.stop');
+    mkdirSync(PROFILE_DIR, { recursive: true });
+    const file = join(PROFILE_DIR, `${name.replace(/[^A-Za-z0-9]+/g, '_')}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(p));
+    session.disconnect();
+    console.log(`   profile: ${file}`);
+  };
+}
+
+function cpuPer(since: NodeJS.CpuUsage, requests: number): number {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000 / Math.max(requests, 1);
 }
 
 async function listen(handler: http.RequestListener): Promise<{ url: string; close: () => Promise<void> }> {
@@ -34,15 +129,55 @@ async function listen(handler: http.RequestListener): Promise<{ url: string; clo
   return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-async function measure(name: string, opts: autocannon.Options): Promise<Row> {
-  const r = await autocannon({ connections: CONNECTIONS, duration: DURATION, ...opts });
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
+async function measure(name: string, trips: Trips, opts: autocannon.Options, seconds = DURATION): Promise<Row> {
+  trips.reset();
+  const cpu = process.cpuUsage();
+  const stopProfile = await profile(name);
+  const r = await autocannon({ connections: CONNECTIONS, duration: seconds, ...(LOAD_WORKERS > 0 ? { workers: LOAD_WORKERS } : {}), ...opts });
+  await stopProfile();
+  const seen = trips.snapshot();
+  const cpuMs = cpuPer(cpu, r.requests.total);
+  return { name, rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors, total: r.requests.total, trips: seen, cpuMs };
+}
+
+/** The physical limit: `op` (one request's store operations, raw) in CONNECTIONS loops for DURATION. */
+async function saturate(name: string, trips: Trips, op: () => Promise<unknown>, duration = DURATION): Promise<Row> {
+  await op(); // scripts loaded, connections open: as warm as the app is after its first request
+  trips.reset();
+  const cpu = process.cpuUsage();
+  const stopProfile = await profile(`${name} ${op.name}`);
+  const latencies: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  const deadline = started + duration * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < deadline) {
+        const t = performance.now();
+        try {
+          await op();
+          latencies.push(performance.now() - t);
+        } catch {
+          errors += 1;
+        }
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await stopProfile();
+  const seen = trips.snapshot();
+  const cpuMs = cpuPer(cpu, latencies.length + errors);
+  latencies.sort((a, b) => a - b);
+  const q = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0);
+  return { name, rps: latencies.length / seconds, p50: q(0.5), p99: q(0.99), non2xx: 0, errors, total: latencies.length + errors, trips: seen, cpuMs };
 }
 
 async function main(): Promise<void> {
-  console.log(`==> starting FerretDB, Redis and LiveKit (duration ${DURATION}s per run, ${CONNECTIONS} connections)`);
+  console.log(`==> starting FerretDB, Redis and LiveKit (${DURATION}s per run, ${CONNECTIONS} connections, ${ROUNDS} rounds after a ${WARMUP}s warm-up of each side)`);
   const env = await startTestEnv(['mongodb', 'redis', 'livekit']);
-  const mongo = new MongoClient(env.env.MONGODB_URI!);
+  const trips = new Trips();
+  const mongo = new MongoClient(env.env.MONGODB_URI!, { monitorCommands: true });
+  mongo.on('commandStarted', (e) => trips.add('mongo', e.commandName));
   try {
     await mongo.connect();
     const settings = loadSettings({
@@ -56,11 +191,14 @@ async function main(): Promise<void> {
       LIVEKIT_API_SECRET: env.env.LIVEKIT_API_SECRET,
     });
     const db = mongo.db('bench');
-    const redis = await connectRedis(env.env.REDIS_URL!, 10, pino({ level: 'silent' }));
+    const redis = await connectRedis(env.env.REDIS_URL!, 10, pino({ level: 'silent' }), settings);
+    // The heartbeat has its own connection, so only request traffic is counted on `redis`.
+    const beatRedis = await connectRedis(env.env.REDIS_URL!, 10, pino({ level: 'silent' }), settings);
+    observeRedis(redis, trips);
     await prepareStores(db, redis);
     await seedAdmin(db, 'bench@example.com', 'bench-password');
-    // Logs go to /dev/null at the production level, so their cost is part of the figures.
-    const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
+    // The production logger (main.ts) at the production level, writing to /dev/null: its cost is part of the figures.
+    const logger = createLogger('info', pino.destination('/dev/null'));
     const app = createApp({ settings, db, redis, logger, telephony: telephonyFromSettings(settings) });
     const api = await listen(app.callback());
     const baseline = await listen((_req, res) => {
@@ -69,41 +207,127 @@ async function main(): Promise<void> {
       res.end(body);
     });
     const { apiKey, botId, callId } = await loginAndSetup(api.url, settings.WORKER_AUTH_TOKEN);
-    const stopHeartbeat = heartbeatForBench(redis);
+    const stopHeartbeat = heartbeatForBench(beatRedis);
 
-    const rows: Row[] = [];
-    rows.push(await measure('baseline node:http JSON', { url: `${baseline.url}/` }));
-    rows.push(
-      await measure('POST /api/v1/sip/dialout', {
-        url: `${api.url}/api/v1/sip/dialout`,
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey },
-        body: JSON.stringify({ bot_id: botId, to_number: '+4915112345678', variables: { customer_name: 'Ada' } }),
-      }),
-    );
-    rows.push(
-      await measure('GET /api/v1/config', {
-        url: `${api.url}/api/v1/config?bot_id=${botId}&call_id=${callId}`,
-        headers: { Authorization: `Bearer ${settings.WORKER_AUTH_TOKEN}` },
-      }),
-    );
+    // The raw operations, in the order the endpoints make them (keep in step with dialout/routes.ts and
+    // config/routes.ts; the round-trip lines below show both, counted, so a drift is visible).
+    // With the replica's cache warm (cache.ts), a dial-out reads no document: its key, bot and trunk come
+    // from memory under the epoch it reads from Redis first.
+    const keyDoc = await db.collection(COLLECTIONS.apiKeys).findOne({ key_hash: hashApiKey(apiKey) });
+    const sampleCall = (await db.collection<CallDoc>(COLLECTIONS.calls).findOne({ _id: callId }))!;
+    const trunk = await db.collection(COLLECTIONS.trunks).findOne({ default: true });
+    const eventBody = JSON.stringify({ id: `evt_${new ObjectId().toHexString()}`, type: 'call.queued', created_at: new Date().toISOString(), data: callEventData(sampleCall) });
+    const rawDialout = async () => {
+      await readCacheEpochAndTakeToken(redis, `vp:ratelimit:dialout:${String(keyDoc!._id)}`, settings.DIALOUT_RATE_PER_SECOND, settings.DIALOUT_BURST, Date.now());
+      const id = new ObjectId().toHexString();
+      const now = Date.now();
+      await reserveSlot(redis, id, now, settings.RESERVATION_TTL_SECONDS * 1000);
+      await db.collection(COLLECTIONS.calls).insertOne({
+        _id: id as never, bot_id: botId, direction: 'outbound', to_number: '+4915112345678', from_number: '+15550100000', status: 'queued',
+        variables: { customer_name: 'Ada' }, api_key_id: keyDoc!._id, created_at: new Date(now), started_at: null, ended_at: null, end_reason: null,
+        recording_key: null, recording_error: null, sip_status_code: null, transcript: [], status_times: { queued: new Date(now) },
+      });
+      await redis.xadd(DIALOUT_STREAM_KEY, 'MAXLEN', '~', '100000', '*', 'call_id', id, 'bot_id', botId, 'to_number', '+4915112345678',
+        'variables', '{"customer_name":"Ada"}', 'sip_trunk_id', String(trunk!.livekit_trunk_id), 'from_number', '+15550100000');
+      await redis.xadd(WEBHOOK_EVENTS_STREAM, 'MAXLEN', '~', String(OUTBOX_MAX_EVENTS), '*', 'id', `evt_${id}`, 'type', 'call.queued', 'body', eventBody);
+    };
+    const rawConfig = async () => {
+      await readCacheEpoch(redis);
+      await db.collection(COLLECTIONS.calls).findOne({ _id: callId as never, bot_id: botId }, { projection: { _id: 1, direction: 1, to_number: 1, variables: 1 } });
+    };
+
+    const dialout: autocannon.Options = {
+      url: `${api.url}/api/v1/sip/dialout`,
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey },
+      body: JSON.stringify({ bot_id: botId, to_number: '+4915112345678', variables: { customer_name: 'Ada' } }),
+    };
+    const config: autocannon.Options = {
+      url: `${api.url}/api/v1/config?bot_id=${botId}&call_id=${callId}`,
+      headers: { Authorization: `Bearer ${settings.WORKER_AUTH_TOKEN}` },
+    };
+
+    const base = await measure('baseline node:http JSON', trips, { url: `${baseline.url}/` });
+    // Rounds alternate which side runs first, so a machine getting busier or quieter favours neither.
+    const endpoints: Array<{ name: string; app: autocannon.Options; raw: () => Promise<unknown> }> = [
+      { name: 'POST /api/v1/sip/dialout', app: dialout, raw: rawDialout },
+      { name: 'GET /api/v1/config', app: config, raw: rawConfig },
+    ];
+    const results: Array<{ name: string; rounds: Array<[Row, Row]> }> = [];
+    for (const e of endpoints) {
+      if (WARMUP > 0) {
+        await measure(`${e.name} warm-up`, trips, e.app, WARMUP);
+        await saturate('raw warm-up', trips, e.raw, WARMUP);
+      }
+      const rounds: Array<[Row, Row]> = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        if (i % 2 === 0) {
+          const a = await measure(e.name, trips, e.app);
+          rounds.push([a, await saturate('raw: its store operations', trips, e.raw)]);
+        } else {
+          const r = await saturate('raw: its store operations', trips, e.raw);
+          rounds.push([await measure(e.name, trips, e.app), r]);
+        }
+      }
+      results.push({ name: e.name, rounds });
+    }
     stopHeartbeat();
 
-    const base = rows[0]!;
-    console.log('\nendpoint                     req/s     p50 ms  p99 ms  non-2xx  errors   vs baseline (req/s, p50, p99)');
-    for (const r of rows) {
-      const ratio = r === base ? '1.00x' : `${(r.rps / base.rps).toFixed(3)}x, ${(r.p50 / Math.max(base.p50, 1)).toFixed(1)}x, ${(r.p99 / Math.max(base.p99, 1)).toFixed(1)}x`;
+    const fmt = (r: Row) =>
+      `${r.rps.toFixed(0).padStart(7)}  ${String(r.p50).padStart(6)} ${String(r.p99).padStart(6)}  ${String(r.non2xx).padStart(7)} ${String(r.errors).padStart(6)}  ${r.cpuMs.toFixed(2).padStart(9)}`;
+    console.log('\nrun                                 req/s  p50 ms p99 ms  non-2xx errors  cpu ms/req (this process)');
+    console.log(`${base.name.padEnd(34)} ${fmt(base)}`);
+    for (const { rounds } of results) {
+      rounds.forEach(([a, r], i) => {
+        console.log(`${`${a.name} #${i + 1}`.padEnd(34)} ${fmt(a)}`);
+        console.log(`${`  ${r.name}`.padEnd(34)} ${fmt(r)}`);
+      });
+    }
+    const median = (xs: number[]) => {
+      const s = [...xs].sort((x, y) => x - y);
+      return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+    };
+    console.log(`\nendpoint                   app req/s  limit req/s  app/limit   (medians of ${ROUNDS} rounds; limit = the same store operations, raw, same concurrency)`);
+    for (const { name, rounds } of results) {
+      const ratios = rounds.map(([a, r]) => a.rps / r.rps);
       console.log(
-        `${r.name.padEnd(27)} ${r.rps.toFixed(0).padStart(7)}  ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)}  ${String(r.non2xx).padStart(7)} ${String(r.errors).padStart(7)}   ${ratio}`,
+        `${name.padEnd(25)} ${median(rounds.map(([a]) => a.rps)).toFixed(0).padStart(9)}  ${median(rounds.map(([, r]) => r.rps)).toFixed(0).padStart(11)}  ${median(ratios).toFixed(2).padStart(9)}   per round: ${ratios.map((x) => x.toFixed(2)).join(' ')}`,
       );
     }
-    console.log('(latency ratios use max(baseline, 1 ms) as the denominator: autocannon reports whole milliseconds)');
-    const calls = await db.collection('calls').countDocuments({});
-    console.log(`calls placed during the run: ${calls}`);
+    console.log('\nround trips per request (counted over all rounds: mongodb commandStarted events, ioredis commands; a pipeline is one trip)');
+    const sum = (rows: Row[]) => {
+      const t = new Trips();
+      for (const r of rows) {
+        t.mongo += r.trips.mongo;
+        t.redis += r.trips.redis;
+        for (const [k, v] of r.trips.names) t.names.set(k, (t.names.get(k) ?? 0) + v);
+      }
+      return { t, n: rows.reduce((n, r) => n + r.total, 0) };
+    };
+    const drifted: string[] = [];
+    for (const { name, rounds } of results) {
+      const app = sum(rounds.map(([a]) => a));
+      const raw = sum(rounds.map(([, r]) => r));
+      console.log(`${name.padEnd(25)} app: ${app.t.per(app.n)}`);
+      console.log(`${''.padEnd(25)} raw: ${raw.t.per(raw.n)}`);
+      // The raw copy must make the app's operations: a command whose count per request differs is a drift.
+      for (const k of new Set([...app.t.names.keys(), ...raw.t.names.keys()])) {
+        const d = (app.t.names.get(k) ?? 0) / app.n - (raw.t.names.get(k) ?? 0) / raw.n;
+        if (Math.abs(d) > 0.2) drifted.push(`${name}: ${k.slice(2)} ${d > 0 ? '+' : ''}${d.toFixed(2)} per request in the app`);
+      }
+    }
+    if (drifted.length) {
+      console.log(`\nWARNING: the raw operations no longer match the app's (update them in bench.ts):\n  ${drifted.join('\n  ')}`);
+      process.exitCode = 1;
+    }
+    console.log(`\nbaseline node:http JSON: ${base.rps.toFixed(0)} req/s (the HTTP ceiling of this process on this machine now)`);
+    const calls = await db.collection('calls').countDocuments({ direction: 'outbound', api_key_id: { $exists: true } });
+    console.log(`calls placed during the run (app and raw): ${calls}`);
     await api.close();
     await baseline.close();
     redis.disconnect();
-    if (rows.some((r) => r.non2xx > 0 || r.errors > 0)) process.exitCode = 1;
+    beatRedis.disconnect();
+    if ([base, ...results.flatMap((e) => e.rounds.flat())].some((r) => r.non2xx > 0 || r.errors > 0)) process.exitCode = 1;
   } finally {
     await mongo.close();
     await env.stop();

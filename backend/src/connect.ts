@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { Settings } from './settings.js';
 
 export class StoreUnreachableError extends Error {
   constructor(readonly store: 'mongodb' | 'redis', seconds: number) {
@@ -27,9 +28,66 @@ async function retry<T>(store: 'mongodb' | 'redis', timeoutSeconds: number, logg
   }
 }
 
-export async function connectMongo(uri: string, timeoutSeconds: number, logger: Logger): Promise<MongoClient> {
+/** The store timeouts of settings.ts: they bound how long a request can wait on a store that is gone. */
+export type StoreTimeouts = Pick<Settings, 'MONGODB_SERVER_SELECTION_TIMEOUT_MS' | 'MONGODB_SOCKET_TIMEOUT_MS' | 'REDIS_COMMAND_TIMEOUT_MS'>;
+
+/**
+ * A MongoDB client whose operations fail (the API answers 503) instead of waiting for a server that is
+ * gone or swamped: server selection, then the wait for a pooled connection, each at most
+ * MONGODB_SERVER_SELECTION_TIMEOUT_MS; a reply at most MONGODB_SOCKET_TIMEOUT_MS of silence.
+ */
+export function mongoClient(uri: string, t: StoreTimeouts, logger: Logger): MongoClient {
+  const connectTimeoutMS = Math.min(5000, t.MONGODB_SERVER_SELECTION_TIMEOUT_MS);
+  const client = new MongoClient(uri, {
+    serverSelectionTimeoutMS: t.MONGODB_SERVER_SELECTION_TIMEOUT_MS,
+    waitQueueTimeoutMS: t.MONGODB_SERVER_SELECTION_TIMEOUT_MS,
+    connectTimeoutMS,
+    socketTimeoutMS: t.MONGODB_SOCKET_TIMEOUT_MS,
+  });
+  watchMonitor(client, connectTimeoutMS, logger);
+  return client;
+}
+
+/**
+ * The driver's server monitor can wedge (mongodb 6.22, and 7.x has the same code): when the server
+ * closes a connection the monitor has just opened, as a server does while shutting down, the handshake
+ * may write to the destroyed socket and wait forever for a 'drain' it never emits. That heartbeat then
+ * never ends, the server stays unknown, and every operation fails server selection long after MongoDB is
+ * back. A heartbeat on a new connection ends within two connect timeouts (connect, then the handshake's
+ * reply); one that has not is a wedged monitor, and the client is closed and connected again (an
+ * operation in flight then fails, 503; the Db handles stay valid).
+ */
+function watchMonitor(client: MongoClient, connectTimeoutMS: number, logger: Logger): void {
+  const started = new Map<string, number>();
+  let reconnecting = false;
+  client.on('serverHeartbeatStarted', (e) => {
+    if (!e.awaited) started.set(e.connectionId, Date.now());
+  });
+  const ended = (e: { connectionId: string }) => started.delete(e.connectionId);
+  client.on('serverHeartbeatSucceeded', ended);
+  client.on('serverHeartbeatFailed', ended);
+  const timer = setInterval(() => {
+    const stuckSince = Math.min(...started.values());
+    if (reconnecting || Date.now() - stuckSince < 2 * connectTimeoutMS + 1000) return;
+    reconnecting = true;
+    started.clear();
+    logger.warn({ store: 'mongodb' }, 'mongodb server monitor stuck; reconnecting the client');
+    void client
+      .close()
+      .then(() => client.connect())
+      .catch(() => undefined) // still away: the next operation connects again
+      .finally(() => (reconnecting = false));
+  }, connectTimeoutMS).unref();
+  client.on('topologyClosed', () => {
+    if (!reconnecting) clearInterval(timer); // closed by its owner
+  });
+}
+
+export async function connectMongo(uri: string, timeoutSeconds: number, logger: Logger, t: StoreTimeouts): Promise<MongoClient> {
+  // Each boot attempt gives up early enough to be retried (and logged) within the boot timeout.
+  const selectionMs = Math.min(t.MONGODB_SERVER_SELECTION_TIMEOUT_MS, Math.max(500, timeoutSeconds * 250));
   return retry('mongodb', timeoutSeconds, logger, async () => {
-    const client = new MongoClient(uri, { serverSelectionTimeoutMS: Math.min(5000, Math.max(500, timeoutSeconds * 250)), connectTimeoutMS: 5000 });
+    const client = mongoClient(uri, { ...t, MONGODB_SERVER_SELECTION_TIMEOUT_MS: selectionMs }, logger);
     try {
       await client.connect();
       await client.db('admin').command({ ping: 1 });
@@ -41,18 +99,26 @@ export async function connectMongo(uri: string, timeoutSeconds: number, logger: 
   });
 }
 
-export function redisClient(url: string): Redis {
+/** A Redis client whose commands fail fast while Redis is away (the API answers 503), never queue for it. */
+export function redisClient(url: string, t: Pick<StoreTimeouts, 'REDIS_COMMAND_TIMEOUT_MS'>): Redis {
   return new Redis(url, {
     lazyConnect: true,
-    // Fail commands fast while Redis is away (the API answers 503) instead of queueing them forever.
+    // Not connected: a command fails at once rather than waiting in the offline queue for a reconnection.
+    enableOfflineQueue: false,
+    // Sent but unanswered when the connection dropped: failed after one reconnection attempt or the command
+    // timeout, and never sent again later (its request has answered 503 by then; a late XADD or slot
+    // reservation would act for a request that was refused).
     maxRetriesPerRequest: 1,
+    autoResendUnfulfilledCommands: false,
+    // A Redis that is up but does not answer.
+    commandTimeout: t.REDIS_COMMAND_TIMEOUT_MS,
     retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2000),
   });
 }
 
-export async function connectRedis(url: string, timeoutSeconds: number, logger: Logger): Promise<Redis> {
+export async function connectRedis(url: string, timeoutSeconds: number, logger: Logger, t: Pick<StoreTimeouts, 'REDIS_COMMAND_TIMEOUT_MS'>): Promise<Redis> {
   return retry('redis', timeoutSeconds, logger, async () => {
-    const client = redisClient(url);
+    const client = redisClient(url, t);
     client.on('error', () => undefined); // reported through the health check, not as unhandled events
     try {
       await client.connect();

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Settings } from './settings.js';
 import type { Telephony } from './telephony/livekit.js';
+import type { StoreCache } from './cache.js';
 
 export interface AppDeps {
   settings: Settings;
@@ -21,6 +22,8 @@ export interface Services extends Required<Omit<AppDeps, 'clock' | 'version'>> {
   clock: () => number;
   version: string;
   now(): Date;
+  /** This replica's cache of bots, API keys and trunks (cache.ts): one per app instance. */
+  cache: StoreCache;
 }
 
 export const VERSION = '0.1.0';

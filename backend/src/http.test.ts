@@ -2,7 +2,9 @@
 // limits, CORS, request ids, metrics, and logs free of secrets.
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { CURSOR_PATTERN, RESOURCE_ID_PATTERN } from '@voice-platform/schemas';
 import { adminToken, createKey, startHarness, WORKER_TOKEN, ADMIN, type Harness } from './testing/harness.js';
+import { DATE_TIME_PATTERN, parseDateTime } from './validate.js';
 
 let h: Harness;
 let auth: string;
@@ -63,6 +65,49 @@ describe('OpenAPI', () => {
     const dialout = doc.paths['/api/v1/sip/dialout'].post;
     expect(Object.keys(dialout.responses).sort()).toEqual(['201', '400', '401', '404', '409', '413', '415', '422', '429', '503']);
     expect(dialout.requestBody.content['application/json'].schema.properties.to_number.pattern).toBe('^\\+[1-9][0-9]{6,14}$');
+  });
+
+  it('states the rules the server enforces beyond types, so a generated client and a fuzzer agree with it', async () => {
+    const doc = (await h.http.get('/api/v1/openapi.json').expect(200)).body;
+    const reqSchema = (path: string, method: string) => doc.paths[path][method].requestBody.content['application/json'].schema;
+    const param = (path: string, method: string, name: string) =>
+      [...(doc.paths[path].parameters ?? []), ...(doc.paths[path][method].parameters ?? [])].find((p: { name: string }) => p.name === name).schema;
+    // Ids: what the server makes and looks up.
+    for (const path of Object.keys(doc.paths).filter((p) => p.includes('{id}'))) expect([path, doc.paths[path].parameters[0].schema.pattern]).toEqual([path, RESOURCE_ID_PATTERN]);
+    expect(param('/api/v1/calls', 'get', 'bot_id').pattern).toBe(RESOURCE_ID_PATTERN);
+    expect(param('/api/v1/config', 'get', 'bot_id').pattern).toBe(RESOURCE_ID_PATTERN);
+    expect(param('/api/v1/config', 'get', 'call_id').pattern).toBe(RESOURCE_ID_PATTERN);
+    expect(reqSchema('/api/v1/sip/dialout', 'post').properties.bot_id.pattern).toBe(RESOURCE_ID_PATTERN);
+    expect(reqSchema('/api/v1/calls', 'post').properties.bot_id.pattern).toBe(RESOURCE_ID_PATTERN);
+    // The list cursor's format.
+    expect(param('/api/v1/calls', 'get', 'cursor').pattern).toBe(CURSOR_PATTERN);
+    // Cross-field rules: variables xor connected_event; a trunk password needs a username; call variables are named.
+    const dialout = reqSchema('/api/v1/sip/dialout', 'post');
+    expect(dialout.not).toEqual({ required: ['variables', 'connected_event'] });
+    expect(dialout.properties.variables).toMatchObject({ additionalProperties: false, maxProperties: 50 });
+    expect(reqSchema('/api/v1/sip/outbound-trunks', 'post').dependentRequired).toEqual({ auth_password: ['auth_username'] });
+    // Rules no keyword can hold are stated in words.
+    expect(reqSchema('/api/v1/api-keys', 'post').properties.expires_at.description).toMatch(/future/);
+    expect(reqSchema('/api/v1/bots', 'post').properties.variables.description).toMatch(/unique/);
+    expect(reqSchema('/api/v1/bots', 'post').properties.tools.items.properties.parameters.description).toMatch(/32 levels/);
+    // Every date-time a request carries has the server's stricter reading (no leap second, no space for T, years 0001–9998).
+    const times: unknown[] = [];
+    const walk = (v: unknown): void => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === 'object') {
+        if ((v as { format?: string }).format === 'date-time') times.push(v);
+        Object.values(v).forEach(walk);
+      }
+    };
+    for (const item of Object.values(doc.paths) as Array<Record<string, { requestBody?: unknown; parameters?: unknown }>>) {
+      for (const op of Object.values(item)) walk([op.requestBody, op.parameters]);
+    }
+    expect(times.length).toBeGreaterThanOrEqual(6);
+    for (const t of times) expect(t).toMatchObject({ pattern: DATE_TIME_PATTERN });
+    const pattern = new RegExp(DATE_TIME_PATTERN);
+    const samples = ['2030-01-01T00:00:00Z', '2030-01-01t00:00:00.5+01:00', '0001-01-01T00:00:00Z', '9998-12-31T23:59:59-23:59', '2099-12-31T23:59:60Z', '2030-01-01 00:00:00Z', '0000-06-01T00:00:00Z', '9999-06-01T00:00:00Z', '2030-01-01T24:00:00Z', '2030-01-01T00:00:00+24:00'];
+    // Beside `format: date-time` (which rules out Feb 30), the pattern accepts exactly what the server parses.
+    for (const v of samples) expect([v, pattern.test(v)]).toEqual([v, parseDateTime(v) !== null]);
   });
 });
 

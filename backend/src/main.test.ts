@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { MongoClient } from 'mongodb';
-import { freePort, waitUntil } from '@voice-platform/tests/infra';
+import { freePort, saveLogs, waitUntil } from '@voice-platform/tests/infra';
 
 const mainJs = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
@@ -12,7 +12,12 @@ function boot(env: Record<string, string>) {
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      saveLogs('backend-boot', stdout + stderr); // kept for the secrets check after `make test`
+      resolve(code);
+    }),
+  );
   return { child, exited, out: () => stdout, err: () => stderr };
 }
 

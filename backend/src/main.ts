@@ -1,10 +1,12 @@
 // Boot: settings (all problems at once) → stores (retry with backoff) → indexes and stream group →
-// listen, then the roles of ROLES: `api` serves the HTTP API; `dialler` runs the stale-call sweeper (a
-// dialler-only process still listens, for the probes and /metrics). SIGTERM/SIGINT stop the sweeper
-// (waiting for a pass in flight), close the server, wait for in-flight requests, then the store clients.
+// listen, then the roles of ROLES: `api` serves the HTTP API; `dialler` runs the stale-call sweeper and the
+// webhook deliverer (a dialler-only process still listens, for the probes and /metrics). SIGTERM/SIGINT stop
+// the sweeper (waiting for a pass in flight) and the deliverer (cutting attempts in flight short), close
+// the server, wait for in-flight requests, then the store clients.
 import http from 'node:http';
 import { createApp, createProbeApp } from './app.js';
 import { createSweeper } from './dialler/sweeper.js';
+import { createWebhookDeliverer } from './webhooks/deliverer.js';
 import { loadSettings, SettingsError, type Settings } from './settings.js';
 import { createLogger } from './logger.js';
 import { connectMongo, connectRedis, StoreUnreachableError } from './connect.js';
@@ -27,8 +29,8 @@ async function main(): Promise<void> {
   let mongo;
   let redis;
   try {
-    mongo = await connectMongo(settings.MONGODB_URI, settings.BOOT_TIMEOUT_SECONDS, logger);
-    redis = await connectRedis(settings.REDIS_URL, settings.BOOT_TIMEOUT_SECONDS, logger);
+    mongo = await connectMongo(settings.MONGODB_URI, settings.BOOT_TIMEOUT_SECONDS, logger, settings);
+    redis = await connectRedis(settings.REDIS_URL, settings.BOOT_TIMEOUT_SECONDS, logger, settings);
   } catch (err) {
     if (err instanceof StoreUnreachableError) {
       logger.fatal({ store: err.store }, err.message);
@@ -44,12 +46,14 @@ async function main(): Promise<void> {
   const app = settings.roles.includes('api') ? createApp(deps) : createProbeApp(deps);
   // The sweeper counts into the app's registry, so this process's /metrics shows it.
   const sweeper = settings.roles.includes('dialler') ? createSweeper({ ...deps, metrics: app.metrics }) : null;
+  const deliverer = settings.roles.includes('dialler') ? createWebhookDeliverer({ ...deps, metrics: app.metrics }) : null;
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(settings.PORT, settings.HOST, resolve));
   const address = server.address();
   logger.info({ host: settings.HOST, port: typeof address === 'object' && address ? address.port : settings.PORT, version: VERSION, roles: settings.roles }, 'backend listening');
   sweeper?.start();
+  deliverer?.start();
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -58,7 +62,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => server.closeAllConnections(), 10_000).unref();
     // The sweeper's pass needs the stores: let it finish before they close.
-    const sweeperStopped = sweeper ? sweeper.stop().catch(() => undefined) : Promise.resolve();
+    const sweeperStopped = Promise.all([sweeper?.stop().catch(() => undefined), deliverer?.stop().catch(() => undefined)]);
     server.close(async () => {
       clearTimeout(force);
       await sweeperStopped;

@@ -39,7 +39,18 @@ export function createMetrics() {
     help: 'Calls the dialler ended failed / worker_lost because their worker stopped renewing their lease',
     registers: [registry],
   });
-  return { registry, httpDuration, dialouts, keyAuthFailures, slotReleases, callsSwept, callsLost };
+  const webhookAttempts = new client.Counter({
+    name: 'backend_webhook_attempts_total',
+    help: 'Webhook delivery attempts by result: delivered (2xx), failed (retry scheduled) or dead (no more retries)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const webhookEmitFailures = new client.Counter({
+    name: 'backend_webhook_events_lost_total',
+    help: 'Webhook events that could not be written to the outbox (Redis unavailable); the API call went on',
+    registers: [registry],
+  });
+  return { registry, httpDuration, dialouts, keyAuthFailures, slotReleases, callsSwept, callsLost, webhookAttempts, webhookEmitFailures };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -14,16 +14,38 @@ import {
   CallEvent,
   CALL_DIRECTIONS,
   CALL_STATUSES,
+  CURSOR_PATTERN,
   DialoutRequest,
   DialoutResponse,
   OutboundTrunk,
   OutboundTrunkCreate,
   OutboundTrunkUpdate,
+  RESOURCE_ID_PATTERN,
   RuntimeConfig,
-} from '@voice-platform/schemas';
+  MAX_WEBHOOKS,
+  WEBHOOK_MAX_ATTEMPTS,
+  Webhook,
+  WebhookCallData,
+  WebhookCreate,
+  WebhookCreated,
+  WebhookDeliveryAttempt,
+  WebhookEvent,
+  WebhookEventQueued,
+  WebhookUpdate, WidgetRequest, WidgetResponse } from '@voice-platform/schemas';
 import { LoginRequest, LoginResponse, Me } from './auth/admin.js';
+import { DATE_TIME_PATTERN } from './validate.js';
 
-const json = (schema: TSchema | object) => ({ 'application/json': { schema: JSON.parse(JSON.stringify(schema)) as object } });
+/** The server reads every `format: date-time` it is sent more strictly than JSON Schema does (validate.ts):
+ *  requests say so with DATE_TIME_PATTERN. Responses keep the plain format (the server writes UTC times). */
+function strictTimes(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(strictTimes);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, strictTimes(v)]));
+  return out.format === 'date-time' && out.pattern === undefined ? { ...out, pattern: DATE_TIME_PATTERN } : out;
+}
+const plain = (schema: TSchema | object) => JSON.parse(JSON.stringify(schema)) as object;
+const json = (schema: TSchema | object) => ({ 'application/json': { schema: plain(schema) } });
+const requestJson = (schema: TSchema | object) => ({ 'application/json': { schema: strictTimes(plain(schema)) as object } });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const ok = (description: string, schema: TSchema | object, headers?: object) => ({ description, content: json(schema), ...(headers ? { headers } : {}) });
 const err = (codes: string[], extra = '') => ({
@@ -32,8 +54,10 @@ const err = (codes: string[], extra = '') => ({
 });
 const retryAfter = { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } };
 const withRetry = (codes: string[], extra = '') => ({ ...err(codes, extra), headers: retryAfter });
-const body = (schema: TSchema) => ({ required: true, content: json(schema) });
-const idParam = (description: string) => ({ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description });
+const body = (schema: TSchema) => ({ required: true, content: requestJson(schema) });
+const idSchema = { type: 'string', pattern: RESOURCE_ID_PATTERN };
+const idParam = (description: string) => ({ name: 'id', in: 'path', required: true, schema: idSchema, description });
+const timeParam = { type: 'string', format: 'date-time', pattern: DATE_TIME_PATTERN };
 
 const adminErrors = { 401: err(['unauthorized', 'token_expired']), 403: err(['forbidden']) };
 const bodyErrors = {
@@ -66,7 +90,29 @@ const ApiKeyList = Type.Object({ items: Type.Array(ApiKey) });
 const TrunkList = Type.Object({ items: Type.Array(OutboundTrunk) });
 const telephonyDown = withRetry(['service_unavailable'], 'LiveKit is unreachable, or the telephony plane is not configured on this backend');
 const BotList = Type.Object({ items: Type.Array(Bot) });
-const CallPage = Type.Object({ items: Type.Array(Call), next_cursor: Type.Union([Type.String(), Type.Null()]) });
+const WebhookList = Type.Object({ items: Type.Array(Webhook) });
+const WebhookDeliveryPage = Type.Object({ items: Type.Array(WebhookDeliveryAttempt), next_cursor: Type.Union([Type.String({ pattern: CURSOR_PATTERN }), Type.Null()]) });
+const SIGNING =
+  'Each delivery is `POST <url>` with the JSON body `{id, type, created_at, data}` and the headers `Content-Type: application/json`, ' +
+  '`X-Voice-Event-Id` (the same on every retry: dedupe on it), `X-Voice-Event-Type` and `X-Voice-Signature: t=<unix seconds>,v1=<hex ' +
+  'HMAC-SHA256(secret, "<t>.<raw body>")>`. Any 2xx within WEBHOOK_TIMEOUT_MS (10 s) is delivered; anything else (other statuses, ' +
+  `redirects, timeouts, connection errors) is retried 1, 2, 4 … minutes later, at most ${WEBHOOK_MAX_ATTEMPTS} attempts, then the delivery is \`dead\`. ` +
+  'At least once, in no guaranteed order.';
+/** An event as a receiver gets it (OpenAPI 3.1 `webhooks`). */
+const eventOperation = (type: string, summary: string, data: object) => ({
+  post: {
+    operationId: `event_${type.replace(/\W/g, '_')}`,
+    summary,
+    description: SIGNING,
+    parameters: [
+      { name: 'X-Voice-Event-Id', in: 'header', required: true, schema: { type: 'string' } },
+      { name: 'X-Voice-Signature', in: 'header', required: true, schema: { type: 'string', pattern: '^t=[0-9]+,v1=[0-9a-f]{64}$' } },
+    ],
+    requestBody: { required: true, content: json({ ...plain(WebhookEvent), properties: { ...WebhookEvent.properties, type: { const: type }, data } }) },
+    responses: { '2XX': { description: 'Delivered' }, default: { description: 'Not delivered: retried' } },
+  },
+});
+const CallPage = Type.Object({ items: Type.Array(Call), next_cursor: Type.Union([Type.String({ pattern: CURSOR_PATTERN }), Type.Null()]) });
 const Health = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
   checks: Type.Object({ mongodb: Type.String(), redis: Type.String() }),
@@ -128,7 +174,8 @@ export function openapiDocument(version: string) {
             'backend_http_request_duration_seconds{method,route,status}, backend_dialout_requests_total{result}, ' +
             'backend_api_key_auth_failures_total{reason}, backend_capacity_slot_releases_total{outcome}, ' +
             'backend_calls_swept_total (dialler role: unclaimed dial-out calls failed with end_reason not_claimed), ' +
-            'backend_calls_lost_total (dialler role: calls failed with end_reason worker_lost)',
+            'backend_calls_lost_total (dialler role: calls failed with end_reason worker_lost), ' +
+            'backend_webhook_attempts_total{result} (dialler role: delivered, failed, dead), backend_webhook_events_lost_total',
           responses: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } },
         },
       },
@@ -227,7 +274,34 @@ export function openapiDocument(version: string) {
             415: err(['unsupported_media_type']),
             422: err(['validation_failed', 'invalid_phone_number', 'conflicting_fields', 'variables_mismatch', 'unknown_from_number']),
             429: withRetry(['rate_limited'], 'DIALOUT_RATE_PER_SECOND per key, burst DIALOUT_BURST'),
-            503: withRetry(['fleet_at_capacity', 'service_unavailable']),
+            503: withRetry(['fleet_at_capacity', 'service_unavailable'], '`service_unavailable`: MongoDB or Redis is unreachable; `details.failed` names it (`mongodb` or `redis`)'),
+          },
+        },
+      },
+      '/livekit/widget': {
+        post: {
+          operationId: 'createWidgetCall',
+          summary: 'Start a browser test call with a bot',
+          description:
+            'The dial-out checks with the same codes: credentials (an admin token or an API key) → JSON → schema → bot exists (404 `bot_not_found`) → ' +
+            'bot active (409 `bot_inactive`) → variables (422 `variables_mismatch`) → fleet capacity (503 `fleet_at_capacity`). The call is queued with ' +
+            '`direction: web`; a worker joins its LiveKit room (`room_name`, the call id) and waits for the browser, which joins with `access_token` ' +
+            '(this room only, microphone and data, identity `caller`, valid until `expires_at`, at most 10 minutes). Transcripts and the end of the call ' +
+            'reach the browser as LiveKit data messages on topic `events`, in the WebSocket protocol\'s shapes. A caller who never joins ends the call ' +
+            '`failed` / `not_started`. 503 `service_unavailable` when the telephony plane is not configured.',
+          security: [{ adminJwt: [] }, { apiKey: [] }],
+          requestBody: body(WidgetRequest),
+          responses: {
+            201: ok('The call is queued; join its room with the token', WidgetResponse, { Location: { description: 'The call resource', schema: { type: 'string' } } }),
+            400: err(['invalid_json']),
+            401: err(['unauthorized', 'missing_api_key', 'invalid_api_key', 'api_key_inactive', 'api_key_expired']),
+            403: err(['forbidden']),
+            404: err(['bot_not_found']),
+            409: err(['bot_inactive']),
+            413: err(['payload_too_large']),
+            415: err(['unsupported_media_type']),
+            422: err(['validation_failed', 'variables_mismatch']),
+            503: withRetry(['fleet_at_capacity', 'service_unavailable'], '`service_unavailable`: the telephony plane is not configured, or MongoDB or Redis is unreachable'),
           },
         },
       },
@@ -270,14 +344,22 @@ export function openapiDocument(version: string) {
           operationId: 'listCalls',
           summary: 'List calls, newest first, with cursor pagination',
           security: [{ adminJwt: [] }],
+          description: 'Each filter at most once and non-empty; an unknown query parameter is refused (422 `validation_failed` naming it).',
           parameters: [
-            { name: 'bot_id', in: 'query', schema: { type: 'string' } },
+            { name: 'bot_id', in: 'query', schema: idSchema },
             { name: 'status', in: 'query', schema: { type: 'string', enum: [...CALL_STATUSES] } },
             { name: 'direction', in: 'query', schema: { type: 'string', enum: [...CALL_DIRECTIONS] } },
-            { name: 'created_after', in: 'query', schema: { type: 'string', format: 'date-time' } },
-            { name: 'created_before', in: 'query', schema: { type: 'string', format: 'date-time' } },
+            { name: 'created_after', in: 'query', schema: timeParam },
+            { name: 'created_before', in: 'query', schema: timeParam },
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
-            { name: 'cursor', in: 'query', schema: { type: 'string' }, description: '`next_cursor` of the previous page' },
+            {
+              name: 'cursor',
+              in: 'query',
+              schema: { type: 'string', pattern: CURSOR_PATTERN },
+              description:
+                '`next_cursor` of the previous page, with the same filters: `<created_at in ms>.<call id>` of the last call of that page; ' +
+                'the page starts after that call',
+            },
           ],
           responses: { 200: ok('A page of calls', CallPage), ...adminErrors, 422: err(['validation_failed']) },
         },
@@ -326,8 +408,8 @@ export function openapiDocument(version: string) {
           summary: 'Worker: the runtime config of a bot (and call), prompt and greeting rendered with the call variables',
           security: [{ workerToken: [] }],
           parameters: [
-            { name: 'bot_id', in: 'query', required: true, schema: { type: 'string' } },
-            { name: 'call_id', in: 'query', required: false, schema: { type: 'string' } },
+            { name: 'bot_id', in: 'query', required: true, schema: idSchema },
+            { name: 'call_id', in: 'query', required: false, schema: idSchema },
           ],
           responses: {
             200: ok('The config', RuntimeConfig),
@@ -338,6 +420,88 @@ export function openapiDocument(version: string) {
           },
         },
       },
+      '/api/v1/webhooks': {
+        post: {
+          operationId: 'createWebhook',
+          summary: 'Create a call webhook; its signing secret is in this response only',
+          description:
+            `At most ${MAX_WEBHOOKS} webhooks (409 \`conflict\`). The \`secret\` (\`whsec_\` + 32 characters) signs every delivery and is never shown again. ${SIGNING}`,
+          security: [{ adminJwt: [] }],
+          requestBody: body(WebhookCreate),
+          responses: { 201: ok('The webhook, with `secret` shown this once', WebhookCreated, { Location: { description: 'The webhook resource', schema: { type: 'string' } } }), ...adminErrors, ...bodyErrors, 409: err(['conflict']) },
+        },
+        get: { operationId: 'listWebhooks', summary: 'List webhooks, newest first (no secrets)', security: [{ adminJwt: [] }], responses: { 200: ok('Webhooks', WebhookList), ...adminErrors } },
+      },
+      '/api/v1/webhooks/{id}': {
+        parameters: [idParam('Webhook id')],
+        get: { operationId: 'getWebhook', summary: 'One webhook (no secret)', security: [{ adminJwt: [] }], responses: { 200: ok('The webhook', Webhook), ...adminErrors, 404: err(['not_found']) } },
+        patch: {
+          operationId: 'updateWebhook',
+          summary: 'Change url, events, description or active',
+          description: '`active: false` pauses the webhook: it gets no new events, and deliveries already queued for it wait until it is active again. A new `url` is checked like at creation.',
+          security: [{ adminJwt: [] }],
+          requestBody: body(WebhookUpdate),
+          responses: { 200: ok('The webhook', Webhook), ...adminErrors, ...bodyErrors, 404: err(['not_found']) },
+        },
+        delete: {
+          operationId: 'deleteWebhook',
+          summary: 'Delete a webhook, its pending deliveries and its deliveries log',
+          security: [{ adminJwt: [] }],
+          responses: { 204: { description: 'Deleted' }, ...adminErrors, 404: err(['not_found']) },
+        },
+      },
+      '/api/v1/webhooks/{id}/deliveries': {
+        parameters: [idParam('Webhook id')],
+        get: {
+          operationId: 'listWebhookDeliveries',
+          summary: 'The delivery attempts of a webhook, newest first, with cursor pagination',
+          description: 'One item per attempt. An unknown query parameter is refused (422 `validation_failed` naming it).',
+          security: [{ adminJwt: [] }],
+          parameters: [
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+            {
+              name: 'cursor',
+              in: 'query',
+              schema: { type: 'string', pattern: CURSOR_PATTERN },
+              description: '`next_cursor` of the previous page: `<attempted_at in ms>.<attempt id>` of its last item; the page starts after it',
+            },
+          ],
+          responses: { 200: ok('A page of attempts', WebhookDeliveryPage), ...adminErrors, 404: err(['not_found']), 422: err(['validation_failed']) },
+        },
+      },
+      '/api/v1/webhooks/{id}/test': {
+        parameters: [idParam('Webhook id')],
+        post: {
+          operationId: 'testWebhook',
+          summary: 'Queue a `webhook.test` event for this webhook only (whatever it subscribes to)',
+          description: 'Delivered, signed and retried like any event; watch the deliveries log for the outcome.',
+          security: [{ adminJwt: [] }],
+          responses: {
+            202: ok('The event is queued', WebhookEventQueued),
+            ...adminErrors,
+            404: err(['not_found']),
+            409: err(['conflict'], 'The webhook is paused'),
+            503: withRetry(['service_unavailable'], 'Redis (the event outbox) is unreachable'),
+          },
+        },
+      },
+    },
+    webhooks: {
+      'call.queued': eventOperation('call.queued', 'A call was created (dial-out accepted, or a WebSocket / browser call started)', plain(WebhookCallData)),
+      'call.ringing': eventOperation('call.ringing', "The callee's phone rings", plain(WebhookCallData)),
+      'call.in_progress': eventOperation('call.in_progress', 'The call was answered (connected)', plain(WebhookCallData)),
+      'call.ended': eventOperation(
+        'call.ended',
+        'The call ended (any terminal status). For an answered call it waits for the recording report, up to WEBHOOK_RECORDING_WAIT_SECONDS',
+        plain(WebhookCallData),
+      ),
+      'campaign.started': eventOperation('campaign.started', 'A campaign started', { type: 'object' }),
+      'campaign.completed': eventOperation('campaign.completed', 'A campaign completed', { type: 'object' }),
+      'webhook.test': eventOperation('webhook.test', 'Sent on request (POST /api/v1/webhooks/{id}/test)', {
+        type: 'object',
+        required: ['webhook_id', 'message'],
+        properties: { webhook_id: { type: 'string' }, message: { type: 'string' } },
+      }),
     },
   };
 }

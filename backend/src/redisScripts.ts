@@ -32,29 +32,35 @@ redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
 return {1, live, free - 1}
 `;
 
+/** Token bucket as a Lua function (also part of cache.ts's view script): take_token(key, rate per second,
+ *  burst, now ms) returns allowed 0|1, ms until a token. */
+export const TAKE_TOKEN_FN = `
+local function take_token(key, rate, burst, now)
+  local b = redis.call('HMGET', key, 'tokens', 'ts')
+  local tokens = tonumber(b[1])
+  local ts = tonumber(b[2])
+  if tokens == nil or ts == nil then tokens = burst; ts = now end
+  if now > ts then
+    tokens = math.min(burst, tokens + (now - ts) * rate / 1000)
+    ts = now
+  end
+  local allowed = 0
+  local wait = 0
+  if tokens >= 1 then
+    tokens = tokens - 1
+    allowed = 1
+  else
+    wait = math.ceil((1 - tokens) * 1000 / rate)
+  end
+  redis.call('HSET', key, 'tokens', tostring(tokens), 'ts', tostring(ts))
+  redis.call('PEXPIRE', key, math.ceil(burst * 1000 / rate) + 1000)
+  return allowed, wait
+end
+`;
+
 /** Token bucket: ARGV rate per second, burst, now ms. Returns {allowed 0|1, ms until a token}. */
-const TOKEN_BUCKET = `
-local rate = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local now = tonumber(ARGV[3])
-local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
-local tokens = tonumber(b[1])
-local ts = tonumber(b[2])
-if tokens == nil or ts == nil then tokens = burst; ts = now end
-if now > ts then
-  tokens = math.min(burst, tokens + (now - ts) * rate / 1000)
-  ts = now
-end
-local allowed = 0
-local wait = 0
-if tokens >= 1 then
-  tokens = tokens - 1
-  allowed = 1
-else
-  wait = math.ceil((1 - tokens) * 1000 / rate)
-end
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(ts))
-redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
+const TOKEN_BUCKET = `${TAKE_TOKEN_FN}
+local allowed, wait = take_token(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]))
 return {allowed, wait}
 `;
 

@@ -30,6 +30,13 @@ export const SettingsSchema = Type.Object({
   AUDIO_SAMPLE_RATE: Type.Integer({ minimum: 8000, maximum: 48000, default: 16000 }),
   /** How long boot keeps retrying an unreachable store before it gives up. */
   BOOT_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, default: 30 }),
+  /** How long one MongoDB operation waits for a reachable server, then as long for a free pooled connection,
+   *  before it fails (the request then answers 503 naming mongodb). */
+  MONGODB_SERVER_SELECTION_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 5000 }),
+  /** How long one MongoDB operation waits on a silent connection before it fails (a hung or swamped server; a dead one fails at once). */
+  MONGODB_SOCKET_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600000, default: 30000 }),
+  /** How long one Redis command waits for its reply before it fails (a hung server; a dead one fails at once). */
+  REDIS_COMMAND_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 2000 }),
   /** Comma-separated subset of ROLES; checked after the schema (see loadSettings). */
   ROLES: Type.String({ default: ROLES.join(',') }),
   /** Dialler: pause between two passes of the stale-call sweeper. */
@@ -44,6 +51,10 @@ export const SettingsSchema = Type.Object({
   LOCAL_DEVELOPMENT: Type.Boolean({ default: false }),
   /** LiveKit API calls (trunk mirroring, room deletion). */
   LIVEKIT_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000 }),
+  /** Where browsers reach LiveKit for test calls (POST /livekit/widget); default LIVEKIT_URL. */
+  LIVEKIT_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^(wss?|https?)://[^\\s]+$' })),
+  /** Lifetime of a browser test call's LiveKit token (at most 10 minutes). */
+  WIDGET_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 30, maximum: 600, default: 600 }),
   /** Login attempts per client address, whatever the email (password spraying); a token bucket. */
   LOGIN_IP_MAX_ATTEMPTS: Type.Integer({ minimum: 1, default: 60 }),
   LOGIN_IP_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 60 }),
@@ -53,6 +64,20 @@ export const SettingsSchema = Type.Object({
   /** Password hashes computed at once per process; a login waits at most LOGIN_HASH_WAIT_MS for a slot, else 503. */
   LOGIN_HASH_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
   LOGIN_HASH_WAIT_MS: Type.Integer({ minimum: 0, maximum: 60000, default: 1000 }),
+  /** Webhooks (DESIGN.md §8): accept URLs whose host resolves to loopback, private, link-local or unique-local
+   *  addresses (tests and local use only: in production it would let an admin probe the internal network). */
+  WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),
+  /** Dialler: a delivery attempt without a 2xx answer within this long fails (and is retried). */
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 10000 }),
+  /** Dialler: delivery attempts in flight at once per process, and per webhook per process. */
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 16 }),
+  WEBHOOK_CONCURRENCY_PER_WEBHOOK: Type.Integer({ minimum: 1, maximum: 256, default: 4 }),
+  /** Dialler: how often due retries are looked for (a new event wakes the deliverer at once). */
+  WEBHOOK_POLL_INTERVAL_MS: Type.Integer({ minimum: 50, maximum: 60000, default: 1000 }),
+  /** call.ended of an answered call waits up to this long for the worker to report the recording. */
+  WEBHOOK_RECORDING_WAIT_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 60 }),
+  /** Delivered and dead deliveries, and the attempts log, are kept this long. */
+  WEBHOOK_LOG_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
 });
 
 export type Settings = Static<typeof SettingsSchema> & { corsOrigins: string[]; roles: Role[] };

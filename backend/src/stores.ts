@@ -3,6 +3,7 @@
 import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import { BOT_DEFAULTS, DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY } from '@voice-platform/schemas';
+import { WEBHOOK_CONSUMER_GROUP, WEBHOOK_EVENTS_STREAM } from './webhooks/keys.js';
 
 export const COLLECTIONS = {
   users: 'users',
@@ -11,6 +12,9 @@ export const COLLECTIONS = {
   calls: 'calls',
   idempotency: 'idempotency_keys',
   trunks: 'sip_outbound_trunks',
+  webhooks: 'webhooks',
+  webhookDeliveries: 'webhook_deliveries',
+  webhookAttempts: 'webhook_attempts',
 } as const;
 
 export async function createIndexes(db: Db): Promise<void> {
@@ -25,13 +29,22 @@ export async function createIndexes(db: Db): Promise<void> {
   await db.collection(COLLECTIONS.calls).createIndex({ status: 1, created_at: 1 }, { name: 'status_created' });
   await db.collection(COLLECTIONS.bots).createIndex({ created_at: -1, _id: -1 }, { name: 'created_cursor' });
   await db.collection(COLLECTIONS.trunks).createIndex({ numbers: 1 }, { name: 'numbers' });
+  // Webhooks (at most MAX_WEBHOOKS, no index needed): the deliverer's due scan, a webhook's deliveries log (newest first, cursor), and the retention prune.
+  await db.collection(COLLECTIONS.webhookDeliveries).createIndex({ status: 1, next_attempt_at: 1 }, { name: 'status_due' });
+  await db.collection(COLLECTIONS.webhookDeliveries).createIndex({ webhook_id: 1 }, { name: 'webhook' });
+  await db.collection(COLLECTIONS.webhookDeliveries).createIndex({ updated_at: 1 }, { name: 'updated' });
+  await db.collection(COLLECTIONS.webhookAttempts).createIndex({ webhook_id: 1, attempted_at: -1, _id: -1 }, { name: 'webhook_attempted_cursor' });
+  await db.collection(COLLECTIONS.webhookAttempts).createIndex({ attempted_at: 1 }, { name: 'attempted' });
 }
 
 export async function createStream(redis: Redis): Promise<void> {
-  try {
-    await redis.xgroup('CREATE', DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, '$', 'MKSTREAM');
-  } catch (err) {
-    if (!(err instanceof Error && err.message.includes('BUSYGROUP'))) throw err;
+  // The webhook outbox from its start ('0'): an event written before the group existed is still delivered.
+  for (const [key, group, start] of [[DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, '$'], [WEBHOOK_EVENTS_STREAM, WEBHOOK_CONSUMER_GROUP, '0']] as const) {
+    try {
+      await redis.xgroup('CREATE', key, group, start, 'MKSTREAM');
+    } catch (err) {
+      if (!(err instanceof Error && err.message.includes('BUSYGROUP'))) throw err;
+    }
   }
 }
 

@@ -1,22 +1,37 @@
 // Request validation against the shared TypeBox schemas; failures name every bad field.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import dependentRequiredModule from 'ajv/dist/vocabularies/validation/dependentRequired.js';
 import type { TSchema, Static } from '@sinclair/typebox';
 import { ApiError } from './errors.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export const ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
+// The documents are OpenAPI 3.1 (JSON Schema 2020-12): "this field needs that one" is `dependentRequired`,
+// which Ajv's draft-07 class leaves out unless added.
+const cjs = <T>(m: T | { default: T }): T => (m && typeof m === 'object' && 'default' in m ? m.default : m) as T;
+ajv.addKeyword(cjs(dependentRequiredModule));
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+
+/** What parseDateTime accepts, as a pattern for the OpenAPI document (beside `format: date-time`, which
+ *  rules out impossible days such as Feb 30): `T` between date and time (RFC 3339's grammar; not a space),
+ *  no leap second, hours 00–23, offsets up to ±23:59, years 0001–9998. */
+export const DATE_TIME_PATTERN =
+  '^(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])' +
+  '[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$';
 
 /** The instant an RFC 3339 date-time names, or null when it names none that a Date can hold. ajv-formats
  *  accepts the leap second `23:59:60`, which Date cannot parse (NaN, stored as 1970), and Date rolls
  *  impossible days over (Feb 30 → Mar 2): every part must come back as written, and `new Date(value)`
- *  must give this same instant, so code that parses a checked value later cannot disagree. */
+ *  must give this same instant, so code that parses a checked value later cannot disagree. Years 0000
+ *  and 9999 are refused: with an offset they name instants outside 0000–9999 in UTC, which the API,
+ *  writing every time back in UTC, could not return as RFC 3339 (`+010000-01-01T…`). */
 export function parseDateTime(value: string): Date | null {
   const m = RFC3339.exec(value);
   if (!m) return null;
   const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  if (y < 1 || y > 9998) return null;
   const ms = Number((m[7] ?? '').slice(0, 3).padEnd(3, '0')); // Date keeps milliseconds and drops the rest
   const [oh, om] = [Number(m[9] ?? 0), Number(m[10] ?? 0)];
   if (oh > 23 || om > 59) return null;
@@ -60,6 +75,10 @@ export function fieldProblems(errors: ErrorObject[] | null | undefined): FieldPr
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'required') field = [field, String(e.params.missingProperty)].filter(Boolean).join('.');
     if (e.keyword === 'required') message = 'is required';
+    if (e.keyword === 'dependentRequired') {
+      field = [field, String(e.params.property)].filter(Boolean).join('.');
+      message = `needs ${String(e.params.missingProperty)}`;
+    }
     if (e.keyword === 'additionalProperties') {
       field = [field, String(e.params.additionalProperty)].filter(Boolean).join('.');
       message = 'is not allowed';

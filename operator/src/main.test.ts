@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { VOICE_API_GROUP, VOICE_API_VERSION } from '@voice-platform/schemas';
-import { freePort } from '@voice-platform/tests/infra';
+import { freePort, saveLogs } from '@voice-platform/tests/infra';
 import { repoRoot } from './crds/generate.js';
 import { GROUP_VERSION } from './kube.js';
 import { SettingsError, loadSettings } from './settings.js';
@@ -17,7 +17,12 @@ function startMain(env: Record<string, string>) {
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      saveLogs('operator', output); // kept for the secrets check after `make test`
+      resolve(code);
+    }),
+  );
   return { child, exited, output: () => output };
 }
 

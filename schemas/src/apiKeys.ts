@@ -2,13 +2,21 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { API_KEY_PATTERN } from './formats.js';
 
+/** A new expiry: a real RFC 3339 time (no leap second `:60`, no Feb 30) that lies in the future. */
+const newExpiry = () =>
+  Type.Optional(
+    Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'RFC 3339; must lie in the future (else 422 validation_failed); null: never expires',
+    }),
+  );
+
 export const API_KEY_STATUSES = ['active', 'inactive', 'expired'] as const;
 export type ApiKeyStatus = (typeof API_KEY_STATUSES)[number];
 
 export const ApiKeyCreate = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
-    expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+    expires_at: newExpiry(),
   },
   { additionalProperties: false },
 );
@@ -19,7 +27,7 @@ export const ApiKeyUpdate = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     /** Only `false` (deactivate) changes anything; deactivation is final. */
     is_active: Type.Optional(Type.Boolean()),
-    expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+    expires_at: newExpiry(),
   },
   { additionalProperties: false, minProperties: 1 },
 );

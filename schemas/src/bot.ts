@@ -119,7 +119,10 @@ const botFields = {
   language: Type.String({ minLength: 2, maxLength: 35 }),
   prompt: Type.String({ maxLength: 20000 }),
   greeting: Type.String({ maxLength: 2000 }),
-  variables: Type.Array(BotVariable, { maxItems: 50 }),
+  variables: Type.Array(BotVariable, {
+    maxItems: 50,
+    description: 'names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)',
+  }),
   voice: VoiceSettings,
   stt: SttSettings,
   llm: LlmSettings,

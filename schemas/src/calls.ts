@@ -2,6 +2,7 @@
 // for WebSocket / web test calls.
 import { Type, type Static } from '@sinclair/typebox';
 import { CallVariables } from './dialout.js';
+import { RESOURCE_ID_PATTERN } from './formats.js';
 
 export const CALL_STATUSES = ['queued', 'dialing', 'ringing', 'in_progress', 'completed', 'failed', 'busy', 'no_answer', 'canceled'] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
@@ -83,7 +84,7 @@ export type CallEvent = Static<typeof CallEvent>;
 /** `POST /api/v1/calls` (worker token): a call the worker itself started (WebSocket or web widget). */
 export const CallCreate = Type.Object(
   {
-    bot_id: Type.String({ minLength: 1, maxLength: 128 }),
+    bot_id: Type.String({ pattern: RESOURCE_ID_PATTERN }),
     direction: Type.Union([Type.Literal('websocket'), Type.Literal('web')]),
     variables: Type.Optional(CallVariables),
   },

@@ -1,12 +1,13 @@
 // The dial-out request of `POST /api/v1/sip/dialout` and its 201 reply.
 import { Type, type Static } from '@sinclair/typebox';
-import { PHONE_NUMBER_PATTERN } from './formats.js';
+import { PHONE_NUMBER_PATTERN, RESOURCE_ID_PATTERN } from './formats.js';
 import { VARIABLE_NAME_PATTERN } from './bot.js';
 
-/** Contact data for a call: string → string, at most 50 entries. */
+/** Contact data for a call: string → string, at most 50 entries, each name a variable name (no other keys). */
 const callVariables = (description?: string) =>
   Type.Record(Type.String({ pattern: VARIABLE_NAME_PATTERN }), Type.String({ maxLength: 4000 }), {
     maxProperties: 50,
+    additionalProperties: false,
     ...(description ? { description } : {}),
   });
 export const CallVariables = callVariables();
@@ -14,13 +15,17 @@ export type CallVariables = Static<typeof CallVariables>;
 
 export const DialoutRequest = Type.Object(
   {
-    bot_id: Type.String({ minLength: 1, maxLength: 128 }),
+    bot_id: Type.String({ pattern: RESOURCE_ID_PATTERN, description: 'the bot that talks (a bot id)' }),
     to_number: Type.String({ pattern: PHONE_NUMBER_PATTERN, description: 'E.164 phone number' }),
     from_number: Type.Optional(Type.String({ pattern: PHONE_NUMBER_PATTERN, description: "caller ID: one of an outbound trunk's numbers (that trunk places the call); default: the default trunk's first number" })),
     variables: Type.Optional(CallVariables),
-    connected_event: Type.Optional(callVariables('alias of variables; never both')),
+    connected_event: Type.Optional(callVariables('alias of variables; never both (422 conflicting_fields)')),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // `variables` and its alias `connected_event` are mutually exclusive (422 conflicting_fields).
+    not: { required: ['variables', 'connected_event'] },
+  },
 );
 export type DialoutRequest = Static<typeof DialoutRequest>;
 
@@ -39,3 +44,25 @@ export type DialoutResponse = Static<typeof DialoutResponse>;
 
 /** Longest accepted `Idempotency-Key` header. */
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+
+/** POST /livekit/widget: a browser test call (DESIGN §7). */
+export const WidgetRequest = Type.Object(
+  {
+    bot_id: Type.String({ pattern: RESOURCE_ID_PATTERN, description: 'the bot that talks (a bot id)' }),
+    variables: Type.Optional(CallVariables),
+  },
+  { additionalProperties: false },
+);
+export type WidgetRequest = Static<typeof WidgetRequest>;
+
+export const WidgetResponse = Type.Object(
+  {
+    call_id: Type.String(),
+    room_name: Type.String({ description: 'the call\'s LiveKit room (named by the call id)' }),
+    livekit_url: Type.String({ description: 'where the browser connects (LIVEKIT_PUBLIC_URL)' }),
+    access_token: Type.String({ description: 'a LiveKit token for this room only: join, publish the microphone, subscribe; identity `caller`' }),
+    expires_at: Type.String({ format: 'date-time', description: 'the token expires then (at most 10 minutes)' }),
+  },
+  { additionalProperties: false },
+);
+export type WidgetResponse = Static<typeof WidgetResponse>;

@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PHONE_NUMBER_PATTERN } from './formats.js';
 
-export { API_KEY_PATTERN, PHONE_NUMBER_PATTERN } from './formats.js';
+export { API_KEY_PATTERN, CURSOR_PATTERN, PHONE_NUMBER_PATTERN, RESOURCE_ID_PATTERN } from './formats.js';
 
 export const PhoneNumber = Type.String({ pattern: PHONE_NUMBER_PATTERN, description: 'E.164 phone number' });
 export type PhoneNumber = Static<typeof PhoneNumber>;
@@ -18,3 +18,4 @@ export * from './settings.js';
 export * from './trunks.js';
 export * from './templates.js';
 export * from './logs.js';
+export * from './webhooks.js';

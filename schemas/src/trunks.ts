@@ -34,7 +34,7 @@ export const OutboundTrunkCreate = Type.Object(
     auth_password: Type.Optional(authPassword),
     default: Type.Optional(Type.Boolean()),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, dependentRequired: { auth_password: ['auth_username'] } },
 );
 export type OutboundTrunkCreate = Static<typeof OutboundTrunkCreate>;
 
@@ -46,7 +46,11 @@ export const OutboundTrunkUpdate = Type.Object(
     transport: Type.Optional(transport),
     numbers: Type.Optional(numbers),
     auth_username: Type.Optional(Type.Union([authUsername, Type.Null()])),
-    auth_password: Type.Optional(Type.Union([authPassword, Type.Null()])),
+    auth_password: Type.Optional(
+      Type.Union([authPassword, Type.Null()], {
+        description: 'a new password needs a username: auth_username in this PATCH or the stored one (else 422 validation_failed); null removes the password',
+      }),
+    ),
     default: Type.Optional(Type.Literal(true, { description: 'mark this trunk the default; unmark by marking another' })),
   },
   { additionalProperties: false, minProperties: 1 },

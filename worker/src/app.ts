@@ -16,7 +16,7 @@ import { createProviders, ProviderConfigError, type CallProviders } from './prov
 import { Spawner } from './proc/spawner.js';
 import { Heartbeat, readFleet, Slots } from './fleet/capacity.js';
 import { ClaimLoop, type DialoutJob } from './fleet/claim.js';
-import { CLOSE_CODES, DialError, type CallErrorCode, type DialOutcome, type TelephonyDialer } from './transports/transport.js';
+import { CLOSE_CODES, DialError, type CallErrorCode, type CallTransport, type DialOutcome, type TelephonyDialer } from './transports/transport.js';
 import { liveKitDialerFromSettings } from './transports/livekit.js';
 import { parseClientMessage, WebSocketTransport } from './transports/websocket.js';
 
@@ -101,12 +101,14 @@ export function createWorker(deps: WorkerDeps): Worker {
   const callDeps = { backend, storage, metrics, logger, sampleRate: settings.AUDIO_SAMPLE_RATE, recordingDir, observer: deps.observer };
 
   /** Config → providers → session; any failure is a BackendError/ProviderConfigError for the caller. */
-  async function startSession(cfg: RuntimeConfig, transport: ConstructorParameters<typeof CallSession>[1]): Promise<CallSession> {
-    const p = await providers(cfg);
-    const session = new CallSession(cfg, transport, p, callDeps);
+  async function newSession(cfg: RuntimeConfig): Promise<CallSession> {
+    return new CallSession(cfg, await providers(cfg), callDeps);
+  }
+
+  async function startSession(session: CallSession, transport: CallTransport): Promise<CallSession> {
     sessions.set(session.callId, session);
     void session.done.finally(() => sessions.delete(session.callId));
-    await session.start();
+    await session.start(transport);
     return session;
   }
 
@@ -146,6 +148,9 @@ export function createWorker(deps: WorkerDeps): Worker {
           clearTimeout(timer);
           ws.off('message', onMessage);
           ws.off('close', onClose);
+          // From here on the call's messages go to the transport, in this same tick: frames that came in
+          // with the start (ws emits a batch of them synchronously) would otherwise reach no listener.
+          if (!(v instanceof Error)) ws.on('message', (data: Buffer, isBinary: boolean) => transport.onClientData(data, isBinary));
           resolve(v);
         }
         ws.on('message', onMessage);
@@ -156,13 +161,20 @@ export function createWorker(deps: WorkerDeps): Worker {
         else transport.close(1000, 'caller_hangup');
         return;
       }
-      ws.on('message', (data: Buffer, isBinary: boolean) => transport.onClientData(data, isBinary));
-
       const created = await backend.createCall(botId, variables);
       callId = created.call_id;
       await heartbeat!.lease(callId);
       const cfg = await backend.fetchConfig(botId, callId);
-      const session = await startSession(cfg, transport);
+      // A caller gone before the call could start (or closed for a protocol error) gets no pipeline:
+      // the record ends `canceled`, as a call that never connected, not as one started and ended.
+      const gone = transport.hangupReason;
+      if (gone) {
+        transport.close(1000, gone);
+        metrics.callsTotal.inc({ result: 'canceled' });
+        await backend.postEvent(callId, { status: 'canceled', end_reason: gone });
+        return;
+      }
+      const session = await startSession(await newSession(cfg), transport);
       await session.done;
     } catch (err) {
       const code: CallErrorCode =
@@ -196,6 +208,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'no_telephony_transport' });
       return;
     }
+    if (job.direction === 'web') return webCall(job, cfg, dialer, log);
     if (!job.sip_trunk_id || !job.from_number) {
       log.warn('dial-out job without a trunk (queued before trunks existed)');
       await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'no_outbound_trunk' });
@@ -211,6 +224,19 @@ export function createWorker(deps: WorkerDeps): Worker {
         log.warn('dial-out job dropped: the backend refused the dialing move');
         return;
       }
+      // Providers and the greeting get ready before the phone rings: the callee hears the bot as soon as
+      // they answer, and a bot that cannot talk never rings anyone.
+      let session: CallSession;
+      try {
+        session = await newSession(cfg);
+        await session.prepare();
+      } catch (err) {
+        const reason = err instanceof ProviderConfigError ? err.code : 'internal_error';
+        log.warn({ reason, err: err instanceof Error ? err.message : String(err) }, 'dial-out call could not be prepared');
+        metrics.callsTotal.inc({ result: 'failed' });
+        await backend.postEvent(job.call_id, { status: 'failed', end_reason: reason });
+        return;
+      }
       let ringing: Promise<unknown> = Promise.resolve();
       let transport;
       try {
@@ -223,6 +249,7 @@ export function createWorker(deps: WorkerDeps): Worker {
           onRinging: () => (ringing = backend.postEvent(job.call_id, { status: 'ringing' })),
         });
       } catch (err) {
+        session.discard();
         const outcome: DialOutcome = err instanceof DialError ? err.outcome : { status: 'failed', reason: 'dial_failed', sipStatusCode: null };
         log.info({ status: outcome.status, reason: outcome.reason, sip_status_code: outcome.sipStatusCode }, 'callee not reached');
         metrics.callsTotal.inc({ result: outcome.reason });
@@ -236,7 +263,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       }
       await ringing; // in order: ringing lands before in_progress
       try {
-        const session = await startSession(cfg, transport);
+        await startSession(session, transport);
         await session.done;
       } catch (err) {
         transport.close(1011, 'internal_error');
@@ -247,7 +274,49 @@ export function createWorker(deps: WorkerDeps): Worker {
     }
   }
 
-  const claim = deps.blockingRedis && settings.DIALOUT_ENABLED ? new ClaimLoop({ redis, blockingRedis: deps.blockingRedis, slots, workerId: settings.WORKER_ID, logger, run: dialoutCall, staleAfterMs: settings.DIALOUT_STALE_CLAIM_MS }) : null;
+  /** A browser test call (DESIGN §7 widget): the caller joins the call's room with the backend's token. */
+  async function webCall(job: DialoutJob, cfg: RuntimeConfig, plane: TelephonyDialer, log: Logger): Promise<void> {
+    if (!plane.joinWebCall) {
+      metrics.callsTotal.inc({ result: 'failed' });
+      await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'no_telephony_transport' });
+      return;
+    }
+    await heartbeat!.lease(job.call_id);
+    try {
+      let session: CallSession;
+      try {
+        session = await newSession(cfg);
+        await session.prepare();
+      } catch (err) {
+        const reason = err instanceof ProviderConfigError ? err.code : 'internal_error';
+        log.warn({ reason, err: err instanceof Error ? err.message : String(err) }, 'browser call could not be prepared');
+        metrics.callsTotal.inc({ result: 'failed' });
+        await backend.postEvent(job.call_id, { status: 'failed', end_reason: reason });
+        return;
+      }
+      let transport: CallTransport;
+      try {
+        transport = await plane.joinWebCall({ callId: job.call_id, signal: AbortSignal.timeout(settings.WEB_CALLER_WAIT_SECONDS * 1000) });
+      } catch (err) {
+        session.discard();
+        log.info({ err: err instanceof Error ? err.message : String(err) }, 'the browser caller never joined');
+        metrics.callsTotal.inc({ result: 'failed' });
+        await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'not_started' });
+        return;
+      }
+      try {
+        await startSession(session, transport);
+        await session.done;
+      } catch (err) {
+        transport.close(1011, 'internal_error');
+        await backend.postEvent(job.call_id, { status: 'failed', end_reason: err instanceof ProviderConfigError ? err.code : 'internal_error' });
+      }
+    } finally {
+      await heartbeat!.release(job.call_id);
+    }
+  }
+
+  const claim = deps.blockingRedis && settings.DIALOUT_ENABLED ? new ClaimLoop({ redis, blockingRedis: deps.blockingRedis, slots, workerId: settings.WORKER_ID, logger, run: dialoutCall, onClaim: (id) => heartbeat!.claim(id), staleAfterMs: settings.DIALOUT_STALE_CLAIM_MS }) : null;
 
   // ---- HTTP ----
   const json = (res: http.ServerResponse, status: number, body: unknown) => {

@@ -433,7 +433,7 @@ async function bench(): Promise<void> {
       // A CPU-per-call figure only means capacity where every call went through (failed calls cost little).
       const clean = [...sipRuns].reverse().find((r) => r.ok === r.n);
       const capacity = clean
-        ? `platform CPU ${f1(platformCpu(clean))}% of a core per call at N=${clean.n} (the largest N with every call ok) → ~${Math.floor(200 / platformCpu(clean))} calls would fill this machine's 2 cores`
+        ? `platform CPU ${f1(platformCpu(clean))}% of a core per call at N=${clean.n} (the largest N with every call ok) → ~${Math.floor(200 / platformCpu(clean))} calls would fill this machine's 2 cores with LiveKit on them; the worker alone ${f1(pctCore(clean.cpu.worker + clean.cpu.spawner + clean.cpu.providers, clean))}% → ~${Math.floor(200 / pctCore(clean.cpu.worker + clean.cpu.spawner + clean.cpu.providers, clean))} calls per worker on 2 cores of its own`
         : 'no SIP batch had every call ok: no capacity estimate';
       console.log(
         `\ntargets (printed, not asserted): ${big.n} SIP calls: ${big.ok}/${big.n} ok` +

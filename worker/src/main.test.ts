@@ -3,7 +3,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, waitUntil, startProcess } from '@voice-platform/tests/infra';
+import { freePort, saveLogs, waitUntil, startProcess } from '@voice-platform/tests/infra';
 import { silence, speech } from './testing/audio.js';
 import { backendUrl, callUntil, createBot, TEST_POLICY, workerToken } from './testing/backend.js';
 import { TestCaller } from './testing/client.js';
@@ -13,6 +13,7 @@ const main = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'd
 describe('worker process', () => {
   it('refuses to boot and names every bad setting', () => {
     const r = spawnSync(process.execPath, [main], { env: { PATH: process.env.PATH, MAX_CONCURRENT_CALLS: 'lots', WORKER_AUTH_TOKEN: 'x' }, encoding: 'utf8' });
+    saveLogs('worker-refused-boot', r.stdout + r.stderr);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('SERVICE_CONFIG_URL is required');
     expect(r.stderr).toContain('MAX_CONCURRENT_CALLS');

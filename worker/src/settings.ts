@@ -44,6 +44,8 @@ export const SettingsSchema = Type.Object({
   LIVEKIT_API_SECRET: Type.String({ default: '' }),
   /** How long a dialled phone may ring before the call ends `no_answer`. */
   RINGING_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, maximum: 300, default: 30 }),
+  /** How long the worker waits in a browser test call's room for the caller to join. */
+  WEB_CALLER_WAIT_SECONDS: Type.Integer({ minimum: 5, maximum: 600, default: 60 }),
   /** A developer machine: the example secrets of .env.example are accepted (never set it in production). */
   LOCAL_DEVELOPMENT: Type.Boolean({ default: false }),
   OPENAI_API_KEY: Type.String({ default: '' }),

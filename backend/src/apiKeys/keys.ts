@@ -1,6 +1,7 @@
 // API key material: generation with unbiased sampling, SHA-256 hashing, status derivation and the
-// X-API-Key middleware. No cache: every request reads the key's record, so a deactivated or expired
-// key is refused on its very next request on every replica (one indexed lookup by hash).
+// X-API-Key middleware. The key's record comes through the replica's cache (cache.ts), whose epoch
+// every request reads first and every key change moves: a deactivated key is refused on its very next
+// request on every replica; expiry is checked against the clock on every request.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { API_KEY_PATTERN, type ApiKey, type ApiKeyStatus } from '@voice-platform/schemas';
@@ -8,6 +9,8 @@ import { ApiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { COLLECTIONS } from '../stores.js';
+import { requestView, type CacheView } from '../cache.js';
+import type { BucketResult } from '../redisScripts.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const KEY_BODY_LENGTH = 32;
@@ -15,14 +18,19 @@ const KEY_BODY_LENGTH = 32;
 const SAMPLE_LIMIT = 256 - (256 % ALPHABET.length);
 const keyPattern = new RegExp(API_KEY_PATTERN);
 
-export function generateApiKey(): string {
-  let out = 'vx_';
-  while (out.length < 3 + KEY_BODY_LENGTH) {
+/** `length` characters of [A-Za-z0-9] from crypto.randomBytes, each equally likely. */
+export function randomAlphanumeric(length: number): string {
+  let out = '';
+  while (out.length < length) {
     for (const byte of randomBytes(48)) {
-      if (byte < SAMPLE_LIMIT && out.length < 3 + KEY_BODY_LENGTH) out += ALPHABET[byte % ALPHABET.length];
+      if (byte < SAMPLE_LIMIT && out.length < length) out += ALPHABET[byte % ALPHABET.length];
     }
   }
   return out;
+}
+
+export function generateApiKey(): string {
+  return 'vx_' + randomAlphanumeric(KEY_BODY_LENGTH);
 }
 
 export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
@@ -73,8 +81,21 @@ export interface KeyPrincipal {
 
 const LAST_USED_GRANULARITY_MS = 60_000;
 
-/** Checks X-API-Key; throws the documented 401 codes; returns the key's principal. */
-export async function authenticateKey(svc: Services, metrics: Metrics, ctx: Context): Promise<KeyPrincipal> {
+/** A rate-limit bucket of a key (see `authenticateKey`). */
+export type KeyBucket = (keyId: string) => { key: string; rate: number; burst: number; now: number };
+
+/** A token `authenticateKey` took in the same round trip as the cache view, for the key `keyId`. */
+export interface PrefetchedToken {
+  keyId: string;
+  result: BucketResult;
+}
+
+/**
+ * Checks X-API-Key; throws the documented 401 codes; returns the key's principal. With `bucket`, a key
+ * this replica has kept also has its rate-limit token taken in the cache view's round trip
+ * (ctx.state.rateToken, a PrefetchedToken): the limiter then uses it instead of asking Redis again.
+ */
+export async function authenticateKey(svc: Services, metrics: Metrics, ctx: Context, bucket?: KeyBucket): Promise<KeyPrincipal> {
   const fail = (code: string, message: string): never => {
     metrics.keyAuthFailures.inc({ reason: code });
     throw new ApiError(401, code, message);
@@ -83,7 +104,16 @@ export async function authenticateKey(svc: Services, metrics: Metrics, ctx: Cont
   if (!key) return fail('missing_api_key', 'the X-API-Key header is required');
   if (!keyPattern.test(key)) return fail('invalid_api_key', 'the API key is not valid');
   const hash = hashApiKey(key);
-  const doc = await svc.db.collection<ApiKeyDoc>(COLLECTIONS.apiKeys).findOne({ key_hash: hash });
+  let view: CacheView;
+  const guess = bucket && !ctx.state.cacheView ? svc.cache.apiKeys.peek(hash) : undefined;
+  if (guess && keyStatus(guess, svc.clock()) === 'active') {
+    const r = await svc.cache.viewAndTake(bucket!(guess._id));
+    view = ctx.state.cacheView = r.view;
+    if (r.token) ctx.state.rateToken = { keyId: guess._id, result: r.token } satisfies PrefetchedToken;
+  } else {
+    view = await requestView(svc.cache, ctx.state);
+  }
+  const doc = await svc.cache.apiKeys.get(view, hash, () => svc.db.collection<ApiKeyDoc>(COLLECTIONS.apiKeys).findOne({ key_hash: hash }));
   // The lookup matched by hash; the constant-time compare keeps that guarantee explicit.
   if (!doc || !timingSafeEqual(Buffer.from(doc.key_hash, 'hex'), Buffer.from(hash, 'hex'))) {
     return fail('invalid_api_key', 'the API key is not valid');
@@ -98,13 +128,15 @@ export async function authenticateKey(svc: Services, metrics: Metrics, ctx: Cont
       { _id: doc._id, $or: [{ last_used_at: null }, { last_used_at: { $lte: new Date(now - LAST_USED_GRANULARITY_MS) } }] },
       { $set: { last_used_at: new Date(now) } },
     );
+    // This replica's copy, so it does not try again within the minute (a field auth does not depend on).
+    svc.cache.apiKeys.update(view, hash, { ...doc, last_used_at: new Date(now) });
   }
   return { id: doc._id, prefix: doc.prefix };
 }
 
-export function requireApiKey(svc: Services, metrics: Metrics) {
+export function requireApiKey(svc: Services, metrics: Metrics, bucket?: KeyBucket) {
   return async (ctx: Context, next: Next): Promise<void> => {
-    ctx.state.apiKey = await authenticateKey(svc, metrics, ctx);
+    ctx.state.apiKey = await authenticateKey(svc, metrics, ctx, bucket);
     await next();
   };
 }

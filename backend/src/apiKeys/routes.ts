@@ -67,8 +67,9 @@ export function apiKeyRoutes(router: Router, svc: Services): void {
     const id = ctx.params.id!;
     const now = svc.clock();
     const adminEmail = (ctx.state.admin as AdminPrincipal).email;
-    // Checks and conditional writes of one key must not interleave (locks.ts).
-    await withDocLock(svc.redis, `api_key:${id}`, async () => {
+    // Checks and conditional writes of one key must not interleave (locks.ts); every replica's cached
+    // copy of the key is dropped before this answers (cache.ts).
+    await withDocLock(svc.redis, `api_key:${id}`, () => svc.cache.write(async () => {
       const existing = await keys().findOne({ _id: id });
       if (!existing) throw new ApiError(404, 'not_found', 'API key not found');
       const revoked = () => new ApiError(409, 'api_key_revoked', 'the API key is inactive or expired; revocation is final');
@@ -92,7 +93,7 @@ export function apiKeyRoutes(router: Router, svc: Services): void {
         );
         if (res.modifiedCount === 1) svc.logger.info({ req_id: ctx.state.requestId, api_key_id: id, by: adminEmail }, 'api key deactivated');
       }
-    });
+    }));
     const doc = await keys().findOne({ _id: id });
     ctx.body = publicKey(doc!, now);
   });

@@ -5,6 +5,7 @@ import type { Router } from '@koa/router';
 import { BOT_DEFAULTS, BotCreate, BotUpdate, type Bot, type BotCreate as BotCreateT, type BotTool } from '@voice-platform/schemas';
 import { ApiError } from '../errors.js';
 import type { Services } from '../deps.js';
+import type { CacheView } from '../cache.js';
 import { check, type FieldProblem } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { COLLECTIONS } from '../stores.js';
@@ -65,6 +66,11 @@ function checkTools(tools: BotTool[]): void {
 export async function findBot(db: Db, id: string): Promise<BotDoc | null> {
   const doc = await db.collection<BotDoc>(COLLECTIONS.bots).findOne({ _id: id });
   return doc && readBot(doc);
+}
+
+/** findBot through this replica's cache (cache.ts), under the request's view. */
+export function cachedBot(svc: Services, view: CacheView, id: string): Promise<BotDoc | null> {
+  return svc.cache.bots.get(view, id, () => findBot(svc.db, id));
 }
 
 export function publicBot(doc: BotDoc): Bot {
@@ -149,7 +155,8 @@ export function botRoutes(router: Router, svc: Services): void {
       checkTools(merged.tools);
       // Guarded by the version we read, so two concurrent edits cannot silently merge into an invalid bot.
       const now = svc.now();
-      const res = await bots().updateOne({ _id, updated_at }, { $set: { ...stored(merged), updated_at: now } });
+      // Every replica's cached copy is dropped before this answers (cache.ts).
+      const res = await svc.cache.write(() => bots().updateOne({ _id, updated_at }, { $set: { ...stored(merged), updated_at: now } }));
       if (res.matchedCount === 0) throw new ApiError(409, 'conflict', 'the bot was changed concurrently; retry');
       ctx.body = publicBot({ _id, ...merged, created_at, updated_at: now });
     });

@@ -200,4 +200,32 @@ describe('reading calls', () => {
     expect((await h.http.get('/api/v1/calls').query({ cursor: 'garbage' }).set('Authorization', auth).expect(422)).body.error.details[0].field).toBe('cursor');
     expect((await h.http.get('/api/v1/calls').set('X-API-Key', key).expect(401)).body.error.code).toBe('unauthorized');
   });
+
+  it('takes every cursor of the documented shape `<ms>.<id>` and only those', async () => {
+    const bot = await createBot(h, auth, { name: 'cursors' });
+    const first = await dial(bot);
+    h.clock.advance(1000);
+    const second = await dial(bot);
+    const page = await h.http.get('/api/v1/calls').query({ bot_id: bot, limit: '1' }).set('Authorization', auth).expect(200);
+    expect(page.body.next_cursor).toMatch(/^(?:0|[1-9][0-9]{0,14})\.[A-Za-z0-9_-]{1,128}$/);
+    expect(page.body.items.map((c: { call_id: string }) => c.call_id)).toEqual([second]);
+    // A cursor the client wrote itself names a position too: after (t, id), newest first.
+    const created = (await h.db.collection('calls').findOne({ _id: second as never }))!.created_at.getTime();
+    const made = await h.http.get('/api/v1/calls').query({ bot_id: bot, cursor: `${created}.${second}` }).set('Authorization', auth).expect(200);
+    expect(made.body.items.map((c: { call_id: string }) => c.call_id)).toEqual([first]);
+    expect((await h.http.get('/api/v1/calls').query({ bot_id: bot, cursor: '0.x' }).set('Authorization', auth).expect(200)).body.items).toEqual([]);
+    // Not of that shape (an empty one, one past what a Date holds, the old base64 JSON): 422 naming cursor.
+    const old = Buffer.from(JSON.stringify({ t: 1e20, id: 'x' })).toString('base64url');
+    for (const cursor of ['', '9999999999999999.x', '1.', '.x', '1.a.b', old]) {
+      const res = await h.http.get('/api/v1/calls').query({ cursor }).set('Authorization', auth);
+      expect([cursor, res.status, res.body.error?.details?.[0]?.field]).toEqual([cursor, 422, 'cursor']);
+    }
+  });
+
+  it('refuses a bot_id filter that is no id, and a time with a space for T (RFC 3339 has none)', async () => {
+    for (const query of [{ bot_id: 'no such/id' }, { bot_id: 'a'.repeat(129) }, { created_before: '2030-01-01 00:00:00Z' }, { created_after: '9999-12-31T23:59:59-23:59' }]) {
+      const res = await h.http.get('/api/v1/calls').query(query).set('Authorization', auth);
+      expect([query, res.status, res.body.error?.details?.map((d: { field: string }) => d.field)]).toEqual([query, 422, Object.keys(query)]);
+    }
+  });
 });

@@ -2,7 +2,7 @@
 // dialler's stale-call sweeper (dialler/sweeper.ts) both go through applyCallMove. Status only moves
 // forward, each move is timestamped (never before the call: checkTimes), the check and the write hold
 // the call's lock (see locks.ts), and a terminal move releases the capacity reservation; ZREM's result
-// makes that release count exactly once.
+// makes that release count exactly once. Each move that lands emits its webhook event (webhooks/outbox.ts).
 import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -13,12 +13,15 @@ import type { Metrics } from '../metrics.js';
 import { COLLECTIONS } from '../stores.js';
 import { releaseSlot } from '../redisScripts.js';
 import { withDocLock } from '../locks.js';
+import { emitCallMove, emitRecordingArrived } from '../webhooks/outbox.js';
 import type { CallDoc } from './routes.js';
 
 export interface LifecycleDeps {
   db: Db;
   redis: Redis;
   logger: Logger;
+  /** Epoch ms for webhook event times (default Date.now). */
+  clock?: () => number;
 }
 
 export interface CallMove {
@@ -37,6 +40,9 @@ export interface MoveOptions {
   onlyFrom?: readonly CallStatus[];
   /** Fields added to the release log line (request id, or who moved the call). */
   logContext?: Record<string, unknown>;
+  /** A recording report may follow the end (a worker's report; default true): call.ended of an answered
+   *  call waits for it (webhooks/outbox.ts). The sweeper's moves say false: no worker will report. */
+  recordingFollows?: boolean;
 }
 
 export interface MoveResult {
@@ -89,6 +95,7 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
   const allowedFrom = (s: CallStatus) => !opts.onlyFrom || opts.onlyFrom.includes(s);
 
   let moved = false;
+  const emit = { redis: deps.redis, logger: deps.logger, clock: deps.clock, metrics };
   // One move at a time per call: the status check and the write must not interleave (see locks.ts).
   await withDocLock(deps.redis, `call:${id}`, async () => {
     const current = await calls.findOne({ _id: id });
@@ -106,7 +113,15 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
       if (res.matchedCount === 0) {
         const now = await calls.findOne({ _id: id });
         if (now?.status !== ev.status) throw conflict(now?.status, ev.status);
-      } else moved = true;
+      } else {
+        moved = true;
+        // The call as this move left it (a later move may land before a re-read); emitted under the lock,
+        // so the outbox holds a call's events in the order of its moves.
+        const after: CallDoc = { ...current, ...extra, status: ev.status, status_times: { ...current.status_times, [ev.status]: ev.at } };
+        if (ev.status === 'in_progress') after.started_at = ev.at;
+        if (isTerminal(ev.status)) after.ended_at = ev.at;
+        await emitCallMove(emit, after, opts.recordingFollows ?? true);
+      }
     } else if (Object.keys(extra).length) {
       // A repeat of the current status may add what was not known yet (e.g. the recording after the end).
       const fill: Record<string, unknown> = {};
@@ -114,7 +129,10 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
         const had = current[k as keyof CallDoc];
         if (had == null || (Array.isArray(had) && had.length === 0)) fill[k] = v;
       }
-      if (Object.keys(fill).length) await calls.updateOne({ _id: id }, { $set: fill });
+      if (Object.keys(fill).length) {
+        await calls.updateOne({ _id: id }, { $set: fill });
+        if (isTerminal(current.status) && ('recording_key' in fill || 'recording_error' in fill)) await emitRecordingArrived(emit, { ...current, ...fill });
+      }
     }
   });
   let released: boolean | null = null;

@@ -9,6 +9,8 @@ import {
   CALL_STATUSES,
   CallCreate,
   CallEvent,
+  CURSOR_PATTERN,
+  RESOURCE_ID_PATTERN,
   type Call,
   type CallDirection,
   type CallStatus,
@@ -25,6 +27,7 @@ import { requireWorker } from '../config/worker.js';
 import { findBot } from '../bots/routes.js';
 import { checkVariables } from '../dialout/variables.js';
 import { applyCallMove } from './lifecycle.js';
+import { emitCallEvent } from '../webhooks/outbox.js';
 
 export interface CallDoc {
   _id: string;
@@ -76,13 +79,14 @@ interface Cursor {
   t: number;
   id: string;
 }
-const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
+const resourceId = new RegExp(RESOURCE_ID_PATTERN);
+const cursorText = new RegExp(CURSOR_PATTERN);
+/** `<ms>.<id>` (CURSOR_PATTERN): every text of that shape is a position a Date can hold (at most 15 digits). */
+const encodeCursor = (c: Cursor) => `${c.t}.${c.id}`;
 function decodeCursor(raw: string): Cursor {
-  try {
-    const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
-    if (typeof c.t === 'number' && typeof c.id === 'string') return c;
-  } catch {
-    /* fall through */
+  if (cursorText.test(raw)) {
+    const dot = raw.indexOf('.');
+    return { t: Number(raw.slice(0, dot)), id: raw.slice(dot + 1) };
   }
   throw new ApiError(422, 'validation_failed', 'the request is invalid', [{ field: 'cursor', message: 'is not a cursor from next_cursor' }]);
 }
@@ -103,7 +107,8 @@ function listFilter(ctx: Context): { filter: Filter<CallDoc>; limit: number } {
   for (const name of Object.keys(q)) if (!known.has(name)) problems.push({ field: name, message: 'is not a known filter' });
   const and: Filter<CallDoc>[] = [];
   const botId = one('bot_id');
-  if (botId) and.push({ bot_id: botId });
+  if (botId && !resourceId.test(botId)) problems.push({ field: 'bot_id', message: `must match ${RESOURCE_ID_PATTERN}` });
+  else if (botId) and.push({ bot_id: botId });
   const status = one('status');
   if (status && !(CALL_STATUSES as readonly string[]).includes(status)) problems.push({ field: 'status', message: `must be one of ${CALL_STATUSES.join(', ')}` });
   else if (status) and.push({ status: status as CallStatus });
@@ -184,6 +189,7 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
       status_times: { queued: now },
     };
     await calls().insertOne(doc);
+    await emitCallEvent({ ...svc, metrics }, 'call.queued', doc);
     ctx.status = 201;
     ctx.set('Location', `/api/v1/calls/${doc._id}`);
     ctx.body = publicCall(doc);

@@ -1,15 +1,16 @@
 // GET /api/v1/config: what a worker needs to run one call, with prompt and greeting rendered.
 import type { Router } from '@koa/router';
-import type { RuntimeConfig } from '@voice-platform/schemas';
+import { RESOURCE_ID_PATTERN, type RuntimeConfig } from '@voice-platform/schemas';
 import { ApiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { COLLECTIONS } from '../stores.js';
-import { findBot } from '../bots/routes.js';
+import { cachedBot } from '../bots/routes.js';
+import { requestView } from '../cache.js';
 import type { CallDoc } from '../calls/routes.js';
 import { render } from '../bots/templates.js';
 import { requireWorker } from './worker.js';
 
-const ID = /^[A-Za-z0-9_-]{1,128}$/;
+const ID = new RegExp(RESOURCE_ID_PATTERN);
 
 export function configRoutes(router: Router, svc: Services): void {
   router.get('/api/v1/config', requireWorker(svc), async (ctx) => {
@@ -20,12 +21,16 @@ export function configRoutes(router: Router, svc: Services): void {
     if (callId !== undefined && (typeof callId !== 'string' || !ID.test(callId))) problems.push({ field: 'call_id', message: 'must be one call id' });
     if (problems.length) throw new ApiError(422, 'validation_failed', 'the request is invalid', problems);
 
-    const bot = await findBot(svc.db, botId as string);
+    // The bot through the replica's cache (one Redis round trip for the view instead of a database read).
+    const bot = await cachedBot(svc, await requestView(svc.cache, ctx.state), botId as string);
     if (!bot) throw new ApiError(404, 'bot_not_found', 'bot not found');
     if (!bot.active) throw new ApiError(409, 'bot_inactive', 'the bot is not active');
-    let call: CallDoc | null = null;
+    let call: Pick<CallDoc, '_id' | 'direction' | 'to_number' | 'variables'> | null = null;
     if (typeof callId === 'string') {
-      call = await svc.db.collection<CallDoc>(COLLECTIONS.calls).findOne({ _id: callId, bot_id: bot._id });
+      // Only the fields sent back: not the transcript, which grows with the call.
+      call = await svc.db
+        .collection<CallDoc>(COLLECTIONS.calls)
+        .findOne({ _id: callId, bot_id: bot._id }, { projection: { _id: 1, direction: 1, to_number: 1, variables: 1 } });
       if (!call) throw new ApiError(404, 'call_not_found', 'call not found for this bot');
     }
     const variables = call?.variables ?? {};

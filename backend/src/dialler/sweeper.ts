@@ -40,7 +40,7 @@ export interface Sweeper {
 export function createSweeper(deps: SweeperDeps): Sweeper {
   const clock = deps.clock ?? Date.now;
   const logger = deps.logger.child({ role: 'dialler' });
-  const lifecycle = { db: deps.db, redis: deps.redis, logger };
+  const lifecycle = { db: deps.db, redis: deps.redis, logger, clock };
   const calls = deps.db.collection<CallDoc>(COLLECTIONS.calls);
   const timeoutMs = deps.settings.QUEUED_CALL_TIMEOUT_SECONDS * 1000;
   const intervalMs = deps.settings.SWEEP_INTERVAL_SECONDS * 1000;
@@ -57,6 +57,7 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
         const res = await applyCallMove(lifecycle, deps.metrics, id, { status: 'failed', end_reason: WORKER_LOST, at: new Date(clock()) }, {
           onlyFrom: ['queued', 'dialing', 'ringing', 'in_progress'],
           logContext: { by: 'sweeper' },
+          recordingFollows: false, // the worker is gone
         });
         moved = res.moved;
       } catch (err) {
@@ -104,6 +105,7 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
         const res = await applyCallMove(lifecycle, deps.metrics, id, { status: 'failed', end_reason: direction === 'outbound' ? NOT_CLAIMED : NOT_STARTED, at: new Date(clock()) }, {
           onlyFrom: ['queued'],
           logContext: { by: 'sweeper' },
+          recordingFollows: false,
         });
         if (res.moved) {
           swept++;

@@ -109,6 +109,18 @@ describe('POST /api/v1/sip/dialout', () => {
     expect(await code(dial(huge))).toEqual([413, 'payload_too_large']);
   });
 
+  it('refuses variable names that are no variable names, whatever their values, as validation_failed', async () => {
+    // The schema named only the values of well-named keys: other keys passed with any value, then were
+    // reported as undeclared (variables_mismatch) rather than as malformed.
+    for (const variables of [{ '': 'x' }, { 'first name': 'Ada' }, { customer_name: 'Ada', '9lives': { nested: true } }]) {
+      for (const field of ['variables', 'connected_event']) {
+        const res = await dial({ bot_id: botId, to_number: good.to_number, [field]: variables });
+        expect([variables, res.status, res.body.error?.code]).toEqual([variables, 422, 'validation_failed']);
+        expect(res.body.error.details).toEqual(expect.arrayContaining([{ field: expect.stringMatching(new RegExp(`^${field}(\\.|$)`)), message: 'is not allowed' }]));
+      }
+    }
+  });
+
   it('accepts variables and its alias connected_event alike, and refuses both together', async () => {
     const a = await dial(body({ variables: { customer_name: 'Ada' } })).expect(201);
     const b = await dial({ bot_id: botId, to_number: '+4915112345678', connected_event: { customer_name: 'Bob' } }).expect(201);

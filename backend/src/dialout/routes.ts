@@ -1,5 +1,6 @@
 // POST /api/v1/sip/dialout. Checks run in the documented order: key → rate limit → JSON → schema →
 // bot exists → bot active → variables → trunk (from_number) → capacity; then the call record and the job.
+import { setTimeout as delay } from 'node:timers/promises';
 import { ObjectId } from 'mongodb';
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
@@ -7,16 +8,19 @@ import { DIALOUT_STREAM_KEY, DialoutRequest, IDEMPOTENCY_KEY_MAX_LENGTH, PHONE_N
 import { ApiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
+import type { ErrorObject } from 'ajv';
 import { compiled, fieldProblems } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { COLLECTIONS } from '../stores.js';
 import { releaseSlot, reserveSlot, takeToken } from '../redisScripts.js';
-import { requireApiKey, type KeyPrincipal } from '../apiKeys/keys.js';
-import { findBot } from '../bots/routes.js';
+import { requireApiKey, type KeyBucket, type KeyPrincipal, type PrefetchedToken } from '../apiKeys/keys.js';
+import { cachedBot } from '../bots/routes.js';
+import { requestView, type CacheView } from '../cache.js';
 import type { CallDoc } from '../calls/routes.js';
 import { checkVariables } from './variables.js';
 import { trunkForDialout } from '../trunks/store.js';
 import { claim, complete, release, requestHash } from './idempotency.js';
+import { emitCallEvent } from '../webhooks/outbox.js';
 
 const phone = new RegExp(PHONE_NUMBER_PATTERN);
 
@@ -28,10 +32,23 @@ interface DialoutInput {
   variables: Record<string, string>;
 }
 
+/** A call to queue for the fleet: a dial-out to a phone, or a browser test call (DESIGN §7 widget). */
+export type CallRequest = ({ direction: 'outbound' } & DialoutInput) | { direction: 'web'; bot_id: string; variables: Record<string, string> };
+
+/** Who asked for the call: an API key, or an admin (no key). */
+export interface CallRequester {
+  apiKeyId: string | null;
+  /** For the log line: the key's prefix or the admin's id. */
+  label: string;
+}
+
 function parseDialout(body: unknown): DialoutInput {
   const validate = compiled(DialoutRequest);
   if (!validate(body)) {
-    const structural = (validate.errors ?? []).filter((e) => !((e.instancePath === '/to_number' || e.instancePath === '/from_number') && e.keyword === 'pattern'));
+    // The number patterns and the schema's `not` (variables with connected_event) have their own codes below.
+    const later = (e: ErrorObject) =>
+      ((e.instancePath === '/to_number' || e.instancePath === '/from_number') && e.keyword === 'pattern') || (e.instancePath === '' && e.keyword === 'not');
+    const structural = (validate.errors ?? []).filter((e) => !later(e));
     if (structural.length) throw new ApiError(422, 'validation_failed', 'the request is invalid', fieldProblems(structural));
   }
   const b = body as { bot_id: string; to_number: unknown; from_number?: unknown; variables?: Record<string, string>; connected_event?: Record<string, string> };
@@ -58,10 +75,15 @@ function parseDialout(body: unknown): DialoutInput {
 
 export function dialoutRoutes(router: Router, svc: Services, metrics: Metrics): void {
   const { settings } = svc;
+  const jobless = joblessCloser(svc);
 
+  const bucket: KeyBucket = (keyId) => ({ key: `vp:ratelimit:dialout:${keyId}`, rate: settings.DIALOUT_RATE_PER_SECOND, burst: settings.DIALOUT_BURST, now: svc.clock() });
   const rateLimit = async (ctx: Context, next: () => Promise<unknown>) => {
     const key = ctx.state.apiKey as KeyPrincipal;
-    const r = await takeToken(svc.redis, `vp:ratelimit:dialout:${key.id}`, settings.DIALOUT_RATE_PER_SECOND, settings.DIALOUT_BURST, svc.clock());
+    // Usually taken already, with the key check's cache view (keys.ts): one Redis round trip for both.
+    const pre = ctx.state.rateToken as PrefetchedToken | undefined;
+    const b = bucket(key.id);
+    const r = pre?.keyId === key.id ? pre.result : await takeToken(svc.redis, b.key, b.rate, b.burst, b.now);
     if (!r.allowed) {
       throw new ApiError(429, 'rate_limited', 'too many dial-out requests for this API key', undefined, {
         'Retry-After': String(Math.max(1, Math.ceil(r.retryAfterMs / 1000))),
@@ -81,7 +103,7 @@ export function dialoutRoutes(router: Router, svc: Services, metrics: Metrics): 
     }
   };
 
-  router.post('/api/v1/sip/dialout', count, requireApiKey(svc, metrics), rateLimit, jsonBody(), async (ctx) => {
+  router.post('/api/v1/sip/dialout', count, requireApiKey(svc, metrics, bucket), rateLimit, jsonBody(), async (ctx) => {
     const key = ctx.state.apiKey as KeyPrincipal;
     const req = parseDialout(ctx.request.body);
 
@@ -104,7 +126,8 @@ export function dialoutRoutes(router: Router, svc: Services, metrics: Metrics): 
       claimId = c.id;
     }
     try {
-      const response = await placeCall(svc, key, req, ctx.state.requestId as string);
+      const call = await placeCall(svc, jobless, { apiKeyId: key.id, label: key.prefix }, { direction: 'outbound', ...req }, ctx.state.requestId as string, await requestView(svc.cache, ctx.state));
+      const response: DialoutResponse = { call_id: call._id, status: 'queued', bot_id: call.bot_id, to_number: req.to_number, from_number: call.from_number!, created_at: call.created_at.toISOString() };
       if (claimId) await complete(svc.db, claimId, 201, response);
       ctx.status = 201;
       ctx.set('Location', `/api/v1/calls/${response.call_id}`);
@@ -116,17 +139,25 @@ export function dialoutRoutes(router: Router, svc: Services, metrics: Metrics): 
   });
 }
 
-async function placeCall(
+/**
+ * Checks the bot (exists, active, variables) and, for a dial-out, the trunk; reserves a slot of the
+ * fleet; stores the call `queued` and queues its job. Every refusal is an ApiError; nothing is left
+ * behind by one (a slot is given back, a record without a job is closed).
+ */
+export async function placeCall(
   svc: Services,
-  key: KeyPrincipal,
-  req: DialoutInput,
+  jobless: ReturnType<typeof joblessCloser>,
+  by: CallRequester,
+  req: CallRequest,
   requestId: string,
-): Promise<DialoutResponse> {
-  const bot = await findBot(svc.db, req.bot_id);
+  view: CacheView,
+): Promise<CallDoc> {
+  // The bot and the trunk come through the replica's cache, under the view the key check read (cache.ts).
+  const bot = await cachedBot(svc, view, req.bot_id);
   if (!bot) throw new ApiError(404, 'bot_not_found', 'bot not found');
   if (!bot.active) throw new ApiError(409, 'bot_inactive', 'the bot is not active');
   checkVariables(bot.variables, req.variables);
-  const { trunk, fromNumber } = await trunkForDialout(svc.db, req.from_number);
+  const dial = req.direction === 'outbound' ? { to: req.to_number, ...(await trunkForDialout(svc.db, req.from_number, { table: svc.cache.trunks, view })) } : null;
 
   const callId = new ObjectId().toHexString();
   const now = svc.clock();
@@ -143,12 +174,12 @@ async function placeCall(
   const call: CallDoc = {
     _id: callId,
     bot_id: bot._id,
-    direction: 'outbound',
-    to_number: req.to_number,
-    from_number: fromNumber,
+    direction: req.direction,
+    to_number: dial?.to ?? null,
+    from_number: dial?.fromNumber ?? null,
     status: 'queued',
     variables: req.variables,
-    api_key_id: key.id,
+    api_key_id: by.apiKeyId,
     created_at: new Date(now),
     started_at: null,
     ended_at: null,
@@ -163,20 +194,70 @@ async function placeCall(
     await svc.db.collection<CallDoc>(COLLECTIONS.calls).insertOne(call);
   } catch (err) {
     await releaseSlot(svc.redis, callId).catch(() => undefined);
+    // The insert may have landed although its reply was lost with the connection: close that record later.
+    jobless.later(callId);
     throw err;
   }
   try {
-    await svc.redis.xadd(DIALOUT_STREAM_KEY, 'MAXLEN', '~', '100000', '*',
-      'call_id', callId, 'bot_id', bot._id, 'to_number', req.to_number, 'variables', JSON.stringify(req.variables),
-      'sip_trunk_id', trunk.livekit_trunk_id, 'from_number', fromNumber);
+    const job = dial
+      ? ['to_number', dial.to, 'sip_trunk_id', dial.trunk.livekit_trunk_id, 'from_number', dial.fromNumber]
+      : ['direction', 'web']; // the worker joins the call's room and waits for the browser
+    await svc.redis.xadd(DIALOUT_STREAM_KEY, 'MAXLEN', '~', '100000', '*', 'call_id', callId, 'bot_id', bot._id, 'variables', JSON.stringify(req.variables), ...job);
   } catch (err) {
     // No job means no worker will ever take the call: free the slot and close the record.
     await releaseSlot(svc.redis, callId).catch(() => undefined);
-    await svc.db.collection<CallDoc>(COLLECTIONS.calls)
-      .updateOne({ _id: callId }, { $set: { status: 'failed', end_reason: 'enqueue_failed', ended_at: new Date(svc.clock()) } })
-      .catch(() => undefined);
+    await jobless.now(callId);
     throw err;
   }
-  svc.logger.info({ req_id: requestId, call_id: callId, bot_id: bot._id, api_key: key.prefix, trunk_id: trunk._id, free_slots: slot.free }, 'dial-out queued');
-  return { call_id: callId, status: 'queued', bot_id: bot._id, to_number: req.to_number, from_number: fromNumber, created_at: call.created_at.toISOString() };
+  svc.logger.info({ req_id: requestId, call_id: callId, bot_id: bot._id, by: by.label, direction: req.direction, trunk_id: dial?.trunk._id, free_slots: slot.free }, 'call queued');
+  await emitCallEvent(svc, 'call.queued', call); // one XADD; never throws, never waits for a receiver
+  return call;
+}
+
+/**
+ * Closes the records of dial-outs that have no job (status `failed`, end_reason `enqueue_failed`), so no
+ * `queued` call is left that no worker will ever take. `now()` tries one record at once (MongoDB is
+ * likely up); `later()` hands it to one background loop per app that closes everything pending in one
+ * update per attempt, backing off while MongoDB does not answer (one loop, not one per call: a store
+ * that has just come back must not meet a retry storm), and gives a record up after
+ * QUEUED_CALL_TIMEOUT_SECONDS (by then the dialler's sweeper fails such a call anyway).
+ */
+export function joblessCloser(svc: Services) {
+  const pending = new Map<string, number>(); // call id → give up at (epoch ms)
+  let running = false;
+  const close = (ids: string[]) => {
+    const ended = new Date(svc.clock());
+    return svc.db.collection<CallDoc>(COLLECTIONS.calls).updateMany(
+      { _id: { $in: ids }, status: 'queued' },
+      { $set: { status: 'failed', end_reason: 'enqueue_failed', ended_at: ended, 'status_times.failed': ended } },
+    );
+  };
+  const drain = async () => {
+    for (let pauseMs = 200; pending.size; pauseMs = Math.min(pauseMs * 2, 2000)) {
+      await delay(pauseMs, undefined, { ref: false });
+      for (const [id, giveUpAt] of pending) {
+        if (giveUpAt > Date.now()) continue;
+        pending.delete(id);
+        svc.logger.warn({ call_id: id }, 'dial-out record without a job left queued; the sweeper will fail it');
+      }
+      const ids = [...pending.keys()];
+      if (ids.length && (await close(ids).then(() => true, () => false))) {
+        for (const id of ids) pending.delete(id);
+        pauseMs = 100; // doubled to 200 for the next round
+      }
+    }
+    running = false; // in the same step that found nothing pending: a record added later starts a new loop
+  };
+  const later = (callId: string) => {
+    pending.set(callId, Date.now() + svc.settings.QUEUED_CALL_TIMEOUT_SECONDS * 1000);
+    if (running) return;
+    running = true;
+    void drain();
+  };
+  return {
+    later,
+    now: async (callId: string) => {
+      if (!(await close([callId]).then(() => true, () => false))) later(callId);
+    },
+  };
 }

@@ -2,17 +2,19 @@
 // the suite or a private one), driven through HTTP with supertest.
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import supertest from 'supertest';
+import { saveLogs } from '@voice-platform/tests/infra';
 import { FLEET_WORKERS_KEY, fleetWorkerKey, type BotCreate, type WorkerHeartbeat } from '@voice-platform/schemas';
 import { createApp, type VoiceApp } from '../app.js';
 import { loadSettings, type Settings } from '../settings.js';
 import { createLogger } from '../logger.js';
-import { redisClient } from '../connect.js';
+import { mongoClient, redisClient } from '../connect.js';
 import { prepareStores } from '../stores.js';
 import { seedAdmin } from '../auth/seed.js';
 import { createSweeper, type Sweeper } from '../dialler/sweeper.js';
+import { createWebhookDeliverer, type WebhookDeliverer } from '../webhooks/deliverer.js';
 import type { Metrics } from '../metrics.js';
 import { telephonyFromSettings } from '../telephony/livekit.js';
 
@@ -41,23 +43,20 @@ export interface Harness {
   replica(): { app: VoiceApp; http: ReturnType<typeof supertest> };
   /** A dialler's stale-call sweeper on the same stores and clock (call several for several replicas). */
   sweeper(opts?: { metrics?: Metrics; batchSize?: number }): Sweeper;
+  /** A dialler's webhook deliverer on the same stores, clock and log (call several for several replicas). */
+  deliverer(opts?: { metrics?: Metrics; consumerName?: string }): WebhookDeliverer;
   close(): Promise<void>;
 }
 
 export interface HarnessOptions {
+  /** A FerretDB of the test's own (e.g. one it stops); else the suite's. */
+  mongoUri?: string;
   redisUrl?: string;
   env?: Record<string, string>;
   dbName?: string;
 }
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
-  const mongo = new MongoClient(process.env.MONGODB_URI!);
-  await mongo.connect();
-  const db = mongo.db(opts.dbName ?? `t_${randomBytes(6).toString('hex')}`);
-  const redis = redisClient(opts.redisUrl ?? process.env.REDIS_URL!);
-  redis.on('error', () => undefined);
-  await redis.connect();
-  await prepareStores(db, redis);
   const settings = loadSettings({
     JWT_SECRET,
     WORKER_AUTH_TOKEN: WORKER_TOKEN,
@@ -76,6 +75,14 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       cb();
     },
   });
+  // The store clients main.ts makes, with the same timeouts.
+  const mongo = mongoClient(opts.mongoUri ?? process.env.MONGODB_URI!, settings, createLogger(settings.LOG_LEVEL, sink));
+  await mongo.connect();
+  const db = mongo.db(opts.dbName ?? `t_${randomBytes(6).toString('hex')}`);
+  const redis = redisClient(opts.redisUrl ?? process.env.REDIS_URL!, settings);
+  redis.on('error', () => undefined);
+  await redis.connect();
+  await prepareStores(db, redis);
   const telephony = telephonyFromSettings(settings);
   const deps = () => ({ settings, db, redis, logger: createLogger(settings.LOG_LEVEL, sink), clock: clock.now, telephony });
   const make = () => createApp(deps());
@@ -95,7 +102,12 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     sweeper(o = {}) {
       return createSweeper({ ...deps(), metrics: o.metrics ?? app.metrics, ...(o.batchSize ? { batchSize: o.batchSize } : {}) });
     },
+    deliverer(o = {}) {
+      return createWebhookDeliverer({ ...deps(), metrics: o.metrics ?? app.metrics, ...(o.consumerName ? { consumerName: o.consumerName } : {}) });
+    },
     async close() {
+      // The app's logs go to test-artifacts/logs/ with the suite's, for the secrets check after `make test`.
+      saveLogs(`harness-${db.databaseName}`, logs);
       await db.dropDatabase().catch(() => undefined);
       await mongo.close();
       redis.disconnect();

@@ -106,13 +106,16 @@ export function trunkRoutes(router: Router, svc: Services): void {
         created_at: now,
         updated_at: now,
       };
-      try {
-        await col().insertOne(created);
-      } catch (err) {
-        await telephony.deleteTrunk(livekitId).catch(() => undefined);
-        throw err;
-      }
-      if (isDefault) await col().updateMany({ _id: { $ne: created._id }, default: true }, { $set: { default: false, updated_at: now } });
+      // Every replica's cached trunks are dropped before this answers (cache.ts).
+      await svc.cache.write(async () => {
+        try {
+          await col().insertOne(created);
+        } catch (err) {
+          await telephony.deleteTrunk(livekitId).catch(() => undefined);
+          throw err;
+        }
+        if (isDefault) await col().updateMany({ _id: { $ne: created._id }, default: true }, { $set: { default: false, updated_at: now } });
+      });
       return created;
     }, LOCK);
     svc.logger.info({ req_id: ctx.state.requestId, trunk_id: doc._id, livekit_trunk_id: doc.livekit_trunk_id, default: doc.default }, 'outbound trunk created');
@@ -170,8 +173,10 @@ export function trunkRoutes(router: Router, svc: Services): void {
         updated_at: now,
         ...(patch.default ? { default: true } : {}),
       };
-      await col().updateOne({ _id: id }, { $set: set });
-      if (patch.default) await col().updateMany({ _id: { $ne: id }, default: true }, { $set: { default: false, updated_at: now } });
+      await svc.cache.write(async () => {
+        await col().updateOne({ _id: id }, { $set: set });
+        if (patch.default) await col().updateMany({ _id: { $ne: id }, default: true }, { $set: { default: false, updated_at: now } });
+      });
       return { ...current, ...set } as TrunkDoc;
     }, LOCK);
     svc.logger.info({ req_id: ctx.state.requestId, trunk_id: id, fields: Object.keys(patch) }, 'outbound trunk updated');
@@ -187,7 +192,7 @@ export function trunkRoutes(router: Router, svc: Services): void {
         throw new ApiError(409, 'conflict', 'this is the default trunk: mark another trunk as default first (PATCH {"default": true})');
       }
       await telephony.deleteTrunk(current.livekit_trunk_id).catch(unavailable);
-      await col().deleteOne({ _id: id });
+      await svc.cache.write(() => col().deleteOne({ _id: id }));
     }, LOCK);
     svc.logger.info({ req_id: ctx.state.requestId, trunk_id: id }, 'outbound trunk deleted');
     ctx.status = 204;

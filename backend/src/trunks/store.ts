@@ -4,6 +4,7 @@ import type { Db } from 'mongodb';
 import type { OutboundTrunk, SipTransport } from '@voice-platform/schemas';
 import { ApiError } from '../errors.js';
 import { COLLECTIONS } from '../stores.js';
+import { DEFAULT_TRUNK, type CacheTable, type CacheView } from '../cache.js';
 
 export interface TrunkDoc {
   _id: string;
@@ -47,9 +48,11 @@ export interface DialTrunk {
  * The trunk that places a dial-out: the one owning `fromNumber` (else 422 `unknown_from_number`), or the
  * default trunk and its first number; no trunk at all → 409 `no_outbound_trunk`.
  */
-export async function trunkForDialout(db: Db, fromNumber: string | undefined): Promise<DialTrunk> {
+export async function trunkForDialout(db: Db, fromNumber: string | undefined, cached?: { table: CacheTable<TrunkDoc>; view: CacheView }): Promise<DialTrunk> {
+  // Through the replica's cache (cache.ts) when given one; only found trunks are kept.
+  const lookup = (id: string, load: () => Promise<TrunkDoc | null>) => (cached ? cached.table.get(cached.view, id, load) : load());
   if (fromNumber !== undefined) {
-    const trunk = await trunks(db).findOne({ numbers: fromNumber });
+    const trunk = await lookup(fromNumber, () => trunks(db).findOne({ numbers: fromNumber }));
     if (!trunk) {
       throw new ApiError(422, 'unknown_from_number', 'from_number is not a number of any outbound trunk', [
         { field: 'from_number', message: 'must be one of an outbound trunk\'s numbers' },
@@ -58,7 +61,10 @@ export async function trunkForDialout(db: Db, fromNumber: string | undefined): P
     return { trunk, fromNumber };
   }
   // The default flag is kept on exactly one trunk; the oldest stands in should a write have been cut short.
-  const trunk = (await trunks(db).findOne({ default: true })) ?? (await trunks(db).find({}).sort({ created_at: 1, _id: 1 }).limit(1).next());
+  const trunk = await lookup(
+    DEFAULT_TRUNK,
+    async () => (await trunks(db).findOne({ default: true })) ?? (await trunks(db).find({}).sort({ created_at: 1, _id: 1 }).limit(1).next()),
+  );
   if (!trunk) throw new ApiError(409, 'no_outbound_trunk', 'no outbound SIP trunk is configured; an admin must create one (POST /api/v1/sip/outbound-trunks)');
   return { trunk, fromNumber: trunk.numbers[0]! };
 }

@@ -4,21 +4,25 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createService, type Service, type ServiceName } from './services.js';
+import { keepLogs, newLogFolder } from './logs.js';
+import { createService, type Service, type ServiceName, type ServiceOptions } from './services.js';
 import { binary, repoRoot } from './versions.js';
 
 export interface TestEnv {
   readonly dir: string;
+  /** Where this environment's logs are kept after it stops (under test-artifacts/logs/, see logs.ts). */
+  readonly logDir: string;
   /** Variables for clients and for the platform's own processes (MONGODB_URI, REDIS_URL, …). */
   readonly env: Record<string, string>;
   readonly services: Partial<Record<ServiceName, Service>>;
   /** Start another service in this environment (e.g. a second Redis to stop mid-test). */
-  add(name: ServiceName, subdir?: string): Promise<Service>;
+  add(name: ServiceName, subdir?: string, options?: Pick<ServiceOptions, 'durable'>): Promise<Service>;
   stop(): Promise<void>;
 }
 
 export async function startTestEnv(names: ServiceName[]): Promise<TestEnv> {
   const dir = mkdtempSync(path.join(tmpdir(), 'vp-test-'));
+  const logDir = newLogFolder();
   const stateFile = path.join(dir, 'guardian.state');
   const all: Service[] = [];
   const writeState = () => {
@@ -51,8 +55,8 @@ export async function startTestEnv(names: ServiceName[]): Promise<TestEnv> {
 
   const services: Partial<Record<ServiceName, Service>> = {};
   const env: Record<string, string> = {};
-  const add = async (name: ServiceName, subdir: string = name): Promise<Service> => {
-    const svc = tracked(await createService(name, { dir: path.join(dir, subdir) }));
+  const add = async (name: ServiceName, subdir: string = name, options: Pick<ServiceOptions, 'durable'> = {}): Promise<Service> => {
+    const svc = tracked(await createService(name, { ...options, dir: path.join(dir, subdir) }));
     all.push(svc);
     await svc.start();
     return svc;
@@ -60,6 +64,7 @@ export async function startTestEnv(names: ServiceName[]): Promise<TestEnv> {
 
   const stop = async () => {
     await Promise.allSettled(all.map((s) => s.stop()));
+    keepLogs(dir, logDir); // the services' logs and those of the processes the suite started here
     rmSync(dir, { recursive: true, force: true }); // also removes the state file: the guardian exits
   };
 
@@ -74,5 +79,5 @@ export async function startTestEnv(names: ServiceName[]): Promise<TestEnv> {
     await stop();
     throw err;
   }
-  return { dir, env, services, add, stop };
+  return { dir, logDir, env, services, add, stop };
 }

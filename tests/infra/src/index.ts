@@ -4,3 +4,4 @@ export { allServices, createService, FerretDB, Kube, MinIO, Redis, type Service,
 export { freePort, startProcess, waitUntil, type ManagedProcess } from './process.js';
 export { binary, parseEnvFile, repoRoot, versions } from './versions.js';
 export { LiveKit, Phone, PHONE_NUMBERS, LIVEKIT_DEV_KEY, LIVEKIT_DEV_SECRET, writeRtpPcap, speakUlaw } from './telephony.js';
+export { keepLogs, logRoot, saveLogs } from './logs.js';

@@ -14,6 +14,8 @@ export function jestGlobalSetup(names: ServiceName[]): () => Promise<void> {
     (globalThis as Holder)[KEY] = env;
     Object.assign(process.env, env.env);
     process.env.VP_TEST_DIR = env.dir;
+    // Logs the tests hold in memory are written there (saveLogs), beside the services' logs.
+    process.env.VP_TEST_LOG_DIR = env.logDir;
   };
 }
 

@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { keepLogs, newLogFolder } from './logs.js';
 import { freePort, tcpOpen, waitUntil } from './process.js';
 import { mongoPing, redisPing } from './services.js';
 import { parseEnvFile, repoRoot } from './versions.js';
@@ -54,6 +55,7 @@ describe('make up / make down', () => {
   let env: NodeJS.ProcessEnv;
   afterAll(async () => {
     await run('make', ['down'], { cwd: repoRoot, env }).catch(() => undefined);
+    keepLogs(runDir, newLogFolder('stack')); // the stack's logs, for the secrets check after `make test`
     rmSync(runDir, { recursive: true, force: true });
   });
 

@@ -22,6 +22,8 @@ export interface ServiceOptions {
   /** Fixed ports (the `make up` stack); otherwise free ephemeral ports. */
   ports?: number[];
   persistent?: boolean;
+  /** Redis: keep the data across a stop and start (append-only file), as the chart's Redis does. */
+  durable?: boolean;
 }
 
 type Ports<N extends number, T extends number[] = []> = T['length'] extends N ? T : Ports<N, [...T, number]>;

@@ -53,7 +53,7 @@ export async function mongoPing(uri: string): Promise<boolean> {
   }
 }
 
-/** Debian's redis-server, in memory only. */
+/** Debian's redis-server, in memory only unless `durable` (then an append-only file in its folder). */
 export class Redis extends ProcessService {
   readonly name = 'redis' as const;
   env: Record<string, string> = {};
@@ -69,7 +69,7 @@ export class Redis extends ProcessService {
       '--port', String(this.port),
       '--bind', '127.0.0.1',
       '--save', '',
-      '--appendonly', 'no',
+      '--appendonly', this.opts.durable ? 'yes' : 'no',
       '--dir', this.opts.dir,
       '--daemonize', 'no',
     ]);

@@ -17,9 +17,13 @@ abstract class Procs extends ProcessService {
   protected override readonly stopGraceMs = 5000;
 }
 
-/** The tests' key pair: the key is fixed, the secret new for every test environment. */
+/**
+ * The tests' key pair: the key is fixed, the secret new for every test run: scripts/test.sh makes one
+ * for the whole `make test` (VP_LIVEKIT_TEST_SECRET), so its last step can look for it in every log;
+ * otherwise one per process.
+ */
 export const LIVEKIT_DEV_KEY = 'vp-dev-key';
-export const LIVEKIT_DEV_SECRET = randomBytes(24).toString('hex');
+export const LIVEKIT_DEV_SECRET = process.env.VP_LIVEKIT_TEST_SECRET || randomBytes(24).toString('hex');
 
 /**
  * livekit-server + livekit-sip, and a Redis of their own (SIP needs one; keeping it apart means

@@ -10,7 +10,7 @@ import type { Metrics } from '../metrics.js';
 import type { Frame } from '../pipeline/frames.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import type { CallProviders } from '../providers.js';
-import { LlmProcessor } from '../llm/llm.js';
+import { LlmProcessor, sentencesOf } from '../llm/llm.js';
 import { SttProcessor } from '../stt/stt.js';
 import { TtsProcessor } from '../tts/tts.js';
 import { VadProcessor } from '../vad/vad.js';
@@ -53,6 +53,8 @@ export class CallSession {
   readonly callId: string;
   private pipeline: Pipeline | null = null;
   private output: OutputProcessor | null = null;
+  private transport: CallTransport | null = null;
+  private preparing: Promise<void> | null = null;
   private recorder: CallRecorder | null = null;
   private startedAt = new Date();
   private maxTimer: NodeJS.Timeout | null = null;
@@ -68,7 +70,6 @@ export class CallSession {
 
   constructor(
     readonly config: RuntimeConfig,
-    private readonly transport: CallTransport,
     private readonly providers: CallProviders,
     private readonly deps: CallDeps,
   ) {
@@ -82,20 +83,38 @@ export class CallSession {
     return !this.ended;
   }
 
-  async start(): Promise<void> {
+  /**
+   * Everything that needs no caller: the providers' sessions and the pipeline, and the greeting's first
+   * sentence synthesised ahead (a dial-out does this before it dials, so the callee hears the bot as soon
+   * as they answer). A provider refusing the call fails here, before anyone's phone rings.
+   */
+  prepare(): Promise<void> {
+    this.preparing ??= this.build();
+    return this.preparing;
+  }
+
+  /** A prepared call that never started (nobody answered): its provider sessions close. */
+  discard(): void {
+    if (!this.transport) this.pipeline?.cancel('not_started');
+  }
+
+  private async build(): Promise<void> {
     const { bot } = this.config;
     const rate = this.deps.sampleRate;
     const stt = new SttProcessor(this.providers.stt, rate);
     await stt.open();
+    const tts = new TtsProcessor(this.providers.tts, rate);
+    const first = sentencesOf(bot.greeting.trim())[0];
+    if (first) tts.prepare(first);
     const o = this.deps.observer;
     this.output = new OutputProcessor(rate, {
       sendAudio: (pcm, atMs) => {
         this.recorder?.writeBot(pcm, atMs);
-        this.transport.sendAudio(pcm);
+        this.transport?.sendAudio(pcm);
       },
       sendMessage: (msg) => this.toCaller(msg),
       onEndCall: () => void this.end(END_REASONS.botHangup, 'completed'),
-      onInterrupt: () => this.transport.interrupt?.(),
+      onInterrupt: () => this.transport?.interrupt?.(),
       onTurn: (t) => {
         this.turns.push(t);
         this.deps.metrics.turnLatency.observe(t.latencyMs / 1000);
@@ -110,11 +129,19 @@ export class CallSession {
         new VadProcessor(this.providers.vad, rate, { endOfTurnSilenceMs: bot.turn_detection?.end_of_turn_silence_ms ?? 700 }),
         stt,
         new LlmProcessor(this.providers.llm, bot.prompt),
-        new TtsProcessor(this.providers.tts, rate),
+        tts,
         this.output,
       ],
       { upstream: (f) => this.onUpstream(f) },
     );
+  }
+
+  /** The caller is there (connected, or the callee answered): the call runs on `transport`. */
+  async start(transport: CallTransport): Promise<void> {
+    await this.prepare();
+    this.transport = transport;
+    const { bot } = this.config;
+    const rate = this.deps.sampleRate;
     this.startedAt = new Date();
     this.recorder = new CallRecorder(rate, performance.now(), {
       dir: path.join(this.deps.recordingDir, this.callId),
@@ -124,14 +151,14 @@ export class CallSession {
         this.log.error({ err: err.message, cause: err.cause instanceof Error ? err.cause.message : String(err.cause) }, 'recording write failed');
       },
     });
-    this.transport.attach({
+    transport.attach({
       onAudio: (pcm) => this.onAudio(pcm),
       onHangup: (reason) => void this.end(reason, 'completed'),
     });
     void this.report({ status: 'in_progress', at: this.startedAt.toISOString() });
-    this.transport.sendMessage({ type: 'started', call_id: this.callId });
+    transport.sendMessage({ type: 'started', call_id: this.callId });
     this.maxTimer = setTimeout(() => void this.end(END_REASONS.maxDuration, 'completed'), bot.max_call_seconds * 1000);
-    if (bot.greeting.trim()) this.pipeline.push({ kind: 'say', text: bot.greeting });
+    if (bot.greeting.trim()) this.pipeline!.push({ kind: 'say', text: bot.greeting.trim() });
     this.log.info({ direction: this.config.call?.direction, stt: this.providers.stt.name, llm: this.providers.llm.name, tts: this.providers.tts.name }, 'call started');
   }
 
@@ -140,7 +167,7 @@ export class CallSession {
     if (msg.type === 'transcript' && msg.final && msg.text.trim() && this.transcript.length < MAX_TRANSCRIPT_ENTRIES) {
       this.transcript.push({ role: msg.role, text: msg.text.slice(0, 4000), at: new Date().toISOString() });
     }
-    this.transport.sendMessage(msg);
+    this.transport?.sendMessage(msg);
   }
 
   private onAudio(pcm: Int16Array): void {
@@ -154,7 +181,7 @@ export class CallSession {
     if (frame.kind !== 'error') return;
     this.log.warn({ code: frame.code, source: frame.source, fatal: frame.fatal, err: frame.message }, 'pipeline error');
     this.deps.metrics.providerErrors.inc({ code: frame.code });
-    this.transport.sendMessage({ type: 'error', code: frame.code, message: frame.message });
+    this.transport?.sendMessage({ type: 'error', code: frame.code, message: frame.message });
     if (frame.fatal) void this.end(`error:${frame.code}`, 'failed');
   }
 
@@ -166,8 +193,8 @@ export class CallSession {
     this.pipeline?.cancel(reason);
     const endedAt = new Date();
     const endedPerf = performance.now();
-    this.transport.sendMessage({ type: 'ended', reason });
-    this.transport.close(1000, reason.slice(0, 100));
+    this.transport?.sendMessage({ type: 'ended', reason });
+    this.transport?.close(1000, reason.slice(0, 100));
     this.deps.metrics.callsTotal.inc({ result: status === 'completed' ? reason : 'failed' });
     this.deps.observer?.onEnded?.(this.callId, reason);
     this.log.info({ reason, status, duration_ms: endedAt.getTime() - this.startedAt.getTime() }, 'call ended');

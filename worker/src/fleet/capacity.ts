@@ -72,6 +72,20 @@ export class Heartbeat {
     await this.redis.zadd(CALL_LEASES_KEY, Date.now() + CALL_LEASE_TTL_MS, callId).catch(() => undefined);
   }
 
+  /**
+   * A claimed dial-out: its reservation (taken by the dial-out API) becomes this worker's active call in
+   * one transaction, the heartbeat that counts it being the one that drops the reservation. Called in the
+   * tick the slot is taken, before the beat that slot change nudges.
+   */
+  async claim(callId: string): Promise<void> {
+    const multi = this.redis.multi().zrem(FLEET_RESERVATIONS_KEY, callId);
+    if (this.timer) {
+      const hb = this.state();
+      multi.set(fleetWorkerKey(hb.worker_id), JSON.stringify(hb), 'PX', HEARTBEAT_TTL_MS).zadd(FLEET_WORKERS_KEY, hb.updated_at + HEARTBEAT_TTL_MS, hb.worker_id);
+    }
+    await multi.exec();
+  }
+
   /** The call has ended and is reported: its lease goes. */
   async release(callId: string): Promise<void> {
     this.leases.delete(callId);

@@ -84,6 +84,10 @@ describe('dial-out claim loop', () => {
     await callUntil(callId, (c) => c.status === 'ringing', 'ringing');
     // Mid-call (the phone rings for seconds) the job is no longer pending anywhere, so no stale claim can take it again.
     await waitUntil(async () => (await redis.xpending(DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP))[0] === 0, { what: 'no pending job', timeoutMs: 10_000 });
+    // The call holds one slot of the fleet, not two: its reservation became the worker's active call.
+    expect(await redis.zscore(FLEET_RESERVATIONS_KEY, callId)).toBeNull();
+    const fleet = (await (await fetch(`${w.url}/health/fleet`)).json()) as { workers: Array<{ worker_id: string; active_calls: number }> };
+    expect(fleet.workers.find((x) => x.worker_id === w!.settings.WORKER_ID)?.active_calls).toBe(1);
     await callUntil(callId, (c) => c.status === 'no_answer', 'no_answer', 30_000);
     expect(invitesTo(PHONE_NUMBERS.noAnswer) - before).toBe(1);
   });

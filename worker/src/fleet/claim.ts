@@ -16,6 +16,8 @@ export interface DialoutJob {
   /** The telephony plane's id of the trunk that places the call, and the caller ID it presents. */
   sip_trunk_id: string;
   from_number: string;
+  /** `web`: a browser test call (the caller joins the call's room); otherwise a dial-out. */
+  direction: 'outbound' | 'web';
 }
 
 export interface ClaimOptions {
@@ -28,6 +30,11 @@ export interface ClaimOptions {
   logger: Logger;
   /** Runs the claimed call; the slot is held until it resolves. */
   run(job: DialoutJob): Promise<void>;
+  /**
+   * Turns the call's reservation into this worker's active call, called in the same tick as the slot is
+   * taken (default: drops the reservation). The worker's heartbeat does both in one transaction.
+   */
+  onClaim?(callId: string): Promise<unknown>;
   blockMs?: number;
   staleAfterMs?: number;
 }
@@ -42,7 +49,7 @@ function parseFields(entryId: string, fields: string[]): DialoutJob | null {
   } catch {
     return null;
   }
-  return { entryId, call_id: f.call_id, bot_id: f.bot_id, to_number: f.to_number ?? '', variables, sip_trunk_id: f.sip_trunk_id ?? '', from_number: f.from_number ?? '' };
+  return { entryId, call_id: f.call_id, bot_id: f.bot_id, to_number: f.to_number ?? '', variables, sip_trunk_id: f.sip_trunk_id ?? '', from_number: f.from_number ?? '', direction: f.direction === 'web' ? 'web' : 'outbound' };
 }
 
 type Entries = Array<[string, string[]]>;
@@ -149,6 +156,9 @@ export class ClaimLoop {
       logger.warn({ call_id: job.call_id }, 'no free slot for a claimed job; left pending');
       return;
     }
+    // Before any other command on this connection (the heartbeat the slot change nudges included): the
+    // fleet never counts the call twice, as a reservation and as an active call.
+    const claimed = (this.opts.onClaim?.(job.call_id) ?? redis.zrem(FLEET_RESERVATIONS_KEY, job.call_id)).catch(() => undefined);
     const p = (async () => {
       try {
         // Ack before the call runs: a call lasts minutes, longer than the stale-claim idle time, and a
@@ -156,7 +166,7 @@ export class ClaimLoop {
         await redis.xack(DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, entryId).catch((err: unknown) => {
           logger.error({ call_id: job.call_id, err: err instanceof Error ? err.message : String(err) }, 'dial-out job ack failed');
         });
-        await redis.zrem(FLEET_RESERVATIONS_KEY, job.call_id).catch(() => undefined);
+        await claimed;
         await this.opts.run(job);
       } catch (err) {
         logger.error({ call_id: job.call_id, err: err instanceof Error ? err.message : String(err) }, 'dial-out call failed');

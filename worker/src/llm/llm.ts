@@ -25,6 +25,12 @@ export class LlmError extends Error {
   }
 }
 
+/** The sentences a whole text is spoken as: what follows the last stop (or all of it, with no stop) too. */
+export function sentencesOf(text: string): string[] {
+  const splitter = new SentenceSplitter();
+  return [...splitter.push(text), ...splitter.flush()];
+}
+
 /** Splits streamed text at sentence ends (a stop followed by white space) so TTS can start early. */
 export class SentenceSplitter {
   private buf = '';
@@ -64,9 +70,7 @@ export class LlmProcessor extends FrameProcessor {
     if (frame.kind === 'say') {
       this.messages.push({ role: 'assistant', content: frame.text });
       this.push({ kind: 'response_start' });
-      // The whole text is known: what follows the last stop (or all of it, with no stop) is spoken too.
-      const splitter = new SentenceSplitter();
-      for (const s of [...splitter.push(frame.text), ...splitter.flush()]) this.push({ kind: 'text', text: s });
+      for (const s of sentencesOf(frame.text)) this.push({ kind: 'text', text: s });
       this.push({ kind: 'response_end', endCall: frame.endCall ?? false });
       return;
     }

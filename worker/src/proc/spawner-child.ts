@@ -10,8 +10,9 @@ const MAX_STDERR_BYTES = 16 * 1024;
 const running = new Map<number, ChildProcess>();
 
 function send(msg: ChildMessage): void {
-  // The worker is gone if the channel is closed; `disconnect` below cleans up.
-  if (process.connected) process.send!(msg);
+  // The worker is gone if the channel is closed; `disconnect` below cleans up. A worker killed (SIGKILL)
+  // between the check and the write fails the write asynchronously (EPIPE): that too is `disconnect`'s.
+  if (process.connected) process.send!(msg, undefined, undefined, () => undefined);
 }
 
 function run(msg: Extract<ParentMessage, { t: 'run' }>): void {

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { createWorker, type Worker, type WorkerDeps } from '../app.js';
 import { createLogger } from '../logger.js';
 import { loadSettings, type Settings } from '../settings.js';
+import { saveLogs } from '@voice-platform/tests/infra';
 import { backendUrl, workerToken } from './backend.js';
 
 export interface TestWorker {
@@ -61,6 +62,8 @@ export async function startWorker(env: Record<string, string> = {}, extra: Parti
     wsUrl: `ws://127.0.0.1:${port}`,
     async stop() {
       await worker.close();
+      // Kept with the suite's logs (test-artifacts/logs/) for the secrets check after `make test`.
+      saveLogs(`worker-${settings.WORKER_ID}`, logs);
       redis.disconnect();
       blockingRedis?.disconnect();
     },

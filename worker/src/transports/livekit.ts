@@ -20,7 +20,8 @@ import {
 import { AccessToken, RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import type { Logger } from '../logger.js';
 import type { Settings } from '../settings.js';
-import { DialError, outcomeForSipStatus, type CallTransport, type DialRequest, type ServerMessage, type TelephonyDialer, type TransportHandlers } from './transport.js';
+import { RoomEventRouter } from './roomEvents.js';
+import { DialError, outcomeForSipStatus, type CallTransport, type DialRequest, type ServerMessage, type TelephonyDialer, type TransportHandlers, type WebCallRequest } from './transport.js';
 
 export interface LiveKitOptions {
   url: string;
@@ -34,6 +35,17 @@ export interface LiveKitOptions {
 
 const BOT_IDENTITY = 'bot';
 const CALLEE_IDENTITY = 'callee';
+/** The identity the backend gives a browser caller's token (DESIGN §7 widget). */
+export const WEB_CALLER_IDENTITY = 'caller';
+
+/** Who the call is with in the room, and what their leaving is called. */
+interface Peer {
+  identity: string;
+  hangupReason: 'callee_hangup' | 'caller_hangup';
+}
+const SIP_CALLEE: Peer = { identity: CALLEE_IDENTITY, hangupReason: 'callee_hangup' };
+const WEB_CALLER: Peer = { identity: WEB_CALLER_IDENTITY, hangupReason: 'caller_hangup' };
+
 const SIP_STATUS_ATTRIBUTE = 'sip.callStatus';
 
 /** The dialer a worker's settings describe; null without all three LIVEKIT_* settings. */
@@ -59,6 +71,8 @@ export class LiveKitDialer implements TelephonyDialer {
   private readonly sip: SipClient;
   /** Room joins one at a time: rtc-node 1.1 loses handles when many connect at once (see connect). */
   private joining: Promise<unknown> = Promise.resolve();
+  /** Each room gets only its own FFI events (see roomEvents.ts). */
+  readonly router = new RoomEventRouter();
 
   constructor(private readonly opts: LiveKitOptions) {
     const host = opts.url.replace(/^ws/, 'http');
@@ -92,6 +106,7 @@ export class LiveKitDialer implements TelephonyDialer {
       await room.disconnect().catch(() => undefined);
       await room.connect(this.opts.url, token, { autoSubscribe: true, dynacast: false });
     }
+    this.router.adopt(room);
   }
 
   /** Deletes a call's room (hangs up everyone in it); one already gone is fine. */
@@ -104,27 +119,68 @@ export class LiveKitDialer implements TelephonyDialer {
   }
 
   /**
-   * Joins the call's room, dials the callee into it, and resolves once the callee answered, with the
-   * transport the call runs on. Anything else rejects with a DialError (the room is deleted first).
+   * The call's room with the bot in it, speaking on its own track, and the transport for the call with
+   * `peer`: built before the peer comes, whose track and hang-up may arrive at any moment after.
    */
-  async dial(req: DialRequest): Promise<LiveKitTransport> {
-    const log = this.opts.logger.child({ call_id: req.callId });
+  private async openRoom(callId: string, peer: Peer, log: Logger): Promise<{ room: Room; transport: LiveKitTransport; cleanup: () => Promise<void> }> {
     const room = new Room();
     const source = new AudioSource(this.opts.sampleRate, 1);
     let cleaned = false;
     const cleanup = async () => {
       if (cleaned) return;
       cleaned = true;
-      await this.deleteRoom(req.callId).catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not delete the room'));
+      await this.deleteRoom(callId).catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not delete the room'));
       await room.disconnect().catch(() => undefined);
+      this.router.drop(room);
       await source.close().catch(() => undefined);
     };
     try {
-      await this.connect(room, req.callId, log);
+      await this.connect(room, callId, log);
       const track = LocalAudioTrack.createAudioTrack('bot-voice', source);
-      await room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
-      // Built before dialing: the callee's track and hang-up may come at any moment after the answer.
-      const transport = new LiveKitTransport(room, source, this.opts.sampleRate, cleanup, log);
+      // DTX and no RED: the bot is silent half the call, and a phone line has no use for redundancy.
+      await room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE, dtx: true, red: false }));
+    } catch (err) {
+      await cleanup();
+      throw err;
+    }
+    return { room, transport: new LiveKitTransport(room, source, this.opts.sampleRate, cleanup, log, this.router, peer), cleanup };
+  }
+
+  /**
+   * A browser test call (DESIGN §7 widget): joins the call's room and resolves once the caller is in it
+   * with their microphone, with the transport the call runs on. Rejects (room deleted) when the caller
+   * does not come before `req.signal` aborts, or LiveKit is unreachable.
+   */
+  async joinWebCall(req: WebCallRequest): Promise<LiveKitTransport> {
+    const log = this.opts.logger.child({ call_id: req.callId });
+    const { transport, cleanup } = await this.openRoom(req.callId, WEB_CALLER, log);
+    try {
+      await Promise.race([
+        transport.peerAudio,
+        new Promise<never>((_, reject) => {
+          const onAbort = () => reject(new Error('the caller did not join'));
+          if (req.signal.aborted) onAbort();
+          req.signal.addEventListener('abort', onAbort, { once: true });
+        }),
+      ]);
+      return transport;
+    } catch (err) {
+      await cleanup();
+      throw err;
+    }
+  }
+
+  /**
+   * Joins the call's room, dials the callee into it, and resolves once the callee answered, with the
+   * transport the call runs on. Anything else rejects with a DialError (the room is deleted first).
+   */
+  async dial(req: DialRequest): Promise<LiveKitTransport> {
+    const log = this.opts.logger.child({ call_id: req.callId });
+    let cleanup: () => Promise<void> = async () => undefined;
+    try {
+      const opened = await this.openRoom(req.callId, SIP_CALLEE, log);
+      const { room, transport } = opened;
+      cleanup = opened.cleanup;
 
       // livekit-sip reports progress in the callee participant's `sip.callStatus` attribute.
       let ringing = false;
@@ -185,14 +241,18 @@ export class LiveKitDialer implements TelephonyDialer {
   }
 }
 
-/** A call's audio and events over its LiveKit room: the callee's track in, the bot's track out. */
+/** A call's audio and events over its LiveKit room: the peer's track in (a SIP callee or a browser), the bot's track out. */
 export class LiveKitTransport implements CallTransport {
-  readonly kind = 'sip' as const;
+  readonly kind: 'sip' | 'livekit';
   private handlers: TransportHandlers | null = null;
   private hungUp: string | null = null;
   private closed = false;
   private calleeTrack: RemoteTrack | null = null;
   private stream: AudioStream | null = null;
+  private gotPeerAudio!: () => void;
+  /** Resolves once the peer's audio track is subscribed (a browser caller is there to talk to). */
+  readonly peerAudio = new Promise<void>((resolve) => (this.gotPeerAudio = resolve));
+  private releaseStream: (() => void) | null = null;
   private readonly encoder = new TextEncoder();
 
   constructor(
@@ -201,19 +261,24 @@ export class LiveKitTransport implements CallTransport {
     private readonly sampleRate: number,
     private readonly cleanup: () => Promise<void>,
     private readonly log: Logger,
+    private readonly router: RoomEventRouter | null = null,
+    private readonly peer: Peer = SIP_CALLEE,
   ) {
-    // The callee's audio may be subscribed before or after the call starts: listen from the start.
+    this.kind = peer === SIP_CALLEE ? 'sip' : 'livekit';
+    // The peer's audio may be subscribed before or after the call starts: listen from the start.
     for (const p of room.remoteParticipants.values()) {
-      for (const pub of p.trackPublications.values()) if (p.identity === CALLEE_IDENTITY && pub.track?.kind === TrackKind.KIND_AUDIO) this.calleeTrack = pub.track;
+      for (const pub of p.trackPublications.values()) if (p.identity === peer.identity && pub.track?.kind === TrackKind.KIND_AUDIO) this.calleeTrack = pub.track;
     }
+    if (this.calleeTrack) this.gotPeerAudio();
     room.on(RoomEvent.TrackSubscribed, (t, _pub, p) => {
-      if (p.identity !== CALLEE_IDENTITY || t.kind !== TrackKind.KIND_AUDIO || this.calleeTrack) return;
+      if (p.identity !== peer.identity || t.kind !== TrackKind.KIND_AUDIO || this.calleeTrack) return;
       this.calleeTrack = t;
+      this.gotPeerAudio();
       // Not from inside rtc-node's event dispatch: a stream opened there can miss its first frames for good.
       setImmediate(() => this.listen());
     });
     room.on(RoomEvent.ParticipantDisconnected, (p) => {
-      if (p.identity === CALLEE_IDENTITY || p.kind === ParticipantKind.SIP) this.hangup('callee_hangup');
+      if (p.identity === peer.identity || (peer === SIP_CALLEE && p.kind === ParticipantKind.SIP)) this.hangup(peer.hangupReason);
     });
     room.on(RoomEvent.Disconnected, () => this.hangup('connection_lost'));
   }
@@ -232,6 +297,7 @@ export class LiveKitTransport implements CallTransport {
     if (!this.handlers || !this.calleeTrack || this.stream || this.closed) return;
     // 20 ms frames: half the FFI events of the default 10 ms, the pipeline's own frame size.
     this.stream = new AudioStream(this.calleeTrack, { sampleRate: this.sampleRate, numChannels: 1, frameSizeMs: 20 });
+    this.releaseStream = this.router?.adoptStreams(this.calleeTrack) ?? null;
     void this.pump(this.stream);
   }
 
@@ -277,6 +343,7 @@ export class LiveKitTransport implements CallTransport {
     this.closed = true;
     this.hungUp ??= 'closed_by_worker';
     void this.stream?.cancel().catch(() => undefined);
+    this.releaseStream?.();
     void this.cleanup();
   }
 }

@@ -13,7 +13,7 @@ import { recognise } from '../testing/audio.js';
 import { adminAuth, backendUrl, callUntil, createApiKey, createBot, ensureTrunk, TEST_POLICY, workerToken } from '../testing/backend.js';
 import { startWorker, type TestWorker } from '../testing/worker.js';
 import { readRecording } from '../testing/recordings.js';
-import { phoneReceived } from '../testing/phone.js';
+import { invitesTo, phoneReceived } from '../testing/phone.js';
 
 const GREETING = 'Hello {{customer_name}}, this is your payment reminder.';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -183,6 +183,25 @@ describe('a dial-out to a real SIP phone', () => {
     expect(calls.filter((c) => c.end_reason === 'bot_hangup').length).toBeGreaterThanOrEqual(8);
     for (const id of ids) await slotFreed(id);
   }, 150_000);
+});
+
+describe('a bot this worker cannot run', () => {
+  it('never rings the phone: failed / provider_unavailable before the INVITE, and the slot is free', async () => {
+    // Deepgram needs DEEPGRAM_API_KEY, which the suite's worker does not have.
+    const cloudBot = await createBot({ name: 'needs deepgram', greeting: 'Hello.', stt: { provider: 'deepgram', model: 'nova-2', language: 'en-US' } });
+    const to = answering();
+    const res = await fetch(`${backendUrl()}/api/v1/sip/dialout`, {
+      method: 'POST',
+      headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ bot_id: cloudBot, to_number: to }),
+    });
+    expect(res.status).toBe(201);
+    const { call_id: callId } = (await res.json()) as { call_id: string };
+    const call = await callUntil(callId, (c) => !['queued', 'dialing', 'ringing'].includes(c.status), 'the outcome', 30_000);
+    expect(call).toMatchObject({ status: 'failed', end_reason: 'provider_unavailable', started_at: null });
+    expect(invitesTo(to)).toBe(0);
+    await slotFreed(callId);
+  });
 });
 
 describe('a trunk whose address answers nothing', () => {

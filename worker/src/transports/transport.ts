@@ -64,9 +64,17 @@ export interface DialRequest {
 }
 
 /** Places outbound calls for dial-out jobs: resolves when the callee answered, else rejects with a DialError. */
+export interface WebCallRequest {
+  callId: string;
+  /** Aborted when the caller took too long to come (or the worker stops). */
+  signal: AbortSignal;
+}
+
 export interface TelephonyDialer {
   readonly name: string;
   dial(req: DialRequest): Promise<CallTransport>;
+  /** A browser test call (DESIGN §7 widget): resolves once the caller is in the call's room. */
+  joinWebCall?(req: WebCallRequest): Promise<CallTransport>;
 }
 
 /** WebSocket close codes of DESIGN.md §4 (4000 + the HTTP status they mirror). */

@@ -1,8 +1,15 @@
 // `WS /ws/{bot_id}` (DESIGN.md §4). Client: optional first text message {"type":"start","variables":{…}},
 // then binary PCM16LE mono at AUDIO_SAMPLE_RATE, and {"type":"stop"} to hang up. Server: {"type":"started"},
 // binary bot audio, transcripts, {"type":"ended"} or {"type":"error"} followed by a close.
+// Hostile clients: a frame over the server's maxPayload is closed 1009 and text that is not UTF-8 1007 by
+// the WebSocket layer; a start whose variables break the CallVariables schema is invalid_message (4400); a
+// binary frame of odd length is not an error (the odd byte waits for the next frame, keeping samples
+// aligned); each other bad message mid-call is answered with an invalid_message error, and past
+// MAX_INVALID_MESSAGES the call is closed with 4400, so a flood never buys an unbounded stream of replies.
 import WebSocket from 'ws';
-import { bytesToPcm } from '../audio/pcm.js';
+import { Value } from '@sinclair/typebox/value';
+import { CallVariables } from '@voice-platform/schemas';
+import { PcmBytes } from '../audio/pcm.js';
 import type { CallTransport, ServerMessage, TransportHandlers } from './transport.js';
 
 export type ClientMessage = { type: 'start'; variables: Record<string, string> } | { type: 'stop' };
@@ -19,13 +26,15 @@ export function parseClientMessage(text: string): ClientMessage | null {
   if (m.type === 'stop') return { type: 'stop' };
   if (m.type !== 'start') return null;
   const vars = m.variables ?? {};
-  if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) return null;
-  for (const v of Object.values(vars)) if (typeof v !== 'string') return null;
+  // The backend's own schema for a call's variables: names, at most 50, values strings of ≤ 4000 characters.
+  if (typeof vars !== 'object' || vars === null || Array.isArray(vars) || !Value.Check(CallVariables, vars)) return null;
   return { type: 'start', variables: vars as Record<string, string> };
 }
 
 /** Most audio a slow start may hold before the call is ready (about 10 s at 16 kHz). */
 const MAX_EARLY_BYTES = 320_000;
+/** Bad messages a call answers with an error; the next one closes it (4400). */
+export const MAX_INVALID_MESSAGES = 10;
 
 export class WebSocketTransport implements CallTransport {
   readonly kind = 'websocket' as const;
@@ -34,6 +43,9 @@ export class WebSocketTransport implements CallTransport {
   private earlyBytes = 0;
   private hungUp: string | null = null;
   private closed = false;
+  private invalid = 0;
+  /** Carries an odd trailing byte over to the next frame. */
+  private readonly pcm = new PcmBytes();
 
   constructor(private readonly ws: WebSocket) {
     ws.on('close', () => this.hangup('caller_hangup'));
@@ -42,8 +54,9 @@ export class WebSocketTransport implements CallTransport {
 
   /** Audio and stop messages after the start phase (the app handles the first message). */
   onClientData(data: Buffer, isBinary: boolean): void {
+    if (this.closed) return;
     if (isBinary) {
-      if (this.handlers) this.handlers.onAudio(bytesToPcm(data));
+      if (this.handlers) this.audio(this.handlers, data);
       else if (this.earlyBytes < MAX_EARLY_BYTES) {
         this.early.push(Buffer.from(data));
         this.earlyBytes += data.length;
@@ -52,14 +65,25 @@ export class WebSocketTransport implements CallTransport {
     }
     const msg = parseClientMessage(data.toString('utf8'));
     if (msg?.type === 'stop') this.hangup('caller_hangup');
+    else if (++this.invalid > MAX_INVALID_MESSAGES) this.fail(4400, 'invalid_message', 'too many invalid messages');
     else this.sendMessage({ type: 'error', code: 'invalid_message', message: 'expected {"type":"stop"} or binary PCM16LE audio' });
+  }
+
+  private audio(handlers: TransportHandlers, data: Buffer): void {
+    const pcm = this.pcm.push(data);
+    if (pcm.length) handlers.onAudio(pcm);
   }
 
   attach(handlers: TransportHandlers): void {
     this.handlers = handlers;
-    for (const b of this.early) handlers.onAudio(bytesToPcm(b));
+    for (const b of this.early) this.audio(handlers, b);
     this.early = [];
     if (this.hungUp) handlers.onHangup(this.hungUp);
+  }
+
+  /** Why the connection ended (the caller, an error, or the worker's close), or null while it is up. */
+  get hangupReason(): string | null {
+    return this.hungUp;
   }
 
   private hangup(reason: string): void {
@@ -85,8 +109,10 @@ export class WebSocketTransport implements CallTransport {
   close(code: number, reason: string): void {
     if (this.closed) return;
     this.closed = true;
-    this.hungUp ??= 'closed_by_worker';
+    this.early = [];
     if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(code, reason);
+    // A close the transport decides itself (a protocol error) ends the call it carries, if any.
+    this.hangup(reason || 'closed_by_worker');
   }
 
   /** Refuses the call: one error message, then the close code of DESIGN.md §4. */

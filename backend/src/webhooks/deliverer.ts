@@ -1,0 +1,477 @@
+// Dialler role: the webhook deliverer (DESIGN.md §8).
+//
+// 1. Fan-out: reads the outbox stream (XREADGROUP, group `deliverers`: each entry goes to one deliverer
+//    of all replicas), inserts one delivery per subscribed active webhook (id `<event>_<webhook>`, so a
+//    second fan-out of one entry makes none), then XACKs and XDELs the entry. An entry whose deliverer
+//    died before the XACK is taken over after RECLAIM_IDLE_MS (XAUTOCLAIM).
+// 2. Dispatch: due pending deliveries (MongoDB, index status_due) are attempted, at most
+//    WEBHOOK_CONCURRENCY at once per process and WEBHOOK_CONCURRENCY_PER_WEBHOOK per webhook, so a slow
+//    receiver holds a bounded number of sockets and cannot starve the others. An attempt needs the
+//    delivery's Redis lease (SET NX PX, longer than an attempt can take), and re-reads the delivery under
+//    it: an attempt another replica has just made shows as not due, so no attempt is sent twice, and
+//    FerretDB's non-atomic conditional updates never decide who sends.
+// 3. An attempt: POST of the stored body with X-Voice-Event-Id and X-Voice-Signature
+//    (`t=<unix s>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`), WEBHOOK_TIMEOUT_MS for an answer, no
+//    redirects followed, the host checked again (guardedLookup: the socket connects only to addresses that
+//    passed). 2xx: delivered. Else retried 1, 2, 4 … minutes later; the 8th failure makes it `dead`. Each
+//    attempt is logged in webhook_attempts (served as the webhook's deliveries). Delivery is at least
+//    once: a crash after the POST and before the write sends that attempt again.
+// Secrets and signatures are never logged; neither is the URL (it may carry a token).
+import http from 'node:http';
+import https from 'node:https';
+import { createHmac, randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { isIP } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { MongoServerError } from 'mongodb';
+import { WEBHOOK_FIRST_RETRY_MS, WEBHOOK_MAX_ATTEMPTS, type WebhookAttemptResult, type WebhookDeliveredType } from '@voice-platform/schemas';
+import type { AppDeps } from '../deps.js';
+import { VERSION } from '../deps.js';
+import type { Metrics } from '../metrics.js';
+import { COLLECTIONS } from '../stores.js';
+import type { CallDoc } from '../calls/routes.js';
+import { AddressRefused, bareHost, guardedLookup, isNonPublicAddress } from './addresses.js';
+import { deliveryLeaseKey, ENDED_PENDING_KEY, WEBHOOK_CONSUMER_GROUP, WEBHOOK_EVENTS_STREAM } from './keys.js';
+import { emitCallEvent, releaseHeldEnd } from './outbox.js';
+import { attempts as attemptsOf, deliveries as deliveriesOf, webhooks as webhooksOf, webhookSecretBox, type DeliveryDoc, type DeliveryStatus } from './store.js';
+
+/** An outbox entry fanned out by nobody for this long (its deliverer died) is taken over. */
+const RECLAIM_IDLE_MS = 60_000;
+const BATCH = 100;
+const PRUNE_EVERY_MS = 3_600_000;
+/** The lease outlives the longest attempt by this much. */
+const LEASE_MARGIN_MS = 30_000;
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+export interface DelivererDeps extends AppDeps {
+  /** The process's metrics registry (the one its /metrics serves). */
+  metrics: Metrics;
+  /** This deliverer's consumer name in the outbox group (default: host, pid and a random tag). */
+  consumerName?: string;
+}
+
+export interface PassResult {
+  /** Outbox entries fanned out. */
+  fannedOut: number;
+  /** Delivery attempts made. */
+  attempted: number;
+}
+
+export interface WebhookDeliverer {
+  /** One pass (reclaim, held call.ended, fan-out, dispatch), waiting for the attempts it starts. */
+  runOnce(): Promise<PassResult>;
+  start(): void;
+  /** Stops: attempts in flight are cut off and not counted (their deliveries stay due); waits for them. */
+  stop(): Promise<void>;
+}
+
+/** `X-Voice-Signature` for a body sent at unix second `t`. */
+export function signature(secret: string, t: number, body: string): string {
+  return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`, 'utf8').digest('hex')}`;
+}
+
+/** Next attempt after failed attempt `n` (1-based): 1 min, then doubling. */
+export const retryDelayMs = (n: number) => WEBHOOK_FIRST_RETRY_MS * 2 ** (n - 1);
+
+interface Outcome {
+  statusCode: number | null;
+  error: string | null;
+  aborted?: boolean;
+}
+
+type StreamEntry = [string, string[] | null];
+
+function describe(err: unknown): string {
+  if (err instanceof AddressRefused) return err.reason;
+  const e = err as NodeJS.ErrnoException;
+  switch (e?.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host does not resolve';
+    case 'ECONNRESET':
+      return 'connection reset by the receiver';
+    case 'ETIMEDOUT':
+      return 'connection timed out';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'host unreachable';
+  }
+  if (typeof e?.code === 'string' && /CERT|TLS|SSL|SELF_SIGNED/.test(e.code)) return `TLS: ${e.code}`;
+  return typeof e?.code === 'string' ? e.code : e instanceof Error ? e.name : 'request failed';
+}
+
+const isDuplicate = (err: unknown) => err instanceof MongoServerError && err.code === 11000;
+
+export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
+  const clock = deps.clock ?? Date.now;
+  const { settings, redis } = deps;
+  const logger = deps.logger.child({ role: 'dialler', component: 'webhooks' });
+  const consumer = deps.consumerName ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const box = webhookSecretBox(settings.JWT_SECRET);
+  const hooks = webhooksOf(deps.db);
+  const deliveries = deliveriesOf(deps.db);
+  const attemptLog = attemptsOf(deps.db);
+  const calls = deps.db.collection<CallDoc>(COLLECTIONS.calls);
+  const emitDeps = { redis, logger, clock, metrics: deps.metrics };
+  const allowPrivate = settings.WEBHOOK_ALLOW_PRIVATE;
+  const timeoutMs = settings.WEBHOOK_TIMEOUT_MS;
+  const leaseMs = timeoutMs + LEASE_MARGIN_MS;
+  const concurrency = settings.WEBHOOK_CONCURRENCY;
+  const perWebhook = settings.WEBHOOK_CONCURRENCY_PER_WEBHOOK;
+  const pollMs = settings.WEBHOOK_POLL_INTERVAL_MS;
+  // No keep-alive: an idle socket to a receiver is never kept; maxSockets bounds each origin besides.
+  const agents = { 'http:': new http.Agent({ keepAlive: false, maxSockets: concurrency }), 'https:': new https.Agent({ keepAlive: false, maxSockets: concurrency }) };
+  const lookup = guardedLookup(allowPrivate);
+
+  const inFlight = new Map<string, Promise<void>>();
+  const perHook = new Map<string, number>();
+  const controllers = new Set<AbortController>();
+  let stopped = true;
+  /** Set by stop(): no new attempt starts (a pass still running when stop() came included). */
+  let closing = false;
+  let blocking: Redis | undefined;
+  let loopDone: Promise<void> | undefined;
+  let lastPrune = 0;
+
+  // --- fan-out -------------------------------------------------------------------------------------
+
+  async function ensureGroup(): Promise<void> {
+    await redis.xgroup('CREATE', WEBHOOK_EVENTS_STREAM, WEBHOOK_CONSUMER_GROUP, '0', 'MKSTREAM').catch((err: unknown) => {
+      if (!(err instanceof Error && err.message.includes('BUSYGROUP'))) throw err;
+    });
+  }
+
+  async function readNew(conn: Redis, blockMs?: number): Promise<StreamEntry[]> {
+    const args = ['GROUP', WEBHOOK_CONSUMER_GROUP, consumer, 'COUNT', String(BATCH), ...(blockMs ? ['BLOCK', String(blockMs)] : []), 'STREAMS', WEBHOOK_EVENTS_STREAM, '>'];
+    try {
+      const res = (await conn.call('XREADGROUP', ...args)) as Array<[string, StreamEntry[]]> | null;
+      return res?.[0]?.[1] ?? [];
+    } catch (err) {
+      // The group is gone (Redis was flushed or restarted empty): make it again and read next time.
+      if (err instanceof Error && err.message.includes('NOGROUP')) {
+        await ensureGroup();
+        return [];
+      }
+      throw err;
+    }
+  }
+
+  async function fanOut(entries: StreamEntry[]): Promise<void> {
+    for (const [streamId, fields] of entries) {
+      const f: Record<string, string> = {};
+      for (let i = 0; fields && i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
+      if (f.id && f.type && f.body) {
+        const targets = f.webhook_id
+          ? await hooks.find({ _id: f.webhook_id }, { projection: { _id: 1 } }).toArray()
+          : (await hooks.find({ active: true }, { projection: { _id: 1, events: 1 } }).toArray()).filter((h) => (h.events as string[]).includes(f.type!));
+        const now = new Date(clock());
+        for (const target of targets) {
+          const doc: DeliveryDoc = {
+            _id: `${f.id}_${target._id}`,
+            webhook_id: target._id,
+            event_id: f.id,
+            type: f.type as WebhookDeliveredType,
+            body: f.body,
+            status: 'pending',
+            attempts: 0,
+            next_attempt_at: now,
+            last_status_code: null,
+            last_error: null,
+            delivered_at: null,
+            created_at: now,
+            updated_at: now,
+          };
+          await deliveries.insertOne(doc).catch((err: unknown) => {
+            if (!isDuplicate(err)) throw err;
+          });
+        }
+      }
+      await redis.multi().xack(WEBHOOK_EVENTS_STREAM, WEBHOOK_CONSUMER_GROUP, streamId).xdel(WEBHOOK_EVENTS_STREAM, streamId).exec();
+    }
+  }
+
+  // --- housekeeping --------------------------------------------------------------------------------
+
+  async function maintain(): Promise<void> {
+    const claimed = (await redis.call('XAUTOCLAIM', WEBHOOK_EVENTS_STREAM, WEBHOOK_CONSUMER_GROUP, consumer, String(RECLAIM_IDLE_MS), '0-0', 'COUNT', String(BATCH)).catch(
+      (err: unknown) => {
+        if (err instanceof Error && err.message.includes('NOGROUP')) return null;
+        throw err;
+      },
+    )) as [string, StreamEntry[]] | null;
+    const orphans = (claimed?.[1] ?? []).filter(([, fields]) => fields !== null);
+    if (orphans.length) {
+      logger.info({ entries: orphans.length }, 'webhook events of a stopped deliverer taken over');
+      await fanOut(orphans);
+    }
+    // Held call.ended whose recording never came within the wait: sent without it.
+    const cutoff = clock() - settings.WEBHOOK_RECORDING_WAIT_SECONDS * 1000;
+    for (const callId of await redis.zrangebyscore(ENDED_PENDING_KEY, '-inf', cutoff, 'LIMIT', 0, BATCH)) {
+      if (!(await releaseHeldEnd(emitDeps, callId))) continue;
+      const doc = await calls.findOne({ _id: callId });
+      if (doc) await emitCallEvent(emitDeps, 'call.ended', doc);
+    }
+    if (Date.now() - lastPrune >= PRUNE_EVERY_MS) {
+      lastPrune = Date.now();
+      const before = new Date(clock() - settings.WEBHOOK_LOG_RETENTION_DAYS * 86_400_000);
+      const a = await attemptLog.deleteMany({ attempted_at: { $lt: before } });
+      const d = await deliveries.deleteMany({ status: { $in: ['delivered', 'dead'] }, updated_at: { $lt: before } });
+      if (a.deletedCount || d.deletedCount) logger.info({ attempts: a.deletedCount, deliveries: d.deletedCount }, 'old webhook deliveries pruned');
+    }
+  }
+
+  // --- attempts ------------------------------------------------------------------------------------
+
+  function post(url: string, d: DeliveryDoc, secret: string, t: number, signal: AbortSignal): Promise<Outcome> {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return Promise.resolve({ statusCode: null, error: 'the URL is not valid' });
+    }
+    const host = bareHost(target.hostname);
+    const literal = isIP(host) !== 0;
+    if (literal && !allowPrivate && isNonPublicAddress(host)) {
+      return Promise.resolve({ statusCode: null, error: `${host} is a loopback, private, link-local or otherwise non-public address` });
+    }
+    const agent = agents[target.protocol as 'http:' | 'https:'];
+    if (!agent) return Promise.resolve({ statusCode: null, error: 'the URL is not http(s)' });
+    const body = Buffer.from(d.body, 'utf8');
+    const headers = {
+      'Content-Type': 'application/json',
+      'Content-Length': String(body.length),
+      'User-Agent': `voice-platform-webhooks/${VERSION}`,
+      'X-Voice-Event-Id': d.event_id,
+      'X-Voice-Event-Type': d.type,
+      'X-Voice-Signature': signature(secret, t, d.body),
+    };
+    const request = target.protocol === 'https:' ? https.request : http.request;
+    return new Promise<Outcome>((resolve) => {
+      let settled = false;
+      const done = (o: Outcome) => {
+        if (settled) return;
+        settled = true;
+        resolve(o);
+      };
+      const req = request(target, { method: 'POST', headers, agent, ...(literal ? {} : { lookup: lookup as never }) }, (res) => {
+        const code = res.statusCode ?? 0;
+        done({ statusCode: code, error: code >= 200 && code < 300 ? null : `HTTP ${code}` });
+        res.on('error', () => undefined);
+        res.resume(); // the body is not read; the timer below cuts a body that never ends
+      });
+      // One deadline for the answer; past it the socket goes, whatever stage it is in.
+      const timer = setTimeout(() => {
+        done({ statusCode: null, error: `no answer within ${timeoutMs} ms` });
+        req.destroy();
+      }, timeoutMs);
+      const onAbort = () => {
+        done({ statusCode: null, error: 'aborted', aborted: true });
+        req.destroy();
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+      req.on('error', (err) => done({ statusCode: null, error: describe(err) }));
+      req.on('close', () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+      });
+      req.end(body);
+    });
+  }
+
+  /** One attempt of a delivery whose lease this process holds. */
+  async function attempt(id: string): Promise<boolean> {
+    const d = await deliveries.findOne({ _id: id });
+    // Done, or just attempted by another replica (its next attempt is not due yet): nothing to send.
+    if (!d || d.status !== 'pending' || !d.next_attempt_at || d.next_attempt_at.getTime() > clock()) return false;
+    const hook = await hooks.findOne({ _id: d.webhook_id });
+    if (!hook) {
+      await deliveries.deleteOne({ _id: id });
+      return false;
+    }
+    if (!hook.active || closing) return false;
+    const n = d.attempts + 1;
+    const attemptedAt = clock();
+    const started = performance.now();
+    const secret = box.open(hook.secret_sealed);
+    let outcome: Outcome;
+    if (secret === null) {
+      outcome = { statusCode: null, error: 'the signing secret cannot be read (JWT_SECRET changed?): create the webhook again' };
+    } else {
+      const controller = new AbortController();
+      controllers.add(controller);
+      try {
+        outcome = await post(hook.url, d, secret, Math.floor(attemptedAt / 1000), controller.signal);
+      } finally {
+        controllers.delete(controller);
+      }
+    }
+    if (outcome.aborted) return false; // shutting down: not an attempt; the delivery stays due
+    const at = clock();
+    const delivered = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
+    const status: DeliveryStatus = delivered ? 'delivered' : n >= WEBHOOK_MAX_ATTEMPTS ? 'dead' : 'pending';
+    const next = status === 'pending' ? new Date(at + retryDelayMs(n)) : null;
+    const result: WebhookAttemptResult = delivered ? 'delivered' : status === 'dead' ? 'dead' : 'failed';
+    await deliveries.updateOne(
+      { _id: id, attempts: d.attempts },
+      {
+        $set: {
+          attempts: n,
+          status,
+          next_attempt_at: next,
+          last_status_code: outcome.statusCode,
+          last_error: outcome.error,
+          delivered_at: delivered ? new Date(at) : null,
+          updated_at: new Date(at),
+        },
+      },
+    );
+    await attemptLog.insertOne({
+      _id: `${id}_${n}`,
+      webhook_id: d.webhook_id,
+      delivery_id: id,
+      event_id: d.event_id,
+      type: d.type,
+      attempt: n,
+      status: result,
+      status_code: outcome.statusCode,
+      error: outcome.error,
+      duration_ms: Math.round(performance.now() - started),
+      attempted_at: new Date(attemptedAt),
+      next_attempt_at: next,
+      delivered_at: delivered ? new Date(at) : null,
+    }).catch((err: unknown) => {
+      if (!isDuplicate(err)) throw err; // the same attempt recorded twice (a lease lost mid-attempt): keep the first
+    });
+    deps.metrics.webhookAttempts.inc({ result });
+    const line = { webhook_id: d.webhook_id, event_id: d.event_id, event_type: d.type, attempt: n, status_code: outcome.statusCode, error: outcome.error, next_attempt_at: next?.toISOString() };
+    if (delivered) logger.info(line, 'webhook delivered');
+    else if (status === 'dead') logger.warn(line, 'webhook delivery dead: no more retries');
+    else logger.info(line, 'webhook attempt failed; retry scheduled');
+    return true;
+  }
+
+  // --- dispatch ------------------------------------------------------------------------------------
+
+  let chain: Promise<unknown> = Promise.resolve();
+  let kickQueued = false;
+
+  /** Starts attempts of due deliveries up to the limits; `wait`: until they are done. Never overlaps itself. */
+  function dispatch(wait: boolean): Promise<number> {
+    const run = chain.then(() => dispatchOnce(wait));
+    chain = run.catch(() => undefined);
+    return run;
+  }
+
+  function kick(): void {
+    if (stopped || kickQueued) return;
+    kickQueued = true;
+    dispatch(false)
+      .catch((err: unknown) => logger.warn({ err }, 'webhook dispatch failed'))
+      .finally(() => (kickQueued = false));
+  }
+
+  async function dispatchOnce(wait: boolean): Promise<number> {
+    const free = concurrency - inFlight.size;
+    if (free <= 0 || closing) return 0;
+    // Paused webhooks keep their deliveries for when they are active again; webhooks at their limit of
+    // attempts in flight are left out too, so a backlog at a slow receiver cannot fill the page and starve the others.
+    const paused = (await hooks.find({ active: false }, { projection: { _id: 1 } }).toArray()).map((h) => h._id);
+    const skip = [...paused, ...[...perHook].filter(([, n]) => n >= perWebhook).map(([hookId]) => hookId)];
+    const due = await deliveries
+      .find({ status: 'pending', next_attempt_at: { $lte: new Date(clock()) }, ...(skip.length ? { webhook_id: { $nin: skip } } : {}) }, { projection: { _id: 1, webhook_id: 1 } })
+      .sort({ next_attempt_at: 1, _id: 1 })
+      .limit(inFlight.size + free * 4)
+      .toArray();
+    const started: Array<Promise<boolean>> = [];
+    for (const { _id: id, webhook_id: hookId } of due) {
+      if (inFlight.size >= concurrency || closing) break;
+      if (inFlight.has(id) || (perHook.get(hookId) ?? 0) >= perWebhook) continue;
+      const token = randomBytes(12).toString('hex');
+      const key = deliveryLeaseKey(id);
+      if ((await redis.set(key, token, 'PX', leaseMs, 'NX')) !== 'OK') continue; // another replica has it
+      perHook.set(hookId, (perHook.get(hookId) ?? 0) + 1);
+      const run = (async () => {
+        try {
+          return await attempt(id);
+        } catch (err) {
+          logger.warn({ err, webhook_id: hookId, delivery_id: id }, 'webhook attempt not recorded; it is retried');
+          return false;
+        } finally {
+          await redis.eval(RELEASE, 1, key, token).catch(() => undefined); // expires by itself if Redis is gone
+          inFlight.delete(id);
+          const left = (perHook.get(hookId) ?? 1) - 1;
+          if (left > 0) perHook.set(hookId, left);
+          else perHook.delete(hookId);
+          kick(); // a slot is free: more may be due
+        }
+      })();
+      inFlight.set(id, run.then(() => undefined));
+      started.push(run);
+    }
+    if (!wait) return started.length;
+    return (await Promise.all(started)).filter(Boolean).length;
+  }
+
+  // --- running -------------------------------------------------------------------------------------
+
+  async function loop(): Promise<void> {
+    while (!stopped) {
+      try {
+        if (!blocking) {
+          blocking = redis.duplicate({ commandTimeout: pollMs + 5000 });
+          blocking.on('error', () => undefined);
+        }
+        if (blocking.status === 'wait' || blocking.status === 'end') await blocking.connect();
+        await maintain();
+        await dispatch(false);
+        // Waits up to pollMs for new events: a new event is fanned out and tried at once.
+        const entries = await readNew(blocking, pollMs);
+        if (entries.length) await fanOut(entries);
+        if (entries.length) await dispatch(false);
+      } catch (err) {
+        if (stopped) break;
+        logger.warn({ err }, 'webhook deliverer pass failed; retrying'); // class + brief message (logger.ts)
+        await delay(pollMs);
+      }
+    }
+  }
+
+  return {
+    async runOnce() {
+      await maintain();
+      const entries = await readNew(redis);
+      if (entries.length) await fanOut(entries);
+      const attempted = await dispatch(true);
+      return { fannedOut: entries.length, attempted };
+    },
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      closing = false;
+      logger.info({ consumer, concurrency, per_webhook: perWebhook, timeout_ms: timeoutMs, allow_private: allowPrivate }, 'webhook deliverer started');
+      loopDone = loop();
+    },
+    async stop() {
+      stopped = true;
+      closing = true;
+      blocking?.disconnect(); // ends a blocking read at once
+      await loopDone;
+      for (const c of controllers) c.abort();
+      await Promise.allSettled([...inFlight.values()]);
+      blocking = undefined;
+      closing = false;
+      // Leave no consumer behind in the group, unless it still owns entries (another deliverer takes those over).
+      try {
+        const pending = (await redis.xpending(WEBHOOK_EVENTS_STREAM, WEBHOOK_CONSUMER_GROUP, '-', '+', 1, consumer)) as unknown[];
+        if (pending.length === 0) await redis.xgroup('DELCONSUMER', WEBHOOK_EVENTS_STREAM, WEBHOOK_CONSUMER_GROUP, consumer);
+      } catch {
+        // Redis is gone: nothing to tidy.
+      }
+    },
+  };
+}

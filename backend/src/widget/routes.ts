@@ -1,0 +1,61 @@
+// POST /livekit/widget (DESIGN.md §7): a browser test call. The same checks as a dial-out (bot exists,
+// active, variables, capacity, with the same codes); the call is queued `web` for the fleet, whose
+// worker joins the call's LiveKit room and waits there for the browser, which joins with the token
+// answered here: that room only, microphone and data, identity `caller`, at most 10 minutes.
+import type { Context } from 'koa';
+import type { Router } from '@koa/router';
+import { AccessToken, TrackSource } from 'livekit-server-sdk';
+import { WidgetRequest, type WidgetResponse } from '@voice-platform/schemas';
+import { ApiError } from '../errors.js';
+import type { Services } from '../deps.js';
+import type { Metrics } from '../metrics.js';
+import { check } from '../validate.js';
+import { jsonBody } from '../body.js';
+import { authenticateAdmin } from '../auth/admin.js';
+import { authenticateKey } from '../apiKeys/keys.js';
+import { requestView } from '../cache.js';
+import { joblessCloser, placeCall, type CallRequester } from '../dialout/routes.js';
+
+/** The browser's identity in the room: the worker's transport listens to this participant. */
+export const WEB_CALLER_IDENTITY = 'caller';
+
+export function widgetRoutes(router: Router, svc: Services, metrics: Metrics): void {
+  const jobless = joblessCloser(svc);
+  const s = svc.settings;
+
+  /**
+   * An admin (Authorization: Bearer) or an API key (X-API-Key). Every credential the request carries must
+   * be valid (one bad credential beside a good one is still refused); none at all is 401 as for the key.
+   */
+  const requester = async (ctx: Context): Promise<CallRequester> => {
+    const admin = ctx.headers.authorization !== undefined ? await authenticateAdmin(svc, ctx) : null;
+    if (admin && ctx.headers['x-api-key'] === undefined) return { apiKeyId: null, label: `admin:${admin.id}` };
+    const key = await authenticateKey(svc, metrics, ctx);
+    return { apiKeyId: key.id, label: key.prefix };
+  };
+
+  router.post('/livekit/widget', async (ctx, next) => {
+    ctx.state.requester = await requester(ctx);
+    await next();
+  }, jsonBody(), async (ctx) => {
+    const body = check(WidgetRequest, ctx.request.body);
+    if (!s.LIVEKIT_URL || !s.LIVEKIT_API_KEY || !s.LIVEKIT_API_SECRET) {
+      throw new ApiError(503, 'service_unavailable', 'browser test calls need the telephony plane (LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET)');
+    }
+    const call = await placeCall(svc, jobless, ctx.state.requester as CallRequester, { direction: 'web', bot_id: body.bot_id, variables: body.variables ?? {} }, ctx.state.requestId as string, await requestView(svc.cache, ctx.state));
+    const ttlSeconds = s.WIDGET_TOKEN_TTL_SECONDS;
+    const at = new AccessToken(s.LIVEKIT_API_KEY, s.LIVEKIT_API_SECRET, { identity: WEB_CALLER_IDENTITY, name: 'test caller', ttl: ttlSeconds });
+    at.addGrant({ room: call._id, roomJoin: true, canPublish: true, canPublishSources: [TrackSource.MICROPHONE], canSubscribe: true, canPublishData: true });
+    const response: WidgetResponse = {
+      call_id: call._id,
+      room_name: call._id,
+      livekit_url: s.LIVEKIT_PUBLIC_URL ?? s.LIVEKIT_URL,
+      access_token: await at.toJwt(),
+      expires_at: new Date(svc.clock() + ttlSeconds * 1000).toISOString(),
+    };
+    ctx.status = 201;
+    ctx.set('Location', `/api/v1/calls/${call._id}`);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = response;
+  });
+}
