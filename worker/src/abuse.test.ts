@@ -217,6 +217,8 @@ beforeAll(async () => {
       WORKER_AUTH_TOKEN: workerToken(),
       WORKER_ID: `abuse-test-worker-${port}`,
       MAX_CONCURRENT_CALLS: String(MAX_CALLS),
+      // Every slot for the WebSocket abuse (no share kept back for dial-outs, which this worker does not take).
+      TEST_CALL_SHARE: '1',
       DRAIN_TIMEOUT_MS: '5000',
       DIALOUT_ENABLED: 'false',
       LOG_LEVEL: 'info',

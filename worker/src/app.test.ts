@@ -137,7 +137,8 @@ describe('calls that cannot start fail at once with the documented code', () => 
 describe('capacity', () => {
   it('runs 30 calls, refuses the 31st with 4503, and takes a call again once one ends', async () => {
     const quiet = await createBot({ name: 'quiet', greeting: '', policy: { intents: [], fallback: { reply: 'Hello.' } } });
-    const full = await startWorker({ MAX_CONCURRENT_CALLS: '30' });
+    // Every slot may carry a test call here (TEST_CALL_SHARE=1): the worker's own limit is what is tested.
+    const full = await startWorker({ MAX_CONCURRENT_CALLS: '30', TEST_CALL_SHARE: '1' });
     const redis = new Redis(process.env.REDIS_URL!);
     const callers: TestCaller[] = [];
     try {
@@ -165,6 +166,49 @@ describe('capacity', () => {
       for (const c of callers) c.ws.close();
       await full.stop();
       redis.disconnect();
+    }
+  });
+
+  it('test calls hold at most TEST_CALL_SHARE of the slots, so dial-outs always find room', async () => {
+    const quiet = await createBot({ name: 'quiet share', greeting: '', policy: { intents: [], fallback: { reply: 'Hello.' } } });
+    const shared = await startWorker({ MAX_CONCURRENT_CALLS: '4', TEST_CALL_SHARE: '0.5' });
+    const callers: TestCaller[] = [];
+    try {
+      for (let i = 0; i < 2; i++) callers.push(new TestCaller(`${shared.wsUrl}/ws/${quiet}`));
+      await Promise.all(callers.map((c) => c.until(() => c.message('started'), 'started')));
+      const third = new TestCaller(`${shared.wsUrl}/ws/${quiet}`);
+      expect(await third.closed).toBe(4503);
+      expect(third.messages).toEqual([
+        { type: 'error', code: 'worker_at_capacity', message: 'test calls hold their share of this worker already (2 of 4 slots; the rest are kept for dial-outs)' },
+      ]);
+      // The fleet still offers this worker's other two slots to dial-outs.
+      const fleet = (await (await fetch(`${shared.url}/health/fleet`)).json()) as { workers: Array<{ worker_id: string; active_calls: number; max_calls: number }> };
+      expect(fleet.workers.find((x) => x.worker_id === shared.settings.WORKER_ID)).toMatchObject({ active_calls: 2, max_calls: 4 });
+      expect(shared.worker.slots.tryAcquire('a-dial-out')).toBe('ok');
+      shared.worker.slots.release('a-dial-out');
+    } finally {
+      for (const c of callers) c.ws.close();
+      await shared.stop();
+    }
+  });
+
+  it('a test call nobody talks into ends by itself (caller_idle)', async () => {
+    const quiet = await createBot({ name: 'quiet idle', greeting: '', policy: { intents: [], fallback: { reply: 'Hello.' } } });
+    const idle = await startWorker({ TEST_CALL_IDLE_TIMEOUT_SECONDS: '5' });
+    try {
+      const caller = new TestCaller(`${idle.wsUrl}/ws/${quiet}`);
+      const started = await caller.until(() => caller.message('started'), 'started');
+      // Silence is still audio (a muted microphone sends frames): the call stays up while frames come.
+      await caller.stream(silence(1000));
+      expect(caller.closeCode).toBeNull();
+      // Then nothing at all: the call ends on its own.
+      expect(await caller.closed).toBe(1000);
+      expect(caller.message('ended')).toEqual({ type: 'ended', reason: 'caller_idle' });
+      const call = await callUntil(started.call_id as string, (c) => c.status === 'completed', 'completed');
+      expect(call.end_reason).toBe('caller_idle');
+      await caller.until(() => idle.worker.slots.active === 0, 'the slot back');
+    } finally {
+      await idle.stop();
     }
   });
 });

@@ -84,10 +84,14 @@ export function createWorker(deps: WorkerDeps): Worker {
   };
 
   let heartbeat: Heartbeat | null = null;
-  const slots = new Slots(settings.MAX_CONCURRENT_CALLS, () => {
-    metrics.activeCalls.set(slots.active);
-    heartbeat?.nudge();
-  });
+  const slots = new Slots(
+    settings.MAX_CONCURRENT_CALLS,
+    () => {
+      metrics.activeCalls.set(slots.active);
+      heartbeat?.nudge();
+    },
+    settings.TEST_CALL_SHARE,
+  );
   metrics.maxCalls.set(settings.MAX_CONCURRENT_CALLS);
   heartbeat = new Heartbeat(
     redis,
@@ -98,7 +102,7 @@ export function createWorker(deps: WorkerDeps): Worker {
   const dialer: TelephonyDialer | null = deps.dialer !== undefined ? deps.dialer : liveKitDialerFromSettings(settings, logger);
 
   const recordingDir = path.join(settings.RECORDING_DIR, RECORDINGS_SUBDIR);
-  const callDeps = { backend, storage, metrics, logger, sampleRate: settings.AUDIO_SAMPLE_RATE, recordingDir, observer: deps.observer };
+  const callDeps = { backend, storage, metrics, logger, sampleRate: settings.AUDIO_SAMPLE_RATE, recordingDir, observer: deps.observer, testCallIdleTimeoutMs: settings.TEST_CALL_IDLE_TIMEOUT_SECONDS * 1000 };
 
   /** Config → providers → session; any failure is a BackendError/ProviderConfigError for the caller. */
   async function newSession(cfg: RuntimeConfig): Promise<CallSession> {
@@ -123,9 +127,15 @@ export function createWorker(deps: WorkerDeps): Worker {
   async function wsCall(ws: WebSocket, botId: string): Promise<void> {
     const transport = new WebSocketTransport(ws);
     const slotId = `ws:${Math.random().toString(36).slice(2)}`;
-    const got = slots.tryAcquire(slotId);
+    const got = slots.tryAcquire(slotId, 'test');
     if (got !== 'ok') {
-      refuse(transport, got, got === 'worker_draining' ? 'this worker is shutting down' : `this worker runs ${slots.max} calls already`);
+      const message =
+        got === 'worker_draining'
+          ? 'this worker is shutting down'
+          : got === 'test_share_full'
+            ? `test calls hold their share of this worker already (${slots.testMax} of ${slots.max} slots; the rest are kept for dial-outs)`
+            : `this worker runs ${slots.max} calls already`;
+      refuse(transport, got === 'test_share_full' ? 'worker_at_capacity' : got, message);
       return;
     }
     let callId: string | null = null;
@@ -279,6 +289,13 @@ export function createWorker(deps: WorkerDeps): Worker {
     if (!plane.joinWebCall) {
       metrics.callsTotal.inc({ result: 'failed' });
       await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'no_telephony_transport' });
+      return;
+    }
+    // Browser calls are test calls: within their share of the slots (the claim took one as for a dial-out).
+    if (!slots.markTest(job.call_id)) {
+      log.warn({ test_calls: slots.testActive, test_max: slots.testMax }, 'browser call refused: test calls hold their share of this worker');
+      metrics.callsRefused.inc({ code: 'worker_at_capacity' });
+      await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'fleet_at_capacity' });
       return;
     }
     await heartbeat!.lease(job.call_id);

@@ -59,6 +59,8 @@ async function bench(): Promise<void> {
       WORKER_AUTH_TOKEN: token,
       ...env.env,
       MAX_CONCURRENT_CALLS: String(Math.max(...sizes)),
+      // The WebSocket calls measure the whole worker: no share kept back for dial-outs.
+      TEST_CALL_SHARE: '1',
       WORKER_ID: 'bench-worker',
       LOG_LEVEL: 'warn',
       DIALOUT_ENABLED: 'false',

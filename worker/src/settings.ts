@@ -34,6 +34,10 @@ export const SettingsSchema = Type.Object({
   BACKEND_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 3000 }),
   /** Wait for the optional `start` message before a WebSocket call starts without variables. */
   WS_START_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 1000 }),
+  /** Test calls (WebSocket and browser) may hold at most this share of MAX_CONCURRENT_CALLS (at least one slot), so they never starve dial-outs. */
+  TEST_CALL_SHARE: Type.Number({ minimum: 0, maximum: 1, default: 0.5 }),
+  /** A test call in which no caller audio arrives for this long ends by itself (`caller_idle`). */
+  TEST_CALL_IDLE_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, maximum: 3600, default: 30 }),
   /** Take dial-out jobs from the Redis stream. */
   DIALOUT_ENABLED: bool(true),
   /** A job read but not acked this long ago belongs to a worker that died before starting it. */

@@ -21,7 +21,7 @@ import { CallRecorder, RecordingError, recordingKey, saveRecording, type Recordi
 export type EndStatus = 'completed' | 'failed';
 
 /** End reasons the session itself decides (DESIGN.md §7); hang-ups come from the transport. */
-export const END_REASONS = { botHangup: 'bot_hangup', maxDuration: 'max_duration' } as const;
+export const END_REASONS = { botHangup: 'bot_hangup', maxDuration: 'max_duration', callerIdle: 'caller_idle' } as const;
 
 export interface CallObserver {
   onTurn?(callId: string, t: TurnTiming): void;
@@ -37,6 +37,8 @@ export interface CallDeps {
   sampleRate: number;
   /** Each call's track files go to `<recordingDir>/<call_id>/` until the upload. */
   recordingDir: string;
+  /** A test call (WebSocket or browser) with no caller audio for this long ends `caller_idle`. */
+  testCallIdleTimeoutMs?: number;
   observer?: CallObserver;
 }
 
@@ -58,6 +60,9 @@ export class CallSession {
   private recorder: CallRecorder | null = null;
   private startedAt = new Date();
   private maxTimer: NodeJS.Timeout | null = null;
+  private idleTimer: NodeJS.Timeout | null = null;
+  /** When the caller's audio last arrived (performance.now()); frames of silence count, only no frames is idle. */
+  private lastAudioAt = 0;
   private ended = false;
   private readonly chunker: Rechunker;
   private readonly log: Logger;
@@ -158,6 +163,16 @@ export class CallSession {
     void this.report({ status: 'in_progress', at: this.startedAt.toISOString() });
     transport.sendMessage({ type: 'started', call_id: this.callId });
     this.maxTimer = setTimeout(() => void this.end(END_REASONS.maxDuration, 'completed'), bot.max_call_seconds * 1000);
+    const idleMs = this.deps.testCallIdleTimeoutMs;
+    const direction = this.config.call?.direction;
+    if (idleMs && (direction === 'websocket' || direction === 'web')) {
+      // A test call nobody talks into (a forgotten tab, an idle socket) must not hold a slot for max_call_seconds.
+      this.lastAudioAt = performance.now();
+      this.idleTimer = setInterval(() => {
+        if (performance.now() - this.lastAudioAt >= idleMs) void this.end(END_REASONS.callerIdle, 'completed');
+      }, Math.min(1000, idleMs / 5));
+      this.idleTimer.unref();
+    }
     if (bot.greeting.trim()) this.pipeline!.push({ kind: 'say', text: bot.greeting.trim() });
     this.log.info({ direction: this.config.call?.direction, stt: this.providers.stt.name, llm: this.providers.llm.name, tts: this.providers.tts.name }, 'call started');
   }
@@ -173,6 +188,7 @@ export class CallSession {
   private onAudio(pcm: Int16Array): void {
     if (this.ended || !this.pipeline) return;
     const now = performance.now();
+    this.lastAudioAt = now;
     this.recorder?.writeUser(pcm, now);
     for (const frame of this.chunker.push(pcm)) this.pipeline.push({ kind: 'audio_in', pcm: frame, sampleRate: this.deps.sampleRate, atMs: now });
   }
@@ -190,6 +206,7 @@ export class CallSession {
     if (this.ended) return this.done;
     this.ended = true;
     if (this.maxTimer) clearTimeout(this.maxTimer);
+    if (this.idleTimer) clearInterval(this.idleTimer);
     this.pipeline?.cancel(reason);
     const endedAt = new Date();
     const endedPerf = performance.now();

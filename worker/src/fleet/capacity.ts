@@ -17,30 +17,52 @@ import type { Logger } from '../logger.js';
 
 export class Slots {
   private readonly held = new Set<string>();
+  /** The held slots that are test calls (WebSocket and browser): at most `testMax` of them. */
+  private readonly tests = new Set<string>();
   private waiters: Array<() => void> = [];
   draining = false;
+  /** Test calls may hold at most this many slots, so they can never starve dial-outs (TEST_CALL_SHARE). */
+  readonly testMax: number;
   constructor(
     readonly max: number,
     private readonly onChange: () => void = () => undefined,
-  ) {}
+    testShare = 1,
+  ) {
+    this.testMax = testShare > 0 ? Math.max(1, Math.floor(max * testShare)) : 0;
+  }
 
   get active(): number {
     return this.held.size;
+  }
+  get testActive(): number {
+    return this.tests.size;
   }
   get free(): number {
     return this.draining ? 0 : Math.max(0, this.max - this.held.size);
   }
 
-  /** Takes a slot, or says why not. */
-  tryAcquire(id: string): 'ok' | 'worker_at_capacity' | 'worker_draining' {
+  /** Takes a slot, or says why not; a test call also needs room in the test calls' share. */
+  tryAcquire(id: string, kind: 'dialout' | 'test' = 'dialout'): 'ok' | 'worker_at_capacity' | 'worker_draining' | 'test_share_full' {
     if (this.draining) return 'worker_draining';
     if (this.held.size >= this.max) return 'worker_at_capacity';
+    if (kind === 'test' && this.tests.size >= this.testMax) return 'test_share_full';
     this.held.add(id);
+    if (kind === 'test') this.tests.add(id);
     this.onChange();
     return 'ok';
   }
 
+  /** A held slot turns out to carry a test call (a browser call's job): false, and nothing changes, when their share is full. */
+  markTest(id: string): boolean {
+    if (!this.held.has(id)) return false;
+    if (this.tests.has(id)) return true;
+    if (this.tests.size >= this.testMax) return false;
+    this.tests.add(id);
+    return true;
+  }
+
   release(id: string): void {
+    this.tests.delete(id);
     if (!this.held.delete(id)) return;
     this.onChange();
     const w = this.waiters;
