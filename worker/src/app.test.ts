@@ -198,9 +198,11 @@ describe('capacity', () => {
     try {
       const caller = new TestCaller(`${idle.wsUrl}/ws/${quiet}`);
       const started = await caller.until(() => caller.message('started'), 'started');
-      // Silence is still audio (a muted microphone sends frames): the call stays up while frames come.
-      await caller.stream(silence(1000));
+      // Silence is still audio (a muted microphone sends frames): the call stays up while frames come,
+      // for longer than the idle timeout (6 s of frames against 5 s).
+      await caller.stream(silence(6000));
       expect(caller.closeCode).toBeNull();
+      expect(caller.message('ended')).toBeUndefined();
       // Then nothing at all: the call ends on its own.
       expect(await caller.closed).toBe(1000);
       expect(caller.message('ended')).toEqual({ type: 'ended', reason: 'caller_idle' });

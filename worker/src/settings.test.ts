@@ -7,6 +7,21 @@ describe('worker settings', () => {
     const s = loadSettings(good);
     expect(s).toMatchObject({ PORT: 8000, AUDIO_SAMPLE_RATE: 16000, MAX_CONCURRENT_CALLS: 30, STORAGE_BUCKET: 'recordings', STORAGE_SECURE: false, LOG_LEVEL: 'info' });
     expect(s.ELEVENLABS_BASE_URL).toBe('https://api.elevenlabs.io');
+    expect(s).toMatchObject({ TEST_CALL_SHARE: 0.5, TEST_CALL_IDLE_TIMEOUT_SECONDS: 30 });
+  });
+
+  it('bounds the test calls share to 0–1 and their idle timeout to at least 5 s', () => {
+    expect(loadSettings({ ...good, TEST_CALL_SHARE: '0.25', TEST_CALL_IDLE_TIMEOUT_SECONDS: '5' })).toMatchObject({ TEST_CALL_SHARE: 0.25, TEST_CALL_IDLE_TIMEOUT_SECONDS: 5 });
+    let err: unknown;
+    try {
+      loadSettings({ ...good, TEST_CALL_SHARE: '1.5', TEST_CALL_IDLE_TIMEOUT_SECONDS: '4' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(SettingsError);
+    const problems = (err as SettingsError).problems;
+    expect(problems).toHaveLength(2);
+    for (const name of ['TEST_CALL_SHARE', 'TEST_CALL_IDLE_TIMEOUT_SECONDS']) expect(problems.some((p) => p.startsWith(name))).toBe(true);
   });
 
   it('names every bad setting at once and never echoes secrets', () => {

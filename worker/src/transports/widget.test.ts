@@ -127,4 +127,23 @@ describe('POST /livekit/widget', () => {
     const health = (await (await fetch(`${w.url}/health`)).json()) as { active_calls: number };
     expect(health.active_calls).toBe(0);
   });
+
+  it('a browser call beyond the test calls share (TEST_CALL_SHARE) ends failed / fleet_at_capacity, the slots left to dial-outs', async () => {
+    // Test calls hold their whole share of this worker (30 slots × 0.5): the browser call's job is
+    // claimed like a dial-out's, then refused instead of taking one of the slots kept for dial-outs.
+    const slots = w.worker.slots;
+    const held = Array.from({ length: slots.testMax }, (_, i) => `held-test-call-${i}`);
+    for (const id of held) expect(slots.tryAcquire(id, 'test')).toBe('ok');
+    try {
+      const res = await widget({ 'X-API-Key': apiKey }, { bot_id: botId, variables: { customer_name: 'Sam' } });
+      expect(res.status).toBe(201);
+      const call = await callUntil(res.body.call_id, (c) => c.status === 'failed', 'failed');
+      expect(call).toMatchObject({ direction: 'web', end_reason: 'fleet_at_capacity', started_at: null });
+      // The claimed job's slot comes back: only the held test calls remain.
+      while (slots.active > held.length) await slots.changed();
+      expect([slots.active, slots.testActive]).toEqual([held.length, held.length]);
+    } finally {
+      for (const id of held) slots.release(id);
+    }
+  });
 });
