@@ -116,6 +116,35 @@ export function createWorker(deps: WorkerDeps): Worker {
     return session;
   }
 
+  /**
+   * A claimed call's session with its providers open and the greeting synthesised, before the caller is
+   * there; null when the bot cannot talk (the call is then failed, and nobody was rung or waited for).
+   */
+  async function preparedSession(callId: string, cfg: RuntimeConfig, log: Logger): Promise<CallSession | null> {
+    try {
+      const session = await newSession(cfg);
+      await session.prepare();
+      return session;
+    } catch (err) {
+      const reason = err instanceof ProviderConfigError ? err.code : 'internal_error';
+      log.warn({ reason, err: err instanceof Error ? err.message : String(err) }, 'call could not be prepared');
+      metrics.callsTotal.inc({ result: 'failed' });
+      await backend.postEvent(callId, { status: 'failed', end_reason: reason });
+      return null;
+    }
+  }
+
+  /** Runs a prepared session on the caller's transport until the call is over. */
+  async function runSession(callId: string, session: CallSession, transport: CallTransport): Promise<void> {
+    try {
+      await startSession(session, transport);
+      await session.done;
+    } catch (err) {
+      transport.close(1011, 'internal_error');
+      await backend.postEvent(callId, { status: 'failed', end_reason: err instanceof ProviderConfigError ? err.code : 'internal_error' });
+    }
+  }
+
   // ---- WebSocket calls ----
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
 
@@ -236,17 +265,8 @@ export function createWorker(deps: WorkerDeps): Worker {
       }
       // Providers and the greeting get ready before the phone rings: the callee hears the bot as soon as
       // they answer, and a bot that cannot talk never rings anyone.
-      let session: CallSession;
-      try {
-        session = await newSession(cfg);
-        await session.prepare();
-      } catch (err) {
-        const reason = err instanceof ProviderConfigError ? err.code : 'internal_error';
-        log.warn({ reason, err: err instanceof Error ? err.message : String(err) }, 'dial-out call could not be prepared');
-        metrics.callsTotal.inc({ result: 'failed' });
-        await backend.postEvent(job.call_id, { status: 'failed', end_reason: reason });
-        return;
-      }
+      const session = await preparedSession(job.call_id, cfg, log);
+      if (!session) return;
       let ringing: Promise<unknown> = Promise.resolve();
       let transport;
       try {
@@ -272,13 +292,7 @@ export function createWorker(deps: WorkerDeps): Worker {
         return;
       }
       await ringing; // in order: ringing lands before in_progress
-      try {
-        await startSession(session, transport);
-        await session.done;
-      } catch (err) {
-        transport.close(1011, 'internal_error');
-        await backend.postEvent(job.call_id, { status: 'failed', end_reason: err instanceof ProviderConfigError ? err.code : 'internal_error' });
-      }
+      await runSession(job.call_id, session, transport);
     } finally {
       await heartbeat!.release(job.call_id);
     }
@@ -300,17 +314,8 @@ export function createWorker(deps: WorkerDeps): Worker {
     }
     await heartbeat!.lease(job.call_id);
     try {
-      let session: CallSession;
-      try {
-        session = await newSession(cfg);
-        await session.prepare();
-      } catch (err) {
-        const reason = err instanceof ProviderConfigError ? err.code : 'internal_error';
-        log.warn({ reason, err: err instanceof Error ? err.message : String(err) }, 'browser call could not be prepared');
-        metrics.callsTotal.inc({ result: 'failed' });
-        await backend.postEvent(job.call_id, { status: 'failed', end_reason: reason });
-        return;
-      }
+      const session = await preparedSession(job.call_id, cfg, log);
+      if (!session) return;
       let transport: CallTransport;
       try {
         transport = await plane.joinWebCall({ callId: job.call_id, signal: AbortSignal.timeout(settings.WEB_CALLER_WAIT_SECONDS * 1000) });
@@ -321,13 +326,7 @@ export function createWorker(deps: WorkerDeps): Worker {
         await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'not_started' });
         return;
       }
-      try {
-        await startSession(session, transport);
-        await session.done;
-      } catch (err) {
-        transport.close(1011, 'internal_error');
-        await backend.postEvent(job.call_id, { status: 'failed', end_reason: err instanceof ProviderConfigError ? err.code : 'internal_error' });
-      }
+      await runSession(job.call_id, session, transport);
     } finally {
       await heartbeat!.release(job.call_id);
     }
