@@ -5,7 +5,7 @@ import { ApiError } from './errors.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
-async function readRaw(ctx: Context): Promise<Buffer> {
+export async function readRaw(ctx: Context): Promise<Buffer> {
   const declared = Number(ctx.request.get('Content-Length') || NaN);
   if (declared > BODY_LIMIT_BYTES) throw new ApiError(413, 'payload_too_large', `body is over ${BODY_LIMIT_BYTES} bytes`);
   const chunks: Buffer[] = [];

@@ -31,7 +31,7 @@ import {
   WebhookDeliveryAttempt,
   WebhookEvent,
   WebhookEventQueued,
-  WebhookUpdate, WidgetRequest, WidgetResponse } from '@voice-platform/schemas';
+  WebhookUpdate, WidgetRequest, WidgetResponse, TestCallTokenRequest, TestCallTokenResponse } from '@voice-platform/schemas';
 import { LoginRequest, LoginResponse, Me } from './auth/admin.js';
 import { DATE_TIME_PATTERN } from './validate.js';
 
@@ -302,6 +302,31 @@ export function openapiDocument(version: string) {
             415: err(['unsupported_media_type']),
             422: err(['validation_failed', 'variables_mismatch']),
             503: withRetry(['fleet_at_capacity', 'service_unavailable'], '`service_unavailable`: the telephony plane is not configured, or MongoDB or Redis is unreachable'),
+          },
+        },
+      },
+      '/api/v1/test-calls/token': {
+        post: {
+          operationId: 'createTestCallToken',
+          summary: 'A token for one WebSocket test call',
+          description:
+            '`WS /ws/{bot_id}` needs `?token=` from here (an admin token or an API key). The token is signed, names one bot, is good for ' +
+            'one call, and a call must start before `expires_at` (TEST_CALL_TOKEN_TTL_SECONDS, default 300, at most 600). Checks: credentials → JSON → ' +
+            'schema → bot exists (404 `bot_not_found`) → bot active (409 `bot_inactive`). The worker closes a socket without a valid token with 4401 ' +
+            '(`unauthorized`), and one from a browser Origin not in WS_ALLOWED_ORIGINS with 4403 (`origin_not_allowed`).',
+          security: [{ adminJwt: [] }, { apiKey: [] }],
+          requestBody: body(TestCallTokenRequest),
+          responses: {
+            201: ok('The token', TestCallTokenResponse),
+            400: err(['invalid_json']),
+            401: err(['unauthorized', 'missing_api_key', 'invalid_api_key', 'api_key_inactive', 'api_key_expired']),
+            403: err(['forbidden']),
+            404: err(['bot_not_found']),
+            409: err(['bot_inactive']),
+            413: err(['payload_too_large']),
+            415: err(['unsupported_media_type']),
+            422: err(['validation_failed']),
+            503: withRetry(['service_unavailable'], 'MongoDB or Redis is unreachable'),
           },
         },
       },

@@ -55,6 +55,8 @@ export const SettingsSchema = Type.Object({
   LIVEKIT_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^(wss?|https?)://[^\\s]+$' })),
   /** Lifetime of a browser test call's LiveKit token (at most 10 minutes). */
   WIDGET_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 30, maximum: 600, default: 600 }),
+  /** Lifetime of a WebSocket test-call token (POST /api/v1/test-calls/token): a call must start within it. */
+  TEST_CALL_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 10, maximum: 600, default: 300 }),
   /** Login attempts per client address, whatever the email (password spraying); a token bucket. */
   LOGIN_IP_MAX_ATTEMPTS: Type.Integer({ minimum: 1, default: 60 }),
   LOGIN_IP_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 60 }),

@@ -66,3 +66,21 @@ export const WidgetResponse = Type.Object(
   { additionalProperties: false },
 );
 export type WidgetResponse = Static<typeof WidgetResponse>;
+
+/** POST /api/v1/test-calls/token: a signed, short-lived, single-use token for one WebSocket test call. */
+export const TestCallTokenRequest = Type.Object(
+  { bot_id: Type.String({ pattern: RESOURCE_ID_PATTERN, description: 'the bot the token lets one call talk to' }) },
+  { additionalProperties: false },
+);
+export type TestCallTokenRequest = Static<typeof TestCallTokenRequest>;
+
+export const TestCallTokenResponse = Type.Object(
+  {
+    token: Type.String({ description: 'pass it as `?token=` on `WS /ws/{bot_id}`; good for one call to this bot' }),
+    bot_id: Type.String(),
+    ws_path: Type.String({ description: 'the worker path with the token, e.g. `/ws/demo-bot?token=vt1…`' }),
+    expires_at: Type.String({ format: 'date-time', description: 'a call must start before then (TEST_CALL_TOKEN_TTL_SECONDS, at most 10 minutes)' }),
+  },
+  { additionalProperties: false },
+);
+export type TestCallTokenResponse = Static<typeof TestCallTokenResponse>;

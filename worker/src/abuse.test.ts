@@ -17,7 +17,7 @@ import { pcmToBytes } from './audio/pcm.js';
 import { MAX_INVALID_MESSAGES } from './transports/websocket.js';
 import { silence, speech } from './testing/audio.js';
 import { adminAuth, backendUrl, callUntil, createBot, TEST_POLICY, workerToken } from './testing/backend.js';
-import { TestCaller, type ServerMsg } from './testing/client.js';
+import { TestCaller, withTestCallToken, type ServerMsg } from './testing/client.js';
 
 const main = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
 const MB = 1 << 20;
@@ -174,7 +174,7 @@ async function abuse(what: string, fn: () => Promise<void>): Promise<void> {
 const errors = (c: TestCaller): ServerMsg[] => c.messages.filter((m) => m.type === 'error');
 
 async function started(botId = quietBot, variables: Record<string, string> = {}): Promise<{ caller: TestCaller; callId: string }> {
-  const caller = new TestCaller(`${wsBase}/ws/${botId}`);
+  const caller = new TestCaller(withTestCallToken(`${wsBase}/ws/${botId}`));
   await caller.opened;
   caller.send({ type: 'start', variables });
   const msg = await caller.until(() => caller.message('started') ?? caller.message('error'), 'started');
@@ -247,7 +247,7 @@ afterAll(async () => {
 describe('a worker under abuse', () => {
   it('refuses a 10 MB binary frame with close 1009, before and during a call', async () => {
     await abuse('10 MB frames', async () => {
-      const early = new TestCaller(`${wsBase}/ws/${quietBot}`);
+      const early = new TestCaller(withTestCallToken(`${wsBase}/ws/${quietBot}`));
       await early.opened;
       early.ws.send(Buffer.alloc(10 * MB, 1));
       expect(await early.closed).toBe(1009);
@@ -310,25 +310,25 @@ describe('a worker under abuse', () => {
         JSON.stringify(huge),
       ];
       for (const text of bad) {
-        const c = new TestCaller(`${wsBase}/ws/${talkerBot}`);
+        const c = new TestCaller(withTestCallToken(`${wsBase}/ws/${talkerBot}`));
         await c.opened;
         c.ws.send(text);
         const code = await c.closed;
         expect({ text: text.slice(0, 60), code, messages: c.messages.map((m) => m.code) }).toEqual({ text: text.slice(0, 60), code: 4400, messages: ['invalid_message'] });
       }
       // Well-formed, but not this bot's variables: the backend's answer, as for any caller.
-      const stranger = new TestCaller(`${wsBase}/ws/${talkerBot}`);
+      const stranger = new TestCaller(withTestCallToken(`${wsBase}/ws/${talkerBot}`));
       await stranger.opened;
       stranger.send({ type: 'start', variables: { customer_name: 'Sam', nickname: 'x' } });
       expect(await stranger.closed).toBe(4422);
       expect(stranger.messages.map((m) => m.code)).toEqual(['variables_mismatch']);
 
       // Frames the WebSocket layer refuses: text over the frame limit, and text that is not UTF-8.
-      const big = new TestCaller(`${wsBase}/ws/${talkerBot}`);
+      const big = new TestCaller(withTestCallToken(`${wsBase}/ws/${talkerBot}`));
       await big.opened;
       big.ws.send('x'.repeat(2 * MB));
       expect(await big.closed).toBe(1009);
-      const binaryAsText = new TestCaller(`${wsBase}/ws/${talkerBot}`);
+      const binaryAsText = new TestCaller(withTestCallToken(`${wsBase}/ws/${talkerBot}`));
       await binaryAsText.opened;
       binaryAsText.ws.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false });
       expect(await binaryAsText.closed).toBe(1007);
@@ -350,7 +350,7 @@ describe('a worker under abuse', () => {
   it('1,000 start messages on one socket: the first starts the call, the flood closes it with 4400', async () => {
     await abuse('1,000 starts', async () => {
       const floodBot = await createBot({ name: 'abuse-flood', greeting: '', policy: { intents: [], fallback: { reply: 'Hello.' } } });
-      const c = new TestCaller(`${wsBase}/ws/${floodBot}`);
+      const c = new TestCaller(withTestCallToken(`${wsBase}/ws/${floodBot}`));
       await c.opened;
       const start = JSON.stringify({ type: 'start', variables: {} });
       for (let i = 0; i < 1000; i++) c.ws.send(start);
@@ -373,7 +373,7 @@ describe('a worker under abuse', () => {
   it('loses nothing sent right behind the start: a stop in the same write ends the call at once', async () => {
     await abuse('start and stop in one write', async () => {
       const bot = await createBot({ name: 'abuse-start-stop', greeting: '', policy: { intents: [], fallback: { reply: 'Hello.' } } });
-      const c = new TestCaller(`${wsBase}/ws/${bot}`);
+      const c = new TestCaller(withTestCallToken(`${wsBase}/ws/${bot}`));
       await c.opened;
       // Back to back, so the worker's WebSocket layer hands both messages over in the same tick.
       c.ws.send(JSON.stringify({ type: 'start', variables: {} }));
@@ -397,7 +397,7 @@ describe('a worker under abuse', () => {
       const midCall: string[] = [];
       const cycle = async (i: number) => {
         const kind = i % 6;
-        const c = new TestCaller(url);
+        const c = new TestCaller(withTestCallToken(url));
         c.opened.catch(() => undefined); // kind 0 never opens
         if (kind === 0) {
           c.ws.terminate(); // before the upgrade completes
@@ -434,7 +434,7 @@ describe('a worker under abuse', () => {
 
   it(`runs ${MAX_CALLS} of 40 concurrent calls and refuses the rest with worker_at_capacity, close 4503`, async () => {
     await abuse('40 concurrent calls', async () => {
-      const callers = Array.from({ length: 40 }, () => new TestCaller(`${wsBase}/ws/${quietBot}`));
+      const callers = Array.from({ length: 40 }, () => new TestCaller(withTestCallToken(`${wsBase}/ws/${quietBot}`)));
       try {
         await Promise.all(
           callers.map(async (c) => {

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { fleetWorkerKey } from '@voice-platform/schemas';
 import { recognise, silence, speech } from './testing/audio.js';
 import { callUntil, createBot, getCall, TEST_POLICY, updateBot } from './testing/backend.js';
-import { TestCaller } from './testing/client.js';
+import { TestCaller, withTestCallToken } from './testing/client.js';
 import { startWorker, type TestWorker } from './testing/worker.js';
 import { freePort } from '@voice-platform/tests/infra';
 import { readRecording } from './testing/recordings.js';
@@ -42,7 +42,7 @@ async function waitForBotToFinish(caller: TestCaller, quietMs = 400): Promise<vo
 
 describe('a WebSocket call with the offline providers', () => {
   it('greets, understands a policy phrase, answers, ends, reports, and records', async () => {
-    const caller = new TestCaller(`${w.wsUrl}/ws/${botId}`);
+    const caller = new TestCaller(withTestCallToken(`${w.wsUrl}/ws/${botId}`));
     await caller.opened;
     caller.send({ type: 'start', variables: VARIABLES });
     const started = await caller.until(() => caller.message('started'), 'started');
@@ -85,7 +85,7 @@ describe('a WebSocket call with the offline providers', () => {
 
 describe('calls that cannot start fail at once with the documented code', () => {
   it('unknown bot → bot_not_found, close 4404', async () => {
-    const caller = new TestCaller(`${w.wsUrl}/ws/no-such-bot`);
+    const caller = new TestCaller(withTestCallToken(`${w.wsUrl}/ws/no-such-bot`));
     await caller.opened;
     caller.send({ type: 'start', variables: {} });
     expect(await caller.closed).toBe(4404);
@@ -96,14 +96,14 @@ describe('calls that cannot start fail at once with the documented code', () => 
   it('inactive bot → bot_inactive, close 4409', async () => {
     const id = await createBot({ name: 'inactive', greeting: 'hi' });
     await updateBot(id, { active: false });
-    const caller = new TestCaller(`${w.wsUrl}/ws/${id}`);
+    const caller = new TestCaller(withTestCallToken(`${w.wsUrl}/ws/${id}`));
     await caller.opened;
     expect(await caller.closed).toBe(4409);
     expect(caller.messages).toEqual([{ type: 'error', code: 'bot_inactive', message: 'the bot is not active' }]);
   });
 
   it('missing required variables → variables_mismatch, close 4422', async () => {
-    const caller = new TestCaller(`${w.wsUrl}/ws/${botId}`);
+    const caller = new TestCaller(withTestCallToken(`${w.wsUrl}/ws/${botId}`));
     await caller.opened;
     caller.send({ type: 'start', variables: {} });
     expect(await caller.closed).toBe(4422);
@@ -114,7 +114,7 @@ describe('calls that cannot start fail at once with the documented code', () => 
     const dead = await freePort();
     const other = await startWorker({ SERVICE_CONFIG_URL: `http://127.0.0.1:${dead}/api/v1/config` });
     try {
-      const caller = new TestCaller(`${other.wsUrl}/ws/${botId}`);
+      const caller = new TestCaller(withTestCallToken(`${other.wsUrl}/ws/${botId}`));
       await caller.opened;
       caller.send({ type: 'start', variables: VARIABLES });
       expect(await caller.closed).toBe(4502);
@@ -126,7 +126,7 @@ describe('calls that cannot start fail at once with the documented code', () => 
   });
 
   it('a bad first message → invalid_message, close 4400', async () => {
-    const caller = new TestCaller(`${w.wsUrl}/ws/${botId}`);
+    const caller = new TestCaller(withTestCallToken(`${w.wsUrl}/ws/${botId}`));
     await caller.opened;
     caller.ws.send('{"type":"hello"}');
     expect(await caller.closed).toBe(4400);
@@ -142,11 +142,11 @@ describe('capacity', () => {
     const redis = new Redis(process.env.REDIS_URL!);
     const callers: TestCaller[] = [];
     try {
-      for (let i = 0; i < 30; i++) callers.push(new TestCaller(`${full.wsUrl}/ws/${quiet}`));
+      for (let i = 0; i < 30; i++) callers.push(new TestCaller(withTestCallToken(`${full.wsUrl}/ws/${quiet}`)));
       await Promise.all(callers.map((c) => c.until(() => c.message('started'), 'started')));
       expect(full.worker.slots.active).toBe(30);
 
-      const extra = new TestCaller(`${full.wsUrl}/ws/${quiet}`);
+      const extra = new TestCaller(withTestCallToken(`${full.wsUrl}/ws/${quiet}`));
       expect(await extra.closed).toBe(4503);
       expect(extra.messages).toEqual([{ type: 'error', code: 'worker_at_capacity', message: 'this worker runs 30 calls already' }]);
 
@@ -159,7 +159,7 @@ describe('capacity', () => {
       await callers[0]!.closed;
       expect(callers[0]!.message('ended')).toEqual({ type: 'ended', reason: 'caller_hangup' });
       await callers[0]!.until(() => full.worker.slots.active === 29, 'a free slot');
-      const next = new TestCaller(`${full.wsUrl}/ws/${quiet}`);
+      const next = new TestCaller(withTestCallToken(`${full.wsUrl}/ws/${quiet}`));
       await next.until(() => next.message('started'), 'the next call to start');
       callers.push(next);
     } finally {
@@ -174,9 +174,9 @@ describe('capacity', () => {
     const shared = await startWorker({ MAX_CONCURRENT_CALLS: '4', TEST_CALL_SHARE: '0.5' });
     const callers: TestCaller[] = [];
     try {
-      for (let i = 0; i < 2; i++) callers.push(new TestCaller(`${shared.wsUrl}/ws/${quiet}`));
+      for (let i = 0; i < 2; i++) callers.push(new TestCaller(withTestCallToken(`${shared.wsUrl}/ws/${quiet}`)));
       await Promise.all(callers.map((c) => c.until(() => c.message('started'), 'started')));
-      const third = new TestCaller(`${shared.wsUrl}/ws/${quiet}`);
+      const third = new TestCaller(withTestCallToken(`${shared.wsUrl}/ws/${quiet}`));
       expect(await third.closed).toBe(4503);
       expect(third.messages).toEqual([
         { type: 'error', code: 'worker_at_capacity', message: 'test calls hold their share of this worker already (2 of 4 slots; the rest are kept for dial-outs)' },
@@ -196,7 +196,7 @@ describe('capacity', () => {
     const quiet = await createBot({ name: 'quiet idle', greeting: '', policy: { intents: [], fallback: { reply: 'Hello.' } } });
     const idle = await startWorker({ TEST_CALL_IDLE_TIMEOUT_SECONDS: '5' });
     try {
-      const caller = new TestCaller(`${idle.wsUrl}/ws/${quiet}`);
+      const caller = new TestCaller(withTestCallToken(`${idle.wsUrl}/ws/${quiet}`));
       const started = await caller.until(() => caller.message('started'), 'started');
       // Silence is still audio (a muted microphone sends frames): the call stays up while frames come,
       // for longer than the idle timeout (6 s of frames against 5 s).

@@ -4,6 +4,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { verifyTestCallToken } from '@voice-platform/schemas/test-call-token';
 import type { Redis } from 'ioredis';
 import type { RuntimeConfig } from '@voice-platform/schemas';
 import type { Settings } from './settings.js';
@@ -55,6 +56,8 @@ export interface Worker {
 }
 
 const STALE_RECORDING_MS = 60 * 60 * 1000;
+/** Data a caller may send before its token is checked (a start message and a little audio). */
+const EARLY_BYTES_MAX = 1 << 20;
 const WS_PATH = /^\/ws\/([A-Za-z0-9_-]{1,128})\/?$/;
 
 export function createWorker(deps: WorkerDeps): Worker {
@@ -153,8 +156,64 @@ export function createWorker(deps: WorkerDeps): Worker {
     transport.fail(CLOSE_CODES[code], code, message);
   }
 
-  async function wsCall(ws: WebSocket, botId: string): Promise<void> {
+  const allowedOrigins = new Set(settings.WS_ALLOWED_ORIGINS.split(',').map((o) => o.trim().replace(/\/$/, '').toLowerCase()).filter(Boolean));
+
+  /**
+   * A WebSocket test call must come from an allowed browser Origin (or none: not a browser) and carry a
+   * test-call token for this bot that no call has used yet; else it is refused before it holds a slot.
+   */
+  async function admitTestCall(req: http.IncomingMessage, transport: WebSocketTransport, botId: string): Promise<string | null> {
+    const origin = req.headers.origin;
+    if (origin !== undefined && !allowedOrigins.has(origin.trim().replace(/\/$/, '').toLowerCase())) {
+      refuse(transport, 'origin_not_allowed', 'this Origin may not open test calls (WS_ALLOWED_ORIGINS)');
+      return null;
+    }
+    const token = new URL(req.url ?? '/', 'http://worker').searchParams.get('token');
+    if (!token) {
+      refuse(transport, 'unauthorized', 'a test-call token is required: POST /api/v1/test-calls/token, then connect with ?token=');
+      return null;
+    }
+    const checked = verifyTestCallToken(settings.WORKER_AUTH_TOKEN, token, botId);
+    if (!checked.ok) {
+      const why = { malformed: 'the test-call token is malformed', bad_signature: 'the test-call token is not genuine', expired: 'the test-call token has expired', wrong_bot: 'the test-call token is for another bot' }[checked.problem];
+      refuse(transport, 'unauthorized', why);
+      return null;
+    }
+    // One call per token: the first socket to present it wins, on any worker (the mark outlives the token).
+    const ttlMs = Math.max(1000, checked.claims.exp * 1000 - Date.now() + 60_000);
+    const first = await redis.set(`vp:test-call-token:${checked.claims.jti}`, '1', 'PX', ttlMs, 'NX').catch(() => 'error' as const);
+    if (first === 'error') {
+      refuse(transport, 'config_unreachable', 'the worker cannot check the token now (redis is unreachable)');
+      return null;
+    }
+    if (first !== 'OK') {
+      refuse(transport, 'unauthorized', 'the test-call token has started a call already');
+      return null;
+    }
+    return checked.claims.sub;
+  }
+
+  async function wsCall(req: http.IncomingMessage, ws: WebSocket, botId: string): Promise<void> {
     const transport = new WebSocketTransport(ws);
+    // What the caller sends while the token is checked (one Redis round trip) is kept for the call, in order.
+    const early: Array<[Buffer, boolean]> = [];
+    let earlyBytes = 0;
+    const keep = (data: Buffer, isBinary: boolean) => {
+      earlyBytes += data.length;
+      if (earlyBytes <= EARLY_BYTES_MAX) early.push([data, isBinary]);
+    };
+    let gone = false;
+    const onEarlyClose = () => (gone = true);
+    ws.on('message', keep);
+    ws.on('close', onEarlyClose);
+    const by = await admitTestCall(req, transport, botId);
+    ws.off('message', keep);
+    ws.off('close', onEarlyClose);
+    if (by === null || gone) return;
+    if (earlyBytes > EARLY_BYTES_MAX) {
+      refuse(transport, 'invalid_message', 'too much data before the call started');
+      return;
+    }
     const slotId = `ws:${Math.random().toString(36).slice(2)}`;
     const got = slots.tryAcquire(slotId, 'test');
     if (got !== 'ok') {
@@ -194,6 +253,8 @@ export function createWorker(deps: WorkerDeps): Worker {
         }
         ws.on('message', onMessage);
         ws.on('close', onClose);
+        // Replayed through the listeners of the moment: the start handler first, the transport once it took over.
+        for (const [data, isBinary] of early.splice(0)) ws.emit('message', data, isBinary);
       });
       if (variables instanceof Error) {
         if (variables.message === 'invalid') refuse(transport, 'invalid_message', 'the first text message must be {"type":"start","variables":{…}}');
@@ -218,7 +279,7 @@ export function createWorker(deps: WorkerDeps): Worker {
     } catch (err) {
       const code: CallErrorCode =
         err instanceof BackendError ? (err.code === 'invalid_config' ? 'config_unreachable' : err.code) : err instanceof ProviderConfigError ? 'provider_unavailable' : 'internal_error';
-      logger.warn({ bot_id: botId, call_id: callId, code, err: err instanceof Error ? err.message : String(err) }, 'websocket call refused');
+      logger.warn({ bot_id: botId, call_id: callId, by, code, err: err instanceof Error ? err.message : String(err) }, 'websocket call refused');
       refuse(transport, code, err instanceof Error ? err.message : 'the call could not start');
       if (callId) await backend.postEvent(callId, { status: 'failed', end_reason: code });
     } finally {
@@ -383,7 +444,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => void track(wsCall(ws, m[1]!)));
+    wss.handleUpgrade(req, socket, head, (ws) => void track(wsCall(req, ws, m[1]!)));
   });
 
   let closed = false;

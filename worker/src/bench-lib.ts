@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startProcess, waitUntil, type ManagedProcess, type TestEnv } from '@voice-platform/tests/infra';
 import { silence, speech } from './testing/audio.js';
-import { TestCaller } from './testing/client.js';
+import { TestCaller, withTestCallToken } from './testing/client.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The bench bots' end-of-turn silence. */
@@ -31,7 +31,7 @@ export async function runCallers(wsUrl: string, n: number): Promise<CallersResul
   const one = async (i: number): Promise<string | null> => {
     // Stagger starts a little, as real traffic would be.
     await new Promise((r) => setTimeout(r, (i * 97) % 1000));
-    const c = new TestCaller(wsUrl);
+    const c = new TestCaller(withTestCallToken(wsUrl));
     await c.opened;
     const startedAt = performance.now();
     c.send({ type: 'start', variables: vars });

@@ -139,6 +139,7 @@ async function bench(): Promise<void> {
   try {
     backend = await startBenchBackend(env, 'worker_bench_sip', { DIALOUT_RATE_PER_SECOND: '1000', DIALOUT_BURST: '1000' });
     const { base, token, auth } = backend;
+    process.env.VP_WORKER_TOKEN = token; // the WebSocket callers (a child process) sign their test-call tokens with it
     const admin = async (method: string, p: string, body?: unknown) => {
       const res = await fetch(`${base}${p}`, { method, headers: { Authorization: auth, ...(body ? { 'Content-Type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
       const json = (await res.json().catch(() => null)) as Record<string, unknown> | null;

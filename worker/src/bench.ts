@@ -32,6 +32,7 @@ async function bench(): Promise<void> {
   try {
     backend = await startBenchBackend(env, 'worker_bench');
     const { base, token } = backend;
+    process.env.VP_WORKER_TOKEN = token; // the callers (a child process) sign their test-call tokens with it
     const botRes = await fetch(`${base}/api/v1/bots`, {
       method: 'POST',
       headers: { Authorization: backend.auth, 'Content-Type': 'application/json' },

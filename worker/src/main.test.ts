@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, saveLogs, waitUntil, startProcess } from '@voice-platform/tests/infra';
 import { silence, speech } from './testing/audio.js';
 import { backendUrl, callUntil, createBot, TEST_POLICY, workerToken } from './testing/backend.js';
-import { TestCaller } from './testing/client.js';
+import { TestCaller, withTestCallToken } from './testing/client.js';
 
 const main = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
 
@@ -48,7 +48,7 @@ describe('worker process', () => {
     });
     try {
       await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/health`)).status === 200, { what: 'worker', proc });
-      const caller = new TestCaller(`ws://127.0.0.1:${port}/ws/${bot}`);
+      const caller = new TestCaller(withTestCallToken(`ws://127.0.0.1:${port}/ws/${bot}`));
       await caller.opened;
       caller.send({ type: 'start', variables: { customer_name: 'Sam' } });
       const started = await caller.until(() => caller.message('started'), 'started');
@@ -61,7 +61,7 @@ describe('worker process', () => {
       expect(live.status).toBe(200);
       expect(await live.json()).toEqual({ status: 'alive', draining: true });
 
-      const late = new TestCaller(`ws://127.0.0.1:${port}/ws/${bot}`);
+      const late = new TestCaller(withTestCallToken(`ws://127.0.0.1:${port}/ws/${bot}`));
       expect(await late.closed).toBe(4503);
       expect(late.messages).toEqual([{ type: 'error', code: 'worker_draining', message: 'this worker is shutting down' }]);
 

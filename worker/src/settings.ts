@@ -34,6 +34,12 @@ export const SettingsSchema = Type.Object({
   BACKEND_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 3000 }),
   /** Wait for the optional `start` message before a WebSocket call starts without variables. */
   WS_START_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 1000 }),
+  /**
+   * Browser origins allowed to open `WS /ws/{bot_id}` (comma-separated, e.g. `https://console.example.com`).
+   * A request with an Origin header not listed is refused 4403; clients that send none (servers, CLIs) are
+   * not browsers and need only the token.
+   */
+  WS_ALLOWED_ORIGINS: Type.String({ pattern: '^\\s*https?://[^\\s,/]+/?\\s*(,\\s*https?://[^\\s,/]+/?\\s*)*$|^$', default: '' }),
   /** Test calls (WebSocket and browser) may hold at most this share of MAX_CONCURRENT_CALLS (at least one slot), so they never starve dial-outs. */
   TEST_CALL_SHARE: Type.Number({ minimum: 0, maximum: 1, default: 0.5 }),
   /** A test call in which no caller audio arrives for this long ends by itself (`caller_idle`). */

@@ -5,7 +5,8 @@
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
 import { AccessToken, TrackSource } from 'livekit-server-sdk';
-import { WidgetRequest, type WidgetResponse } from '@voice-platform/schemas';
+import { TestCallTokenRequest, WidgetRequest, type TestCallTokenResponse, type WidgetResponse } from '@voice-platform/schemas';
+import { signTestCallToken } from '@voice-platform/schemas/test-call-token';
 import { ApiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
@@ -15,6 +16,7 @@ import { authenticateAdmin } from '../auth/admin.js';
 import { authenticateKey } from '../apiKeys/keys.js';
 import { requestView } from '../cache.js';
 import { joblessCloser, placeCall, type CallRequester } from '../dialout/routes.js';
+import { cachedBot } from '../bots/routes.js';
 
 /** The browser's identity in the room: the worker's transport listens to this participant. */
 export const WEB_CALLER_IDENTITY = 'caller';
@@ -33,6 +35,29 @@ export function widgetRoutes(router: Router, svc: Services, metrics: Metrics): v
     const key = await authenticateKey(svc, metrics, ctx);
     return { apiKeyId: key.id, label: key.prefix };
   };
+
+  // A WebSocket test call's token (DESIGN §4): the worker checks the signature, expiry and bot, and lets
+  // each token start one call. The bot must exist and be active now; variables go in the start message.
+  router.post('/api/v1/test-calls/token', async (ctx, next) => {
+    ctx.state.requester = await requester(ctx);
+    await next();
+  }, jsonBody(), async (ctx) => {
+    const body = check(TestCallTokenRequest, ctx.request.body);
+    const bot = await cachedBot(svc, await requestView(svc.cache, ctx.state), body.bot_id);
+    if (!bot) throw new ApiError(404, 'bot_not_found', 'bot not found');
+    if (!bot.active) throw new ApiError(409, 'bot_inactive', 'the bot is not active');
+    const by = ctx.state.requester as CallRequester;
+    const { token, claims } = signTestCallToken(s.WORKER_AUTH_TOKEN, { bot_id: body.bot_id, sub: by.label, ttlSeconds: s.TEST_CALL_TOKEN_TTL_SECONDS, nowMs: svc.clock() });
+    const response: TestCallTokenResponse = {
+      token,
+      bot_id: body.bot_id,
+      ws_path: `/ws/${encodeURIComponent(body.bot_id)}?token=${token}`,
+      expires_at: new Date(claims.exp * 1000).toISOString(),
+    };
+    ctx.status = 201;
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = response;
+  });
 
   router.post('/livekit/widget', async (ctx, next) => {
     ctx.state.requester = await requester(ctx);

@@ -31,6 +31,7 @@ export interface SecretFinding {
 export const SECRET_SHAPES: ReadonlyArray<{ kind: string; re: RegExp }> = [
   { kind: 'API key', re: /(?<![A-Za-z0-9])vx_[A-Za-z0-9]{32}(?![A-Za-z0-9])/g },
   { kind: 'webhook secret', re: /(?<![A-Za-z0-9])whsec_[A-Za-z0-9]{32,}/g },
+  { kind: 'test-call token', re: /vt1\.[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{43}/g },
   { kind: 'JWT', re: /eyJ[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+/g },
   // "password":"…", also inside escaped JSON and for any *password key; a redacted value is fine.
   { kind: 'password', re: /(?<=password\\*"\s*:\s*\\*")(?!\[Redacted\]|\*+\\*")[^"\\]+/gi },

@@ -325,7 +325,7 @@ export function printSummary(): void {
   console.log(`  minio keys ${settings.STORAGE_ACCESS_KEY} / ${settings.STORAGE_SECRET_KEY} (local defaults)`);
   if (settings.ADMIN_EMAIL) console.log(`  admin      ${settings.ADMIN_EMAIL} / ${settings.ADMIN_PASSWORD}`);
   console.log(`  demo bot   demo-bot  (API docs: http://127.0.0.1:${stackPorts.backend}/api/v1/openapi.json)`);
-  console.log(`  test call  ws://127.0.0.1:${stackPorts.worker}/ws/demo-bot  (16 kHz PCM16LE mono)`);
+  console.log(`  test call  ws://127.0.0.1:${stackPorts.worker}/ws/demo-bot?token=…  (token: POST /api/v1/test-calls/token; 16 kHz PCM16LE mono)`);
   console.log(`  dial-out   POST http://127.0.0.1:${stackPorts.backend}/api/v1/sip/dialout  to_number ${PHONE_NUMBERS.answers} rings the test phone (README)`);
   console.log(`  logs       ${path.relative(process.cwd(), runDir) || '.run'}/<service>/*.log  (make logs)`);
   console.log('  stop with  make down');

@@ -1,7 +1,7 @@
 // A call that never ends by itself (the caller stays on the line, silent) is ended by the bot's
 // max_call_seconds, reported to the backend and closed for the caller.
 import { callUntil, createBot, TEST_POLICY } from '../testing/backend.js';
-import { TestCaller } from '../testing/client.js';
+import { TestCaller, withTestCallToken } from '../testing/client.js';
 import { startWorker, type TestWorker } from '../testing/worker.js';
 
 let w: TestWorker;
@@ -23,7 +23,7 @@ it('ends a call at max_call_seconds with that reason', async () => {
     policy: TEST_POLICY,
     max_call_seconds: 10,
   });
-  const caller = new TestCaller(`${w.wsUrl}/ws/${botId}`);
+  const caller = new TestCaller(withTestCallToken(`${w.wsUrl}/ws/${botId}`));
   await caller.opened;
   caller.send({ type: 'start' });
   const started = await caller.until(() => caller.message('started'), 'started');

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
 import { silence, speech } from '../testing/audio.js';
 import { callUntil, createBot, TEST_POLICY } from '../testing/backend.js';
-import { TestCaller } from '../testing/client.js';
+import { TestCaller, withTestCallToken } from '../testing/client.js';
 import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
 import { startWorker, type TestWorker } from '../testing/worker.js';
 
@@ -52,7 +52,7 @@ afterAll(async () => {
 });
 
 async function call(bot: string): Promise<{ caller: TestCaller; callId: string }> {
-  const caller = new TestCaller(`${w.wsUrl}/ws/${bot}`);
+  const caller = new TestCaller(withTestCallToken(`${w.wsUrl}/ws/${bot}`));
   await caller.opened;
   caller.send({ type: 'start', variables: VARIABLES });
   const started = await caller.until(() => caller.message('started'), 'started');
@@ -131,7 +131,7 @@ describe('recording disk failing', () => {
       STORAGE_SECRET_KEY: storage.env.STORAGE_SECRET_KEY!,
     });
     try {
-      const caller = new TestCaller(`${broken.wsUrl}/ws/${offlineBot}`);
+      const caller = new TestCaller(withTestCallToken(`${broken.wsUrl}/ws/${offlineBot}`));
       await caller.opened;
       caller.send({ type: 'start', variables: VARIABLES });
       const started = await caller.until(() => caller.message('started'), 'started');

@@ -18,7 +18,7 @@ export function adminAuth(): Promise<string> {
   return token;
 }
 
-async function admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+export async function admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const res = await fetch(`${backendUrl()}${path}`, {
     method,
     headers: { Authorization: await adminAuth(), ...(body ? { 'Content-Type': 'application/json' } : {}) },

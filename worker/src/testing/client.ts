@@ -1,7 +1,19 @@
 // A WebSocket caller for tests and the bench: streams PCM in real time (20 ms frames) and records what
 // the worker sends back.
 import WebSocket from 'ws';
+import { signTestCallToken } from '@voice-platform/schemas/test-call-token';
 import { bytesToPcm, concatPcm, pcmToBytes } from '../audio/pcm.js';
+
+/**
+ * `…/ws/{bot_id}` with a fresh test-call token for that bot, signed as the backend signs them (with the
+ * worker token: the suite's, or the bench's, in VP_WORKER_TOKEN). Each call needs its own.
+ */
+export function withTestCallToken(url: string, workerAuthToken = process.env.VP_WORKER_TOKEN ?? '', ttlSeconds = 300): string {
+  const u = new URL(url);
+  const bot = decodeURIComponent(/\/ws\/([^/]+)\/?$/.exec(u.pathname)?.[1] ?? '');
+  u.searchParams.set('token', signTestCallToken(workerAuthToken, { bot_id: bot, sub: 'test', ttlSeconds }).token);
+  return u.toString();
+}
 
 export type ServerMsg = { type: string; [k: string]: unknown };
 
@@ -15,8 +27,8 @@ export class TestCaller {
   readonly closed: Promise<number>;
   private waiters: Array<() => void> = [];
 
-  constructor(url: string) {
-    this.ws = new WebSocket(url);
+  constructor(url: string, opts: { origin?: string } = {}) {
+    this.ws = new WebSocket(url, opts.origin ? { origin: opts.origin } : {});
     this.opened = new Promise((resolve, reject) => {
       this.ws.once('open', () => resolve());
       this.ws.once('error', reject);
@@ -84,7 +96,7 @@ export class TestCaller {
 
 /** Opens a WebSocket call to a bot, sends `start`, and waits for `started`. */
 export async function startCall(wsUrl: string, botId: string, variables?: Record<string, string>): Promise<{ caller: TestCaller; callId: string }> {
-  const caller = new TestCaller(`${wsUrl}/ws/${botId}`);
+  const caller = new TestCaller(withTestCallToken(`${wsUrl}/ws/${botId}`));
   await caller.opened;
   caller.send(variables ? { type: 'start', variables } : { type: 'start' });
   const started = await caller.until(() => caller.message('started'), 'started');

@@ -86,6 +86,8 @@ export const CLOSE_CODES = {
   worker_at_capacity: 4503,
   worker_draining: 4503,
   invalid_message: 4400,
+  unauthorized: 4401,
+  origin_not_allowed: 4403,
   variables_mismatch: 4422,
   provider_unavailable: 4500,
   internal_error: 4500,
