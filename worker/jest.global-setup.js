@@ -13,8 +13,10 @@ const ADMIN = { email: 'admin@worker-tests.example.com', password: 'worker-suite
 export default async function setup() {
   // The test phone's line once it answers (tests/infra Phone): a TEST_POLICY phrase that ends the call.
   process.env.VP_PHONE_PHRASE ??= 'stop calling';
-  await jestGlobalSetup(['mongodb', 'redis', 'minio', 'livekit', 'phone'])();
+  // The backend's port is known before LiveKit starts: its signed webhooks (inbound calls) go there.
   const port = await freePort();
+  process.env.VP_LIVEKIT_WEBHOOK_URL = `http://127.0.0.1:${port}/livekit/webhook`;
+  await jestGlobalSetup(['mongodb', 'redis', 'minio', 'livekit', 'phone'])();
   const env = {
     ...process.env,
     PORT: String(port),

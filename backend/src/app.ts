@@ -16,8 +16,12 @@ import { dialoutRoutes } from './dialout/routes.js';
 import { callRoutes } from './calls/routes.js';
 import { configRoutes } from './config/routes.js';
 import { trunkRoutes } from './trunks/routes.js';
+import { inboundNumberRoutes } from './inbound/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { widgetRoutes } from './widget/routes.js';
+import { liveKitWebhookRoutes } from './telephony/inboundCalls.js';
+import { campaignRoutes } from './campaigns/routes.js';
+import { dncRoutes } from './campaigns/dnc.js';
 import { healthRoutes } from './health.js';
 import { openapiDocument } from './openapi.js';
 
@@ -33,11 +37,15 @@ export function createApp(deps: AppDeps): VoiceApp {
     apiKeyRoutes(router, svc);
     botRoutes(router, svc);
     trunkRoutes(router, svc);
+    inboundNumberRoutes(router, svc);
     dialoutRoutes(router, svc, metrics);
     widgetRoutes(router, svc, metrics);
+    liveKitWebhookRoutes(router, svc);
     callRoutes(router, svc, metrics);
     configRoutes(router, svc);
     webhookRoutes(router, svc, metrics);
+    campaignRoutes(router, svc, metrics);
+    dncRoutes(router, svc);
     const doc = openapiDocument(svc.version);
     router.get('/api/v1/openapi.json', (ctx) => {
       ctx.body = doc;

@@ -1,12 +1,13 @@
 // Boot: settings (all problems at once) → stores (retry with backoff) → indexes and stream group →
-// listen, then the roles of ROLES: `api` serves the HTTP API; `dialler` runs the stale-call sweeper and the
-// webhook deliverer (a dialler-only process still listens, for the probes and /metrics). SIGTERM/SIGINT stop
+// listen, then the roles of ROLES: `api` serves the HTTP API; `dialler` runs the stale-call sweeper, the
+// webhook deliverer and the campaign dialler (a dialler-only process still listens, for the probes and /metrics). SIGTERM/SIGINT stop
 // the sweeper (waiting for a pass in flight) and the deliverer (cutting attempts in flight short), close
 // the server, wait for in-flight requests, then the store clients.
 import http from 'node:http';
 import { createApp, createProbeApp } from './app.js';
 import { createSweeper } from './dialler/sweeper.js';
 import { createWebhookDeliverer } from './webhooks/deliverer.js';
+import { createCampaignDialler } from './campaigns/dialler.js';
 import { loadSettings, SettingsError, type Settings } from './settings.js';
 import { createLogger } from './logger.js';
 import { connectMongo, connectRedis, StoreUnreachableError } from './connect.js';
@@ -47,6 +48,7 @@ async function main(): Promise<void> {
   // The sweeper counts into the app's registry, so this process's /metrics shows it.
   const sweeper = settings.roles.includes('dialler') ? createSweeper({ ...deps, metrics: app.metrics }) : null;
   const deliverer = settings.roles.includes('dialler') ? createWebhookDeliverer({ ...deps, metrics: app.metrics }) : null;
+  const campaignDialler = settings.roles.includes('dialler') ? createCampaignDialler({ ...deps, metrics: app.metrics }) : null;
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(settings.PORT, settings.HOST, resolve));
@@ -54,6 +56,7 @@ async function main(): Promise<void> {
   logger.info({ host: settings.HOST, port: typeof address === 'object' && address ? address.port : settings.PORT, version: VERSION, roles: settings.roles }, 'backend listening');
   sweeper?.start();
   deliverer?.start();
+  campaignDialler?.start();
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -62,7 +65,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => server.closeAllConnections(), 10_000).unref();
     // The sweeper's pass needs the stores: let it finish before they close.
-    const sweeperStopped = Promise.all([sweeper?.stop().catch(() => undefined), deliverer?.stop().catch(() => undefined)]);
+    const sweeperStopped = Promise.all([sweeper?.stop().catch(() => undefined), deliverer?.stop().catch(() => undefined), campaignDialler?.stop().catch(() => undefined)]);
     server.close(async () => {
       clearTimeout(force);
       await sweeperStopped;

@@ -17,6 +17,10 @@ import {
   CURSOR_PATTERN,
   DialoutRequest,
   DialoutResponse,
+  InboundNumber,
+  InboundNumberCreate,
+  InboundNumberUpdate,
+  MAX_ALLOWED_ADDRESSES,
   OutboundTrunk,
   OutboundTrunkCreate,
   OutboundTrunkUpdate,
@@ -34,6 +38,8 @@ import {
   WebhookUpdate, WidgetRequest, WidgetResponse, TestCallTokenRequest, TestCallTokenResponse } from '@voice-platform/schemas';
 import { LoginRequest, LoginResponse, Me } from './auth/admin.js';
 import { DATE_TIME_PATTERN } from './validate.js';
+import { campaignPaths } from './campaigns/openapi.js';
+import { CampaignDetail } from './campaigns/schemas.js';
 
 /** The server reads every `format: date-time` it is sent more strictly than JSON Schema does (validate.ts):
  *  requests say so with DATE_TIME_PATTERN. Responses keep the plain format (the server writes UTC times). */
@@ -88,6 +94,14 @@ const Call = {
 
 const ApiKeyList = Type.Object({ items: Type.Array(ApiKey) });
 const TrunkList = Type.Object({ items: Type.Array(OutboundTrunk) });
+const InboundNumberList = Type.Object({ items: Type.Array(InboundNumber) });
+const INBOUND_RULES =
+  'Checked in this order: credentials → JSON → schema (422 `validation_failed`; `allowed_addresses`: IPv4/IPv6 addresses or CIDRs, ' +
+  `at most ${MAX_ALLOWED_ADDRESSES}, empty = any source) → the number is no other inbound number's (409 \`conflict\`) → the bot exists (404 ` +
+  '`bot_not_found`) → `variables` match the bot\'s declared variables as a dial-out\'s must (422 `variables_mismatch`, `details: {missing, unknown}`) → ' +
+  'LiveKit (503 `service_unavailable`; nothing is stored or left in LiveKit). An inactive bot is accepted: its calls fail until it is active. ' +
+  'Mirrored into LiveKit as one inbound trunk (this number, these addresses) and one `individual` dispatch rule on it: each call gets a room ' +
+  '`in-…` of its own, and the caller carries the participant attribute `vp.inbound_number_id` (this id).';
 const telephonyDown = withRetry(['service_unavailable'], 'LiveKit is unreachable, or the telephony plane is not configured on this backend');
 const BotList = Type.Object({ items: Type.Array(Bot) });
 const WebhookList = Type.Object({ items: Type.Array(Webhook) });
@@ -136,6 +150,7 @@ export function openapiDocument(version: string) {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: '`vx_` + 32 characters; created by an admin' },
         adminJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'from POST /api/v1/auth/login' },
         workerToken: { type: 'http', scheme: 'bearer', description: 'the shared WORKER_AUTH_TOKEN' },
+        liveKitWebhook: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'a JWT signed by livekit-server with LIVEKIT_API_KEY / LIVEKIT_API_SECRET, whose sha256 claim is the body\'s hash' },
       },
       schemas: {
         Error: {
@@ -305,6 +320,26 @@ export function openapiDocument(version: string) {
           },
         },
       },
+      '/livekit/webhook': {
+        post: {
+          operationId: 'liveKitWebhook',
+          summary: 'LiveKit: room and participant events (inbound calls)',
+          description:
+            'For livekit-server only (its `webhook.urls`): each request is signed with the LiveKit API key (a JWT in `Authorization` whose ' +
+            '`sha256` claim is the body\'s hash); anything else is 401 `unauthorized`. A SIP caller joining a room of an inbound number\'s ' +
+            'dispatch rule (`in-…`) becomes a call (`direction: inbound`) queued for the fleet; at capacity (or for an inactive bot) the ' +
+            'room is deleted while the phone rings, so the caller hears 486 Busy Here, and the call is recorded `failed` ' +
+            '(`fleet_at_capacity`). Other events are acknowledged and ignored. 503 `service_unavailable` when the telephony plane is not configured.',
+          security: [{ liveKitWebhook: [] }],
+          requestBody: { required: true, content: { 'application/webhook+json': { schema: { type: 'object', description: 'a LiveKit WebhookEvent' } } } },
+          responses: {
+            204: { description: 'Received' },
+            401: err(['unauthorized']),
+            413: err(['payload_too_large']),
+            503: withRetry(['service_unavailable'], 'the telephony plane is not configured, or MongoDB or Redis is unreachable'),
+          },
+        },
+      },
       '/api/v1/test-calls/token': {
         post: {
           operationId: 'createTestCallToken',
@@ -362,6 +397,54 @@ export function openapiDocument(version: string) {
           description: 'The default trunk can be deleted only when it is the last one (else 409 `conflict`: mark another default first).',
           security: [{ adminJwt: [] }],
           responses: { 204: { description: 'Deleted' }, ...adminErrors, 404: err(['not_found']), 409: err(['conflict']), 503: telephonyDown },
+        },
+      },
+      '/api/v1/sip/inbound-numbers': {
+        post: {
+          operationId: 'createInboundNumber',
+          summary: 'Create an inbound number: calls to it are answered by a bot (mirrored into LiveKit)',
+          description: INBOUND_RULES,
+          security: [{ adminJwt: [] }],
+          requestBody: body(InboundNumberCreate),
+          responses: {
+            201: ok('The inbound number', InboundNumber),
+            ...adminErrors,
+            ...bodyErrors,
+            404: err(['bot_not_found']),
+            409: err(['conflict'], 'The number is already an inbound number'),
+            422: err(['validation_failed', 'variables_mismatch'], '`validation_failed`: `details` lists `{field, message}` for each problem'),
+            503: telephonyDown,
+          },
+        },
+        get: { operationId: 'listInboundNumbers', summary: 'List inbound numbers, oldest first', security: [{ adminJwt: [] }], responses: { 200: ok('Inbound numbers', InboundNumberList), ...adminErrors } },
+      },
+      '/api/v1/sip/inbound-numbers/{id}': {
+        parameters: [idParam('Inbound number id')],
+        get: { operationId: 'getInboundNumber', summary: 'One inbound number', security: [{ adminJwt: [] }], responses: { 200: ok('The inbound number', InboundNumber), ...adminErrors, 404: err(['not_found']) } },
+        patch: {
+          operationId: 'updateInboundNumber',
+          summary: 'Change an inbound number (LiveKit first)',
+          description:
+            'Omitted fields keep their value; `variables` and `allowed_addresses` are replaced whole. The bot and the variables are checked ' +
+            '(404 `bot_not_found`, 422 `variables_mismatch`) when this PATCH changes either; a new number must be free (409 `conflict`). ' +
+            'LiveKit\'s trunk and dispatch rule are updated (made again if LiveKit lost them) before the number is saved (503 `service_unavailable`: nothing changed).',
+          security: [{ adminJwt: [] }],
+          requestBody: body(InboundNumberUpdate),
+          responses: {
+            200: ok('The inbound number', InboundNumber),
+            ...adminErrors,
+            ...bodyErrors,
+            404: err(['not_found', 'bot_not_found'], '`not_found`: no such inbound number'),
+            409: err(['conflict'], 'The number is already an inbound number'),
+            422: err(['validation_failed', 'variables_mismatch'], '`validation_failed`: `details` lists `{field, message}` for each problem'),
+            503: telephonyDown,
+          },
+        },
+        delete: {
+          operationId: 'deleteInboundNumber',
+          summary: 'Delete an inbound number (its LiveKit dispatch rule and trunk too; already gone there is fine)',
+          security: [{ adminJwt: [] }],
+          responses: { 204: { description: 'Deleted' }, ...adminErrors, 404: err(['not_found']), 503: telephonyDown },
         },
       },
       '/api/v1/calls': {
@@ -510,6 +593,7 @@ export function openapiDocument(version: string) {
           },
         },
       },
+      ...campaignPaths({ ok, err, requestJson, body, idParam, adminErrors, bodyErrors }),
     },
     webhooks: {
       'call.queued': eventOperation('call.queued', 'A call was created (dial-out accepted, or a WebSocket / browser call started)', plain(WebhookCallData)),
@@ -520,8 +604,8 @@ export function openapiDocument(version: string) {
         'The call ended (any terminal status). For an answered call it waits for the recording report, up to WEBHOOK_RECORDING_WAIT_SECONDS',
         plain(WebhookCallData),
       ),
-      'campaign.started': eventOperation('campaign.started', 'A campaign started', { type: 'object' }),
-      'campaign.completed': eventOperation('campaign.completed', 'A campaign completed', { type: 'object' }),
+      'campaign.started': eventOperation('campaign.started', 'A campaign started (POST /api/v1/campaigns/{id}/start); `data` is the campaign with its counts', plain(CampaignDetail)),
+      'campaign.completed': eventOperation('campaign.completed', 'A running campaign has no contact left to dial or in a call; `data` is the campaign with its counts', plain(CampaignDetail)),
       'webhook.test': eventOperation('webhook.test', 'Sent on request (POST /api/v1/webhooks/{id}/test)', {
         type: 'object',
         required: ['webhook_id', 'message'],

@@ -32,6 +32,23 @@ redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
 return {1, live, free - 1}
 `;
 
+/** The free slots RESERVE would see, reserving nothing (campaign pacing asks before it claims a contact). */
+const FREE_SLOTS = `
+local now = tonumber(ARGV[1])
+local free = 0
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')) do
+  local raw = redis.call('GET', ARGV[2] .. id)
+  if raw then
+    local ok, hb = pcall(cjson.decode, raw)
+    if ok and type(hb) == 'table' and hb.draining ~= true then
+      local slots = (tonumber(hb.max_calls) or 0) - (tonumber(hb.active_calls) or 0)
+      if slots > 0 then free = free + slots end
+    end
+  end
+end
+return free - redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
+`;
+
 /** Token bucket as a Lua function (also part of cache.ts's view script): take_token(key, rate per second,
  *  burst, now ms) returns allowed 0|1, ms until a token. */
 export const TAKE_TOKEN_FN = `
@@ -67,6 +84,7 @@ return {allowed, wait}
 type ScriptRedis = Redis & {
   vpReserve(workersKey: string, reservationsKey: string, now: number, expiresAt: number, callId: string, prefix: string): Promise<[number, number, number]>;
   vpTokenBucket(key: string, rate: number, burst: number, now: number): Promise<[number, number]>;
+  vpFreeSlots(workersKey: string, reservationsKey: string, now: number, prefix: string): Promise<number>;
 };
 
 function scripts(redis: Redis): ScriptRedis {
@@ -74,6 +92,7 @@ function scripts(redis: Redis): ScriptRedis {
   if (typeof r.vpReserve !== 'function') {
     redis.defineCommand('vpReserve', { numberOfKeys: 2, lua: RESERVE });
     redis.defineCommand('vpTokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET });
+    redis.defineCommand('vpFreeSlots', { numberOfKeys: 2, lua: FREE_SLOTS });
   }
   return r;
 }
@@ -109,4 +128,9 @@ export interface BucketResult {
 export async function takeToken(redis: Redis, key: string, ratePerSecond: number, burst: number, now: number): Promise<BucketResult> {
   const [allowed, wait] = await scripts(redis).vpTokenBucket(key, ratePerSecond, burst, now);
   return { allowed: allowed === 1, retryAfterMs: wait };
+}
+
+/** Free fleet slots now (live non-draining workers' room minus live reservations); may be negative. */
+export function freeSlots(redis: Redis, now: number): Promise<number> {
+  return scripts(redis).vpFreeSlots(FLEET_WORKERS_KEY, FLEET_RESERVATIONS_KEY, now, FLEET_WORKER_KEY_PREFIX);
 }

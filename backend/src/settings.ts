@@ -51,6 +51,8 @@ export const SettingsSchema = Type.Object({
   LOCAL_DEVELOPMENT: Type.Boolean({ default: false }),
   /** LiveKit API calls (trunk mirroring, room deletion). */
   LIVEKIT_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5000 }),
+  /** The key name LiveKit signs its webhooks with (inbound calls), with LIVEKIT_API_SECRET; default LIVEKIT_API_KEY. */
+  LIVEKIT_WEBHOOK_API_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,128}$' })),
   /** Where browsers reach LiveKit for test calls (POST /livekit/widget); default LIVEKIT_URL. */
   LIVEKIT_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^(wss?|https?)://[^\\s]+$' })),
   /** Lifetime of a browser test call's LiveKit token (at most 10 minutes). */
@@ -80,6 +82,13 @@ export const SettingsSchema = Type.Object({
   WEBHOOK_RECORDING_WAIT_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 60 }),
   /** Delivered and dead deliveries, and the attempts log, are kept this long. */
   WEBHOOK_LOG_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
+  /** Dialler: pause between two passes of the campaign dialler (DESIGN.md §8). */
+  CAMPAIGN_TICK_MS: Type.Integer({ minimum: 20, maximum: 60000, default: 1000 }),
+  /** Dialler: how long a replica's hold on a campaign, and its claim on one contact's attempt, outlive the
+   *  replica if it dies (another replica takes over after this). */
+  CAMPAIGN_LEASE_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 15000 }),
+  /** Campaigns dial only while more than this many fleet slots are free, so API dial-outs keep working beside them. */
+  CAMPAIGN_FLEET_HEADROOM_SLOTS: Type.Integer({ minimum: 0, maximum: 100000, default: 1 }),
 });
 
 export type Settings = Static<typeof SettingsSchema> & { corsOrigins: string[]; roles: Role[] };

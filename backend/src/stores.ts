@@ -15,6 +15,10 @@ export const COLLECTIONS = {
   webhooks: 'webhooks',
   webhookDeliveries: 'webhook_deliveries',
   webhookAttempts: 'webhook_attempts',
+  campaigns: 'campaigns',
+  campaignContacts: 'campaign_contacts',
+  dnc: 'dnc_numbers',
+  inboundNumbers: 'inbound_numbers',
 } as const;
 
 export async function createIndexes(db: Db): Promise<void> {
@@ -35,6 +39,18 @@ export async function createIndexes(db: Db): Promise<void> {
   await db.collection(COLLECTIONS.webhookDeliveries).createIndex({ updated_at: 1 }, { name: 'updated' });
   await db.collection(COLLECTIONS.webhookAttempts).createIndex({ webhook_id: 1, attempted_at: -1, _id: -1 }, { name: 'webhook_attempted_cursor' });
   await db.collection(COLLECTIONS.webhookAttempts).createIndex({ attempted_at: 1 }, { name: 'attempted' });
+  // Campaigns: the list (newest first, cursor); a number once per campaign (duplicates); the dialler's due
+  // scan and live count; the contacts list (upload order, cursor); do-not-call by number and its list.
+  await db.collection(COLLECTIONS.campaigns).createIndex({ created_at: -1, _id: -1 }, { name: 'created_cursor' });
+  await db.collection(COLLECTIONS.campaigns).createIndex({ status: 1 }, { name: 'status' });
+  await db.collection(COLLECTIONS.campaignContacts).createIndex({ campaign_id: 1, to_number: 1 }, { unique: true, name: 'campaign_number_unique' });
+  await db.collection(COLLECTIONS.campaignContacts).createIndex({ campaign_id: 1, status: 1, due_at: 1 }, { name: 'campaign_status_due' });
+  await db.collection(COLLECTIONS.campaignContacts).createIndex({ campaign_id: 1, created_at: 1, _id: 1 }, { name: 'campaign_created_cursor' });
+  await db.collection(COLLECTIONS.campaignContacts).createIndex({ status: 1 }, { name: 'status' });
+  await db.collection(COLLECTIONS.dnc).createIndex({ number: 1 }, { unique: true, name: 'number_unique' });
+  await db.collection(COLLECTIONS.dnc).createIndex({ created_at: -1, _id: -1 }, { name: 'created_cursor' });
+  // Inbound numbers: a number is answered by one bot (the routes check first; this settles a race).
+  await db.collection(COLLECTIONS.inboundNumbers).createIndex({ number: 1 }, { unique: true, name: 'number_unique' });
 }
 
 export async function createStream(redis: Redis): Promise<void> {

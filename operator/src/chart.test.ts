@@ -157,7 +157,7 @@ describe('Helm chart: telephony plane (LiveKit)', () => {
     expect(envOf(server)).toEqual([
       fromSecret('vp-voice-platform-secrets', 'LIVEKIT_API_KEY'),
       fromSecret('vp-voice-platform-secrets', 'LIVEKIT_API_SECRET'),
-      { name: 'LIVEKIT_KEYS', value: '$(LIVEKIT_API_KEY): $(LIVEKIT_API_SECRET)' },
+      { name: 'LIVEKIT_KEYS', value: '$(LIVEKIT_API_KEY): $(LIVEKIT_API_SECRET)\nvp-webhook: $(LIVEKIT_API_SECRET)' },
     ]);
     const sip = find(docs, 'Deployment', 'vp-voice-platform-livekit-sip')!;
     expect(envOf(sip)).toEqual([fromSecret('vp-voice-platform-secrets', 'LIVEKIT_API_KEY'), fromSecret('vp-voice-platform-secrets', 'LIVEKIT_API_SECRET')]);
@@ -174,6 +174,9 @@ describe('Helm chart: telephony plane (LiveKit)', () => {
     const cfg = find(docs, 'Secret', 'vp-voice-platform-livekit')!;
     const serverCfg = yaml.load(secretText(cfg, 'livekit.yaml')) as Record<string, any>;
     expect(serverCfg).toMatchObject({ port: 7880, redis: { address: 'vp-voice-platform-redis:6379', db: 1 }, rtc: { udp_port: 7882, tcp_port: 7881, use_external_ip: false } });
+    // Inbound calls: LiveKit's webhooks go to the backend, signed as the second key name (LIVEKIT_KEYS), which the backend is told.
+    expect(serverCfg.webhook).toEqual({ api_key: 'vp-webhook', urls: ['http://vp-voice-platform-backend:8080/livekit/webhook'] });
+    expect(envVar(find(docs, 'Deployment', 'vp-voice-platform-backend'), 'LIVEKIT_WEBHOOK_API_KEY')).toEqual({ name: 'LIVEKIT_WEBHOOK_API_KEY', value: 'vp-webhook' });
     expect(serverCfg.keys).toBeUndefined();
     const sipCfg = yaml.load(secretText(cfg, 'sip.yaml')) as Record<string, any>;
     expect(sipCfg).toMatchObject({ ws_url: 'ws://vp-voice-platform-livekit:7880', redis: { address: 'vp-voice-platform-redis:6379', db: 1 }, sip_port: 5060, rtp_port: '10000-20000', health_port: 8080, max_cpu_utilization: 0.9 });

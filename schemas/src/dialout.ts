@@ -45,7 +45,7 @@ export type DialoutResponse = Static<typeof DialoutResponse>;
 /** Longest accepted `Idempotency-Key` header. */
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 
-/** POST /livekit/widget: a browser test call (DESIGN §7). */
+/** POST /livekit/widget: a browser test call (docs/design.md §7). */
 export const WidgetRequest = Type.Object(
   {
     bot_id: Type.String({ pattern: RESOURCE_ID_PATTERN, description: 'the bot that talks (a bot id)' }),

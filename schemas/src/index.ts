@@ -19,3 +19,4 @@ export * from './trunks.js';
 export * from './templates.js';
 export * from './logs.js';
 export * from './webhooks.js';
+export * from './inbound.js';

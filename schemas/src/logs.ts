@@ -1,4 +1,4 @@
-// How errors appear in logs above debug level (DESIGN.md §2: no stack traces, no driver messages): one
+// How errors appear in logs above debug level (docs/design.md §2: no stack traces, no driver messages): one
 // rule for the backend's and the worker's loggers.
 
 const MAX_MESSAGE = 200;

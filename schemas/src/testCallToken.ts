@@ -1,4 +1,4 @@
-// Test-call tokens for `WS /ws/{bot_id}` (signed by the backend, checked by the worker, DESIGN §4):
+// Test-call tokens for `WS /ws/{bot_id}` (signed by the backend, checked by the worker, docs/design.md §4):
 // `vt1.<base64url JSON claims>.<base64url HMAC-SHA256>`. The key is derived from WORKER_AUTH_TOKEN,
 // the one secret backend and workers already share, under a label of its own so a token never
 // doubles as the worker credential. Node only (node:crypto): not exported from the package index,
@@ -8,7 +8,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 export const TEST_CALL_TOKEN_PREFIX = 'vt1';
 /** Longest token a worker looks at: anything longer is refused before any hashing. */
 export const TEST_CALL_TOKEN_MAX_LENGTH = 1024;
-/** Longest lifetime a worker accepts, whatever a token says (DESIGN: at most 10 minutes). */
+/** Longest lifetime a worker accepts, whatever a token says (docs/design.md §4: at most 10 minutes). */
 export const TEST_CALL_TOKEN_MAX_TTL_SECONDS = 600;
 
 export interface TestCallClaims {

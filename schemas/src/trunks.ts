@@ -1,4 +1,4 @@
-// Outbound SIP trunks (DESIGN.md §7): how the platform reaches a carrier. The admin API accepts and
+// Outbound SIP trunks (docs/design.md §7): how the platform reaches a carrier. The admin API accepts and
 // returns these; the backend mirrors each into LiveKit. `auth_password` is write-only.
 import { Type, type Static } from '@sinclair/typebox';
 import { PHONE_NUMBER_PATTERN } from './formats.js';

@@ -1,4 +1,4 @@
-// Call webhooks (DESIGN.md §8): the admin API's bodies, the deliveries log, and what a receiver gets.
+// Call webhooks (docs/design.md §8): the admin API's bodies, the deliveries log, and what a receiver gets.
 // The signing secret appears only in WebhookCreated.
 import { Type, type Static } from '@sinclair/typebox';
 import { CallDirectionSchema, CallStatusSchema } from './calls.js';

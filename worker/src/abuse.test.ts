@@ -5,7 +5,7 @@
 // provider process is left behind, and memory comes back near where it started: after a full garbage
 // collection (through the inspector: the process runs with --inspect on loopback, a test-only flag) the
 // JS heap within 16 MB and the process's own VmRSS within 64 MB of the baseline taken after a warm-up call.
-// Each abuse gets the protocol's answer (DESIGN.md §4): an {"type":"error"} message and close 4400
+// Each abuse gets the protocol's answer (docs/design.md §4): an {"type":"error"} message and close 4400
 // (invalid_message), 4422 (variables_mismatch) or 4503 (worker_at_capacity); frames over the worker's
 // 1 MiB maxPayload get the WebSocket close 1009 (message too big), text that is not UTF-8 gets 1007.
 import { readFileSync, readdirSync } from 'node:fs';

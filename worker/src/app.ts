@@ -56,6 +56,8 @@ export interface Worker {
 }
 
 const STALE_RECORDING_MS = 60 * 60 * 1000;
+/** How long answering an inbound call may take once its job is claimed (joining the room, livekit-sip's 200 OK). */
+const INBOUND_ANSWER_TIMEOUT_MS = 15_000;
 /** Data a caller may send before its token is checked (a start message and a little audio). */
 const EARLY_BYTES_MAX = 1 << 20;
 const WS_PATH = /^\/ws\/([A-Za-z0-9_-]{1,128})\/?$/;
@@ -309,6 +311,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       return;
     }
     if (job.direction === 'web') return webCall(job, cfg, dialer, log);
+    if (job.direction === 'inbound') return inboundCall(job, cfg, dialer, log);
     if (!job.sip_trunk_id || !job.from_number) {
       log.warn('dial-out job without a trunk (queued before trunks existed)');
       await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'no_outbound_trunk' });
@@ -359,7 +362,7 @@ export function createWorker(deps: WorkerDeps): Worker {
     }
   }
 
-  /** A browser test call (DESIGN §7 widget): the caller joins the call's room with the backend's token. */
+  /** A browser test call (docs/design.md §7 widget): the caller joins the call's room with the backend's token. */
   async function webCall(job: DialoutJob, cfg: RuntimeConfig, plane: TelephonyDialer, log: Logger): Promise<void> {
     if (!plane.joinWebCall) {
       metrics.callsTotal.inc({ result: 'failed' });
@@ -385,6 +388,40 @@ export function createWorker(deps: WorkerDeps): Worker {
         log.info({ err: err instanceof Error ? err.message : String(err) }, 'the browser caller never joined');
         metrics.callsTotal.inc({ result: 'failed' });
         await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'not_started' });
+        return;
+      }
+      await runSession(job.call_id, session, transport);
+    } finally {
+      await heartbeat!.release(job.call_id);
+    }
+  }
+
+  /** A call to one of our numbers (docs/design.md §7): the caller rings in `job.room_name` until the bot joins it. */
+  async function inboundCall(job: DialoutJob, cfg: RuntimeConfig, plane: TelephonyDialer, log: Logger): Promise<void> {
+    if (!plane.answerInbound || !job.room_name) {
+      metrics.callsTotal.inc({ result: 'failed' });
+      await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'no_telephony_transport' });
+      return;
+    }
+    await heartbeat!.lease(job.call_id);
+    try {
+      // The caller's phone rings already; a call the backend closed meanwhile (swept) is not answered.
+      if (!(await backend.postEvent(job.call_id, { status: 'ringing' }))) {
+        log.warn('inbound job dropped: the backend refused the ringing move');
+        return;
+      }
+      // The greeting is ready before the call is answered: the caller hears the bot at once.
+      const session = await preparedSession(job.call_id, cfg, log);
+      if (!session) return;
+      let transport: CallTransport;
+      try {
+        transport = await plane.answerInbound({ callId: job.call_id, roomName: job.room_name, signal: AbortSignal.timeout(INBOUND_ANSWER_TIMEOUT_MS) });
+      } catch (err) {
+        session.discard();
+        const gone = err instanceof Error && /caller was (gone|not in the room)/.test(err.message);
+        log.info({ err: err instanceof Error ? err.message : String(err) }, 'inbound call not answered');
+        metrics.callsTotal.inc({ result: gone ? 'canceled' : 'failed' });
+        await backend.postEvent(job.call_id, gone ? { status: 'canceled', end_reason: 'caller_hangup' } : { status: 'failed', end_reason: 'answer_failed' });
         return;
       }
       await runSession(job.call_id, session, transport);

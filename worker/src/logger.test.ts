@@ -1,4 +1,4 @@
-// Worker logs: an error's class and a brief message, never a stack or driver file paths (DESIGN.md §2);
+// Worker logs: an error's class and a brief message, never a stack or driver file paths (docs/design.md §2);
 // the full error only at debug.
 import { Writable } from 'node:stream';
 import { createLogger } from './logger.js';

@@ -1,5 +1,5 @@
 // Errors (the `err` key) are logged as class + brief message, without stack or driver file paths
-// (DESIGN.md §2); in full only at debug (the shared rule of @voice-platform/schemas logs.ts).
+// (docs/design.md §2); in full only at debug (the shared rule of @voice-platform/schemas logs.ts).
 import { briefError } from '@voice-platform/schemas';
 import { pino, type Logger } from 'pino';
 

@@ -1,4 +1,4 @@
-// Prometheus metrics of DESIGN.md §4, on a registry per worker (tests run several in one process).
+// Prometheus metrics of docs/design.md §4, on a registry per worker (tests run several in one process).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export function createMetrics(defaults = true) {

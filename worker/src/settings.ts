@@ -48,7 +48,7 @@ export const SettingsSchema = Type.Object({
   DIALOUT_ENABLED: bool(true),
   /** A job read but not acked this long ago belongs to a worker that died before starting it. */
   DIALOUT_STALE_CLAIM_MS: Type.Integer({ minimum: 100, default: 60_000 }),
-  /** The telephony plane (DESIGN.md §7). Without all three the worker takes no dial-out jobs' calls to a phone (they end `no_telephony_transport`). */
+  /** The telephony plane (docs/design.md §7). Without all three the worker takes no dial-out jobs' calls to a phone (they end `no_telephony_transport`). */
   LIVEKIT_URL: Type.String({ pattern: '^(wss?://[^\\s]+)?$', default: '' }),
   LIVEKIT_API_KEY: Type.String({ default: '' }),
   LIVEKIT_API_SECRET: Type.String({ default: '' }),

@@ -15,6 +15,7 @@ import { releaseSlot } from '../redisScripts.js';
 import { withDocLock } from '../locks.js';
 import { emitCallMove, emitRecordingArrived } from '../webhooks/outbox.js';
 import type { CallDoc } from './routes.js';
+import { settleContact } from '../campaigns/store.js';
 
 export interface LifecycleDeps {
   db: Db;
@@ -144,5 +145,12 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
   }
   const doc = await calls.findOne({ _id: id });
   if (!doc) throw new ApiError(404, 'call_not_found', 'call not found');
+  // A campaign call's end moves its contact on. Also on a repeat of the end (a retried report repairs a
+  // crash in between); if this fails, the dialler's reconcile settles the contact from this record.
+  if (isTerminal(doc.status) && doc.campaign_contact_id) {
+    await settleContact({ ...deps, clock: deps.clock ?? Date.now, metrics }, doc).catch((err: unknown) =>
+      deps.logger.warn({ err, call_id: id }, 'campaign contact not settled; the dialler reconciles it'),
+    );
+  }
   return { doc, moved, released };
 }

@@ -48,6 +48,12 @@ export interface CallDoc {
   sip_status_code?: number | null;
   transcript?: Array<{ role: 'user' | 'bot'; text: string; at: Date }>;
   status_times: Partial<Record<CallStatus, Date>>;
+  /** Inbound calls only: the room LiveKit's dispatch rule put the caller in (other calls' rooms are named by the id). */
+  room_name?: string;
+  /** Campaign dials only (campaigns/): the campaign, its contact and which attempt of that contact this is. */
+  campaign_id?: string | null;
+  campaign_contact_id?: string | null;
+  campaign_attempt?: number | null;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -142,9 +148,11 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
   router.get('/api/v1/calls/:id', async (ctx) => {
     // A CRM reads with its API key (its own calls only); the console reads with an admin token.
     // Without a bearer token this is the CRM's X-API-Key endpoint (so no credentials → missing_api_key).
+    // Every credential the request carries must be valid (as for the widget): a bad key beside a good admin
+    // token is refused too; with both valid, the key's narrower view applies.
     let apiKeyId: string | undefined;
-    if (ctx.get('Authorization')) await authenticateAdmin(svc, ctx);
-    else apiKeyId = (await authenticateKey(svc, metrics, ctx)).id;
+    const admin = ctx.get('Authorization') ? await authenticateAdmin(svc, ctx) : null;
+    if (!admin || ctx.headers['x-api-key'] !== undefined) apiKeyId = (await authenticateKey(svc, metrics, ctx)).id;
     const doc = await calls().findOne({ _id: ctx.params.id! });
     if (!doc || (apiKeyId !== undefined && doc.api_key_id !== apiKeyId)) throw new ApiError(404, 'call_not_found', 'call not found');
     ctx.body = publicCall(doc);

@@ -72,7 +72,9 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
       // Hang up whoever is still in the call's room (a SIP callee gets a BYE), then forget the lease.
       if (deps.telephony) {
         try {
-          await deps.telephony.deleteRoom(id);
+          // An inbound call's room is the one LiveKit made for the caller; every other call's is its id.
+          const room = (await calls.findOne({ _id: id }, { projection: { room_name: 1 } }))?.room_name ?? id;
+          await deps.telephony.deleteRoom(room);
         } catch (err) {
           logger.warn({ call_id: id, err }, 'could not delete a lost call\'s room; retrying next pass'); // class + brief message (logger.ts)
           continue;

@@ -139,6 +139,16 @@ export function dialoutRoutes(router: Router, svc: Services, metrics: Metrics): 
   });
 }
 
+/** placeCall refused a caller-chosen call id because a record with it exists (campaign dials, see campaigns/dialler.ts). */
+export const CALL_EXISTS = 'call_exists';
+
+export interface PlaceOptions {
+  /** The call's id, chosen by the caller (a campaign attempt's id is derived from the contact and the
+   *  attempt number, so a second dial of one attempt meets the unique _id and is refused with CALL_EXISTS). */
+  callId?: string;
+  campaign?: { campaignId: string; contactId: string; attempt: number };
+}
+
 /**
  * Checks the bot (exists, active, variables) and, for a dial-out, the trunk; reserves a slot of the
  * fleet; stores the call `queued` and queues its job. Every refusal is an ApiError; nothing is left
@@ -151,6 +161,7 @@ export async function placeCall(
   req: CallRequest,
   requestId: string,
   view: CacheView,
+  opts: PlaceOptions = {},
 ): Promise<CallDoc> {
   // The bot and the trunk come through the replica's cache, under the view the key check read (cache.ts).
   const bot = await cachedBot(svc, view, req.bot_id);
@@ -159,7 +170,7 @@ export async function placeCall(
   checkVariables(bot.variables, req.variables);
   const dial = req.direction === 'outbound' ? { to: req.to_number, ...(await trunkForDialout(svc.db, req.from_number, { table: svc.cache.trunks, view })) } : null;
 
-  const callId = new ObjectId().toHexString();
+  const callId = opts.callId ?? new ObjectId().toHexString();
   const now = svc.clock();
   const slot = await reserveSlot(svc.redis, callId, now, svc.settings.RESERVATION_TTL_SECONDS * 1000);
   if (!slot.reserved) {
@@ -189,11 +200,14 @@ export async function placeCall(
     sip_status_code: null,
     transcript: [],
     status_times: { queued: new Date(now) },
+    ...(opts.campaign ? { campaign_id: opts.campaign.campaignId, campaign_contact_id: opts.campaign.contactId, campaign_attempt: opts.campaign.attempt } : {}),
   };
   try {
     await svc.db.collection<CallDoc>(COLLECTIONS.calls).insertOne(call);
   } catch (err) {
     await releaseSlot(svc.redis, callId).catch(() => undefined);
+    // A caller-chosen id that is taken: that record (and its job) belong to whoever inserted it first.
+    if (opts.callId && (err as { code?: unknown }).code === 11000) throw new ApiError(409, CALL_EXISTS, 'a call with this id exists');
     // The insert may have landed although its reply was lost with the connection: close that record later.
     jobless.later(callId);
     throw err;

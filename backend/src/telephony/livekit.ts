@@ -1,8 +1,9 @@
-// The backend's side of the telephony plane (DESIGN.md §7): outbound trunks mirrored into LiveKit, and
-// rooms deleted when a call's worker is lost (which hangs up the callee). One small interface so the
-// routes and the dialler never see the SDK; every SDK failure becomes a TelephonyError.
+// The backend's side of the telephony plane (DESIGN.md §7): outbound trunks mirrored into LiveKit, inbound
+// numbers mirrored as an inbound trunk plus a dispatch rule each, and rooms deleted when a call's worker is
+// lost (which hangs up the callee). One small interface so the routes and the dialler never see the SDK;
+// every SDK failure becomes a TelephonyError.
 import { RoomServiceClient, SipClient } from 'livekit-server-sdk';
-import { SIPOutboundTrunkInfo, SIPTransport } from '@livekit/protocol';
+import { SIPDispatchRule, SIPDispatchRuleIndividual, SIPDispatchRuleInfo, SIPInboundTrunkInfo, SIPOutboundTrunkInfo, SIPTransport } from '@livekit/protocol';
 import type { SipTransport } from '@voice-platform/schemas';
 
 export interface TrunkSpec {
@@ -12,6 +13,22 @@ export interface TrunkSpec {
   numbers: string[];
   authUsername: string | null;
   authPassword: string | null;
+}
+
+/** An inbound trunk: the one number it accepts calls to, from these addresses (empty: any). */
+export interface InboundTrunkSpec {
+  name: string;
+  number: string;
+  allowedAddresses: string[];
+}
+
+/** An `individual` dispatch rule: each call to the trunk gets a room of its own, `<roomPrefix><random>`;
+ *  the caller's participant carries `attributes`. */
+export interface DispatchRuleSpec {
+  name: string;
+  trunkId: string;
+  roomPrefix: string;
+  attributes: Record<string, string>;
 }
 
 /** LiveKit could not be reached or refused the request; `notFound` when the object is already gone. */
@@ -30,8 +47,18 @@ export interface Telephony {
   createOutboundTrunk(spec: TrunkSpec): Promise<string>;
   /** Replaces the LiveKit trunk's fields with `spec` (all of them, the password included). */
   updateOutboundTrunk(livekitId: string, spec: TrunkSpec): Promise<void>;
-  /** Deletes the LiveKit trunk; one already gone is not an error. */
+  /** Deletes the LiveKit trunk (outbound or inbound); one already gone is not an error. */
   deleteTrunk(livekitId: string): Promise<void>;
+  /** Creates an inbound trunk; resolves to its LiveKit id. */
+  createInboundTrunk(spec: InboundTrunkSpec): Promise<string>;
+  /** Replaces the inbound trunk's fields with `spec`. */
+  updateInboundTrunk(livekitId: string, spec: InboundTrunkSpec): Promise<void>;
+  /** Creates an `individual` dispatch rule; resolves to its LiveKit id. */
+  createDispatchRule(spec: DispatchRuleSpec): Promise<string>;
+  /** Replaces the dispatch rule with `spec`. */
+  updateDispatchRule(livekitId: string, spec: DispatchRuleSpec): Promise<void>;
+  /** Deletes the dispatch rule; one already gone is not an error. */
+  deleteDispatchRule(livekitId: string): Promise<void>;
   /** Deletes a call's room (every participant is removed: a SIP callee gets a BYE); one already gone is not an error. */
   deleteRoom(name: string): Promise<void>;
 }
@@ -97,6 +124,45 @@ export function createLiveKitTelephony(s: LiveKitSettings): Telephony {
         await sip.deleteSipTrunk(id);
       } catch (err) {
         const e = wrap('deleting the trunk', err);
+        if (!e.notFound) throw e;
+      }
+    },
+    async createInboundTrunk(spec) {
+      try {
+        const t = await sip.createSipInboundTrunk(spec.name, [spec.number], { allowedAddresses: spec.allowedAddresses });
+        return t.sipTrunkId;
+      } catch (err) {
+        throw wrap('creating the inbound trunk', err);
+      }
+    },
+    async updateInboundTrunk(id, spec) {
+      try {
+        await sip.updateSipInboundTrunk(id, new SIPInboundTrunkInfo({ sipTrunkId: id, name: spec.name, numbers: [spec.number], allowedAddresses: spec.allowedAddresses }));
+      } catch (err) {
+        throw wrap('updating the inbound trunk', err);
+      }
+    },
+    async createDispatchRule(spec) {
+      try {
+        const r = await sip.createSipDispatchRule({ type: 'individual', roomPrefix: spec.roomPrefix }, { trunkIds: [spec.trunkId], name: spec.name, attributes: spec.attributes });
+        return r.sipDispatchRuleId;
+      } catch (err) {
+        throw wrap('creating the dispatch rule', err);
+      }
+    },
+    async updateDispatchRule(id, spec) {
+      const rule = new SIPDispatchRule({ rule: { case: 'dispatchRuleIndividual', value: new SIPDispatchRuleIndividual({ roomPrefix: spec.roomPrefix }) } });
+      try {
+        await sip.updateSipDispatchRule(id, new SIPDispatchRuleInfo({ sipDispatchRuleId: id, rule, trunkIds: [spec.trunkId], name: spec.name, attributes: spec.attributes }));
+      } catch (err) {
+        throw wrap('updating the dispatch rule', err);
+      }
+    },
+    async deleteDispatchRule(id) {
+      try {
+        await sip.deleteSipDispatchRule(id);
+      } catch (err) {
+        const e = wrap('deleting the dispatch rule', err);
         if (!e.notFound) throw e;
       }
     },

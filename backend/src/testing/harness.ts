@@ -15,6 +15,7 @@ import { prepareStores } from '../stores.js';
 import { seedAdmin } from '../auth/seed.js';
 import { createSweeper, type Sweeper } from '../dialler/sweeper.js';
 import { createWebhookDeliverer, type WebhookDeliverer } from '../webhooks/deliverer.js';
+import { createCampaignDialler, type CampaignDialler, type DiallerStep } from '../campaigns/dialler.js';
 import type { Metrics } from '../metrics.js';
 import { telephonyFromSettings } from '../telephony/livekit.js';
 
@@ -45,6 +46,8 @@ export interface Harness {
   sweeper(opts?: { metrics?: Metrics; batchSize?: number }): Sweeper;
   /** A dialler's webhook deliverer on the same stores, clock and log (call several for several replicas). */
   deliverer(opts?: { metrics?: Metrics; consumerName?: string }): WebhookDeliverer;
+  /** A dialler's campaign dialler on the same stores and clock (call several for several replicas). */
+  campaignDialler(opts?: { crashAfter?: (step: DiallerStep, contactId: string) => boolean }): CampaignDialler;
   close(): Promise<void>;
 }
 
@@ -104,6 +107,9 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     },
     deliverer(o = {}) {
       return createWebhookDeliverer({ ...deps(), metrics: o.metrics ?? app.metrics, ...(o.consumerName ? { consumerName: o.consumerName } : {}) });
+    },
+    campaignDialler(o = {}) {
+      return createCampaignDialler({ ...deps(), metrics: app.metrics, ...(o.crashAfter ? { crashAfter: o.crashAfter } : {}) });
     },
     async close() {
       // The app's logs go to test-artifacts/logs/ with the suite's, for the secrets check after `make test`.

@@ -3,8 +3,9 @@
 # Every check stays on. The one hook below forgives a failure only when the server refused a request
 # for a rule the OpenAPI document states in words because JSON Schema cannot express it: a time that
 # must lie in the future or after the call began, names that must be unique, a rule that depends on
-# what is stored (the bot's declared variables, the trunks' numbers, a trunk's stored username), what
-# DNS says about a webhook URL's host, or the 64 KiB body limit (a byte count, not a schema keyword).
+# what is stored (the bot's declared variables, for a call or an inbound number; the trunks' numbers; a
+# trunk's stored username), what DNS says about a webhook URL's host, or the 64 KiB body limit (a byte
+# count, not a schema keyword).
 # Each rule is named by the error the server gives for it, for the operations that document it;
 # anything else still fails the run.
 from __future__ import annotations
@@ -41,12 +42,31 @@ _rule(("callEvent",), r"at|transcript\.\d+\.at", r"before the call")
 # Webhook URLs: what the URL parser and DNS say (the host must resolve, to public addresses only).
 _rule(("createWebhook", "updateWebhook"), r"url", r"^(is not a valid URL|host does not resolve|host could not be resolved in time|resolves to .*|\S+ is a loopback, private, link-local or otherwise non-public address)$")
 
+# Campaigns: a time zone Intl knows; windows that end after they start; a CSV upload's header and lines
+# (a CSV body is a string to the schema: its columns and quoting are stated in words).
+_rule(("createCampaign",), r"timezone", r"^is not an IANA time zone this server knows$")
+_rule(("createCampaign",), r"windows\.\d+\.end", r"^must be after start$")
+_rule(("addCampaignContacts",), r"csv(\.header(\.\d+)?|\.row\.\d+)?", r".")
+
 # operationId -> error codes that depend on stored data, not on the request's shape.
 _STATE_CODES = {
     "dialout": {"variables_mismatch", "unknown_from_number"},
     "createCall": {"variables_mismatch"},
     "createWidgetCall": {"variables_mismatch"},
+    # The trunks' numbers, at creation and again when a campaign starts or resumes.
+    "createCampaign": {"unknown_from_number"},
+    "startCampaign": {"unknown_from_number"},
+    "resumeCampaign": {"unknown_from_number"},
+    # Inbound numbers: the variables against the stored bot's declared ones.
+    "createInboundNumber": {"variables_mismatch"},
+    "updateInboundNumber": {"variables_mismatch"},
 }
+
+
+@schemathesis.serializer("text/csv")
+def _csv(ctx: Any, value: Any) -> bytes | None:
+    """CSV uploads (addCampaignContacts): the schema's string as is; anything else is sent without a body."""
+    return value.encode("utf-8") if isinstance(value, str) else None
 
 
 def _operation_id(case: Any) -> str:

@@ -86,12 +86,23 @@ securityContext:
 {{- end -}}
 {{- end -}}
 
+{{/*
+The key name the in-chart livekit-server signs webhooks with: a second name for the Secret's LiveKit
+secret, fixed so it can be written into LiveKit's config (the generated key name never is).
+*/}}
+{{- define "vp.livekitWebhookKey" -}}vp-webhook{{- end -}}
+
 {{/* LIVEKIT_URL / LIVEKIT_API_KEY / LIVEKIT_API_SECRET env entries (none without a telephony plane). */}}
 {{- define "vp.livekitEnv" -}}
 {{- with include "vp.livekitUrl" . }}
 - name: LIVEKIT_URL
   value: {{ . | quote }}
 {{- include "vp.secretEnv" (dict "ctx" $ "keys" (list "LIVEKIT_API_KEY" "LIVEKIT_API_SECRET")) }}
+{{- if $.Values.livekit.enabled }}
+# The in-chart livekit-server signs its webhooks (inbound calls) as this key name, with the same secret.
+- name: LIVEKIT_WEBHOOK_API_KEY
+  value: {{ include "vp.livekitWebhookKey" $ | quote }}
+{{- end }}
 {{- end }}
 {{- end -}}
 

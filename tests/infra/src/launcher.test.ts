@@ -145,6 +145,15 @@ describe('make up / make down', () => {
     expect(Object.keys(call.status_times as object).sort()).toEqual(['completed', 'dialing', 'in_progress', 'queued', 'ringing']);
     expect((call.transcript as Array<{ role: string; text: string }>)[0]).toEqual(expect.objectContaining({ role: 'bot', text: 'Hello Ada, this is a friendly reminder from Example Company.' }));
 
+    // The README's call-in: the local phone calls the seeded inbound number through livekit-sip; LiveKit's
+    // webhook reaches the backend, the worker answers with the demo bot, which hangs up after "yes i will pay".
+    const numbers = (await (await fetch(`http://127.0.0.1:${ports.backend}/api/v1/sip/inbound-numbers`, { headers: auth })).json()) as { items: Array<Record<string, unknown>> };
+    expect(numbers.items).toEqual([expect.objectContaining({ number: '+15550100200', bot_id: 'demo-bot' })]);
+    const callIn = await run('make', ['call-in'], { cwd: repoRoot, env, maxBuffer: 16 << 20 });
+    expect(callIn.stdout).toContain('==> answered; the bot hung up');
+    expect(callIn.stdout).toMatch(/==> call [0-9a-f]{24}: completed \/ bot_hangup, \+15550109999 → \+15550100200/);
+    expect(callIn.stdout).toContain('bot  Thank you caller, goodbye.');
+
     const second = await run('make', ['up'], { cwd: repoRoot, env, maxBuffer: 16 << 20 });
     expect(second.stdout).toContain('ferretdb already running');
     expect(second.stdout).toContain('redis already running');
@@ -154,6 +163,7 @@ describe('make up / make down', () => {
     expect(second.stdout).toContain('backend already running');
     expect(second.stdout).toContain('worker already running');
     expect(second.stdout).toContain('console already running');
+    expect(second.stdout).toContain('seed: inbound number +15550100200 present, unchanged');
 
     // The suite's own Redis is not the stack's: make down must leave it alone.
     const outsider = Number(new URL(process.env.REDIS_URL!).port);

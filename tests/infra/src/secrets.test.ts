@@ -15,7 +15,7 @@ const run = promisify(execFile);
 const cli = path.join(repoRoot, 'tests', 'dist', 'infra', 'src', 'scanLogs.js');
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-/** A key of the format the backend issues (DESIGN.md §2: `vx_` + 32 of [A-Za-z0-9]). */
+/** A key of the format the backend issues (docs/design.md §2: `vx_` + 32 of [A-Za-z0-9]). */
 const apiKey = () => `vx_${[...randomBytes(32)].map((b) => ALPHABET[b % ALPHABET.length]).join('')}`;
 /** A real HS256 JWT, as the backend's login returns. */
 function jwt(secret: string): string {

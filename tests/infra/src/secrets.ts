@@ -1,5 +1,5 @@
 // The secrets check of a test run: no log may hold a full API key, JWT, password, worker token or webhook
-// secret (DESIGN.md §2: "no secrets in bodies or logs"). scanLogs() reads every *.log file below a folder
+// secret (docs/design.md §2: "no secrets in bodies or logs"). scanLogs() reads every *.log file below a folder
 // (test-artifacts/logs/, where logs.ts keeps them) and reports each line holding
 // - a secret of the suites by value: the values of secret-named settings in .env.example / .env, every
 //   secret-named string literal of the tests' own sources (the harness's WORKER_TOKEN, JWT_SECRET and

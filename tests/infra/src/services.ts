@@ -1,4 +1,4 @@
-// The real services of DESIGN.md §6, each started from its real binary on loopback, with readiness
+// The real services of docs/design.md §6, each started from its real binary on loopback, with readiness
 // checks that speak the service's own protocol. A service can be stopped and started again on the
 // same port and data (tests of outages use that).
 import { execFileSync } from 'node:child_process';
@@ -269,7 +269,7 @@ export async function createService(name: ServiceName, opts: ServiceOptions): Pr
     case 'kube':
       return Kube.create(opts);
     case 'livekit':
-      return LiveKit.create(opts);
+      return LiveKit.create({ ...opts, webhookUrl: process.env.VP_LIVEKIT_WEBHOOK_URL });
     case 'phone':
       return Phone.create({ ...opts, phrase: process.env.VP_PHONE_PHRASE, speakAfterMs: process.env.VP_PHONE_SPEAK_AFTER_MS ? Number(process.env.VP_PHONE_SPEAK_AFTER_MS) : undefined });
   }

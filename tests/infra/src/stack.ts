@@ -7,7 +7,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { freePort, killGroup, startProcess, tcpOpen, waitUntil, type ManagedProcess } from './process.js';
 import { FerretDB, MinIO, Redis, mongoPing, redisPing } from './services.js';
-import { LiveKit, Phone, PHONE_NUMBERS } from './telephony.js';
+import { callInbound, LiveKit, Phone, PHONE_NUMBERS } from './telephony.js';
 import { parseEnvFile, repoRoot } from './versions.js';
 
 // VP_RUN_DIR and VP_STACK_PORTS (JSON, e.g. {"ferretdb":27017}) let the stack's own test run a second
@@ -102,6 +102,9 @@ function nodeApp(name: 'backend' | 'worker', env: NodeJS.ProcessEnv, port: numbe
 
 /** The trunk `make up` seeds: to the local test phone, with this caller ID. */
 export const STACK_TRUNK_NUMBER = '+15550100000';
+/** The inbound number `make up` seeds for the demo bot, and who `make call-in` calls from. */
+export const STACK_INBOUND_NUMBER = '+15550100200';
+const CALL_IN_FROM = '+15550109999';
 
 /** The admin, the demo bot and a default trunk to the test phone; every seed is idempotent and never overwrites. */
 async function seedBackend(settings: Record<string, string>): Promise<void> {
@@ -122,15 +125,56 @@ async function seedBackend(settings: Record<string, string>): Promise<void> {
   const list = (await (await fetch(`${api}/sip/outbound-trunks`, { headers: auth })).json()) as { items: unknown[] };
   if (list.items.length) {
     console.log(`==> seed: outbound trunks: ${list.items.length} present, unchanged`);
+  } else {
+    const res = await fetch(`${api}/sip/outbound-trunks`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'Local test phone (sipp)', address: `127.0.0.1:${stackPorts.phone}`, numbers: [STACK_TRUNK_NUMBER], default: true }),
+    });
+    if (res.status !== 201) throw new Error(`seeding the trunk: ${res.status} ${await res.text()}`);
+    console.log(`==> seed: default trunk to the test phone 127.0.0.1:${stackPorts.phone} created`);
+  }
+  // A number of our own the demo bot answers (`make call-in` rings it).
+  const inbound = (await (await fetch(`${api}/sip/inbound-numbers`, { headers: auth })).json()) as { items: Array<{ number: string }> };
+  if (inbound.items.some((n) => n.number === STACK_INBOUND_NUMBER)) {
+    console.log(`==> seed: inbound number ${STACK_INBOUND_NUMBER} present, unchanged`);
     return;
   }
-  const res = await fetch(`${api}/sip/outbound-trunks`, {
+  const res = await fetch(`${api}/sip/inbound-numbers`, {
     method: 'POST',
     headers: auth,
-    body: JSON.stringify({ name: 'Local test phone (sipp)', address: `127.0.0.1:${stackPorts.phone}`, numbers: [STACK_TRUNK_NUMBER], default: true }),
+    body: JSON.stringify({ number: STACK_INBOUND_NUMBER, bot_id: 'demo-bot', variables: { customer_name: 'caller', amount_due: '40 dollars' } }),
   });
-  if (res.status !== 201) throw new Error(`seeding the trunk: ${res.status} ${await res.text()}`);
-  console.log(`==> seed: default trunk to the test phone 127.0.0.1:${stackPorts.phone} created`);
+  if (res.status !== 201) throw new Error(`seeding the inbound number: ${res.status} ${await res.text()}`);
+  console.log(`==> seed: inbound number ${STACK_INBOUND_NUMBER} → demo-bot created`);
+}
+
+/**
+ * `make call-in`: the local phone calls one of our numbers through livekit-sip (sipp as the caller), says
+ * `phrase` four seconds after the answer, and stays on until the bot hangs up (or 30 s).
+ */
+export async function callIn(number = STACK_INBOUND_NUMBER, phrase = 'yes i will pay'): Promise<void> {
+  const settings = stackSettings();
+  console.log(`==> calling ${number} from ${CALL_IN_FROM} through livekit-sip 127.0.0.1:${stackPorts.sip}; saying "${phrase}" after the greeting`);
+  const result = await callInbound({ dir: path.join(runDir, 'call-in'), sipAddress: `127.0.0.1:${stackPorts.sip}`, number, from: CALL_IN_FROM, phrase });
+  const outcome = result.finalStatus === 200 ? (result.byeReceived ? 'answered; the bot hung up' : 'answered; the caller hung up') : `refused: SIP ${result.finalStatus ?? 'no answer'}`;
+  console.log(`==> ${outcome}`);
+  const api = `http://127.0.0.1:${stackPorts.backend}/api/v1`;
+  const login = await fetch(`${api}/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: settings.ADMIN_EMAIL, password: settings.ADMIN_PASSWORD }) });
+  if (login.status !== 200) return;
+  const auth = { Authorization: `Bearer ${((await login.json()) as { access_token: string }).access_token}` };
+  const calls = (await (await fetch(`${api}/calls?direction=inbound&limit=1`, { headers: auth })).json()) as { items: Array<Record<string, unknown>> };
+  const c = calls.items[0];
+  if (!c) return;
+  // The record is final once the recording is reported.
+  let call = c;
+  for (let i = 0; i < 50 && call.recording_key === null && call.recording_error === null; i++) {
+    await delay(200);
+    call = (await (await fetch(`${api}/calls/${c.call_id as string}`, { headers: auth })).json()) as Record<string, unknown>;
+  }
+  console.log(`==> call ${call.call_id as string}: ${call.status as string} / ${call.end_reason as string}, ${call.from_number as string} → ${call.to_number as string}`);
+  for (const t of (call.transcript as Array<{ role: string; text: string }> | undefined) ?? []) console.log(`    ${t.role.padEnd(4)} ${t.text}`);
+  console.log(`    recording ${(call.recording_key as string | null) ?? (call.recording_error as string | null) ?? 'none'}  (GET ${api}/calls/${call.call_id as string})`);
 }
 
 /**
@@ -211,6 +255,8 @@ function entries(settings: Record<string, string>): StackEntry[] {
           persistent: true,
           apiKey: settings.LIVEKIT_API_KEY,
           apiSecret: settings.LIVEKIT_API_SECRET,
+          // Calls to inbound numbers reach the backend as LiveKit's signed webhooks.
+          webhookUrl: `http://127.0.0.1:${p.backend}/livekit/webhook`,
         }),
       healthy: async () => (await fetch(`http://127.0.0.1:${p.livekit}/`)).status === 200 && (await fetch(`http://127.0.0.1:${p.sipHealth}/`)).status === 200,
     },
@@ -327,11 +373,18 @@ export function printSummary(): void {
   console.log(`  demo bot   demo-bot  (API docs: http://127.0.0.1:${stackPorts.backend}/api/v1/openapi.json)`);
   console.log(`  test call  ws://127.0.0.1:${stackPorts.worker}/ws/demo-bot?token=…  (token: POST /api/v1/test-calls/token; 16 kHz PCM16LE mono)`);
   console.log(`  dial-out   POST http://127.0.0.1:${stackPorts.backend}/api/v1/sip/dialout  to_number ${PHONE_NUMBERS.answers} rings the test phone (README)`);
+  console.log(`  call-in    make call-in  rings ${STACK_INBOUND_NUMBER} (the demo bot answers) from the local phone`);
   console.log(`  logs       ${path.relative(process.cwd(), runDir) || '.run'}/<service>/*.log  (make logs)`);
   console.log('  stop with  make down');
 }
 
 const command = process.argv[2];
+if (command === 'call-in') {
+  callIn(process.argv[3] || undefined, process.argv[4] || undefined).catch((err: unknown) => {
+    console.error(`call-in: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
+}
 if (command === 'up' || command === 'down') {
   (command === 'up' ? up().then(printSummary) : down()).catch((err: unknown) => {
     console.error(`stack ${command}: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,12 +1,12 @@
-// The telephony plane's real services (DESIGN.md §7): livekit-server with its own Redis, livekit-sip,
+// The telephony plane's real services (docs/design.md §7): livekit-server with its own Redis, livekit-sip,
 // and the local test phone (sipp as a SIP callee with "magic" numbers). Everything on 127.0.0.1,
 // except livekit-sip's RTP sockets, which its source binds to every address (no setting).
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { binary } from './versions.js';
-import { waitUntil } from './process.js';
+import { freePort, startProcess, waitUntil } from './process.js';
 import { ports as pick, ProcessService, type ServiceOptions } from './processService.js';
 import { redisPing } from './services.js';
 
@@ -25,6 +25,8 @@ abstract class Procs extends ProcessService {
 export const LIVEKIT_DEV_KEY = 'vp-dev-key';
 export const LIVEKIT_DEV_SECRET = process.env.VP_LIVEKIT_TEST_SECRET || randomBytes(24).toString('hex');
 
+export type LiveKitOptions = Opts & { apiKey?: string; apiSecret?: string; webhookUrl?: string };
+
 /**
  * livekit-server + livekit-sip, and a Redis of their own (SIP needs one; keeping it apart means
  * the platform's Redis outage tests never take the telephony plane down with them).
@@ -41,14 +43,17 @@ export class LiveKit extends Procs {
   private sipHealthPort = 0;
   readonly apiKey: string;
   readonly apiSecret: string;
+  /** Where livekit-server posts its signed webhooks (the backend's /livekit/webhook); none without it. */
+  readonly webhookUrl: string | undefined;
 
-  private constructor(opts: Opts & { apiKey?: string; apiSecret?: string }) {
+  private constructor(opts: LiveKitOptions) {
     super(opts);
     this.apiKey = opts.apiKey ?? LIVEKIT_DEV_KEY;
     this.apiSecret = opts.apiSecret ?? LIVEKIT_DEV_SECRET;
+    this.webhookUrl = opts.webhookUrl;
   }
 
-  static async create(opts: Opts & { apiKey?: string; apiSecret?: string }): Promise<LiveKit> {
+  static async create(opts: LiveKitOptions): Promise<LiveKit> {
     const svc = new LiveKit(opts);
     [svc.httpPort, svc.udpPort, svc.redisPort, svc.sipPort, svc.sipHealthPort] = await pick(opts, 5);
     // A 200-port RTP range that is unlikely to collide with another suite's (RTP is UDP only).
@@ -87,6 +92,7 @@ export class LiveKit extends Procs {
         `  address: 127.0.0.1:${this.redisPort}`,
         'keys:',
         `  ${this.apiKey}: ${this.apiSecret}`,
+        ...(this.webhookUrl ? ['webhook:', `  api_key: ${this.apiKey}`, `  urls: [${JSON.stringify(this.webhookUrl)}]`] : []),
         'logging: {level: warn}',
         '',
       ].join('\n'),
@@ -121,7 +127,7 @@ export class LiveKit extends Procs {
   }
 }
 
-// The local test phone's numbers (DESIGN.md §7), like test card numbers. Beyond the two the design
+// The local test phone's numbers (docs/design.md §7), like test card numbers. Beyond the two the design
 // names, a few more outcomes a carrier can give, so each has a number to test it with.
 export const PHONE_NUMBERS = {
   /** Answers 486 Busy Here. */
@@ -406,4 +412,155 @@ function udpBound(port: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** What a caller (sipp as a user agent client) heard from an inbound call. */
+export interface InboundCallResult {
+  /** The INVITE's final response: 200 (answered), 486 (busy), … */
+  finalStatus: number | null;
+  /** The other side (the bot) hung up: sipp received a BYE. */
+  byeReceived: boolean;
+  /** sipp's exit code (0: the scenario ran to its end). */
+  exitCode: number | string;
+  /** Every SIP message sipp sent and received. */
+  messages: string;
+}
+
+/** The caller's scenario: INVITE, provisional answers, then 200 (ACK, speak, wait for the BYE) or 486 (ACK). */
+function callerScenario(pcap: string, from: string, holdMs: number): string {
+  const sdp = `v=0
+      o=caller 53655765 2353687637 IN IP[local_ip_type] [local_ip]
+      s=-
+      c=IN IP[media_ip_type] [media_ip]
+      t=0 0
+      m=audio [media_port] RTP/AVP 0 101
+      a=rtpmap:0 PCMU/8000
+      a=rtpmap:101 telephone-event/8000
+      a=fmtp:101 0-16
+      a=ptime:20
+      a=sendrecv`;
+  const headers = (method: string, cseq: number, uri: string) => `${method} ${uri} SIP/2.0
+      Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+      From: <sip:${from}@[local_ip]:[local_port]>;tag=[pid]caller[call_number]
+      To: <sip:[service]@[remote_ip]:[remote_port]>[peer_tag_param]
+      Call-ID: [call_id]
+      CSeq: ${cseq} ${method}
+      Contact: <sip:caller@[local_ip]:[local_port];transport=[transport]>
+      Max-Forwards: 70`;
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<!DOCTYPE scenario SYSTEM "sipp.dtd">
+<scenario name="voice-platform inbound caller">
+  <send retrans="500">
+    <![CDATA[
+      ${headers('INVITE', 1, 'sip:[service]@[remote_ip]:[remote_port]')}
+      Content-Type: application/sdp
+      Content-Length: [len]
+
+      ${sdp}
+    ]]>
+  </send>
+  <label id="wait"/>
+  <recv response="100" optional="true" next="wait"/>
+  <recv response="180" optional="true" next="wait"/>
+  <recv response="183" optional="true" next="wait"/>
+  <recv response="486" optional="true" next="busy"/>
+  <recv response="200" rrs="true"/>
+  <send>
+    <![CDATA[
+      ${headers('ACK', 1, '[next_url]')}
+      Content-Length: 0
+    ]]>
+  </send>
+  <nop>
+    <action>
+      <exec play_pcap_audio="${pcap}"/>
+    </action>
+  </nop>
+  <recv request="BYE" timeout="${holdMs}" ontimeout="hangup"/>
+  <send>
+    <![CDATA[
+      SIP/2.0 200 OK
+      [last_Via:]
+      [last_From:]
+      [last_To:]
+      [last_Call-ID:]
+      [last_CSeq:]
+      Contact: <sip:caller@[local_ip]:[local_port];transport=[transport]>
+      Content-Length: 0
+    ]]>
+  </send>
+  <nop next="end"/>
+
+  <label id="hangup"/>
+  <send retrans="500">
+    <![CDATA[
+      ${headers('BYE', 2, '[next_url]')}
+      Content-Length: 0
+    ]]>
+  </send>
+  <recv response="200" timeout="5000" ontimeout="end"/>
+  <nop next="end"/>
+
+  <label id="busy"/>
+  <send>
+    <![CDATA[
+      ${headers('ACK', 1, 'sip:[service]@[remote_ip]:[remote_port]')}
+      Content-Length: 0
+    ]]>
+  </send>
+  <label id="end"/>
+</scenario>
+`;
+}
+
+/**
+ * One call from a phone to `number` through livekit-sip at `sipAddress` (sipp as the caller): once
+ * answered it says `phrase` after `speakAfterMs` and stays on until the other side hangs up, or hangs
+ * up itself after `holdMs`. Resolves when sipp is done.
+ */
+export async function callInbound(opts: {
+  dir: string;
+  sipAddress: string;
+  number: string;
+  from: string;
+  phrase: string;
+  speakAfterMs?: number;
+  holdMs?: number;
+}): Promise<InboundCallResult> {
+  mkdirSync(opts.dir, { recursive: true });
+  const holdMs = opts.holdMs ?? 30_000;
+  const pcap = path.join(opts.dir, 'caller.pcap');
+  writeRtpPcap(pcap, speakUlaw(opts.phrase, opts.dir), opts.speakAfterMs ?? 4000, holdMs + 5000);
+  const scenario = path.join(opts.dir, 'caller.xml');
+  writeFileSync(scenario, callerScenario(pcap, opts.from, holdMs));
+  const messages = path.join(opts.dir, 'caller-messages.log');
+  const [sipPort, mediaPort, controlPort] = [await freePort(), await freePort(), await freePort()];
+  const proc = startProcess('sipp-caller', binary('sipp'), [
+    '-sf', scenario,
+    '-s', opts.number,
+    '-i', '127.0.0.1',
+    '-p', String(sipPort),
+    '-mi', '127.0.0.1',
+    '-mp', String(mediaPort),
+    '-ci', '127.0.0.1',
+    '-cp', String(controlPort),
+    '-m', '1',
+    '-nostdin',
+    '-trace_msg',
+    '-message_file', messages,
+    '-trace_err',
+    '-error_file', path.join(opts.dir, 'caller-errors.log'),
+    opts.sipAddress,
+  ], { logFile: path.join(opts.dir, 'caller.log') });
+  const exitCode = await proc.exited;
+  const log = existsSync(messages) ? readFileSync(messages, 'utf8') : '';
+  // sipp's trace: blocks opened by a dashed line, then "UDP message received …" or "… sent …", then the message.
+  const received = log.split(/^-{5,}.*$/m).filter((b) => /message received/.test(b)).map((b) => b.slice(b.indexOf('\n', b.indexOf('message received')) + 1).trim());
+  const finals = received.filter((m) => /^CSeq: *\d+ INVITE/im.test(m)).map((m) => /^SIP\/2\.0 ([2-6]\d\d)/.exec(m)?.[1]).filter((c): c is string => !!c);
+  return {
+    finalStatus: finals.length ? Number(finals[finals.length - 1]) : null,
+    byeReceived: received.some((m) => m.startsWith('BYE ')),
+    exitCode,
+    messages: log,
+  };
 }

@@ -20,7 +20,7 @@ import { CallRecorder, RecordingError, recordingKey, saveRecording, type Recordi
 
 export type EndStatus = 'completed' | 'failed';
 
-/** End reasons the session itself decides (DESIGN.md §7); hang-ups come from the transport. */
+/** End reasons the session itself decides (docs/design.md §7); hang-ups come from the transport. */
 export const END_REASONS = { botHangup: 'bot_hangup', maxDuration: 'max_duration', callerIdle: 'caller_idle' } as const;
 
 export interface CallObserver {

@@ -16,8 +16,10 @@ export interface DialoutJob {
   /** The telephony plane's id of the trunk that places the call, and the caller ID it presents. */
   sip_trunk_id: string;
   from_number: string;
-  /** `web`: a browser test call (the caller joins the call's room); otherwise a dial-out. */
-  direction: 'outbound' | 'web';
+  /** `web`: a browser test call (the caller joins the call's room); `inbound`: a caller rings in `room_name`; otherwise a dial-out. */
+  direction: 'outbound' | 'web' | 'inbound';
+  /** Inbound calls: the caller's room (other calls' rooms are named by the call id). */
+  room_name: string;
 }
 
 export interface ClaimOptions {
@@ -49,7 +51,7 @@ function parseFields(entryId: string, fields: string[]): DialoutJob | null {
   } catch {
     return null;
   }
-  return { entryId, call_id: f.call_id, bot_id: f.bot_id, to_number: f.to_number ?? '', variables, sip_trunk_id: f.sip_trunk_id ?? '', from_number: f.from_number ?? '', direction: f.direction === 'web' ? 'web' : 'outbound' };
+  return { entryId, call_id: f.call_id, bot_id: f.bot_id, to_number: f.to_number ?? '', variables, sip_trunk_id: f.sip_trunk_id ?? '', from_number: f.from_number ?? '', direction: f.direction === 'web' || f.direction === 'inbound' ? f.direction : 'outbound', room_name: f.room_name ?? '' };
 }
 
 type Entries = Array<[string, string[]]>;

@@ -11,6 +11,14 @@ export function invitesTo(to: string): number {
   return receivedBlocks().filter((b) => new RegExp(`^INVITE sip:\\${to}@`, 'm').test(b)).length;
 }
 
+/** The calls (distinct SIP Call-IDs; retransmitted INVITEs count once) the phone received for `to`. */
+export function callsTo(to: string): number {
+  const ids = receivedBlocks()
+    .filter((b) => new RegExp(`^INVITE sip:\\${to}@`, 'm').test(b))
+    .map((b) => b.match(/^Call-ID:\s*(\S+)/im)?.[1]);
+  return new Set(ids.filter(Boolean)).size;
+}
+
 /** The requests and responses the phone received in the (first) call to `to`, in order: INVITE, ACK, BYE… */
 export function phoneReceived(to: string): string[] {
   const blocks = receivedBlocks();

@@ -1,4 +1,4 @@
-// The telephony plane on LiveKit (DESIGN.md §7): one room per call, named by its call id. The worker
+// The telephony plane on LiveKit (docs/design.md §7): one room per call, named by its call id. The worker
 // joins the room with rtc-node and publishes the bot's voice, then asks LiveKit to dial the callee
 // into the room through the call's outbound trunk (livekit-sip places the SIP call). The callee's
 // audio comes back as a track; the call itself runs on the same pipeline as a WebSocket call, through
@@ -21,7 +21,7 @@ import { AccessToken, RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import type { Logger } from '../logger.js';
 import type { Settings } from '../settings.js';
 import { RoomEventRouter } from './roomEvents.js';
-import { DialError, outcomeForSipStatus, type CallTransport, type DialRequest, type ServerMessage, type TelephonyDialer, type TransportHandlers, type WebCallRequest } from './transport.js';
+import { DialError, outcomeForSipStatus, type CallTransport, type DialRequest, type InboundCallRequest, type ServerMessage, type TelephonyDialer, type TransportHandlers, type WebCallRequest } from './transport.js';
 
 export interface LiveKitOptions {
   url: string;
@@ -35,16 +35,22 @@ export interface LiveKitOptions {
 
 const BOT_IDENTITY = 'bot';
 const CALLEE_IDENTITY = 'callee';
-/** The identity the backend gives a browser caller's token (DESIGN §7 widget). */
+/** The identity the backend gives a browser caller's token (docs/design.md §7 widget). */
 export const WEB_CALLER_IDENTITY = 'caller';
 
 /** Who the call is with in the room, and what their leaving is called. */
 interface Peer {
-  identity: string;
+  /** The peer's identity; null: whoever joins as a SIP participant (an inbound caller, named by LiveKit). */
+  identity: string | null;
+  /** The peer is a phone line (livekit-sip), not a browser. */
+  sip: boolean;
   hangupReason: 'callee_hangup' | 'caller_hangup';
 }
-const SIP_CALLEE: Peer = { identity: CALLEE_IDENTITY, hangupReason: 'callee_hangup' };
-const WEB_CALLER: Peer = { identity: WEB_CALLER_IDENTITY, hangupReason: 'caller_hangup' };
+const SIP_CALLEE: Peer = { identity: CALLEE_IDENTITY, sip: true, hangupReason: 'callee_hangup' };
+const SIP_CALLER: Peer = { identity: null, sip: true, hangupReason: 'caller_hangup' };
+const WEB_CALLER: Peer = { identity: WEB_CALLER_IDENTITY, sip: false, hangupReason: 'caller_hangup' };
+
+const isPeer = (peer: Peer, p: { identity: string; kind?: ParticipantKind }) => (peer.identity === null ? p.kind === ParticipantKind.SIP : p.identity === peer.identity);
 
 const SIP_STATUS_ATTRIBUTE = 'sip.callStatus';
 
@@ -122,20 +128,20 @@ export class LiveKitDialer implements TelephonyDialer {
    * The call's room with the bot in it, speaking on its own track, and the transport for the call with
    * `peer`: built before the peer comes, whose track and hang-up may arrive at any moment after.
    */
-  private async openRoom(callId: string, peer: Peer, log: Logger): Promise<{ room: Room; transport: LiveKitTransport; cleanup: () => Promise<void> }> {
+  private async openRoom(roomName: string, peer: Peer, log: Logger): Promise<{ room: Room; transport: LiveKitTransport; cleanup: () => Promise<void> }> {
     const room = new Room();
     const source = new AudioSource(this.opts.sampleRate, 1);
     let cleaned = false;
     const cleanup = async () => {
       if (cleaned) return;
       cleaned = true;
-      await this.deleteRoom(callId).catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not delete the room'));
+      await this.deleteRoom(roomName).catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not delete the room'));
       await room.disconnect().catch(() => undefined);
       this.router.drop(room);
       await source.close().catch(() => undefined);
     };
     try {
-      await this.connect(room, callId, log);
+      await this.connect(room, roomName, log);
       const track = LocalAudioTrack.createAudioTrack('bot-voice', source);
       // DTX and no RED: the bot is silent half the call, and a phone line has no use for redundancy.
       await room.localParticipant!.publishTrack(track, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE, dtx: true, red: false }));
@@ -147,7 +153,7 @@ export class LiveKitDialer implements TelephonyDialer {
   }
 
   /**
-   * A browser test call (DESIGN §7 widget): joins the call's room and resolves once the caller is in it
+   * A browser test call (docs/design.md §7 widget): joins the call's room and resolves once the caller is in it
    * with their microphone, with the transport the call runs on. Rejects (room deleted) when the caller
    * does not come before `req.signal` aborts, or LiveKit is unreachable.
    */
@@ -167,6 +173,43 @@ export class LiveKitDialer implements TelephonyDialer {
     } catch (err) {
       await cleanup();
       throw err;
+    }
+  }
+
+  /**
+   * An inbound call (docs/design.md §7): joins the room the caller rings in. Subscribing to the caller's audio is
+   * what makes livekit-sip answer (200 OK); resolves once it has (`sip.callStatus` active), with the
+   * transport the call runs on. Rejects (room deleted, the caller hears 486 or a BYE) when the caller is
+   * gone, or answering takes longer than `req.signal` allows.
+   */
+  async answerInbound(req: InboundCallRequest): Promise<LiveKitTransport> {
+    const log = this.opts.logger.child({ call_id: req.callId, room: req.roomName });
+    const { room, transport, cleanup } = await this.openRoom(req.roomName, SIP_CALLER, log);
+    const caller = () => [...room.remoteParticipants.values()].find((p) => p.kind === ParticipantKind.SIP);
+    let onAttributes: ((changed: Record<string, string>, p: { identity: string; kind?: ParticipantKind }) => void) | null = null;
+    try {
+      await Promise.race([
+        new Promise<void>((resolve) => {
+          onAttributes = (changed, p) => {
+            if (p.kind === ParticipantKind.SIP && changed[SIP_STATUS_ATTRIBUTE] === 'active') resolve();
+          };
+          room.on(RoomEvent.ParticipantAttributesChanged, onAttributes);
+          if (caller()?.attributes[SIP_STATUS_ATTRIBUTE] === 'active') resolve();
+        }),
+        transport.hungUpWith.then((reason) => Promise.reject(new Error(`the caller was gone before the answer (${reason})`))),
+        new Promise<never>((_, reject) => {
+          const onAbort = () => reject(new Error(caller() ? 'the call was not answered in time' : 'the caller was not in the room'));
+          if (req.signal.aborted) onAbort();
+          req.signal.addEventListener('abort', onAbort, { once: true });
+        }),
+      ]);
+      log.info('inbound call answered');
+      return transport;
+    } catch (err) {
+      await cleanup();
+      throw err;
+    } finally {
+      if (onAttributes) room.off(RoomEvent.ParticipantAttributesChanged, onAttributes);
     }
   }
 
@@ -254,6 +297,9 @@ export class LiveKitTransport implements CallTransport {
   readonly peerAudio = new Promise<void>((resolve) => (this.gotPeerAudio = resolve));
   private releaseStream: (() => void) | null = null;
   private readonly encoder = new TextEncoder();
+  private markHungUp!: (reason: string) => void;
+  /** Resolves with the reason once the peer is gone (before or during the call). */
+  readonly hungUpWith = new Promise<string>((resolve) => (this.markHungUp = resolve));
 
   constructor(
     private readonly room: Room,
@@ -264,21 +310,21 @@ export class LiveKitTransport implements CallTransport {
     private readonly router: RoomEventRouter | null = null,
     private readonly peer: Peer = SIP_CALLEE,
   ) {
-    this.kind = peer === SIP_CALLEE ? 'sip' : 'livekit';
+    this.kind = peer.sip ? 'sip' : 'livekit';
     // The peer's audio may be subscribed before or after the call starts: listen from the start.
     for (const p of room.remoteParticipants.values()) {
-      for (const pub of p.trackPublications.values()) if (p.identity === peer.identity && pub.track?.kind === TrackKind.KIND_AUDIO) this.calleeTrack = pub.track;
+      for (const pub of p.trackPublications.values()) if (isPeer(peer, p) && pub.track?.kind === TrackKind.KIND_AUDIO) this.calleeTrack = pub.track;
     }
     if (this.calleeTrack) this.gotPeerAudio();
     room.on(RoomEvent.TrackSubscribed, (t, _pub, p) => {
-      if (p.identity !== peer.identity || t.kind !== TrackKind.KIND_AUDIO || this.calleeTrack) return;
+      if (!isPeer(peer, p) || t.kind !== TrackKind.KIND_AUDIO || this.calleeTrack) return;
       this.calleeTrack = t;
       this.gotPeerAudio();
       // Not from inside rtc-node's event dispatch: a stream opened there can miss its first frames for good.
       setImmediate(() => this.listen());
     });
     room.on(RoomEvent.ParticipantDisconnected, (p) => {
-      if (p.identity === peer.identity || (peer === SIP_CALLEE && p.kind === ParticipantKind.SIP)) this.hangup(peer.hangupReason);
+      if (isPeer(peer, p) || (peer.sip && p.kind === ParticipantKind.SIP)) this.hangup(peer.hangupReason);
     });
     room.on(RoomEvent.Disconnected, () => this.hangup('connection_lost'));
   }
@@ -319,6 +365,7 @@ export class LiveKitTransport implements CallTransport {
   private hangup(reason: string): void {
     if (this.hungUp) return;
     this.hungUp = reason;
+    this.markHungUp(reason);
     this.handlers?.onHangup(reason);
   }
 

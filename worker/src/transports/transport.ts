@@ -27,7 +27,7 @@ export interface CallTransport {
   interrupt?(): void;
 }
 
-/** What a carrier can answer instead of picking up, as the call record shows it (DESIGN.md §7). */
+/** What a carrier can answer instead of picking up, as the call record shows it (docs/design.md §7). */
 export interface DialOutcome {
   status: 'busy' | 'no_answer' | 'failed';
   reason: 'busy' | 'no_answer' | 'invalid_number' | 'sip_error' | 'dial_failed';
@@ -70,14 +70,24 @@ export interface WebCallRequest {
   signal: AbortSignal;
 }
 
+export interface InboundCallRequest {
+  callId: string;
+  /** The room LiveKit's dispatch rule put the caller in (`in-…`), ringing until the bot joins. */
+  roomName: string;
+  /** Aborted when answering takes too long (or the worker stops). */
+  signal: AbortSignal;
+}
+
 export interface TelephonyDialer {
   readonly name: string;
   dial(req: DialRequest): Promise<CallTransport>;
-  /** A browser test call (DESIGN §7 widget): resolves once the caller is in the call's room. */
+  /** A call to one of our numbers (docs/design.md §7 inbound): joins the caller's room, which answers the call. */
+  answerInbound?(req: InboundCallRequest): Promise<CallTransport>;
+  /** A browser test call (docs/design.md §7 widget): resolves once the caller is in the call's room. */
   joinWebCall?(req: WebCallRequest): Promise<CallTransport>;
 }
 
-/** WebSocket close codes of DESIGN.md §4 (4000 + the HTTP status they mirror). */
+/** WebSocket close codes of docs/design.md §4 (4000 + the HTTP status they mirror). */
 export const CLOSE_CODES = {
   bot_not_found: 4404,
   call_not_found: 4404,

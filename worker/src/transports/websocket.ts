@@ -1,4 +1,4 @@
-// `WS /ws/{bot_id}` (DESIGN.md §4). Client: optional first text message {"type":"start","variables":{…}},
+// `WS /ws/{bot_id}` (docs/design.md §4). Client: optional first text message {"type":"start","variables":{…}},
 // then binary PCM16LE mono at AUDIO_SAMPLE_RATE, and {"type":"stop"} to hang up. Server: {"type":"started"},
 // binary bot audio, transcripts, {"type":"ended"} or {"type":"error"} followed by a close.
 // Hostile clients: a frame over the server's maxPayload is closed 1009 and text that is not UTF-8 1007 by
@@ -115,7 +115,7 @@ export class WebSocketTransport implements CallTransport {
     this.hangup(reason || 'closed_by_worker');
   }
 
-  /** Refuses the call: one error message, then the close code of DESIGN.md §4. */
+  /** Refuses the call: one error message, then the close code of docs/design.md §4. */
   fail(code: number, errorCode: string, message: string): void {
     this.sendMessage({ type: 'error', code: errorCode, message });
     this.close(code, errorCode);

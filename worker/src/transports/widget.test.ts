@@ -1,4 +1,4 @@
-// A browser test call end to end (DESIGN §7 widget): `POST /livekit/widget` on the real backend queues a
+// A browser test call end to end (docs/design.md §7 widget): `POST /livekit/widget` on the real backend queues a
 // `web` call and answers a LiveKit token; a worker claims the job and joins the call's room; the
 // "browser" (rtc-node, the protocol livekit-client speaks) joins with that token, hears the greeting,
 // says "stop calling", and gets the call's events as data on topic `events`. The record ends `web`,

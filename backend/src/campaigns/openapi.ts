@@ -1,0 +1,187 @@
+// The OpenAPI paths of campaigns and the do-not-call list, built by openapi.ts with its helpers.
+import { PHONE_NUMBER_PATTERN, CURSOR_PATTERN } from '@voice-platform/schemas';
+import type { TSchema } from '@sinclair/typebox';
+import {
+  CAMPAIGN_STATUSES,
+  CampaignCreate,
+  CampaignDetail,
+  CampaignPage,
+  CONTACT_STATUSES,
+  ContactPage,
+  ContactsResult,
+  ContactsUpload,
+  DncAdd,
+  DncAdded,
+  DncPage,
+  MAX_CONTACTS_PER_UPLOAD,
+  MAX_CSV_BYTES,
+  MAX_CSV_COLUMNS,
+  MAX_CSV_ROW_CHARS,
+} from './schemas.js';
+
+export interface DocHelpers {
+  ok: (description: string, schema: TSchema | object, headers?: object) => object;
+  err: (codes: string[], extra?: string) => object;
+  requestJson: (schema: TSchema | object) => object;
+  body: (schema: TSchema) => object;
+  idParam: (description: string) => object;
+  adminErrors: object;
+  bodyErrors: object;
+}
+
+const CAMPAIGN_RULES =
+  'Beyond the schema: `timezone` must be a zone this server\'s Intl knows (422 `validation_failed` naming `timezone`), each window\'s `end` ' +
+  'must be after its `start` (naming `windows.N.end`), `bot_id` must name a bot (404 `bot_not_found`), and `from_number`, when given, must be ' +
+  "one of an outbound trunk's numbers (422 `unknown_from_number`). The campaign is created `draft`: add contacts, then start it.";
+
+const DIALLER =
+  'The dialler role dials `pending` contacts (and `retry_scheduled` ones once `next_attempt_at` has come) while the campaign is `running`: ' +
+  'only inside a calling window of the contact\'s own `timezone` (else the campaign\'s); never more than `max_concurrency` of its calls live, ' +
+  'never more than `calls_per_second` dials in any second (below 1: one dial per 1/calls_per_second seconds), and only while the fleet has more ' +
+  'than CAMPAIGN_FLEET_HEADROOM_SLOTS (default 1) free slots, which API dial-outs keep. Each dial is a dial-out (the same checks, trunk and ' +
+  'capacity reservation; call.* webhooks carry `campaign_id`); a dial the fleet has no room for leaves the contact `pending` (no attempt). ' +
+  'The do-not-call list is checked right before each dial (`skipped_dnc`). A call that ends `busy`, `no_answer` or `failed` (never `failed` ' +
+  '/ `invalid_number`) is retried after `retry.delay_seconds` when `retry.on` names its outcome and attempts are left (`retry_scheduled`); ' +
+  'otherwise the contact ends with the outcome. A contact is never dialled twice for one attempt, whatever replicas run or die. When no ' +
+  'contact is `pending`, `retry_scheduled` or `dialing`, a running campaign becomes `completed` (`campaign.completed` webhook). If a dial is ' +
+  'refused for the bot (gone, inactive) or the trunk, the dialler pauses the campaign with `paused_reason` (the error code).';
+
+export function campaignPaths(d: DocHelpers): Record<string, object> {
+  const { ok, err, requestJson, body, idParam, adminErrors, bodyErrors } = d;
+  const id = idParam('Campaign id');
+  const page = (what: string) => [
+    { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+    { name: 'cursor', in: 'query', schema: { type: 'string', pattern: CURSOR_PATTERN }, description: `\`next_cursor\` of the previous page: \`<created_at in ms>.<id>\` of its last ${what}` },
+  ];
+  const transition = (operationId: string, summary: string, description: string, extra: Record<string, object> = {}) => ({
+    parameters: [id],
+    post: {
+      operationId,
+      summary,
+      description,
+      security: [{ adminJwt: [] }],
+      responses: { 200: ok('The campaign, with contact counts', CampaignDetail), ...adminErrors, 404: err(['not_found']), 409: err(['conflict'], 'Not allowed from the current status (`details.status`, `details.allowed_from`), or changed concurrently'), ...extra },
+    },
+  });
+  const botChecks = {
+    404: err(['not_found', 'bot_not_found']),
+    409: err(['conflict', 'bot_inactive', 'no_outbound_trunk'], '`conflict`: not allowed from the current status (`details.status`, `details.allowed_from`), or changed concurrently'),
+    422: err(['unknown_from_number'], "The campaign's `from_number` is no longer a trunk's number"),
+  };
+  return {
+    '/api/v1/campaigns': {
+      post: {
+        operationId: 'createCampaign',
+        summary: 'Create a campaign (status `draft`)',
+        description: `${CAMPAIGN_RULES}\n\n${DIALLER}`,
+        security: [{ adminJwt: [] }],
+        requestBody: body(CampaignCreate),
+        responses: {
+          201: ok('The campaign, with contact counts', CampaignDetail, { Location: { description: 'The campaign resource', schema: { type: 'string' } } }),
+          ...adminErrors,
+          ...bodyErrors,
+          404: err(['bot_not_found']),
+          422: err(['validation_failed', 'unknown_from_number'], '`details` lists `{field, message}` for each problem'),
+        },
+      },
+      get: {
+        operationId: 'listCampaigns',
+        summary: 'List campaigns, newest first, with cursor pagination',
+        description: 'An unknown query parameter is refused (422 `validation_failed` naming it).',
+        security: [{ adminJwt: [] }],
+        parameters: [{ name: 'status', in: 'query', schema: { type: 'string', enum: [...CAMPAIGN_STATUSES] } }, ...page('campaign')],
+        responses: { 200: ok('A page of campaigns (no counts: read one campaign for them)', CampaignPage), ...adminErrors, 422: err(['validation_failed']) },
+      },
+    },
+    '/api/v1/campaigns/{id}': {
+      parameters: [id],
+      get: {
+        operationId: 'getCampaign',
+        summary: 'One campaign with its contacts counted by status',
+        security: [{ adminJwt: [] }],
+        responses: { 200: ok('The campaign', CampaignDetail), ...adminErrors, 404: err(['not_found']) },
+      },
+    },
+    '/api/v1/campaigns/{id}/contacts': {
+      parameters: [id],
+      post: {
+        operationId: 'addCampaignContacts',
+        summary: 'Add contacts by JSON or CSV: bad rows are reported, good rows kept',
+        description:
+          `JSON \`{contacts: [{to_number, variables?, timezone?}]}\` (at most ${MAX_CONTACTS_PER_UPLOAD} items, the 64 KiB body limit) or \`text/csv\` ` +
+          `(at most ${MAX_CSV_BYTES} bytes, ${MAX_CONTACTS_PER_UPLOAD} data rows, ${MAX_CSV_ROW_CHARS} characters a line, ${MAX_CSV_COLUMNS} columns; RFC 4180 quoting): ` +
+          'a header with a `to_number` column, an optional `timezone` column, every other column a variable (an empty cell is no value). ' +
+          "Each row is checked on its own: an E.164 `to_number`, a `timezone` Intl knows, and variables that match the bot's declared ones " +
+          '(every required one, no other); a bad row is listed in `rejected` (`row` is its 1-based position, the CSV header not counted; `field` ' +
+          'names the cell) and never blocks the good ones. A number already in the campaign, or earlier in the upload, counts as a duplicate. ' +
+          'Whole-upload problems answer 422 `validation_failed`: no contacts, an unknown field, too many rows; for CSV a missing header or ' +
+          '`to_number` column, a repeated or empty column name, an unclosed quote, a line or column count over the limits (`field` `csv`, ' +
+          '`csv.header[.N]` or `csv.row.N`). Contacts can be added to a draft, running or paused campaign (else 409 `conflict`).',
+        security: [{ adminJwt: [] }],
+        requestBody: {
+          required: true,
+          content: {
+            ...(requestJson(ContactsUpload) as object),
+            'text/csv': { schema: { type: 'string', description: 'CSV text with a header line' } },
+          },
+        },
+        responses: {
+          200: ok('What was added', ContactsResult),
+          ...adminErrors,
+          ...bodyErrors,
+          413: err(['payload_too_large'], `JSON bodies at most 64 KiB, CSV bodies at most ${MAX_CSV_BYTES} bytes`),
+          404: err(['not_found']),
+          409: err(['conflict'], 'The campaign is completed or canceled, or another upload to it is still running'),
+        },
+      },
+      get: {
+        operationId: 'listCampaignContacts',
+        summary: "A campaign's contacts in upload order, with their attempts and call ids, with cursor pagination",
+        description: 'An unknown query parameter is refused (422 `validation_failed` naming it).',
+        security: [{ adminJwt: [] }],
+        parameters: [{ name: 'status', in: 'query', schema: { type: 'string', enum: [...CONTACT_STATUSES] } }, ...page('contact')],
+        responses: { 200: ok('A page of contacts', ContactPage), ...adminErrors, 404: err(['not_found']), 422: err(['validation_failed']) },
+      },
+    },
+    '/api/v1/campaigns/{id}/start': transition(
+      'startCampaign',
+      'Start a draft campaign (`campaign.started` webhook)',
+      'Checks the bot (exists, active) and the trunk first, with the dial-out codes.',
+      botChecks,
+    ),
+    '/api/v1/campaigns/{id}/pause': transition('pauseCampaign', 'Pause a running campaign', 'No new dials; live calls are not cut, and their contacts settle as they end.'),
+    '/api/v1/campaigns/{id}/resume': transition('resumeCampaign', 'Resume a paused campaign', 'Checks the bot (exists, active) and the trunk first, with the dial-out codes.', botChecks),
+    '/api/v1/campaigns/{id}/cancel': transition(
+      'cancelCampaign',
+      'Cancel a campaign (final)',
+      'Contacts not dialled yet become `canceled`; live calls are not cut, and their contacts end with their outcome (no retry).',
+    ),
+    '/api/v1/dnc': {
+      post: {
+        operationId: 'addDoNotCall',
+        summary: 'Add numbers to the do-not-call list',
+        description: 'The dialler checks the list right before each campaign dial (contact `skipped_dnc`). Numbers already listed count as duplicates.',
+        security: [{ adminJwt: [] }],
+        requestBody: body(DncAdd),
+        responses: { 200: ok('What was added', DncAdded), ...adminErrors, ...bodyErrors },
+      },
+      get: {
+        operationId: 'listDoNotCall',
+        summary: 'The do-not-call list, newest first, with cursor pagination (`number` looks one up)',
+        description: 'An unknown query parameter is refused (422 `validation_failed` naming it).',
+        security: [{ adminJwt: [] }],
+        parameters: [{ name: 'number', in: 'query', schema: { type: 'string', pattern: PHONE_NUMBER_PATTERN } }, ...page('entry')],
+        responses: { 200: ok('A page of numbers', DncPage), ...adminErrors, 422: err(['validation_failed']) },
+      },
+    },
+    '/api/v1/dnc/{number}': {
+      parameters: [{ name: 'number', in: 'path', required: true, schema: { type: 'string', pattern: PHONE_NUMBER_PATTERN }, description: 'E.164 number (URL-encode the `+` as `%2B`)' }],
+      delete: {
+        operationId: 'deleteDoNotCall',
+        summary: 'Remove a number from the do-not-call list',
+        security: [{ adminJwt: [] }],
+        responses: { 204: { description: 'Removed' }, ...adminErrors, 404: err(['not_found']), 422: err(['validation_failed']) },
+      },
+    },
+  };
+}

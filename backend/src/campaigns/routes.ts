@@ -1,0 +1,340 @@
+// Admin API for campaigns (DESIGN.md §8): create (draft), list/get with counts, contacts by JSON or CSV
+// (bad rows reported, good rows kept, duplicates counted), the contacts list, and start/pause/resume/cancel.
+// The dialling itself is the dialler role's (dialler.ts). Status changes and uploads hold the campaign's
+// lock, so they cannot interleave with each other or with the dialler completing the campaign.
+import { ObjectId, type Filter } from 'mongodb';
+import type { Context, Next } from 'koa';
+import type { Router } from '@koa/router';
+import { CURSOR_PATTERN, RESOURCE_ID_PATTERN } from '@voice-platform/schemas';
+import { ApiError } from '../errors.js';
+import type { Services } from '../deps.js';
+import type { Metrics } from '../metrics.js';
+import { check, compiled, fieldProblems, type FieldProblem } from '../validate.js';
+import { jsonBody } from '../body.js';
+import { withDocLock } from '../locks.js';
+import { requireAdmin } from '../auth/admin.js';
+import { findBot } from '../bots/routes.js';
+import { trunkForDialout } from '../trunks/store.js';
+import { emitWebhookEvent } from '../webhooks/outbox.js';
+import { parseCsv } from './csv.js';
+import { isTimeZone, minutesOf } from './windows.js';
+import {
+  CampaignCreate,
+  CONTACT_STATUSES,
+  ContactInput,
+  ContactsUpload,
+  MAX_CSV_BYTES,
+  type CampaignStatus,
+  type ContactsResult,
+  type ContactStatus,
+} from './schemas.js';
+import { campaignDetail, campaignLock, campaigns, contacts, publicCampaign, publicContact, type CampaignDoc, type ContactDoc } from './store.js';
+import type { BotDoc } from '../bots/routes.js';
+
+const invalid = (problems: FieldProblem[]) => new ApiError(422, 'validation_failed', 'the request is invalid', problems);
+const cursorText = new RegExp(CURSOR_PATTERN);
+const resourceId = new RegExp(RESOURCE_ID_PATTERN);
+
+/** The rules of a campaign the schema cannot hold: a zone Intl knows, windows that end after they start. */
+function checkCampaignRules(body: CampaignCreate): void {
+  const problems: FieldProblem[] = [];
+  if (!isTimeZone(body.timezone)) problems.push({ field: 'timezone', message: 'is not an IANA time zone this server knows' });
+  body.windows.forEach((w, i) => {
+    if (minutesOf(w.end) <= minutesOf(w.start)) problems.push({ field: `windows.${i}.end`, message: 'must be after start' });
+  });
+  if (problems.length) throw invalid(problems);
+}
+
+/** `limit` (1–100, default 50), `cursor` (`<ms>.<id>`), and the named filters; anything else is refused. */
+function pageQuery(ctx: Context, filters: string[]): { limit: number; after: { t: Date; id: string } | null; values: Record<string, string> } {
+  const problems: FieldProblem[] = [];
+  const known = new Set(['limit', 'cursor', ...filters]);
+  for (const name of Object.keys(ctx.query)) if (!known.has(name)) problems.push({ field: name, message: 'is not a known parameter' });
+  const values: Record<string, string> = {};
+  for (const name of known) {
+    const v = ctx.query[name];
+    if (v === undefined) continue;
+    if (typeof v !== 'string' || v === '') problems.push({ field: name, message: 'must be given once, non-empty' });
+    else values[name] = v;
+  }
+  const limitRaw = values.limit;
+  const limit = limitRaw === undefined ? 50 : Number(limitRaw);
+  if (limitRaw !== undefined && (!/^[0-9]+$/.test(limitRaw) || limit < 1 || limit > 100)) problems.push({ field: 'limit', message: 'must be an integer from 1 to 100' });
+  const cursor = values.cursor;
+  if (cursor !== undefined && !cursorText.test(cursor)) problems.push({ field: 'cursor', message: 'is not a cursor from next_cursor' });
+  if (problems.length) throw invalid(problems);
+  if (!cursor) return { limit, after: null, values };
+  const dot = cursor.indexOf('.');
+  return { limit, after: { t: new Date(Number(cursor.slice(0, dot))), id: cursor.slice(dot + 1) }, values };
+}
+
+/** The body of a contacts upload: JSON (the 64 KiB limit of every JSON body) or text/csv (up to MAX_CSV_BYTES). */
+function contactsBody() {
+  const json = jsonBody();
+  return async (ctx: Context, next: Next): Promise<void> => {
+    if (ctx.request.is('application/json')) return json(ctx, next);
+    if (!ctx.request.is('text/csv')) throw new ApiError(415, 'unsupported_media_type', 'the body must be application/json or text/csv');
+    const declared = Number(ctx.request.get('Content-Length') || NaN);
+    const tooLarge = () => new ApiError(413, 'payload_too_large', `a CSV body is at most ${MAX_CSV_BYTES} bytes`);
+    if (declared > MAX_CSV_BYTES) throw tooLarge();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_CSV_BYTES) throw tooLarge();
+      chunks.push(chunk);
+    }
+    ctx.state.csv = Buffer.concat(chunks).toString('utf8');
+    await next();
+  };
+}
+
+interface Row {
+  row: number;
+  value: unknown;
+}
+
+/** CSV → rows of the JSON shape: `to_number` and optional `timezone` columns, every other column a variable
+ *  (an empty cell is no value). Header problems refuse the upload; row problems are the row's. */
+function csvRows(text: string): Row[] {
+  const records = parseCsv(text);
+  const header = records[0];
+  if (!header) throw invalid([{ field: 'csv', message: 'is empty: the first line must be a header with a to_number column' }]);
+  const names = header.map((h) => h.trim());
+  const problems: FieldProblem[] = [];
+  if (!names.includes('to_number')) problems.push({ field: 'csv.header', message: 'must have a to_number column' });
+  const seen = new Set<string>();
+  names.forEach((n, i) => {
+    if (!n) problems.push({ field: `csv.header.${i}`, message: 'is an empty column name' });
+    else if (seen.has(n)) problems.push({ field: `csv.header.${i}`, message: `repeats the column ${n}` });
+    seen.add(n);
+  });
+  if (problems.length) throw invalid(problems);
+  return records.slice(1).map((cells, i) => {
+    const value: Record<string, unknown> = {};
+    const variables: Record<string, string> = {};
+    if (cells.length !== names.length) return { row: i + 1, value: { __width: cells.length } };
+    names.forEach((n, j) => {
+      const cell = cells[j]!;
+      if (n === 'to_number') value.to_number = cell.trim();
+      else if (n === 'timezone') {
+        if (cell.trim()) value.timezone = cell.trim();
+      } else if (cell !== '') variables[n] = cell;
+    });
+    value.variables = variables;
+    return { row: i + 1, value };
+  });
+}
+
+export function campaignRoutes(router: Router, svc: Services, metrics: Metrics): void {
+  const admin = requireAdmin(svc);
+  const load = async (id: string): Promise<CampaignDoc> => {
+    const doc = resourceId.test(id) ? await campaigns(svc.db).findOne({ _id: id }) : null;
+    if (!doc) throw new ApiError(404, 'not_found', 'campaign not found');
+    return doc;
+  };
+  const emitDeps = { ...svc, metrics };
+
+  router.post('/api/v1/campaigns', admin, jsonBody(), async (ctx) => {
+    const body = check(CampaignCreate, ctx.request.body);
+    checkCampaignRules(body);
+    const bot = await findBot(svc.db, body.bot_id);
+    if (!bot) throw new ApiError(404, 'bot_not_found', 'bot not found');
+    if (body.from_number !== undefined) await trunkForDialout(svc.db, body.from_number);
+    const now = svc.now();
+    const doc: CampaignDoc = {
+      _id: new ObjectId().toHexString(),
+      name: body.name,
+      bot_id: body.bot_id,
+      from_number: body.from_number ?? null,
+      timezone: body.timezone,
+      windows: body.windows,
+      max_concurrency: body.max_concurrency,
+      calls_per_second: body.calls_per_second,
+      retry: body.retry,
+      status: 'draft',
+      paused_reason: null,
+      created_at: now,
+      updated_at: now,
+      started_at: null,
+      completed_at: null,
+      canceled_at: null,
+    };
+    await campaigns(svc.db).insertOne(doc);
+    svc.logger.info({ req_id: ctx.state.requestId, campaign_id: doc._id, bot_id: doc.bot_id }, 'campaign created');
+    ctx.status = 201;
+    ctx.set('Location', `/api/v1/campaigns/${doc._id}`);
+    ctx.body = await campaignDetail(svc.db, doc);
+  });
+
+  router.get('/api/v1/campaigns', admin, async (ctx) => {
+    const { limit, after, values } = pageQuery(ctx, ['status']);
+    const and: Filter<CampaignDoc>[] = [];
+    if (values.status !== undefined) {
+      if (!['draft', 'running', 'paused', 'completed', 'canceled'].includes(values.status)) throw invalid([{ field: 'status', message: 'must be one of draft, running, paused, completed, canceled' }]);
+      and.push({ status: values.status as CampaignStatus });
+    }
+    if (after) and.push({ $or: [{ created_at: { $lt: after.t } }, { created_at: after.t, _id: { $lt: after.id } }] });
+    const docs = await campaigns(svc.db).find(and.length ? { $and: and } : {}).sort({ created_at: -1, _id: -1 }).limit(limit + 1).toArray();
+    const page = docs.slice(0, limit);
+    const last = page[page.length - 1];
+    ctx.body = { items: page.map(publicCampaign), next_cursor: docs.length > limit && last ? `${last.created_at.getTime()}.${last._id}` : null };
+  });
+
+  router.get('/api/v1/campaigns/:id', admin, async (ctx) => {
+    ctx.body = await campaignDetail(svc.db, await load(ctx.params.id!));
+  });
+
+  router.post('/api/v1/campaigns/:id/contacts', admin, contactsBody(), async (ctx) => {
+    const id = ctx.params.id!;
+    await load(id);
+    let rows: Row[];
+    if (typeof ctx.state.csv === 'string') rows = csvRows(ctx.state.csv as string);
+    else rows = check(ContactsUpload, ctx.request.body).contacts.map((value, i) => ({ row: i + 1, value }));
+    const result = await withDocLock(
+      svc.redis,
+      campaignLock(id),
+      async () => {
+        const campaign = await load(id);
+        if (campaign.status === 'completed' || campaign.status === 'canceled') {
+          throw new ApiError(409, 'conflict', `contacts cannot be added to a ${campaign.status} campaign`, { status: campaign.status });
+        }
+        const bot = await findBot(svc.db, campaign.bot_id);
+        return addContacts(svc, campaign, bot, rows);
+      },
+      { ttlMs: 60_000, waitMs: 10_000 },
+    );
+    svc.logger.info({ req_id: ctx.state.requestId, campaign_id: id, added: result.added, duplicates: result.duplicates, rejected: result.rejected.length }, 'campaign contacts added');
+    ctx.body = result;
+  });
+
+  router.get('/api/v1/campaigns/:id/contacts', admin, async (ctx) => {
+    const id = ctx.params.id!;
+    await load(id);
+    const { limit, after, values } = pageQuery(ctx, ['status']);
+    const and: Filter<ContactDoc>[] = [{ campaign_id: id }];
+    if (values.status !== undefined) {
+      if (!(CONTACT_STATUSES as readonly string[]).includes(values.status)) throw invalid([{ field: 'status', message: `must be one of ${CONTACT_STATUSES.join(', ')}` }]);
+      and.push({ status: values.status as ContactStatus });
+    }
+    // Upload order: oldest first; the cursor is the last item's position.
+    if (after) and.push({ $or: [{ created_at: { $gt: after.t } }, { created_at: after.t, _id: { $gt: after.id } }] });
+    const docs = await contacts(svc.db).find({ $and: and }).sort({ created_at: 1, _id: 1 }).limit(limit + 1).toArray();
+    const page = docs.slice(0, limit);
+    const last = page[page.length - 1];
+    ctx.body = { items: page.map(publicContact), next_cursor: docs.length > limit && last ? `${last.created_at.getTime()}.${last._id}` : null };
+  });
+
+  /** One status change, checked and written under the campaign's lock. */
+  const transition = (action: 'start' | 'pause' | 'resume' | 'cancel', from: CampaignStatus[], to: CampaignStatus) => {
+    router.post(`/api/v1/campaigns/:id/${action}`, admin, async (ctx) => {
+      const id = ctx.params.id!;
+      await load(id);
+      const doc = await withDocLock(svc.redis, campaignLock(id), async () => {
+        const current = await load(id);
+        if (!from.includes(current.status)) {
+          throw new ApiError(409, 'conflict', `a ${current.status} campaign cannot ${action}`, { status: current.status, allowed_from: from });
+        }
+        if (action === 'start' || action === 'resume') {
+          // What every dial would refuse anyway: say it now, not one contact at a time.
+          const bot = await findBot(svc.db, current.bot_id);
+          if (!bot) throw new ApiError(404, 'bot_not_found', 'the campaign\'s bot no longer exists');
+          if (!bot.active) throw new ApiError(409, 'bot_inactive', 'the campaign\'s bot is not active');
+          await trunkForDialout(svc.db, current.from_number ?? undefined);
+        }
+        const now = svc.now();
+        const set: Partial<CampaignDoc> = { status: to, updated_at: now, paused_reason: null };
+        if (action === 'start') set.started_at = now;
+        if (action === 'cancel') set.canceled_at = now;
+        await campaigns(svc.db).updateOne({ _id: id }, { $set: set });
+        if (action === 'cancel') {
+          // Contacts not dialled yet are done; live calls finish and settle without a retry.
+          await contacts(svc.db).updateMany({ campaign_id: id, status: { $in: ['pending', 'retry_scheduled'] } }, { $set: { status: 'canceled', due_at: null, next_attempt_at: null, updated_at: now } });
+        }
+        return { ...current, ...set } as CampaignDoc;
+      });
+      const detail = await campaignDetail(svc.db, doc);
+      if (action === 'start') await emitWebhookEvent(emitDeps, 'campaign.started', detail);
+      svc.logger.info({ req_id: ctx.state.requestId, campaign_id: id, status: to }, `campaign ${action}`);
+      ctx.body = detail;
+    });
+  };
+  transition('start', ['draft'], 'running');
+  transition('pause', ['running'], 'paused');
+  transition('resume', ['paused'], 'running');
+  transition('cancel', ['draft', 'running', 'paused'], 'canceled');
+}
+
+/** Checks each row (schema, time zone, the bot's variables), drops numbers already in the campaign or
+ *  earlier in the upload, and inserts the rest. Runs under the campaign's lock (one upload at a time);
+ *  the unique (campaign, number) index stays the last word. */
+async function addContacts(svc: Services, campaign: CampaignDoc, bot: BotDoc | null, rows: Row[]): Promise<ContactsResult> {
+  const validate = compiled(ContactInput);
+  const rejected: ContactsResult['rejected'] = [];
+  const good: Array<{ row: number; to_number: string; variables: Record<string, string>; timezone: string | null }> = [];
+  const declared = new Map((bot?.variables ?? []).map((v) => [v.name, v]));
+  for (const { row, value } of rows) {
+    const problems: FieldProblem[] = [];
+    if (value && typeof value === 'object' && '__width' in value) {
+      problems.push({ field: '(row)', message: `has ${(value as { __width: number }).__width} cells; the header has a different number` });
+    } else if (!validate(value)) problems.push(...fieldProblems(validate.errors).map((p) => (p.field === '(body)' ? { ...p, field: '(row)' } : p)));
+    else {
+      const v = value as { to_number: string; variables?: Record<string, string>; timezone?: string };
+      if (v.timezone !== undefined && !isTimeZone(v.timezone)) problems.push({ field: 'timezone', message: 'is not an IANA time zone this server knows' });
+      const vars = v.variables ?? {};
+      for (const d of declared.values()) if (d.required && !Object.hasOwn(vars, d.name)) problems.push({ field: `variables.${d.name}`, message: 'is required by the bot' });
+      for (const name of Object.keys(vars)) if (!declared.has(name)) problems.push({ field: `variables.${name}`, message: 'is not a declared variable of the bot' });
+      if (!problems.length) good.push({ row, to_number: v.to_number, variables: vars, timezone: v.timezone ?? null });
+    }
+    for (const p of problems) rejected.push({ row, field: p.field, message: p.message });
+  }
+  const inUpload = new Set<string>();
+  let duplicates = 0;
+  const fresh = good.filter((g) => {
+    if (inUpload.has(g.to_number)) {
+      duplicates++;
+      return false;
+    }
+    inUpload.add(g.to_number);
+    return true;
+  });
+  const existing = new Set<string>();
+  for (let i = 0; i < fresh.length; i += 1000) {
+    const numbers = fresh.slice(i, i + 1000).map((g) => g.to_number);
+    for (const d of await contacts(svc.db).find({ campaign_id: campaign._id, to_number: { $in: numbers } }, { projection: { to_number: 1 } }).toArray()) existing.add(d.to_number);
+  }
+  const now = svc.now();
+  const docs: ContactDoc[] = fresh
+    .filter((g) => (existing.has(g.to_number) ? (duplicates++, false) : true))
+    .map((g) => ({
+      _id: new ObjectId().toHexString(),
+      campaign_id: campaign._id,
+      to_number: g.to_number,
+      variables: g.variables,
+      timezone: g.timezone,
+      status: 'pending',
+      attempts: [],
+      current_call_id: null,
+      next_attempt_at: null,
+      due_at: now,
+      error: null,
+      created_at: now,
+      updated_at: now,
+    }));
+  let added = 0;
+  for (let i = 0; i < docs.length; i += 500) {
+    const batch = docs.slice(i, i + 500);
+    try {
+      added += (await contacts(svc.db).insertMany(batch, { ordered: false })).insertedCount;
+    } catch (err) {
+      // Only duplicate numbers (written by hand, or a store without the lock's protection) are forgiven.
+      const e = err as { code?: number; writeErrors?: Array<{ code?: number }> | { code?: number }; insertedCount?: number; result?: { insertedCount?: number } };
+      const writeErrors = Array.isArray(e.writeErrors) ? e.writeErrors : e.writeErrors ? [e.writeErrors] : e.code === 11000 ? [{ code: 11000 }] : [];
+      if (!writeErrors.length || writeErrors.some((w) => w.code !== 11000)) throw err;
+      duplicates += writeErrors.length;
+      added += batch.length - writeErrors.length;
+    }
+  }
+  rejected.sort((a, b) => a.row - b.row);
+  return { added, duplicates, rejected };
+}

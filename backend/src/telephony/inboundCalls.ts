@@ -1,0 +1,134 @@
+// Inbound calls (DESIGN §7): a call to one of our numbers reaches livekit-sip, whose dispatch rule (one per
+// inbound number, inbound/store.ts) puts the caller in a room of its own (`in-…`) and keeps the phone
+// ringing until someone in the room subscribes to the caller's audio. livekit-server tells the backend in
+// a signed webhook (`participant_joined`); the backend records the call (`direction: inbound`), takes a
+// slot of fleet capacity and queues a job; the worker that claims it joins the room, which answers the
+// call. At capacity (or for a bot that cannot talk) the backend deletes the room while it still rings:
+// livekit-sip then refuses the INVITE with 486 Busy Here, and the call is recorded `failed`.
+import { ObjectId } from 'mongodb';
+import type { Router } from '@koa/router';
+import { ParticipantInfo_Kind } from '@livekit/protocol';
+import { WebhookReceiver, type WebhookEvent } from 'livekit-server-sdk';
+import { DIALOUT_STREAM_KEY, PHONE_NUMBER_PATTERN } from '@voice-platform/schemas';
+import { ApiError } from '../errors.js';
+import type { Services } from '../deps.js';
+import { readRaw } from '../body.js';
+import { COLLECTIONS } from '../stores.js';
+import { releaseSlot, reserveSlot } from '../redisScripts.js';
+import { findBot } from '../bots/routes.js';
+import type { CallDoc } from '../calls/routes.js';
+import { emitCallEvent } from '../webhooks/outbox.js';
+import { findInboundNumber, INBOUND_NUMBER_ID_ATTRIBUTE, INBOUND_ROOM_PREFIX } from '../inbound/store.js';
+/** One call per room, whatever LiveKit retries: the room's mark outlives any retry. */
+const ROOM_MARK_TTL_SECONDS = 24 * 3600;
+const phone = new RegExp(PHONE_NUMBER_PATTERN);
+
+/** A number as livekit-sip reports it (the SIP URI's user part) in E.164, or null when it is not one. */
+function e164(raw: string | undefined): string | null {
+  if (!raw) return null;
+  const n = raw.startsWith('+') ? raw : `+${raw}`;
+  return phone.test(n) ? n : null;
+}
+
+export function liveKitWebhookRoutes(router: Router, svc: Services): void {
+  const s = svc.settings;
+  const receiver = s.LIVEKIT_API_KEY && s.LIVEKIT_API_SECRET ? new WebhookReceiver(s.LIVEKIT_WEBHOOK_API_KEY ?? s.LIVEKIT_API_KEY, s.LIVEKIT_API_SECRET) : null;
+
+  router.post('/livekit/webhook', async (ctx) => {
+    if (!receiver) throw new ApiError(503, 'service_unavailable', 'the telephony plane is not configured (LIVEKIT_API_KEY, LIVEKIT_API_SECRET)');
+    const raw = await readRaw(ctx);
+    let event: WebhookEvent;
+    try {
+      // LiveKit signs each webhook: a JWT by our API key whose sha256 claim is the body's hash.
+      event = await receiver.receive(raw.toString('utf8'), ctx.get('Authorization') || undefined);
+    } catch {
+      throw new ApiError(401, 'unauthorized', 'the webhook is not signed by this LiveKit (Authorization)');
+    }
+    if (event.event === 'participant_joined') await inboundParticipant(svc, event, ctx.state.requestId as string);
+    ctx.status = 204;
+  });
+}
+
+async function inboundParticipant(svc: Services, event: WebhookEvent, requestId: string): Promise<void> {
+  const p = event.participant;
+  const room = event.room?.name ?? '';
+  if (!p || p.kind !== ParticipantInfo_Kind.SIP || !room.startsWith(INBOUND_ROOM_PREFIX)) return;
+  const numberId = p.attributes[INBOUND_NUMBER_ID_ATTRIBUTE];
+  if (!numberId) return; // a dispatch rule that is not ours
+  const log = svc.logger.child({ req_id: requestId, room });
+  const callId = new ObjectId().toHexString();
+  const mark = `vp:inbound-room:${room}`;
+  if ((await svc.redis.set(mark, callId, 'EX', ROOM_MARK_TTL_SECONDS, 'NX')) !== 'OK') return; // a retry
+  try {
+    await placeInboundCall(svc, event, room, numberId, callId, log);
+  } catch (err) {
+    // Nothing was decided for this caller: LiveKit's retry of the webhook may try again.
+    await svc.redis.del(mark).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function placeInboundCall(svc: Services, event: WebhookEvent, room: string, numberId: string, callId: string, log: Services['logger']): Promise<void> {
+  const p = event.participant!;
+
+  const refuse = async (why: string) => {
+    // Deleting the room while the phone rings: livekit-sip answers the INVITE 486 Busy Here.
+    await svc.telephony?.deleteRoom(room).catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not refuse the inbound call'));
+    log.info({ reason: why }, 'inbound call refused');
+  };
+  const number = await findInboundNumber(svc.db, numberId);
+  if (!number) return refuse('unknown_number');
+  const bot = await findBot(svc.db, number.bot_id);
+  const now = svc.clock();
+  const call: CallDoc = {
+    _id: callId,
+    bot_id: number.bot_id,
+    direction: 'inbound',
+    to_number: e164(p.attributes['sip.trunkPhoneNumber']) ?? number.number,
+    from_number: e164(p.attributes['sip.phoneNumber']),
+    status: 'queued',
+    variables: number.variables,
+    api_key_id: null,
+    created_at: new Date(now),
+    started_at: null,
+    ended_at: null,
+    end_reason: null,
+    recording_key: null,
+    recording_error: null,
+    sip_status_code: null,
+    transcript: [],
+    status_times: { queued: new Date(now) },
+    room_name: room,
+  };
+  const calls = svc.db.collection<CallDoc>(COLLECTIONS.calls);
+  /** The caller hears 486; the call is on record as failed, with why. */
+  const failed = async (reason: string) => {
+    const ended = new Date(now);
+    const doc: CallDoc = { ...call, status: 'failed', end_reason: reason, ended_at: ended, sip_status_code: 486, status_times: { queued: ended, failed: ended } };
+    await calls.insertOne(doc);
+    await refuse(reason);
+    await emitCallEvent(svc, 'call.ended', doc);
+  };
+  if (!bot) return failed('bot_not_found');
+  if (!bot.active) return failed('bot_inactive');
+  const slot = await reserveSlot(svc.redis, callId, now, svc.settings.RESERVATION_TTL_SECONDS * 1000);
+  if (!slot.reserved) return failed('fleet_at_capacity');
+  try {
+    await calls.insertOne(call);
+    await svc.redis.xadd(
+      DIALOUT_STREAM_KEY, 'MAXLEN', '~', '100000', '*',
+      'call_id', callId, 'bot_id', call.bot_id, 'variables', JSON.stringify(call.variables),
+      'direction', 'inbound', 'room_name', room, 'from_number', call.from_number ?? '',
+    );
+  } catch (err) {
+    // No job, no worker: the caller must not ring forever, and the record (if it landed) must not stay queued.
+    await releaseSlot(svc.redis, callId).catch(() => undefined);
+    await calls.updateOne({ _id: callId, status: 'queued' }, { $set: { status: 'failed', end_reason: 'enqueue_failed', ended_at: new Date(now), 'status_times.failed': new Date(now) } }).catch(() => undefined);
+    await refuse('enqueue_failed');
+    // Decided (the caller was refused): a retry of this webhook must not place the call again.
+    log.error({ call_id: callId, err: err instanceof Error ? err.message : String(err) }, 'inbound call could not be queued');
+    return;
+  }
+  log.info({ call_id: callId, bot_id: call.bot_id, inbound_number_id: numberId, free_slots: slot.free }, 'inbound call queued');
+  await emitCallEvent(svc, 'call.queued', call);
+}
