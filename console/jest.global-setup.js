@@ -1,7 +1,9 @@
-// The console suite's real services, started once: FerretDB, Redis, LiveKit (livekit-server and
-// livekit-sip: the backend mirrors outbound trunks into it), the real backend, a real worker (its
-// heartbeat gives dial-outs capacity; it claims the jobs), and the production build of the console
-// (built here with VITE_API_URL pointing at this backend) behind the same static server `make up` uses.
+// The console suite's real services, started once: FerretDB, Redis, MinIO (the worker's recordings),
+// LiveKit (livekit-server and livekit-sip: the backend mirrors trunks into it, the worker runs calls in
+// its rooms), the test phone (sipp: the suite's trunk points at it), the real backend, a real worker
+// (its heartbeat gives dial-outs capacity; it claims the jobs and joins browser test calls), and the
+// production build of the console (built here with VITE_API_URL pointing at this backend) behind the
+// same static server `make up` uses.
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -24,13 +26,13 @@ async function healthy(url) {
 }
 
 export default async function setup() {
-  await jestGlobalSetup(['mongodb', 'redis', 'livekit'])();
+  await jestGlobalSetup(['mongodb', 'redis', 'minio', 'livekit', 'phone'])();
   // The LiveKit service's settings (LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET, LIVEKIT_SIP_ADDRESS).
   const livekitEnv = Object.fromEntries(LIVEKIT_VARS.map((name) => [name, process.env[name]]));
   const missing = LIVEKIT_VARS.filter((name) => !livekitEnv[name]);
   if (missing.length) throw new Error(`the livekit test service did not provide ${missing.join(', ')}`);
   const dir = process.env.VP_TEST_DIR;
-  const [backendPort, workerPort, consolePort, closedPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [backendPort, workerPort, consolePort] = [await freePort(), await freePort(), await freePort()];
   const backendUrl = `http://127.0.0.1:${backendPort}`;
   const consoleUrl = `http://127.0.0.1:${consolePort}`;
   globalThis.__vpProcs = [];
@@ -44,6 +46,8 @@ export default async function setup() {
     ADMIN_EMAIL: ADMIN.email,
     ADMIN_PASSWORD: ADMIN.password,
     CORS_ORIGINS: consoleUrl,
+    // The webhooks page test's receiver listens on loopback.
+    WEBHOOK_ALLOW_PRIVATE: 'true',
     LOG_LEVEL: 'warn',
     ...livekitEnv,
   };
@@ -52,18 +56,24 @@ export default async function setup() {
   globalThis.__vpProcs.push(backend);
   await waitUntil(() => healthy(`${backendUrl}/health`), { what: 'backend', proc: backend });
 
-  // The worker gets no LiveKit settings: this suite's dial-outs never reach a phone (the backend alone
-  // talks to LiveKit here, for the trunks).
-  const workerBaseEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !LIVEKIT_VARS.includes(name)));
+  // The worker has the telephony plane (browser test calls join LiveKit rooms; dial-outs ring the test
+  // phone) and the suite's MinIO for recordings (STORAGE_* from the minio service, never the stack's).
+  for (const name of ['STORAGE_ENDPOINT', 'STORAGE_ACCESS_KEY', 'STORAGE_SECRET_KEY', 'SIP_PHONE_ADDRESS']) {
+    if (!process.env[name]) throw new Error(`the test services did not provide ${name}`);
+  }
   const worker = startProcess('worker', process.execPath, [path.join(root, 'worker/dist/main.js')], {
     env: {
-      ...workerBaseEnv,
+      ...process.env,
       PORT: String(workerPort),
       SERVICE_CONFIG_URL: `${backendUrl}/api/v1/config`,
       WORKER_AUTH_TOKEN: WORKER_TOKEN,
       WORKER_ID: 'console-suite-worker',
-      // No object storage in this suite: a port nobody listens on (never the stack's MinIO on 9000).
-      STORAGE_ENDPOINT: `127.0.0.1:${closedPort}`,
+      LIVEKIT_URL: livekitEnv.LIVEKIT_URL,
+      LIVEKIT_API_KEY: livekitEnv.LIVEKIT_API_KEY,
+      LIVEKIT_API_SECRET: livekitEnv.LIVEKIT_API_SECRET,
+      STORAGE_BUCKET: 'recordings',
+      // A browser that never joins (a test that stops early) frees its slot soon.
+      WEB_CALLER_WAIT_SECONDS: '20',
       LOG_LEVEL: 'warn',
     },
     cwd: path.join(root, 'worker'),

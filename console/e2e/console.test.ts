@@ -1,20 +1,23 @@
 // The console in headless Chromium against the real backend (FerretDB + Redis) and a real worker:
 // sign-in, bots (with tools), API keys (shown once, working on dial-out, renamed and re-dated, refused
 // once deactivated), calls (refreshing themselves), and session expiry. Screenshots of the main pages go to test-artifacts/console/.
-// Dial-outs need an outbound trunk: one is created through the API for this suite and deleted after it
-// (the worker here has no LiveKit settings, so its calls still end `no_telephony_transport`).
+// Dial-outs need an outbound trunk: one to the suite's test phone (sipp) is created through the API and
+// deleted after it. The worker really dials: the phone's 404 number, so each call ends at once `failed` /
+// `invalid_number` (Queued → Dialing → Failed).
 import { createHmac } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { PHONE_NUMBERS } from '@voice-platform/tests/infra';
 
 const CONSOLE = process.env.VP_CONSOLE_URL!;
 const BACKEND = process.env.VP_BACKEND_URL!;
 const ADMIN = { email: process.env.VP_ADMIN_EMAIL!, password: process.env.VP_ADMIN_PASSWORD! };
 const SHOTS = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../../test-artifacts/console');
 const MASK = '••••••••';
-const TO_NUMBER = '+4915112345678';
+/** The test phone answers this number 404 Not Found: a real dial that fails fast. */
+const TO_NUMBER = PHONE_NUMBERS.notFound;
 const TRUNKS = '/api/v1/sip/outbound-trunks';
 
 let browser: Browser;
@@ -65,12 +68,12 @@ function jwtHs256(payload: object, secret: string): string {
   return `${head}.${createHmac('sha256', secret).update(head).digest('base64url')}`;
 }
 
-/** The suite's outbound trunk (dial-outs are refused without one); no phone listens at its address. */
+/** The suite's outbound trunk (dial-outs are refused without one), to the suite's test phone. */
 async function createTrunk(): Promise<string> {
   const r = await fetch(`${BACKEND}${TRUNKS}`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${await adminToken()}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ name: 'Console suite trunk', address: '127.0.0.1:5999', numbers: ['+15005550199'] }),
+    body: JSON.stringify({ name: 'Console suite trunk', address: process.env.SIP_PHONE_ADDRESS, numbers: ['+15005550199'] }),
   });
   expect(r.status).toBe(201);
   return ((await r.json()) as { id: string }).id;
@@ -457,17 +460,18 @@ describe('console', () => {
   it('shows the call, its status timeline and recording key', async () => {
     await page.goto(`${CONSOLE}/calls/${callId}`);
     await page.getByRole('heading', { name: `Call ${callId}` }).waitFor();
-    // The real worker claims the job; with no telephony plane it ends the call as failed.
+    // The real worker claims the job and dials through LiveKit; the test phone answers 404 Not Found.
     const timeline = page.locator('ol.timeline');
     await timeline.locator('[data-status="failed"]').waitFor({ timeout: 30_000 });
-    expect(await timeline.locator('vp-status-badge').allTextContents()).toEqual(['Queued', 'Failed']);
-    expect(await page.getByTestId('end-reason').textContent()).toBe('no_telephony_transport');
+    expect(await timeline.locator('vp-status-badge').allTextContents()).toEqual(['Queued', 'Dialing', 'Failed']);
+    expect(await page.getByTestId('end-reason').textContent()).toBe('invalid_number');
+    expect(await page.getByTestId('sip-status').textContent()).toBe('404');
     expect(await page.getByTestId('recording-key').textContent()).toBe('No recording');
     expect(await page.getByTestId('from-number').textContent()).toBe('+15005550199');
     expect(await page.getByRole('region', { name: 'Transcript' }).getByText('Nothing was said on this call.').count()).toBe(1);
     const call = await adminGet<{ status: string; status_times: Record<string, string> }>(`/api/v1/calls/${callId}`);
     expect(call.status).toBe('failed');
-    expect(Object.keys(call.status_times).sort()).toEqual(['failed', 'queued']);
+    expect(Object.keys(call.status_times).sort()).toEqual(['dialing', 'failed', 'queued']);
     await shot('call-detail');
 
     await page.getByRole('link', { name: '← All calls' }).click();
@@ -511,7 +515,7 @@ describe('console', () => {
     const newId = r.body.call_id as string;
     const newRow = page.locator(`tr[data-call-id="${newId}"]`);
     await newRow.waitFor({ timeout: 30_000 });
-    // Its status moves on in place too: the worker fails it (no telephony plane here).
+    // Its status moves on in place too: the worker dials it and the phone answers 404.
     await newRow.locator('[data-status="failed"]').waitFor({ timeout: 30_000 });
 
     expect(await page.locator('tbody tr').evaluateAll((rows) => rows.map((tr) => tr.getAttribute('data-call-id')))).toEqual([newId, callId]);

@@ -4,6 +4,9 @@ import type { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyUpdate } from '@voice-p
 import type { Bot, BotCreate, BotUpdate } from '@voice-platform/schemas/bot.js';
 import type { Call, CallStatus } from '@voice-platform/schemas/calls.js';
 import type { OutboundTrunk, OutboundTrunkCreate, OutboundTrunkUpdate } from '@voice-platform/schemas/trunks.js';
+import type { InboundNumber, InboundNumberCreate, InboundNumberUpdate } from '@voice-platform/schemas/inbound.js';
+import type { WidgetRequest, WidgetResponse } from '@voice-platform/schemas/dialout.js';
+import type { Webhook, WebhookCreate, WebhookCreated, WebhookDeliveryAttempt, WebhookEventQueued, WebhookUpdate } from '@voice-platform/schemas/webhooks.js';
 import { currentToken, endSession, saveToken } from './session.js';
 import { navigate } from './router.js';
 import { readableMessage } from './errorMessage.js';
@@ -106,4 +109,18 @@ export const api = {
   createTrunk: (body: OutboundTrunkCreate) => request<OutboundTrunk>('POST', '/api/v1/sip/outbound-trunks', body),
   updateTrunk: (id: string, body: OutboundTrunkUpdate) => request<OutboundTrunk>('PATCH', `/api/v1/sip/outbound-trunks/${encodeURIComponent(id)}`, body),
   deleteTrunk: (id: string) => request<void>('DELETE', `/api/v1/sip/outbound-trunks/${encodeURIComponent(id)}`),
+  // Inbound numbers: which bot answers calls to a number of ours.
+  listInboundNumbers: () => request<{ items: InboundNumber[] }>('GET', '/api/v1/sip/inbound-numbers'),
+  createInboundNumber: (body: InboundNumberCreate) => request<InboundNumber>('POST', '/api/v1/sip/inbound-numbers', body),
+  updateInboundNumber: (id: string, body: InboundNumberUpdate) => request<InboundNumber>('PATCH', `/api/v1/sip/inbound-numbers/${encodeURIComponent(id)}`, body),
+  deleteInboundNumber: (id: string) => request<void>('DELETE', `/api/v1/sip/inbound-numbers/${encodeURIComponent(id)}`),
+  // A browser test call: a `web` call queued for the fleet, and a LiveKit token for its room.
+  startTestCall: (body: WidgetRequest) => request<WidgetResponse>('POST', '/livekit/widget', body),
+  // Webhooks: endpoints for call and campaign events. The secret is in the create answer only.
+  listWebhooks: () => request<{ items: Webhook[] }>('GET', '/api/v1/webhooks'),
+  createWebhook: (body: WebhookCreate) => request<WebhookCreated>('POST', '/api/v1/webhooks', body),
+  updateWebhook: (id: string, body: WebhookUpdate) => request<Webhook>('PATCH', `/api/v1/webhooks/${encodeURIComponent(id)}`, body),
+  deleteWebhook: (id: string) => request<void>('DELETE', `/api/v1/webhooks/${encodeURIComponent(id)}`),
+  testWebhook: (id: string) => request<WebhookEventQueued>('POST', `/api/v1/webhooks/${encodeURIComponent(id)}/test`),
+  webhookDeliveries: (id: string) => request<{ items: WebhookDeliveryAttempt[]; next_cursor: string | null }>('GET', `/api/v1/webhooks/${encodeURIComponent(id)}/deliveries`),
 };

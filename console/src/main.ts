@@ -9,9 +9,12 @@ import './pages/dashboard-page.js';
 import './pages/api-keys-page.js';
 import './pages/bots-page.js';
 import './pages/bot-edit-page.js';
+import './pages/test-call-page.js';
 import './pages/calls-page.js';
 import './pages/call-detail-page.js';
 import './pages/trunks-page.js';
+import './pages/inbound-numbers-page.js';
+import './pages/webhooks-page.js';
 import { LightElement } from './components/base.js';
 import { isPublic, navigate, startRouter, type Route } from './router.js';
 import { currentToken, endSession } from './session.js';
@@ -23,18 +26,23 @@ const TITLES: Record<Route['name'], string> = {
   bots: 'Bots',
   botNew: 'New bot',
   botEdit: 'Edit bot',
+  botTestCall: 'Test call',
   calls: 'Calls',
   callDetail: 'Call',
   trunks: 'Outbound trunks',
+  inboundNumbers: 'Inbound numbers',
+  webhooks: 'Webhooks',
   notFound: 'Not found',
 };
 
 const NAV: Array<[string, string, Array<Route['name']>]> = [
   ['/', 'Dashboard', ['dashboard']],
   ['/api-keys', 'API keys', ['apiKeys']],
-  ['/bots', 'Bots', ['bots', 'botNew', 'botEdit']],
+  ['/bots', 'Bots', ['bots', 'botNew', 'botEdit', 'botTestCall']],
   ['/calls', 'Calls', ['calls', 'callDetail']],
   ['/trunks', 'Trunks', ['trunks']],
+  ['/inbound-numbers', 'Inbound numbers', ['inboundNumbers']],
+  ['/webhooks', 'Webhooks', ['webhooks']],
 ];
 
 export class VpApp extends LightElement {
@@ -85,12 +93,18 @@ export class VpApp extends LightElement {
         return html`<vp-bot-edit-page></vp-bot-edit-page>`;
       case 'botEdit':
         return html`<vp-bot-edit-page .botId=${route.params.id}></vp-bot-edit-page>`;
+      case 'botTestCall':
+        return html`<vp-test-call-page .botId=${route.params.id}></vp-test-call-page>`;
       case 'calls':
         return html`<vp-calls-page .query=${route.query}></vp-calls-page>`;
       case 'callDetail':
         return html`<vp-call-detail-page .callId=${route.params.id}></vp-call-detail-page>`;
       case 'trunks':
         return html`<vp-trunks-page></vp-trunks-page>`;
+      case 'inboundNumbers':
+        return html`<vp-inbound-numbers-page></vp-inbound-numbers-page>`;
+      case 'webhooks':
+        return html`<vp-webhooks-page></vp-webhooks-page>`;
       default:
         return html`<h1 tabindex="-1">Page not found</h1>
           <p class="subtitle">Nothing lives at <code>${route.path}</code>.</p>

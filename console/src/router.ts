@@ -1,7 +1,7 @@
 // History API routing. `matchRoute` is pure (unit-tested); `navigate` and `startRouter` touch the
 // browser. Links are plain <a href>: one document-level click handler turns them into pushState.
 
-export type RouteName = 'login' | 'dashboard' | 'apiKeys' | 'bots' | 'botNew' | 'botEdit' | 'calls' | 'callDetail' | 'trunks' | 'notFound';
+export type RouteName = 'login' | 'dashboard' | 'apiKeys' | 'bots' | 'botNew' | 'botEdit' | 'botTestCall' | 'calls' | 'callDetail' | 'trunks' | 'inboundNumbers' | 'webhooks' | 'notFound';
 
 export interface Route {
   name: RouteName;
@@ -18,9 +18,12 @@ const TABLE: Array<[RouteName, RegExp, string[]]> = [
   ['bots', /^\/bots$/, []],
   ['botNew', /^\/bots\/new$/, []],
   ['botEdit', /^\/bots\/([^/]+)$/, ['id']],
+  ['botTestCall', /^\/bots\/([^/]+)\/test-call$/, ['id']],
   ['calls', /^\/calls$/, []],
   ['callDetail', /^\/calls\/([^/]+)$/, ['id']],
   ['trunks', /^\/trunks$/, []],
+  ['inboundNumbers', /^\/inbound-numbers$/, []],
+  ['webhooks', /^\/webhooks$/, []],
 ];
 
 /** Resolves a URL path (with optional query) to a route; a trailing slash is ignored. */

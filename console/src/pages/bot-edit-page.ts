@@ -265,7 +265,10 @@ export class VpBotEditPage extends LightElement {
 
   override render() {
     const heading = this.botId ? (this.bot ? `Edit bot: ${this.bot.name}` : 'Edit bot') : 'New bot';
-    return html`<h1 tabindex="-1">${heading}</h1>
+    return html`<div class="page-head">
+        <h1 tabindex="-1">${heading}</h1>
+        ${this.bot ? html`<a class="button" href="/bots/${this.bot.id}/test-call">Test call</a>` : nothing}
+      </div>
       ${this.bot ? html`<p class="subtitle">ID <code>${this.bot.id}</code> · dial-out uses this as <code>bot_id</code>.</p>` : html`<p class="subtitle">Define what the bot says and which providers it uses.</p>`}
       ${this.notice ? html`<div class="banner banner-ok" role="status">${this.notice}</div>` : nothing}
       ${this.loadError ? html`${errorBanner(this.loadError)}<a href="/bots">Back to the bots</a>` : nothing}

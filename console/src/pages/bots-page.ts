@@ -63,7 +63,8 @@ export class VpBotsPage extends LightElement {
             <td>${b.language}</td>
             <td>${b.voice.provider} · ${b.stt.provider} · ${b.llm.provider}</td>
             <td>${formatDateTime(b.updated_at)}</td>
-            <td><button class="small" ?disabled=${this.busyId === b.id} aria-label="${b.active ? 'Deactivate' : 'Activate'} ${b.name}"
+            <td class="row-actions"><a class="button small" href="/bots/${b.id}/test-call" aria-label="Test call ${b.name}">Test call</a>
+              <button class="small" ?disabled=${this.busyId === b.id} aria-label="${b.active ? 'Deactivate' : 'Activate'} ${b.name}"
               @click=${() => this.toggle(b)}>${b.active ? 'Deactivate' : 'Activate'}</button></td>
           </tr>`,
         )}
