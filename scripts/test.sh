@@ -29,7 +29,7 @@ for ws in $(node -p "require('./package.json').workspaces.join(' ')"); do
   # A workspace that failed without a jest summary (a build error, a crashed setup) still counts.
   if [ "$rc" -ne 0 ] && [ -z "$f" ]; then failed=$((failed + 1)); fi
 done
-# Last: no log of the run may hold a secret (DESIGN.md §2). Findings name file and line, redacted.
+# Last: no log of the run may hold a secret (docs/design.md §2). Findings name file and line, redacted.
 printf '\n==> secrets in the logs\n'
 if node tests/dist/infra/src/scanLogs.js "$VP_LOG_DIR"; then
   passed=$((passed + 1))

@@ -1,4 +1,4 @@
-// The backend's admin API (DESIGN.md §2): login for a JWT, then create and update bots.
+// The backend's admin API (docs/design.md §2): login for a JWT, then create and update bots.
 export class BackendError extends Error {
   constructor(
     readonly status: number,

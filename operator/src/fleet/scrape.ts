@@ -1,4 +1,4 @@
-// Reads a worker's live and maximum calls from its Prometheus /metrics (DESIGN.md §4).
+// Reads a worker's live and maximum calls from its Prometheus /metrics (docs/design.md §4).
 export interface WorkerMetrics {
   activeCalls: number;
   maxCalls: number;

@@ -1,5 +1,5 @@
 // Small real HTTP servers that expose a worker's call metrics under the worker's metric names
-// (DESIGN.md §4), standing in for worker pods: the API server here runs no kubelet.
+// (docs/design.md §4), standing in for worker pods: the API server here runs no kubelet.
 import type * as k8s from '@kubernetes/client-node';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
