@@ -1,6 +1,6 @@
 // Structured JSON logs. Request logs carry method, route, status and timing only: never headers,
 // bodies or query strings, so keys, tokens and passwords cannot reach the log. Errors (the `err` key) are
-// logged as class + brief message, without stack or driver file paths (DESIGN.md §2); in full only at debug.
+// logged as class + brief message, without stack or driver file paths (docs/design.md §2); in full only at debug.
 import { briefError } from '@voice-platform/schemas';
 import { pino, type Logger, type DestinationStream } from 'pino';
 

@@ -1,4 +1,4 @@
-// Logs carry an error's class and a short message, never a stack or a driver's file paths (DESIGN.md §2);
+// Logs carry an error's class and a short message, never a stack or a driver's file paths (docs/design.md §2);
 // the full error only at LOG_LEVEL=debug.
 import { Writable } from 'node:stream';
 import { startHarness, type Harness } from './testing/harness.js';

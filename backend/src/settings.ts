@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { parseSettings, refuseExampleSecrets, SettingsError } from '@voice-platform/schemas';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-/** Roles of one backend process (DESIGN.md §1): `api` serves HTTP, `dialler` runs the dial-out housekeeping. */
+/** Roles of one backend process (docs/design.md §1): `api` serves HTTP, `dialler` runs the dial-out housekeeping. */
 export const ROLES = ['api', 'dialler'] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -43,7 +43,7 @@ export const SettingsSchema = Type.Object({
   SWEEP_INTERVAL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 15 }),
   /** Dialler: a dial-out call still `queued` this long after creation was never claimed; it is failed. */
   QUEUED_CALL_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 86400, default: 120 }),
-  /** The telephony plane (DESIGN.md §7): LiveKit's URL and API key pair. All three or none; without them trunks answer 503. */
+  /** The telephony plane (docs/design.md §7): LiveKit's URL and API key pair. All three or none; without them trunks answer 503. */
   LIVEKIT_URL: Type.Optional(Type.String({ pattern: '^(wss?|https?)://[^\\s]+$' })),
   LIVEKIT_API_KEY: Type.Optional(Type.String({ minLength: 3, maxLength: 200 })),
   LIVEKIT_API_SECRET: Type.Optional(Type.String({ minLength: 32, description: 'at least 32 characters' })),
@@ -68,7 +68,7 @@ export const SettingsSchema = Type.Object({
   /** Password hashes computed at once per process; a login waits at most LOGIN_HASH_WAIT_MS for a slot, else 503. */
   LOGIN_HASH_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
   LOGIN_HASH_WAIT_MS: Type.Integer({ minimum: 0, maximum: 60000, default: 1000 }),
-  /** Webhooks (DESIGN.md §8): accept URLs whose host resolves to loopback, private, link-local or unique-local
+  /** Webhooks (docs/design.md §8): accept URLs whose host resolves to loopback, private, link-local or unique-local
    *  addresses (tests and local use only: in production it would let an admin probe the internal network). */
   WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),
   /** Dialler: a delivery attempt without a 2xx answer within this long fails (and is retried). */
@@ -82,7 +82,7 @@ export const SettingsSchema = Type.Object({
   WEBHOOK_RECORDING_WAIT_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 60 }),
   /** Delivered and dead deliveries, and the attempts log, are kept this long. */
   WEBHOOK_LOG_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
-  /** Dialler: pause between two passes of the campaign dialler (DESIGN.md §8). */
+  /** Dialler: pause between two passes of the campaign dialler (docs/design.md §8). */
   CAMPAIGN_TICK_MS: Type.Integer({ minimum: 20, maximum: 60000, default: 1000 }),
   /** Dialler: how long a replica's hold on a campaign, and its claim on one contact's attempt, outlive the
    *  replica if it dies (another replica takes over after this). */

@@ -1,4 +1,4 @@
-// Campaigns (DESIGN.md §8) on real stores: the admin API (create, contacts by JSON and CSV, the contacts
+// Campaigns (docs/design.md §8) on real stores: the admin API (create, contacts by JSON and CSV, the contacts
 // list, start/pause/resume/cancel, do-not-call) and the dialler role. No worker runs here: a heartbeat
 // written like a worker's gives the fleet room, and call outcomes are reported through the calls API the
 // way a worker reports them.

@@ -1,4 +1,4 @@
-// Dialler role: the campaign dialler (DESIGN.md §8). Each pass
+// Dialler role: the campaign dialler (docs/design.md §8). Each pass
 // 1. reconciles: contacts `dialing` whose call record has ended are settled from it (the call lifecycle
 //    settles them at once; this repairs a crash between the call's end and the contact's update);
 // 2. drives each running campaign this replica holds the lease of: dials due contacts inside their calling

@@ -1,4 +1,4 @@
-// Admin API for campaigns (DESIGN.md §8): create (draft), list/get with counts, contacts by JSON or CSV
+// Admin API for campaigns (docs/design.md §8): create (draft), list/get with counts, contacts by JSON or CSV
 // (bad rows reported, good rows kept, duplicates counted), the contacts list, and start/pause/resume/cancel.
 // The dialling itself is the dialler role's (dialler.ts). Status changes and uploads hold the campaign's
 // lock, so they cannot interleave with each other or with the dialler completing the campaign.

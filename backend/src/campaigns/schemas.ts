@@ -1,4 +1,4 @@
-// The campaign and do-not-call contract (DESIGN.md §8) as TypeBox schemas: requests are validated with
+// The campaign and do-not-call contract (docs/design.md §8) as TypeBox schemas: requests are validated with
 // them and the OpenAPI document is built from them. Backend-only for now (no other part reads campaigns).
 import { Type, type Static } from '@sinclair/typebox';
 import { CURSOR_PATTERN, PHONE_NUMBER_PATTERN, RESOURCE_ID_PATTERN } from '@voice-platform/schemas';

@@ -32,7 +32,7 @@ interface DialoutInput {
   variables: Record<string, string>;
 }
 
-/** A call to queue for the fleet: a dial-out to a phone, or a browser test call (DESIGN §7 widget). */
+/** A call to queue for the fleet: a dial-out to a phone, or a browser test call (docs/design.md §7 widget). */
 export type CallRequest = ({ direction: 'outbound' } & DialoutInput) | { direction: 'web'; bot_id: string; variables: Record<string, string> };
 
 /** Who asked for the call: an API key, or an admin (no key). */

@@ -1,4 +1,4 @@
-// Admin API for inbound numbers (DESIGN.md §7). Each number is mirrored into LiveKit (store.ts): an
+// Admin API for inbound numbers (docs/design.md §7). Each number is mirrored into LiveKit (store.ts): an
 // inbound trunk for that number and an `individual` dispatch rule on it whose participant attribute names
 // this document. LiveKit first, then our document, so a failure leaves neither half behind. Every change
 // holds one lock over all numbers ("a number is answered by one bot" spans documents; no transactions).

@@ -1,4 +1,4 @@
-// Inbound calls (DESIGN §7): a call to one of our numbers reaches livekit-sip, whose dispatch rule (one per
+// Inbound calls (docs/design.md §7): a call to one of our numbers reaches livekit-sip, whose dispatch rule (one per
 // inbound number, inbound/store.ts) puts the caller in a room of its own (`in-…`) and keeps the phone
 // ringing until someone in the room subscribes to the caller's audio. livekit-server tells the backend in
 // a signed webhook (`participant_joined`); the backend records the call (`direction: inbound`), takes a

@@ -1,4 +1,4 @@
-// The backend's side of the telephony plane (DESIGN.md §7): outbound trunks mirrored into LiveKit, inbound
+// The backend's side of the telephony plane (docs/design.md §7): outbound trunks mirrored into LiveKit, inbound
 // numbers mirrored as an inbound trunk plus a dispatch rule each, and rooms deleted when a call's worker is
 // lost (which hangs up the callee). One small interface so the routes and the dialler never see the SDK;
 // every SDK failure becomes a TelephonyError.

@@ -1,4 +1,4 @@
-// Admin API for outbound SIP trunks (DESIGN.md §7). Each trunk is mirrored into LiveKit: LiveKit first,
+// Admin API for outbound SIP trunks (docs/design.md §7). Each trunk is mirrored into LiveKit: LiveKit first,
 // then our document, so a failure leaves neither half behind. Every change holds one lock over all
 // trunks: "exactly one default" and "a number belongs to one trunk" span documents, and FerretDB has
 // no transactions. The password is write-only: sealed at rest, never in a response or a log.

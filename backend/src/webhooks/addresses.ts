@@ -1,4 +1,4 @@
-// Where a webhook may point (DESIGN.md §8): a URL whose host resolves to a loopback, private, link-local,
+// Where a webhook may point (docs/design.md §8): a URL whose host resolves to a loopback, private, link-local,
 // unique-local or otherwise non-public address is refused unless WEBHOOK_ALLOW_PRIVATE=true, so an admin
 // (or a stolen admin token) cannot make the backend call into its own network (cloud metadata at
 // 169.254.169.254, Redis on 127.0.0.1, …). Checked when a webhook is saved and again on every attempt:

@@ -1,4 +1,4 @@
-// Dialler role: the webhook deliverer (DESIGN.md §8).
+// Dialler role: the webhook deliverer (docs/design.md §8).
 //
 // 1. Fan-out: reads the outbox stream (XREADGROUP, group `deliverers`: each entry goes to one deliverer
 //    of all replicas), inserts one delivery per subscribed active webhook (id `<event>_<webhook>`, so a

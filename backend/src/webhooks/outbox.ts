@@ -1,4 +1,4 @@
-// Emitting webhook events (DESIGN.md §8). Emission is one XADD to the outbox stream: it never waits for
+// Emitting webhook events (docs/design.md §8). Emission is one XADD to the outbox stream: it never waits for
 // a receiver, never looks at webhooks, and never fails the API call or call move it comes from (a Redis
 // failure is logged and counted, `backend_webhook_events_lost_total`). The dialler role's deliverer
 // (deliverer.ts) fans each entry out to the subscribed webhooks and delivers it.

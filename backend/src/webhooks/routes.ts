@@ -1,4 +1,4 @@
-// Admin API for call webhooks (DESIGN.md §8): CRUD, the deliveries log, and a test event. The signing
+// Admin API for call webhooks (docs/design.md §8): CRUD, the deliveries log, and a test event. The signing
 // secret is made here, shown in the create response only, and kept sealed (the deliverer signs with it).
 // A URL must be http(s) and, unless WEBHOOK_ALLOW_PRIVATE=true, resolve to public addresses only
 // (addresses.ts); the deliverer checks again on every attempt.

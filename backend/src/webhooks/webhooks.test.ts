@@ -1,4 +1,4 @@
-// Call webhooks (DESIGN.md §8) against real stores, a real LiveKit (trunks) and real HTTP receivers on
+// Call webhooks (docs/design.md §8) against real stores, a real LiveKit (trunks) and real HTTP receivers on
 // loopback (node:http): the admin API, the address rules, signed deliveries of a call driven through
 // the API, retries on the test clock, a receiver that never answers, and two deliverers side by side.
 import http, { type IncomingHttpHeaders, type ServerResponse } from 'node:http';

@@ -1,4 +1,4 @@
-// POST /livekit/widget (DESIGN.md §7): a browser test call. The same checks as a dial-out (bot exists,
+// POST /livekit/widget (docs/design.md §7): a browser test call. The same checks as a dial-out (bot exists,
 // active, variables, capacity, with the same codes); the call is queued `web` for the fleet, whose
 // worker joins the call's LiveKit room and waits there for the browser, which joins with the token
 // answered here: that room only, microphone and data, identity `caller`, at most 10 minutes.
@@ -36,7 +36,7 @@ export function widgetRoutes(router: Router, svc: Services, metrics: Metrics): v
     return { apiKeyId: key.id, label: key.prefix };
   };
 
-  // A WebSocket test call's token (DESIGN §4): the worker checks the signature, expiry and bot, and lets
+  // A WebSocket test call's token (docs/design.md §4): the worker checks the signature, expiry and bot, and lets
   // each token start one call. The bot must exist and be active now; variables go in the start message.
   router.post('/api/v1/test-calls/token', async (ctx, next) => {
     ctx.state.requester = await requester(ctx);

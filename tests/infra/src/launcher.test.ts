@@ -177,7 +177,13 @@ describe('make up / make down', () => {
         server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
       });
     }
+    // Stopped and started again, the stack keeps what the backend mirrored into LiveKit: the seeded
+    // inbound number still answers (its dispatch rule lives in LiveKit's Redis, kept on disk).
+    await run('make', ['up'], { cwd: repoRoot, env, maxBuffer: 16 << 20 });
+    const again = await run('make', ['call-in'], { cwd: repoRoot, env, maxBuffer: 16 << 20 });
+    expect(again.stdout).toContain('==> answered; the bot hung up');
+    await run('make', ['down'], { cwd: repoRoot, env });
     const { stdout } = await run('pgrep', ['-f', runDir]).catch(() => ({ stdout: '' }));
     expect(stdout.trim()).toBe('');
-  });
+  }, 300_000);
 });

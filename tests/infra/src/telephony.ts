@@ -69,8 +69,11 @@ export class LiveKit extends Procs {
 
   async start(): Promise<void> {
     const dir = this.opts.dir;
+    // The `make up` stack keeps LiveKit's state (the trunks and dispatch rules the backend mirrored into
+    // it) across a stop and start, as the backend keeps its side; tests start from nothing.
+    const durable = this.opts.persistent ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no'];
     const redis = this.launch('livekit-redis', binary('redis-server'), [
-      '--port', String(this.redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no',
+      '--port', String(this.redisPort), '--bind', '127.0.0.1', '--save', '', ...durable, '--dir', dir, '--daemonize', 'no',
     ]);
     await waitUntil(() => redisPing(this.redisPort), { what: 'LiveKit Redis', proc: redis });
 
