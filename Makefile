@@ -4,15 +4,17 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 STACK := node tests/dist/infra/src/stack.js
 
-.PHONY: help setup build up down logs test bench
+.PHONY: help setup build up down logs test bench call-in
 
 help:
 	@echo "make up      start the local stack (installs what is missing first)"
 	@echo "make down    stop everything make up started"
 	@echo "make logs    follow the stack's logs"
+	@echo "make call-in the local phone calls the demo bot's inbound number (after make up)"
 	@echo "make test    run every test against real services"
 	@echo "make bench   run the benchmarks"
 	@echo "make setup   install Debian packages, pinned service builds and npm packages"
+	@echo "make kind-up   the chart on a local kind cluster (docs/kind.md); make kind-down removes it"
 
 setup:
 	@bash scripts/setup.sh
@@ -31,6 +33,10 @@ down:
 logs:
 	@tail -n 50 -F .run/*/*.log
 
+# The local phone calls the inbound number `make up` seeded (the demo bot answers): NUMBER= and PHRASE= to change.
+call-in:
+	@$(STACK) call-in "$(NUMBER)" "$(PHRASE)"
+
 test: build
 	@echo "==> tests"
 	@bash scripts/test.sh
@@ -38,17 +44,18 @@ test: build
 bench: build
 	@npm run bench --workspaces --if-present
 
-# Kubernetes on kind: needs docker, kind, kubectl and helm on the machine (not available on every
-# build machine: this target is documented in the README and not run by `make test`).
+# Kubernetes on kind (docs/kind.md): builds the images from docker/, creates a one-node kind cluster
+# (API and Ingress on 127.0.0.1 only), loads the images, installs Traefik and the chart with
+# ci/kind-values.yaml and waits until every pod is Ready. Needs docker, helm and kubectl (make setup
+# builds helm; kind comes from `go install` into the cache). Not part of `make test`.
 KIND_CLUSTER ?= voice-platform
-.PHONY: kind-up kind-down
-kind-up: build
-	@kind get clusters | grep -qx $(KIND_CLUSTER) || kind create cluster --name $(KIND_CLUSTER)
-	@for p in backend worker console operator; do \
-	  docker build -f docker/$$p.Dockerfile -t voice-$$p:dev . && kind load docker-image voice-$$p:dev --name $(KIND_CLUSTER) || exit 1; \
-	done
-	@helm upgrade --install vp charts/voice-platform -n voice --create-namespace -f charts/voice-platform/ci/kind-values.yaml --wait --timeout 10m
-	@kubectl -n voice get voicefleets,bots,deploy,pods
+export KIND_CLUSTER
+.PHONY: kind-up kind-down kind-images
+kind-up: setup
+	@bash scripts/kind/up.sh
+
+kind-images:
+	@bash scripts/kind/images.sh
 
 kind-down:
-	@kind delete cluster --name $(KIND_CLUSTER)
+	@bash scripts/kind/down.sh

@@ -2,7 +2,7 @@
 # Console (Lit + Vite SPA) served by unprivileged nginx on 8080. VITE_API_URL is set at container
 # start (the build carries a placeholder), so one image serves every environment.
 # Build from the repo root: docker build -f docker/console.Dockerfile -t voice-console .
-FROM node:20-bookworm-slim AS build
+FROM node:20.19-trixie-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.base.json ./
 # Every workspace manifest: npm ci checks the lockfile against all of them.
@@ -17,7 +17,7 @@ COPY schemas schemas
 COPY console console
 RUN VITE_API_URL=__VITE_API_URL__ npm run build --workspace console
 
-FROM nginxinc/nginx-unprivileged:1.27-bookworm
+FROM nginxinc/nginx-unprivileged:1.30-trixie
 COPY --from=build /src/console/dist /usr/share/nginx/html
 COPY docker/console-entrypoint.sh /docker-entrypoint.d/90-api-url.sh
 COPY docker/console-nginx.conf /etc/nginx/conf.d/default.conf
