@@ -114,8 +114,8 @@ describe('boot', () => {
       // The timer-driven pass of the real process fails the stale call.
       await waitUntil(async () => (await calls.findOne({ _id: 'stale-call-1' }))?.status === 'failed', { what: 'sweep', timeoutMs: 30_000 });
       expect(await calls.findOne({ _id: 'stale-call-1' })).toMatchObject({ end_reason: 'not_claimed', ended_at: expect.any(Date) });
-      const metrics = await (await fetch(url('/metrics'))).text();
-      expect(metrics).toMatch(/^backend_calls_swept_total 1$/m);
+      // Counted once the sweep's pass has finished with the call (the store write comes first).
+      await waitUntil(async () => /^backend_calls_swept_total 1$/m.test(await (await fetch(url('/metrics'))).text()), { what: 'the swept-calls counter', timeoutMs: 10_000 });
       p.child.kill('SIGTERM');
       expect(await p.exited).toBe(0);
       const lines = p.out().trim().split('\n').map((l) => JSON.parse(l) as { msg: string; roles?: string[] });
