@@ -73,6 +73,12 @@ async function request<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: str
   throw new ApiError(res.status, code, message, err?.details);
 }
 
+/** One do-not-call entry (GET /api/v1/dnc). */
+export interface DncEntry {
+  number: string;
+  created_at: string;
+}
+
 export interface CallFilters {
   status?: CallStatus | '';
   bot_id?: string;
@@ -122,5 +128,15 @@ export const api = {
   updateWebhook: (id: string, body: WebhookUpdate) => request<Webhook>('PATCH', `/api/v1/webhooks/${encodeURIComponent(id)}`, body),
   deleteWebhook: (id: string) => request<void>('DELETE', `/api/v1/webhooks/${encodeURIComponent(id)}`),
   testWebhook: (id: string) => request<WebhookEventQueued>('POST', `/api/v1/webhooks/${encodeURIComponent(id)}/test`),
+  // Do-not-call: numbers campaigns never dial.
+  listDnc(q: { cursor?: string; number?: string } = {}) {
+    const p = new URLSearchParams();
+    if (q.cursor) p.set('cursor', q.cursor);
+    if (q.number) p.set('number', q.number);
+    p.set('limit', '100');
+    return request<{ items: DncEntry[]; next_cursor: string | null }>('GET', `/api/v1/dnc?${p}`);
+  },
+  addDnc: (numbers: string[]) => request<{ added: number; duplicates: number }>('POST', '/api/v1/dnc', { numbers }),
+  removeDnc: (number: string) => request<void>('DELETE', `/api/v1/dnc/${encodeURIComponent(number)}`),
   webhookDeliveries: (id: string) => request<{ items: WebhookDeliveryAttempt[]; next_cursor: string | null }>('GET', `/api/v1/webhooks/${encodeURIComponent(id)}/deliveries`),
 };

@@ -15,6 +15,7 @@ import './pages/call-detail-page.js';
 import './pages/trunks-page.js';
 import './pages/inbound-numbers-page.js';
 import './pages/webhooks-page.js';
+import './pages/dnc-page.js';
 import { LightElement } from './components/base.js';
 import { isPublic, navigate, startRouter, type Route } from './router.js';
 import { currentToken, endSession } from './session.js';
@@ -32,6 +33,7 @@ const TITLES: Record<Route['name'], string> = {
   trunks: 'Outbound trunks',
   inboundNumbers: 'Inbound numbers',
   webhooks: 'Webhooks',
+  dnc: 'Do-not-call list',
   notFound: 'Not found',
 };
 
@@ -43,6 +45,7 @@ const NAV: Array<[string, string, Array<Route['name']>]> = [
   ['/trunks', 'Trunks', ['trunks']],
   ['/inbound-numbers', 'Inbound numbers', ['inboundNumbers']],
   ['/webhooks', 'Webhooks', ['webhooks']],
+  ['/do-not-call', 'Do-not-call', ['dnc']],
 ];
 
 export class VpApp extends LightElement {
@@ -105,6 +108,8 @@ export class VpApp extends LightElement {
         return html`<vp-inbound-numbers-page></vp-inbound-numbers-page>`;
       case 'webhooks':
         return html`<vp-webhooks-page></vp-webhooks-page>`;
+      case 'dnc':
+        return html`<vp-dnc-page></vp-dnc-page>`;
       default:
         return html`<h1 tabindex="-1">Page not found</h1>
           <p class="subtitle">Nothing lives at <code>${route.path}</code>.</p>

@@ -1,7 +1,7 @@
 // History API routing. `matchRoute` is pure (unit-tested); `navigate` and `startRouter` touch the
 // browser. Links are plain <a href>: one document-level click handler turns them into pushState.
 
-export type RouteName = 'login' | 'dashboard' | 'apiKeys' | 'bots' | 'botNew' | 'botEdit' | 'botTestCall' | 'calls' | 'callDetail' | 'trunks' | 'inboundNumbers' | 'webhooks' | 'notFound';
+export type RouteName = 'login' | 'dashboard' | 'apiKeys' | 'bots' | 'botNew' | 'botEdit' | 'botTestCall' | 'calls' | 'callDetail' | 'trunks' | 'inboundNumbers' | 'webhooks' | 'dnc' | 'notFound';
 
 export interface Route {
   name: RouteName;
@@ -24,6 +24,7 @@ const TABLE: Array<[RouteName, RegExp, string[]]> = [
   ['trunks', /^\/trunks$/, []],
   ['inboundNumbers', /^\/inbound-numbers$/, []],
   ['webhooks', /^\/webhooks$/, []],
+  ['dnc', /^\/do-not-call$/, []],
 ];
 
 /** Resolves a URL path (with optional query) to a route; a trailing slash is ignored. */

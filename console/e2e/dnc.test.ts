@@ -1,0 +1,90 @@
+// The Do-not-call page in headless Chromium against the real backend: numbers added (with separators,
+// duplicates counted), a bad number refused before sending, a number looked up, one removed after
+// confirming, and the list as the API holds it. Screenshots go to test-artifacts/console/.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+const CONSOLE = process.env.VP_CONSOLE_URL!;
+const BACKEND = process.env.VP_BACKEND_URL!;
+const ADMIN = { email: process.env.VP_ADMIN_EMAIL!, password: process.env.VP_ADMIN_PASSWORD! };
+const SHOTS = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../../test-artifacts/console');
+
+let browser: Browser;
+let page: Page;
+let sent: Array<{ method: string; path: string; body: string | null }> = [];
+
+async function adminToken(): Promise<string> {
+  const r = await fetch(`${BACKEND}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ADMIN) });
+  expect(r.status).toBe(200);
+  return ((await r.json()) as { access_token: string }).access_token;
+}
+
+async function listed(): Promise<string[]> {
+  const r = await fetch(`${BACKEND}/api/v1/dnc?limit=100`, { headers: { Authorization: `Bearer ${await adminToken()}` } });
+  expect(r.status).toBe(200);
+  return ((await r.json()) as { items: Array<{ number: string }> }).items.map((i) => i.number).sort();
+}
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const context = await browser.newContext({ locale: 'en-US', timezoneId: 'UTC', viewport: { width: 1280, height: 900 } });
+  page = await context.newPage();
+  page.on('request', (r) => {
+    if (r.url().startsWith(BACKEND) && r.method() !== 'OPTIONS') sent.push({ method: r.method(), path: new URL(r.url()).pathname, body: r.postData() });
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  const token = await adminToken();
+  for (const n of await listed()) await fetch(`${BACKEND}/api/v1/dnc/${encodeURIComponent(n)}`, { method: 'DELETE', headers: { Authorization: `Bearer ${token}` } });
+});
+
+describe('do-not-call page', () => {
+  it('adds numbers, refuses a bad one before sending, looks one up, and removes one after confirming', async () => {
+    expect(await listed()).toEqual([]);
+    await page.goto(`${CONSOLE}/do-not-call`);
+    await page.waitForURL(`${CONSOLE}/login?next=%2Fdo-not-call`);
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${CONSOLE}/do-not-call`);
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Do-not-call' }).getAttribute('aria-current')).toBe('page');
+    await page.getByTestId('dnc-empty').waitFor();
+
+    // A bad number: named, focused, nothing sent.
+    sent = [];
+    await page.getByLabel('Numbers', { exact: true }).fill('+49 151 1234 5678\n12345');
+    await page.getByRole('button', { name: 'Add to the list' }).click();
+    expect(await page.locator('#dnc-numbers-error').textContent()).toBe('Not E.164 numbers: 12345. Use + and the country code, e.g. +4915112345678.');
+    expect(sent.filter((r) => r.method === 'POST')).toEqual([]);
+
+    await page.getByLabel('Numbers', { exact: true }).fill('+49 151 1234 5678\n(+1) 212-555-0100\n+4915112345678');
+    await page.getByRole('button', { name: 'Add to the list' }).click();
+    await page.getByRole('status').filter({ hasText: 'numbers added' }).waitFor();
+    expect(await page.getByRole('status').textContent()).toBe('2 numbers added; 1 already on the list.');
+    expect(sent.filter((r) => r.method === 'POST').map((r) => JSON.parse(r.body!))).toEqual([{ numbers: ['+4915112345678', '+12125550100', '+4915112345678'] }]);
+    await page.locator('tr[data-number="+12125550100"]').waitFor();
+    expect(await listed()).toEqual(['+12125550100', '+4915112345678']);
+    await page.screenshot({ path: path.join(SHOTS, 'dnc.png'), fullPage: true });
+
+    await page.getByLabel('Look up a number').fill('+4915112345678');
+    await page.getByRole('button', { name: 'Look up' }).click();
+    await page.locator('tr[data-number="+12125550100"]').waitFor({ state: 'detached' });
+    expect(await page.locator('tr[data-number]').count()).toBe(1);
+
+    await page.getByRole('button', { name: 'Remove +4915112345678' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Remove this number?' });
+    await confirm.getByRole('button', { name: 'Remove number' }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    expect(await page.getByRole('status').textContent()).toBe('+4915112345678 removed: campaigns may dial it again.');
+    await page.locator('tr[data-number="+12125550100"]').waitFor();
+    expect(await listed()).toEqual(['+12125550100']);
+  });
+});
