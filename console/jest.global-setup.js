@@ -74,6 +74,8 @@ export default async function setup() {
       STORAGE_BUCKET: 'recordings',
       // A browser that never joins (a test that stops early) frees its slot soon.
       WEB_CALLER_WAIT_SECONDS: '20',
+      // Test calls may take every slot: the test-call page's no-capacity test fills the fleet with them.
+      TEST_CALL_SHARE: '1',
       LOG_LEVEL: 'warn',
     },
     cwd: path.join(root, 'worker'),

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import WebSocket from 'ws';
 import { binary } from '@voice-platform/tests/infra';
 import { CONNECTION_LOST_MESSAGE, MIC_DENIED_MESSAGE, NO_CAPACITY_MESSAGE } from '../src/testCall.js';
 
@@ -70,6 +71,15 @@ async function signIn(p: Page): Promise<void> {
   await p.getByLabel('Password').fill(ADMIN.password);
   await p.getByRole('button', { name: 'Sign in' }).click();
   await p.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
+}
+
+/** Polls `check` until it holds (30 s at most). */
+async function waitFor(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 async function callUntil(id: string, check: (c: Call) => boolean, what: string, timeoutMs = 30_000): Promise<Call> {
@@ -240,18 +250,26 @@ describe('test call', () => {
   });
 
   it('says so when no voice worker is free (503 fleet_at_capacity)', async () => {
-    // Filling the fleet for real takes its every slot (30 calls); the backend's documented answer stands in.
-    await page.route(`${BACKEND}/livekit/widget`, (route) => {
-      const cors = { 'Access-Control-Allow-Origin': CONSOLE, 'Access-Control-Allow-Headers': 'authorization, content-type, accept', 'Access-Control-Allow-Methods': 'POST' };
-      if (route.request().method() === 'OPTIONS') return route.fulfill({ status: 204, headers: cors });
-      return route.fulfill({
-        status: 503,
-        headers: { ...cors, 'Retry-After': '5' },
-        contentType: 'application/json',
-        body: JSON.stringify({ error: { code: 'fleet_at_capacity', message: 'every voice worker is busy', details: { live_workers: 1 } } }),
-      });
-    });
+    // Fill the fleet for real: the suite's one worker (30 slots, TEST_CALL_SHARE 1 here) holds 30 WebSocket
+    // test calls of a bot that stays silent, each with its own token from the backend.
+    const quiet = await admin('POST', '/api/v1/bots', { name: 'Fleet filler (e2e)', greeting: '', policy: { intents: [], fallback: { reply: 'Okay.' } } });
+    expect(quiet.status).toBe(201);
+    const wsBase = process.env.VP_WORKER_URL!.replace(/^http/, 'ws');
+    const fleet = async () => ((await (await fetch(`${process.env.VP_WORKER_URL}/health/fleet`)).json()) as { totals: { free_slots: number } }).totals;
+    const sockets: WebSocket[] = [];
     try {
+      for (let i = 0; i < 30; i++) {
+        const token = await admin('POST', '/api/v1/test-calls/token', { bot_id: quiet.body.id });
+        expect(token.status).toBe(201);
+        const ws = new WebSocket(`${wsBase}${token.body.ws_path as string}`);
+        sockets.push(ws);
+        await new Promise<void>((resolve, reject) => {
+          ws.once('message', () => resolve()); // `started`
+          ws.once('error', reject);
+          ws.once('open', () => ws.send(JSON.stringify({ type: 'start' })));
+        });
+      }
+      await waitFor(async () => (await fleet()).free_slots === 0, 'the fleet full');
       await page.goto(`${CONSOLE}/bots/${botId}/test-call`);
       await page.getByRole('button', { name: 'Start test call' }).click();
       expect(await page.getByRole('alert').textContent()).toBe(NO_CAPACITY_MESSAGE);
@@ -260,7 +278,9 @@ describe('test call', () => {
       expect(await page.getByRole('button', { name: 'Hang up' }).count()).toBe(0);
       await page.locator('main').screenshot({ path: path.join(SHOTS, 'test-call-no-capacity.png') });
     } finally {
-      await page.unroute(`${BACKEND}/livekit/widget`);
+      for (const ws of sockets) ws.close();
+      await admin('PATCH', `/api/v1/bots/${quiet.body.id as string}`, { active: false });
+      await waitFor(async () => (await fleet()).free_slots === 30, 'the fleet free again');
     }
   });
 
