@@ -8,6 +8,7 @@ import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { InboundNumberCreate, InboundNumberUpdate } from '@voice-platform/schemas';
 import { ApiError } from '../errors.js';
+import { requireTelephony, telephonyUnavailable } from '../telephony/errors.js';
 import type { Services } from '../deps.js';
 import { check } from '../validate.js';
 import { jsonBody } from '../body.js';
@@ -19,23 +20,6 @@ import { TelephonyError, type DispatchRuleSpec, type InboundTrunkSpec, type Tele
 import { INBOUND_NUMBER_ID_ATTRIBUTE, INBOUND_ROOM_PREFIX, inboundNumbers, publicInboundNumber, type InboundNumberDoc } from './store.js';
 
 const LOCK = { ttlMs: 30_000, waitMs: 15_000 };
-
-/** LiveKit trouble is the caller's to retry: 503, with our words (LiveKit's own text stays out). */
-function unavailable(err: unknown): never {
-  if (err instanceof TelephonyError) {
-    throw new ApiError(503, 'service_unavailable', 'the telephony service (LiveKit) is unavailable; retry later', undefined, { 'Retry-After': '5' });
-  }
-  throw err;
-}
-
-function requireTelephony(svc: Services): Telephony {
-  if (!svc.telephony) {
-    throw new ApiError(503, 'service_unavailable', 'the telephony plane is not configured on this backend (set LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET)', undefined, {
-      'Retry-After': '60',
-    });
-  }
-  return svc.telephony;
-}
 
 const isDuplicateKey = (err: unknown) => (err as { code?: number })?.code === 11000;
 
@@ -87,7 +71,7 @@ export function inboundNumberRoutes(router: Router, svc: Services): void {
       await checkBot(fields.bot_id, fields.variables);
       // The id exists before the LiveKit objects: the dispatch rule carries it to each call.
       const id = new ObjectId().toHexString();
-      const trunkId = await telephony.createInboundTrunk(trunkSpec(fields)).catch(unavailable);
+      const trunkId = await telephony.createInboundTrunk(trunkSpec(fields)).catch(telephonyUnavailable);
       const undo = async (ruleId: string | null) => {
         if (ruleId) await telephony.deleteDispatchRule(ruleId).catch(() => undefined);
         await telephony.deleteTrunk(trunkId).catch(() => undefined);
@@ -97,7 +81,7 @@ export function inboundNumberRoutes(router: Router, svc: Services): void {
         ruleId = await telephony.createDispatchRule(ruleSpec(id, fields.number, trunkId));
       } catch (err) {
         await undo(null);
-        unavailable(err);
+        telephonyUnavailable(err);
       }
       const now = svc.now();
       const created: InboundNumberDoc = { _id: id, ...fields, livekit_trunk_id: trunkId, livekit_rule_id: ruleId, created_at: now, updated_at: now };
@@ -170,7 +154,7 @@ export function inboundNumberRoutes(router: Router, svc: Services): void {
         }
       } catch (err) {
         await takeBack();
-        unavailable(err);
+        telephonyUnavailable(err);
       }
       const set: Partial<InboundNumberDoc> = { ...fields, livekit_trunk_id: trunkId, livekit_rule_id: ruleId, updated_at: svc.now() };
       try {
@@ -192,8 +176,8 @@ export function inboundNumberRoutes(router: Router, svc: Services): void {
     await withDocLock(svc.redis, 'sip-inbound-numbers', async () => {
       const current = await load(id);
       // The rule first: a call arriving in between finds no rule rather than a rule on a dead trunk.
-      await telephony.deleteDispatchRule(current.livekit_rule_id).catch(unavailable);
-      await telephony.deleteTrunk(current.livekit_trunk_id).catch(unavailable);
+      await telephony.deleteDispatchRule(current.livekit_rule_id).catch(telephonyUnavailable);
+      await telephony.deleteTrunk(current.livekit_trunk_id).catch(telephonyUnavailable);
       await col().deleteOne({ _id: id });
     }, LOCK);
     svc.logger.info({ req_id: ctx.state.requestId, inbound_number_id: id }, 'inbound number deleted');

@@ -6,6 +6,7 @@ import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { OutboundTrunkCreate, OutboundTrunkUpdate, type SipTransport } from '@voice-platform/schemas';
 import { ApiError } from '../errors.js';
+import { requireTelephony, telephonyUnavailable } from '../telephony/errors.js';
 import type { Services } from '../deps.js';
 import { check, type FieldProblem } from '../validate.js';
 import { jsonBody } from '../body.js';
@@ -19,23 +20,6 @@ const LOCK = { ttlMs: 30_000, waitMs: 15_000 };
 
 export function trunkPasswordBox(jwtSecret: string): SecretBox {
   return new SecretBox(jwtSecret, 'sip-trunk-passwords');
-}
-
-/** LiveKit trouble is the caller's to retry: 503, with our words (LiveKit's own text stays out). */
-function unavailable(err: unknown): never {
-  if (err instanceof TelephonyError) {
-    throw new ApiError(503, 'service_unavailable', 'the telephony service (LiveKit) is unavailable; retry later', undefined, { 'Retry-After': '5' });
-  }
-  throw err;
-}
-
-function requireTelephony(svc: Services): Telephony {
-  if (!svc.telephony) {
-    throw new ApiError(503, 'service_unavailable', 'the telephony plane is not configured on this backend (set LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET)', undefined, {
-      'Retry-After': '60',
-    });
-  }
-  return svc.telephony;
 }
 
 interface TrunkFields {
@@ -89,7 +73,7 @@ export function trunkRoutes(router: Router, svc: Services): void {
     const telephony = requireTelephony(svc);
     const doc = await withDocLock(svc.redis, 'sip-trunks', async () => {
       await checkTrunk(svc, fields, null);
-      const livekitId = await telephony.createOutboundTrunk(spec(fields)).catch(unavailable);
+      const livekitId = await telephony.createOutboundTrunk(spec(fields)).catch(telephonyUnavailable);
       const now = svc.now();
       // The first trunk is the default until another is marked.
       const isDefault = body.default === true || (await col().countDocuments({}, { limit: 1 })) === 0;
@@ -158,8 +142,8 @@ export function trunkRoutes(router: Router, svc: Services): void {
         await telephony.updateOutboundTrunk(livekitId, spec(fields));
       } catch (err) {
         // Gone from LiveKit (its store was reset): mirror it again.
-        if (!(err instanceof TelephonyError && err.notFound)) unavailable(err);
-        livekitId = await telephony.createOutboundTrunk(spec(fields)).catch(unavailable);
+        if (!(err instanceof TelephonyError && err.notFound)) telephonyUnavailable(err);
+        livekitId = await telephony.createOutboundTrunk(spec(fields)).catch(telephonyUnavailable);
       }
       const now = svc.now();
       const set: Partial<TrunkDoc> = {
@@ -191,7 +175,7 @@ export function trunkRoutes(router: Router, svc: Services): void {
       if (current.default && (await col().countDocuments({ _id: { $ne: id } }, { limit: 1 })) > 0) {
         throw new ApiError(409, 'conflict', 'this is the default trunk: mark another trunk as default first (PATCH {"default": true})');
       }
-      await telephony.deleteTrunk(current.livekit_trunk_id).catch(unavailable);
+      await telephony.deleteTrunk(current.livekit_trunk_id).catch(telephonyUnavailable);
       await svc.cache.write(() => col().deleteOne({ _id: id }));
     }, LOCK);
     svc.logger.info({ req_id: ctx.state.requestId, trunk_id: id }, 'outbound trunk deleted');
