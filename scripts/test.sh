@@ -15,6 +15,15 @@ export VP_LOG_DIR="$PWD/test-artifacts/logs"
 rm -rf "$VP_LOG_DIR"
 VP_LIVEKIT_TEST_SECRET="$(node -p "require('crypto').randomBytes(24).toString('hex')")"
 export VP_LIVEKIT_TEST_SECRET
+# First, and fast: no import circles in the sources (scripts/check-circles.js names each one it finds).
+printf '\n==> import circles\n'
+if node scripts/check-circles.js; then
+  passed=$((passed + 1))
+else
+  status=1
+  failed=$((failed + 1))
+  printf '==> import circles FAILED: break each circle above (scripts/check-circles.js)\n'
+fi
 for ws in $(node -p "require('./package.json').workspaces.join(' ')"); do
   if [ -z "$(node -p "(require('./$ws/package.json').scripts || {}).test || ''")" ]; then continue; fi
   printf '\n==> %s tests\n' "$ws"

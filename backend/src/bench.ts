@@ -29,7 +29,7 @@ import { reserveSlot } from './redisScripts.js';
 import { readCacheEpoch, readCacheEpochAndTakeToken } from './cache.js';
 import { callEventData } from './webhooks/outbox.js';
 import { OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from './webhooks/keys.js';
-import type { CallDoc } from './calls/routes.js';
+import type { CallDoc } from './calls/store.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 /** A directory: each run's CPU profile of this process is written there (open in Chrome DevTools). */

@@ -14,19 +14,19 @@
 // deadline, which outlasts any database operation, so the entry a request might read in that window is
 // never cached. A Redis that restarts empty has no epoch: the first view makes a fresh one, so no entry
 // from before survives either. Entries also age out after ENTRY_MAX_AGE_MS: a bound for edits made by
-// hand in the database, which bypass this protocol (the app's own writes never rely on it).
+// hand in the database, which bypass this protocol (the app's own writes never rely on it). The tables,
+// that bound and a request's view are in cacheTable.ts.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { ApiError } from './errors.js';
 import { TAKE_TOKEN_FN, type BucketResult } from './redisScripts.js';
-import type { BotDoc } from './bots/routes.js';
-import type { ApiKeyDoc } from './apiKeys/keys.js';
+import { CacheTable, type CacheView } from './cacheTable.js';
+import type { BotDoc } from './bots/store.js';
+import type { ApiKeyDoc } from './apiKeys/store.js';
 import type { TrunkDoc } from './trunks/store.js';
 
 export const CACHE_EPOCH_KEY = 'vp:cache:epoch';
 export const CACHE_PENDING_KEY = 'vp:cache:pending';
-const ENTRY_MAX_AGE_MS = 10_000;
-const MAX_ENTRIES = 10_000;
 
 const NOW_MS = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
@@ -90,9 +90,6 @@ function scripts(redis: Redis): CacheRedis {
   return r;
 }
 
-/** The trunks table's key of the default trunk (numbers start with +). */
-export const DEFAULT_TRUNK = 'default';
-
 const token = () => randomBytes(12).toString('hex');
 
 /** The raw view script, one round trip (the bench issues it as part of a request's store operations). */
@@ -105,61 +102,6 @@ export function readCacheEpochAndTakeToken(redis: Redis, bucketKey: string, rate
   return scripts(redis).vpCacheViewAndTake(CACHE_EPOCH_KEY, CACHE_PENDING_KEY, bucketKey, token(), rate, burst, now);
 }
 
-/** What one request may use the cache under: the epoch it read, or null (read the database). */
-export interface CacheView {
-  readonly epoch: string | null;
-}
-
-/** The request's view: read once, by the first part of the request that needs one (Koa's ctx.state). */
-export async function requestView(cache: StoreCache, state: { cacheView?: CacheView }): Promise<CacheView> {
-  if (!state.cacheView) state.cacheView = await cache.view();
-  return state.cacheView;
-}
-
-interface Entry<T> {
-  value: T;
-  at: number;
-}
-
-/** One kind of entry (bots by id, keys by hash, …), emptied whenever the epoch moves. */
-export class CacheTable<T> {
-  readonly #entries = new Map<string, Entry<T>>();
-  constructor(private readonly owner: StoreCache) {}
-
-  /** The entry, else `load()` (the database); only found values are kept, and only under the current epoch. */
-  async get(view: CacheView, id: string, load: () => Promise<T | null>): Promise<T | null> {
-    const usable = view.epoch !== null && this.owner.epoch === view.epoch;
-    if (usable) {
-      const hit = this.#entries.get(id);
-      if (hit && Date.now() - hit.at < ENTRY_MAX_AGE_MS) return hit.value;
-    }
-    const value = await load();
-    // Another request may have moved the epoch meanwhile: then this read belongs to an older one.
-    if (value !== null && usable && this.owner.epoch === view.epoch) this.set(id, value);
-    return value;
-  }
-
-  /** The kept entry, whatever the epoch: only a guess, to be confirmed by a view (see StoreCache.viewAndTake). */
-  peek(id: string): T | undefined {
-    return this.#entries.get(id)?.value;
-  }
-
-  /** Replaces a kept entry (e.g. after a write of a field the cache does not depend on). */
-  update(view: CacheView, id: string, value: T): void {
-    if (view.epoch !== null && this.owner.epoch === view.epoch && this.#entries.has(id)) this.set(id, value);
-  }
-
-  private set(id: string, value: T): void {
-    this.#entries.delete(id);
-    if (this.#entries.size >= MAX_ENTRIES) this.#entries.delete(this.#entries.keys().next().value!);
-    this.#entries.set(id, { value, at: Date.now() });
-  }
-
-  clear(): void {
-    this.#entries.clear();
-  }
-}
-
 export class StoreCache {
   /** The epoch the entries were read under. */
   epoch: string | null = null;
@@ -168,7 +110,7 @@ export class StoreCache {
   readonly bots: CacheTable<BotDoc>;
   /** API keys by key hash. */
   readonly apiKeys: CacheTable<ApiKeyDoc>;
-  /** The trunk a dial-out uses: by caller number, and under DEFAULT_TRUNK the default one. */
+  /** The trunk a dial-out uses: by caller number, and under DEFAULT_TRUNK (trunks/store.ts) the default one. */
   readonly trunks: CacheTable<TrunkDoc>;
 
   /** @param pendingMs how long a write's pending mark outlives a writer that never ends it: longer than any database operation. */

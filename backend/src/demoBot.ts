@@ -2,12 +2,12 @@
 // the scripted policy).
 import { MongoServerError, type Db } from 'mongodb';
 import type { BotCreate } from '@voice-platform/schemas';
-import { newBotDoc, type BotDoc, stored } from './bots/routes.js';
-import { COLLECTIONS } from './stores.js';
+import { newBotDoc } from './bots/routes.js';
+import { bots, stored } from './bots/store.js';
 
 export const DEMO_BOT_ID = 'demo-bot';
 
-export const DEMO_BOT: BotCreate = {
+const DEMO_BOT: BotCreate = {
   name: 'Demo: payment reminder',
   language: 'en-US',
   prompt: 'You are a polite assistant reminding {{customer_name}} about an open invoice of {{amount_due}}.',
@@ -30,7 +30,7 @@ export const DEMO_BOT: BotCreate = {
  *  insert, not an upsert with $setOnInsert: FerretDB's upsert drops the empty `tools: []`. */
 export async function seedDemoBot(db: Db, now: Date): Promise<'created' | 'unchanged'> {
   try {
-    await db.collection<BotDoc>(COLLECTIONS.bots).insertOne(stored(newBotDoc(DEMO_BOT, now, DEMO_BOT_ID)));
+    await bots(db).insertOne(stored(newBotDoc(DEMO_BOT, now, DEMO_BOT_ID)));
     return 'created';
   } catch (err) {
     if (err instanceof MongoServerError && err.code === 11000) return 'unchanged';

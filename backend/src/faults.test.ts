@@ -9,7 +9,7 @@ import { startTestEnv, waitUntil, type Service, type TestEnv } from '@voice-plat
 import { DIALOUT_STREAM_KEY, TERMINAL_CALL_STATUSES } from '@voice-platform/schemas';
 import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, type Harness } from './testing/harness.js';
 import { COLLECTIONS } from './stores.js';
-import type { CallDoc } from './calls/routes.js';
+import type { CallDoc } from './calls/store.js';
 
 const INTERVAL_MS = 25; // one dial-out every 25 ms, whatever the previous ones are doing
 const OUTAGE_MS = 3000; // each store stays down at least this long…

@@ -35,11 +35,10 @@ import {
   WebhookDeliveryAttempt,
   WebhookEvent,
   WebhookEventQueued,
-  WebhookUpdate, WidgetRequest, WidgetResponse, TestCallTokenRequest, TestCallTokenResponse } from '@voice-platform/schemas';
+  WebhookUpdate, WidgetRequest, WidgetResponse, TestCallTokenRequest, TestCallTokenResponse, CampaignDetail } from '@voice-platform/schemas';
 import { LoginRequest, LoginResponse, Me } from './auth/admin.js';
 import { DATE_TIME_PATTERN } from './validate.js';
 import { campaignPaths } from './campaigns/openapi.js';
-import { CampaignDetail } from './campaigns/schemas.js';
 
 /** The server reads every `format: date-time` it is sent more strictly than JSON Schema does (validate.ts):
  *  requests say so with DATE_TIME_PATTERN. Responses keep the plain format (the server writes UTC times). */

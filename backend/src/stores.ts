@@ -53,7 +53,7 @@ export async function createIndexes(db: Db): Promise<void> {
   await db.collection(COLLECTIONS.inboundNumbers).createIndex({ number: 1 }, { unique: true, name: 'number_unique' });
 }
 
-export async function createStream(redis: Redis): Promise<void> {
+async function createStream(redis: Redis): Promise<void> {
   // The webhook outbox from its start ('0'): an event written before the group existed is still delivered.
   for (const [key, group, start] of [[DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, '$'], [WEBHOOK_EVENTS_STREAM, WEBHOOK_CONSUMER_GROUP, '0']] as const) {
     try {
@@ -71,7 +71,7 @@ export async function prepareStores(db: Db, redis: Redis): Promise<void> {
 }
 
 /** Bots stored before a field existed get its default, once: only documents lacking the field match, so
- *  running it again (every boot) changes nothing. Reads fill defaults too (bots/routes.ts readBot). */
+ *  running it again (every boot) changes nothing. Reads fill defaults too (bots/store.ts readBot). */
 export async function migrateBots(db: Db): Promise<void> {
   const bots = db.collection(COLLECTIONS.bots);
   for (const [field, value] of Object.entries(BOT_DEFAULTS)) {

@@ -20,3 +20,4 @@ export * from './templates.js';
 export * from './logs.js';
 export * from './webhooks.js';
 export * from './inbound.js';
+export * from './campaigns.js';

@@ -9,8 +9,9 @@ import { ApiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { COLLECTIONS } from '../stores.js';
-import { requestView, type CacheView } from '../cache.js';
+import { requestView, type CacheView } from '../cacheTable.js';
 import type { BucketResult } from '../redisScripts.js';
+import type { ApiKeyDoc } from './store.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const KEY_BODY_LENGTH = 32;
@@ -35,20 +36,6 @@ export function generateApiKey(): string {
 
 export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
 export const keyPrefix = (key: string): string => key.slice(0, 7);
-
-export interface ApiKeyDoc {
-  _id: string;
-  name: string;
-  key_hash: string;
-  prefix: string;
-  is_active: boolean;
-  expires_at: Date | null;
-  created_at: Date;
-  created_by: string | null;
-  last_used_at: Date | null;
-  deactivated_at: Date | null;
-  deactivated_by: string | null;
-}
 
 export function keyStatus(doc: Pick<ApiKeyDoc, 'is_active' | 'expires_at'>, now: number): ApiKeyStatus {
   if (!doc.is_active) return 'inactive';

@@ -10,7 +10,8 @@ import { jsonBody } from '../body.js';
 import { COLLECTIONS } from '../stores.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin, type AdminPrincipal } from '../auth/admin.js';
-import { generateApiKey, hashApiKey, keyPrefix, keyStatus, publicKey, type ApiKeyDoc } from './keys.js';
+import { generateApiKey, hashApiKey, keyPrefix, keyStatus, publicKey } from './keys.js';
+import type { ApiKeyDoc } from './store.js';
 
 function futureDate(value: string | null | undefined, now: number, field: string): Date | null {
   if (value === undefined || value === null) return null;

@@ -10,14 +10,13 @@ import { CALL_STATUSES, CALL_STATUS_RANK, TERMINAL_CALL_STATUSES, type CallStatu
 import { ApiError } from '../errors.js';
 import type { FieldProblem } from '../validate.js';
 import type { Metrics } from '../metrics.js';
-import { COLLECTIONS } from '../stores.js';
 import { releaseSlot } from '../redisScripts.js';
 import { withDocLock } from '../locks.js';
 import { emitCallMove, emitRecordingArrived } from '../webhooks/outbox.js';
-import type { CallDoc } from './routes.js';
+import { calls, findCall, type CallDoc } from './store.js';
 import { settleContact } from '../campaigns/store.js';
 
-export interface LifecycleDeps {
+interface LifecycleDeps {
   db: Db;
   redis: Redis;
   logger: Logger;
@@ -25,7 +24,7 @@ export interface LifecycleDeps {
   clock?: () => number;
 }
 
-export interface CallMove {
+interface CallMove {
   status: CallStatus;
   at: Date;
   end_reason?: string;
@@ -35,7 +34,7 @@ export interface CallMove {
   transcript?: Array<{ role: 'user' | 'bot'; text: string; at: Date }>;
 }
 
-export interface MoveOptions {
+interface MoveOptions {
   /** Move only from one of these statuses, else 409 `conflict` (the sweeper: `queued` only, so a worker's
    *  `dialing` that landed first wins). Without it any forward move is allowed. */
   onlyFrom?: readonly CallStatus[];
@@ -46,7 +45,7 @@ export interface MoveOptions {
   recordingFollows?: boolean;
 }
 
-export interface MoveResult {
+interface MoveResult {
   doc: CallDoc;
   /** This call changed the status (false for a repeat of the current status). */
   moved: boolean;
@@ -54,11 +53,11 @@ export interface MoveResult {
   released: boolean | null;
 }
 
-export const isTerminal = (s: CallStatus) => TERMINAL_CALL_STATUSES.includes(s);
+const isTerminal = (s: CallStatus) => TERMINAL_CALL_STATUSES.includes(s);
 
 /** How far the clocks of the machines that report a call (backend, dialler, workers) may disagree: an
  *  event time up to this much before the call's creation or its last status is skew, not an error. */
-export const CLOCK_SKEW_TOLERANCE_MS = 60_000;
+const CLOCK_SKEW_TOLERANCE_MS = 60_000;
 
 /** A call's times never run backwards: `at` (and each transcript line) not before the call was created,
  *  a move not before the last status time, each allowing CLOCK_SKEW_TOLERANCE_MS. */
@@ -86,7 +85,7 @@ const conflict = (from: CallStatus | undefined, to: CallStatus) =>
   new ApiError(409, 'conflict', `a call cannot move from ${from} to ${to}`, { from, to });
 
 export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: string, ev: CallMove, opts: MoveOptions = {}): Promise<MoveResult> {
-  const calls = deps.db.collection<CallDoc>(COLLECTIONS.calls);
+  const callDocs = calls(deps.db);
   const extra: Partial<CallDoc> = {};
   if (ev.end_reason !== undefined) extra.end_reason = ev.end_reason;
   if (ev.recording_key !== undefined) extra.recording_key = ev.recording_key;
@@ -99,7 +98,7 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
   const emit = { redis: deps.redis, logger: deps.logger, clock: deps.clock, metrics };
   // One move at a time per call: the status check and the write must not interleave (see locks.ts).
   await withDocLock(deps.redis, `call:${id}`, async () => {
-    const current = await calls.findOne({ _id: id });
+    const current = await findCall(deps.db, id);
     if (!current) throw new ApiError(404, 'call_not_found', 'call not found');
     checkTimes(current, ev);
     if (!allowedFrom(current.status)) throw conflict(current.status, ev.status);
@@ -110,9 +109,9 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
       if (ev.status === 'in_progress') set.started_at = ev.at;
       if (isTerminal(ev.status)) set.ended_at = ev.at;
       // Conditional on a predecessor status: of racing moves only forward ones can land.
-      const res = await calls.updateOne({ _id: id, status: { $in: before } }, { $set: set });
+      const res = await callDocs.updateOne({ _id: id, status: { $in: before } }, { $set: set });
       if (res.matchedCount === 0) {
-        const now = await calls.findOne({ _id: id });
+        const now = await findCall(deps.db, id);
         if (now?.status !== ev.status) throw conflict(now?.status, ev.status);
       } else {
         moved = true;
@@ -131,7 +130,7 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
         if (had == null || (Array.isArray(had) && had.length === 0)) fill[k] = v;
       }
       if (Object.keys(fill).length) {
-        await calls.updateOne({ _id: id }, { $set: fill });
+        await callDocs.updateOne({ _id: id }, { $set: fill });
         if (isTerminal(current.status) && ('recording_key' in fill || 'recording_error' in fill)) await emitRecordingArrived(emit, { ...current, ...fill });
       }
     }
@@ -143,7 +142,7 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
     metrics.slotReleases.inc({ outcome: released ? 'released' : 'already_gone' });
     if (released) deps.logger.info({ ...opts.logContext, call_id: id, status: ev.status }, 'capacity slot released');
   }
-  const doc = await calls.findOne({ _id: id });
+  const doc = await findCall(deps.db, id);
   if (!doc) throw new ApiError(404, 'call_not_found', 'call not found');
   // A campaign call's end moves its contact on. Also on a repeat of the end (a retried report repairs a
   // crash in between); if this fails, the dialler's reconcile settles the contact from this record.

@@ -3,83 +3,20 @@
 import { ObjectId, type Filter } from 'mongodb';
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
-import { Type } from '@sinclair/typebox';
-import {
-  CALL_DIRECTIONS,
-  CALL_STATUSES,
-  CallCreate,
-  CallEvent,
-  CURSOR_PATTERN,
-  RESOURCE_ID_PATTERN,
-  type Call,
-  type CallDirection,
-  type CallStatus,
-} from '@voice-platform/schemas';
+import { CALL_DIRECTIONS, CALL_STATUSES, CallCreate, CallEvent, CURSOR_PATTERN, RESOURCE_ID_PATTERN, type CallDirection, type CallStatus } from '@voice-platform/schemas';
 import { ApiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { check, parseDateTime } from '../validate.js';
 import { jsonBody } from '../body.js';
-import { COLLECTIONS } from '../stores.js';
 import { authenticateAdmin, requireAdmin } from '../auth/admin.js';
 import { authenticateKey } from '../apiKeys/keys.js';
 import { requireWorker } from '../config/worker.js';
-import { findBot } from '../bots/routes.js';
+import { findBot } from '../bots/store.js';
 import { checkVariables } from '../dialout/variables.js';
 import { applyCallMove } from './lifecycle.js';
 import { emitCallEvent } from '../webhooks/outbox.js';
-
-export interface CallDoc {
-  _id: string;
-  bot_id: string;
-  direction: CallDirection;
-  to_number: string | null;
-  /** Absent on calls stored before telephony (read as null). */
-  from_number?: string | null;
-  status: CallStatus;
-  variables: Record<string, string>;
-  api_key_id: string | null;
-  created_at: Date;
-  started_at: Date | null;
-  ended_at: Date | null;
-  end_reason: string | null;
-  recording_key: string | null;
-  recording_error: string | null;
-  sip_status_code?: number | null;
-  transcript?: Array<{ role: 'user' | 'bot'; text: string; at: Date }>;
-  status_times: Partial<Record<CallStatus, Date>>;
-  /** Inbound calls only: the room LiveKit's dispatch rule put the caller in (other calls' rooms are named by the id). */
-  room_name?: string;
-  /** Campaign dials only (campaigns/): the campaign, its contact and which attempt of that contact this is. */
-  campaign_id?: string | null;
-  campaign_contact_id?: string | null;
-  campaign_attempt?: number | null;
-}
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
-export function publicCall(doc: CallDoc): Call {
-  return {
-    call_id: doc._id,
-    bot_id: doc.bot_id,
-    direction: doc.direction,
-    to_number: doc.to_number,
-    from_number: doc.from_number ?? null,
-    status: doc.status,
-    variables: doc.variables,
-    created_at: doc.created_at.toISOString(),
-    started_at: iso(doc.started_at),
-    ended_at: iso(doc.ended_at),
-    end_reason: doc.end_reason,
-    recording_key: doc.recording_key,
-    recording_error: doc.recording_error,
-    sip_status_code: doc.sip_status_code ?? null,
-    transcript: (doc.transcript ?? []).map((t) => ({ role: t.role, text: t.text, at: t.at.toISOString() })),
-    status_times: Object.fromEntries(Object.entries(doc.status_times ?? {}).map(([k, v]) => [k, (v as Date).toISOString()])),
-  };
-}
-
-export const CallList = Type.Object({ items: Type.Array(Type.Any()), next_cursor: Type.Union([Type.String(), Type.Null()]) });
+import { calls, findCall, publicCall, type CallDoc } from './store.js';
 
 interface Cursor {
   t: number;
@@ -142,7 +79,6 @@ function listFilter(ctx: Context): { filter: Filter<CallDoc>; limit: number } {
 }
 
 export function callRoutes(router: Router, svc: Services, metrics: Metrics): void {
-  const calls = () => svc.db.collection<CallDoc>(COLLECTIONS.calls);
   const worker = requireWorker(svc);
 
   router.get('/api/v1/calls/:id', async (ctx) => {
@@ -153,14 +89,14 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
     let apiKeyId: string | undefined;
     const admin = ctx.get('Authorization') ? await authenticateAdmin(svc, ctx) : null;
     if (!admin || ctx.headers['x-api-key'] !== undefined) apiKeyId = (await authenticateKey(svc, metrics, ctx)).id;
-    const doc = await calls().findOne({ _id: ctx.params.id! });
+    const doc = await findCall(svc.db, ctx.params.id!);
     if (!doc || (apiKeyId !== undefined && doc.api_key_id !== apiKeyId)) throw new ApiError(404, 'call_not_found', 'call not found');
     ctx.body = publicCall(doc);
   });
 
   router.get('/api/v1/calls', requireAdmin(svc), async (ctx) => {
     const { filter, limit } = listFilter(ctx);
-    const docs = await calls().find(filter).sort({ created_at: -1, _id: -1 }).limit(limit + 1).toArray();
+    const docs = await calls(svc.db).find(filter).sort({ created_at: -1, _id: -1 }).limit(limit + 1).toArray();
     const page = docs.slice(0, limit);
     const last = page[page.length - 1];
     ctx.body = {
@@ -196,7 +132,7 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
       transcript: [],
       status_times: { queued: now },
     };
-    await calls().insertOne(doc);
+    await calls(svc.db).insertOne(doc);
     await emitCallEvent({ ...svc, metrics }, 'call.queued', doc);
     ctx.status = 201;
     ctx.set('Location', `/api/v1/calls/${doc._id}`);

@@ -2,7 +2,7 @@
 // commas, quotes ("" inside) or line breaks, CRLF or LF line ends, an optional UTF-8 BOM. Limits are
 // checked while reading, so a hostile file costs at most its (already bounded) size.
 import { ApiError } from '../errors.js';
-import { MAX_CONTACTS_PER_UPLOAD, MAX_CSV_COLUMNS, MAX_CSV_ROW_CHARS } from './schemas.js';
+import { MAX_CONTACTS_PER_UPLOAD, MAX_CSV_COLUMNS, MAX_CSV_ROW_CHARS } from '@voice-platform/schemas';
 
 const invalid = (field: string, message: string) => new ApiError(422, 'validation_failed', 'the CSV upload is invalid', [{ field, message }]);
 

@@ -7,7 +7,7 @@ import { freePort, saveLogs, startTestEnv, waitUntil, type TestEnv } from '@voic
 import { FLEET_RESERVATIONS_KEY, FLEET_WORKERS_KEY } from '@voice-platform/schemas';
 import { adminToken, createBot, createTrunk, heartbeat, JWT_SECRET, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { COLLECTIONS } from '../stores.js';
-import type { CallDoc } from '../calls/routes.js';
+import type { CallDoc } from '../calls/store.js';
 import { attemptCallId } from './dialler.js';
 import type { ContactDoc } from './store.js';
 

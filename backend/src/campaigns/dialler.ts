@@ -27,7 +27,7 @@ import { StoreCache } from '../cache.js';
 import { COLLECTIONS } from '../stores.js';
 import { freeSlots } from '../redisScripts.js';
 import { withDocLock } from '../locks.js';
-import type { CallDoc } from '../calls/routes.js';
+import type { CallDoc } from '../calls/store.js';
 import { CALL_EXISTS, joblessCloser, placeCall } from '../dialout/routes.js';
 import { isDoNotCall } from './dnc.js';
 import { inWindow } from './windows.js';

@@ -2,14 +2,13 @@
 // (dialler.ts), so a number added while a campaign runs is skipped from then on.
 import { ObjectId, type Db, type Filter } from 'mongodb';
 import type { Router } from '@koa/router';
-import { CURSOR_PATTERN, PHONE_NUMBER_PATTERN } from '@voice-platform/schemas';
+import { CURSOR_PATTERN, DncAdd, PHONE_NUMBER_PATTERN } from '@voice-platform/schemas';
 import { ApiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { check, type FieldProblem } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { requireAdmin } from '../auth/admin.js';
 import { COLLECTIONS } from '../stores.js';
-import { DncAdd } from './schemas.js';
 
 interface DncDoc {
   _id: string;

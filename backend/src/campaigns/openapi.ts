@@ -1,8 +1,9 @@
 // The OpenAPI paths of campaigns and the do-not-call list, built by openapi.ts with its helpers.
-import { PHONE_NUMBER_PATTERN, CURSOR_PATTERN } from '@voice-platform/schemas';
 import type { TSchema } from '@sinclair/typebox';
 import {
   CAMPAIGN_STATUSES,
+  CURSOR_PATTERN,
+  PHONE_NUMBER_PATTERN,
   CampaignCreate,
   CampaignDetail,
   CampaignPage,
@@ -17,7 +18,7 @@ import {
   MAX_CSV_BYTES,
   MAX_CSV_COLUMNS,
   MAX_CSV_ROW_CHARS,
-} from './schemas.js';
+} from '@voice-platform/schemas';
 
 export interface DocHelpers {
   ok: (description: string, schema: TSchema | object, headers?: object) => object;

@@ -5,7 +5,6 @@
 import { ObjectId, type Filter } from 'mongodb';
 import type { Context, Next } from 'koa';
 import type { Router } from '@koa/router';
-import { CURSOR_PATTERN, RESOURCE_ID_PATTERN } from '@voice-platform/schemas';
 import { ApiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
@@ -13,7 +12,7 @@ import { check, compiled, fieldProblems, type FieldProblem } from '../validate.j
 import { jsonBody } from '../body.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
-import { findBot } from '../bots/routes.js';
+import { findBot } from '../bots/store.js';
 import { trunkForDialout } from '../trunks/store.js';
 import { emitWebhookEvent } from '../webhooks/outbox.js';
 import { parseCsv } from './csv.js';
@@ -21,15 +20,17 @@ import { isTimeZone, minutesOf } from './windows.js';
 import {
   CampaignCreate,
   CONTACT_STATUSES,
+  CURSOR_PATTERN,
+  RESOURCE_ID_PATTERN,
   ContactInput,
   ContactsUpload,
   MAX_CSV_BYTES,
   type CampaignStatus,
   type ContactsResult,
   type ContactStatus,
-} from './schemas.js';
+} from '@voice-platform/schemas';
 import { campaignDetail, campaignLock, campaigns, contacts, publicCampaign, publicContact, type CampaignDoc, type ContactDoc } from './store.js';
-import type { BotDoc } from '../bots/routes.js';
+import type { BotDoc } from '../bots/store.js';
 
 const invalid = (problems: FieldProblem[]) => new ApiError(422, 'validation_failed', 'the request is invalid', problems);
 const cursorText = new RegExp(CURSOR_PATTERN);

@@ -7,10 +7,10 @@ import type { Logger } from 'pino';
 import { TERMINAL_CALL_STATUSES } from '@voice-platform/schemas';
 import { COLLECTIONS } from '../stores.js';
 import { withDocLock } from '../locks.js';
-import type { CallDoc } from '../calls/routes.js';
+import type { CallDoc } from '../calls/store.js';
 import { emitWebhookEvent } from '../webhooks/outbox.js';
 import type { Metrics } from '../metrics.js';
-import { CONTACT_STATUSES, type Campaign, type CampaignDetail, type CampaignStatus, type CallingWindow, type Contact, type ContactStatus, type RetryOutcome } from './schemas.js';
+import { CONTACT_STATUSES, type Campaign, type CampaignDetail, type CampaignStatus, type CallingWindow, type Contact, type ContactStatus, type RetryOutcome } from '@voice-platform/schemas';
 
 export interface CampaignDoc {
   _id: string;

@@ -1,5 +1,5 @@
 // Calling windows in a time zone: a window is a set of weekdays and a local [start, end) time of day.
-import type { CallingWindow, Weekday } from './schemas.js';
+import type { CallingWindow, Weekday } from '@voice-platform/schemas';
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 const DAYS: Record<string, Weekday> = { Mon: 'mon', Tue: 'tue', Wed: 'wed', Thu: 'thu', Fri: 'fri', Sat: 'sat', Sun: 'sun' };

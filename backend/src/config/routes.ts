@@ -3,10 +3,9 @@ import type { Router } from '@koa/router';
 import { RESOURCE_ID_PATTERN, type RuntimeConfig } from '@voice-platform/schemas';
 import { ApiError } from '../errors.js';
 import type { Services } from '../deps.js';
-import { COLLECTIONS } from '../stores.js';
-import { cachedBot } from '../bots/routes.js';
-import { requestView } from '../cache.js';
-import type { CallDoc } from '../calls/routes.js';
+import { cachedBot } from '../bots/store.js';
+import { requestView } from '../cacheTable.js';
+import { calls, type CallDoc } from '../calls/store.js';
 import { render } from '../bots/templates.js';
 import { requireWorker } from './worker.js';
 
@@ -28,9 +27,7 @@ export function configRoutes(router: Router, svc: Services): void {
     let call: Pick<CallDoc, '_id' | 'direction' | 'to_number' | 'variables'> | null = null;
     if (typeof callId === 'string') {
       // Only the fields sent back: not the transcript, which grows with the call.
-      call = await svc.db
-        .collection<CallDoc>(COLLECTIONS.calls)
-        .findOne({ _id: callId, bot_id: bot._id }, { projection: { _id: 1, direction: 1, to_number: 1, variables: 1 } });
+      call = await calls(svc.db).findOne({ _id: callId, bot_id: bot._id }, { projection: { _id: 1, direction: 1, to_number: 1, variables: 1 } });
       if (!call) throw new ApiError(404, 'call_not_found', 'call not found for this bot');
     }
     const variables = call?.variables ?? {};

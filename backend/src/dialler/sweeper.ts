@@ -13,16 +13,16 @@ import type { Metrics } from '../metrics.js';
 import { ApiError } from '../errors.js';
 import { COLLECTIONS } from '../stores.js';
 import { applyCallMove } from '../calls/lifecycle.js';
-import type { CallDoc } from '../calls/routes.js';
+import type { CallDoc } from '../calls/store.js';
 import { CALL_LEASES_KEY } from '@voice-platform/schemas';
 
-export const NOT_CLAIMED = 'not_claimed';
+const NOT_CLAIMED = 'not_claimed';
 /** A WebSocket or browser call recorded by a worker that never started it (the worker died at once). */
-export const NOT_STARTED = 'not_started';
-export const WORKER_LOST = 'worker_lost';
+const NOT_STARTED = 'not_started';
+const WORKER_LOST = 'worker_lost';
 const DEFAULT_BATCH_SIZE = 100;
 
-export interface SweeperDeps extends AppDeps {
+interface SweeperDeps extends AppDeps {
   /** The process's metrics registry (the one its /metrics serves). */
   metrics: Metrics;
   /** Calls handled per pass at most; the rest wait for the next pass. */

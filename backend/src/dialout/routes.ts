@@ -11,12 +11,11 @@ import type { Metrics } from '../metrics.js';
 import type { ErrorObject } from 'ajv';
 import { compiled, fieldProblems } from '../validate.js';
 import { jsonBody } from '../body.js';
-import { COLLECTIONS } from '../stores.js';
 import { releaseSlot, reserveSlot, takeToken } from '../redisScripts.js';
 import { requireApiKey, type KeyBucket, type KeyPrincipal, type PrefetchedToken } from '../apiKeys/keys.js';
-import { cachedBot } from '../bots/routes.js';
-import { requestView, type CacheView } from '../cache.js';
-import type { CallDoc } from '../calls/routes.js';
+import { cachedBot } from '../bots/store.js';
+import { requestView, type CacheView } from '../cacheTable.js';
+import { calls, type CallDoc } from '../calls/store.js';
 import { checkVariables } from './variables.js';
 import { trunkForDialout } from '../trunks/store.js';
 import { claim, complete, release, requestHash } from './idempotency.js';
@@ -33,7 +32,7 @@ interface DialoutInput {
 }
 
 /** A call to queue for the fleet: a dial-out to a phone, or a browser test call (docs/design.md §7 widget). */
-export type CallRequest = ({ direction: 'outbound' } & DialoutInput) | { direction: 'web'; bot_id: string; variables: Record<string, string> };
+type CallRequest = ({ direction: 'outbound' } & DialoutInput) | { direction: 'web'; bot_id: string; variables: Record<string, string> };
 
 /** Who asked for the call: an API key, or an admin (no key). */
 export interface CallRequester {
@@ -142,7 +141,7 @@ export function dialoutRoutes(router: Router, svc: Services, metrics: Metrics): 
 /** placeCall refused a caller-chosen call id because a record with it exists (campaign dials, see campaigns/dialler.ts). */
 export const CALL_EXISTS = 'call_exists';
 
-export interface PlaceOptions {
+interface PlaceOptions {
   /** The call's id, chosen by the caller (a campaign attempt's id is derived from the contact and the
    *  attempt number, so a second dial of one attempt meets the unique _id and is refused with CALL_EXISTS). */
   callId?: string;
@@ -203,7 +202,7 @@ export async function placeCall(
     ...(opts.campaign ? { campaign_id: opts.campaign.campaignId, campaign_contact_id: opts.campaign.contactId, campaign_attempt: opts.campaign.attempt } : {}),
   };
   try {
-    await svc.db.collection<CallDoc>(COLLECTIONS.calls).insertOne(call);
+    await calls(svc.db).insertOne(call);
   } catch (err) {
     await releaseSlot(svc.redis, callId).catch(() => undefined);
     // A caller-chosen id that is taken: that record (and its job) belong to whoever inserted it first.
@@ -241,7 +240,7 @@ export function joblessCloser(svc: Services) {
   let running = false;
   const close = (ids: string[]) => {
     const ended = new Date(svc.clock());
-    return svc.db.collection<CallDoc>(COLLECTIONS.calls).updateMany(
+    return calls(svc.db).updateMany(
       { _id: { $in: ids }, status: 'queued' },
       { $set: { status: 'failed', end_reason: 'enqueue_failed', ended_at: ended, 'status_times.failed': ended } },
     );

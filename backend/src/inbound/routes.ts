@@ -14,7 +14,7 @@ import { check } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
-import { findBot } from '../bots/routes.js';
+import { findBot } from '../bots/store.js';
 import { checkVariables } from '../dialout/variables.js';
 import { TelephonyError, type DispatchRuleSpec, type InboundTrunkSpec, type Telephony } from '../telephony/livekit.js';
 import { INBOUND_NUMBER_ID_ATTRIBUTE, INBOUND_ROOM_PREFIX, inboundNumbers, publicInboundNumber, type InboundNumberDoc } from './store.js';

@@ -10,7 +10,7 @@ import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
 import { adminToken, createBot, heartbeat, startHarness, type Harness } from '../testing/harness.js';
 import { COLLECTIONS } from '../stores.js';
 import { INBOUND_NUMBER_ID_ATTRIBUTE, type InboundNumberDoc } from '../inbound/store.js';
-import type { CallDoc } from '../calls/routes.js';
+import type { CallDoc } from '../calls/store.js';
 
 let env: TestEnv;
 let h: Harness;

@@ -4,7 +4,10 @@ import type { Db } from 'mongodb';
 import type { OutboundTrunk, SipTransport } from '@voice-platform/schemas';
 import { ApiError } from '../errors.js';
 import { COLLECTIONS } from '../stores.js';
-import { DEFAULT_TRUNK, type CacheTable, type CacheView } from '../cache.js';
+import type { CacheTable, CacheView } from '../cacheTable.js';
+
+/** The trunks table's key of the default trunk (numbers start with +). */
+const DEFAULT_TRUNK = 'default';
 
 export interface TrunkDoc {
   _id: string;
@@ -39,7 +42,7 @@ export function publicTrunk(doc: TrunkDoc): OutboundTrunk {
   };
 }
 
-export interface DialTrunk {
+interface DialTrunk {
   trunk: TrunkDoc;
   fromNumber: string;
 }

@@ -31,7 +31,7 @@ import type { AppDeps } from '../deps.js';
 import { VERSION } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { COLLECTIONS } from '../stores.js';
-import type { CallDoc } from '../calls/routes.js';
+import type { CallDoc } from '../calls/store.js';
 import { AddressRefused, bareHost, guardedLookup, isNonPublicAddress } from './addresses.js';
 import { deliveryLeaseKey, ENDED_PENDING_KEY, WEBHOOK_CONSUMER_GROUP, WEBHOOK_EVENTS_STREAM } from './keys.js';
 import { emitCallEvent, releaseHeldEnd } from './outbox.js';
@@ -45,14 +45,14 @@ const PRUNE_EVERY_MS = 3_600_000;
 const LEASE_MARGIN_MS = 30_000;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
-export interface DelivererDeps extends AppDeps {
+interface DelivererDeps extends AppDeps {
   /** The process's metrics registry (the one its /metrics serves). */
   metrics: Metrics;
   /** This deliverer's consumer name in the outbox group (default: host, pid and a random tag). */
   consumerName?: string;
 }
 
-export interface PassResult {
+interface PassResult {
   /** Outbox entries fanned out. */
   fannedOut: number;
   /** Delivery attempts made. */
@@ -73,7 +73,7 @@ export function signature(secret: string, t: number, body: string): string {
 }
 
 /** Next attempt after failed attempt `n` (1-based): 1 min, then doubling. */
-export const retryDelayMs = (n: number) => WEBHOOK_FIRST_RETRY_MS * 2 ** (n - 1);
+const retryDelayMs = (n: number) => WEBHOOK_FIRST_RETRY_MS * 2 ** (n - 1);
 
 interface Outcome {
   statusCode: number | null;

@@ -13,10 +13,10 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { TERMINAL_CALL_STATUSES, type CallStatus, type WebhookCallData, type WebhookDeliveredType, type WebhookEventType } from '@voice-platform/schemas';
 import type { Metrics } from '../metrics.js';
-import type { CallDoc } from '../calls/routes.js';
+import type { CallDoc } from '../calls/store.js';
 import { ENDED_PENDING_KEY, OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from './keys.js';
 
-export interface EmitDeps {
+interface EmitDeps {
   redis: Redis;
   logger: Logger;
   /** Epoch ms (the app's clock, injectable in tests). */
@@ -24,7 +24,7 @@ export interface EmitDeps {
   metrics?: Pick<Metrics, 'webhookEmitFailures'>;
 }
 
-export interface RecordedEvent {
+interface RecordedEvent {
   id: string;
   type: WebhookDeliveredType;
   created_at: string;

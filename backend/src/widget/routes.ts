@@ -14,9 +14,9 @@ import { check } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { authenticateAdmin } from '../auth/admin.js';
 import { authenticateKey } from '../apiKeys/keys.js';
-import { requestView } from '../cache.js';
+import { requestView } from '../cacheTable.js';
 import { joblessCloser, placeCall, type CallRequester } from '../dialout/routes.js';
-import { cachedBot } from '../bots/routes.js';
+import { cachedBot } from '../bots/store.js';
 
 /** The browser's identity in the room: the worker's transport listens to this participant. */
 export const WEB_CALLER_IDENTITY = 'caller';

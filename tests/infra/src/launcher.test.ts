@@ -6,8 +6,8 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { keepLogs, newLogFolder } from './logs.js';
-import { freePort, tcpOpen, waitUntil } from './process.js';
-import { mongoPing, redisPing } from './services.js';
+import { freePort, redisPing, tcpOpen, waitUntil } from './process.js';
+import { mongoPing } from './services.js';
 import { parseEnvFile, repoRoot } from './versions.js';
 
 const run = promisify(execFile);

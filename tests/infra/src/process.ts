@@ -16,7 +16,7 @@ export interface ManagedProcess {
   stop(graceMs?: number): Promise<void>;
 }
 
-export interface StartOptions {
+interface StartOptions {
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   logFile: string;
@@ -86,7 +86,7 @@ export function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-export function tailLog(file: string, lines = 30): string {
+function tailLog(file: string, lines = 30): string {
   try {
     return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
   } catch {
@@ -94,7 +94,7 @@ export function tailLog(file: string, lines = 30): string {
   }
 }
 
-export interface WaitOptions {
+interface WaitOptions {
   what: string;
   timeoutMs?: number;
   intervalMs?: number;
@@ -145,5 +145,23 @@ export function tcpOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
       resolve(true);
     });
     socket.once('error', () => resolve(false));
+  });
+}
+
+/** Redis answers PING (the port may be open before Redis is ready). */
+export function redisPing(port: number): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ port, host: '127.0.0.1' });
+    let reply = '';
+    socket.setTimeout(1000, () => socket.destroy(new Error('timeout')));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString();
+      if (reply.includes('\r\n')) {
+        socket.destroy();
+        resolve(reply.startsWith('+PONG'));
+      }
+    });
+    socket.once('error', reject);
   });
 }

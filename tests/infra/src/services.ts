@@ -4,11 +4,10 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
-import net from 'node:net';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { binary } from './versions.js';
-import { waitUntil } from './process.js';
+import { redisPing, waitUntil } from './process.js';
 import { ports, ProcessService, type Service, type ServiceName, type ServiceOptions } from './processService.js';
 import { LiveKit, Phone } from './telephony.js';
 
@@ -75,23 +74,6 @@ export class Redis extends ProcessService {
     ]);
     await waitUntil(() => redisPing(this.port), { what: 'Redis', proc });
   }
-}
-
-export function redisPing(port: number): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ port, host: '127.0.0.1' });
-    let reply = '';
-    socket.setTimeout(1000, () => socket.destroy(new Error('timeout')));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (chunk) => {
-      reply += chunk.toString();
-      if (reply.includes('\r\n')) {
-        socket.destroy();
-        resolve(reply.startsWith('+PONG'));
-      }
-    });
-    socket.once('error', reject);
-  });
 }
 
 /** MinIO: S3-compatible object storage. */

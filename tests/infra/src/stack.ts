@@ -5,8 +5,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { freePort, killGroup, startProcess, tcpOpen, waitUntil, type ManagedProcess } from './process.js';
-import { FerretDB, MinIO, Redis, mongoPing, redisPing } from './services.js';
+import { freePort, killGroup, redisPing, startProcess, tcpOpen, waitUntil, type ManagedProcess } from './process.js';
+import { FerretDB, MinIO, Redis, mongoPing } from './services.js';
 import { callInbound, LiveKit, Phone, PHONE_NUMBERS } from './telephony.js';
 import { parseEnvFile, repoRoot } from './versions.js';
 
@@ -37,7 +37,7 @@ const portOverrides = JSON.parse(process.env.VP_STACK_PORTS ?? '{}') as Partial<
 const stackPorts: typeof defaultPorts = { ...defaultPorts, ...portOverrides };
 
 /** Settings: .env when present, else .env.example (the local defaults). */
-export function stackSettings(): Record<string, string> {
+function stackSettings(): Record<string, string> {
   const file = existsSync(path.join(repoRoot, '.env')) ? '.env' : '.env.example';
   return parseEnvFile(readFileSync(path.join(repoRoot, file), 'utf8'));
 }
@@ -101,9 +101,9 @@ function nodeApp(name: 'backend' | 'worker', env: NodeJS.ProcessEnv, port: numbe
 }
 
 /** The trunk `make up` seeds: to the local test phone, with this caller ID. */
-export const STACK_TRUNK_NUMBER = '+15550100000';
+const STACK_TRUNK_NUMBER = '+15550100000';
 /** The inbound number `make up` seeds for the demo bot, and who `make call-in` calls from. */
-export const STACK_INBOUND_NUMBER = '+15550100200';
+const STACK_INBOUND_NUMBER = '+15550100200';
 const CALL_IN_FROM = '+15550109999';
 
 /** The admin, the demo bot and a default trunk to the test phone; every seed is idempotent and never overwrites. */
@@ -364,7 +364,7 @@ export async function down(): Promise<void> {
   }
 }
 
-export function printSummary(): void {
+function printSummary(): void {
   const settings = stackSettings();
   console.log('\nVoice platform local stack is up:');
   for (const entry of entries(settings)) console.log(`  ${entry.name.padEnd(10)} ${entry.url}`);

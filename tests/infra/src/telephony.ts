@@ -6,9 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { binary } from './versions.js';
-import { freePort, startProcess, waitUntil } from './process.js';
+import { freePort, redisPing, startProcess, waitUntil } from './process.js';
 import { ports as pick, ProcessService, type ServiceOptions } from './processService.js';
-import { redisPing } from './services.js';
 
 type Opts = ServiceOptions;
 
@@ -149,10 +148,20 @@ export const PHONE_NUMBERS = {
   answers: '+15005550100',
 } as const;
 
+/**
+ * `+15005559SSS`: answers, stays silent and hangs up itself after SSS seconds (1–300): a caller who holds
+ * the line for a known time (fleet scaling tests: a call that ends when the test wants it to).
+ */
+export function holdNumber(seconds: number): string {
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_HOLD_SECONDS) throw new RangeError(`hold of ${seconds} s: 1–${MAX_HOLD_SECONDS}`);
+  return `+15005559${String(seconds).padStart(3, '0')}`;
+}
+const MAX_HOLD_SECONDS = 300;
+
 const digits = (n: string) => n.replace('+', '\\+?');
 
 /** The phone's scenario: one UAS that branches on the dialled number. */
-function phoneScenario(pcap: string, earlyPcap: string): string {
+export function phoneScenario(pcap: string, earlyPcap: string, silencePcap: string): string {
   const reply = (status: string, extra = '', body = '') => `
   <send>
     <![CDATA[
@@ -192,6 +201,7 @@ ${body}
       <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.unavailable)}@" search_in="msg" check_it="false" assign_to="unavailable"/>
       <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.hangsUp)}@" search_in="msg" check_it="false" assign_to="hangsup"/>
       <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.interrupts)}@" search_in="msg" check_it="false" assign_to="interrupts"/>
+      <ereg regexp="INVITE sip:\\+?15005559([0-9]{3})@" search_in="msg" check_it="false" assign_to="holds,hold_s"/>
       <ereg regexp="CSeq: *[0-9]+ INVITE" search_in="msg" check_it="true" assign_to="invite_cseq"/>
       <ereg regexp=".*" search_in="hdr" header="From:" check_it="true" assign_to="remote_from"/>
       <ereg regexp=".*" search_in="hdr" header="To:" check_it="true" assign_to="remote_to"/>
@@ -208,6 +218,7 @@ ${reply('200 OK', sdp, sdpBody)}
   <recv request="ACK" timeout="10000" ontimeout="end"/>
   <nop test="hangsup" next="hangsup"/>
   <nop test="interrupts" next="early"/>
+  <nop test="holds" next="holds"/>
   <nop>
     <action>
       <exec play_pcap_audio="${pcap}"/>
@@ -224,6 +235,16 @@ ${reply('200 OK')}
       <exec play_pcap_audio="${earlyPcap}"/>
     </action>
   </nop>
+
+  <label id="holds"/>
+  <nop>
+    <action>
+      <todouble assign_to="hold_ms" variable="hold_s"/>
+      <multiply assign_to="hold_ms" value="1000"/>
+      <exec play_pcap_audio="${silencePcap}"/>
+    </action>
+  </nop>
+  <pause variable="hold_ms" next="hangup"/>
 
   <label id="hangsup"/>
   <pause milliseconds="1500"/>
@@ -346,6 +367,26 @@ export function speakUlaw(text: string, dir: string): Buffer {
   return readFileSync(raw);
 }
 
+/**
+ * The phone's scenario and audio in `dir` (made once): the phrase after `speakAfterMs`, the phrase after
+ * 1.5 s (barge-in), and silence for the holding numbers. `mediaDir` is where sipp will read the audio
+ * (another path when the files are copied into an image). Returns the scenario's path.
+ */
+export function writePhoneFiles(dir: string, phrase: string, speakAfterMs: number, mediaDir = dir): string {
+  const files = { pcap: 'phrase.pcap', earlyPcap: 'phrase-early.pcap', silencePcap: 'silence.pcap' };
+  if (!Object.values(files).every((f) => existsSync(path.join(dir, f)))) {
+    const ulaw = speakUlaw(phrase, dir);
+    writeRtpPcap(path.join(dir, files.pcap), ulaw, speakAfterMs, 60_000);
+    writeRtpPcap(path.join(dir, files.earlyPcap), ulaw, 1500, 60_000);
+    // A silent line still sends RTP (livekit-sip hangs up on a line that sends nothing).
+    writeRtpPcap(path.join(dir, files.silencePcap), Buffer.alloc(0), 0, (MAX_HOLD_SECONDS + 5) * 1000);
+  }
+  const scenario = path.join(dir, 'phone.xml');
+  const at = (f: string) => path.join(mediaDir, f);
+  writeFileSync(scenario, phoneScenario(at(files.pcap), at(files.earlyPcap), at(files.silencePcap)));
+  return scenario;
+}
+
 export interface PhoneOptions extends Opts {
   /** What the phone says once it answered (after `speakAfterMs`). */
   phrase?: string;
@@ -376,15 +417,7 @@ export class Phone extends Procs {
 
   async start(): Promise<void> {
     const dir = this.opts.dir;
-    const pcap = path.join(dir, 'phrase.pcap');
-    const earlyPcap = path.join(dir, 'phrase-early.pcap');
-    if (!existsSync(pcap) || !existsSync(earlyPcap)) {
-      const phrase = speakUlaw(this.popts.phrase ?? Phone.defaultPhrase, dir);
-      writeRtpPcap(pcap, phrase, this.popts.speakAfterMs ?? 5000, 60_000);
-      writeRtpPcap(earlyPcap, phrase, 1500, 60_000);
-    }
-    const scenario = path.join(dir, 'phone.xml');
-    writeFileSync(scenario, phoneScenario(pcap, earlyPcap));
+    const scenario = writePhoneFiles(dir, this.popts.phrase ?? Phone.defaultPhrase, this.popts.speakAfterMs ?? 5000);
     const proc = this.launch('sipp', binary('sipp'), [
       '-sf', scenario,
       '-i', '127.0.0.1',

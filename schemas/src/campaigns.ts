@@ -1,7 +1,7 @@
-// The campaign and do-not-call contract (docs/design.md §8) as TypeBox schemas: requests are validated with
-// them and the OpenAPI document is built from them. Backend-only for now (no other part reads campaigns).
+// The campaign and do-not-call contract (docs/design.md §8) as TypeBox schemas: the backend validates
+// requests and builds the OpenAPI document with them; the console checks its forms with the same ones.
 import { Type, type Static } from '@sinclair/typebox';
-import { CURSOR_PATTERN, PHONE_NUMBER_PATTERN, RESOURCE_ID_PATTERN } from '@voice-platform/schemas';
+import { CURSOR_PATTERN, PHONE_NUMBER_PATTERN, RESOURCE_ID_PATTERN } from './formats.js';
 
 export const CAMPAIGN_STATUSES = ['draft', 'running', 'paused', 'completed', 'canceled'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];

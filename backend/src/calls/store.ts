@@ -1,0 +1,62 @@
+// Calls as stored: the document, its public shape and the collection every part that records or moves a
+// call uses (routes.ts, lifecycle.ts, dial-out, inbound calls, the worker config, the dialler).
+import type { Db } from 'mongodb';
+import type { Call, CallDirection, CallStatus } from '@voice-platform/schemas';
+import { COLLECTIONS } from '../stores.js';
+
+export interface CallDoc {
+  _id: string;
+  bot_id: string;
+  direction: CallDirection;
+  to_number: string | null;
+  /** Absent on calls stored before telephony (read as null). */
+  from_number?: string | null;
+  status: CallStatus;
+  variables: Record<string, string>;
+  api_key_id: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  ended_at: Date | null;
+  end_reason: string | null;
+  recording_key: string | null;
+  recording_error: string | null;
+  sip_status_code?: number | null;
+  transcript?: Array<{ role: 'user' | 'bot'; text: string; at: Date }>;
+  status_times: Partial<Record<CallStatus, Date>>;
+  /** Inbound calls only: the room LiveKit's dispatch rule put the caller in (other calls' rooms are named by the id). */
+  room_name?: string;
+  /** Campaign dials only (campaigns/): the campaign, its contact and which attempt of that contact this is. */
+  campaign_id?: string | null;
+  campaign_contact_id?: string | null;
+  campaign_attempt?: number | null;
+}
+
+export const calls = (db: Db) => db.collection<CallDoc>(COLLECTIONS.calls);
+
+/** One call by id, or null. */
+export function findCall(db: Db, id: string): Promise<CallDoc | null> {
+  return calls(db).findOne({ _id: id });
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function publicCall(doc: CallDoc): Call {
+  return {
+    call_id: doc._id,
+    bot_id: doc.bot_id,
+    direction: doc.direction,
+    to_number: doc.to_number,
+    from_number: doc.from_number ?? null,
+    status: doc.status,
+    variables: doc.variables,
+    created_at: doc.created_at.toISOString(),
+    started_at: iso(doc.started_at),
+    ended_at: iso(doc.ended_at),
+    end_reason: doc.end_reason,
+    recording_key: doc.recording_key,
+    recording_error: doc.recording_error,
+    sip_status_code: doc.sip_status_code ?? null,
+    transcript: (doc.transcript ?? []).map((t) => ({ role: t.role, text: t.text, at: t.at.toISOString() })),
+    status_times: Object.fromEntries(Object.entries(doc.status_times ?? {}).map(([k, v]) => [k, (v as Date).toISOString()])),
+  };
+}
