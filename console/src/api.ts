@@ -7,6 +7,7 @@ import type { OutboundTrunk, OutboundTrunkCreate, OutboundTrunkUpdate } from '@v
 import type { InboundNumber, InboundNumberCreate, InboundNumberUpdate } from '@voice-platform/schemas/inbound.js';
 import type { WidgetRequest, WidgetResponse } from '@voice-platform/schemas/dialout.js';
 import type { Webhook, WebhookCreate, WebhookCreated, WebhookDeliveryAttempt, WebhookEventQueued, WebhookUpdate } from '@voice-platform/schemas/webhooks.js';
+import type { Campaign, CampaignCreate, CampaignDetail, CampaignStatus, Contact, ContactsResult, ContactStatus } from '@voice-platform/schemas/campaigns.js';
 import { currentToken, endSession, saveToken } from './session.js';
 import { navigate } from './router.js';
 import { readableMessage } from './errorMessage.js';
@@ -38,9 +39,10 @@ function backToLogin(notice: string): void {
   navigate(`/login?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true });
 }
 
-async function request<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, opts: { auth?: boolean } = {}): Promise<T> {
+/** `contentType`: the body is that text as it is (a CSV upload); else it is sent as JSON. */
+async function request<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, opts: { auth?: boolean; contentType?: string } = {}): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (body !== undefined) headers['Content-Type'] = opts.contentType ?? 'application/json';
   if (opts.auth !== false) {
     const token = currentToken();
     if (!token) {
@@ -51,7 +53,7 @@ async function request<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: str
   }
   let res: Response;
   try {
-    res = await fetch(`${API_URL}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    res = await fetch(`${API_URL}${path}`, { method, headers, body: body === undefined ? undefined : opts.contentType ? String(body) : JSON.stringify(body) });
   } catch {
     throw new ApiError(0, 'network_error', `Cannot reach the API at ${API_URL}. Check that the backend is running.`);
   }
@@ -138,5 +140,23 @@ export const api = {
   },
   addDnc: (numbers: string[]) => request<{ added: number; duplicates: number }>('POST', '/api/v1/dnc', { numbers }),
   removeDnc: (number: string) => request<void>('DELETE', `/api/v1/dnc/${encodeURIComponent(number)}`),
+  // Campaigns: a bot dialling a list of contacts; the backend's dialler role runs them.
+  listCampaigns(q: { cursor?: string; status?: CampaignStatus } = {}) {
+    const p = new URLSearchParams({ limit: '20' });
+    if (q.cursor) p.set('cursor', q.cursor);
+    if (q.status) p.set('status', q.status);
+    return request<{ items: Campaign[]; next_cursor: string | null }>('GET', `/api/v1/campaigns?${p}`);
+  },
+  getCampaign: (id: string) => request<CampaignDetail>('GET', `/api/v1/campaigns/${encodeURIComponent(id)}`),
+  createCampaign: (body: CampaignCreate) => request<CampaignDetail>('POST', '/api/v1/campaigns', body),
+  campaignAction: (id: string, action: 'start' | 'pause' | 'resume' | 'cancel') => request<CampaignDetail>('POST', `/api/v1/campaigns/${encodeURIComponent(id)}/${action}`),
+  /** A CSV body with the backend's column names (`to_number`, `timezone`, the bot's variables). */
+  uploadContactsCsv: (id: string, csv: string) => request<ContactsResult>('POST', `/api/v1/campaigns/${encodeURIComponent(id)}/contacts`, csv, { contentType: 'text/csv' }),
+  listContacts(id: string, q: { cursor?: string; status?: ContactStatus } = {}) {
+    const p = new URLSearchParams({ limit: '100' });
+    if (q.cursor) p.set('cursor', q.cursor);
+    if (q.status) p.set('status', q.status);
+    return request<{ items: Contact[]; next_cursor: string | null }>('GET', `/api/v1/campaigns/${encodeURIComponent(id)}/contacts?${p}`);
+  },
   webhookDeliveries: (id: string) => request<{ items: WebhookDeliveryAttempt[]; next_cursor: string | null }>('GET', `/api/v1/webhooks/${encodeURIComponent(id)}/deliveries`),
 };

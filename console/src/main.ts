@@ -16,6 +16,8 @@ import './pages/trunks-page.js';
 import './pages/inbound-numbers-page.js';
 import './pages/webhooks-page.js';
 import './pages/dnc-page.js';
+import './pages/campaigns-page.js';
+import './pages/campaign-detail-page.js';
 import { LightElement } from './components/base.js';
 import { isPublic, navigate, startRouter, type Route } from './router.js';
 import { currentToken, endSession } from './session.js';
@@ -34,6 +36,8 @@ const TITLES: Record<Route['name'], string> = {
   inboundNumbers: 'Inbound numbers',
   webhooks: 'Webhooks',
   dnc: 'Do-not-call list',
+  campaigns: 'Campaigns',
+  campaignDetail: 'Campaign',
   notFound: 'Not found',
 };
 
@@ -44,6 +48,7 @@ const NAV: Array<[string, string, Array<Route['name']>]> = [
   ['/calls', 'Calls', ['calls', 'callDetail']],
   ['/trunks', 'Trunks', ['trunks']],
   ['/inbound-numbers', 'Inbound numbers', ['inboundNumbers']],
+  ['/campaigns', 'Campaigns', ['campaigns', 'campaignDetail']],
   ['/webhooks', 'Webhooks', ['webhooks']],
   ['/do-not-call', 'Do-not-call', ['dnc']],
 ];
@@ -110,6 +115,10 @@ export class VpApp extends LightElement {
         return html`<vp-webhooks-page></vp-webhooks-page>`;
       case 'dnc':
         return html`<vp-dnc-page></vp-dnc-page>`;
+      case 'campaigns':
+        return html`<vp-campaigns-page></vp-campaigns-page>`;
+      case 'campaignDetail':
+        return html`<vp-campaign-detail-page .campaignId=${route.params.id}></vp-campaign-detail-page>`;
       default:
         return html`<h1 tabindex="-1">Page not found</h1>
           <p class="subtitle">Nothing lives at <code>${route.path}</code>.</p>

@@ -14,6 +14,8 @@ describe('matchRoute', () => {
     ['/trunks', 'trunks', {}],
     ['/trunks/', 'trunks', {}],
     ['/inbound-numbers', 'inboundNumbers', {}],
+    ['/campaigns', 'campaigns', {}],
+    ['/campaigns/65f0c0ffee', 'campaignDetail', { id: '65f0c0ffee' }],
     ['/bots/', 'bots', {}],
     ['/calls/a%20b', 'callDetail', { id: 'a b' }],
     ['/nowhere', 'notFound', {}],

@@ -1,7 +1,7 @@
 // History API routing. `matchRoute` is pure (unit-tested); `navigate` and `startRouter` touch the
 // browser. Links are plain <a href>: one document-level click handler turns them into pushState.
 
-export type RouteName = 'login' | 'dashboard' | 'apiKeys' | 'bots' | 'botNew' | 'botEdit' | 'botTestCall' | 'calls' | 'callDetail' | 'trunks' | 'inboundNumbers' | 'webhooks' | 'dnc' | 'notFound';
+export type RouteName = 'login' | 'dashboard' | 'apiKeys' | 'bots' | 'botNew' | 'botEdit' | 'botTestCall' | 'calls' | 'callDetail' | 'trunks' | 'inboundNumbers' | 'webhooks' | 'dnc' | 'campaigns' | 'campaignDetail' | 'notFound';
 
 export interface Route {
   name: RouteName;
@@ -25,6 +25,8 @@ const TABLE: Array<[RouteName, RegExp, string[]]> = [
   ['inboundNumbers', /^\/inbound-numbers$/, []],
   ['webhooks', /^\/webhooks$/, []],
   ['dnc', /^\/do-not-call$/, []],
+  ['campaigns', /^\/campaigns$/, []],
+  ['campaignDetail', /^\/campaigns\/([^/]+)$/, ['id']],
 ];
 
 /** Resolves a URL path (with optional query) to a route; a trailing slash is ignored. */

@@ -9,6 +9,7 @@ import { placeholders } from '@voice-platform/schemas/templates.js';
 import { PHONE_NUMBER_PATTERN } from '@voice-platform/schemas/formats.js';
 import { OutboundTrunkCreate, OutboundTrunkUpdate, TRUNK_ADDRESS_PATTERN } from '@voice-platform/schemas/trunks.js';
 import { InboundNumberCreate, InboundNumberUpdate, IP_OR_CIDR_PATTERN } from '@voice-platform/schemas/inbound.js';
+import { CampaignCreate, TIME_ZONE_PATTERN } from '@voice-platform/schemas/campaigns.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats: string[]) => Ajv;
 // The backend's options (allErrors, strict: false), so both report the same problems.
@@ -33,6 +34,7 @@ const PATTERN_TEXT: Record<string, string> = {
   [PHONE_NUMBER_PATTERN]: 'Must be an E.164 number: + and the country code, digits only, e.g. +4915112345678.',
   [TRUNK_ADDRESS_PATTERN]: 'Must be a host name or IPv4 address with an optional port (1 to 65535), e.g. sip.example.com or 203.0.113.5:5060. No sip: prefix.',
   [IP_OR_CIDR_PATTERN]: 'Must be an IPv4 or IPv6 address, optionally with a prefix length, e.g. 203.0.113.5, 203.0.113.0/24 or 2001:db8::/32.',
+  [TIME_ZONE_PATTERN]: 'Must be an IANA time zone name, e.g. Europe/Berlin or UTC.',
   '^[\\x21-\\x7e]+$': 'Printable characters only, without spaces.',
   '^[\\x20-\\x7e]+$': 'Printable ASCII characters only (letters, digits, symbols and spaces).',
 };
@@ -181,5 +183,11 @@ export function validateInboundCreate(body: unknown): FieldErrors {
 /** An inbound number change (only the fields that change; at least one) against InboundNumberUpdate. */
 export function validateInboundUpdate(body: unknown): FieldErrors {
   const fn = compiled(InboundNumberUpdate);
+  return fn(body) ? {} : schemaFieldErrors(fn.errors);
+}
+
+/** A new campaign against the shared CampaignCreate schema. */
+export function validateCampaignCreate(body: unknown): FieldErrors {
+  const fn = compiled(CampaignCreate);
   return fn(body) ? {} : schemaFieldErrors(fn.errors);
 }

@@ -1,4 +1,4 @@
-// A status as colour and text (never colour alone), for API keys, bots and calls.
+// A status as colour and text (never colour alone), for API keys, bots, calls, campaigns and their contacts.
 import { html } from 'lit';
 import { LightElement } from './base.js';
 import { statusLabel } from '../format.js';
@@ -16,7 +16,16 @@ const TONE: Record<string, string> = {
   busy: 'warn',
   no_answer: 'warn',
   failed: 'bad',
+  draft: 'neutral',
+  running: 'info',
+  paused: 'warn',
+  pending: 'neutral',
+  retry_scheduled: 'warn',
+  skipped_dnc: 'neutral',
 };
+
+/** Where the plain words of the status would not do. */
+const LABEL: Record<string, string> = { skipped_dnc: 'Skipped (do-not-call)' };
 
 export class VpStatusBadge extends LightElement {
   static override properties = { status: { type: String } };
@@ -29,7 +38,7 @@ export class VpStatusBadge extends LightElement {
 
   override render() {
     const tone = TONE[this.status] ?? 'neutral';
-    return html`<span class="badge badge-${tone}" data-status=${this.status}>${statusLabel(this.status)}</span>`;
+    return html`<span class="badge badge-${tone}" data-status=${this.status}>${LABEL[this.status] ?? statusLabel(this.status)}</span>`;
   }
 }
 customElements.define('vp-status-badge', VpStatusBadge);

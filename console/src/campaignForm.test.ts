@@ -1,0 +1,119 @@
+// The new-campaign form: the body it sends, its problems by field (the shared schema plus time zones and
+// window order), API refusals on fields, and how a campaign's progress, counts and actions read.
+import { campaignActions, campaignApiErrors, campaignCreateBody, campaignProgress, countsSummary, emptyCampaignForm, isLive, newWindow, type CampaignCounts } from './campaignForm.js';
+
+const form = () => ({ ...emptyCampaignForm('Europe/Berlin', '65f0c0ffee65f0c0ffee65f0'), name: ' Renewals ' });
+const counts = (patch: Partial<CampaignCounts>): CampaignCounts => ({
+  pending: 0,
+  dialing: 0,
+  retry_scheduled: 0,
+  completed: 0,
+  busy: 0,
+  no_answer: 0,
+  failed: 0,
+  skipped_dnc: 0,
+  canceled: 0,
+  ...patch,
+});
+
+describe('campaign form', () => {
+  it('builds the create body: numbers from text, days in week order, outcomes in their order, the caller ID without separators', () => {
+    const { body, errors } = campaignCreateBody({
+      ...form(),
+      from_number: '+49 151 1234 5678',
+      windows: [{ days: ['fri', 'mon'], start: '09:00', end: '17:30' }],
+      max_concurrency: '3',
+      calls_per_second: '0.5',
+      max_attempts: '3',
+      delay_seconds: '120',
+      retry_on: ['no_answer', 'busy'],
+    });
+    expect(errors).toEqual({});
+    expect(body).toEqual({
+      name: 'Renewals',
+      bot_id: '65f0c0ffee65f0c0ffee65f0',
+      from_number: '+4915112345678',
+      timezone: 'Europe/Berlin',
+      windows: [{ days: ['mon', 'fri'], start: '09:00', end: '17:30' }],
+      max_concurrency: 3,
+      calls_per_second: 0.5,
+      retry: { max_attempts: 3, delay_seconds: 120, on: ['busy', 'no_answer'] },
+    });
+    // No caller ID: none sent (the default trunk's); no windows: always.
+    expect(campaignCreateBody(form()).body).toEqual({
+      name: 'Renewals',
+      bot_id: '65f0c0ffee65f0c0ffee65f0',
+      timezone: 'Europe/Berlin',
+      windows: [],
+      max_concurrency: 5,
+      calls_per_second: 1,
+      retry: { max_attempts: 1, delay_seconds: 600, on: [] },
+    });
+  });
+
+  it('names each bad field with the shared schema\'s limits', () => {
+    const { errors } = campaignCreateBody({
+      ...emptyCampaignForm('Mars/Olympus Mons'),
+      from_number: '12345',
+      max_concurrency: '0',
+      calls_per_second: '11',
+      max_attempts: 'two',
+      delay_seconds: '10',
+    });
+    expect(errors).toEqual({
+      name: 'This field is required.',
+      bot_id: 'Choose the bot that makes the calls.',
+      from_number: 'Must be an E.164 number: + and the country code, digits only, e.g. +4915112345678.',
+      timezone: 'Must be an IANA time zone name, e.g. Europe/Berlin or UTC.',
+      max_concurrency: 'Must be at least 1.',
+      calls_per_second: 'Must be at most 10.',
+      'retry.max_attempts': 'Must be a whole number.',
+      'retry.delay_seconds': 'Must be at least 30.',
+    });
+    expect(campaignCreateBody({ ...form(), calls_per_second: '0', max_concurrency: '' }).errors).toEqual({
+      calls_per_second: 'Must be greater than 0.',
+      max_concurrency: 'This field is required.',
+    });
+  });
+
+  it('checks the time zone against Intl and each window: a day, times of day, the end after the start', () => {
+    expect(campaignCreateBody({ ...form(), timezone: 'Europe/Atlantis' }).errors).toEqual({ timezone: 'Not a time zone this browser knows; use an IANA name, e.g. Europe/Berlin.' });
+    const { errors } = campaignCreateBody({
+      ...form(),
+      windows: [newWindow(), { days: [], start: '9am', end: '17:00' }, { days: ['sat'], start: '18:00', end: '08:00' }, { days: ['sun'], start: '10:00', end: '24:00' }],
+    });
+    expect(errors).toEqual({
+      'windows.1.days': 'Choose at least one day.',
+      'windows.1.start': 'Use a time of day, HH:MM (24-hour), e.g. 09:00.',
+      'windows.2.end': 'Must be after the start.',
+    });
+  });
+
+  it('puts API refusals on their fields', () => {
+    expect(campaignApiErrors({ code: 'bot_not_found', fieldErrors: {} })).toEqual({ bot_id: 'This bot no longer exists; choose another.' });
+    expect(campaignApiErrors({ code: 'unknown_from_number', fieldErrors: {} })).toEqual({ from_number: 'Not a number of any outbound trunk.' });
+    expect(campaignApiErrors({ code: 'validation_failed', fieldErrors: { timezone: 'Is not an IANA time zone this server knows.' } })).toEqual({ timezone: 'Is not an IANA time zone this server knows.' });
+  });
+});
+
+describe('campaign progress', () => {
+  it('counts done contacts: everything not pending, dialling or waiting for a retry', () => {
+    expect(campaignProgress(counts({}))).toEqual({ done: 0, total: 0, percent: 0 });
+    expect(campaignProgress(counts({ pending: 1, dialing: 1, retry_scheduled: 1, completed: 2, busy: 1, failed: 0, skipped_dnc: 1 }))).toEqual({ done: 4, total: 7, percent: 57 });
+    expect(campaignProgress(counts({ completed: 1, canceled: 2 }))).toEqual({ done: 3, total: 3, percent: 100 });
+  });
+
+  it('sums up the non-zero counts, outcomes first', () => {
+    expect(countsSummary(counts({}))).toBe('No contacts yet');
+    expect(countsSummary(counts({ pending: 2, completed: 1, skipped_dnc: 1, no_answer: 3 }))).toBe('1 completed · 3 no answer · 1 skipped (do-not-call) · 2 pending');
+  });
+
+  it('offers the status changes the backend allows, and polls only while the campaign can change', () => {
+    expect(campaignActions('draft')).toEqual(['start', 'cancel']);
+    expect(campaignActions('running')).toEqual(['pause', 'cancel']);
+    expect(campaignActions('paused')).toEqual(['resume', 'cancel']);
+    expect(campaignActions('completed')).toEqual([]);
+    expect(campaignActions('canceled')).toEqual([]);
+    expect(['draft', 'running', 'paused', 'completed', 'canceled'].map((s) => isLive(s as 'draft'))).toEqual([false, true, true, false, false]);
+  });
+});

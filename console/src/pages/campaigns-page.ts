@@ -1,0 +1,298 @@
+// Campaigns: a bot dialling a list of contacts. The list (newest first) with each campaign's bot, status,
+// progress bar and counts, refreshed while one of them runs or is paused; and "New campaign", a dialog
+// that creates a draft (checked with the shared schema first) and leads to its page for the contacts.
+import { html, nothing } from 'lit';
+import { repeat } from 'lit/directives/repeat.js';
+import { RETRY_OUTCOMES, WEEKDAYS, type CampaignDetail, type RetryOutcome, type Weekday } from '@voice-platform/schemas/campaigns.js';
+import type { Bot } from '@voice-platform/schemas/bot.js';
+import { LightElement } from '../components/base.js';
+import { errorBanner, field } from '../components/field.js';
+import { progressBar } from '../components/progress.js';
+import { api, ApiError } from '../api.js';
+import { campaignApiErrors, campaignCreateBody, countsSummary, browserTimeZone, DAY_LABELS, emptyCampaignForm, isLive, newWindow, RETRY_LABELS, type CampaignForm, type WindowForm } from '../campaignForm.js';
+import { setFlash } from '../flash.js';
+import { formatDateTime } from '../format.js';
+import { navigate } from '../router.js';
+import { Poller } from '../poller.js';
+import type { FieldErrors } from '../validation.js';
+
+/** How often the list is read again while a campaign on it runs or is paused. */
+export const CAMPAIGNS_REFRESH_MS = 5000;
+
+/** Time zone names for the picker's suggestions (the field takes any IANA name). */
+const ZONES: string[] = (() => {
+  try {
+    return (Intl as unknown as { supportedValuesOf(k: string): string[] }).supportedValuesOf('timeZone');
+  } catch {
+    return [];
+  }
+})();
+
+export class VpCampaignsPage extends LightElement {
+  static override properties = {
+    campaigns: { state: true },
+    nextCursor: { state: true },
+    bots: { state: true },
+    callerIds: { state: true },
+    loadError: { state: true },
+    creating: { state: true },
+    form: { state: true },
+    errors: { state: true },
+    formError: { state: true },
+    busy: { state: true },
+  };
+  /** With counts: the list answer has none, so each campaign is read too. */
+  declare campaigns: CampaignDetail[] | null;
+  declare nextCursor: string | null;
+  declare bots: Bot[];
+  /** Numbers of the outbound trunks: the caller IDs a campaign may use. */
+  declare callerIds: string[];
+  declare loadError: string | null;
+  declare creating: boolean;
+  declare form: CampaignForm;
+  declare errors: FieldErrors;
+  declare formError: string | null;
+  declare busy: boolean;
+  private pages = 1;
+  private readonly poller = new Poller(() => this.load(), CAMPAIGNS_REFRESH_MS);
+
+  constructor() {
+    super();
+    this.campaigns = null;
+    this.nextCursor = null;
+    this.bots = [];
+    this.callerIds = [];
+    this.loadError = null;
+    this.creating = false;
+    this.form = emptyCampaignForm(browserTimeZone());
+    this.errors = {};
+    this.formError = null;
+    this.busy = false;
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    void this.load();
+    api.listBots().then(
+      (r) => (this.bots = r.items),
+      () => undefined, // the bot column shows ids then; the list request reports errors
+    );
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.poller.stop();
+  }
+
+  /** The pages loaded so far (one more with `more`), each campaign with its counts. */
+  private async load(more = false): Promise<void> {
+    try {
+      const pages = more ? this.pages + 1 : this.pages;
+      const items: CampaignDetail[] = [];
+      let cursor: string | undefined;
+      let next: string | null = null;
+      for (let i = 0; i < pages; i++) {
+        const page = await api.listCampaigns({ cursor });
+        items.push(...(await Promise.all(page.items.map((c) => api.getCampaign(c.id)))));
+        next = page.next_cursor;
+        if (!next) break;
+        cursor = next;
+      }
+      this.pages = pages;
+      this.campaigns = items;
+      this.nextCursor = next;
+      this.loadError = null;
+      if (items.some((c) => isLive(c.status))) this.poller.start();
+      else this.poller.stop();
+    } catch (err) {
+      this.loadError = err instanceof ApiError ? err.message : 'Could not load the campaigns.';
+    }
+  }
+
+  private botName(id: string): string {
+    return this.bots.find((b) => b.id === id)?.name ?? id;
+  }
+
+  private openCreate(): void {
+    const active = this.bots.filter((b) => b.active);
+    this.form = emptyCampaignForm(browserTimeZone(), active.length === 1 ? active[0]!.id : '');
+    this.errors = {};
+    this.formError = null;
+    this.creating = true;
+    api.listTrunks().then(
+      (r) => (this.callerIds = r.items.flatMap((t) => t.numbers)),
+      () => undefined, // suggestions only
+    );
+  }
+
+  private set(patch: Partial<CampaignForm>, errorKey: string): void {
+    this.form = { ...this.form, ...patch };
+    if (this.errors[errorKey]) this.errors = Object.fromEntries(Object.entries(this.errors).filter(([k]) => k !== errorKey));
+  }
+
+  private setWindow(i: number, patch: Partial<WindowForm>, errorKey: string): void {
+    this.set({ windows: this.form.windows.map((w, j) => (j === i ? { ...w, ...patch } : w)) }, `windows.${i}.${errorKey}`);
+  }
+
+  /** Drops window `i`; the windows' errors go with it (the later ones would name the wrong window). */
+  private removeWindow(i: number): void {
+    this.form = { ...this.form, windows: this.form.windows.filter((_, j) => j !== i) };
+    this.errors = Object.fromEntries(Object.entries(this.errors).filter(([k]) => !k.startsWith('windows.')));
+  }
+
+  private async create(e: Event): Promise<void> {
+    e.preventDefault();
+    if (this.busy) return;
+    this.formError = null;
+    const { body, errors } = campaignCreateBody(this.form);
+    this.errors = errors;
+    if (Object.keys(errors).length) {
+      this.formError = 'Fix the highlighted fields and create again.';
+      await this.updateComplete;
+      this.querySelector<HTMLElement>('#campaign-form [aria-invalid="true"]')?.focus();
+      return;
+    }
+    this.busy = true;
+    try {
+      const created = await api.createCampaign(body);
+      this.creating = false;
+      setFlash(`Campaign ${created.name} created as a draft. Add its contacts, then start it.`);
+      navigate(`/campaigns/${encodeURIComponent(created.id)}`);
+    } catch (err) {
+      if (err instanceof ApiError) {
+        this.errors = campaignApiErrors(err);
+        this.formError = err.message;
+      } else this.formError = 'Could not create the campaign.';
+      await this.updateComplete;
+      this.querySelector<HTMLElement>('#campaign-form [aria-invalid="true"]')?.focus();
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private input(id: string, key: string, label: string, value: string, onInput: (v: string) => void, opts: { hint?: string; required?: boolean; type?: string; step?: string; list?: string } = {}) {
+    return field({ id, label, error: this.errors[key], hint: opts.hint, required: opts.required }, (a) =>
+      html`<input id=${a.id} type=${opts.type ?? 'text'} step=${opts.step ?? nothing} list=${opts.list ?? nothing} .value=${value} spellcheck="false" aria-required=${opts.required ? 'true' : nothing}
+        aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid} @input=${(e: Event) => onInput((e.target as HTMLInputElement).value)} />`,
+    );
+  }
+
+  private renderWindow(w: WindowForm, i: number) {
+    const daysError = this.errors[`windows.${i}.days`];
+    return html`<fieldset class="row-item" aria-label="Window ${i + 1}">
+      <div class="page-head"><strong>Window ${i + 1}</strong>
+        <button type="button" class="small link-danger" aria-label="Remove window ${i + 1}" @click=${() => this.removeWindow(i)}>Remove</button></div>
+      <fieldset class="days" aria-describedby=${daysError ? `campaign-window-${i}-days-error` : nothing}>
+        <legend>Days</legend>
+        ${WEEKDAYS.map(
+          (d: Weekday) => html`<label><input type="checkbox" .checked=${w.days.includes(d)}
+            @change=${(e: Event) => this.setWindow(i, { days: (e.target as HTMLInputElement).checked ? [...w.days, d] : w.days.filter((x) => x !== d) }, 'days')} />${DAY_LABELS[d]}</label>`,
+        )}
+      </fieldset>
+      ${daysError ? html`<p class="error-text" id="campaign-window-${i}-days-error">${daysError}</p>` : nothing}
+      <div class="inline-form">
+        ${this.input(`campaign-window-${i}-start`, `windows.${i}.start`, 'Opens at', w.start, (v) => this.setWindow(i, { start: v }, 'start'), { type: 'time' })}
+        ${this.input(`campaign-window-${i}-end`, `windows.${i}.end`, 'Closes at', w.end, (v) => this.setWindow(i, { end: v }, 'end'), { type: 'time' })}
+      </div>
+    </fieldset>`;
+  }
+
+  private renderForm() {
+    const f = this.form;
+    return html`${errorBanner(this.formError)}
+      <form id="campaign-form" novalidate autocomplete="off" @submit=${(e: Event) => this.create(e)}>
+        ${this.input('campaign-name', 'name', 'Name', f.name, (v) => this.set({ name: v }, 'name'), { required: true })}
+        ${field({ id: 'campaign-bot', label: 'Bot', error: this.errors.bot_id, required: true, hint: 'The bot that talks to each contact; the CSV columns feed its variables.' }, (a) =>
+          html`<select id=${a.id} aria-required="true" aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid}
+            @change=${(e: Event) => this.set({ bot_id: (e.target as HTMLSelectElement).value }, 'bot_id')}>
+            <option value="" .selected=${f.bot_id === ''} disabled>Choose a bot…</option>
+            ${this.bots.map((b) => html`<option value=${b.id} .selected=${b.id === f.bot_id}>${b.name}${b.active ? '' : ' (inactive)'}</option>`)}
+          </select>`,
+        )}
+        ${this.input('campaign-from', 'from_number', 'Caller ID', f.from_number, (v) => this.set({ from_number: v }, 'from_number'), {
+          hint: "Optional: one of an outbound trunk's numbers. Empty: the default trunk's.",
+          list: 'campaign-caller-ids',
+        })}
+        <datalist id="campaign-caller-ids">${this.callerIds.map((n) => html`<option value=${n}></option>`)}</datalist>
+        ${this.input('campaign-timezone', 'timezone', 'Time zone', f.timezone, (v) => this.set({ timezone: v }, 'timezone'), {
+          required: true,
+          hint: 'IANA name, e.g. Europe/Berlin: the calling windows are in this zone for contacts without a time zone of their own.',
+          list: 'campaign-zones',
+        })}
+        <datalist id="campaign-zones">${ZONES.map((z) => html`<option value=${z}></option>`)}</datalist>
+        <fieldset>
+          <legend>Calling windows</legend>
+          ${f.windows.length ? repeat(f.windows, (_, i) => i, (w, i) => this.renderWindow(w, i)) : html`<p class="hint">No windows: contacts may be called at any time.</p>`}
+          <button type="button" class="small" @click=${() => this.set({ windows: [...f.windows, newWindow()] }, 'windows')}>Add window</button>
+        </fieldset>
+        <div class="inline-form">
+          ${this.input('campaign-max-concurrency', 'max_concurrency', 'Calls at once, at most', f.max_concurrency, (v) => this.set({ max_concurrency: v }, 'max_concurrency'), { type: 'number', required: true })}
+          ${this.input('campaign-cps', 'calls_per_second', 'Dials per second, at most', f.calls_per_second, (v) => this.set({ calls_per_second: v }, 'calls_per_second'), { type: 'number', step: 'any', required: true, hint: 'Up to 10; below 1 spaces the dials out (0.5: one every 2 s).' })}
+        </div>
+        <fieldset>
+          <legend>Retries</legend>
+          <div class="inline-form">
+            ${this.input('campaign-max-attempts', 'retry.max_attempts', 'Dials per contact, at most', f.max_attempts, (v) => this.set({ max_attempts: v }, 'retry.max_attempts'), { type: 'number', required: true, hint: '1 to 10, the first dial included.' })}
+            ${this.input('campaign-delay', 'retry.delay_seconds', 'Wait before a retry (seconds)', f.delay_seconds, (v) => this.set({ delay_seconds: v }, 'retry.delay_seconds'), { type: 'number', required: true, hint: 'At least 30.' })}
+          </div>
+          <p class="hint">Retry when the call ends:</p>
+          ${RETRY_OUTCOMES.map(
+            (o: RetryOutcome) => html`<div class="field checkbox">
+              <input type="checkbox" id="campaign-retry-${o}" .checked=${f.retry_on.includes(o)}
+                @change=${(e: Event) => this.set({ retry_on: (e.target as HTMLInputElement).checked ? [...f.retry_on, o] : f.retry_on.filter((x) => x !== o) }, 'retry.on')} />
+              <label for="campaign-retry-${o}">${RETRY_LABELS[o]}</label>
+            </div>`,
+          )}
+        </fieldset>
+      </form>`;
+  }
+
+  private renderList() {
+    if (this.loadError) return errorBanner(this.loadError);
+    if (!this.campaigns) return html`<p class="loading" role="status">Loading campaigns…</p>`;
+    if (!this.campaigns.length) {
+      return html`<section class="panel empty-state" aria-labelledby="campaigns-empty-heading" data-testid="campaigns-empty">
+        <h2 id="campaigns-empty-heading">No campaigns yet</h2>
+        <p>A campaign has a bot call a list of contacts from a CSV file, at the pace, in the calling windows and with the
+          retries you choose. Numbers on the do-not-call list are skipped.</p>
+        <button class="primary" @click=${() => this.openCreate()}>Create the first campaign</button>
+      </section>`;
+    }
+    return html`<div class="table-wrap"><table aria-label="Campaigns">
+        <thead><tr><th scope="col">Name</th><th scope="col">Bot</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Contacts</th><th scope="col">Created</th></tr></thead>
+        <tbody>
+          ${repeat(
+            this.campaigns,
+            (c) => c.id,
+            (c) => html`<tr data-campaign-id=${c.id}>
+              <td><a href="/campaigns/${encodeURIComponent(c.id)}">${c.name}</a></td>
+              <td><a href="/bots/${encodeURIComponent(c.bot_id)}">${this.botName(c.bot_id)}</a></td>
+              <td><vp-status-badge status=${c.status}></vp-status-badge></td>
+              <td>${progressBar(c.counts, `Progress of ${c.name}`)}</td>
+              <td data-testid="counts-summary">${countsSummary(c.counts)}</td>
+              <td>${formatDateTime(c.created_at)}</td>
+            </tr>`,
+          )}
+        </tbody>
+      </table></div>
+      ${this.nextCursor ? html`<button class="small" @click=${() => this.load(true)}>Show more</button>` : nothing}`;
+  }
+
+  override render() {
+    return html`<div class="page-head">
+        <div><h1 tabindex="-1">Campaigns</h1>
+          <p class="subtitle">A bot calling a list of contacts, paced, in calling windows, with retries.</p></div>
+        ${this.campaigns?.length ? html`<button class="primary" @click=${() => this.openCreate()}>New campaign</button>` : nothing}
+      </div>
+      ${this.renderList()}
+      <vp-dialog
+        heading="New campaign"
+        .open=${this.creating}
+        @vp-close=${() => (this.creating = false)}
+        .content=${this.creating ? this.renderForm() : nothing}
+        .actions=${html`<button type="button" @click=${() => (this.creating = false)}>Cancel</button>
+          <button class="primary" type="submit" form="campaign-form" ?disabled=${this.busy}>Create draft</button>`}
+      ></vp-dialog>`;
+  }
+}
+customElements.define('vp-campaigns-page', VpCampaignsPage);
