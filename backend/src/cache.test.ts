@@ -7,7 +7,7 @@ import { FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
 import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, WORKER_TOKEN, type Harness } from './testing/harness.js';
 import { COLLECTIONS } from './stores.js';
 import { CACHE_EPOCH_KEY, CACHE_PENDING_KEY, StoreCache } from './cache.js';
-import { ApiError } from './errors.js';
+import { ApiError, apiError } from './errors.js';
 
 type Http = Harness['http'];
 
@@ -158,7 +158,7 @@ describe('the cache protocol (two replicas on one Redis)', () => {
     expect(await reader.bots.get(await reader.view(), 'y', load('v2') as never)).toBe('v2'); // v1 was dropped
 
     // An ordinary refusal (ApiError) inside the write: nothing is pending afterwards.
-    await expect(writer.write(async () => Promise.reject(new ApiError(409, 'conflict', 'x')))).rejects.toThrow('x');
+    await expect(writer.write(async () => Promise.reject(apiError('conflict', 'x')))).rejects.toThrow('x');
     expect(await h.redis.zcard(CACHE_PENDING_KEY)).toBe(0);
 
     // Redis restarted empty: the first view makes a new epoch, so nothing kept before is served.

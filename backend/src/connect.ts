@@ -2,7 +2,7 @@
 // the store (never the URL: it may hold a password).
 import { setTimeout as delay } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
-import { Redis } from 'ioredis';
+import { Redis, ReplyError } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Settings } from './settings.js';
 
@@ -99,9 +99,29 @@ export async function connectMongo(uri: string, timeoutSeconds: number, logger: 
   });
 }
 
+/** A Redis command that failed for want of Redis (the API answers 503 naming it); `cause` is ioredis's error. */
+export class RedisUnavailableError extends Error {
+  constructor(override readonly cause: Error) {
+    super('redis is unavailable');
+    this.name = 'RedisUnavailableError';
+  }
+}
+
+/**
+ * What a command of ours is rejected with. A reply (ReplyError) is the server's answer, kept as it is,
+ * except LOADING: a restarted server still reading its data. ioredis rejects a command with nothing else
+ * than its connection's failures (MaxRetriesPerRequestError, the connection closed or not writable, no
+ * reply within commandTimeout), which have no classes of their own: each becomes a RedisUnavailableError.
+ */
+function commandFailure(err: Error): Error {
+  if (err instanceof RedisUnavailableError) return err;
+  if (err instanceof ReplyError) return (err as Error).message.startsWith('LOADING ') ? new RedisUnavailableError(err as Error) : err;
+  return new RedisUnavailableError(err);
+}
+
 /** A Redis client whose commands fail fast while Redis is away (the API answers 503), never queue for it. */
 export function redisClient(url: string, t: Pick<StoreTimeouts, 'REDIS_COMMAND_TIMEOUT_MS'>): Redis {
-  return new Redis(url, {
+  const client = new Redis(url, {
     lazyConnect: true,
     // Not connected: a command fails at once rather than waiting in the offline queue for a reconnection.
     enableOfflineQueue: false,
@@ -114,6 +134,15 @@ export function redisClient(url: string, t: Pick<StoreTimeouts, 'REDIS_COMMAND_T
     commandTimeout: t.REDIS_COMMAND_TIMEOUT_MS,
     retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2000),
   });
+  // Every command (pipelined and scripted ones too) goes through sendCommand; its rejection, wherever
+  // ioredis decides it (on sending, on the connection's close, on the command timeout), is command.reject.
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = (command, stream) => {
+    const reject = command.reject;
+    command.reject = (err) => reject(commandFailure(err));
+    return send(command, stream);
+  };
+  return client;
 }
 
 export async function connectRedis(url: string, timeoutSeconds: number, logger: Logger, t: Pick<StoreTimeouts, 'REDIS_COMMAND_TIMEOUT_MS'>): Promise<Redis> {

@@ -1,5 +1,6 @@
 // GET /health and GET /metrics. Health pings both stores with a short deadline, so a dead store turns
 // the reply to 503 (naming it) instead of hanging the probe.
+import { errorBody } from '@voice-platform/schemas';
 import type { Router } from '@koa/router';
 import type { Services } from './deps.js';
 import type { Metrics } from './metrics.js';
@@ -46,7 +47,7 @@ export function healthRoutes(router: Router, svc: Services, metrics: Metrics): v
       status: 'unavailable',
       checks,
       version: svc.version,
-      error: { code: 'service_unavailable', message: `${failed.join(' and ')} unreachable`, details: { failed } },
+      ...errorBody('service_unavailable', `${failed.join(' and ')} unreachable`, { failed }),
     };
   });
 

@@ -2,7 +2,7 @@
 // limits, CORS, request ids, metrics, and logs free of secrets.
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CURSOR_PATTERN, RESOURCE_ID_PATTERN } from '@voice-platform/schemas';
+import { CURSOR_PATTERN, ERROR_CODES, ErrorBody, isErrorCode, RESOURCE_ID_PATTERN } from '@voice-platform/schemas';
 import { adminToken, createKey, startHarness, WORKER_TOKEN, ADMIN, type Harness } from './testing/harness.js';
 import { DATE_TIME_PATTERN, parseDateTime } from './validate.js';
 
@@ -65,6 +65,49 @@ describe('OpenAPI', () => {
     const dialout = doc.paths['/api/v1/sip/dialout'].post;
     expect(Object.keys(dialout.responses).sort()).toEqual(['201', '400', '401', '404', '409', '413', '415', '422', '429', '503']);
     expect(dialout.requestBody.content['application/json'].schema.properties.to_number.pattern).toBe('^\\+[1-9][0-9]{6,14}$');
+  });
+
+  it('takes its error answers from the catalogue: every code it names has the catalogue status, and every code is named', async () => {
+    type Response = { description: string; content?: Record<string, { schema?: { $ref?: string }; examples?: Record<string, { value: { error: { code: string } } }> }> };
+    const doc = (await h.http.get('/api/v1/openapi.json').expect(200)).body as {
+      info: { description: string };
+      components: { schemas: Record<string, unknown> };
+      paths: Record<string, Record<string, { description?: string; responses: Record<string, Response> }>>;
+    };
+    expect(doc.components.schemas.Error).toEqual(JSON.parse(JSON.stringify(ErrorBody)));
+    const STATUS_AND_CODE = /(?:^|[\s(])([1-5][0-9]{2}) `([a-z_]+)`/g;
+    const named = new Set<string>();
+    const wrong: string[] = [];
+    const check = (where: string, status: string, code: string) => {
+      named.add(code);
+      if (!isErrorCode(code) || String(ERROR_CODES[code].status) !== status) wrong.push(`${where}: ${status} ${code}`);
+    };
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        if (method === 'parameters') continue;
+        const where = `${method.toUpperCase()} ${path}`;
+        for (const [status, res] of Object.entries(op.responses)) {
+          const json = res.content?.['application/json'];
+          if (json?.schema?.$ref !== '#/components/schemas/Error') continue;
+          // Each error response names its codes and has an example body of each, nothing else.
+          const examples = Object.entries(json.examples ?? {});
+          expect([where, status, examples.length > 0]).toEqual([where, status, true]);
+          const inText = [...res.description.matchAll(/`([a-z_]+)` \(/g)].map((m) => m[1]);
+          expect([where, status, inText]).toEqual([where, status, examples.map(([name]) => name)]);
+          for (const [name, ex] of examples) {
+            expect([where, name]).toEqual([where, ex.value.error.code]);
+            check(where, status, name);
+          }
+        }
+        // Codes named in prose with their status ("409 `conflict`").
+        for (const m of (op.description ?? '').matchAll(STATUS_AND_CODE)) check(`${where} description`, m[1]!, m[2]!);
+      }
+    }
+    for (const m of doc.info.description.matchAll(STATUS_AND_CODE)) check('info', m[1]!, m[2]!);
+    expect(wrong).toEqual([]);
+    // Every code of the catalogue is named somewhere, except those it keeps internal (never sent to a client).
+    const unnamed = Object.entries(ERROR_CODES).filter(([code, e]) => !named.has(code) && (e as { scope?: string }).scope !== 'internal');
+    expect(unnamed.map(([code]) => code)).toEqual([]);
   });
 
   it('states the rules the server enforces beyond types, so a generated client and a fuzzer agree with it', async () => {

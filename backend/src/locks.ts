@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { ApiError } from './errors.js';
+import { apiError } from './errors.js';
 
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
@@ -22,7 +22,7 @@ export async function withDocLock<T>(redis: Redis, name: string, fn: () => Promi
   let pauseMs = 2;
   while ((await redis.set(key, token, 'PX', opts.ttlMs ?? 5000, 'NX')) !== 'OK') {
     if (Date.now() > deadline) {
-      throw new ApiError(409, 'conflict', 'the resource is being changed by another request; retry', undefined, { 'Retry-After': '1' });
+      throw apiError('conflict', { headers: { 'Retry-After': '1' } });
     }
     await delay(pauseMs); // a holder finishes in milliseconds: poll with a short, growing back-off
     pauseMs = Math.min(pauseMs * 2, 50);

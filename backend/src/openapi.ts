@@ -35,7 +35,11 @@ import {
   WebhookDeliveryAttempt,
   WebhookEvent,
   WebhookEventQueued,
-  WebhookUpdate, WidgetRequest, WidgetResponse, TestCallTokenRequest, TestCallTokenResponse, CampaignDetail } from '@voice-platform/schemas';
+  WebhookUpdate, WidgetRequest, WidgetResponse, TestCallTokenRequest, TestCallTokenResponse, CampaignDetail,
+  ERROR_CODES,
+  ErrorBody,
+  errorBody,
+  type ErrorCode } from '@voice-platform/schemas';
 import { LoginRequest, LoginResponse, Me } from './auth/admin.js';
 import { DATE_TIME_PATTERN } from './validate.js';
 import { campaignPaths } from './campaigns/openapi.js';
@@ -53,25 +57,49 @@ const json = (schema: TSchema | object) => ({ 'application/json': { schema: plai
 const requestJson = (schema: TSchema | object) => ({ 'application/json': { schema: strictTimes(plain(schema)) as object } });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const ok = (description: string, schema: TSchema | object, headers?: object) => ({ description, content: json(schema), ...(headers ? { headers } : {}) });
-const err = (codes: string[], extra = '') => ({
-  description: `Error: ${codes.map((c) => `\`${c}\``).join(', ')}${extra ? `. ${extra}` : ''}`,
-  content: json(ref('Error')),
-});
 const retryAfter = { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } };
-const withRetry = (codes: string[], extra = '') => ({ ...err(codes, extra), headers: retryAfter });
 const body = (schema: TSchema) => ({ required: true, content: requestJson(schema) });
 const idSchema = { type: 'string', pattern: RESOURCE_ID_PATTERN };
 const idParam = (description: string) => ({ name: 'id', in: 'path', required: true, schema: idSchema, description });
 const timeParam = { type: 'string', format: 'date-time', pattern: DATE_TIME_PATTERN };
 
-const adminErrors = { 401: err(['unauthorized', 'token_expired']), 403: err(['forbidden']) };
-const bodyErrors = {
-  400: err(['invalid_json']),
-  413: err(['payload_too_large'], 'The body limit is 64 KiB'),
-  415: err(['unsupported_media_type']),
-  422: err(['validation_failed'], '`details` lists `{field, message}` for each problem'),
-};
-const workerErrors = { 401: err(['unauthorized'], 'Missing or wrong worker token') };
+/** What an error code means for one operation, where the catalogue's words are not enough. */
+type ErrorNotes = Partial<Record<ErrorCode, string>>;
+
+/**
+ * The error responses of an operation, from the catalogue (@voice-platform/schemas): one per status, its
+ * description naming each code (with its note, else its meaning), an example body for each, and
+ * Retry-After where one of its codes may carry it.
+ */
+function errors(codes: readonly ErrorCode[], notes: ErrorNotes = {}): Record<string, object> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set(codes)) {
+    const status = ERROR_CODES[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].map(([status, list]) => [
+      String(status),
+      {
+        description: `Error: ${list.map((c) => `\`${c}\` (${notes[c] ?? ERROR_CODES[c].meaning})`).join(', ')}`,
+        content: {
+          'application/json': {
+            schema: ref('Error'),
+            examples: Object.fromEntries(list.map((c) => [c, { summary: ERROR_CODES[c].meaning, value: errorBody(c, ERROR_CODES[c].message) }])),
+          },
+        },
+        ...(list.some((c) => 'retryAfter' in ERROR_CODES[c]) ? { headers: retryAfter } : {}),
+      },
+    ]),
+  );
+}
+
+/** The codes of the admin token check, the JSON body checks and the API key check. */
+const ADMIN: ErrorCode[] = ['unauthorized', 'token_expired', 'forbidden'];
+const BODY: ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type', 'validation_failed'];
+const API_KEY: ErrorCode[] = ['missing_api_key', 'invalid_api_key', 'api_key_inactive', 'api_key_expired'];
+const WORKER_TOKEN: ErrorNotes = { unauthorized: 'Missing or wrong worker token' };
+const TELEPHONY_DOWN: ErrorNotes = { service_unavailable: 'LiveKit is unreachable, or the telephony plane is not configured on this backend' };
 
 // The call record as served, with what its fields mean for a CRM polling it.
 const Call = {
@@ -101,7 +129,6 @@ const INBOUND_RULES =
   'LiveKit (503 `service_unavailable`; nothing is stored or left in LiveKit). An inactive bot is accepted: its calls fail until it is active. ' +
   'Mirrored into LiveKit as one inbound trunk (this number, these addresses) and one `individual` dispatch rule on it: each call gets a room ' +
   '`in-…` of its own, and the caller carries the participant attribute `vp.inbound_number_id` (this id).';
-const telephonyDown = withRetry(['service_unavailable'], 'LiveKit is unreachable, or the telephony plane is not configured on this backend');
 const BotList = Type.Object({ items: Type.Array(Bot) });
 const WebhookList = Type.Object({ items: Type.Array(Webhook) });
 const WebhookDeliveryPage = Type.Object({ items: Type.Array(WebhookDeliveryAttempt), next_cursor: Type.Union([Type.String({ pattern: CURSOR_PATTERN }), Type.Null()]) });
@@ -130,8 +157,14 @@ const Health = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
   checks: Type.Object({ mongodb: Type.String(), redis: Type.String() }),
   version: Type.String(),
-  error: Type.Optional(Type.Any({ description: 'present on 503: code service_unavailable, details.failed names the stores' })),
+  error: Type.Optional(Type.Object(ErrorBody.properties.error.properties, { description: 'present on 503: code service_unavailable, details.failed names the stores' })),
 });
+
+/** The codes no operation lists (catalogue scope `any`). */
+const ANY_ENDPOINT = (Object.keys(ERROR_CODES) as ErrorCode[])
+  .filter((c) => (ERROR_CODES[c] as { scope?: string }).scope === 'any')
+  .map((c) => `${ERROR_CODES[c].status} \`${c}\` (${ERROR_CODES[c].meaning})`)
+  .join(', ');
 
 export function openapiDocument(version: string) {
   return {
@@ -140,7 +173,8 @@ export function openapiDocument(version: string) {
       title: 'Voice platform backend API',
       version,
       description:
-        'Every error has the body `{"error":{"code","message","details"?}}`. Every response carries `X-Request-Id` ' +
+        'Every error has the body `{"error":{"code","message","details"?}}`; each operation lists the codes it answers with. ' +
+        `Any endpoint may also answer ${ANY_ENDPOINT}. Every response carries \`X-Request-Id\` ` +
         '(sent back when the request gives one). JSON bodies: `application/json` only, at most 64 KiB.',
     },
     servers: [{ url: 'http://127.0.0.1:8080' }],
@@ -152,17 +186,7 @@ export function openapiDocument(version: string) {
         liveKitWebhook: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'a JWT signed by livekit-server with LIVEKIT_API_KEY / LIVEKIT_API_SECRET, whose sha256 claim is the body\'s hash' },
       },
       schemas: {
-        Error: {
-          type: 'object',
-          required: ['error'],
-          properties: {
-            error: {
-              type: 'object',
-              required: ['code', 'message'],
-              properties: { code: { type: 'string', pattern: '^[a-z_]+$' }, message: { type: 'string' }, details: {} },
-            },
-          },
-        },
+        Error: plain(ErrorBody),
       },
     },
     paths: {
@@ -203,20 +227,17 @@ export function openapiDocument(version: string) {
           description:
             'Attempts are limited per client address (LOGIN_IP_MAX_ATTEMPTS per LOGIN_IP_WINDOW_SECONDS), across all clients ' +
             '(LOGIN_GLOBAL_MAX_ATTEMPTS per LOGIN_GLOBAL_WINDOW_SECONDS) and per email and client address (LOGIN_MAX_ATTEMPTS per ' +
-            'LOGIN_WINDOW_SECONDS): 429 rate_limited. At most LOGIN_HASH_CONCURRENCY passwords are checked at once per process; an ' +
-            'attempt that finds no slot within LOGIN_HASH_WAIT_MS gets 503 service_unavailable.',
+            'LOGIN_WINDOW_SECONDS): 429 `rate_limited`. At most LOGIN_HASH_CONCURRENCY passwords are checked at once per process; an ' +
+            'attempt that finds no slot within LOGIN_HASH_WAIT_MS gets 503 `service_unavailable`.',
           requestBody: body(LoginRequest),
           responses: {
             200: ok('A bearer JWT', LoginResponse),
-            ...bodyErrors,
-            401: err(['invalid_credentials']),
-            429: withRetry(['rate_limited']),
-            503: withRetry(['service_unavailable']),
+            ...errors([...BODY, 'invalid_credentials', 'rate_limited', 'service_unavailable']),
           },
         },
       },
       '/api/v1/auth/me': {
-        get: { operationId: 'me', summary: 'The signed-in admin', security: [{ adminJwt: [] }], responses: { 200: ok('The admin', Me), ...adminErrors } },
+        get: { operationId: 'me', summary: 'The signed-in admin', security: [{ adminJwt: [] }], responses: { 200: ok('The admin', Me), ...errors([...ADMIN]) } },
       },
       '/api/v1/api-keys': {
         post: {
@@ -224,20 +245,20 @@ export function openapiDocument(version: string) {
           summary: 'Create an API key; the full key is in this response only',
           security: [{ adminJwt: [] }],
           requestBody: body(ApiKeyCreate),
-          responses: { 201: ok('The key, with `key` shown this once', ApiKeyCreated), ...adminErrors, ...bodyErrors },
+          responses: { 201: ok('The key, with `key` shown this once', ApiKeyCreated), ...errors([...ADMIN, ...BODY]) },
         },
-        get: { operationId: 'listApiKeys', summary: 'List API keys (masked)', security: [{ adminJwt: [] }], responses: { 200: ok('Keys, newest first', ApiKeyList), ...adminErrors } },
+        get: { operationId: 'listApiKeys', summary: 'List API keys (masked)', security: [{ adminJwt: [] }], responses: { 200: ok('Keys, newest first', ApiKeyList), ...errors([...ADMIN]) } },
       },
       '/api/v1/api-keys/{id}': {
         parameters: [idParam('API key id')],
-        get: { operationId: 'getApiKey', summary: 'One API key (masked)', security: [{ adminJwt: [] }], responses: { 200: ok('The key', ApiKey), ...adminErrors, 404: err(['not_found']) } },
+        get: { operationId: 'getApiKey', summary: 'One API key (masked)', security: [{ adminJwt: [] }], responses: { 200: ok('The key', ApiKey), ...errors([...ADMIN, 'not_found']) } },
         patch: {
           operationId: 'updateApiKey',
           summary: 'Rename, set expiry, or deactivate (final) an API key',
           description: 'Reactivating an inactive or expired key, or changing its expiry, is refused with 409 `api_key_revoked`.',
           security: [{ adminJwt: [] }],
           requestBody: body(ApiKeyUpdate),
-          responses: { 200: ok('The key', ApiKey), ...adminErrors, ...bodyErrors, 404: err(['not_found']), 409: err(['api_key_revoked']) },
+          responses: { 200: ok('The key', ApiKey), ...errors([...ADMIN, ...BODY, 'not_found', 'api_key_revoked']) },
         },
       },
       '/api/v1/bots': {
@@ -247,19 +268,19 @@ export function openapiDocument(version: string) {
           description: '`{{name}}` placeholders in prompt, greeting and policy replies must name declared `variables` (else 422 `validation_failed`).',
           security: [{ adminJwt: [] }],
           requestBody: body(BotCreate),
-          responses: { 201: ok('The bot', Bot), ...adminErrors, ...bodyErrors },
+          responses: { 201: ok('The bot', Bot), ...errors([...ADMIN, ...BODY]) },
         },
-        get: { operationId: 'listBots', summary: 'List bots', security: [{ adminJwt: [] }], responses: { 200: ok('Bots, newest first', BotList), ...adminErrors } },
+        get: { operationId: 'listBots', summary: 'List bots', security: [{ adminJwt: [] }], responses: { 200: ok('Bots, newest first', BotList), ...errors([...ADMIN]) } },
       },
       '/api/v1/bots/{id}': {
         parameters: [idParam('Bot id')],
-        get: { operationId: 'getBot', summary: 'One bot', security: [{ adminJwt: [] }], responses: { 200: ok('The bot', Bot), ...adminErrors, 404: err(['bot_not_found']) } },
+        get: { operationId: 'getBot', summary: 'One bot', security: [{ adminJwt: [] }], responses: { 200: ok('The bot', Bot), ...errors([...ADMIN, 'bot_not_found']) } },
         patch: {
           operationId: 'updateBot',
           summary: 'Change a bot (deactivate with `{"active":false}`)',
           security: [{ adminJwt: [] }],
           requestBody: body(BotUpdate),
-          responses: { 200: ok('The bot', Bot), ...adminErrors, ...bodyErrors, 404: err(['bot_not_found']), 409: err(['conflict'], 'Changed concurrently') },
+          responses: { 200: ok('The bot', Bot), ...errors([...ADMIN, ...BODY, 'bot_not_found', 'conflict'], { conflict: 'Changed concurrently' }) },
         },
       },
       '/api/v1/sip/dialout': {
@@ -280,15 +301,14 @@ export function openapiDocument(version: string) {
           requestBody: body(DialoutRequest),
           responses: {
             201: ok('The call is queued', DialoutResponse, { Location: { description: 'The call resource', schema: { type: 'string' } } }),
-            400: err(['invalid_json']),
-            401: err(['missing_api_key', 'invalid_api_key', 'api_key_inactive', 'api_key_expired']),
-            404: err(['bot_not_found']),
-            409: err(['bot_inactive', 'no_outbound_trunk', 'idempotency_key_reused', 'conflict'], '`conflict`: the same Idempotency-Key is still in flight'),
-            413: err(['payload_too_large']),
-            415: err(['unsupported_media_type']),
-            422: err(['validation_failed', 'invalid_phone_number', 'conflicting_fields', 'variables_mismatch', 'unknown_from_number']),
-            429: withRetry(['rate_limited'], 'DIALOUT_RATE_PER_SECOND per key, burst DIALOUT_BURST'),
-            503: withRetry(['fleet_at_capacity', 'service_unavailable'], '`service_unavailable`: MongoDB or Redis is unreachable; `details.failed` names it (`mongodb` or `redis`)'),
+            ...errors(
+              [...API_KEY, ...BODY, 'bot_not_found', 'bot_inactive', 'no_outbound_trunk', 'idempotency_key_reused', 'conflict', 'invalid_phone_number', 'conflicting_fields', 'variables_mismatch', 'unknown_from_number', 'rate_limited', 'fleet_at_capacity', 'service_unavailable'],
+              {
+                conflict: 'The same Idempotency-Key is still in flight',
+                rate_limited: 'Over DIALOUT_RATE_PER_SECOND per key, burst DIALOUT_BURST',
+                service_unavailable: 'MongoDB or Redis is unreachable; `details.failed` names it (`mongodb` or `redis`)',
+              },
+            ),
           },
         },
       },
@@ -307,15 +327,9 @@ export function openapiDocument(version: string) {
           requestBody: body(WidgetRequest),
           responses: {
             201: ok('The call is queued; join its room with the token', WidgetResponse, { Location: { description: 'The call resource', schema: { type: 'string' } } }),
-            400: err(['invalid_json']),
-            401: err(['unauthorized', 'missing_api_key', 'invalid_api_key', 'api_key_inactive', 'api_key_expired']),
-            403: err(['forbidden']),
-            404: err(['bot_not_found']),
-            409: err(['bot_inactive']),
-            413: err(['payload_too_large']),
-            415: err(['unsupported_media_type']),
-            422: err(['validation_failed', 'variables_mismatch']),
-            503: withRetry(['fleet_at_capacity', 'service_unavailable'], '`service_unavailable`: the telephony plane is not configured, or MongoDB or Redis is unreachable'),
+            ...errors([...ADMIN, ...API_KEY, ...BODY, 'bot_not_found', 'bot_inactive', 'variables_mismatch', 'fleet_at_capacity', 'service_unavailable'], {
+              service_unavailable: 'The telephony plane is not configured, or MongoDB or Redis is unreachable',
+            }),
           },
         },
       },
@@ -333,9 +347,7 @@ export function openapiDocument(version: string) {
           requestBody: { required: true, content: { 'application/webhook+json': { schema: { type: 'object', description: 'a LiveKit WebhookEvent' } } } },
           responses: {
             204: { description: 'Received' },
-            401: err(['unauthorized']),
-            413: err(['payload_too_large']),
-            503: withRetry(['service_unavailable'], 'the telephony plane is not configured, or MongoDB or Redis is unreachable'),
+            ...errors(['unauthorized', 'payload_too_large', 'service_unavailable'], { service_unavailable: 'The telephony plane is not configured, or MongoDB or Redis is unreachable' }),
           },
         },
       },
@@ -352,15 +364,7 @@ export function openapiDocument(version: string) {
           requestBody: body(TestCallTokenRequest),
           responses: {
             201: ok('The token', TestCallTokenResponse),
-            400: err(['invalid_json']),
-            401: err(['unauthorized', 'missing_api_key', 'invalid_api_key', 'api_key_inactive', 'api_key_expired']),
-            403: err(['forbidden']),
-            404: err(['bot_not_found']),
-            409: err(['bot_inactive']),
-            413: err(['payload_too_large']),
-            415: err(['unsupported_media_type']),
-            422: err(['validation_failed']),
-            503: withRetry(['service_unavailable'], 'MongoDB or Redis is unreachable'),
+            ...errors([...ADMIN, ...API_KEY, ...BODY, 'bot_not_found', 'bot_inactive', 'service_unavailable'], { service_unavailable: 'MongoDB or Redis is unreachable' }),
           },
         },
       },
@@ -373,13 +377,13 @@ export function openapiDocument(version: string) {
             '`auth_password` is write-only: stored encrypted, never returned (`has_password` says whether one is set) and never logged.',
           security: [{ adminJwt: [] }],
           requestBody: body(OutboundTrunkCreate),
-          responses: { 201: ok('The trunk', OutboundTrunk), ...adminErrors, ...bodyErrors, 409: err(['conflict']), 503: telephonyDown },
+          responses: { 201: ok('The trunk', OutboundTrunk), ...errors([...ADMIN, ...BODY, 'conflict', 'service_unavailable'], TELEPHONY_DOWN) },
         },
-        get: { operationId: 'listOutboundTrunks', summary: 'List outbound trunks, oldest first', security: [{ adminJwt: [] }], responses: { 200: ok('Trunks', TrunkList), ...adminErrors } },
+        get: { operationId: 'listOutboundTrunks', summary: 'List outbound trunks, oldest first', security: [{ adminJwt: [] }], responses: { 200: ok('Trunks', TrunkList), ...errors([...ADMIN]) } },
       },
       '/api/v1/sip/outbound-trunks/{id}': {
         parameters: [idParam('Trunk id')],
-        get: { operationId: 'getOutboundTrunk', summary: 'One outbound trunk', security: [{ adminJwt: [] }], responses: { 200: ok('The trunk', OutboundTrunk), ...adminErrors, 404: err(['not_found']) } },
+        get: { operationId: 'getOutboundTrunk', summary: 'One outbound trunk', security: [{ adminJwt: [] }], responses: { 200: ok('The trunk', OutboundTrunk), ...errors([...ADMIN, 'not_found']) } },
         patch: {
           operationId: 'updateOutboundTrunk',
           summary: 'Change a trunk; `{"default": true}` makes it the default',
@@ -388,14 +392,14 @@ export function openapiDocument(version: string) {
             '`auth_password: null` removes the password.',
           security: [{ adminJwt: [] }],
           requestBody: body(OutboundTrunkUpdate),
-          responses: { 200: ok('The trunk', OutboundTrunk), ...adminErrors, ...bodyErrors, 404: err(['not_found']), 409: err(['conflict']), 503: telephonyDown },
+          responses: { 200: ok('The trunk', OutboundTrunk), ...errors([...ADMIN, ...BODY, 'not_found', 'conflict', 'service_unavailable'], TELEPHONY_DOWN) },
         },
         delete: {
           operationId: 'deleteOutboundTrunk',
           summary: 'Delete a trunk (from LiveKit too)',
           description: 'The default trunk can be deleted only when it is the last one (else 409 `conflict`: mark another default first).',
           security: [{ adminJwt: [] }],
-          responses: { 204: { description: 'Deleted' }, ...adminErrors, 404: err(['not_found']), 409: err(['conflict']), 503: telephonyDown },
+          responses: { 204: { description: 'Deleted' }, ...errors([...ADMIN, 'not_found', 'conflict', 'service_unavailable'], TELEPHONY_DOWN) },
         },
       },
       '/api/v1/sip/inbound-numbers': {
@@ -407,19 +411,14 @@ export function openapiDocument(version: string) {
           requestBody: body(InboundNumberCreate),
           responses: {
             201: ok('The inbound number', InboundNumber),
-            ...adminErrors,
-            ...bodyErrors,
-            404: err(['bot_not_found']),
-            409: err(['conflict'], 'The number is already an inbound number'),
-            422: err(['validation_failed', 'variables_mismatch'], '`validation_failed`: `details` lists `{field, message}` for each problem'),
-            503: telephonyDown,
+            ...errors([...ADMIN, ...BODY, 'bot_not_found', 'conflict', 'variables_mismatch', 'service_unavailable'], { conflict: 'The number is already an inbound number', ...TELEPHONY_DOWN }),
           },
         },
-        get: { operationId: 'listInboundNumbers', summary: 'List inbound numbers, oldest first', security: [{ adminJwt: [] }], responses: { 200: ok('Inbound numbers', InboundNumberList), ...adminErrors } },
+        get: { operationId: 'listInboundNumbers', summary: 'List inbound numbers, oldest first', security: [{ adminJwt: [] }], responses: { 200: ok('Inbound numbers', InboundNumberList), ...errors([...ADMIN]) } },
       },
       '/api/v1/sip/inbound-numbers/{id}': {
         parameters: [idParam('Inbound number id')],
-        get: { operationId: 'getInboundNumber', summary: 'One inbound number', security: [{ adminJwt: [] }], responses: { 200: ok('The inbound number', InboundNumber), ...adminErrors, 404: err(['not_found']) } },
+        get: { operationId: 'getInboundNumber', summary: 'One inbound number', security: [{ adminJwt: [] }], responses: { 200: ok('The inbound number', InboundNumber), ...errors([...ADMIN, 'not_found']) } },
         patch: {
           operationId: 'updateInboundNumber',
           summary: 'Change an inbound number (LiveKit first)',
@@ -431,19 +430,18 @@ export function openapiDocument(version: string) {
           requestBody: body(InboundNumberUpdate),
           responses: {
             200: ok('The inbound number', InboundNumber),
-            ...adminErrors,
-            ...bodyErrors,
-            404: err(['not_found', 'bot_not_found'], '`not_found`: no such inbound number'),
-            409: err(['conflict'], 'The number is already an inbound number'),
-            422: err(['validation_failed', 'variables_mismatch'], '`validation_failed`: `details` lists `{field, message}` for each problem'),
-            503: telephonyDown,
+            ...errors([...ADMIN, ...BODY, 'not_found', 'bot_not_found', 'conflict', 'variables_mismatch', 'service_unavailable'], {
+              not_found: 'No such inbound number',
+              conflict: 'The number is already an inbound number',
+              ...TELEPHONY_DOWN,
+            }),
           },
         },
         delete: {
           operationId: 'deleteInboundNumber',
           summary: 'Delete an inbound number (its LiveKit dispatch rule and trunk too; already gone there is fine)',
           security: [{ adminJwt: [] }],
-          responses: { 204: { description: 'Deleted' }, ...adminErrors, 404: err(['not_found']), 503: telephonyDown },
+          responses: { 204: { description: 'Deleted' }, ...errors([...ADMIN, 'not_found', 'service_unavailable'], TELEPHONY_DOWN) },
         },
       },
       '/api/v1/calls': {
@@ -468,14 +466,14 @@ export function openapiDocument(version: string) {
                 'the page starts after that call',
             },
           ],
-          responses: { 200: ok('A page of calls', CallPage), ...adminErrors, 422: err(['validation_failed']) },
+          responses: { 200: ok('A page of calls', CallPage), ...errors([...ADMIN, 'validation_failed']) },
         },
         post: {
           operationId: 'createCall',
           summary: 'Worker: record a call it started itself (WebSocket or web widget test call)',
           security: [{ workerToken: [] }],
           requestBody: body(CallCreate),
-          responses: { 201: ok('The call', Call), ...workerErrors, ...bodyErrors, 404: err(['bot_not_found']), 409: err(['bot_inactive']), 422: err(['validation_failed', 'variables_mismatch']) },
+          responses: { 201: ok('The call', Call), ...errors(['unauthorized', ...BODY, 'bot_not_found', 'bot_inactive', 'variables_mismatch'], WORKER_TOKEN) },
         },
       },
       '/api/v1/calls/{id}': {
@@ -486,8 +484,7 @@ export function openapiDocument(version: string) {
           security: [{ apiKey: [] }, { adminJwt: [] }],
           responses: {
             200: ok('The call', Call),
-            401: err(['missing_api_key', 'invalid_api_key', 'api_key_inactive', 'api_key_expired', 'unauthorized', 'token_expired']),
-            404: err(['call_not_found']),
+            ...errors([...API_KEY, 'unauthorized', 'token_expired', 'call_not_found']),
           },
         },
       },
@@ -506,7 +503,7 @@ export function openapiDocument(version: string) {
             'naming `at` or `transcript.N.at`; nothing is stored).',
           security: [{ workerToken: [] }],
           requestBody: body(CallEvent),
-          responses: { 200: ok('The call after the move', Call), ...workerErrors, ...bodyErrors, 404: err(['call_not_found']), 409: err(['conflict'], 'Not a forward move') },
+          responses: { 200: ok('The call after the move', Call), ...errors(['unauthorized', ...BODY, 'call_not_found', 'conflict'], { ...WORKER_TOKEN, conflict: 'Not a forward move' }) },
         },
       },
       '/api/v1/config': {
@@ -520,10 +517,7 @@ export function openapiDocument(version: string) {
           ],
           responses: {
             200: ok('The config', RuntimeConfig),
-            ...workerErrors,
-            404: err(['bot_not_found', 'call_not_found']),
-            409: err(['bot_inactive']),
-            422: err(['validation_failed']),
+            ...errors(['unauthorized', 'bot_not_found', 'call_not_found', 'bot_inactive', 'validation_failed'], WORKER_TOKEN),
           },
         },
       },
@@ -535,26 +529,26 @@ export function openapiDocument(version: string) {
             `At most ${MAX_WEBHOOKS} webhooks (409 \`conflict\`). The \`secret\` (\`whsec_\` + 32 characters) signs every delivery and is never shown again. ${SIGNING}`,
           security: [{ adminJwt: [] }],
           requestBody: body(WebhookCreate),
-          responses: { 201: ok('The webhook, with `secret` shown this once', WebhookCreated, { Location: { description: 'The webhook resource', schema: { type: 'string' } } }), ...adminErrors, ...bodyErrors, 409: err(['conflict']) },
+          responses: { 201: ok('The webhook, with `secret` shown this once', WebhookCreated, { Location: { description: 'The webhook resource', schema: { type: 'string' } } }), ...errors([...ADMIN, ...BODY, 'conflict']) },
         },
-        get: { operationId: 'listWebhooks', summary: 'List webhooks, newest first (no secrets)', security: [{ adminJwt: [] }], responses: { 200: ok('Webhooks', WebhookList), ...adminErrors } },
+        get: { operationId: 'listWebhooks', summary: 'List webhooks, newest first (no secrets)', security: [{ adminJwt: [] }], responses: { 200: ok('Webhooks', WebhookList), ...errors([...ADMIN]) } },
       },
       '/api/v1/webhooks/{id}': {
         parameters: [idParam('Webhook id')],
-        get: { operationId: 'getWebhook', summary: 'One webhook (no secret)', security: [{ adminJwt: [] }], responses: { 200: ok('The webhook', Webhook), ...adminErrors, 404: err(['not_found']) } },
+        get: { operationId: 'getWebhook', summary: 'One webhook (no secret)', security: [{ adminJwt: [] }], responses: { 200: ok('The webhook', Webhook), ...errors([...ADMIN, 'not_found']) } },
         patch: {
           operationId: 'updateWebhook',
           summary: 'Change url, events, description or active',
           description: '`active: false` pauses the webhook: it gets no new events, and deliveries already queued for it wait until it is active again. A new `url` is checked like at creation.',
           security: [{ adminJwt: [] }],
           requestBody: body(WebhookUpdate),
-          responses: { 200: ok('The webhook', Webhook), ...adminErrors, ...bodyErrors, 404: err(['not_found']) },
+          responses: { 200: ok('The webhook', Webhook), ...errors([...ADMIN, ...BODY, 'not_found']) },
         },
         delete: {
           operationId: 'deleteWebhook',
           summary: 'Delete a webhook, its pending deliveries and its deliveries log',
           security: [{ adminJwt: [] }],
-          responses: { 204: { description: 'Deleted' }, ...adminErrors, 404: err(['not_found']) },
+          responses: { 204: { description: 'Deleted' }, ...errors([...ADMIN, 'not_found']) },
         },
       },
       '/api/v1/webhooks/{id}/deliveries': {
@@ -573,7 +567,7 @@ export function openapiDocument(version: string) {
               description: '`next_cursor` of the previous page: `<attempted_at in ms>.<attempt id>` of its last item; the page starts after it',
             },
           ],
-          responses: { 200: ok('A page of attempts', WebhookDeliveryPage), ...adminErrors, 404: err(['not_found']), 422: err(['validation_failed']) },
+          responses: { 200: ok('A page of attempts', WebhookDeliveryPage), ...errors([...ADMIN, 'not_found', 'validation_failed']) },
         },
       },
       '/api/v1/webhooks/{id}/test': {
@@ -585,14 +579,11 @@ export function openapiDocument(version: string) {
           security: [{ adminJwt: [] }],
           responses: {
             202: ok('The event is queued', WebhookEventQueued),
-            ...adminErrors,
-            404: err(['not_found']),
-            409: err(['conflict'], 'The webhook is paused'),
-            503: withRetry(['service_unavailable'], 'Redis (the event outbox) is unreachable'),
+            ...errors([...ADMIN, 'not_found', 'conflict', 'service_unavailable'], { conflict: 'The webhook is paused', service_unavailable: 'Redis (the event outbox) is unreachable' }),
           },
         },
       },
-      ...campaignPaths({ ok, err, requestJson, body, idParam, adminErrors, bodyErrors }),
+      ...campaignPaths({ ok, errors, requestJson, body, idParam, ADMIN, BODY }),
     },
     webhooks: {
       'call.queued': eventOperation('call.queued', 'A call was created (dial-out accepted, or a WebSocket / browser call started)', plain(WebhookCallData)),

@@ -3,7 +3,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import dependentRequiredModule from 'ajv/dist/vocabularies/validation/dependentRequired.js';
 import type { TSchema, Static } from '@sinclair/typebox';
-import { ApiError } from './errors.js';
+import { apiError } from './errors.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export const ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
@@ -93,6 +93,6 @@ export function fieldProblems(errors: ErrorObject[] | null | undefined): FieldPr
 
 export function check<T extends TSchema>(schema: T, value: unknown): Static<T> {
   const fn = compiled(schema);
-  if (!fn(value)) throw new ApiError(422, 'validation_failed', 'the request is invalid', fieldProblems(fn.errors));
+  if (!fn(value)) throw apiError('validation_failed', { details: fieldProblems(fn.errors) });
   return value as Static<T>;
 }

@@ -10,19 +10,16 @@ import type { Webhook, WebhookCreate, WebhookCreated, WebhookDeliveryAttempt, We
 import type { Campaign, CampaignCreate, CampaignDetail, CampaignStatus, Contact, ContactsResult, ContactStatus } from '@voice-platform/schemas/campaigns.js';
 import { currentToken, endSession, saveToken } from './session.js';
 import { navigate } from './router.js';
+import { ErrorResponse, parseErrorBody } from '@voice-platform/schemas/errors.js';
 import { readableMessage } from './errorMessage.js';
 import { detailFieldErrors, type FieldErrors } from './validation.js';
 
 export const API_URL: string = (import.meta.env.VITE_API_URL as string | undefined)?.replace(/\/+$/, '') ?? 'http://127.0.0.1:8080';
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details?: unknown,
-  ) {
-    super(message);
+/** An error answer (or no answer: status 0), its message made readable (errorMessage.ts). */
+export class ApiError extends ErrorResponse {
+  constructor(status: number, code: string, message: string, details?: unknown) {
+    super(status, code, message, details);
     this.name = 'ApiError';
   }
 
@@ -58,17 +55,17 @@ async function request<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: str
     throw new ApiError(0, 'network_error', `Cannot reach the API at ${API_URL}. Check that the backend is running.`);
   }
   const text = await res.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
+  if (res.ok) {
+    try {
+      return (text ? JSON.parse(text) : undefined) as T;
+    } catch {
+      return undefined as T;
+    }
   }
-  if (res.ok) return json as T;
 
-  const err = (json as { error?: { code?: unknown; message?: unknown; details?: unknown } } | undefined)?.error;
-  const code = typeof err?.code === 'string' ? err.code : `http_${res.status}`;
-  const message = readableMessage(code, typeof err?.message === 'string' ? err.message : `The server answered ${res.status}`, err?.details);
+  const err = parseErrorBody(res.status, text);
+  const code = err?.code ?? `http_${res.status}`;
+  const message = readableMessage(code, err?.message ?? `The server answered ${res.status}`, err?.details);
   if (opts.auth !== false && res.status === 401 && (code === 'token_expired' || code === 'unauthorized')) {
     backToLogin(code === 'token_expired' ? 'Your session has expired. Please sign in again.' : 'Your session is no longer valid. Please sign in again.');
   }

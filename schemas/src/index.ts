@@ -21,3 +21,4 @@ export * from './logs.js';
 export * from './webhooks.js';
 export * from './inbound.js';
 export * from './campaigns.js';
+export * from './errors.js';

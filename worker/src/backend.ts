@@ -1,7 +1,7 @@
 // The worker's only client of the backend: create WebSocket calls, fetch a bot's runtime config, and
 // report call lifecycle events. Every request carries the worker token and a deadline.
 import { setTimeout as delay } from 'node:timers/promises';
-import type { CallEvent, RuntimeConfig } from '@voice-platform/schemas';
+import { parseErrorBody, type CallEvent, type RuntimeConfig } from '@voice-platform/schemas';
 
 export type BackendErrorCode = 'bot_not_found' | 'bot_inactive' | 'call_not_found' | 'variables_mismatch' | 'config_unreachable' | 'invalid_config';
 
@@ -62,9 +62,9 @@ export class BackendClient {
   }
 
   private fail(status: number, json: unknown, what: string): never {
-    const code = (json as { error?: { code?: string; message?: string } } | null)?.error?.code;
-    const message = (json as { error?: { message?: string } } | null)?.error?.message ?? `backend answered ${status}`;
-    if (code && KNOWN[code]) throw new BackendError(KNOWN[code], message, status);
+    const err = parseErrorBody(status, json);
+    const code = err?.code;
+    if (code && KNOWN[code]) throw new BackendError(KNOWN[code], err.message, status);
     // 401 (bad token), 5xx, anything else: the worker cannot get what it needs.
     throw new BackendError('config_unreachable', `${what}: backend answered ${status}${code ? ` ${code}` : ''}`, status);
   }

@@ -5,7 +5,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { API_KEY_PATTERN, type ApiKey, type ApiKeyStatus } from '@voice-platform/schemas';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { COLLECTIONS } from '../stores.js';
@@ -83,13 +83,13 @@ export interface PrefetchedToken {
  * (ctx.state.rateToken, a PrefetchedToken): the limiter then uses it instead of asking Redis again.
  */
 export async function authenticateKey(svc: Services, metrics: Metrics, ctx: Context, bucket?: KeyBucket): Promise<KeyPrincipal> {
-  const fail = (code: string, message: string): never => {
+  const fail = (code: 'missing_api_key' | 'invalid_api_key' | 'api_key_inactive' | 'api_key_expired'): never => {
     metrics.keyAuthFailures.inc({ reason: code });
-    throw new ApiError(401, code, message);
+    throw apiError(code);
   };
   const key = ctx.get('X-API-Key');
-  if (!key) return fail('missing_api_key', 'the X-API-Key header is required');
-  if (!keyPattern.test(key)) return fail('invalid_api_key', 'the API key is not valid');
+  if (!key) return fail('missing_api_key');
+  if (!keyPattern.test(key)) return fail('invalid_api_key');
   const hash = hashApiKey(key);
   let view: CacheView;
   const guess = bucket && !ctx.state.cacheView ? svc.cache.apiKeys.peek(hash) : undefined;
@@ -103,12 +103,12 @@ export async function authenticateKey(svc: Services, metrics: Metrics, ctx: Cont
   const doc = await svc.cache.apiKeys.get(view, hash, () => svc.db.collection<ApiKeyDoc>(COLLECTIONS.apiKeys).findOne({ key_hash: hash }));
   // The lookup matched by hash; the constant-time compare keeps that guarantee explicit.
   if (!doc || !timingSafeEqual(Buffer.from(doc.key_hash, 'hex'), Buffer.from(hash, 'hex'))) {
-    return fail('invalid_api_key', 'the API key is not valid');
+    return fail('invalid_api_key');
   }
   const now = svc.clock();
   const status = keyStatus(doc, now);
-  if (status === 'inactive') return fail('api_key_inactive', 'the API key has been deactivated');
-  if (status === 'expired') return fail('api_key_expired', 'the API key has expired');
+  if (status === 'inactive') return fail('api_key_inactive');
+  if (status === 'expired') return fail('api_key_expired');
   if (!doc.last_used_at || doc.last_used_at.getTime() <= now - LAST_USED_GRANULARITY_MS) {
     // Conditional: of concurrent requests, at most one write per minute lands.
     await svc.db.collection<ApiKeyDoc>(COLLECTIONS.apiKeys).updateOne(

@@ -3,7 +3,7 @@
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { ApiKeyCreate, ApiKeyUpdate } from '@voice-platform/schemas';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { check, parseDateTime } from '../validate.js';
 import { jsonBody } from '../body.js';
@@ -17,8 +17,8 @@ function futureDate(value: string | null | undefined, now: number, field: string
   if (value === undefined || value === null) return null;
   // The schema's date-time check already refused times no Date can hold; this keeps the write safe on its own.
   const d = parseDateTime(value);
-  if (!d) throw new ApiError(422, 'validation_failed', 'the request is invalid', [{ field, message: 'must be a real RFC 3339 date-time' }]);
-  if (d.getTime() <= now) throw new ApiError(422, 'validation_failed', 'the request is invalid', [{ field, message: 'must be in the future' }]);
+  if (!d) throw apiError('validation_failed', { details: [{ field, message: 'must be a real RFC 3339 date-time' }] });
+  if (d.getTime() <= now) throw apiError('validation_failed', { details: [{ field, message: 'must be in the future' }] });
   return d;
 }
 
@@ -59,7 +59,7 @@ export function apiKeyRoutes(router: Router, svc: Services): void {
 
   router.get('/api/v1/api-keys/:id', admin, async (ctx) => {
     const doc = await keys().findOne({ _id: ctx.params.id! });
-    if (!doc) throw new ApiError(404, 'not_found', 'API key not found');
+    if (!doc) throw apiError('not_found', 'API key not found');
     ctx.body = publicKey(doc, svc.clock());
   });
 
@@ -72,8 +72,8 @@ export function apiKeyRoutes(router: Router, svc: Services): void {
     // copy of the key is dropped before this answers (cache.ts).
     await withDocLock(svc.redis, `api_key:${id}`, () => svc.cache.write(async () => {
       const existing = await keys().findOne({ _id: id });
-      if (!existing) throw new ApiError(404, 'not_found', 'API key not found');
-      const revoked = () => new ApiError(409, 'api_key_revoked', 'the API key is inactive or expired; revocation is final');
+      if (!existing) throw apiError('not_found', 'API key not found');
+      const revoked = () => apiError('api_key_revoked');
       const liveFilter = { _id: id, is_active: true, $or: [{ expires_at: null }, { expires_at: { $gt: new Date(now) } }] };
 
       if (body.is_active === true && keyStatus(existing, now) !== 'active') throw revoked();

@@ -5,7 +5,7 @@ import type { Context, Next } from 'koa';
 import jwt from 'jsonwebtoken';
 import { Type } from '@sinclair/typebox';
 import type { Router } from '@koa/router';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { check } from '../validate.js';
 import { jsonBody } from '../body.js';
@@ -46,7 +46,7 @@ export function bearer(ctx: Context): string | undefined {
 /** Verifies the admin JWT; on success `ctx.state.admin` holds the principal. */
 export async function authenticateAdmin(svc: Services, ctx: Context): Promise<AdminPrincipal> {
   const token = bearer(ctx);
-  if (!token) throw new ApiError(401, 'unauthorized', 'an admin bearer token is required');
+  if (!token) throw apiError('unauthorized', 'an admin bearer token is required');
   let sub: string;
   try {
     const payload = jwt.verify(token, svc.settings.JWT_SECRET, { algorithms: [svc.settings.JWT_ALGORITHM], clockTimestamp: Math.floor(svc.clock() / 1000) });
@@ -55,12 +55,12 @@ export async function authenticateAdmin(svc: Services, ctx: Context): Promise<Ad
     if (typeof payload.exp !== 'number' || typeof payload.iat !== 'number') throw new Error('no expiry');
     sub = payload.sub;
   } catch (err) {
-    if (err instanceof jwt.TokenExpiredError) throw new ApiError(401, 'token_expired', 'the admin token has expired');
-    throw new ApiError(401, 'unauthorized', 'the admin token is invalid');
+    if (err instanceof jwt.TokenExpiredError) throw apiError('token_expired');
+    throw apiError('unauthorized');
   }
   const user = await svc.db.collection<UserDoc>(COLLECTIONS.users).findOne({ _id: sub });
-  if (!user) throw new ApiError(401, 'unauthorized', 'the admin token is invalid');
-  if (user.role !== 'admin') throw new ApiError(403, 'forbidden', 'this account may not use the admin API');
+  if (!user) throw apiError('unauthorized');
+  if (user.role !== 'admin') throw apiError('forbidden');
   return { id: user._id, email: user.email };
 }
 
@@ -72,9 +72,7 @@ export function requireAdmin(svc: Services) {
 }
 
 const rateLimited = (retryAfterMs: number) =>
-  new ApiError(429, 'rate_limited', 'too many login attempts; retry later', undefined, {
-    'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))),
-  });
+  apiError('rate_limited', { message: 'too many login attempts; retry later', headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) } });
 
 export function authRoutes(router: Router, svc: Services): void {
   const s = svc.settings;
@@ -100,9 +98,9 @@ export function authRoutes(router: Router, svc: Services): void {
     if (!limit.allowed) throw rateLimited(limit.retryAfterMs);
     const user = await svc.db.collection<UserDoc>(COLLECTIONS.users).findOne({ email });
     const verified = await hashing.run(s.LOGIN_HASH_WAIT_MS, () => verifyPassword(body.password, user?.password_hash ?? DUMMY_HASH));
-    if (!verified) throw new ApiError(503, 'service_unavailable', 'too many logins in progress; retry shortly', undefined, { 'Retry-After': '1' });
+    if (!verified) throw apiError('service_unavailable', { message: 'too many logins in progress; retry shortly', headers: { 'Retry-After': '1' } });
     const ok = verified.value;
-    if (!user || !ok) throw new ApiError(401, 'invalid_credentials', 'email or password is wrong');
+    if (!user || !ok) throw apiError('invalid_credentials');
     await svc.redis.del(bucketKey); // a success ends the guessing streak; only failures accumulate
     const expiresIn = svc.settings.JWT_EXPIRE_MINUTES * 60;
     const iat = Math.floor(svc.clock() / 1000);
@@ -116,7 +114,7 @@ export function authRoutes(router: Router, svc: Services): void {
   router.get('/api/v1/auth/me', requireAdmin(svc), async (ctx) => {
     const admin = ctx.state.admin as AdminPrincipal;
     const user = await svc.db.collection<UserDoc>(COLLECTIONS.users).findOne({ _id: admin.id });
-    if (!user) throw new ApiError(401, 'unauthorized', 'the admin token is invalid');
+    if (!user) throw apiError('unauthorized');
     ctx.body = { id: user._id, email: user.email, role: user.role, created_at: user.created_at.toISOString() };
   });
 }

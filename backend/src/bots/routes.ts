@@ -3,7 +3,7 @@
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { BotCreate, BotUpdate, type BotCreate as BotCreateT, type BotTool } from '@voice-platform/schemas';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { check, type FieldProblem } from '../validate.js';
 import { jsonBody } from '../body.js';
@@ -30,7 +30,7 @@ function checkTools(tools: BotTool[]): void {
       problems.push({ field: `tools.${i}.parameters`, message: `nests deeper than ${MAX_TOOL_PARAMETERS_DEPTH} levels` });
     }
   });
-  if (problems.length) throw new ApiError(422, 'validation_failed', 'the bot is invalid', problems);
+  if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
 }
 
 function checkTemplates(bot: Omit<BotDoc, '_id' | 'created_at' | 'updated_at'>): void {
@@ -45,7 +45,7 @@ function checkTemplates(bot: Omit<BotDoc, '_id' | 'created_at' | 'updated_at'>):
       if (!declared.has(name)) problems.push({ field, message: `{{${name}}} is not a declared variable` });
     }
   }
-  if (problems.length) throw new ApiError(422, 'validation_failed', 'the bot is invalid', problems);
+  if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
 }
 
 /** Builds a bot document (also used by the demo seed). */
@@ -74,7 +74,7 @@ export function botRoutes(router: Router, svc: Services): void {
 
   router.get('/api/v1/bots/:id', admin, async (ctx) => {
     const doc = await findBot(svc.db, ctx.params.id!);
-    if (!doc) throw new ApiError(404, 'bot_not_found', 'bot not found');
+    if (!doc) throw apiError('bot_not_found');
     ctx.body = publicBot(doc);
   });
 
@@ -83,7 +83,7 @@ export function botRoutes(router: Router, svc: Services): void {
     // The version guard below is a compare-and-set only if edits of one bot cannot interleave (locks.ts).
     await withDocLock(svc.redis, `bot:${ctx.params.id!}`, async () => {
       const existing = await bots(svc.db).findOne({ _id: ctx.params.id! });
-      if (!existing) throw new ApiError(404, 'bot_not_found', 'bot not found');
+      if (!existing) throw apiError('bot_not_found');
       const { _id, created_at, updated_at, ...current } = readBot(existing);
       const merged = withDefaults({ ...current, ...patch } as BotCreateT);
       checkTemplates(merged);
@@ -92,7 +92,7 @@ export function botRoutes(router: Router, svc: Services): void {
       const now = svc.now();
       // Every replica's cached copy is dropped before this answers (cache.ts).
       const res = await svc.cache.write(() => bots(svc.db).updateOne({ _id, updated_at }, { $set: { ...stored(merged), updated_at: now } }));
-      if (res.matchedCount === 0) throw new ApiError(409, 'conflict', 'the bot was changed concurrently; retry');
+      if (res.matchedCount === 0) throw apiError('conflict', 'the bot was changed concurrently; retry');
       ctx.body = publicBot({ _id, ...merged, created_at, updated_at: now });
     });
   });

@@ -7,7 +7,7 @@ import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { CALL_STATUSES, CALL_STATUS_RANK, TERMINAL_CALL_STATUSES, type CallStatus } from '@voice-platform/schemas';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { FieldProblem } from '../validate.js';
 import type { Metrics } from '../metrics.js';
 import { releaseSlot } from '../redisScripts.js';
@@ -78,11 +78,11 @@ function checkTimes(current: CallDoc, ev: CallMove): void {
     if (Number.isNaN(t)) problems.push({ field: `transcript.${i}.at`, message: 'must be a real date-time' });
     else if (t < created - CLOCK_SKEW_TOLERANCE_MS) problems.push({ field: `transcript.${i}.at`, message: `must not be before the call was created (${skew})` });
   });
-  if (problems.length) throw new ApiError(422, 'validation_failed', 'the request is invalid', problems);
+  if (problems.length) throw apiError('validation_failed', { details: problems });
 }
 
 const conflict = (from: CallStatus | undefined, to: CallStatus) =>
-  new ApiError(409, 'conflict', `a call cannot move from ${from} to ${to}`, { from, to });
+  apiError('conflict', { message: `a call cannot move from ${from} to ${to}`, details: { from, to } });
 
 export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: string, ev: CallMove, opts: MoveOptions = {}): Promise<MoveResult> {
   const callDocs = calls(deps.db);
@@ -99,7 +99,7 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
   // One move at a time per call: the status check and the write must not interleave (see locks.ts).
   await withDocLock(deps.redis, `call:${id}`, async () => {
     const current = await findCall(deps.db, id);
-    if (!current) throw new ApiError(404, 'call_not_found', 'call not found');
+    if (!current) throw apiError('call_not_found');
     checkTimes(current, ev);
     if (!allowedFrom(current.status)) throw conflict(current.status, ev.status);
     if (current.status !== ev.status) {
@@ -143,7 +143,7 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
     if (released) deps.logger.info({ ...opts.logContext, call_id: id, status: ev.status }, 'capacity slot released');
   }
   const doc = await findCall(deps.db, id);
-  if (!doc) throw new ApiError(404, 'call_not_found', 'call not found');
+  if (!doc) throw apiError('call_not_found');
   // A campaign call's end moves its contact on. Also on a repeat of the end (a retried report repairs a
   // crash in between); if this fails, the dialler's reconcile settles the contact from this record.
   if (isTerminal(doc.status) && doc.campaign_contact_id) {

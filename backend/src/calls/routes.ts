@@ -4,7 +4,7 @@ import { ObjectId, type Filter } from 'mongodb';
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
 import { CALL_DIRECTIONS, CALL_STATUSES, CallCreate, CallEvent, CURSOR_PATTERN, RESOURCE_ID_PATTERN, type CallDirection, type CallStatus } from '@voice-platform/schemas';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { check, parseDateTime } from '../validate.js';
@@ -31,7 +31,7 @@ function decodeCursor(raw: string): Cursor {
     const dot = raw.indexOf('.');
     return { t: Number(raw.slice(0, dot)), id: raw.slice(dot + 1) };
   }
-  throw new ApiError(422, 'validation_failed', 'the request is invalid', [{ field: 'cursor', message: 'is not a cursor from next_cursor' }]);
+  throw apiError('validation_failed', { details: [{ field: 'cursor', message: 'is not a cursor from next_cursor' }] });
 }
 
 function listFilter(ctx: Context): { filter: Filter<CallDoc>; limit: number } {
@@ -69,7 +69,7 @@ function listFilter(ctx: Context): { filter: Filter<CallDoc>; limit: number } {
   const limit = limitRaw === undefined ? 50 : Number(limitRaw);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) problems.push({ field: 'limit', message: 'must be an integer from 1 to 100' });
   const cursorRaw = one('cursor');
-  if (problems.length) throw new ApiError(422, 'validation_failed', 'the request is invalid', problems);
+  if (problems.length) throw apiError('validation_failed', { details: problems });
   if (cursorRaw) {
     const c = decodeCursor(cursorRaw);
     const t = new Date(c.t);
@@ -90,7 +90,7 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
     const admin = ctx.get('Authorization') ? await authenticateAdmin(svc, ctx) : null;
     if (!admin || ctx.headers['x-api-key'] !== undefined) apiKeyId = (await authenticateKey(svc, metrics, ctx)).id;
     const doc = await findCall(svc.db, ctx.params.id!);
-    if (!doc || (apiKeyId !== undefined && doc.api_key_id !== apiKeyId)) throw new ApiError(404, 'call_not_found', 'call not found');
+    if (!doc || (apiKeyId !== undefined && doc.api_key_id !== apiKeyId)) throw apiError('call_not_found');
     ctx.body = publicCall(doc);
   });
 
@@ -108,8 +108,8 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
   router.post('/api/v1/calls', worker, jsonBody(), async (ctx) => {
     const body = check(CallCreate, ctx.request.body);
     const bot = await findBot(svc.db, body.bot_id);
-    if (!bot) throw new ApiError(404, 'bot_not_found', 'bot not found');
-    if (!bot.active) throw new ApiError(409, 'bot_inactive', 'the bot is not active');
+    if (!bot) throw apiError('bot_not_found');
+    if (!bot.active) throw apiError('bot_inactive');
     const variables = body.variables ?? {};
     checkVariables(bot.variables, variables);
     const now = svc.now();

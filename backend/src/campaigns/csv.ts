@@ -1,10 +1,10 @@
 // A small RFC 4180 reader for contact uploads: comma-separated, double quotes around fields that hold
 // commas, quotes ("" inside) or line breaks, CRLF or LF line ends, an optional UTF-8 BOM. Limits are
 // checked while reading, so a hostile file costs at most its (already bounded) size.
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import { MAX_CONTACTS_PER_UPLOAD, MAX_CSV_COLUMNS, MAX_CSV_ROW_CHARS } from '@voice-platform/schemas';
 
-const invalid = (field: string, message: string) => new ApiError(422, 'validation_failed', 'the CSV upload is invalid', [{ field, message }]);
+const invalid = (field: string, message: string) => apiError('validation_failed', { message: 'the CSV upload is invalid', details: [{ field, message }] });
 
 /** Records of the text: header first. A blank line (nothing between two line ends) is skipped. */
 export function parseCsv(text: string): string[][] {

@@ -3,7 +3,7 @@
 import { ObjectId, type Db, type Filter } from 'mongodb';
 import type { Router } from '@koa/router';
 import { CURSOR_PATTERN, DncAdd, PHONE_NUMBER_PATTERN } from '@voice-platform/schemas';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { check, type FieldProblem } from '../validate.js';
 import { jsonBody } from '../body.js';
@@ -65,7 +65,7 @@ export function dncRoutes(router: Router, svc: Services): void {
     if (limitRaw !== undefined && (!/^[0-9]+$/.test(limitRaw) || limit < 1 || limit > 100)) problems.push({ field: 'limit', message: 'must be an integer from 1 to 100' });
     const cursor = one('cursor');
     if (cursor !== undefined && !cursorText.test(cursor)) problems.push({ field: 'cursor', message: 'is not a cursor from next_cursor' });
-    if (problems.length) throw new ApiError(422, 'validation_failed', 'the request is invalid', problems);
+    if (problems.length) throw apiError('validation_failed', { details: problems });
     const and: Filter<DncDoc>[] = [];
     if (number !== undefined) and.push({ number });
     if (cursor) {
@@ -85,9 +85,9 @@ export function dncRoutes(router: Router, svc: Services): void {
 
   router.delete('/api/v1/dnc/:number', admin, async (ctx) => {
     const number = ctx.params.number!;
-    if (!phone.test(number)) throw new ApiError(422, 'validation_failed', 'the request is invalid', [{ field: 'number', message: `must match ${PHONE_NUMBER_PATTERN}` }]);
+    if (!phone.test(number)) throw apiError('validation_failed', { details: [{ field: 'number', message: `must match ${PHONE_NUMBER_PATTERN}` }] });
     const res = await dnc(svc.db).deleteOne({ number });
-    if (res.deletedCount === 0) throw new ApiError(404, 'not_found', 'the number is not on the do-not-call list');
+    if (res.deletedCount === 0) throw apiError('not_found', 'the number is not on the do-not-call list');
     svc.logger.info({ req_id: ctx.state.requestId }, 'do-not-call number removed');
     ctx.status = 204;
   });

@@ -18,16 +18,19 @@ import {
   MAX_CSV_BYTES,
   MAX_CSV_COLUMNS,
   MAX_CSV_ROW_CHARS,
+  type ErrorCode,
 } from '@voice-platform/schemas';
 
 export interface DocHelpers {
   ok: (description: string, schema: TSchema | object, headers?: object) => object;
-  err: (codes: string[], extra?: string) => object;
+  /** The error responses of these codes, from the catalogue (openapi.ts). */
+  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
   requestJson: (schema: TSchema | object) => object;
   body: (schema: TSchema) => object;
   idParam: (description: string) => object;
-  adminErrors: object;
-  bodyErrors: object;
+  /** The codes of the admin token check and of the JSON body checks. */
+  ADMIN: readonly ErrorCode[];
+  BODY: readonly ErrorCode[];
 }
 
 const CAMPAIGN_RULES =
@@ -48,27 +51,29 @@ const DIALLER =
   'refused for the bot (gone, inactive) or the trunk, the dialler pauses the campaign with `paused_reason` (the error code).';
 
 export function campaignPaths(d: DocHelpers): Record<string, object> {
-  const { ok, err, requestJson, body, idParam, adminErrors, bodyErrors } = d;
+  const { ok, errors, requestJson, body, idParam, ADMIN, BODY } = d;
   const id = idParam('Campaign id');
   const page = (what: string) => [
     { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
     { name: 'cursor', in: 'query', schema: { type: 'string', pattern: CURSOR_PATTERN }, description: `\`next_cursor\` of the previous page: \`<created_at in ms>.<id>\` of its last ${what}` },
   ];
-  const transition = (operationId: string, summary: string, description: string, extra: Record<string, object> = {}) => ({
+  const transition = (operationId: string, summary: string, description: string, extra: readonly ErrorCode[] = []) => ({
     parameters: [id],
     post: {
       operationId,
       summary,
       description,
       security: [{ adminJwt: [] }],
-      responses: { 200: ok('The campaign, with contact counts', CampaignDetail), ...adminErrors, 404: err(['not_found']), 409: err(['conflict'], 'Not allowed from the current status (`details.status`, `details.allowed_from`), or changed concurrently'), ...extra },
+      responses: {
+        200: ok('The campaign, with contact counts', CampaignDetail),
+        ...errors([...ADMIN, 'not_found', 'conflict', ...extra], {
+          conflict: 'Not allowed from the current status (`details.status`, `details.allowed_from`), or changed concurrently',
+          unknown_from_number: "The campaign's `from_number` is no longer a trunk's number",
+        }),
+      },
     },
   });
-  const botChecks = {
-    404: err(['not_found', 'bot_not_found']),
-    409: err(['conflict', 'bot_inactive', 'no_outbound_trunk'], '`conflict`: not allowed from the current status (`details.status`, `details.allowed_from`), or changed concurrently'),
-    422: err(['unknown_from_number'], "The campaign's `from_number` is no longer a trunk's number"),
-  };
+  const botChecks: ErrorCode[] = ['bot_not_found', 'bot_inactive', 'no_outbound_trunk', 'unknown_from_number'];
   return {
     '/api/v1/campaigns': {
       post: {
@@ -79,10 +84,7 @@ export function campaignPaths(d: DocHelpers): Record<string, object> {
         requestBody: body(CampaignCreate),
         responses: {
           201: ok('The campaign, with contact counts', CampaignDetail, { Location: { description: 'The campaign resource', schema: { type: 'string' } } }),
-          ...adminErrors,
-          ...bodyErrors,
-          404: err(['bot_not_found']),
-          422: err(['validation_failed', 'unknown_from_number'], '`details` lists `{field, message}` for each problem'),
+          ...errors([...ADMIN, ...BODY, 'bot_not_found', 'unknown_from_number']),
         },
       },
       get: {
@@ -91,7 +93,7 @@ export function campaignPaths(d: DocHelpers): Record<string, object> {
         description: 'An unknown query parameter is refused (422 `validation_failed` naming it).',
         security: [{ adminJwt: [] }],
         parameters: [{ name: 'status', in: 'query', schema: { type: 'string', enum: [...CAMPAIGN_STATUSES] } }, ...page('campaign')],
-        responses: { 200: ok('A page of campaigns (no counts: read one campaign for them)', CampaignPage), ...adminErrors, 422: err(['validation_failed']) },
+        responses: { 200: ok('A page of campaigns (no counts: read one campaign for them)', CampaignPage), ...errors([...ADMIN, 'validation_failed']) },
       },
     },
     '/api/v1/campaigns/{id}': {
@@ -100,7 +102,7 @@ export function campaignPaths(d: DocHelpers): Record<string, object> {
         operationId: 'getCampaign',
         summary: 'One campaign with its contacts counted by status',
         security: [{ adminJwt: [] }],
-        responses: { 200: ok('The campaign', CampaignDetail), ...adminErrors, 404: err(['not_found']) },
+        responses: { 200: ok('The campaign', CampaignDetail), ...errors([...ADMIN, 'not_found']) },
       },
     },
     '/api/v1/campaigns/{id}/contacts': {
@@ -128,11 +130,11 @@ export function campaignPaths(d: DocHelpers): Record<string, object> {
         },
         responses: {
           200: ok('What was added', ContactsResult),
-          ...adminErrors,
-          ...bodyErrors,
-          413: err(['payload_too_large'], `JSON bodies at most 64 KiB, CSV bodies at most ${MAX_CSV_BYTES} bytes`),
-          404: err(['not_found']),
-          409: err(['conflict'], 'The campaign is completed or canceled, or another upload to it is still running'),
+          ...errors([...ADMIN, ...BODY, 'not_found', 'conflict'], {
+            payload_too_large: `JSON bodies at most 64 KiB, CSV bodies at most ${MAX_CSV_BYTES} bytes`,
+            unsupported_media_type: 'The body is neither `application/json` nor `text/csv`',
+            conflict: 'The campaign is completed or canceled, or another upload to it is still running',
+          }),
         },
       },
       get: {
@@ -141,7 +143,7 @@ export function campaignPaths(d: DocHelpers): Record<string, object> {
         description: 'An unknown query parameter is refused (422 `validation_failed` naming it).',
         security: [{ adminJwt: [] }],
         parameters: [{ name: 'status', in: 'query', schema: { type: 'string', enum: [...CONTACT_STATUSES] } }, ...page('contact')],
-        responses: { 200: ok('A page of contacts', ContactPage), ...adminErrors, 404: err(['not_found']), 422: err(['validation_failed']) },
+        responses: { 200: ok('A page of contacts', ContactPage), ...errors([...ADMIN, 'not_found', 'validation_failed']) },
       },
     },
     '/api/v1/campaigns/{id}/start': transition(
@@ -164,7 +166,7 @@ export function campaignPaths(d: DocHelpers): Record<string, object> {
         description: 'The dialler checks the list right before each campaign dial (contact `skipped_dnc`). Numbers already listed count as duplicates.',
         security: [{ adminJwt: [] }],
         requestBody: body(DncAdd),
-        responses: { 200: ok('What was added', DncAdded), ...adminErrors, ...bodyErrors },
+        responses: { 200: ok('What was added', DncAdded), ...errors([...ADMIN, ...BODY]) },
       },
       get: {
         operationId: 'listDoNotCall',
@@ -172,7 +174,7 @@ export function campaignPaths(d: DocHelpers): Record<string, object> {
         description: 'An unknown query parameter is refused (422 `validation_failed` naming it).',
         security: [{ adminJwt: [] }],
         parameters: [{ name: 'number', in: 'query', schema: { type: 'string', pattern: PHONE_NUMBER_PATTERN } }, ...page('entry')],
-        responses: { 200: ok('A page of numbers', DncPage), ...adminErrors, 422: err(['validation_failed']) },
+        responses: { 200: ok('A page of numbers', DncPage), ...errors([...ADMIN, 'validation_failed']) },
       },
     },
     '/api/v1/dnc/{number}': {
@@ -181,7 +183,7 @@ export function campaignPaths(d: DocHelpers): Record<string, object> {
         operationId: 'deleteDoNotCall',
         summary: 'Remove a number from the do-not-call list',
         security: [{ adminJwt: [] }],
-        responses: { 204: { description: 'Removed' }, ...adminErrors, 404: err(['not_found']), 422: err(['validation_failed']) },
+        responses: { 204: { description: 'Removed' }, ...errors([...ADMIN, 'not_found', 'validation_failed']) },
       },
     },
   };

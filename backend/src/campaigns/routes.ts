@@ -5,7 +5,7 @@
 import { ObjectId, type Filter } from 'mongodb';
 import type { Context, Next } from 'koa';
 import type { Router } from '@koa/router';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { check, compiled, fieldProblems, type FieldProblem } from '../validate.js';
@@ -32,7 +32,7 @@ import {
 import { campaignDetail, campaignLock, campaigns, contacts, publicCampaign, publicContact, type CampaignDoc, type ContactDoc } from './store.js';
 import type { BotDoc } from '../bots/store.js';
 
-const invalid = (problems: FieldProblem[]) => new ApiError(422, 'validation_failed', 'the request is invalid', problems);
+const invalid = (problems: FieldProblem[]) => apiError('validation_failed', { details: problems });
 const cursorText = new RegExp(CURSOR_PATTERN);
 const resourceId = new RegExp(RESOURCE_ID_PATTERN);
 
@@ -74,9 +74,9 @@ function contactsBody() {
   const json = jsonBody();
   return async (ctx: Context, next: Next): Promise<void> => {
     if (ctx.request.is('application/json')) return json(ctx, next);
-    if (!ctx.request.is('text/csv')) throw new ApiError(415, 'unsupported_media_type', 'the body must be application/json or text/csv');
+    if (!ctx.request.is('text/csv')) throw apiError('unsupported_media_type', 'the body must be application/json or text/csv');
     const declared = Number(ctx.request.get('Content-Length') || NaN);
-    const tooLarge = () => new ApiError(413, 'payload_too_large', `a CSV body is at most ${MAX_CSV_BYTES} bytes`);
+    const tooLarge = () => apiError('payload_too_large', `a CSV body is at most ${MAX_CSV_BYTES} bytes`);
     if (declared > MAX_CSV_BYTES) throw tooLarge();
     const chunks: Buffer[] = [];
     let size = 0;
@@ -131,7 +131,7 @@ export function campaignRoutes(router: Router, svc: Services, metrics: Metrics):
   const admin = requireAdmin(svc);
   const load = async (id: string): Promise<CampaignDoc> => {
     const doc = resourceId.test(id) ? await campaigns(svc.db).findOne({ _id: id }) : null;
-    if (!doc) throw new ApiError(404, 'not_found', 'campaign not found');
+    if (!doc) throw apiError('not_found', 'campaign not found');
     return doc;
   };
   const emitDeps = { ...svc, metrics };
@@ -140,7 +140,7 @@ export function campaignRoutes(router: Router, svc: Services, metrics: Metrics):
     const body = check(CampaignCreate, ctx.request.body);
     checkCampaignRules(body);
     const bot = await findBot(svc.db, body.bot_id);
-    if (!bot) throw new ApiError(404, 'bot_not_found', 'bot not found');
+    if (!bot) throw apiError('bot_not_found');
     if (body.from_number !== undefined) await trunkForDialout(svc.db, body.from_number);
     const now = svc.now();
     const doc: CampaignDoc = {
@@ -198,7 +198,7 @@ export function campaignRoutes(router: Router, svc: Services, metrics: Metrics):
       async () => {
         const campaign = await load(id);
         if (campaign.status === 'completed' || campaign.status === 'canceled') {
-          throw new ApiError(409, 'conflict', `contacts cannot be added to a ${campaign.status} campaign`, { status: campaign.status });
+          throw apiError('conflict', { message: `contacts cannot be added to a ${campaign.status} campaign`, details: { status: campaign.status } });
         }
         const bot = await findBot(svc.db, campaign.bot_id);
         return addContacts(svc, campaign, bot, rows);
@@ -234,13 +234,13 @@ export function campaignRoutes(router: Router, svc: Services, metrics: Metrics):
       const doc = await withDocLock(svc.redis, campaignLock(id), async () => {
         const current = await load(id);
         if (!from.includes(current.status)) {
-          throw new ApiError(409, 'conflict', `a ${current.status} campaign cannot ${action}`, { status: current.status, allowed_from: from });
+          throw apiError('conflict', { message: `a ${current.status} campaign cannot ${action}`, details: { status: current.status, allowed_from: from } });
         }
         if (action === 'start' || action === 'resume') {
           // What every dial would refuse anyway: say it now, not one contact at a time.
           const bot = await findBot(svc.db, current.bot_id);
-          if (!bot) throw new ApiError(404, 'bot_not_found', 'the campaign\'s bot no longer exists');
-          if (!bot.active) throw new ApiError(409, 'bot_inactive', 'the campaign\'s bot is not active');
+          if (!bot) throw apiError('bot_not_found', 'the campaign\'s bot no longer exists');
+          if (!bot.active) throw apiError('bot_inactive', 'the campaign\'s bot is not active');
           await trunkForDialout(svc.db, current.from_number ?? undefined);
         }
         const now = svc.now();

@@ -1,7 +1,7 @@
 // GET /api/v1/config: what a worker needs to run one call, with prompt and greeting rendered.
 import type { Router } from '@koa/router';
 import { RESOURCE_ID_PATTERN, type RuntimeConfig } from '@voice-platform/schemas';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { cachedBot } from '../bots/store.js';
 import { requestView } from '../cacheTable.js';
@@ -18,17 +18,17 @@ export function configRoutes(router: Router, svc: Services): void {
     const problems = [];
     if (typeof botId !== 'string' || !ID.test(botId)) problems.push({ field: 'bot_id', message: 'is required (one bot id)' });
     if (callId !== undefined && (typeof callId !== 'string' || !ID.test(callId))) problems.push({ field: 'call_id', message: 'must be one call id' });
-    if (problems.length) throw new ApiError(422, 'validation_failed', 'the request is invalid', problems);
+    if (problems.length) throw apiError('validation_failed', { details: problems });
 
     // The bot through the replica's cache (one Redis round trip for the view instead of a database read).
     const bot = await cachedBot(svc, await requestView(svc.cache, ctx.state), botId as string);
-    if (!bot) throw new ApiError(404, 'bot_not_found', 'bot not found');
-    if (!bot.active) throw new ApiError(409, 'bot_inactive', 'the bot is not active');
+    if (!bot) throw apiError('bot_not_found');
+    if (!bot.active) throw apiError('bot_inactive');
     let call: Pick<CallDoc, '_id' | 'direction' | 'to_number' | 'variables'> | null = null;
     if (typeof callId === 'string') {
       // Only the fields sent back: not the transcript, which grows with the call.
       call = await calls(svc.db).findOne({ _id: callId, bot_id: bot._id }, { projection: { _id: 1, direction: 1, to_number: 1, variables: 1 } });
-      if (!call) throw new ApiError(404, 'call_not_found', 'call not found for this bot');
+      if (!call) throw apiError('call_not_found', 'call not found for this bot');
     }
     const variables = call?.variables ?? {};
     const body: RuntimeConfig = {

@@ -2,7 +2,7 @@
 // (both sides hashed first, so lengths never leak either).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { bearer } from '../auth/admin.js';
 
@@ -16,8 +16,8 @@ export function isWorkerToken(svc: Services, token: string | undefined): boolean
 export function requireWorker(svc: Services) {
   return async (ctx: Context, next: Next): Promise<void> => {
     const token = bearer(ctx);
-    if (!token) throw new ApiError(401, 'unauthorized', 'the worker bearer token is required');
-    if (!isWorkerToken(svc, token)) throw new ApiError(401, 'unauthorized', 'the worker bearer token is invalid');
+    if (!token) throw apiError('unauthorized', 'the worker bearer token is required');
+    if (!isWorkerToken(svc, token)) throw apiError('unauthorized', 'the worker bearer token is invalid');
     await next();
   };
 }

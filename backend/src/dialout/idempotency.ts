@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { ObjectId, type Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import { withDocLock } from '../locks.js';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import { COLLECTIONS } from '../stores.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -73,12 +73,12 @@ export async function claim(db: Db, redis: Redis, apiKeyId: string, key: string,
       continue;
     }
     if (existing.request_hash !== hash) {
-      throw new ApiError(409, 'idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
+      throw apiError('idempotency_key_reused');
     }
     if (existing.state === 'done') return { kind: 'replay', status: existing.status ?? 201, response: existing.response };
-    throw new ApiError(409, 'conflict', 'a request with this Idempotency-Key is still in progress', undefined, { 'Retry-After': '1' });
+    throw apiError('conflict', { message: 'a request with this Idempotency-Key is still in progress', headers: { 'Retry-After': '1' } });
   }
-  throw new ApiError(409, 'conflict', 'a request with this Idempotency-Key is still in progress', undefined, { 'Retry-After': '1' });
+  throw apiError('conflict', { message: 'a request with this Idempotency-Key is still in progress', headers: { 'Retry-After': '1' } });
 }
 
 export async function complete(db: Db, id: string, status: number, response: unknown): Promise<void> {

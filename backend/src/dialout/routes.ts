@@ -4,8 +4,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { ObjectId } from 'mongodb';
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
-import { DIALOUT_STREAM_KEY, DialoutRequest, IDEMPOTENCY_KEY_MAX_LENGTH, PHONE_NUMBER_PATTERN, type DialoutResponse } from '@voice-platform/schemas';
-import { ApiError } from '../errors.js';
+import { DIALOUT_STREAM_KEY, DialoutRequest, IDEMPOTENCY_KEY_MAX_LENGTH, PHONE_NUMBER_PATTERN, type DialoutResponse, type ErrorCode } from '@voice-platform/schemas';
+import { ApiError, apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import type { ErrorObject } from 'ajv';
@@ -48,21 +48,23 @@ function parseDialout(body: unknown): DialoutInput {
     const later = (e: ErrorObject) =>
       ((e.instancePath === '/to_number' || e.instancePath === '/from_number') && e.keyword === 'pattern') || (e.instancePath === '' && e.keyword === 'not');
     const structural = (validate.errors ?? []).filter((e) => !later(e));
-    if (structural.length) throw new ApiError(422, 'validation_failed', 'the request is invalid', fieldProblems(structural));
+    if (structural.length) throw apiError('validation_failed', { details: fieldProblems(structural) });
   }
   const b = body as { bot_id: string; to_number: unknown; from_number?: unknown; variables?: Record<string, string>; connected_event?: Record<string, string> };
   for (const field of ['to_number', 'from_number'] as const) {
     const v = b[field];
     if (field === 'from_number' && v === undefined) continue;
     if (typeof v !== 'string' || !phone.test(v)) {
-      throw new ApiError(422, 'invalid_phone_number', `${field} must be an E.164 number such as +4915112345678`, [{ field, message: `must match ${PHONE_NUMBER_PATTERN}` }]);
+      throw apiError('invalid_phone_number', { message: `${field} must be an E.164 number such as +4915112345678`, details: [{ field, message: `must match ${PHONE_NUMBER_PATTERN}` }] });
     }
   }
   if (b.variables !== undefined && b.connected_event !== undefined) {
-    throw new ApiError(422, 'conflicting_fields', 'send variables or its alias connected_event, not both', [
-      { field: 'variables', message: 'conflicts with connected_event' },
-      { field: 'connected_event', message: 'conflicts with variables' },
-    ]);
+    throw apiError('conflicting_fields', {
+      details: [
+        { field: 'variables', message: 'conflicts with connected_event' },
+        { field: 'connected_event', message: 'conflicts with variables' },
+      ],
+    });
   }
   return {
     bot_id: b.bot_id,
@@ -84,8 +86,9 @@ export function dialoutRoutes(router: Router, svc: Services, metrics: Metrics): 
     const b = bucket(key.id);
     const r = pre?.keyId === key.id ? pre.result : await takeToken(svc.redis, b.key, b.rate, b.burst, b.now);
     if (!r.allowed) {
-      throw new ApiError(429, 'rate_limited', 'too many dial-out requests for this API key', undefined, {
-        'Retry-After': String(Math.max(1, Math.ceil(r.retryAfterMs / 1000))),
+      throw apiError('rate_limited', {
+        message: 'too many dial-out requests for this API key',
+        headers: { 'Retry-After': String(Math.max(1, Math.ceil(r.retryAfterMs / 1000))) },
       });
     }
     await next();
@@ -108,9 +111,7 @@ export function dialoutRoutes(router: Router, svc: Services, metrics: Metrics): 
 
     const idemKey = ctx.get('Idempotency-Key');
     if (idemKey.length > IDEMPOTENCY_KEY_MAX_LENGTH) {
-      throw new ApiError(422, 'validation_failed', 'the request is invalid', [
-        { field: 'Idempotency-Key', message: `must be at most ${IDEMPOTENCY_KEY_MAX_LENGTH} characters` },
-      ]);
+      throw apiError('validation_failed', { details: [{ field: 'Idempotency-Key', message: `must be at most ${IDEMPOTENCY_KEY_MAX_LENGTH} characters` }] });
     }
     let claimId: string | undefined;
     if (idemKey) {
@@ -139,7 +140,7 @@ export function dialoutRoutes(router: Router, svc: Services, metrics: Metrics): 
 }
 
 /** placeCall refused a caller-chosen call id because a record with it exists (campaign dials, see campaigns/dialler.ts). */
-export const CALL_EXISTS = 'call_exists';
+export const CALL_EXISTS = 'call_exists' satisfies ErrorCode;
 
 interface PlaceOptions {
   /** The call's id, chosen by the caller (a campaign attempt's id is derived from the contact and the
@@ -164,8 +165,8 @@ export async function placeCall(
 ): Promise<CallDoc> {
   // The bot and the trunk come through the replica's cache, under the view the key check read (cache.ts).
   const bot = await cachedBot(svc, view, req.bot_id);
-  if (!bot) throw new ApiError(404, 'bot_not_found', 'bot not found');
-  if (!bot.active) throw new ApiError(409, 'bot_inactive', 'the bot is not active');
+  if (!bot) throw apiError('bot_not_found');
+  if (!bot.active) throw apiError('bot_inactive');
   checkVariables(bot.variables, req.variables);
   const dial = req.direction === 'outbound' ? { to: req.to_number, ...(await trunkForDialout(svc.db, req.from_number, { table: svc.cache.trunks, view })) } : null;
 
@@ -173,13 +174,11 @@ export async function placeCall(
   const now = svc.clock();
   const slot = await reserveSlot(svc.redis, callId, now, svc.settings.RESERVATION_TTL_SECONDS * 1000);
   if (!slot.reserved) {
-    throw new ApiError(
-      503,
-      'fleet_at_capacity',
-      slot.liveWorkers === 0 ? 'no voice worker is available' : 'every voice worker is busy',
-      { live_workers: slot.liveWorkers },
-      { 'Retry-After': '5' },
-    );
+    throw apiError('fleet_at_capacity', {
+      message: slot.liveWorkers === 0 ? 'no voice worker is available' : 'every voice worker is busy',
+      details: { live_workers: slot.liveWorkers },
+      headers: { 'Retry-After': '5' },
+    });
   }
   const call: CallDoc = {
     _id: callId,
@@ -206,7 +205,7 @@ export async function placeCall(
   } catch (err) {
     await releaseSlot(svc.redis, callId).catch(() => undefined);
     // A caller-chosen id that is taken: that record (and its job) belong to whoever inserted it first.
-    if (opts.callId && (err as { code?: unknown }).code === 11000) throw new ApiError(409, CALL_EXISTS, 'a call with this id exists');
+    if (opts.callId && (err as { code?: unknown }).code === 11000) throw apiError(CALL_EXISTS);
     // The insert may have landed although its reply was lost with the connection: close that record later.
     jobless.later(callId);
     throw err;

@@ -1,12 +1,12 @@
 // A call's variables against the bot's declared ones: every required one present, none undeclared.
 import type { BotVariable } from '@voice-platform/schemas';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 
 export function checkVariables(declared: BotVariable[], given: Record<string, string>): void {
   const names = new Set(declared.map((v) => v.name));
   const missing = declared.filter((v) => v.required && !Object.hasOwn(given, v.name)).map((v) => v.name);
   const unknown = Object.keys(given).filter((k) => !names.has(k));
   if (missing.length || unknown.length) {
-    throw new ApiError(422, 'variables_mismatch', "the variables do not match the bot's declared variables", { missing, unknown });
+    throw apiError('variables_mismatch', { details: { missing, unknown } });
   }
 }

@@ -7,7 +7,7 @@
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { InboundNumberCreate, InboundNumberUpdate } from '@voice-platform/schemas';
-import { ApiError } from '../errors.js';
+import { ApiError, apiError } from '../errors.js';
 import { requireTelephony, telephonyUnavailable } from '../telephony/errors.js';
 import type { Services } from '../deps.js';
 import { check } from '../validate.js';
@@ -25,9 +25,10 @@ const isDuplicateKey = (err: unknown) => (err as { code?: number })?.code === 11
 
 /** `owner`: the inbound number that has it, when known (a lost race on the unique index does not say). */
 function taken(number: string, owner: string | null): ApiError {
-  return new ApiError(409, 'conflict', 'a number can be an inbound number once only (it picks the bot that answers)', [
-    { field: 'number', message: owner ? `${number} is already inbound number ${owner}` : `${number} is already an inbound number` },
-  ]);
+  return apiError('conflict', {
+    message: 'a number can be an inbound number once only (it picks the bot that answers)',
+    details: [{ field: 'number', message: owner ? `${number} is already inbound number ${owner}` : `${number} is already an inbound number` }],
+  });
 }
 
 const trunkSpec = (f: { number: string; allowed_addresses: string[] }): InboundTrunkSpec => ({
@@ -48,7 +49,7 @@ export function inboundNumberRoutes(router: Router, svc: Services): void {
   const col = () => inboundNumbers(svc.db);
   const load = async (id: string) => {
     const doc = await col().findOne({ _id: id });
-    if (!doc) throw new ApiError(404, 'not_found', 'inbound number not found');
+    if (!doc) throw apiError('not_found', 'inbound number not found');
     return doc;
   };
   /** Rules across documents: the number is free (409), the bot exists (404), the variables fit it (422). */
@@ -58,7 +59,7 @@ export function inboundNumberRoutes(router: Router, svc: Services): void {
   };
   const checkBot = async (botId: string, variables: Record<string, string>) => {
     const bot = await findBot(svc.db, botId);
-    if (!bot) throw new ApiError(404, 'bot_not_found', 'bot not found');
+    if (!bot) throw apiError('bot_not_found');
     checkVariables(bot.variables, variables);
   };
 

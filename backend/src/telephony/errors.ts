@@ -1,21 +1,22 @@
 // How the admin routes that change LiveKit (outbound trunks, inbound numbers) answer when it is missing
 // or failing: 503, with our words (LiveKit's own text stays out), retryable.
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { TelephonyError, type Telephony } from './livekit.js';
 
 /** LiveKit trouble is the caller's to retry: 503 `service_unavailable`; anything else is rethrown. */
 export function telephonyUnavailable(err: unknown): never {
   if (err instanceof TelephonyError) {
-    throw new ApiError(503, 'service_unavailable', 'the telephony service (LiveKit) is unavailable; retry later', undefined, { 'Retry-After': '5' });
+    throw apiError('service_unavailable', { message: 'the telephony service (LiveKit) is unavailable; retry later', headers: { 'Retry-After': '5' } });
   }
   throw err;
 }
 
 export function requireTelephony(svc: Services): Telephony {
   if (!svc.telephony) {
-    throw new ApiError(503, 'service_unavailable', 'the telephony plane is not configured on this backend (set LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET)', undefined, {
-      'Retry-After': '60',
+    throw apiError('service_unavailable', {
+      message: 'the telephony plane is not configured on this backend (set LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET)',
+      headers: { 'Retry-After': '60' },
     });
   }
   return svc.telephony;

@@ -10,7 +10,7 @@ import type { Router } from '@koa/router';
 import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { WebhookReceiver, type WebhookEvent } from 'livekit-server-sdk';
 import { DIALOUT_STREAM_KEY, PHONE_NUMBER_PATTERN } from '@voice-platform/schemas';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { readRaw } from '../body.js';
 import { releaseSlot, reserveSlot } from '../redisScripts.js';
@@ -34,14 +34,14 @@ export function liveKitWebhookRoutes(router: Router, svc: Services): void {
   const receiver = s.LIVEKIT_API_KEY && s.LIVEKIT_API_SECRET ? new WebhookReceiver(s.LIVEKIT_WEBHOOK_API_KEY ?? s.LIVEKIT_API_KEY, s.LIVEKIT_API_SECRET) : null;
 
   router.post('/livekit/webhook', async (ctx) => {
-    if (!receiver) throw new ApiError(503, 'service_unavailable', 'the telephony plane is not configured (LIVEKIT_API_KEY, LIVEKIT_API_SECRET)');
+    if (!receiver) throw apiError('service_unavailable', 'the telephony plane is not configured (LIVEKIT_API_KEY, LIVEKIT_API_SECRET)');
     const raw = await readRaw(ctx);
     let event: WebhookEvent;
     try {
       // LiveKit signs each webhook: a JWT by our API key whose sha256 claim is the body's hash.
       event = await receiver.receive(raw.toString('utf8'), ctx.get('Authorization') || undefined);
     } catch {
-      throw new ApiError(401, 'unauthorized', 'the webhook is not signed by this LiveKit (Authorization)');
+      throw apiError('unauthorized', 'the webhook is not signed by this LiveKit (Authorization)');
     }
     if (event.event === 'participant_joined') await inboundParticipant(svc, event, ctx.state.requestId as string);
     ctx.status = 204;

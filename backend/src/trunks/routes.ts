@@ -5,7 +5,7 @@
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { OutboundTrunkCreate, OutboundTrunkUpdate, type SipTransport } from '@voice-platform/schemas';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import { requireTelephony, telephonyUnavailable } from '../telephony/errors.js';
 import type { Services } from '../deps.js';
 import { check, type FieldProblem } from '../validate.js';
@@ -39,13 +39,13 @@ function spec(f: TrunkFields): TrunkSpec {
 async function checkTrunk(svc: Services, f: TrunkFields, selfId: string | null): Promise<void> {
   const problems: FieldProblem[] = [];
   if (f.auth_password !== null && f.auth_username === null) problems.push({ field: 'auth_password', message: 'needs auth_username' });
-  if (problems.length) throw new ApiError(422, 'validation_failed', 'the trunk is invalid', problems);
+  if (problems.length) throw apiError('validation_failed', { message: 'the trunk is invalid', details: problems });
   const taken = await trunks(svc.db)
     .find({ numbers: { $in: f.numbers }, ...(selfId ? { _id: { $ne: selfId } } : {}) })
     .toArray();
   if (taken.length) {
     const owners = taken.flatMap((t) => t.numbers.filter((n) => f.numbers.includes(n)).map((n) => ({ field: 'numbers', message: `${n} already belongs to trunk ${t._id}` })));
-    throw new ApiError(409, 'conflict', 'a number can belong to one trunk only (it picks the trunk a dial-out from that number uses)', owners);
+    throw apiError('conflict', { message: 'a number can belong to one trunk only (it picks the trunk a dial-out from that number uses)', details: owners });
   }
 }
 
@@ -55,7 +55,7 @@ export function trunkRoutes(router: Router, svc: Services): void {
   const col = () => trunks(svc.db);
   const load = async (id: string) => {
     const doc = await col().findOne({ _id: id });
-    if (!doc) throw new ApiError(404, 'not_found', 'trunk not found');
+    if (!doc) throw apiError('not_found', 'trunk not found');
     return doc;
   };
   const password = (doc: TrunkDoc): string | null => (doc.auth_password_sealed ? box.open(doc.auth_password_sealed) : null);
@@ -173,7 +173,7 @@ export function trunkRoutes(router: Router, svc: Services): void {
     await withDocLock(svc.redis, 'sip-trunks', async () => {
       const current = await load(id);
       if (current.default && (await col().countDocuments({ _id: { $ne: id } }, { limit: 1 })) > 0) {
-        throw new ApiError(409, 'conflict', 'this is the default trunk: mark another trunk as default first (PATCH {"default": true})');
+        throw apiError('conflict', 'this is the default trunk: mark another trunk as default first (PATCH {"default": true})');
       }
       await telephony.deleteTrunk(current.livekit_trunk_id).catch(telephonyUnavailable);
       await svc.cache.write(() => col().deleteOne({ _id: id }));

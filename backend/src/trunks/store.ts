@@ -2,7 +2,7 @@
 // trunk (and caller ID) that places a call. The password is kept sealed (secretBox.ts), never returned.
 import type { Db } from 'mongodb';
 import type { OutboundTrunk, SipTransport } from '@voice-platform/schemas';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import { COLLECTIONS } from '../stores.js';
 import type { CacheTable, CacheView } from '../cacheTable.js';
 
@@ -57,9 +57,7 @@ export async function trunkForDialout(db: Db, fromNumber: string | undefined, ca
   if (fromNumber !== undefined) {
     const trunk = await lookup(fromNumber, () => trunks(db).findOne({ numbers: fromNumber }));
     if (!trunk) {
-      throw new ApiError(422, 'unknown_from_number', 'from_number is not a number of any outbound trunk', [
-        { field: 'from_number', message: 'must be one of an outbound trunk\'s numbers' },
-      ]);
+      throw apiError('unknown_from_number', { details: [{ field: 'from_number', message: 'must be one of an outbound trunk\'s numbers' }] });
     }
     return { trunk, fromNumber };
   }
@@ -68,6 +66,6 @@ export async function trunkForDialout(db: Db, fromNumber: string | undefined, ca
     DEFAULT_TRUNK,
     async () => (await trunks(db).findOne({ default: true })) ?? (await trunks(db).find({}).sort({ created_at: 1, _id: 1 }).limit(1).next()),
   );
-  if (!trunk) throw new ApiError(409, 'no_outbound_trunk', 'no outbound SIP trunk is configured; an admin must create one (POST /api/v1/sip/outbound-trunks)');
+  if (!trunk) throw apiError('no_outbound_trunk');
   return { trunk, fromNumber: trunk.numbers[0]! };
 }

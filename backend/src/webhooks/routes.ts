@@ -6,7 +6,7 @@ import { ObjectId, type Filter } from 'mongodb';
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
 import { CURSOR_PATTERN, MAX_WEBHOOKS, WEBHOOK_TEST_EVENT, WebhookCreate, WebhookUpdate, type WebhookCreated } from '@voice-platform/schemas';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { check, type FieldProblem } from '../validate.js';
@@ -17,7 +17,7 @@ import { AddressRefused, checkHost } from './addresses.js';
 import { recordWebhookEvent } from './outbox.js';
 import { attempts, deliveries, generateWebhookSecret, publicAttempt, publicWebhook, webhooks, webhookSecretBox, type AttemptDoc, type WebhookDoc } from './store.js';
 
-const invalidUrl = (message: string) => new ApiError(422, 'validation_failed', 'the request is invalid', [{ field: 'url', message }]);
+const invalidUrl = (message: string) => apiError('validation_failed', { details: [{ field: 'url', message }] });
 
 /** The rules a schema cannot hold: a URL the WHATWG parser takes, no credentials, and a host that resolves
  *  to public addresses only (unless WEBHOOK_ALLOW_PRIVATE). */
@@ -59,7 +59,7 @@ function pageQuery(ctx: Context): { limit: number; after: { t: Date; id: string 
   else if (!Number.isInteger(limit) || limit < 1 || limit > 100) problems.push({ field: 'limit', message: 'must be an integer from 1 to 100' });
   const cursor = one('cursor');
   if (cursor !== undefined && !cursorText.test(cursor)) problems.push({ field: 'cursor', message: 'is not a cursor from next_cursor' });
-  if (problems.length) throw new ApiError(422, 'validation_failed', 'the request is invalid', problems);
+  if (problems.length) throw apiError('validation_failed', { details: problems });
   if (!cursor) return { limit, after: null };
   const dot = cursor.indexOf('.');
   return { limit, after: { t: new Date(Number(cursor.slice(0, dot))), id: cursor.slice(dot + 1) } };
@@ -71,7 +71,7 @@ export function webhookRoutes(router: Router, svc: Services, metrics: Metrics): 
   const col = () => webhooks(svc.db);
   const load = async (id: string): Promise<WebhookDoc> => {
     const doc = await col().findOne({ _id: id });
-    if (!doc) throw new ApiError(404, 'not_found', 'webhook not found');
+    if (!doc) throw apiError('not_found', 'webhook not found');
     return doc;
   };
 
@@ -93,7 +93,7 @@ export function webhookRoutes(router: Router, svc: Services, metrics: Metrics): 
     // Count and insert under one lock: two racing creates cannot pass the cap together.
     await withDocLock(svc.redis, 'webhooks', async () => {
       if ((await col().countDocuments({}, { limit: MAX_WEBHOOKS })) >= MAX_WEBHOOKS) {
-        throw new ApiError(409, 'conflict', `at most ${MAX_WEBHOOKS} webhooks; delete one first`);
+        throw apiError('conflict', `at most ${MAX_WEBHOOKS} webhooks; delete one first`);
       }
       await col().insertOne(doc);
     });
@@ -124,7 +124,7 @@ export function webhookRoutes(router: Router, svc: Services, metrics: Metrics): 
     if (patch.description !== undefined) set.description = patch.description;
     if (patch.active !== undefined) set.active = patch.active;
     const res = await col().updateOne({ _id: id }, { $set: set });
-    if (res.matchedCount === 0) throw new ApiError(404, 'not_found', 'webhook not found');
+    if (res.matchedCount === 0) throw apiError('not_found', 'webhook not found');
     svc.logger.info({ req_id: ctx.state.requestId, webhook_id: id, fields: Object.keys(patch) }, 'webhook updated');
     ctx.body = publicWebhook(await load(id));
   });
@@ -132,7 +132,7 @@ export function webhookRoutes(router: Router, svc: Services, metrics: Metrics): 
   router.delete('/api/v1/webhooks/:id', admin, async (ctx) => {
     const id = ctx.params.id!;
     const res = await col().deleteOne({ _id: id });
-    if (res.deletedCount === 0) throw new ApiError(404, 'not_found', 'webhook not found');
+    if (res.deletedCount === 0) throw apiError('not_found', 'webhook not found');
     // Its pending deliveries stop (a deliverer finding one without its webhook drops it) and its log goes.
     await deliveries(svc.db).deleteMany({ webhook_id: id });
     await attempts(svc.db).deleteMany({ webhook_id: id });
@@ -142,7 +142,7 @@ export function webhookRoutes(router: Router, svc: Services, metrics: Metrics): 
 
   router.post('/api/v1/webhooks/:id/test', admin, async (ctx) => {
     const doc = await load(ctx.params.id!);
-    if (!doc.active) throw new ApiError(409, 'conflict', 'the webhook is paused (active: false); activate it to send a test event');
+    if (!doc.active) throw apiError('conflict', 'the webhook is paused (active: false); activate it to send a test event');
     const data = { webhook_id: doc._id, message: 'A test event from the voice platform: the signature and your endpoint work.' };
     // Unlike call events, the admin asked for this one: an outbox failure answers 503 (errors.ts).
     const event = await recordWebhookEvent({ ...svc, metrics }, WEBHOOK_TEST_EVENT, data, { webhookId: doc._id });

@@ -7,7 +7,7 @@ import type { Router } from '@koa/router';
 import { AccessToken, TrackSource } from 'livekit-server-sdk';
 import { TestCallTokenRequest, WidgetRequest, type TestCallTokenResponse, type WidgetResponse } from '@voice-platform/schemas';
 import { signTestCallToken } from '@voice-platform/schemas/test-call-token';
-import { ApiError } from '../errors.js';
+import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { check } from '../validate.js';
@@ -44,8 +44,8 @@ export function widgetRoutes(router: Router, svc: Services, metrics: Metrics): v
   }, jsonBody(), async (ctx) => {
     const body = check(TestCallTokenRequest, ctx.request.body);
     const bot = await cachedBot(svc, await requestView(svc.cache, ctx.state), body.bot_id);
-    if (!bot) throw new ApiError(404, 'bot_not_found', 'bot not found');
-    if (!bot.active) throw new ApiError(409, 'bot_inactive', 'the bot is not active');
+    if (!bot) throw apiError('bot_not_found');
+    if (!bot.active) throw apiError('bot_inactive');
     const by = ctx.state.requester as CallRequester;
     const { token, claims } = signTestCallToken(s.WORKER_AUTH_TOKEN, { bot_id: body.bot_id, sub: by.label, ttlSeconds: s.TEST_CALL_TOKEN_TTL_SECONDS, nowMs: svc.clock() });
     const response: TestCallTokenResponse = {
@@ -65,7 +65,7 @@ export function widgetRoutes(router: Router, svc: Services, metrics: Metrics): v
   }, jsonBody(), async (ctx) => {
     const body = check(WidgetRequest, ctx.request.body);
     if (!s.LIVEKIT_URL || !s.LIVEKIT_API_KEY || !s.LIVEKIT_API_SECRET) {
-      throw new ApiError(503, 'service_unavailable', 'browser test calls need the telephony plane (LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET)');
+      throw apiError('service_unavailable', 'browser test calls need the telephony plane (LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET)');
     }
     const call = await placeCall(svc, jobless, ctx.state.requester as CallRequester, { direction: 'web', bot_id: body.bot_id, variables: body.variables ?? {} }, ctx.state.requestId as string, await requestView(svc.cache, ctx.state));
     const ttlSeconds = s.WIDGET_TOKEN_TTL_SECONDS;

@@ -1,12 +1,10 @@
 // The backend's admin API (docs/design.md §2): login for a JWT, then create and update bots.
-export class BackendError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details?: unknown,
-  ) {
-    super(message);
+import { ErrorResponse, parseErrorBody } from '@voice-platform/schemas';
+
+/** The backend's error answer (status 0: no answer). */
+export class BackendError extends ErrorResponse {
+  constructor(status: number, code: string, message: string, details?: unknown) {
+    super(status, code, message, details);
     this.name = 'BackendError';
   }
 }
@@ -86,16 +84,14 @@ export class BackendClient {
       throw new BackendError(0, 'unreachable', `backend unreachable: ${err instanceof Error ? err.message : String(err)}`);
     }
     const text = await res.text();
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = undefined;
-    }
     if (!res.ok) {
-      const e = (json as { error?: { code?: string; message?: string; details?: unknown } } | undefined)?.error;
+      const e = parseErrorBody(res.status, text);
       throw new BackendError(res.status, e?.code ?? 'http_error', e?.message ?? `HTTP ${res.status}`, e?.details);
     }
-    return json;
+    try {
+      return text ? JSON.parse(text) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 }
