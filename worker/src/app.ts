@@ -13,7 +13,8 @@ import { createMetrics, type Metrics } from './metrics.js';
 import { BackendClient, BackendError } from './backend.js';
 import { RECORDINGS_SUBDIR, RecordingStore, sweepRecordings } from './call/recording.js';
 import { CallSession, type CallObserver } from './call/session.js';
-import { createProviders, ProviderConfigError, type CallProviders } from './providers.js';
+import { createProviders, type CallProviders } from './providers.js';
+import { refusalFor } from './providers/errors.js';
 import { Spawner } from './proc/spawner.js';
 import { Heartbeat, readFleet, Slots } from './fleet/capacity.js';
 import { ClaimLoop, type DialoutJob } from './fleet/claim.js';
@@ -109,7 +110,7 @@ export function createWorker(deps: WorkerDeps): Worker {
   const recordingDir = path.join(settings.RECORDING_DIR, RECORDINGS_SUBDIR);
   const callDeps = { backend, storage, metrics, logger, sampleRate: settings.AUDIO_SAMPLE_RATE, recordingDir, observer: deps.observer, testCallIdleTimeoutMs: settings.TEST_CALL_IDLE_TIMEOUT_SECONDS * 1000 };
 
-  /** Config → providers → session; any failure is a BackendError/ProviderConfigError for the caller. */
+  /** Config → providers → session; any failure is a BackendError/ProviderError for the caller. */
   async function newSession(cfg: RuntimeConfig): Promise<CallSession> {
     return new CallSession(cfg, await providers(cfg), callDeps);
   }
@@ -131,7 +132,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       await session.prepare();
       return session;
     } catch (err) {
-      const reason = err instanceof ProviderConfigError ? err.code : 'internal_error';
+      const reason = refusalFor(err).endReason;
       log.warn({ reason, err: err instanceof Error ? err.message : String(err) }, 'call could not be prepared');
       metrics.callsTotal.inc({ result: 'failed' });
       await backend.postEvent(callId, { status: 'failed', end_reason: reason });
@@ -146,16 +147,19 @@ export function createWorker(deps: WorkerDeps): Worker {
       await session.done;
     } catch (err) {
       transport.close(1011, 'internal_error');
-      await backend.postEvent(callId, { status: 'failed', end_reason: err instanceof ProviderConfigError ? err.code : 'internal_error' });
+      await backend.postEvent(callId, { status: 'failed', end_reason: refusalFor(err).endReason });
     }
   }
 
   // ---- WebSocket calls ----
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
 
-  function refuse(transport: WebSocketTransport, code: CallErrorCode, message: string): void {
+  /** Refuses a WebSocket call: the worker's own codes close as CLOSE_CODES says, provider failures as `refusalFor`. */
+  function refuse(transport: WebSocketTransport, code: CallErrorCode, message: string): void;
+  function refuse(transport: WebSocketTransport, code: string, message: string, closeCode: number): void;
+  function refuse(transport: WebSocketTransport, code: string, message: string, closeCode: number = CLOSE_CODES[code as CallErrorCode]): void {
     metrics.callsRefused.inc({ code });
-    transport.fail(CLOSE_CODES[code], code, message);
+    transport.fail(closeCode, code, message);
   }
 
   const allowedOrigins = new Set(settings.WS_ALLOWED_ORIGINS.split(',').map((o) => o.trim().replace(/\/$/, '').toLowerCase()).filter(Boolean));
@@ -279,10 +283,11 @@ export function createWorker(deps: WorkerDeps): Worker {
       const session = await startSession(await newSession(cfg), transport);
       await session.done;
     } catch (err) {
-      const code: CallErrorCode =
-        err instanceof BackendError ? (err.code === 'invalid_config' ? 'config_unreachable' : err.code) : err instanceof ProviderConfigError ? 'provider_unavailable' : 'internal_error';
+      // Backend answers have their own close codes; a provider failure (or anything else) is the table's.
+      const backendCode: CallErrorCode | null = err instanceof BackendError ? (err.code === 'invalid_config' ? 'config_unreachable' : err.code) : null;
+      const { code, closeCode } = backendCode ? { code: backendCode, closeCode: CLOSE_CODES[backendCode] } : refusalFor(err);
       logger.warn({ bot_id: botId, call_id: callId, by, code, err: err instanceof Error ? err.message : String(err) }, 'websocket call refused');
-      refuse(transport, code, err instanceof Error ? err.message : 'the call could not start');
+      refuse(transport, code, err instanceof Error ? err.message : 'the call could not start', closeCode);
       if (callId) await backend.postEvent(callId, { status: 'failed', end_reason: code });
     } finally {
       if (callId) await heartbeat!.release(callId);

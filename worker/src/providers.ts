@@ -1,5 +1,6 @@
 // Picks each stage's provider from the bot's config. Offline providers need nothing; cloud ones need
-// their key, and a bot that asks for a cloud provider without a key fails at call start, by name.
+// their key, and a bot that asks for a cloud provider without a key fails at call start, by name
+// (`provider_unavailable`). The stages' retry policy comes from PROVIDER_RETRIES.
 import type { RuntimeConfig } from '@voice-platform/schemas';
 import type { Settings } from './settings.js';
 import type { SttProvider } from './stt/stt.js';
@@ -15,20 +16,19 @@ import { OpenAiTts } from './tts/openai.js';
 import { ElevenLabsTts } from './tts/elevenlabs.js';
 import { createWebRtcVad } from './vad/webrtc.js';
 import type { Spawner } from './proc/spawner.js';
+import { ProviderError, type Stage } from './providers/errors.js';
+import { retryPolicy, type RetryPolicy } from './providers/retry.js';
 
-export class ProviderConfigError extends Error {
-  readonly code = 'provider_unavailable';
-  constructor(message: string) {
-    super(message);
-    this.name = 'ProviderConfigError';
-  }
-}
+/** The worker cannot run this provider (no key, unknown name): `provider_unavailable`. */
+const unavailable = (stage: Stage, message: string) => new ProviderError(stage, 'config', message);
 
 export interface CallProviders {
   vad: VadEngine;
   stt: SttProvider;
   llm: LlmProvider;
   tts: TtsProvider;
+  /** How every stage retries its provider. */
+  retry: RetryPolicy;
 }
 
 type ProviderSettings = Pick<
@@ -47,8 +47,8 @@ type ProviderSettings = Pick<
   | 'AUDIO_SAMPLE_RATE'
 >;
 
-const need = (value: string, what: string): string => {
-  if (!value) throw new ProviderConfigError(`${what} is not set on this worker`);
+const need = (stage: Stage, value: string, what: string): string => {
+  if (!value) throw unavailable(stage, `${what} is not set on this worker`);
   return value;
 };
 
@@ -62,15 +62,14 @@ export function sttFor(cfg: RuntimeConfig, s: ProviderSettings, spawner?: Spawne
     case 'deepgram':
       return new DeepgramStt({
         url: s.DEEPGRAM_URL,
-        apiKey: need(s.DEEPGRAM_API_KEY, 'DEEPGRAM_API_KEY'),
+        apiKey: need('stt', s.DEEPGRAM_API_KEY, 'DEEPGRAM_API_KEY'),
         model,
         language,
         sampleRate: s.AUDIO_SAMPLE_RATE,
         timeoutMs: s.PROVIDER_TIMEOUT_MS,
-        retries: s.PROVIDER_RETRIES,
       });
     default:
-      throw new ProviderConfigError(`unknown STT provider ${JSON.stringify(provider)}`);
+      throw unavailable('stt', `unknown STT provider ${JSON.stringify(provider)}`);
   }
 }
 
@@ -82,14 +81,13 @@ export function llmFor(cfg: RuntimeConfig, s: ProviderSettings): LlmProvider {
     case 'openai':
       return new OpenAiLlm({
         baseUrl: s.OPENAI_BASE_URL,
-        apiKey: need(s.OPENAI_API_KEY, 'OPENAI_API_KEY'),
+        apiKey: need('llm', s.OPENAI_API_KEY, 'OPENAI_API_KEY'),
         model,
         temperature,
         timeoutMs: s.PROVIDER_TIMEOUT_MS,
-        retries: s.PROVIDER_RETRIES,
       });
     default:
-      throw new ProviderConfigError(`unknown LLM provider ${JSON.stringify(provider)}`);
+      throw unavailable('llm', `unknown LLM provider ${JSON.stringify(provider)}`);
   }
 }
 
@@ -102,23 +100,21 @@ export function ttsFor(cfg: RuntimeConfig, s: ProviderSettings, spawner?: Spawne
     case 'openai':
       return new OpenAiTts({
         baseUrl: s.OPENAI_BASE_URL,
-        apiKey: need(s.OPENAI_API_KEY, 'OPENAI_API_KEY'),
+        apiKey: need('tts', s.OPENAI_API_KEY, 'OPENAI_API_KEY'),
         voice: voice_id,
         speed,
         timeoutMs: s.PROVIDER_TIMEOUT_MS,
-        retries: s.PROVIDER_RETRIES,
       });
     case 'elevenlabs':
       return new ElevenLabsTts({
         baseUrl: s.ELEVENLABS_BASE_URL,
-        apiKey: need(s.ELEVENLABS_API_KEY, 'ELEVENLABS_API_KEY'),
+        apiKey: need('tts', s.ELEVENLABS_API_KEY, 'ELEVENLABS_API_KEY'),
         voiceId: voice_id,
         speed,
         timeoutMs: s.PROVIDER_TIMEOUT_MS,
-        retries: s.PROVIDER_RETRIES,
       });
     default:
-      throw new ProviderConfigError(`unknown TTS provider ${JSON.stringify(provider)}`);
+      throw unavailable('tts', `unknown TTS provider ${JSON.stringify(provider)}`);
   }
 }
 
@@ -128,5 +124,5 @@ export async function createProviders(cfg: RuntimeConfig, s: ProviderSettings, s
   const llm = llmFor(cfg, s);
   const tts = ttsFor(cfg, s, spawner);
   const vad = await createWebRtcVad(3, 16000);
-  return { vad, stt, llm, tts };
+  return { vad, stt, llm, tts, retry: retryPolicy(s.PROVIDER_RETRIES) };
 }

@@ -1,6 +1,7 @@
 // Calls whose bot speaks with ElevenLabs (the local ElevenLabs-protocol server, reached through
 // ELEVENLABS_BASE_URL): the greeting reaches the caller as audio and as the bot transcript; a refused
-// connection is retried unheard; a rejected key ends the call with a clean tts_auth error.
+// connection is retried unheard; a rejected key ends the call with a clean tts_auth error; a stream that
+// breaks after audio ends it with tts_stream_broken, never with a second rendition spliced in.
 import { recognise, silence } from '../testing/audio.js';
 import { callUntil, createBot, TEST_POLICY } from '../testing/backend.js';
 import { startCall, TestCaller } from '../testing/client.js';
@@ -95,5 +96,18 @@ describe('a call with the ElevenLabs voice', () => {
     expect(speechRequests()).toHaveLength(1);
     const failed = await callUntil(callId, (c) => c.status === 'failed', 'failed');
     expect(failed.end_reason).toBe('error:tts_auth');
+  });
+
+  it('a stream that breaks after audio ends the call with tts_stream_broken: no retry, nothing spliced', async () => {
+    cloud.faults = ['break_mid_stream'];
+    const { caller, callId } = await call();
+    expect(await caller.closed).toBe(1000);
+    expect(caller.messages.slice(-2)).toEqual([
+      { type: 'error', code: 'tts_stream_broken', message: expect.stringContaining('not retried') },
+      { type: 'ended', reason: 'error:tts_stream_broken' },
+    ]);
+    expect(speechRequests()).toHaveLength(1);
+    const failed = await callUntil(callId, (c) => c.status === 'failed', 'failed');
+    expect(failed.end_reason).toBe('error:tts_stream_broken');
   });
 });

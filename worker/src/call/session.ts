@@ -16,6 +16,7 @@ import { TtsProcessor } from '../tts/tts.js';
 import { VadProcessor } from '../vad/vad.js';
 import { OutputProcessor, type TurnTiming } from '../transports/output.js';
 import type { CallTransport, ServerMessage } from '../transports/transport.js';
+import { callEndFor, type CallEnd } from '../providers/errors.js';
 import { CallRecorder, RecordingError, recordingKey, saveRecording, type RecordingStore } from './recording.js';
 
 export type EndStatus = 'completed' | 'failed';
@@ -106,9 +107,9 @@ export class CallSession {
   private async build(): Promise<void> {
     const { bot } = this.config;
     const rate = this.deps.sampleRate;
-    const stt = new SttProcessor(this.providers.stt, rate);
+    const stt = new SttProcessor(this.providers.stt, rate, this.providers.retry);
     await stt.open();
-    const tts = new TtsProcessor(this.providers.tts, rate);
+    const tts = new TtsProcessor(this.providers.tts, rate, this.providers.retry);
     const first = sentencesOf(bot.greeting.trim())[0];
     if (first) tts.prepare(first);
     const o = this.deps.observer;
@@ -133,7 +134,7 @@ export class CallSession {
       [
         new VadProcessor(this.providers.vad, rate, { endOfTurnSilenceMs: bot.turn_detection?.end_of_turn_silence_ms ?? 700 }),
         stt,
-        new LlmProcessor(this.providers.llm, bot.prompt),
+        new LlmProcessor(this.providers.llm, bot.prompt, this.providers.retry),
         tts,
         this.output,
       ],
@@ -198,20 +199,21 @@ export class CallSession {
     this.log.warn({ code: frame.code, source: frame.source, fatal: frame.fatal, err: frame.message }, 'pipeline error');
     this.deps.metrics.providerErrors.inc({ code: frame.code });
     this.transport?.sendMessage({ type: 'error', code: frame.code, message: frame.message });
-    if (frame.fatal) void this.end(`error:${frame.code}`, 'failed');
+    if (frame.fatal) void this.end(callEndFor(frame.code, 'in_call'), 'failed');
   }
 
   /** Ends the call (idempotent): stop the pipeline, tell the caller, report, upload the recording. */
-  async end(reason: string, status: EndStatus): Promise<CallResult> {
+  async end(how: string | CallEnd, status: EndStatus): Promise<CallResult> {
     if (this.ended) return this.done;
     this.ended = true;
+    const { endReason: reason, closeCode } = typeof how === 'string' ? { endReason: how, closeCode: 1000 } : how;
     if (this.maxTimer) clearTimeout(this.maxTimer);
     if (this.idleTimer) clearInterval(this.idleTimer);
     this.pipeline?.cancel(reason);
     const endedAt = new Date();
     const endedPerf = performance.now();
     this.transport?.sendMessage({ type: 'ended', reason });
-    this.transport?.close(1000, reason.slice(0, 100));
+    this.transport?.close(closeCode, reason.slice(0, 100));
     this.deps.metrics.callsTotal.inc({ result: status === 'completed' ? reason : 'failed' });
     this.deps.observer?.onEnded?.(this.callId, reason);
     this.log.info({ reason, status, duration_ms: endedAt.getTime() - this.startedAt.getTime() }, 'call ended');

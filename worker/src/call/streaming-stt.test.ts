@@ -4,7 +4,7 @@
 import { concatPcm } from '../audio/pcm.js';
 import { silence, speech } from '../testing/audio.js';
 import { callUntil, createBot, TEST_POLICY } from '../testing/backend.js';
-import { startCall, type ServerMsg } from '../testing/client.js';
+import { startCall, TestCaller, withTestCallToken, type ServerMsg } from '../testing/client.js';
 import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
 import { startWorker, type TestWorker } from '../testing/worker.js';
 
@@ -106,5 +106,15 @@ describe('Deepgram live STT in a call', () => {
     expect(good.end_reason).toBe('caller_hangup');
     // One stream per call plus the failing call's refused reconnects (which never became streams).
     expect(cloud.deepgram.length).toBe(2);
+  });
+
+  it('a rejected key refuses the call at start: stt_auth and close 4500, not retried', async () => {
+    cloud.fault = 'http_401';
+    const caller = new TestCaller(withTestCallToken(`${w.wsUrl}/ws/${bot}`));
+    await caller.opened;
+    caller.send({ type: 'start', variables: VARIABLES });
+    expect(await caller.closed).toBe(4500);
+    expect(caller.messages).toEqual([{ type: 'error', code: 'stt_auth', message: expect.stringContaining('HTTP 401') }]);
+    expect(cloud.deepgram.length).toBe(0);
   });
 });

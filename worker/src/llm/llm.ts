@@ -1,7 +1,10 @@
 // The reply stage. It keeps the conversation, asks the provider for a reply when a final user
 // transcript arrives, and cuts the streamed reply into sentences so speech starts after the first one.
+// Retries are the stage's (providers/retry.ts): a provider makes one attempt per reply.
 import type { Direction, Frame } from '../pipeline/frames.js';
 import { FrameProcessor } from '../pipeline/processor.js';
+import { asProviderError } from '../providers/errors.js';
+import { DEFAULT_RETRY, retryStream, type Resume, type RetryPolicy } from '../providers/retry.js';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -12,17 +15,14 @@ export type LlmChunk = { type: 'text'; text: string } | { type: 'end_call' };
 
 export interface LlmProvider {
   readonly name: string;
+  /**
+   * After text was delivered: `chars`, another attempt at the same messages starts with the same text,
+   * so the stage passes on only what it had not (whole sentences: a sentence is never spliced from two
+   * attempts); `none`, a failure is final.
+   */
+  readonly resume: Resume;
+  /** ONE attempt: failures are ProviderErrors (stage `llm`); the stage retries. */
   generate(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<LlmChunk>;
-}
-
-export class LlmError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'LlmError';
-  }
 }
 
 /** The sentences a whole text is spoken as: what follows the last stop (or all of it, with no stop) too. */
@@ -34,6 +34,14 @@ export function sentencesOf(text: string): string[] {
 /** Splits streamed text at sentence ends (a stop followed by white space) so TTS can start early. */
 export class SentenceSplitter {
   private buf = '';
+  /** Characters pushed and not yet given out as part of a sentence. */
+  get pending(): number {
+    return this.buf.length;
+  }
+  /** Forgets the unfinished sentence. */
+  drop(): void {
+    this.buf = '';
+  }
   push(text: string): string[] {
     this.buf += text;
     const out: string[] = [];
@@ -61,6 +69,7 @@ export class LlmProcessor extends FrameProcessor {
   constructor(
     private readonly provider: LlmProvider,
     systemPrompt: string,
+    private readonly retry: RetryPolicy = DEFAULT_RETRY,
   ) {
     super('llm');
     this.messages = systemPrompt ? [{ role: 'system', content: systemPrompt }] : [];
@@ -99,19 +108,40 @@ export class LlmProcessor extends FrameProcessor {
         this.push({ kind: 'text', text: s });
       }
     };
+    /** Characters of the provider's text pushed into the splitter. */
+    let pushed = 0;
+    const messages = [...this.messages];
+    const reply = retryStream<LlmChunk>({
+      stage: 'llm',
+      policy: this.retry,
+      resume: this.provider.resume,
+      signal: abort.signal,
+      attempt: () => this.provider.generate(messages, abort.signal),
+      chars: (c) => (c.type === 'text' ? c.text.length : 0),
+      dropChars: (c, n) => (c.type === 'text' ? { type: 'text', text: c.text.slice(n) } : c),
+      // Only whole sentences went on: a resumed attempt starts after the last of them.
+      committed: () => pushed - splitter.pending,
+      onResume: () => {
+        pushed -= splitter.pending;
+        splitter.drop();
+      },
+    });
     this.push({ kind: 'response_start' });
     try {
-      for await (const chunk of this.provider.generate([...this.messages], abort.signal)) {
+      for await (const chunk of reply) {
         if (abort.signal.aborted) break;
         if (chunk.type === 'end_call') endCall = true;
-        else emit(splitter.push(chunk.text));
+        else {
+          pushed += chunk.text.length;
+          emit(splitter.push(chunk.text));
+        }
       }
       if (abort.signal.aborted) return;
       emit(splitter.flush());
       this.push({ kind: 'response_end', endCall });
     } catch (err) {
       if (abort.signal.aborted || this.cancelled) return;
-      this.pushError(err instanceof LlmError ? err.code : 'llm_failed', err, true);
+      this.pushError(asProviderError('llm', err).code, err, true);
     } finally {
       // What was said (even if cut short) is what the conversation remembers.
       if (spoken) this.messages.push({ role: 'assistant', content: spoken });

@@ -1,5 +1,7 @@
 import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
-import type { LlmChunk } from './llm.js';
+import { llmStage } from '../testing/stages.js';
+import { retryPolicy } from '../providers/retry.js';
+import type { LlmChunk, LlmProvider } from './llm.js';
 import { OpenAiLlm } from './openai.js';
 
 let cloud: CloudStandIn;
@@ -9,7 +11,7 @@ beforeAll(async () => {
 afterAll(() => cloud.close());
 beforeEach(() => cloud.reset());
 
-const llm = (retries = 2) => new OpenAiLlm({ baseUrl: `${cloud.url}/v1`, apiKey: 'sk-local', model: 'gpt-4o-mini', temperature: 0.2, timeoutMs: 2000, retries });
+const llm = () => new OpenAiLlm({ baseUrl: `${cloud.url}/v1`, apiKey: 'sk-local', model: 'gpt-4o-mini', temperature: 0.2, timeoutMs: 2000 });
 async function collect(it: AsyncIterable<LlmChunk>): Promise<LlmChunk[]> {
   const out: LlmChunk[] = [];
   for await (const c of it) out.push(c);
@@ -35,22 +37,55 @@ describe('OpenAI-compatible chat completions', () => {
     expect(chunks[chunks.length - 1]).toEqual({ type: 'end_call' });
   });
 
-  it('retries a stream that breaks mid-way and resumes without repeating words', async () => {
+  it('declares resume chars: a stream broken mid-sentence is retried and the stage passes on each sentence once, whole', async () => {
+    expect(llm().resume).toBe('chars');
+    // A break halfway through the words: inside the second sentence, after the first went on.
+    cloud.chatReply = 'The open amount is forty dollars. It is due on the first of next month. Anything else?';
     cloud.faults = ['break_mid_stream'];
-    const chunks = await collect(llm().generate([{ role: 'user', content: 'how much' }], new AbortController().signal));
-    expect(text(chunks)).toBe('The open amount is forty dollars. Anything else?');
+    const attempts: string[] = [];
+    const inner = llm();
+    const recorded: LlmProvider = {
+      name: inner.name,
+      resume: inner.resume,
+      async *generate(messages, signal) {
+        const n = attempts.push('') - 1;
+        for await (const c of inner.generate(messages, signal)) {
+          if (c.type === 'text') attempts[n] += c.text;
+          yield c;
+        }
+      },
+    };
+    const r = await llmStage(recorded, 'how much');
+    expect(attempts[0]).toMatch(/^The open amount is forty dollars\. It is \S/); // broke inside the second sentence
+    expect(attempts[1]).toBe(cloud.chatReply);
+    expect(r.error).toBeNull();
+    expect(r.sentences).toEqual(['The open amount is forty dollars.', 'It is due on the first of next month.', 'Anything else?']);
     expect(cloud.requests.length).toBe(2);
+    expect(cloud.requests[1]!.body.messages).toEqual(cloud.requests[0]!.body.messages);
   });
 
-  it('gives up after the retries with llm_unavailable', async () => {
+  it('a single attempt fails with llm_stream_broken; the stage gives up after the retries with llm_unavailable', async () => {
     cloud.fault = 'break_mid_stream';
-    await expect(collect(llm(2).generate([{ role: 'user', content: 'x' }], new AbortController().signal))).rejects.toMatchObject({ code: 'llm_unavailable' });
+    await expect(collect(llm().generate([{ role: 'user', content: 'x' }], new AbortController().signal))).rejects.toMatchObject({ code: 'llm_stream_broken', retryable: true });
+    cloud.requests.length = 0;
+    const r = await llmStage(llm(), 'x', retryPolicy(2));
+    expect(r.error).toMatchObject({ code: 'llm_unavailable', message: expect.stringContaining('failed after 3 attempts') });
+    expect(r.sentences).toEqual([]); // each attempt broke inside the first sentence: no half sentence went on
     expect(cloud.requests.length).toBe(3);
   });
 
-  it('does not retry a rejected key', async () => {
+  it('does not retry a rejected key: llm_auth', async () => {
     cloud.fault = 'http_401';
-    await expect(collect(llm(2).generate([{ role: 'user', content: 'x' }], new AbortController().signal))).rejects.toMatchObject({ code: 'llm_rejected' });
+    const r = await llmStage(llm(), 'x');
+    expect(r.error).toMatchObject({ code: 'llm_auth', message: expect.stringContaining('HTTP 401') });
     expect(cloud.requests.length).toBe(1);
+  });
+
+  it('retries a 429 (rate limited) before the first token', async () => {
+    cloud.faults = ['http_429'];
+    const r = await llmStage(llm(), 'how much');
+    expect(r.error).toBeNull();
+    expect(r.sentences).toEqual(['The open amount is forty dollars.', 'Anything else?']);
+    expect(cloud.requests.length).toBe(2);
   });
 });

@@ -1,7 +1,11 @@
 // OpenAI-compatible chat completions with streaming (Server-Sent Events). OPENAI_BASE_URL points it at
 // any compatible server. The model ends the call through the `end_call` tool.
-import { httpError, idleAbort, ProviderError, resumable } from '../providers/retry.js';
-import { LlmError, type ChatMessage, type LlmChunk, type LlmProvider } from './llm.js';
+//
+// Resume: `chars`. Another attempt at the same messages is expected to start with the same text, so
+// the stage passes on only the sentences not yet passed on (providers/retry.ts; llm.ts).
+import { ProviderError } from '../providers/errors.js';
+import { streamPost } from '../providers/http.js';
+import type { ChatMessage, LlmChunk, LlmProvider } from './llm.js';
 
 export interface OpenAiLlmOptions {
   baseUrl: string;
@@ -9,7 +13,6 @@ export interface OpenAiLlmOptions {
   model: string;
   temperature: number;
   timeoutMs: number;
-  retries: number;
 }
 
 const END_CALL_TOOL = {
@@ -18,11 +21,10 @@ const END_CALL_TOOL = {
 };
 
 /** Yields the `data:` payloads of an SSE body. */
-export async function* sseData(body: ReadableStream<Uint8Array>, onChunk: () => void): AsyncIterable<string> {
+export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncIterable<string> {
   const decoder = new TextDecoder();
   let buf = '';
-  for await (const bytes of body as unknown as AsyncIterable<Uint8Array>) {
-    onChunk();
+  for await (const bytes of body) {
     buf += decoder.decode(bytes, { stream: true });
     let sep: number;
     while ((sep = buf.search(/\r?\n\r?\n/)) >= 0) {
@@ -38,76 +40,46 @@ export async function* sseData(body: ReadableStream<Uint8Array>, onChunk: () => 
   }
 }
 
+type ChatChunk = {
+  choices?: Array<{ delta?: { content?: string | null; tool_calls?: Array<{ function?: { name?: string } }> } }>;
+  error?: { message?: string };
+};
+
 export class OpenAiLlm implements LlmProvider {
   readonly name = 'openai';
+  readonly resume = 'chars' as const;
   constructor(private readonly opts: OpenAiLlmOptions) {}
 
-  generate(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<LlmChunk> {
-    const stream = resumable<LlmChunk>(() => this.attempt(messages, signal), {
-      retries: this.opts.retries,
+  async *generate(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<LlmChunk> {
+    const body = streamPost({
+      stage: 'llm',
+      what: 'chat completions',
+      url: `${this.opts.baseUrl.replace(/\/$/, '')}/chat/completions`,
+      headers: { Authorization: `Bearer ${this.opts.apiKey}`, Accept: 'text/event-stream' },
+      body: { model: this.opts.model, messages, temperature: this.opts.temperature, stream: true, tools: [END_CALL_TOOL] },
       signal,
-      size: (c) => (c.type === 'text' ? c.text.length : 0),
-      slice: (c, n) => (c.type === 'text' ? { type: 'text', text: c.text.slice(n) } : c),
-      exhaustedCode: 'llm_unavailable',
+      timeoutMs: this.opts.timeoutMs,
     });
-    return mapErrors(stream);
-  }
-
-  private async *attempt(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<LlmChunk> {
-    const idle = idleAbort(signal, this.opts.timeoutMs, 'chat completions');
-    try {
-      let res: Response;
-      try {
-        res = await fetch(`${this.opts.baseUrl.replace(/\/$/, '')}/chat/completions`, {
-          method: 'POST',
-          headers: { Authorization: `Bearer ${this.opts.apiKey}`, 'Content-Type': 'application/json', Accept: 'text/event-stream' },
-          body: JSON.stringify({ model: this.opts.model, messages, temperature: this.opts.temperature, stream: true, tools: [END_CALL_TOOL] }),
-          signal: idle.signal,
-        });
-      } catch (err) {
-        throw new ProviderError('llm_unavailable', `chat completions: ${describe(err, idle.signal)}`, true);
+    let endCall = false;
+    let done = false;
+    for await (const data of sseData(body)) {
+      if (data === '[DONE]') {
+        done = true;
+        break;
       }
-      if (!res.ok || !res.body) throw httpError('llm', res.status, await res.text().catch(() => ''));
-      let endCall = false;
-      let done = false;
+      let chunk: ChatChunk;
       try {
-        for await (const data of sseData(res.body, idle.touch)) {
-          if (data === '[DONE]') {
-            done = true;
-            break;
-          }
-          const chunk = JSON.parse(data) as {
-            choices?: Array<{ delta?: { content?: string | null; tool_calls?: Array<{ function?: { name?: string } }> } }>;
-            error?: { message?: string };
-          };
-          if (chunk.error) throw new ProviderError('llm_unavailable', `chat completions: ${chunk.error.message ?? 'error event'}`, true);
-          const delta = chunk.choices?.[0]?.delta;
-          if (delta?.content) yield { type: 'text', text: delta.content };
-          if (delta?.tool_calls?.some((t) => t.function?.name === 'end_call')) endCall = true;
-        }
-      } catch (err) {
-        if (err instanceof ProviderError) throw err;
-        throw new ProviderError('llm_unavailable', `chat completions stream: ${describe(err, idle.signal)}`, true);
+        chunk = JSON.parse(data) as ChatChunk;
+      } catch {
+        throw new ProviderError('llm', 'stream_broken', `chat completions stream: not JSON: ${data.slice(0, 100)}`);
       }
-      if (!done) throw new ProviderError('llm_unavailable', 'chat completions stream ended before [DONE]', true);
-      if (endCall) yield { type: 'end_call' };
-    } finally {
-      idle.done();
+      if (chunk.error) throw new ProviderError('llm', 'stream_broken', `chat completions: ${chunk.error.message ?? 'error event'}`);
+      const delta = chunk.choices?.[0]?.delta;
+      if (delta?.content) yield { type: 'text', text: delta.content };
+      if (delta?.tool_calls?.some((t) => t.function?.name === 'end_call')) endCall = true;
     }
-  }
-}
-
-function describe(err: unknown, signal: AbortSignal): string {
-  if (signal.aborted && signal.reason instanceof Error) return signal.reason.message;
-  if (err instanceof Error) return err.cause instanceof Error ? err.cause.message : err.message;
-  return String(err);
-}
-
-async function* mapErrors(stream: AsyncIterable<LlmChunk>): AsyncIterable<LlmChunk> {
-  try {
-    yield* stream;
-  } catch (err) {
-    if (err instanceof ProviderError) throw new LlmError(err.code, err.message);
-    throw err;
+    if (signal.aborted) return;
+    if (!done) throw new ProviderError('llm', 'stream_broken', 'chat completions stream ended before [DONE]');
+    if (endCall) yield { type: 'end_call' };
   }
 }

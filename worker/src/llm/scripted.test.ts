@@ -1,6 +1,7 @@
 import { decide, render, ScriptedLlm, similarity } from './scripted.js';
 import { LlmProcessor, SentenceSplitter, type LlmChunk } from './llm.js';
 import type { Frame } from '../pipeline/frames.js';
+import { llmStage } from '../testing/stages.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 
 const policy = {
@@ -52,6 +53,14 @@ describe('SentenceSplitter', () => {
 });
 
 describe('LlmProcessor', () => {
+  it('runs the scripted LLM, which declares resume chars (the same messages give the same reply)', async () => {
+    const llm = new ScriptedLlm({ intents: [], fallback: { reply: 'Sorry {{customer_name}}. Again?' } }, vars);
+    expect(llm.resume).toBe('chars');
+    const r = await llmStage(llm, 'what');
+    expect(r).toMatchObject({ error: null, sentences: ['Sorry Sam.', 'Again?'] });
+  });
+
+
   it('sends the whole text of a greeting and of a reply to the TTS, with or without a final stop', async () => {
     const out: Frame[] = [];
     const p = new Pipeline([new LlmProcessor(new ScriptedLlm({ intents: [], fallback: { reply: 'Sorry {{customer_name}}' } }, vars), '')], {

@@ -57,8 +57,10 @@ export function decide(policy: BotPolicy | null, utterance: string, variables: R
   return { intent: null, reply: render(policy.fallback.reply, variables), endCall: policy.fallback.end_call ?? false };
 }
 
+/** Resume: `chars`. The same messages give the same reply, so a resumed attempt is exact (it never fails, though). */
 export class ScriptedLlm implements LlmProvider {
   readonly name = 'scripted';
+  readonly resume = 'chars' as const;
   constructor(
     private readonly policy: BotPolicy | null,
     private readonly variables: Record<string, string>,

@@ -174,8 +174,8 @@ describe('spawner', () => {
     // endOfTurn writes its audio file first: wait for both processes to run.
     await waitUntil(() => spawner.pid !== undefined && countChildren(spawner.pid) >= 2, { what: 'both provider processes', timeoutMs: 10_000 });
     process.kill(spawner.pid!, 'SIGKILL');
-    await expect(synth).rejects.toMatchObject({ name: 'TtsError', code: 'tts_failed', message: expect.stringContaining('spawner process exited') });
-    await expect(stt).rejects.toMatchObject({ name: 'SttError', code: 'stt_failed', message: expect.stringContaining('spawner process exited') });
+    await expect(synth).rejects.toMatchObject({ name: 'ProviderError', code: 'tts_failed', message: expect.stringContaining('spawner process exited') });
+    await expect(stt).rejects.toMatchObject({ name: 'ProviderError', code: 'stt_failed', message: expect.stringContaining('spawner process exited') });
   });
 });
 

@@ -1,8 +1,10 @@
 import { concatPcm } from '../audio/pcm.js';
 import { silence, speech } from '../testing/audio.js';
 import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
+import { retryPolicy } from '../providers/retry.js';
+import type { ProviderError } from '../providers/errors.js';
 import { DeepgramStt } from './deepgram.js';
-import type { SttError } from './stt.js';
+import { openSttSession, type SttListener } from './stt.js';
 
 let cloud: CloudStandIn;
 beforeAll(async () => {
@@ -12,10 +14,12 @@ afterAll(() => cloud.close());
 beforeEach(() => cloud.reset());
 
 const stt = () =>
-  new DeepgramStt({ url: `${cloud.url.replace('http', 'ws')}/v1/listen`, apiKey: 'dg-local', model: 'nova-2', language: 'en-US', sampleRate: 16000, timeoutMs: 2000, retries: 2 });
+  new DeepgramStt({ url: `${cloud.url.replace('http', 'ws')}/v1/listen`, apiKey: 'dg-local', model: 'nova-2', language: 'en-US', sampleRate: 16000, timeoutMs: 2000 });
+/** The STT stage's session around the provider: its retries and reconnects (PROVIDER_RETRIES 2). */
+const staged = (listener: SttListener = {}) => openSttSession(stt(), listener, retryPolicy(2));
 
 async function turn(pcm: Int16Array): Promise<string> {
-  const session = await stt().open();
+  const session = await staged();
   for (let i = 0; i < pcm.length; i += 320) session.push(pcm.slice(i, i + 320));
   const text = await session.endOfTurn(new AbortController().signal);
   session.close();
@@ -33,10 +37,24 @@ describe('Deepgram live streaming', () => {
     expect(conn.messages).toContain('Finalize');
   });
 
-  it('reconnects after a dropped socket and replays the turn', async () => {
+  it('declares resume turn: one session reports a dropped socket at once as stt_stream_broken', async () => {
+    expect(stt().resume).toBe('turn');
+    cloud.faults = ['break_mid_stream'];
+    let reportError!: (err: ProviderError) => void;
+    const failed = new Promise<ProviderError>((resolve) => (reportError = resolve));
+    const session = await stt().open({ error: (err) => reportError(err) });
+    const pcm = speech('how much');
+    for (let i = 0; i < pcm.length; i += 320) session.push(pcm.slice(i, i + 320));
+    expect(await failed).toMatchObject({ name: 'ProviderError', code: 'stt_stream_broken', retryable: true });
+    await expect(session.endOfTurn(new AbortController().signal)).rejects.toMatchObject({ code: 'stt_stream_broken' });
+    session.close();
+    expect(cloud.deepgram.length).toBe(1); // the provider makes one attempt
+  });
+
+  it('the stage reconnects after a dropped socket and replays the turn: every word once', async () => {
     cloud.faults = ['break_mid_stream'];
     const pcm = speech('how much');
-    const session = await stt().open();
+    const session = await staged();
     for (let i = 0; i < pcm.length; i += 320) session.push(pcm.slice(i, i + 320));
     // The reconnect happens in the background; the turn's end waits for it.
     const text = await session.endOfTurn(new AbortController().signal);
@@ -66,9 +84,9 @@ describe('Deepgram live streaming', () => {
   it('reports a lost connection at once when the reconnects are refused, before the turn ends', async () => {
     cloud.faults = ['break_mid_stream'];
     cloud.fault = 'http_500';
-    let reportError!: (err: SttError) => void;
-    const failed = new Promise<SttError>((resolve) => (reportError = resolve));
-    const session = await stt().open({ error: (err) => reportError(err) });
+    let reportError!: (err: ProviderError) => void;
+    const failed = new Promise<ProviderError>((resolve) => (reportError = resolve));
+    const session = await staged({ error: (err) => reportError(err) });
     const pcm = speech('how much');
     for (let i = 0; i < pcm.length; i += 320) session.push(pcm.slice(i, i + 320));
     // No endOfTurn yet: the failure surfaces without it.
@@ -83,5 +101,14 @@ describe('Deepgram live streaming', () => {
   it('fails the turn with stt_unavailable when every reconnect fails', async () => {
     cloud.fault = 'break_mid_stream';
     await expect(turn(speech('how much'))).rejects.toMatchObject({ code: 'stt_unavailable' });
+  });
+
+  it('retries a refused handshake before the first byte; a rejected key fails at once with stt_auth', async () => {
+    cloud.faults = ['http_500'];
+    expect(await turn(speech('how much'))).toBe('how much');
+    expect(cloud.deepgram.length).toBe(1);
+    cloud.reset();
+    cloud.fault = 'http_401';
+    await expect(staged()).rejects.toMatchObject({ code: 'stt_auth', status: 401, retryable: false });
   });
 });

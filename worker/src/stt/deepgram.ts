@@ -2,12 +2,15 @@
 // linear16 audio goes up as binary messages; `Results` messages come back with
 // `channel.alternatives[0].transcript`, `is_final` and `speech_final`. At the end of a turn (our VAD's
 // decision) a `Finalize` message flushes what Deepgram still holds. Interim results (`is_final:
-// false`) go to the listener as the turn's hypothesis so far. A dropped socket is reopened at once in
-// the background and the current turn's audio is sent again, so a reconnect loses no words; when the
-// reconnects fail the listener hears it right away, not at the end of the turn.
+// false`) go to the listener as the turn's hypothesis so far.
+//
+// One session is one connection. Resume: `turn`. A dropped socket is reported to the listener at once
+// (`stt_stream_broken`); the STT stage opens a new session and sends it the current turn's audio again,
+// so a reconnect loses no words (stt.ts).
 import WebSocket from 'ws';
 import { pcmToBytes } from '../audio/pcm.js';
-import { SttError, type SttListener, type SttProvider, type SttSession } from './stt.js';
+import { httpError, ProviderError } from '../providers/errors.js';
+import type { SttListener, SttProvider, SttSession } from './stt.js';
 
 export interface DeepgramOptions {
   url: string;
@@ -16,7 +19,6 @@ export interface DeepgramOptions {
   language: string;
   sampleRate: number;
   timeoutMs: number;
-  retries: number;
   /** How long to wait for the `from_finalize` result after `Finalize`. */
   finalizeWaitMs?: number;
 }
@@ -29,10 +31,9 @@ interface ResultsMessage {
   channel?: { alternatives?: Array<{ transcript?: string }> };
 }
 
-const MAX_TURN_BYTES = 30 * 32000;
-
 export class DeepgramStt implements SttProvider {
   readonly name = 'deepgram';
+  readonly resume = 'turn' as const;
   readonly sampleRate: number;
   constructor(private readonly opts: DeepgramOptions) {
     this.sampleRate = opts.sampleRate;
@@ -56,45 +57,34 @@ export class DeepgramStt implements SttProvider {
   private connect(): Promise<WebSocket> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(this.listenUrl(), { headers: { Authorization: `Token ${this.opts.apiKey}` }, handshakeTimeout: this.opts.timeoutMs });
-      const fail = (err: Error) => {
+      const fail = (err: ProviderError) => {
         ws.removeAllListeners();
         ws.on('error', () => undefined);
         ws.terminate();
-        reject(new SttError('stt_unavailable', `deepgram: ${err.message}`));
+        reject(err);
       };
       ws.once('open', () => {
         ws.removeListener('error', fail);
         ws.removeListener('unexpected-response', onResponse);
         resolve(ws);
       });
-      const onResponse = (_req: unknown, res: { statusCode?: number }) => fail(new Error(`handshake answered HTTP ${res.statusCode}`));
+      const onResponse = (_req: unknown, res: { statusCode?: number }) => fail(httpError('stt', 'deepgram: handshake', res.statusCode ?? 0, ''));
       ws.once('unexpected-response', onResponse);
-      ws.once('error', fail);
+      ws.once('error', (err: Error) => fail(new ProviderError('stt', /timed out/i.test(err.message) ? 'timeout' : 'unavailable', `deepgram: ${err.message}`)));
     });
   }
 
   async open(listener: SttListener = {}): Promise<SttSession> {
-    const provider = this;
-    let ws = await this.connect();
+    const finalizeWaitMs = this.opts.finalizeWaitMs ?? 1500;
+    const ws = await this.connect();
     let closed = false;
-    let failed: SttError | null = null;
+    let failed: ProviderError | null = null;
     let finals: string[] = [];
     /** Last hypothesis handed to the listener, so repeats are skipped. */
     let lastInterim = '';
-    let turnAudio: Buffer[] = [];
-    let turnBytes = 0;
     let finalizeWaiter: (() => void) | null = null;
-    let reconnecting: Promise<void> | null = null;
-    /** Sockets lost in a row without a final result in between: a server that drops every stream fails. */
-    let drops = 0;
-    const fail = (why: string) => {
-      if (failed || closed) return;
-      failed = new SttError('stt_unavailable', `deepgram: ${why}`);
-      finalizeWaiter?.();
-      listener.error?.(failed);
-    };
 
-    const onMessage = (data: WebSocket.RawData, isBinary: boolean) => {
+    ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
       if (isBinary) return;
       let msg: ResultsMessage;
       try {
@@ -103,7 +93,6 @@ export class DeepgramStt implements SttProvider {
         return;
       }
       if (msg.type !== 'Results' || closed || failed) return;
-      if (msg.is_final) drops = 0;
       const text = msg.channel?.alternatives?.[0]?.transcript?.trim() ?? '';
       if (msg.is_final && text) finals.push(text);
       if (!msg.is_final && text) {
@@ -115,62 +104,25 @@ export class DeepgramStt implements SttProvider {
         }
       }
       if (msg.from_finalize) finalizeWaiter?.();
-    };
+    });
+    ws.on('error', () => undefined); // 'close' follows and decides
+    ws.once('close', (code: number) => {
+      if (closed) return;
+      failed = new ProviderError('stt', 'stream_broken', `deepgram: connection lost (close ${code})`);
+      listener.error?.(failed);
+      finalizeWaiter?.();
+    });
 
-    const wire = (sock: WebSocket) => {
-      sock.on('message', onMessage);
-      sock.on('error', () => undefined); // 'close' follows and decides
-      sock.once('close', () => {
-        if (closed || sock !== ws) return;
-        if (++drops > provider.opts.retries) return fail(`connection lost ${drops} times in a row`);
-        reconnecting = reconnect();
-      });
-    };
-
-    const reconnect = async (): Promise<void> => {
-      let lastErr = '';
-      for (let attempt = 1; attempt <= provider.opts.retries && !closed; attempt++) {
-        try {
-          const sock = await provider.connect();
-          if (closed) {
-            sock.terminate();
-            return;
-          }
-          ws = sock;
-          wire(ws);
-          // Results of the lost socket for this turn are dropped: the replay produces them again
-          // (`lastInterim` stays, so the caller is not sent the same hypothesis twice).
-          finals = [];
-          for (const chunk of turnAudio) ws.send(chunk);
-          if (finalizeWaiter) ws.send(JSON.stringify({ type: 'Finalize' }));
-          reconnecting = null;
-          return;
-        } catch (err) {
-          lastErr = err instanceof Error ? err.message : String(err);
-          // No wait after the last attempt: the failure is reported at once.
-          if (attempt < provider.opts.retries) await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 1000)));
-        }
-      }
-      reconnecting = null;
-      fail(`connection lost and ${provider.opts.retries} reconnects failed (${lastErr.replace(/^deepgram: /, '')})`);
-    };
-
-    wire(ws);
     return {
       push(pcm) {
         if (closed || failed) return;
-        const bytes = pcmToBytes(pcm);
-        if (turnBytes < MAX_TURN_BYTES) {
-          turnAudio.push(bytes);
-          turnBytes += bytes.length;
-        }
-        if (ws.readyState === WebSocket.OPEN) ws.send(bytes);
+        if (ws.readyState === WebSocket.OPEN) ws.send(pcmToBytes(pcm));
       },
       speechStarted() {},
       async endOfTurn(signal) {
         if (failed) throw failed;
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, provider.opts.finalizeWaitMs ?? 1500);
+          const timer = setTimeout(done, finalizeWaitMs);
           function done() {
             clearTimeout(timer);
             signal.removeEventListener('abort', done);
@@ -181,13 +133,10 @@ export class DeepgramStt implements SttProvider {
           signal.addEventListener('abort', done, { once: true });
           if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'Finalize' }));
         });
-        if (reconnecting) await reconnecting;
         if (failed) throw failed;
         const text = finals.join(' ');
         finals = [];
         lastInterim = '';
-        turnAudio = [];
-        turnBytes = 0;
         return text;
       },
       close() {

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { concatPcm, pcmToBytes, samplesFor } from '../audio/pcm.js';
 import { sharedSpawner, SpawnerError, type RunHandle, type Spawner } from '../proc/spawner.js';
-import { SttError, type SttProvider, type SttSession } from './stt.js';
+import { ProviderError } from '../providers/errors.js';
+import type { SttProvider, SttSession } from './stt.js';
 
 export interface PocketsphinxOptions {
   binary?: string;
@@ -88,6 +89,8 @@ export function buildGrammar(phrases: string[], modelDir: string): Grammar | nul
 
 export class PocketsphinxStt implements SttProvider {
   readonly name = 'pocketsphinx';
+  /** A local engine decoding one turn at a time: a failure is final. */
+  readonly resume = 'none' as const;
   readonly sampleRate = SAMPLE_RATE;
   private readonly grammar: Grammar | null;
   private readonly binary: string;
@@ -172,14 +175,14 @@ async function decode(run: RunHandle, signal: AbortSignal, timeoutMs: number): P
   try {
     for await (const chunk of run.stdout) chunks.push(chunk);
     const exit = await run.exited;
-    if (exit.timedOut) throw new SttError('stt_timeout', `pocketsphinx took longer than ${timeoutMs} ms`);
+    if (exit.timedOut) throw new ProviderError('stt', 'timeout', `pocketsphinx took longer than ${timeoutMs} ms`, { retryable: false });
     if (signal.aborted) return '';
-    if (exit.code !== 0) throw new SttError('stt_failed', `pocketsphinx exited with ${exit.code}: ${exit.stderr.slice(-200)}`);
+    if (exit.code !== 0) throw new ProviderError('stt', 'failed', `pocketsphinx exited with ${exit.code}: ${exit.stderr.slice(-200)}`);
     return Buffer.concat(chunks).toString('utf8').split('\n').map((l) => l.trim()).filter(Boolean).join(' ');
   } catch (err) {
     if (!(err instanceof SpawnerError)) throw err;
-    if (err.code === 'spawn_failed') throw new SttError('stt_unavailable', `pocketsphinx could not start: ${err.message}`);
-    throw new SttError('stt_failed', `pocketsphinx failed: ${err.message}`);
+    if (err.code === 'spawn_failed') throw new ProviderError('stt', 'unavailable', `pocketsphinx could not start: ${err.message}`, { retryable: false });
+    throw new ProviderError('stt', 'failed', `pocketsphinx failed: ${err.message}`);
   } finally {
     run.kill();
   }

@@ -5,6 +5,8 @@
 import { Resampler } from '../audio/resample.js';
 import type { Direction, Frame } from '../pipeline/frames.js';
 import { FrameProcessor } from '../pipeline/processor.js';
+import { asProviderError, ProviderError } from '../providers/errors.js';
+import { DEFAULT_RETRY, openWithRetries, type RetryPolicy } from '../providers/retry.js';
 
 export interface SttSession {
   /** Caller audio at the provider's sample rate. */
@@ -20,24 +22,156 @@ export interface SttSession {
 export interface SttListener {
   /** The current turn's hypothesis so far (not final: it may still change). */
   interim?(text: string): void;
-  /** The session failed for good (e.g. its connection is gone and reconnects failed); the next
-   * `endOfTurn` rejects with the same error. */
-  error?(err: SttError): void;
+  /** The session failed (its connection is gone); the next `endOfTurn` rejects with the same error. */
+  error?(err: ProviderError): void;
 }
+
+/**
+ * After a session broke mid-call: `turn`, the stage opens a new one and sends it the current turn's
+ * audio again (a turn's text is final only at its end, so nothing is lost or said twice); `none`, the
+ * failure is final.
+ */
+export type SttResume = 'none' | 'turn';
 
 export interface SttProvider {
   readonly name: string;
   readonly sampleRate: number;
+  readonly resume: SttResume;
+  /** ONE attempt: one session (one connection); failures are ProviderErrors (stage `stt`). The stage retries. */
   open(listener?: SttListener): Promise<SttSession>;
 }
 
-export class SttError extends Error {
+/** Audio a `turn` resume sends again at most (seconds). */
+const MAX_REPLAY_SECONDS = 30;
+
+/**
+ * The stage's session: the provider's session, opened with the policy's retries, and for a `turn`
+ * provider reopened when it breaks (at once, then with the policy's backoff), with the turn's audio sent
+ * again. A provider that breaks every session (`attempts` times in a row without a finished turn) fails.
+ */
+export async function openSttSession(provider: SttProvider, listener: SttListener, policy: RetryPolicy): Promise<SttSession> {
+  const session = new StageSession(provider, listener, policy);
+  await session.start();
+  return session;
+}
+
+class StageSession implements SttSession {
+  private inner: SttSession | null = null;
+  /** Which provider session the events are for: earlier ones' are ignored. */
+  private generation = 0;
+  private turn: Int16Array[] = [];
+  private turnSamples = 0;
+  private failed: ProviderError | null = null;
+  private reconnecting: Promise<void> | null = null;
+  private closed = false;
+  /** Sessions lost in a row without a finished turn. */
+  private drops = 0;
+  private lastInterim = '';
+
   constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'SttError';
+    private readonly provider: SttProvider,
+    private readonly listener: SttListener,
+    private readonly policy: RetryPolicy,
+  ) {}
+
+  async start(): Promise<void> {
+    this.inner = await openWithRetries('stt', this.policy, () => this.provider.open(this.events()));
+  }
+
+  private events(): SttListener {
+    const gen = ++this.generation;
+    return {
+      interim: (text) => {
+        if (gen !== this.generation || this.failed || text === this.lastInterim) return;
+        this.lastInterim = text;
+        this.listener.interim?.(text);
+      },
+      error: (err) => {
+        if (gen === this.generation) this.broke(err);
+      },
+    };
+  }
+
+  private broke(err: unknown): void {
+    if (this.closed || this.failed || this.reconnecting) return;
+    const e = asProviderError('stt', err);
+    if (!e.retryable || this.provider.resume === 'none') return this.fail(e);
+    const retries = this.policy.attempts - 1;
+    if (++this.drops > retries) {
+      return this.fail(new ProviderError('stt', 'unavailable', `${this.provider.name}: connection lost ${this.drops} times in a row (${this.bare(e)})`, { retryable: false, cause: e }));
+    }
+    this.reconnecting = this.reconnect(retries);
+  }
+
+  private async reconnect(retries: number): Promise<void> {
+    this.generation++;
+    this.inner?.close();
+    try {
+      // At once: the caller is talking. Then with the policy's backoff.
+      const session = await openWithRetries('stt', this.policy, () => this.provider.open(this.events()), {
+        attempts: retries,
+        stop: () => this.closed,
+        spent: (n, last) =>
+          new ProviderError('stt', 'unavailable', `${this.provider.name}: connection lost and ${n} reconnects failed (${this.bare(last)})`, { retryable: false, cause: last }),
+      });
+      this.reconnecting = null;
+      if (this.closed) return session.close();
+      this.inner = session;
+      for (const pcm of this.turn) session.push(pcm);
+    } catch (err) {
+      this.reconnecting = null;
+      this.fail(asProviderError('stt', err));
+    }
+  }
+
+  private bare(e: ProviderError): string {
+    return e.message.replace(`${this.provider.name}: `, '');
+  }
+
+  private fail(e: ProviderError): void {
+    if (this.failed || this.closed) return;
+    this.failed = e;
+    this.listener.error?.(e);
+  }
+
+  push(pcm: Int16Array): void {
+    if (this.closed || this.failed) return;
+    if (this.provider.resume === 'turn' && this.turnSamples < MAX_REPLAY_SECONDS * this.provider.sampleRate) {
+      this.turn.push(pcm);
+      this.turnSamples += pcm.length;
+    }
+    if (!this.reconnecting) this.inner?.push(pcm);
+  }
+
+  speechStarted(): void {
+    if (!this.reconnecting) this.inner?.speechStarted();
+  }
+
+  async endOfTurn(signal: AbortSignal): Promise<string> {
+    for (;;) {
+      if (this.failed) throw this.failed;
+      if (this.reconnecting) {
+        await this.reconnecting;
+        continue;
+      }
+      const inner = this.inner!;
+      try {
+        const text = await inner.endOfTurn(signal);
+        this.turn = [];
+        this.turnSamples = 0;
+        this.lastInterim = '';
+        this.drops = 0;
+        return text;
+      } catch (err) {
+        if (signal.aborted || this.closed) throw err;
+        if (inner === this.inner && !this.reconnecting) this.broke(err);
+      }
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    this.inner?.close();
   }
 }
 
@@ -51,6 +185,7 @@ export class SttProcessor extends FrameProcessor {
   constructor(
     private readonly provider: SttProvider,
     callSampleRate: number,
+    private readonly retry: RetryPolicy = DEFAULT_RETRY,
   ) {
     super('stt');
     this.resampler = new Resampler(callSampleRate, provider.sampleRate);
@@ -58,14 +193,14 @@ export class SttProcessor extends FrameProcessor {
 
   /** Opens the provider's session for this call (before the pipeline runs: a refusal fails the call's start). */
   async open(): Promise<SttSession> {
-    this.session = await this.provider.open({
+    this.session = await openSttSession(this.provider, {
       // Interims go downstream as non-final transcripts: the caller sees them, the LLM ignores them.
       interim: (text) => {
         if (!this.failed && text) this.push({ kind: 'transcript', role: 'user', text, final: false });
       },
       // Reported as it happens, not at the end of the turn, so the call ends now.
       error: (err) => this.fail(err),
-    });
+    }, this.retry);
     return this.session;
   }
 
@@ -95,7 +230,7 @@ export class SttProcessor extends FrameProcessor {
   private fail(err: unknown): void {
     if (this.cancelled || this.failed) return;
     this.failed = true;
-    this.pushError(err instanceof SttError ? err.code : 'stt_failed', err, true);
+    this.pushError(asProviderError('stt', err).code, err, true);
   }
 
   protected override onCancel(): void {

@@ -19,7 +19,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { pcmToBytes } from '../audio/pcm.js';
 import { speech } from './audio.js';
 
-export type Fault = 'none' | 'break_mid_stream' | 'refuse' | 'http_500' | 'http_401';
+export type Fault = 'none' | 'break_mid_stream' | 'refuse' | 'http_500' | 'http_401' | 'http_429';
 
 export interface CloudStandIn {
   url: string;
@@ -82,10 +82,11 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
         req.socket.destroy();
         return;
       }
-      if (fault === 'http_401' || fault === 'http_500') {
-        const status = fault === 'http_401' ? 401 : 500;
-        res.writeHead(status, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: status === 401 ? 'Incorrect API key provided' : 'server error', type: 'invalid_request_error', code: null } }));
+      if (fault === 'http_401' || fault === 'http_500' || fault === 'http_429') {
+        const status = { http_401: 401, http_500: 500, http_429: 429 }[fault];
+        const message = { 401: 'Incorrect API key provided', 500: 'server error', 429: 'Rate limit reached' }[status];
+        res.writeHead(status, { 'Content-Type': 'application/json', ...(status === 429 ? { 'Retry-After': '1' } : {}) });
+        res.end(JSON.stringify({ error: { message, type: status === 429 ? 'requests' : 'invalid_request_error', code: null } }));
         return;
       }
       if (req.method === 'POST' && req.url === '/v1/chat/completions') return chat(res, body, fault);
@@ -96,26 +97,31 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     });
   });
 
+  /** Each event is flushed before the next, as a live model's are, so a `break_mid_stream` comes after text reached the client. */
   function chat(res: http.ServerResponse, body: any, fault: Fault): void {
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
     const base = { id: 'chatcmpl-local', object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: body?.model ?? 'x' };
+    const write = (text: string) => new Promise<void>((resolve) => res.write(text, () => resolve()));
     const send = (delta: object, finish: string | null = null) =>
-      res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`);
-    send({ role: 'assistant', content: '' });
-    const words = state.chatReply.match(/\S+\s*/g) ?? [];
-    for (let i = 0; i < words.length; i++) {
-      if (fault === 'break_mid_stream' && i === Math.ceil(words.length / 2)) {
-        res.socket?.destroy();
-        return;
+      write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`);
+    void (async () => {
+      await send({ role: 'assistant', content: '' });
+      const words = state.chatReply.match(/\S+\s*/g) ?? [];
+      for (let i = 0; i < words.length; i++) {
+        if (fault === 'break_mid_stream' && i === Math.ceil(words.length / 2)) {
+          res.socket?.destroy();
+          return;
+        }
+        await send({ content: words[i] });
+        if (res.destroyed) return;
       }
-      send({ content: words[i] });
-    }
-    if (state.chatEndCall) {
-      send({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'end_call', arguments: '' } }] });
-      send({}, 'tool_calls');
-    } else send({}, 'stop');
-    res.write('data: [DONE]\n\n');
-    res.end();
+      if (state.chatEndCall) {
+        await send({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'end_call', arguments: '' } }] });
+        await send({}, 'tool_calls');
+      } else await send({}, 'stop');
+      await write('data: [DONE]\n\n');
+      res.end();
+    })();
   }
 
   /**

@@ -1,6 +1,8 @@
 import { concatPcm } from '../audio/pcm.js';
 import { recognise, speech } from '../testing/audio.js';
 import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
+import { ttsStage } from '../testing/stages.js';
+import { retryPolicy } from '../providers/retry.js';
 import { ElevenLabsTts, type ElevenLabsTtsOptions } from './elevenlabs.js';
 
 let cloud: CloudStandIn;
@@ -11,7 +13,7 @@ afterAll(() => cloud.close());
 beforeEach(() => cloud.reset());
 
 const tts = (o: Partial<ElevenLabsTtsOptions> = {}) =>
-  new ElevenLabsTts({ baseUrl: cloud.url, apiKey: 'xi-local', voiceId: 'JBFqnCBsd6RMkjVDRZzb', speed: 1.1, timeoutMs: 5000, retries: 2, ...o });
+  new ElevenLabsTts({ baseUrl: cloud.url, apiKey: 'xi-local', voiceId: 'JBFqnCBsd6RMkjVDRZzb', speed: 1.1, timeoutMs: 5000, ...o });
 async function collect(it: AsyncIterable<Int16Array>, chunks: Int16Array[] = []): Promise<Int16Array> {
   for await (const c of it) chunks.push(c);
   return concatPcm(chunks);
@@ -44,36 +46,35 @@ describe('ElevenLabs streaming speech', () => {
     const whole = await collect(tts().synthesize('what amount', go()));
     cloud.requests.length = 0;
     cloud.faults = ['refuse', 'http_500'];
-    const retried = await collect(tts().synthesize('what amount', go()));
+    const retried = await ttsStage(tts(), 'what amount');
     expect(cloud.requests.length).toBe(3);
-    expect(retried).toEqual(whole);
+    expect(retried.error).toBeNull();
+    expect(retried.audio).toEqual(whole);
   });
 
-  it('does not repeat audio when the stream breaks after some was played: fails once, cleanly', async () => {
+  it('declares resume none: a stream broken after audio is not retried, nothing is repeated or spliced', async () => {
+    expect(tts().resume).toBe('none');
     const whole = await collect(tts().synthesize('what amount', go()));
     cloud.requests.length = 0;
     cloud.faults = ['break_mid_stream'];
-    const played: Int16Array[] = [];
-    await expect(collect(tts().synthesize('what amount', go()), played)).rejects.toMatchObject({
-      name: 'TtsError',
-      code: 'tts_unavailable',
-      message: expect.stringContaining('not retried'),
-    });
+    const r = await ttsStage(tts(), 'what amount');
+    expect(r.error).toMatchObject({ code: 'tts_stream_broken', fatal: true, message: expect.stringContaining('not retried') });
     expect(cloud.requests.length).toBe(1);
-    const heard = concatPcm(played);
-    expect(heard.length).toBeGreaterThan(0);
-    expect(heard.length).toBeLessThan(whole.length);
-    expect(heard).toEqual(whole.subarray(0, heard.length)); // each sample once, in order
+    expect(r.audio.length).toBeGreaterThan(0);
+    expect(r.audio.length).toBeLessThan(whole.length);
+    expect(r.audio).toEqual(whole.subarray(0, r.audio.length)); // each sample once, in order
   });
 
   it('fails with tts_unavailable once the retries are spent', async () => {
     cloud.fault = 'http_500';
-    await expect(collect(tts().synthesize('x', go()))).rejects.toMatchObject({ code: 'tts_unavailable', message: expect.stringContaining('failed after 3 attempts') });
+    expect((await ttsStage(tts(), 'x')).error).toMatchObject({ code: 'tts_unavailable', message: expect.stringContaining('failed after 3 attempts') });
     expect(cloud.requests.length).toBe(3);
   });
 
   it('fails at once with tts_auth on a rejected key', async () => {
-    await expect(collect(tts({ apiKey: 'xi-wrong' }).synthesize('x', go()))).rejects.toMatchObject({ code: 'tts_auth', message: expect.stringContaining('invalid_api_key') });
+    await expect(collect(tts({ apiKey: 'xi-wrong' }).synthesize('x', go()))).rejects.toMatchObject({ name: 'ProviderError', code: 'tts_auth', retryable: false, status: 401 });
+    cloud.requests.length = 0;
+    expect((await ttsStage(tts({ apiKey: 'xi-wrong' }), 'x')).error).toMatchObject({ code: 'tts_auth', message: expect.stringContaining('invalid_api_key') });
     expect(cloud.requests.length).toBe(1);
   });
 
@@ -83,9 +84,9 @@ describe('ElevenLabs streaming speech', () => {
     const port = (silent.address() as { port: number }).port;
     try {
       const started = Date.now();
-      await expect(collect(tts({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 300, retries: 1 }).synthesize('x', go()))).rejects.toMatchObject({
+      expect((await ttsStage(tts({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 300 }), 'x', retryPolicy(1))).error).toMatchObject({
         code: 'tts_unavailable',
-        message: expect.stringContaining('failed after 2 attempts'),
+        message: expect.stringMatching(/failed after 2 attempts: elevenlabs stream: no data for 300 ms/),
       });
       expect(Date.now() - started).toBeLessThan(3000);
     } finally {

@@ -1,7 +1,11 @@
 import { EspeakTts } from './espeak.js';
 import { concatPcm } from '../audio/pcm.js';
 import { resample } from '../audio/resample.js';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { recognise } from '../testing/audio.js';
+import { ttsStage } from '../testing/stages.js';
 
 async function collect(it: AsyncIterable<Int16Array>): Promise<Int16Array[]> {
   const out: Int16Array[] = [];
@@ -42,5 +46,26 @@ describe('espeak-ng TTS', () => {
 
   it('reports a missing binary as a TTS error', async () => {
     await expect(collect(new EspeakTts({ binary: '/nonexistent/espeak' }).synthesize('hi', new AbortController().signal))).rejects.toMatchObject({ code: 'tts_unavailable' });
+  });
+
+  it('declares resume none: a failure after audio is final (run once, the audio heard stays, tts_failed)', async () => {
+    const tts = new EspeakTts();
+    expect(tts.resume).toBe('none');
+    const dir = mkdtempSync(path.join(tmpdir(), 'vp-espeak-'));
+    const runs = path.join(dir, 'runs');
+    const broken = path.join(dir, 'espeak-broken');
+    // Real espeak-ng output cut after 20000 bytes (header and some audio), then a failing exit.
+    writeFileSync(broken, `#!/bin/sh\necho run >> ${runs}\nespeak-ng "$@" | head -c 20000\nexit 3\n`);
+    chmodSync(broken, 0o755);
+    const r = await ttsStage(new EspeakTts({ binary: broken }), 'this is a long sentence that goes on and on for quite a while indeed');
+    expect(r.error).toMatchObject({ code: 'tts_failed', message: expect.stringContaining('exited with 3') });
+    expect(r.audio.length).toBeGreaterThan(1000);
+    expect(readFileSync(runs, 'utf8')).toBe('run\n');
+  });
+
+  it('a missing binary is not retried by the stage', async () => {
+    const r = await ttsStage(new EspeakTts({ binary: '/nonexistent/espeak' }), 'hi');
+    expect(r.error).toMatchObject({ code: 'tts_unavailable', message: expect.stringContaining('could not start') });
+    expect(r.error!.message).not.toContain('attempts');
   });
 });

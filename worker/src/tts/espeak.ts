@@ -1,10 +1,12 @@
 // Offline TTS with espeak-ng (Debian package). The WAV it writes on --stdout is streamed: audio is
 // yielded as espeak-ng produces it, and a barge-in kills the process. The process is started through
 // the worker's spawner (proc/spawner.ts), off the event loop that paces the calls' audio.
+// Resume: `none` (a local engine: a failure is final; the stage retries nothing it failed at).
 import { PcmBytes } from '../audio/pcm.js';
 import { parseWavHeader } from '../audio/wav.js';
 import { sharedSpawner, SpawnerError, type Spawner } from '../proc/spawner.js';
-import { TtsError, type TtsProvider } from './tts.js';
+import { ProviderError } from '../providers/errors.js';
+import type { TtsProvider } from './tts.js';
 
 export interface EspeakOptions {
   binary?: string;
@@ -23,6 +25,7 @@ const BASE_WPM = 160;
 export class EspeakTts implements TtsProvider {
   readonly name = 'espeak-ng';
   readonly sampleRate = ESPEAK_RATE;
+  readonly resume = 'none' as const;
   constructor(private readonly opts: EspeakOptions = {}) {}
 
   async *synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array> {
@@ -46,7 +49,7 @@ export class EspeakTts implements TtsProvider {
           const info = parseWavHeader(head);
           if (!info) continue;
           if (info.sampleRate !== ESPEAK_RATE || info.channels !== 1 || info.bitsPerSample !== 16) {
-            throw new TtsError('tts_failed', `espeak-ng wrote ${info.sampleRate} Hz ${info.channels} ch ${info.bitsPerSample} bit`);
+            throw new ProviderError('tts', 'failed', `espeak-ng wrote ${info.sampleRate} Hz ${info.channels} ch ${info.bitsPerSample} bit`);
           }
           dataStarted = true;
           bytes = head.subarray(info.dataOffset);
@@ -57,11 +60,11 @@ export class EspeakTts implements TtsProvider {
       const exit = await run.exited;
       exitedCleanly = true;
       if (signal.aborted) return;
-      if (exit.code !== 0) throw new TtsError('tts_failed', `espeak-ng exited with ${exit.code}: ${exit.stderr.slice(-200)}`);
+      if (exit.code !== 0) throw new ProviderError('tts', 'failed', `espeak-ng exited with ${exit.code}: ${exit.stderr.slice(-200)}`);
     } catch (err) {
       if (!(err instanceof SpawnerError)) throw err;
-      if (err.code === 'spawn_failed') throw new TtsError('tts_unavailable', `espeak-ng could not start: ${err.message}`);
-      throw new TtsError('tts_failed', `espeak-ng failed: ${err.message}`);
+      if (err.code === 'spawn_failed') throw new ProviderError('tts', 'unavailable', `espeak-ng could not start: ${err.message}`, { retryable: false });
+      throw new ProviderError('tts', 'failed', `espeak-ng failed: ${err.message}`);
     } finally {
       // The consumer stopped early (barge-in, error): the process must not run on.
       if (!exitedCleanly) run.kill();

@@ -14,6 +14,7 @@ class CountingTts implements TtsProvider {
   readonly inner = new EspeakTts();
   readonly name = this.inner.name;
   readonly sampleRate = this.inner.sampleRate;
+  readonly resume = this.inner.resume;
   readonly asked: string[] = [];
   readonly signals: AbortSignal[] = [];
   synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array> {

@@ -1,24 +1,36 @@
 // Text to speech. The processor speaks each sentence of the reply in order, converts the provider's
-// audio to the call's rate, and stops at once on barge-in.
+// audio to the call's rate, and stops at once on barge-in. Retries are the stage's (providers/retry.ts):
+// a provider makes one attempt per sentence and declares how a broken stream resumes.
 import { Resampler } from '../audio/resample.js';
 import type { Direction, Frame } from '../pipeline/frames.js';
 import { FrameProcessor } from '../pipeline/processor.js';
+import { asProviderError } from '../providers/errors.js';
+import { DEFAULT_RETRY, retryStream, type Resume, type RetryPolicy } from '../providers/retry.js';
 
 export interface TtsProvider {
   readonly name: string;
   /** Rate of the PCM16 mono chunks `synthesize` yields. */
   readonly sampleRate: number;
+  /**
+   * After audio was delivered a failure is final: a new request is a new rendition, never spliced into
+   * a sentence being heard. (`chars`, restarting at a character offset of the text, would need the
+   * provider's alignment of audio to text, which this interface does not carry yet.)
+   */
+  readonly resume: Extract<Resume, 'none'>;
+  /** ONE attempt: failures are ProviderErrors (stage `tts`); the stage retries. */
   synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array>;
 }
 
-export class TtsError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'TtsError';
+/** The provider's audio for `text` with the stage's retries, at the call's rate. */
+async function* speak(provider: TtsProvider, text: string, signal: AbortSignal, policy: RetryPolicy, callSampleRate: number): AsyncIterable<Int16Array> {
+  const resampler = new Resampler(provider.sampleRate, callSampleRate);
+  for await (const chunk of retryStream({ stage: 'tts', policy, resume: provider.resume, signal, attempt: () => provider.synthesize(text, signal) })) {
+    const pcm = resampler.push(chunk);
+    if (pcm.length) yield pcm;
   }
+  if (signal.aborted) return;
+  const tail = resampler.flush();
+  if (tail.length) yield tail;
 }
 
 /**
@@ -32,19 +44,16 @@ class PreparedSpeech {
   private wake: (() => void) | null = null;
   readonly abort = new AbortController();
 
-  constructor(provider: TtsProvider, text: string, callSampleRate: number) {
-    void this.fill(provider, text, new Resampler(provider.sampleRate, callSampleRate));
+  constructor(audio: (signal: AbortSignal) => AsyncIterable<Int16Array>) {
+    void this.fill(audio(this.abort.signal));
   }
 
-  private async fill(provider: TtsProvider, text: string, resampler: Resampler): Promise<void> {
+  private async fill(audio: AsyncIterable<Int16Array>): Promise<void> {
     try {
-      for await (const chunk of provider.synthesize(text, this.abort.signal)) {
-        const pcm = resampler.push(chunk);
-        if (pcm.length) this.chunks.push(pcm);
+      for await (const pcm of audio) {
+        this.chunks.push(pcm);
         this.notify();
       }
-      const tail = resampler.flush();
-      if (tail.length) this.chunks.push(tail);
     } catch (err) {
       this.error = err;
     }
@@ -80,25 +89,19 @@ export class TtsProcessor extends FrameProcessor {
   constructor(
     private readonly provider: TtsProvider,
     private readonly callSampleRate: number,
+    private readonly retry: RetryPolicy = DEFAULT_RETRY,
   ) {
     super('tts');
   }
 
   /** Starts synthesising `text` now; the text frame that later carries it plays this audio at once. */
   prepare(text: string): void {
-    if (!this.prepared.has(text)) this.prepared.set(text, new PreparedSpeech(this.provider, text, this.callSampleRate));
+    if (!this.prepared.has(text)) this.prepared.set(text, new PreparedSpeech((signal) => this.synthesize(text, signal)));
   }
 
-  /** The provider's audio for `text`, converted to the call's rate. */
-  private async *synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array> {
-    const resampler = new Resampler(this.provider.sampleRate, this.callSampleRate);
-    for await (const chunk of this.provider.synthesize(text, signal)) {
-      const pcm = resampler.push(chunk);
-      if (pcm.length) yield pcm;
-    }
-    if (signal.aborted) return;
-    const tail = resampler.flush();
-    if (tail.length) yield tail;
+  /** The provider's audio for `text`, with the stage's retries, converted to the call's rate. */
+  private synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array> {
+    return speak(this.provider, text, signal, this.retry, this.callSampleRate);
   }
 
   protected override async process(frame: Frame, dir: Direction): Promise<void> {
@@ -124,7 +127,7 @@ export class TtsProcessor extends FrameProcessor {
       }
     } catch (err) {
       if (abort.signal.aborted || this.cancelled) return;
-      this.pushError(err instanceof TtsError ? err.code : 'tts_failed', err, true);
+      this.pushError(asProviderError('tts', err).code, err, true);
     } finally {
       if (this.abort === abort) this.abort = null;
     }
