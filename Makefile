@@ -15,6 +15,7 @@ help:
 	@echo "make bench   run the benchmarks"
 	@echo "make setup   install Debian packages, pinned service builds and npm packages"
 	@echo "make kind-up   the chart on a local kind cluster (docs/kind.md); make kind-down removes it"
+	@echo "make test-k8s  the end-to-end suite on that cluster (tests/k8s)"
 
 setup:
 	@bash scripts/setup.sh
@@ -50,9 +51,16 @@ bench: build
 # builds helm; kind comes from `go install` into the cache). Not part of `make test`.
 KIND_CLUSTER ?= voice-platform
 export KIND_CLUSTER
-.PHONY: kind-up kind-down kind-images
+.PHONY: kind-up kind-down kind-images test-k8s
 kind-up: setup
 	@bash scripts/kind/up.sh
+
+# The end-to-end suite on that cluster (tests/k8s, docs/kind.md): kind-up, the test phone and Prometheus
+# images, then the steps in order. Not part of `make test` (about 15 minutes with a warm cluster).
+test-k8s: kind-up
+	@npx tsc -b tests
+	@bash scripts/kind/test-images.sh
+	@cd tests && NODE_OPTIONS=--experimental-vm-modules npx jest -c jest.k8s.config.js
 
 kind-images:
 	@bash scripts/kind/images.sh

@@ -24,20 +24,40 @@ else
   failed=$((failed + 1))
   printf '==> import circles FAILED: break each circle above (scripts/check-circles.js)\n'
 fi
+# Adds a suite's jest summary (in $log) to the totals; a suite that failed without one (a build error, a
+# crashed setup) still counts as a failure.
+tally() {
+  local rc="$1" line p f
+  line="$(grep -E '^Tests: ' "$log" | tail -n 1)"
+  p="$(sed -nE 's/.* ([0-9]+) passed.*/\1/p' <<<"$line")"
+  f="$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")"
+  passed=$((passed + ${p:-0}))
+  failed=$((failed + ${f:-0}))
+  if [ "$rc" -ne 0 ] && [ -z "$f" ]; then failed=$((failed + 1)); fi
+}
 for ws in $(node -p "require('./package.json').workspaces.join(' ')"); do
   if [ -z "$(node -p "(require('./$ws/package.json').scripts || {}).test || ''")" ]; then continue; fi
   printf '\n==> %s tests\n' "$ws"
   npm test --silent -w "$ws" 2>&1 | grep -v 'Unknown user config "nodedir"' | tee "$log"
   rc=${PIPESTATUS[0]}
   [ "$rc" -eq 0 ] || { status=1; printf '==> %s tests FAILED (exit %s)\n' "$ws" "$rc"; }
-  line="$(grep -E '^Tests: ' "$log" | tail -n 1)"
-  p="$(sed -nE 's/.* ([0-9]+) passed.*/\1/p' <<<"$line")"
-  f="$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")"
-  passed=$((passed + ${p:-0}))
-  failed=$((failed + ${f:-0}))
-  # A workspace that failed without a jest summary (a build error, a crashed setup) still counts.
-  if [ "$rc" -ne 0 ] && [ -z "$f" ]; then failed=$((failed + 1)); fi
+  tally "$rc"
 done
+# The chart on a kind cluster (make test-k8s, tests/k8s; docs/kind.md), where Docker runs. A cluster this
+# run created is deleted afterwards (one that was up already stays). VP_SKIP_K8S=1 leaves the step out.
+if [ -n "${VP_SKIP_K8S:-}" ]; then
+  printf '\n==> kind suite left out (VP_SKIP_K8S)\n'
+elif ! command -v docker >/dev/null; then
+  printf '\n==> kind suite: no Docker on this machine (make test-k8s needs docker, go or kind, helm)\n'
+else
+  printf '\n==> kind suite (make test-k8s)\n'
+  cluster_existed=""; if bash scripts/kind/exists.sh; then cluster_existed=1; fi
+  make --no-print-directory test-k8s 2>&1 | grep -v 'Unknown user config "nodedir"' | tee "$log"
+  rc=${PIPESTATUS[0]}
+  [ "$rc" -eq 0 ] || { status=1; printf '==> kind suite FAILED (exit %s)\n' "$rc"; }
+  tally "$rc"
+  if [ -z "$cluster_existed" ]; then make --no-print-directory kind-down >/dev/null 2>&1 || true; fi
+fi
 # Last: no log of the run may hold a secret (docs/design.md §2). Findings name file and line, redacted.
 printf '\n==> secrets in the logs\n'
 if node tests/dist/infra/src/scanLogs.js "$VP_LOG_DIR"; then

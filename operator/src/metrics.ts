@@ -20,7 +20,7 @@ export interface OperatorMetrics {
 export function createMetrics(registry = new Registry(), withDefaults = false): OperatorMetrics {
   if (withDefaults) collectDefaultMetrics({ register: registry, prefix: 'voice_operator_' });
   const fleet = ['namespace', 'fleet'] as const;
-  return {
+  const metrics: OperatorMetrics = {
     registry,
     reconcileDuration: new Histogram({
       name: 'voice_operator_reconcile_duration_seconds',
@@ -40,12 +40,22 @@ export function createMetrics(registry = new Registry(), withDefaults = false): 
     isLeader: new Gauge({ name: 'voice_operator_leader', help: '1 while this replica holds the leader Lease', registers: [registry] }),
     queueDepth: new Gauge({ name: 'voice_operator_queue_depth', help: 'Keys waiting in the work queue', registers: [registry] }),
   };
+  // Counters exist at 0 from the start, so rate() and the dashboard show a quiet operator, not no data.
+  for (const kind of ['fleet', 'bot']) metrics.reconcileErrors.inc({ kind }, 0);
+  return metrics;
+}
+
+/** A fleet's counters at 0 from its first pass (scrape failures, scale events each way). */
+export function initFleetCounters(metrics: OperatorMetrics, namespace: string, fleet: string): void {
+  metrics.scrapeFailures.inc({ namespace, fleet }, 0);
+  for (const direction of ['up', 'down']) metrics.scaleEvents.inc({ namespace, fleet, direction }, 0);
 }
 
 export function forgetFleet(metrics: OperatorMetrics, namespace: string, fleet: string): void {
-  for (const g of [metrics.fleetDesiredReplicas, metrics.fleetActualReplicas, metrics.fleetActiveCalls, metrics.fleetCapacity]) {
+  for (const g of [metrics.fleetDesiredReplicas, metrics.fleetActualReplicas, metrics.fleetActiveCalls, metrics.fleetCapacity, metrics.scrapeFailures]) {
     g.remove({ namespace, fleet });
   }
+  for (const direction of ['up', 'down']) metrics.scaleEvents.remove({ namespace, fleet, direction });
 }
 
 export function serveMetrics(

@@ -19,7 +19,7 @@ import {
   objectKey,
 } from '../kube.js';
 import { errorMessage } from '../log.js';
-import { forgetFleet } from '../metrics.js';
+import { forgetFleet, initFleetCounters } from '../metrics.js';
 import { decideScale, type ScaleDecision, type WorkerSample } from '../scaling.js';
 import { buildDeployment, buildPdb, buildService } from './resources.js';
 import { FLEET_PLURAL, type VoiceFleet } from './types.js';
@@ -97,6 +97,7 @@ export async function reconcileFleet(ctx: Context, namespace: string, name: stri
   const fleet: VoiceFleet = { ...cached, apiVersion: GROUP_VERSION, kind: 'VoiceFleet' };
   const uid = fleet.metadata!.uid!;
   const pods = fleetPods(ctx, namespace, name);
+  initFleetCounters(ctx.metrics, namespace, name);
   const samples = await Promise.all(pods.map((p) => sampleWorker(ctx, fleet, p)));
   const deployment = latestDeployment(ctx, key, ctx.caches.deployments.get(name, namespace));
   const currentReplicas = deployment?.spec?.replicas;

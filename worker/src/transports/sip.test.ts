@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY, fleetWorkerKey } from '@voice-platform/schemas';
-import { freePort, PHONE_NUMBERS, startProcess, waitUntil } from '@voice-platform/tests/infra';
+import { freePort, holdNumber, PHONE_NUMBERS, startProcess, waitUntil } from '@voice-platform/tests/infra';
 import { Redis } from 'ioredis';
 import { dispose } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
@@ -167,6 +167,17 @@ describe('a dial-out to a real SIP phone', () => {
     const call = await callUntil(callId, (c) => ['completed', 'failed'].includes(c.status), 'the end of the call', 30_000);
     expect(call).toMatchObject({ status: 'completed', end_reason: 'callee_hangup' });
     expect(Object.keys(call.status_times)).toContain('in_progress');
+    await slotFreed(callId);
+  });
+
+  it('a callee holding the line (the phone\'s +15005559SSS numbers) stays on for SSS seconds, then hangs up', async () => {
+    const callId = await dialout(holdNumber(4));
+    const call = await callUntil(callId, (c) => ['completed', 'failed'].includes(c.status), 'the end of the call', 30_000);
+    expect(call).toMatchObject({ status: 'completed', end_reason: 'callee_hangup' });
+    // Silence from the phone: the bot greets, and hears nothing to answer.
+    expect(call.transcript.map((t) => t.role)).toEqual(['bot']);
+    const heldMs = Date.parse(call.ended_at!) - Date.parse(call.status_times.in_progress!);
+    expect(heldMs).toBeGreaterThanOrEqual(3500);
     await slotFreed(callId);
   });
 
