@@ -16,45 +16,47 @@ const container = {
   volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
 };
 
-export const PHONE_SERVICE = `vp-phone.${ns}.svc.cluster.local`;
-
-export function phoneObjects(): object[] {
-  const labels = { app: 'vp-phone' };
+/** A one-replica Deployment and its Service (ports as given) of the suite's namespace. */
+function workload(name: string, podSpec: object, ports: Array<{ name: string; port: number; protocol?: string }>): object[] {
+  const labels = { app: name };
   return [
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
-      metadata: { name: 'vp-phone', namespace: ns, labels },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            // sipp plays its RTP (play_pcap_audio) through a raw socket: root with only CAP_NET_RAW.
-            securityContext: { runAsUser: 0, runAsGroup: 0, seccompProfile: { type: 'RuntimeDefault' } },
-            containers: [
-              {
-                ...container,
-                securityContext: { ...container.securityContext, capabilities: { drop: ['ALL'], add: ['NET_RAW'] } },
-                name: 'sipp',
-                image: 'voice-test-phone:dev',
-                env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
-                ports: [{ name: 'sip', containerPort: 5060, protocol: 'UDP' }],
-              },
-            ],
-            volumes: [{ name: 'tmp', emptyDir: {} }],
-          },
-        },
-      },
+      metadata: { name, namespace: ns, labels },
+      spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: podSpec } },
     },
     {
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: { name: 'vp-phone', namespace: ns, labels },
-      spec: { selector: labels, ports: [{ name: 'sip', port: 5060, targetPort: 'sip', protocol: 'UDP' }] },
+      metadata: { name, namespace: ns, labels },
+      spec: { selector: labels, ports: ports.map((p) => ({ ...p, targetPort: p.name })) },
     },
   ];
+}
+
+export const PHONE_SERVICE = `vp-phone.${ns}.svc.cluster.local`;
+
+export function phoneObjects(): object[] {
+  return workload(
+    'vp-phone',
+    {
+      // sipp plays its RTP (play_pcap_audio) through a raw socket: root with only CAP_NET_RAW.
+      securityContext: { runAsUser: 0, runAsGroup: 0, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [
+        {
+          ...container,
+          securityContext: { ...container.securityContext, capabilities: { drop: ['ALL'], add: ['NET_RAW'] } },
+          name: 'sipp',
+          image: 'voice-test-phone:dev',
+          env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+          ports: [{ name: 'sip', containerPort: 5060, protocol: 'UDP' }],
+        },
+      ],
+      volumes: [{ name: 'tmp', emptyDir: {} }],
+    },
+    [{ name: 'sip', port: 5060, protocol: 'UDP' }],
+  );
 }
 
 export interface ServiceMonitor {
@@ -112,7 +114,6 @@ export function prometheusConfig(monitors: ServiceMonitor[]): object {
 }
 
 export function prometheusObjects(monitors: ServiceMonitor[], rulesYaml: string): object[] {
-  const labels = { app: 'vp-prometheus' };
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'vp-prometheus', namespace: ns } },
     {
@@ -135,46 +136,32 @@ export function prometheusObjects(monitors: ServiceMonitor[], rulesYaml: string)
       data: { 'prometheus.yml': JSON.stringify(prometheusConfig(monitors), null, 2) },
     },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'vp-prometheus-rules', namespace: ns }, data: { 'voice-platform.yml': rulesYaml } },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'vp-prometheus', namespace: ns, labels },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            serviceAccountName: 'vp-prometheus',
-            securityContext: restricted,
-            containers: [
-              {
-                ...container,
-                name: 'prometheus',
-                image: 'voice-test-prometheus:dev',
-                ports: [{ name: 'http', containerPort: 9090 }],
-                readinessProbe: { httpGet: { path: '/-/ready', port: 'http' }, periodSeconds: 2 },
-                volumeMounts: [
-                  ...container.volumeMounts,
-                  { name: 'config', mountPath: '/etc/prometheus/config' },
-                  { name: 'rules', mountPath: '/etc/prometheus/rules' },
-                ],
-              },
-            ],
-            volumes: [
-              { name: 'tmp', emptyDir: {} },
-              { name: 'config', configMap: { name: 'vp-prometheus' } },
-              { name: 'rules', configMap: { name: 'vp-prometheus-rules' } },
+    ...workload(
+      'vp-prometheus',
+      {
+        serviceAccountName: 'vp-prometheus',
+        securityContext: restricted,
+        containers: [
+          {
+            ...container,
+            name: 'prometheus',
+            image: 'voice-test-prometheus:dev',
+            ports: [{ name: 'http', containerPort: 9090 }],
+            readinessProbe: { httpGet: { path: '/-/ready', port: 'http' }, periodSeconds: 2 },
+            volumeMounts: [
+              ...container.volumeMounts,
+              { name: 'config', mountPath: '/etc/prometheus/config' },
+              { name: 'rules', mountPath: '/etc/prometheus/rules' },
             ],
           },
-        },
+        ],
+        volumes: [
+          { name: 'tmp', emptyDir: {} },
+          { name: 'config', configMap: { name: 'vp-prometheus' } },
+          { name: 'rules', configMap: { name: 'vp-prometheus-rules' } },
+        ],
       },
-    },
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'vp-prometheus', namespace: ns, labels },
-      spec: { selector: labels, ports: [{ name: 'http', port: 9090, targetPort: 'http' }] },
-    },
+      [{ name: 'http', port: 9090 }],
+    ),
   ];
 }
