@@ -6,6 +6,9 @@ import type { Readable } from 'node:stream';
 import { Client } from 'minio';
 import { freePort } from '@voice-platform/tests/infra';
 import { CallRecorder, RecordingError, RecordingStore, recordingKey, saveRecording, sweepRecordings } from './recording.js';
+import { RecorderProcessor } from './recording/processor.js';
+import { Pipeline } from '../pipeline/pipeline.js';
+import { TransportInputProcessor, TransportOutputProcessor } from '../transports/io.js';
 
 const RATE = 16000;
 const tone = (samples: number, value: number) => new Int16Array(samples).fill(value);
@@ -49,6 +52,33 @@ describe('CallRecorder', () => {
     expect([left(16319), left(16320), left(16639), left(16640)]).toEqual([0, 300, 300, 0]);
     expect(right(RATE * 2 - 1)).toBe(0);
     expect(existsSync(rec.dir)).toBe(false);
+  });
+
+  it('records from the pipeline: caller frames after the transport input, paced bot frames before the transport output', async () => {
+    const rec = new CallRecorder(RATE, 1_000);
+    const input = new TransportInputProcessor(RATE);
+    const sent: number[] = [];
+    const pipeline = new Pipeline([
+      input,
+      new RecorderProcessor('user', () => rec),
+      new RecorderProcessor('bot', () => rec),
+      new TransportOutputProcessor({ sendAudio: (pcm) => sent.push(pcm.length), sendMessage: () => undefined, onEndCall: () => undefined }),
+    ]);
+    input.receive(tone(640, 100), 1_040); // one 40 ms chunk: two frames, placed together, ending at 40 ms
+    pipeline.push({ kind: 'bot_audio', pcm: tone(160, -200), sampleRate: RATE, atMs: 1_500 });
+    input.receive(tone(320, 300), 2_040);
+    await pipeline.idle();
+    pipeline.cancel('hangup'); // the last chunk goes in
+    const { stream } = await rec.finish(3_000);
+    const data = (await collect(stream)).subarray(44);
+    await rec.discard();
+
+    expect(sent).toEqual([160]);
+    const left = (i: number) => data.readInt16LE(i * 4);
+    const right = (i: number) => data.readInt16LE(i * 4 + 2);
+    expect([left(0), left(639), left(640), left(8000)]).toEqual([100, 100, 0, 0]);
+    expect([right(7999), right(8000), right(8159), right(8160)]).toEqual([0, -200, -200, 0]);
+    expect([left(16319), left(16320), left(16639), left(16640)]).toEqual([0, 300, 300, 0]);
   });
 
   it('keys recordings by the UTC day the call started', () => {

@@ -3,7 +3,6 @@
 // event, and nothing in one call can throw into another.
 import path from 'node:path';
 import { MAX_TRANSCRIPT_ENTRIES, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
-import { Rechunker, samplesFor } from '../audio/pcm.js';
 import type { BackendClient } from '../backend.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -15,9 +14,11 @@ import { SttProcessor } from '../stt/stt.js';
 import { TtsProcessor } from '../tts/tts.js';
 import { VadProcessor } from '../vad/vad.js';
 import { OutputProcessor, type TurnTiming } from '../transports/output.js';
+import { TransportInputProcessor, TransportOutputProcessor } from '../transports/io.js';
 import type { CallTransport, ServerMessage } from '../transports/transport.js';
 import { callEndFor, type CallEnd } from '../providers/errors.js';
 import { CallRecorder, RecordingError, recordingKey, saveRecording, type RecordingStore } from './recording.js';
+import { RecorderProcessor } from './recording/processor.js';
 
 export type EndStatus = 'completed' | 'failed';
 
@@ -50,12 +51,10 @@ export interface CallResult {
   recordingError: string | null;
 }
 
-const AUDIO_FRAME_MS = 20;
-
 export class CallSession {
   readonly callId: string;
   private pipeline: Pipeline | null = null;
-  private output: OutputProcessor | null = null;
+  private input: TransportInputProcessor | null = null;
   private transport: CallTransport | null = null;
   private preparing: Promise<void> | null = null;
   private recorder: CallRecorder | null = null;
@@ -65,7 +64,6 @@ export class CallSession {
   /** When the caller's audio last arrived (performance.now()); frames of silence count, only no frames is idle. */
   private lastAudioAt = 0;
   private ended = false;
-  private readonly chunker: Rechunker;
   private readonly log: Logger;
   readonly turns: TurnTiming[] = [];
   /** Final transcripts in order, reported with the call's end. */
@@ -81,7 +79,6 @@ export class CallSession {
   ) {
     this.callId = config.call!.id;
     this.log = deps.logger.child({ call_id: this.callId, bot_id: config.bot.id });
-    this.chunker = new Rechunker(samplesFor(AUDIO_FRAME_MS, deps.sampleRate));
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
 
@@ -90,9 +87,9 @@ export class CallSession {
   }
 
   /**
-   * Everything that needs no caller: the providers' sessions and the pipeline, and the greeting's first
-   * sentence synthesised ahead (a dial-out does this before it dials, so the callee hears the bot as soon
-   * as they answer). A provider refusing the call fails here, before anyone's phone rings.
+   * Everything that needs no caller: the pipeline, started (its start frame opens the providers' sessions),
+   * and the greeting's first sentence synthesised ahead (a dial-out does this before it dials, so the callee
+   * hears the bot as soon as they answer). A provider refusing the call fails here, before anyone's phone rings.
    */
   prepare(): Promise<void> {
     this.preparing ??= this.build();
@@ -108,19 +105,10 @@ export class CallSession {
     const { bot } = this.config;
     const rate = this.deps.sampleRate;
     const stt = new SttProcessor(this.providers.stt, rate, this.providers.retry);
-    await stt.open();
     const tts = new TtsProcessor(this.providers.tts, rate, this.providers.retry);
-    const first = sentencesOf(bot.greeting.trim())[0];
-    if (first) tts.prepare(first);
     const o = this.deps.observer;
-    this.output = new OutputProcessor(rate, {
-      sendAudio: (pcm, atMs) => {
-        this.recorder?.writeBot(pcm, atMs);
-        this.transport?.sendAudio(pcm);
-      },
-      sendMessage: (msg) => this.toCaller(msg),
-      onEndCall: () => void this.end(END_REASONS.botHangup, 'completed'),
-      onInterrupt: () => this.transport?.interrupt?.(),
+    this.input = new TransportInputProcessor(rate);
+    const output = new OutputProcessor(rate, {
       onTurn: (t) => {
         this.turns.push(t);
         this.deps.metrics.turnLatency.observe(t.latencyMs / 1000);
@@ -130,16 +118,35 @@ export class CallSession {
       onProviderTime: (stage, provider, ms) => this.deps.metrics.providerLatency.observe({ stage, provider }, ms / 1000),
       onFrameGap: (ms) => o?.onFrameGap?.(ms),
     });
+    // The call's processors in order; the README's frame map shows the same list.
     this.pipeline = new Pipeline(
       [
+        this.input,
+        new RecorderProcessor('user', () => this.recorder),
         new VadProcessor(this.providers.vad, rate, { endOfTurnSilenceMs: bot.turn_detection?.end_of_turn_silence_ms ?? 700 }),
         stt,
         new LlmProcessor(this.providers.llm, bot.prompt, this.providers.retry),
         tts,
-        this.output,
+        output,
+        new RecorderProcessor('bot', () => this.recorder),
+        new TransportOutputProcessor({
+          sendAudio: (pcm) => this.transport?.sendAudio(pcm),
+          sendMessage: (msg) => this.toCaller(msg),
+          interrupt: () => this.transport?.interrupt?.(),
+          onEndCall: () => void this.end(END_REASONS.botHangup, 'completed'),
+        }),
       ],
       { upstream: (f) => this.onUpstream(f) },
     );
+    // The start frame opens the stages' provider sessions (the STT's); a refusal fails the call here.
+    try {
+      await this.pipeline.start();
+    } catch (err) {
+      this.pipeline.cancel('not_started');
+      throw err;
+    }
+    const first = sentencesOf(bot.greeting.trim())[0];
+    if (first) tts.prepare(first);
   }
 
   /** The caller is there (connected, or the callee answered): the call runs on `transport`. */
@@ -187,11 +194,10 @@ export class CallSession {
   }
 
   private onAudio(pcm: Int16Array): void {
-    if (this.ended || !this.pipeline) return;
+    if (this.ended || !this.input) return;
     const now = performance.now();
     this.lastAudioAt = now;
-    this.recorder?.writeUser(pcm, now);
-    for (const frame of this.chunker.push(pcm)) this.pipeline.push({ kind: 'audio_in', pcm: frame, sampleRate: this.deps.sampleRate, atMs: now });
+    this.input.receive(pcm, now);
   }
 
   private onUpstream(frame: Frame): void {

@@ -1,13 +1,22 @@
 // Typed frames: everything that moves through a call's pipeline. System frames (interruption,
 // speech start, errors, cancel) overtake queued data so a barge-in is never stuck behind audio.
+import type { ServerMessage } from '../transports/transport.js';
 
 export type Role = 'user' | 'bot';
 
 export type Frame =
+  /** Opens the services: the stages open their providers' sessions; it leaves the pipeline once all are open. */
+  | { kind: 'start' }
   /** Caller audio at the call's sample rate; `atMs` is when it arrived (performance.now()). */
   | { kind: 'audio_in'; pcm: Int16Array; sampleRate: number; atMs: number }
-  /** Bot audio at the call's sample rate, ready for the transport. */
+  /** Bot audio at the call's sample rate, for the output's pacing. */
   | { kind: 'audio_out'; pcm: Int16Array; sampleRate: number }
+  /** Bot audio leaving for the transport, paced: one frame, sent at `atMs` (performance.now()). */
+  | { kind: 'bot_audio'; pcm: Int16Array; sampleRate: number; atMs: number }
+  /** A message for the caller (transcripts), in step with the bot audio around it. */
+  | { kind: 'transport_message'; msg: ServerMessage }
+  /** The reply that ends the call has been spoken in full. */
+  | { kind: 'end_call' }
   | { kind: 'user_started_speaking'; atMs: number }
   /** End of the user's turn: `speechEndAtMs` is the end of the last voiced frame. */
   | { kind: 'user_stopped_speaking'; atMs: number; speechEndAtMs: number; silenceMs: number }
@@ -22,8 +31,8 @@ export type Frame =
   | { kind: 'provider_time'; stage: 'stt' | 'llm' | 'tts'; provider: string; ms: number }
   /** Barge-in: drop queued bot output and stop generating it. */
   | { kind: 'interruption' }
-  /** Errors travel as frames; `fatal` ends the call, otherwise the call goes on. */
-  | { kind: 'error'; code: string; message: string; fatal: boolean; source: string }
+  /** Errors travel as frames; `fatal` ends the call, otherwise the call goes on. `cause`: the error itself, when a start failed. */
+  | { kind: 'error'; code: string; message: string; fatal: boolean; source: string; cause?: unknown }
   /** Stop everything now (hang-up, time limit). */
   | { kind: 'cancel'; reason: string };
 

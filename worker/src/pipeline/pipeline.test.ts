@@ -1,4 +1,4 @@
-import type { Direction, Frame } from './frames.js';
+import { errorFrame, type Direction, type Frame } from './frames.js';
 import { FrameProcessor } from './processor.js';
 import { Pipeline } from './pipeline.js';
 
@@ -29,6 +29,18 @@ class Thrower extends FrameProcessor {
   protected override async process(frame: Frame, dir: Direction): Promise<void> {
     if (frame.kind === 'text' && frame.text === 'boom') throw new Error('provider exploded');
     this.push(frame, dir);
+  }
+}
+
+/** Opens its service on the start frame, and fails to. */
+class Opener extends FrameProcessor {
+  constructor(private readonly refusal: Error) {
+    super('opener');
+  }
+  protected override async process(frame: Frame, dir: Direction): Promise<void> {
+    if (frame.kind !== 'start') return this.push(frame, dir);
+    await new Promise((r) => setImmediate(r));
+    this.push({ ...errorFrame(this.name, 'opener_failed', this.refusal), cause: this.refusal }, 'upstream');
   }
 }
 
@@ -71,6 +83,19 @@ describe('Pipeline', () => {
       'text:first',
       'transcript:kept',
     ]);
+  });
+
+  it('start resolves once the start frame passed every processor, and rejects with the error of one that could not open', async () => {
+    const out: Frame[] = [];
+    await new Pipeline([new Thrower(), new Thrower()], { downstream: (f) => out.push(f) }).start();
+    expect(out).toEqual([{ kind: 'start' }]);
+
+    const up: Frame[] = [];
+    const refusal = new Error('no key');
+    const p = new Pipeline([new Opener(refusal), new Thrower()], { downstream: (f) => out.push(f), upstream: (f) => up.push(f) });
+    await expect(p.start()).rejects.toBe(refusal);
+    expect(out).toHaveLength(1);
+    expect(up).toEqual([]); // a start that failed is the caller's refusal, not an error of the call
   });
 
   it('cancel stops every processor and drops what is queued', async () => {

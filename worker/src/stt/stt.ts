@@ -3,7 +3,7 @@
 // Streaming providers may also report interim hypotheses and failures as they happen through an
 // optional listener; a batch provider ignores it.
 import { Resampler } from '../audio/resample.js';
-import type { Direction, Frame } from '../pipeline/frames.js';
+import { errorFrame, type Direction, type Frame } from '../pipeline/frames.js';
 import { FrameProcessor } from '../pipeline/processor.js';
 import { asProviderError, ProviderError } from '../providers/errors.js';
 import { DEFAULT_RETRY, openWithRetries, type RetryPolicy } from '../providers/retry.js';
@@ -191,7 +191,7 @@ export class SttProcessor extends FrameProcessor {
     this.resampler = new Resampler(callSampleRate, provider.sampleRate);
   }
 
-  /** Opens the provider's session for this call (before the pipeline runs: a refusal fails the call's start). */
+  /** Opens the provider's session for this call (the start frame does, before the call runs: a refusal fails the call's start). */
   async open(): Promise<SttSession> {
     this.session = await openSttSession(this.provider, {
       // Interims go downstream as non-final transcripts: the caller sees them, the LLM ignores them.
@@ -205,6 +205,17 @@ export class SttProcessor extends FrameProcessor {
   }
 
   protected override async process(frame: Frame, dir: Direction): Promise<void> {
+    if (frame.kind === 'start' && dir === 'downstream') {
+      try {
+        await this.open();
+      } catch (err) {
+        // The start stops here: the pipeline's start rejects with this error.
+        this.push({ ...errorFrame(this.name, asProviderError('stt', err).code, err, true), cause: err }, 'upstream');
+        return;
+      }
+      this.push(frame, dir);
+      return;
+    }
     const session = this.session;
     if (!session) throw new Error('stt: session not open');
     if (frame.kind === 'audio_in') {

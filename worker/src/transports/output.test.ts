@@ -8,6 +8,7 @@ import { VadProcessor } from '../vad/vad.js';
 import { createWebRtcVad } from '../vad/webrtc.js';
 import type { ServerMessage } from './transport.js';
 import { OutputProcessor } from './output.js';
+import { TransportOutputProcessor } from './io.js';
 
 const RATE = 16000;
 
@@ -17,12 +18,13 @@ async function botPipeline() {
   const messages: ServerMessage[] = [];
   let interruptedAtFrame = -1;
   let ended = 0;
-  const output = new OutputProcessor(RATE, {
-    sendAudio: (_pcm, atMs) => sent.push({ atMs }),
+  const output = new OutputProcessor(RATE);
+  const transportOut = new TransportOutputProcessor({
+    sendAudio: () => sent.push({ atMs: performance.now() }),
     sendMessage: (m) => messages.push(m),
     onEndCall: () => ended++,
   });
-  const pipeline = new Pipeline([new VadProcessor(await createWebRtcVad(), RATE, { endOfTurnSilenceMs: 500 }), new TtsProcessor(new EspeakTts(), RATE), output], {
+  const pipeline = new Pipeline([new VadProcessor(await createWebRtcVad(), RATE, { endOfTurnSilenceMs: 500 }), new TtsProcessor(new EspeakTts(), RATE), output, transportOut], {
     downstream: (f: Frame) => {
       if (f.kind === 'interruption') interruptedAtFrame = sent.length;
     },

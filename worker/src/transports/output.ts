@@ -1,6 +1,7 @@
-// The last processor: bot audio goes out in real time, one frame per tick, so a barge-in can drop
+// The output's pacing: bot audio goes out in real time, one frame per tick, so a barge-in can drop
 // everything not yet sent (the caller hears at most one more frame) and the transport never buffers
-// seconds of speech. Bot transcripts and the end-of-call marker leave in step with the audio.
+// seconds of speech. Bot transcripts and the end-of-call marker leave in step with the audio, as frames
+// (`bot_audio`, `transport_message`, `end_call`) for the bot's recorder and the transport output.
 import { Rechunker, samplesFor } from '../audio/pcm.js';
 import type { Direction, Frame } from '../pipeline/frames.js';
 import { FrameProcessor } from '../pipeline/processor.js';
@@ -17,17 +18,11 @@ export interface TurnTiming {
   overheadMs: number;
 }
 
-export interface OutputSink {
-  sendAudio(pcm: Int16Array, atMs: number): void;
-  sendMessage(msg: ServerMessage): void;
-  /** The reply that ends the call has been spoken in full. */
-  onEndCall(): void;
+export interface OutputEvents {
   onTurn?(t: TurnTiming): void;
   onProviderTime?(stage: string, provider: string, ms: number): void;
   /** Time between two frames of one stretch of speech (jitter of the pacing). */
   onFrameGap?(ms: number): void;
-  /** Queued bot audio was dropped (barge-in): the transport drops what it still buffers. */
-  onInterrupt?(): void;
 }
 
 type Item = { t: 'audio'; pcm: Int16Array } | { t: 'msg'; msg: ServerMessage } | { t: 'end' };
@@ -46,8 +41,8 @@ export class OutputProcessor extends FrameProcessor {
   framesSent = 0;
 
   constructor(
-    sampleRate: number,
-    private readonly sink: OutputSink,
+    private readonly sampleRate: number,
+    private readonly sink: OutputEvents = {},
   ) {
     super('output');
     this.chunker = new Rechunker(samplesFor(this.frameMs, sampleRate));
@@ -64,7 +59,7 @@ export class OutputProcessor extends FrameProcessor {
         for (const pcm of this.chunker.push(frame.pcm)) this.enqueue({ t: 'audio', pcm });
         return;
       case 'transcript':
-        if (frame.role === 'user') this.sink.sendMessage({ type: 'transcript', role: 'user', text: frame.text, final: frame.final });
+        if (frame.role === 'user') this.message({ type: 'transcript', role: 'user', text: frame.text, final: frame.final });
         else this.enqueue({ t: 'msg', msg: { type: 'transcript', role: 'bot', text: frame.text, final: frame.final } });
         return;
       case 'response_end':
@@ -85,7 +80,10 @@ export class OutputProcessor extends FrameProcessor {
 
   protected override onInterrupt(): void {
     this.clear();
-    this.sink.onInterrupt?.();
+  }
+
+  private message(msg: ServerMessage): void {
+    this.push({ kind: 'transport_message', msg });
   }
 
   protected override onCancel(): void {
@@ -121,8 +119,8 @@ export class OutputProcessor extends FrameProcessor {
     const due = Math.floor((now - this.anchorMs) / this.frameMs) + 1 + this.leadFrames;
     while (this.outQueue.length && (this.outQueue[0]!.t !== 'audio' || this.sentInSpurt < due)) {
       const item = this.outQueue.shift()!;
-      if (item.t === 'msg') this.sink.sendMessage(item.msg);
-      else if (item.t === 'end') this.sink.onEndCall();
+      if (item.t === 'msg') this.message(item.msg);
+      else if (item.t === 'end') this.push({ kind: 'end_call' });
       else this.sendFrame(item.pcm, now);
     }
     if (!this.outQueue.length) return;
@@ -139,7 +137,7 @@ export class OutputProcessor extends FrameProcessor {
     this.lastSentMs = now;
     this.sentInSpurt++;
     this.framesSent++;
-    this.sink.sendAudio(pcm, now);
+    this.push({ kind: 'bot_audio', pcm, sampleRate: this.sampleRate, atMs: now });
     if (this.turn) {
       const latencyMs = now - this.turn.speechEndAtMs;
       this.sink.onTurn?.({
