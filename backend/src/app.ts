@@ -14,7 +14,7 @@ import { apiKeyRoutes } from './apiKeys/routes.js';
 import { botRoutes } from './bots/routes.js';
 import { dialoutRoutes } from './dialout/routes.js';
 import { callRoutes } from './calls/routes.js';
-import { configRoutes } from './config/routes.js';
+import { configRoutes } from './runtimeConfig/routes.js';
 import { trunkRoutes } from './trunks/routes.js';
 import { inboundNumberRoutes } from './inbound/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';

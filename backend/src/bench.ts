@@ -210,7 +210,7 @@ async function main(): Promise<void> {
     const stopHeartbeat = heartbeatForBench(beatRedis);
 
     // The raw operations, in the order the endpoints make them (keep in step with dialout/routes.ts and
-    // config/routes.ts; the round-trip lines below show both, counted, so a drift is visible).
+    // runtimeConfig/routes.ts; the round-trip lines below show both, counted, so a drift is visible).
     // With the replica's cache warm (cache.ts), a dial-out reads no document: its key, bot and trunk come
     // from memory under the epoch it reads from Redis first.
     const keyDoc = await db.collection(COLLECTIONS.apiKeys).findOne({ key_hash: hashApiKey(apiKey) });

@@ -3,7 +3,7 @@
 import type { Context, Next } from 'koa';
 import { apiError } from './errors.js';
 
-export const BODY_LIMIT_BYTES = 64 * 1024;
+const BODY_LIMIT_BYTES = 64 * 1024;
 
 export async function readRaw(ctx: Context): Promise<Buffer> {
   const declared = Number(ctx.request.get('Content-Length') || NaN);

@@ -29,7 +29,7 @@ async function retry<T>(store: 'mongodb' | 'redis', timeoutSeconds: number, logg
 }
 
 /** The store timeouts of settings.ts: they bound how long a request can wait on a store that is gone. */
-export type StoreTimeouts = Pick<Settings, 'MONGODB_SERVER_SELECTION_TIMEOUT_MS' | 'MONGODB_SOCKET_TIMEOUT_MS' | 'REDIS_COMMAND_TIMEOUT_MS'>;
+type StoreTimeouts = Pick<Settings, 'MONGODB_SERVER_SELECTION_TIMEOUT_MS' | 'MONGODB_SOCKET_TIMEOUT_MS' | 'REDIS_COMMAND_TIMEOUT_MS'>;
 
 /**
  * A MongoDB client whose operations fail (the API answers 503) instead of waiting for a server that is

@@ -21,7 +21,7 @@ export class ApiError extends Error {
   }
 }
 
-export interface ApiErrorOptions {
+interface ApiErrorOptions {
   /** Else the catalogue's message of the code. */
   message?: string;
   details?: unknown;

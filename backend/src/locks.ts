@@ -8,7 +8,7 @@ import { apiError } from './errors.js';
 
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
-export interface LockOptions {
+interface LockOptions {
   /** The lock frees itself after this long if its holder dies. */
   ttlMs?: number;
   /** How long to wait for a busy lock before answering 409 `conflict`. */

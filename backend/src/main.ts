@@ -5,7 +5,7 @@
 // the server, wait for in-flight requests, then the store clients.
 import http from 'node:http';
 import { createApp, createProbeApp } from './app.js';
-import { createSweeper } from './dialler/sweeper.js';
+import { createSweeper } from './calls/sweeper.js';
 import { createWebhookDeliverer } from './webhooks/deliverer.js';
 import { createCampaignDialler } from './campaigns/dialler.js';
 import { loadSettings, SettingsError, type Settings } from './settings.js';

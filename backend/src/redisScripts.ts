@@ -97,7 +97,7 @@ function scripts(redis: Redis): ScriptRedis {
   return r;
 }
 
-export interface Reservation {
+interface Reservation {
   reserved: boolean;
   liveWorkers: number;
   free: number;

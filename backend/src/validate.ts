@@ -3,6 +3,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import dependentRequiredModule from 'ajv/dist/vocabularies/validation/dependentRequired.js';
 import type { TSchema, Static } from '@sinclair/typebox';
+import { CURSOR_PATTERN } from '@voice-platform/schemas';
 import { apiError } from './errors.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -95,4 +96,38 @@ export function check<T extends TSchema>(schema: T, value: unknown): Static<T> {
   const fn = compiled(schema);
   if (!fn(value)) throw apiError('validation_failed', { details: fieldProblems(fn.errors) });
   return value as Static<T>;
+}
+
+const cursorText = new RegExp(CURSOR_PATTERN);
+
+/**
+ * A list's query string: `limit` (1–100, default 50), `cursor` (`<ms>.<id>`, a `next_cursor`) and the
+ * named filters, each given once and non-empty; any other parameter is refused. `filterProblems` checks
+ * the filters' values, so that every problem is reported at once (422 `validation_failed`).
+ */
+export function pageQuery(
+  query: Readonly<Record<string, string | string[] | undefined>>,
+  filters: string[] = [],
+  filterProblems: (values: Record<string, string>) => FieldProblem[] = () => [],
+): { limit: number; after: { t: Date; id: string } | null; values: Record<string, string> } {
+  const problems: FieldProblem[] = [];
+  const known = new Set(['limit', 'cursor', ...filters]);
+  for (const name of Object.keys(query)) if (!known.has(name)) problems.push({ field: name, message: 'is not a known parameter' });
+  const values: Record<string, string> = {};
+  for (const name of known) {
+    const v = query[name];
+    if (v === undefined) continue;
+    if (typeof v !== 'string' || v === '') problems.push({ field: name, message: 'must be given once, non-empty' });
+    else values[name] = v;
+  }
+  const limitRaw = values.limit;
+  const limit = limitRaw === undefined ? 50 : Number(limitRaw);
+  if (limitRaw !== undefined && (!/^[0-9]+$/.test(limitRaw) || limit < 1 || limit > 100)) problems.push({ field: 'limit', message: 'must be an integer from 1 to 100' });
+  const cursor = values.cursor;
+  if (cursor !== undefined && !cursorText.test(cursor)) problems.push({ field: 'cursor', message: 'is not a cursor from next_cursor' });
+  problems.push(...filterProblems(values));
+  if (problems.length) throw apiError('validation_failed', { details: problems });
+  if (!cursor) return { limit, after: null, values };
+  const dot = cursor.indexOf('.');
+  return { limit, after: { t: new Date(Number(cursor.slice(0, dot))), id: cursor.slice(dot + 1) }, values };
 }

@@ -14,7 +14,7 @@ import { ErrorResponse, parseErrorBody } from '@voice-platform/schemas/errors.js
 import { readableMessage } from './errorMessage.js';
 import { detailFieldErrors, type FieldErrors } from './validation.js';
 
-export const API_URL: string = (import.meta.env.VITE_API_URL as string | undefined)?.replace(/\/+$/, '') ?? 'http://127.0.0.1:8080';
+const API_URL: string = (import.meta.env.VITE_API_URL as string | undefined)?.replace(/\/+$/, '') ?? 'http://127.0.0.1:8080';
 
 /** An error answer (or no answer: status 0), its message made readable (errorMessage.ts). */
 export class ApiError extends ErrorResponse {
@@ -78,7 +78,7 @@ export interface DncEntry {
   created_at: string;
 }
 
-export interface CallFilters {
+interface CallFilters {
   status?: CallStatus | '';
   bot_id?: string;
   cursor?: string;

@@ -2,7 +2,7 @@
 // the shared schema reports them ("Must be a number.") exactly like the backend would.
 import { BOT_DEFAULTS, type Bot, type BotCreate, type BotTool } from '@voice-platform/schemas/bot.js';
 
-export interface IntentForm {
+interface IntentForm {
   name: string;
   examples: string; // one phrase per line
   reply: string;
@@ -10,7 +10,7 @@ export interface IntentForm {
 }
 
 /** A tool as edited: `parameters` is the JSON text of its JSON Schema ('' for none). */
-export interface ToolForm {
+interface ToolForm {
   name: string;
   description: string;
   parameters: string;

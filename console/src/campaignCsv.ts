@@ -16,7 +16,7 @@ export class CsvError extends Error {
 }
 
 /** One data row: its cells and the file line it starts on (1-based; the header is line 1 in most files). */
-export interface CsvRow {
+interface CsvRow {
   line: number;
   cells: string[];
 }
@@ -125,7 +125,7 @@ export const csvField = (s: string): string => (/[",\r\n]/.test(s) ? `"${s.repla
 const csvLine = (cells: string[]) => cells.map(csvField).join(',');
 
 /** A bad row, by the line of the file it starts on. */
-export interface RowProblem {
+interface RowProblem {
   line: number;
   to_number: string;
   field: string;
@@ -133,12 +133,12 @@ export interface RowProblem {
 }
 
 /** One upload body and, for each of its data rows, the file line and number it came from. */
-export interface UploadChunk {
+interface UploadChunk {
   csv: string;
   rows: Array<{ line: number; to_number: string }>;
 }
 
-export interface PreparedUpload {
+interface PreparedUpload {
   chunks: UploadChunk[];
   /** Rows not sent: the backend would take them wrongly or refuse the whole body for them. */
   problems: RowProblem[];

@@ -11,7 +11,7 @@ export interface PollerEnv {
   onVisibilityChange(fn: () => void): () => void;
 }
 
-export const browserEnv = (): PollerEnv => ({
+const browserEnv = (): PollerEnv => ({
   now: () => Date.now(),
   setTimeout: (fn, ms) => window.setTimeout(fn, ms),
   clearTimeout: (h) => window.clearTimeout(h as number),

@@ -1,7 +1,7 @@
 // History API routing. `matchRoute` is pure (unit-tested); `navigate` and `startRouter` touch the
 // browser. Links are plain <a href>: one document-level click handler turns them into pushState.
 
-export type RouteName = 'login' | 'dashboard' | 'apiKeys' | 'bots' | 'botNew' | 'botEdit' | 'botTestCall' | 'calls' | 'callDetail' | 'trunks' | 'inboundNumbers' | 'webhooks' | 'dnc' | 'campaigns' | 'campaignDetail' | 'notFound';
+type RouteName = 'login' | 'dashboard' | 'apiKeys' | 'bots' | 'botNew' | 'botEdit' | 'botTestCall' | 'calls' | 'callDetail' | 'trunks' | 'inboundNumbers' | 'webhooks' | 'dnc' | 'campaigns' | 'campaignDetail' | 'notFound';
 
 export interface Route {
   name: RouteName;

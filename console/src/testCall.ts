@@ -14,9 +14,9 @@ export const EVENTS_TOPIC = 'events';
 /** The worker's identity in the call's room. */
 export const BOT_IDENTITY = 'bot';
 
-export type Phase = 'idle' | 'starting' | 'waiting' | 'live' | 'ended' | 'failed';
+type Phase = 'idle' | 'starting' | 'waiting' | 'live' | 'ended' | 'failed';
 
-export interface TranscriptLine {
+interface TranscriptLine {
   id: number;
   role: 'user' | 'bot';
   text: string;
@@ -63,7 +63,7 @@ export const initialState = (): CallState => ({
 
 export const NO_CAPACITY_MESSAGE = 'No voice worker is free right now; try again in a moment.';
 export const MIC_DENIED_MESSAGE = 'The browser did not allow the microphone. Allow microphone access for this site and start the test call again.';
-export const NO_MIC_MESSAGE = 'No microphone was found. Connect one and start the test call again.';
+const NO_MIC_MESSAGE = 'No microphone was found. Connect one and start the test call again.';
 export const CONNECTION_LOST_MESSAGE = 'The connection to the call was lost. The call has ended.';
 
 /** A data message as a CallEvent; anything else (other topics' shapes, bad JSON) is null. */

@@ -5,7 +5,7 @@ import addFormatsModule from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { ApiKeyCreate, ApiKeyUpdate } from '@voice-platform/schemas/apiKeys.js';
 import { BotCreate, VARIABLE_NAME_PATTERN, type BotCreate as BotCreateT } from '@voice-platform/schemas/bot.js';
-import { placeholders } from '@voice-platform/schemas/templates.js';
+import { templateProblems } from '@voice-platform/schemas/templates.js';
 import { PHONE_NUMBER_PATTERN } from '@voice-platform/schemas/formats.js';
 import { OutboundTrunkCreate, OutboundTrunkUpdate, TRUNK_ADDRESS_PATTERN } from '@voice-platform/schemas/trunks.js';
 import { InboundNumberCreate, InboundNumberUpdate, IP_OR_CIDR_PATTERN } from '@voice-platform/schemas/inbound.js';
@@ -82,7 +82,7 @@ export function friendlyMessage(e: Pick<ErrorObject, 'keyword' | 'params' | 'mes
 }
 
 /** Schema errors → field errors, keeping the first (most specific) message per field; union noise dropped. */
-export function schemaFieldErrors(errors: ErrorObject[] | null | undefined): FieldErrors {
+function schemaFieldErrors(errors: ErrorObject[] | null | undefined): FieldErrors {
   const out: FieldErrors = {};
   for (const e of errors ?? []) {
     if (e.keyword === 'anyOf' || e.keyword === 'oneOf') continue;
@@ -136,29 +136,14 @@ function validateApiKeyBody(schema: TSchema, body: { expires_at?: string | null 
 
 
 
-/** The bot body against BotCreate, then the backend's template rules (declared once, placeholders declared). */
+/** The bot body against BotCreate, then the shared template rules (schemas/src/templates.ts), as the backend. */
 export function validateBot(body: BotCreateT): FieldErrors {
   const fn = compiled(BotCreate);
   // As the backend does: template rules only once the shape is valid (a misnamed variable would
   // otherwise also flag every template that uses it).
   if (!fn(body)) return schemaFieldErrors(fn.errors);
   const errors: FieldErrors = {};
-  const declared = new Set<string>();
-  (body.variables ?? []).forEach((v, i) => {
-    if (declared.has(v.name)) errors[`variables.${i}.name`] ??= `${v.name} is declared twice.`;
-    declared.add(v.name);
-  });
-  const templates: Array<[string, string]> = [
-    ['prompt', body.prompt ?? ''],
-    ['greeting', body.greeting ?? ''],
-  ];
-  body.policy?.intents.forEach((intent, i) => templates.push([`policy.intents.${i}.reply`, intent.reply]));
-  if (body.policy) templates.push(['policy.fallback.reply', body.policy.fallback.reply]);
-  for (const [field, text] of templates) {
-    for (const name of placeholders(text)) {
-      if (!declared.has(name)) errors[field] ??= `{{${name}}} is not a declared variable.`;
-    }
-  }
+  for (const { field, message } of templateProblems(body)) errors[field] ??= `${message}.`;
   return errors;
 }
 

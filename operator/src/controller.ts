@@ -1,7 +1,7 @@
 // createOperator: informers → work queue → reconcilers. Runs only while this replica leads (main.ts).
 import * as k8s from '@kubernetes/client-node';
 import { hostname } from 'node:os';
-import { BackendClient } from './bot/backend.js';
+import { BotSyncClient } from './bot/backend.js';
 import { ReportedError, reconcileBot, secretCredentials, type BotSync } from './bot/reconcile.js';
 import { setCondition } from './conditions.js';
 import type { Context, OperatorSettings } from './context.js';
@@ -14,7 +14,7 @@ import { silentLogger, type Logger } from './log.js';
 import { createMetrics, type OperatorMetrics } from './metrics.js';
 import { WorkQueue, runWorkers } from './queue.js';
 
-export interface OperatorDeps {
+interface OperatorDeps {
   kc: k8s.KubeConfig;
   settings: OperatorSettings;
   logger?: Logger;
@@ -57,7 +57,7 @@ export function createOperator(deps: OperatorDeps): Operator {
     recordEvent: eventRecorder(clients, logger, identity),
   };
   const botSync: BotSync = {
-    backend: new BackendClient(deps.settings.backendUrl, secretCredentials(context)),
+    backend: new BotSyncClient(deps.settings.backendUrl, secretCredentials(context)),
   };
   const stats = { reconciles: 0, errors: 0 };
   let stopInformers: (() => Promise<void>) | undefined;

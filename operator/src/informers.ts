@@ -7,7 +7,7 @@ import type { VoiceFleet } from './fleet/types.js';
 import { LABEL_FLEET, LABEL_MANAGED_BY, MANAGED_BY, type KubeClients } from './kube.js';
 import { errorMessage, type Logger } from './log.js';
 
-export type Cached<T extends k8s.KubernetesObject> = k8s.Informer<T> & k8s.ObjectCache<T>;
+type Cached<T extends k8s.KubernetesObject> = k8s.Informer<T> & k8s.ObjectCache<T>;
 
 export interface Informers {
   fleets: Cached<VoiceFleet>;

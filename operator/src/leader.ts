@@ -7,7 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { isStatus } from './kube.js';
 import { errorMessage, silentLogger, type Logger } from './log.js';
 
-export interface LeaderElectionOptions {
+interface LeaderElectionOptions {
   kc: k8s.KubeConfig;
   namespace: string;
   name: string;

@@ -1,5 +1,5 @@
 // JSON-lines logger: one object per line on stdout, what log collectors in a cluster expect.
-export type Level = 'debug' | 'info' | 'warn' | 'error';
+type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export interface Logger {

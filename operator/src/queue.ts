@@ -2,7 +2,7 @@
 // never handed to a second worker (an add during processing re-queues it once it is done), failures
 // are retried with per-key exponential backoff, and delayed adds keep only the earliest deadline.
 
-export interface QueueOptions {
+interface QueueOptions {
   baseDelayMs?: number;
   maxDelayMs?: number;
 }

@@ -39,7 +39,7 @@ export interface ScaleInput {
   memory: ScaleMemory | null;
 }
 
-export type ScaleAction = 'create' | 'up' | 'down' | 'hold' | 'steady';
+type ScaleAction = 'create' | 'up' | 'down' | 'hold' | 'steady';
 
 export interface ScaleDecision {
   action: ScaleAction;

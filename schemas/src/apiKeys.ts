@@ -10,7 +10,7 @@ const newExpiry = () =>
     }),
   );
 
-export const API_KEY_STATUSES = ['active', 'inactive', 'expired'] as const;
+const API_KEY_STATUSES = ['active', 'inactive', 'expired'] as const;
 export type ApiKeyStatus = (typeof API_KEY_STATUSES)[number];
 
 export const ApiKeyCreate = Type.Object(

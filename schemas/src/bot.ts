@@ -4,8 +4,6 @@ import { Type, type Static } from '@sinclair/typebox';
 
 /** A variable name usable as `{{name}}` in prompt, greeting and policy replies. */
 export const VARIABLE_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$';
-/** `{{ name }}` placeholders; the capture is the variable name. */
-export const TEMPLATE_PLACEHOLDER = /\{\{\s*([^{}\s]*)\s*\}\}/g;
 
 export const BotVariable = Type.Object(
   {
@@ -65,7 +63,7 @@ export const BotTool = Type.Object(
 export type BotTool = Static<typeof BotTool>;
 
 /** One intent of the offline `scripted` LLM: matched by its example phrases, answered by `reply`. */
-export const PolicyIntent = Type.Object(
+const PolicyIntent = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64 }),
     examples: Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { minItems: 1, maxItems: 100 }),
@@ -74,7 +72,7 @@ export const PolicyIntent = Type.Object(
   },
   { additionalProperties: false },
 );
-export type PolicyIntent = Static<typeof PolicyIntent>;
+type PolicyIntent = Static<typeof PolicyIntent>;
 
 export const BotPolicy = Type.Object(
   {

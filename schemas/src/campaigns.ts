@@ -17,8 +17,8 @@ export const MAX_CONTACTS_PER_UPLOAD = 5000;
 export const MAX_CSV_BYTES = 1024 * 1024;
 export const MAX_CSV_ROW_CHARS = 4096;
 export const MAX_CSV_COLUMNS = 52; // to_number, timezone and at most 50 variables
-export const MAX_DNC_PER_REQUEST = 1000;
-export const MAX_CAMPAIGN_WINDOWS = 50;
+const MAX_DNC_PER_REQUEST = 1000;
+const MAX_CAMPAIGN_WINDOWS = 50;
 
 /** IANA zone names as Intl knows them (`Europe/Berlin`, `UTC`, `America/Argentina/Buenos_Aires`); the
  *  server also checks that Intl accepts the name. */
@@ -40,7 +40,7 @@ export const CallingWindow = Type.Object(
 );
 export type CallingWindow = Static<typeof CallingWindow>;
 
-export const RetryRule = Type.Object(
+const RetryRule = Type.Object(
   {
     max_attempts: Type.Integer({ minimum: 1, maximum: 10, description: 'dials of one contact at most, the first included' }),
     delay_seconds: Type.Integer({ minimum: 30, maximum: 604800, description: 'wait after a retried outcome before the next dial' }),
@@ -139,7 +139,7 @@ export const ContactsResult = Type.Object(
 );
 export type ContactsResult = Static<typeof ContactsResult>;
 
-export const ContactAttempt = Type.Object(
+const ContactAttempt = Type.Object(
   {
     call_id: Type.String(),
     status: Type.String({ description: 'the call status: `queued` while it is live, then its terminal status' }),

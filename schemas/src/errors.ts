@@ -106,9 +106,6 @@ export const ERROR_CODES = {
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
-/** The HTTP status of a code. */
-export type ErrorStatus<C extends ErrorCode = ErrorCode> = (typeof ERROR_CODES)[C]['status'];
-
 export function isErrorCode(code: string): code is ErrorCode {
   return Object.hasOwn(ERROR_CODES, code);
 }
@@ -119,7 +116,7 @@ export function errorBody(code: ErrorCode, message: string, details?: unknown): 
 }
 
 /** An error answer as a client reads it. `code` is kept as sent: `known` says whether it is in the catalogue. */
-export interface ParsedError {
+interface ParsedError {
   status: number;
   code: string;
   message: string;

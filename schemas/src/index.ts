@@ -4,8 +4,8 @@ import { PHONE_NUMBER_PATTERN } from './formats.js';
 
 export { API_KEY_PATTERN, CURSOR_PATTERN, PHONE_NUMBER_PATTERN, RESOURCE_ID_PATTERN } from './formats.js';
 
-export const PhoneNumber = Type.String({ pattern: PHONE_NUMBER_PATTERN, description: 'E.164 phone number' });
-export type PhoneNumber = Static<typeof PhoneNumber>;
+const PhoneNumber = Type.String({ pattern: PHONE_NUMBER_PATTERN, description: 'E.164 phone number' });
+type PhoneNumber = Static<typeof PhoneNumber>;
 
 export * from './bot.js';
 export * from './dialout.js';

@@ -10,14 +10,14 @@ export class SettingsError extends Error {
   }
 }
 
-export interface SettingsOptions {
+interface SettingsOptions {
   /** Names whose values must never appear in an error (tokens, passwords, URIs with credentials). */
   secret?: ReadonlySet<string>;
   /** ajv string formats the schema uses. */
   formats?: Record<string, RegExp>;
 }
 
-export interface ParsedSettings<T extends TObject> {
+interface ParsedSettings<T extends TObject> {
   value: Static<T>;
   /** Problems by setting name; the caller adds checks the schema cannot express, then calls `check()`. */
   problems: Map<string, string>;

@@ -1,27 +1,91 @@
-// `{{variable}}` templates in prompt, greeting and policy replies: one parser and one renderer for the
-// backend (config), the worker (scripted replies) and the console (editor checks).
-import { TEMPLATE_PLACEHOLDER, type BotPolicy } from './bot.js';
+// `{{variable}}` templates in prompt, greeting and policy replies: the one parser, checker and renderer
+// for the backend (bot validation, config rendering), the worker (scripted replies) and the console
+// (editor checks). The rule (docs/design.md, "Bots"):
+// - A placeholder is `{{`, optional white space, a run of characters that are neither braces nor white
+//   space, optional white space, `}}`: `{{name}}` and `{{ name }}` are the same placeholder.
+// - Its name must be a variable name (VARIABLE_NAME_PATTERN), else the placeholder is malformed
+//   (`{{}}`, `{{1st}}`, `{{a-b}}`); a bot must declare every name its templates use.
+// - Everything else is literal text and renders as written: there is no escape syntax, and braces that
+//   form no placeholder (`{{a b}}`, a `{{` never closed, a lone `}}`) stay as they are; in `{{{a}}}` the
+//   placeholder is the inner `{{a}}`.
+// - Rendering replaces each placeholder with the variable's value; a variable the call does not carry
+//   (an optional one left out) renders as empty text. Own properties only: `{{constructor}}` is a name
+//   like any other.
+import { VARIABLE_NAME_PATTERN, type BotPolicy } from './bot.js';
 
-/** The variable names a text's placeholders use, in order. */
-export function placeholders(text: string): string[] {
-  return [...text.matchAll(TEMPLATE_PLACEHOLDER)].map((m) => m[1] ?? '');
+const PLACEHOLDER = /\{\{\s*([^{}\s]*)\s*\}\}/g;
+const VARIABLE_NAME = new RegExp(VARIABLE_NAME_PATTERN);
+
+/** One placeholder: its variable name and where `{{ … }}` stands in the text (`end` exclusive). */
+export interface TemplatePlaceholder {
+  name: string;
+  start: number;
+  end: number;
 }
 
-/**
- * Replaces each placeholder with its value; an absent optional variable renders as empty text. Own
- * properties only: a variable named `constructor` or `__proto__` is a name like any other.
- */
+/** A malformed placeholder: where it stands and why. */
+export interface TemplateError {
+  start: number;
+  end: number;
+  message: string;
+}
+
+/** The placeholders of a text in order, and the malformed ones. */
+export function parseTemplate(text: string): { placeholders: TemplatePlaceholder[]; errors: TemplateError[] } {
+  const placeholders: TemplatePlaceholder[] = [];
+  const errors: TemplateError[] = [];
+  for (const m of text.matchAll(PLACEHOLDER)) {
+    const name = m[1] ?? '';
+    const start = m.index;
+    const end = start + m[0].length;
+    if (VARIABLE_NAME.test(name)) placeholders.push({ name, start, end });
+    else errors.push({ start, end, message: `{{${name}}} is not a valid variable name` });
+  }
+  return { placeholders, errors };
+}
+
+/** Replaces each placeholder with its value; a variable the map does not hold renders as empty text. */
 export function renderTemplate(text: string, variables: Readonly<Record<string, string>>): string {
-  return text.replace(TEMPLATE_PLACEHOLDER, (_, name: string) => (Object.hasOwn(variables, name) ? String(variables[name]) : ''));
+  return text.replace(PLACEHOLDER, (_, name: string) => (Object.hasOwn(variables, name) ? String(variables[name]) : ''));
+}
+
+interface TemplatedBot {
+  variables?: ReadonlyArray<{ name: string }>;
+  prompt?: string;
+  greeting?: string;
+  policy?: BotPolicy | null;
 }
 
 /** Every template field of a bot, with its field path for error details. */
-export function templateFields(bot: { prompt: string; greeting: string; policy: BotPolicy | null }): Array<[string, string]> {
+function templateFields(bot: TemplatedBot): Array<[string, string]> {
   const out: Array<[string, string]> = [
-    ['prompt', bot.prompt],
-    ['greeting', bot.greeting],
+    ['prompt', bot.prompt ?? ''],
+    ['greeting', bot.greeting ?? ''],
   ];
   bot.policy?.intents.forEach((intent, i) => out.push([`policy.intents.${i}.reply`, intent.reply]));
   if (bot.policy) out.push(['policy.fallback.reply', bot.policy.fallback.reply]);
   return out;
+}
+
+/**
+ * A bot's template rules, for a bot whose shape is already valid: each variable declared once, every
+ * placeholder well formed and naming a declared variable. Problems in field order, then text order (a
+ * name used twice is reported twice).
+ */
+export function templateProblems(bot: TemplatedBot): Array<{ field: string; message: string }> {
+  const problems: Array<{ field: string; message: string }> = [];
+  const declared = new Set<string>();
+  (bot.variables ?? []).forEach((v, i) => {
+    if (declared.has(v.name)) problems.push({ field: `variables.${i}.name`, message: `${v.name} is declared twice` });
+    declared.add(v.name);
+  });
+  for (const [field, text] of templateFields(bot)) {
+    const { placeholders, errors } = parseTemplate(text);
+    const found = [
+      ...errors,
+      ...placeholders.filter((p) => !declared.has(p.name)).map((p) => ({ ...p, message: `{{${p.name}}} is not a declared variable` })),
+    ];
+    for (const p of found.sort((a, b) => a.start - b.start)) problems.push({ field, message: p.message });
+  }
+  return problems;
 }

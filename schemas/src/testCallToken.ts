@@ -5,13 +5,13 @@
 // which the console bundles.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const TEST_CALL_TOKEN_PREFIX = 'vt1';
+const TEST_CALL_TOKEN_PREFIX = 'vt1';
 /** Longest token a worker looks at: anything longer is refused before any hashing. */
-export const TEST_CALL_TOKEN_MAX_LENGTH = 1024;
+const TEST_CALL_TOKEN_MAX_LENGTH = 1024;
 /** Longest lifetime a worker accepts, whatever a token says (docs/design.md §4: at most 10 minutes). */
-export const TEST_CALL_TOKEN_MAX_TTL_SECONDS = 600;
+const TEST_CALL_TOKEN_MAX_TTL_SECONDS = 600;
 
-export interface TestCallClaims {
+interface TestCallClaims {
   /** The one bot this token may call. */
   bot_id: string;
   /** Expiry, unix seconds. */
@@ -24,7 +24,7 @@ export interface TestCallClaims {
   sub: string;
 }
 
-export type TestCallTokenProblem = 'malformed' | 'bad_signature' | 'expired' | 'wrong_bot';
+type TestCallTokenProblem = 'malformed' | 'bad_signature' | 'expired' | 'wrong_bot';
 
 const b64url = (buf: Buffer): string => buf.toString('base64url');
 

@@ -9,7 +9,7 @@ export type SipTransport = (typeof SIP_TRANSPORTS)[number];
 /** `host[:port]`: a DNS name or IPv4 address, optional port 1–65535. No scheme, user or path. */
 export const TRUNK_ADDRESS_PATTERN =
   '^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$';
-export const MAX_TRUNK_NUMBERS = 100;
+const MAX_TRUNK_NUMBERS = 100;
 
 const name = Type.String({ minLength: 1, maxLength: 200 });
 const address = Type.String({ minLength: 1, maxLength: 253, pattern: TRUNK_ADDRESS_PATTERN, description: 'host[:port] of the carrier\'s SIP server' });

@@ -74,7 +74,7 @@ export const WebhookCreated = Type.Object(
 );
 export type WebhookCreated = Static<typeof WebhookCreated>;
 
-export const WEBHOOK_ATTEMPT_RESULTS = ['delivered', 'failed', 'dead'] as const;
+const WEBHOOK_ATTEMPT_RESULTS = ['delivered', 'failed', 'dead'] as const;
 export type WebhookAttemptResult = (typeof WEBHOOK_ATTEMPT_RESULTS)[number];
 
 /** One delivery attempt of one event to one webhook (the deliveries log). */

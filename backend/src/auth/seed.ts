@@ -5,7 +5,7 @@ import { COLLECTIONS } from '../stores.js';
 import { hashPassword } from './password.js';
 import type { UserDoc } from './admin.js';
 
-export type SeedResult = 'created' | 'exists';
+type SeedResult = 'created' | 'exists';
 
 export async function seedAdmin(db: Db, email: string, password: string, now = new Date()): Promise<SeedResult> {
   const users = db.collection<UserDoc>(COLLECTIONS.users);

@@ -2,14 +2,13 @@
 // placeholder nobody is asked to provide.
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
-import { BotCreate, BotUpdate, type BotCreate as BotCreateT, type BotTool } from '@voice-platform/schemas';
+import { BotCreate, BotUpdate, templateProblems, type BotCreate as BotCreateT, type BotTool } from '@voice-platform/schemas';
 import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { check, type FieldProblem } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
-import { placeholders, templateFields } from './templates.js';
 import { bots, findBot, publicBot, readBot, stored, withDefaults, type BotDoc } from './store.js';
 
 /** Deepest nesting a tool's `parameters` may have (a JSON Schema of a function's arguments needs a few levels). */
@@ -33,18 +32,9 @@ function checkTools(tools: BotTool[]): void {
   if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
 }
 
+/** The shared template rules (schemas/src/templates.ts). */
 function checkTemplates(bot: Omit<BotDoc, '_id' | 'created_at' | 'updated_at'>): void {
-  const problems: FieldProblem[] = [];
-  const declared = new Set<string>();
-  bot.variables.forEach((v, i) => {
-    if (declared.has(v.name)) problems.push({ field: `variables.${i}.name`, message: `${v.name} is declared twice` });
-    declared.add(v.name);
-  });
-  for (const [field, text] of templateFields(bot)) {
-    for (const name of placeholders(text)) {
-      if (!declared.has(name)) problems.push({ field, message: `{{${name}}} is not a declared variable` });
-    }
-  }
+  const problems: FieldProblem[] = templateProblems(bot);
   if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
 }
 

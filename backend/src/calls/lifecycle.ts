@@ -1,5 +1,5 @@
 // The one code path that moves a call through its lifecycle: a worker's event (calls/routes.ts) and the
-// dialler's stale-call sweeper (dialler/sweeper.ts) both go through applyCallMove. Status only moves
+// dialler's stale-call sweeper (sweeper.ts) both go through applyCallMove. Status only moves
 // forward, each move is timestamped (never before the call: checkTimes), the check and the write hold
 // the call's lock (see locks.ts), and a terminal move releases the capacity reservation; ZREM's result
 // makes that release count exactly once. Each move that lands emits its webhook event (webhooks/outbox.ts).

@@ -11,12 +11,12 @@ import { check, parseDateTime } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { authenticateAdmin, requireAdmin } from '../auth/admin.js';
 import { authenticateKey } from '../apiKeys/keys.js';
-import { requireWorker } from '../config/worker.js';
+import { requireWorker } from '../auth/worker.js';
 import { findBot } from '../bots/store.js';
 import { checkVariables } from '../dialout/variables.js';
 import { applyCallMove } from './lifecycle.js';
 import { emitCallEvent } from '../webhooks/outbox.js';
-import { calls, findCall, publicCall, type CallDoc } from './store.js';
+import { calls, findCall, publicCall, queuedCall, type CallDoc } from './store.js';
 
 interface Cursor {
   t: number;
@@ -113,25 +113,7 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
     const variables = body.variables ?? {};
     checkVariables(bot.variables, variables);
     const now = svc.now();
-    const doc: CallDoc = {
-      _id: new ObjectId().toHexString(),
-      bot_id: bot._id,
-      direction: body.direction,
-      to_number: null,
-      from_number: null,
-      status: 'queued',
-      variables,
-      api_key_id: null,
-      created_at: now,
-      started_at: null,
-      ended_at: null,
-      end_reason: null,
-      recording_key: null,
-      recording_error: null,
-      sip_status_code: null,
-      transcript: [],
-      status_times: { queued: now },
-    };
+    const doc = queuedCall({ _id: new ObjectId().toHexString(), bot_id: bot._id, direction: body.direction, to_number: null, from_number: null, variables, api_key_id: null }, now);
     await calls(svc.db).insertOne(doc);
     await emitCallEvent({ ...svc, metrics }, 'call.queued', doc);
     ctx.status = 201;

@@ -33,6 +33,35 @@ export interface CallDoc {
 
 export const calls = (db: Db) => db.collection<CallDoc>(COLLECTIONS.calls);
 
+/** What a new call record is given; the rest is the same for every new call. */
+type NewCall = Pick<CallDoc, '_id' | 'bot_id' | 'direction' | 'to_number' | 'from_number' | 'variables' | 'api_key_id'> &
+  Pick<CallDoc, 'room_name' | 'campaign_id' | 'campaign_contact_id' | 'campaign_attempt'>;
+
+/** A new call record (dial-out, worker-created and inbound calls): queued at `now`, nothing recorded yet. */
+export function queuedCall(call: NewCall, now: Date): CallDoc {
+  const { _id, bot_id, direction, to_number, from_number, variables, api_key_id, ...extra } = call;
+  return {
+    _id,
+    bot_id,
+    direction,
+    to_number,
+    from_number,
+    status: 'queued',
+    variables,
+    api_key_id,
+    created_at: now,
+    started_at: null,
+    ended_at: null,
+    end_reason: null,
+    recording_key: null,
+    recording_error: null,
+    sip_status_code: null,
+    transcript: [],
+    status_times: { queued: now },
+    ...extra,
+  };
+}
+
 /** One call by id, or null. */
 export function findCall(db: Db, id: string): Promise<CallDoc | null> {
   return calls(db).findOne({ _id: id });

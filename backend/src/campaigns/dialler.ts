@@ -51,7 +51,7 @@ const RECONCILE_LIMIT = 1000;
 
 export type DiallerStep = 'claimed' | 'placed';
 
-export interface CampaignDiallerDeps extends AppDeps {
+interface CampaignDiallerDeps extends AppDeps {
   metrics: Metrics;
   /** Tests: crash (stop dead, nothing released) right after this step for this contact. */
   crashAfter?: (step: DiallerStep, contactId: string) => boolean;
@@ -70,7 +70,7 @@ class Crash extends Error {}
 
 /** The call id of attempt `n` of a contact: 24 hex digits, the same on every replica. */
 export const attemptCallId = (contactId: string, n: number) => createHash('sha256').update(`campaign-attempt:${contactId}:${n}`).digest('hex').slice(0, 24);
-export const attemptClaimKey = (contactId: string, n: number) => `vp:campaign:attempt:${contactId}:${n}`;
+const attemptClaimKey = (contactId: string, n: number) => `vp:campaign:attempt:${contactId}:${n}`;
 const leaseKey = (campaignId: string) => `vp:campaign:lease:${campaignId}`;
 const rateKey = (campaignId: string) => `vp:campaign:rate:${campaignId}`;
 

@@ -21,7 +21,7 @@ import {
   type ErrorCode,
 } from '@voice-platform/schemas';
 
-export interface DocHelpers {
+interface DocHelpers {
   ok: (description: string, schema: TSchema | object, headers?: object) => object;
   /** The error responses of these codes, from the catalogue (openapi.ts). */
   errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;

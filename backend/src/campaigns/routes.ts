@@ -8,7 +8,7 @@ import type { Router } from '@koa/router';
 import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
-import { check, compiled, fieldProblems, type FieldProblem } from '../validate.js';
+import { check, compiled, fieldProblems, pageQuery, type FieldProblem } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
@@ -20,7 +20,6 @@ import { isTimeZone, minutesOf } from './windows.js';
 import {
   CampaignCreate,
   CONTACT_STATUSES,
-  CURSOR_PATTERN,
   RESOURCE_ID_PATTERN,
   ContactInput,
   ContactsUpload,
@@ -33,7 +32,6 @@ import { campaignDetail, campaignLock, campaigns, contacts, publicCampaign, publ
 import type { BotDoc } from '../bots/store.js';
 
 const invalid = (problems: FieldProblem[]) => apiError('validation_failed', { details: problems });
-const cursorText = new RegExp(CURSOR_PATTERN);
 const resourceId = new RegExp(RESOURCE_ID_PATTERN);
 
 /** The rules of a campaign the schema cannot hold: a zone Intl knows, windows that end after they start. */
@@ -44,29 +42,6 @@ function checkCampaignRules(body: CampaignCreate): void {
     if (minutesOf(w.end) <= minutesOf(w.start)) problems.push({ field: `windows.${i}.end`, message: 'must be after start' });
   });
   if (problems.length) throw invalid(problems);
-}
-
-/** `limit` (1–100, default 50), `cursor` (`<ms>.<id>`), and the named filters; anything else is refused. */
-function pageQuery(ctx: Context, filters: string[]): { limit: number; after: { t: Date; id: string } | null; values: Record<string, string> } {
-  const problems: FieldProblem[] = [];
-  const known = new Set(['limit', 'cursor', ...filters]);
-  for (const name of Object.keys(ctx.query)) if (!known.has(name)) problems.push({ field: name, message: 'is not a known parameter' });
-  const values: Record<string, string> = {};
-  for (const name of known) {
-    const v = ctx.query[name];
-    if (v === undefined) continue;
-    if (typeof v !== 'string' || v === '') problems.push({ field: name, message: 'must be given once, non-empty' });
-    else values[name] = v;
-  }
-  const limitRaw = values.limit;
-  const limit = limitRaw === undefined ? 50 : Number(limitRaw);
-  if (limitRaw !== undefined && (!/^[0-9]+$/.test(limitRaw) || limit < 1 || limit > 100)) problems.push({ field: 'limit', message: 'must be an integer from 1 to 100' });
-  const cursor = values.cursor;
-  if (cursor !== undefined && !cursorText.test(cursor)) problems.push({ field: 'cursor', message: 'is not a cursor from next_cursor' });
-  if (problems.length) throw invalid(problems);
-  if (!cursor) return { limit, after: null, values };
-  const dot = cursor.indexOf('.');
-  return { limit, after: { t: new Date(Number(cursor.slice(0, dot))), id: cursor.slice(dot + 1) }, values };
 }
 
 /** The body of a contacts upload: JSON (the 64 KiB limit of every JSON body) or text/csv (up to MAX_CSV_BYTES). */
@@ -169,7 +144,7 @@ export function campaignRoutes(router: Router, svc: Services, metrics: Metrics):
   });
 
   router.get('/api/v1/campaigns', admin, async (ctx) => {
-    const { limit, after, values } = pageQuery(ctx, ['status']);
+    const { limit, after, values } = pageQuery(ctx.query, ['status']);
     const and: Filter<CampaignDoc>[] = [];
     if (values.status !== undefined) {
       if (!['draft', 'running', 'paused', 'completed', 'canceled'].includes(values.status)) throw invalid([{ field: 'status', message: 'must be one of draft, running, paused, completed, canceled' }]);
@@ -212,7 +187,7 @@ export function campaignRoutes(router: Router, svc: Services, metrics: Metrics):
   router.get('/api/v1/campaigns/:id/contacts', admin, async (ctx) => {
     const id = ctx.params.id!;
     await load(id);
-    const { limit, after, values } = pageQuery(ctx, ['status']);
+    const { limit, after, values } = pageQuery(ctx.query, ['status']);
     const and: Filter<ContactDoc>[] = [{ campaign_id: id }];
     if (values.status !== undefined) {
       if (!(CONTACT_STATUSES as readonly string[]).includes(values.status)) throw invalid([{ field: 'status', message: `must be one of ${CONTACT_STATUSES.join(', ')}` }]);

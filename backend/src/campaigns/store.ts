@@ -61,7 +61,7 @@ export const campaigns = (db: Db) => db.collection<CampaignDoc>(COLLECTIONS.camp
 export const contacts = (db: Db) => db.collection<ContactDoc>(COLLECTIONS.campaignContacts);
 
 /** Contacts that still need the dialler: the campaign is done when none is left. */
-export const OPEN_CONTACT_STATUSES: ContactStatus[] = ['pending', 'retry_scheduled', 'dialing'];
+const OPEN_CONTACT_STATUSES: ContactStatus[] = ['pending', 'retry_scheduled', 'dialing'];
 export const DIALABLE_CONTACT_STATUSES: ContactStatus[] = ['pending', 'retry_scheduled'];
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -87,7 +87,7 @@ export function publicCampaign(doc: CampaignDoc): Campaign {
   };
 }
 
-export async function contactCounts(db: Db, campaignId: string): Promise<Record<ContactStatus, number>> {
+async function contactCounts(db: Db, campaignId: string): Promise<Record<ContactStatus, number>> {
   const out = Object.fromEntries(CONTACT_STATUSES.map((s) => [s, 0])) as Record<ContactStatus, number>;
   const rows = await contacts(db)
     .aggregate<{ _id: ContactStatus; n: number }>([{ $match: { campaign_id: campaignId } }, { $group: { _id: '$status', n: { $sum: 1 } } }])
@@ -124,7 +124,7 @@ export interface CampaignDeps {
   metrics?: Pick<Metrics, 'webhookEmitFailures'>;
 }
 
-export const contactLock = (id: string) => `campaign-contact:${id}`;
+const contactLock = (id: string) => `campaign-contact:${id}`;
 export const campaignLock = (id: string) => `campaign:${id}`;
 
 /**

@@ -27,7 +27,7 @@ export function isTimeZone(name: string): boolean {
 export const minutesOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
 
 /** The weekday and minute of the day at `ms` in `timeZone`. */
-export function localTime(timeZone: string, ms: number): { day: Weekday; minute: number } {
+function localTime(timeZone: string, ms: number): { day: Weekday; minute: number } {
   const parts = formatter(timeZone).formatToParts(new Date(ms));
   const get = (t: string) => parts.find((p) => p.type === t)?.value ?? '';
   return { day: DAYS[get('weekday')] ?? 'mon', minute: Number(get('hour')) * 60 + Number(get('minute')) };

@@ -7,7 +7,7 @@ import { withDocLock } from '../locks.js';
 import { apiError } from '../errors.js';
 import { COLLECTIONS } from '../stores.js';
 
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** An in-flight claim older than this is taken over (its owner crashed mid-request). */
 const IN_FLIGHT_LOCK_MS = 30_000;
 
@@ -25,7 +25,7 @@ interface IdempotencyDoc {
 }
 
 /** Canonical JSON (sorted keys) so that key order does not make two equal bodies differ. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -36,7 +36,7 @@ export function canonicalJson(value: unknown): string {
 
 export const requestHash = (body: unknown) => createHash('sha256').update(canonicalJson(body)).digest('hex');
 
-export type Claim = { kind: 'owner'; id: string } | { kind: 'replay'; status: number; response: unknown };
+type Claim = { kind: 'owner'; id: string } | { kind: 'replay'; status: number; response: unknown };
 
 export async function claim(db: Db, redis: Redis, apiKeyId: string, key: string, hash: string, now: number): Promise<Claim> {
   const col = db.collection<IdempotencyDoc>(COLLECTIONS.idempotency);

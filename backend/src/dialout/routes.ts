@@ -15,7 +15,7 @@ import { releaseSlot, reserveSlot, takeToken } from '../redisScripts.js';
 import { requireApiKey, type KeyBucket, type KeyPrincipal, type PrefetchedToken } from '../apiKeys/keys.js';
 import { cachedBot } from '../bots/store.js';
 import { requestView, type CacheView } from '../cacheTable.js';
-import { calls, type CallDoc } from '../calls/store.js';
+import { calls, queuedCall, type CallDoc } from '../calls/store.js';
 import { checkVariables } from './variables.js';
 import { trunkForDialout } from '../trunks/store.js';
 import { claim, complete, release, requestHash } from './idempotency.js';
@@ -180,26 +180,19 @@ export async function placeCall(
       headers: { 'Retry-After': '5' },
     });
   }
-  const call: CallDoc = {
-    _id: callId,
-    bot_id: bot._id,
-    direction: req.direction,
-    to_number: dial?.to ?? null,
-    from_number: dial?.fromNumber ?? null,
-    status: 'queued',
-    variables: req.variables,
-    api_key_id: by.apiKeyId,
-    created_at: new Date(now),
-    started_at: null,
-    ended_at: null,
-    end_reason: null,
-    recording_key: null,
-    recording_error: null,
-    sip_status_code: null,
-    transcript: [],
-    status_times: { queued: new Date(now) },
-    ...(opts.campaign ? { campaign_id: opts.campaign.campaignId, campaign_contact_id: opts.campaign.contactId, campaign_attempt: opts.campaign.attempt } : {}),
-  };
+  const call = queuedCall(
+    {
+      _id: callId,
+      bot_id: bot._id,
+      direction: req.direction,
+      to_number: dial?.to ?? null,
+      from_number: dial?.fromNumber ?? null,
+      variables: req.variables,
+      api_key_id: by.apiKeyId,
+      ...(opts.campaign ? { campaign_id: opts.campaign.campaignId, campaign_contact_id: opts.campaign.contactId, campaign_attempt: opts.campaign.attempt } : {}),
+    },
+    new Date(now),
+  );
   try {
     await calls(svc.db).insertOne(call);
   } catch (err) {

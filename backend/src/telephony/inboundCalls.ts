@@ -15,7 +15,7 @@ import type { Services } from '../deps.js';
 import { readRaw } from '../body.js';
 import { releaseSlot, reserveSlot } from '../redisScripts.js';
 import { findBot } from '../bots/store.js';
-import { calls, type CallDoc } from '../calls/store.js';
+import { calls, queuedCall, type CallDoc } from '../calls/store.js';
 import { emitCallEvent } from '../webhooks/outbox.js';
 import { findInboundNumber, INBOUND_NUMBER_ID_ATTRIBUTE, INBOUND_ROOM_PREFIX } from '../inbound/store.js';
 /** One call per room, whatever LiveKit retries: the room's mark outlives any retry. */
@@ -79,26 +79,19 @@ async function placeInboundCall(svc: Services, event: WebhookEvent, room: string
   if (!number) return refuse('unknown_number');
   const bot = await findBot(svc.db, number.bot_id);
   const now = svc.clock();
-  const call: CallDoc = {
-    _id: callId,
-    bot_id: number.bot_id,
-    direction: 'inbound',
-    to_number: e164(p.attributes['sip.trunkPhoneNumber']) ?? number.number,
-    from_number: e164(p.attributes['sip.phoneNumber']),
-    status: 'queued',
-    variables: number.variables,
-    api_key_id: null,
-    created_at: new Date(now),
-    started_at: null,
-    ended_at: null,
-    end_reason: null,
-    recording_key: null,
-    recording_error: null,
-    sip_status_code: null,
-    transcript: [],
-    status_times: { queued: new Date(now) },
-    room_name: room,
-  };
+  const call = queuedCall(
+    {
+      _id: callId,
+      bot_id: number.bot_id,
+      direction: 'inbound',
+      to_number: e164(p.attributes['sip.trunkPhoneNumber']) ?? number.number,
+      from_number: e164(p.attributes['sip.phoneNumber']),
+      variables: number.variables,
+      api_key_id: null,
+      room_name: room,
+    },
+    new Date(now),
+  );
   const callDocs = calls(svc.db);
   /** The caller hears 486; the call is on record as failed, with why. */
   const failed = async (reason: string) => {

@@ -77,14 +77,14 @@ function wrap(what: string, err: unknown): TelephonyError {
   return new TelephonyError(`${what}: ${why}`);
 }
 
-export interface LiveKitSettings {
+interface LiveKitSettings {
   url: string;
   apiKey: string;
   apiSecret: string;
   timeoutMs: number;
 }
 
-export function createLiveKitTelephony(s: LiveKitSettings): Telephony {
+function createLiveKitTelephony(s: LiveKitSettings): Telephony {
   const host = s.url.replace(/^ws/, 'http');
   const opts = { requestTimeout: Math.max(1, Math.ceil(s.timeoutMs / 1000)) };
   const sip = new SipClient(host, s.apiKey, s.apiSecret, opts);

@@ -13,7 +13,7 @@ import { createLogger } from '../logger.js';
 import { mongoClient, redisClient } from '../connect.js';
 import { prepareStores } from '../stores.js';
 import { seedAdmin } from '../auth/seed.js';
-import { createSweeper, type Sweeper } from '../dialler/sweeper.js';
+import { createSweeper, type Sweeper } from '../calls/sweeper.js';
 import { createWebhookDeliverer, type WebhookDeliverer } from '../webhooks/deliverer.js';
 import { createCampaignDialler, type CampaignDialler, type DiallerStep } from '../campaigns/dialler.js';
 import type { Metrics } from '../metrics.js';

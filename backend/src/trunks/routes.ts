@@ -18,7 +18,7 @@ import { publicTrunk, trunks, type TrunkDoc } from './store.js';
 
 const LOCK = { ttlMs: 30_000, waitMs: 15_000 };
 
-export function trunkPasswordBox(jwtSecret: string): SecretBox {
+function trunkPasswordBox(jwtSecret: string): SecretBox {
   return new SecretBox(jwtSecret, 'sip-trunk-passwords');
 }
 

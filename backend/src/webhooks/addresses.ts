@@ -39,7 +39,7 @@ function v4Blocked(n: number): boolean {
 }
 
 /** The eight 16-bit words of an IPv6 address (zone id ignored, trailing dotted quad allowed), or null. */
-export function ipv6Words(input: string): number[] | null {
+function ipv6Words(input: string): number[] | null {
   let s = input.split('%')[0]!.toLowerCase();
   let tail: number[] = [];
   const dotted = /^(.*):(\d{1,3}(?:\.\d{1,3}){3})$/.exec(s);

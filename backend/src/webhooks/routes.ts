@@ -3,13 +3,12 @@
 // A URL must be http(s) and, unless WEBHOOK_ALLOW_PRIVATE=true, resolve to public addresses only
 // (addresses.ts); the deliverer checks again on every attempt.
 import { ObjectId, type Filter } from 'mongodb';
-import type { Context } from 'koa';
 import type { Router } from '@koa/router';
-import { CURSOR_PATTERN, MAX_WEBHOOKS, WEBHOOK_TEST_EVENT, WebhookCreate, WebhookUpdate, type WebhookCreated } from '@voice-platform/schemas';
+import { MAX_WEBHOOKS, WEBHOOK_TEST_EVENT, WebhookCreate, WebhookUpdate, type WebhookCreated } from '@voice-platform/schemas';
 import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
-import { check, type FieldProblem } from '../validate.js';
+import { check, pageQuery } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
@@ -36,33 +35,6 @@ async function checkUrl(svc: Services, url: string): Promise<void> {
     if (err instanceof AddressRefused) throw invalidUrl(err.reason);
     throw err;
   }
-}
-
-const cursorText = new RegExp(CURSOR_PATTERN);
-
-function pageQuery(ctx: Context): { limit: number; after: { t: Date; id: string } | null } {
-  const problems: FieldProblem[] = [];
-  const known = new Set(['limit', 'cursor']);
-  for (const name of Object.keys(ctx.query)) if (!known.has(name)) problems.push({ field: name, message: 'is not a known parameter' });
-  const one = (name: string): string | undefined => {
-    const v = ctx.query[name];
-    if (v === undefined) return undefined;
-    if (typeof v !== 'string' || v === '') {
-      problems.push({ field: name, message: 'must be given once, non-empty' });
-      return undefined;
-    }
-    return v;
-  };
-  const limitRaw = one('limit');
-  const limit = limitRaw === undefined ? 50 : Number(limitRaw);
-  if (limitRaw !== undefined && !/^[0-9]+$/.test(limitRaw)) problems.push({ field: 'limit', message: 'must be an integer from 1 to 100' });
-  else if (!Number.isInteger(limit) || limit < 1 || limit > 100) problems.push({ field: 'limit', message: 'must be an integer from 1 to 100' });
-  const cursor = one('cursor');
-  if (cursor !== undefined && !cursorText.test(cursor)) problems.push({ field: 'cursor', message: 'is not a cursor from next_cursor' });
-  if (problems.length) throw apiError('validation_failed', { details: problems });
-  if (!cursor) return { limit, after: null };
-  const dot = cursor.indexOf('.');
-  return { limit, after: { t: new Date(Number(cursor.slice(0, dot))), id: cursor.slice(dot + 1) } };
 }
 
 export function webhookRoutes(router: Router, svc: Services, metrics: Metrics): void {
@@ -153,7 +125,7 @@ export function webhookRoutes(router: Router, svc: Services, metrics: Metrics): 
 
   router.get('/api/v1/webhooks/:id/deliveries', admin, async (ctx) => {
     const id = ctx.params.id!;
-    const { limit, after } = pageQuery(ctx);
+    const { limit, after } = pageQuery(ctx.query);
     await load(id);
     const filter: Filter<AttemptDoc> = { webhook_id: id };
     if (after) filter.$or = [{ attempted_at: { $lt: after.t } }, { attempted_at: after.t, _id: { $lt: after.id } }];

@@ -2,13 +2,13 @@
 // aria-describedby, with aria-invalid while the error shows. The page renders the control itself.
 import { html, nothing, type TemplateResult } from 'lit';
 
-export interface ControlAttrs {
+interface ControlAttrs {
   id: string;
   describedBy: string | undefined;
   invalid: 'true' | 'false';
 }
 
-export interface FieldOptions {
+interface FieldOptions {
   id: string;
   label: string;
   error?: string | undefined;

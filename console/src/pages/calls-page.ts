@@ -15,7 +15,7 @@ import { refetchPages } from '../callPages.js';
 import { Poller } from '../poller.js';
 
 /** How often the list refreshes itself while visible. */
-export const CALLS_REFRESH_MS = 5000;
+const CALLS_REFRESH_MS = 5000;
 
 export class VpCallsPage extends LightElement {
   static override properties = {

@@ -32,9 +32,9 @@ import { Poller } from '../poller.js';
 import type { FieldErrors } from '../validation.js';
 
 /** How often a running or paused campaign is read again. */
-export const CAMPAIGN_REFRESH_MS = 2000;
+const CAMPAIGN_REFRESH_MS = 2000;
 /** Rows of the chosen file shown before the upload. */
-export const PREVIEW_ROWS = 5;
+const PREVIEW_ROWS = 5;
 /** A file larger than this is not read (the backend takes at most 1 MiB per upload; larger files go in parts). */
 const MAX_FILE_BYTES = 20 * 1024 * 1024;
 

@@ -17,7 +17,7 @@ import { Poller } from '../poller.js';
 import type { FieldErrors } from '../validation.js';
 
 /** How often the list is read again while a campaign on it runs or is paused. */
-export const CAMPAIGNS_REFRESH_MS = 5000;
+const CAMPAIGNS_REFRESH_MS = 5000;
 
 /** Time zone names for the picker's suggestions (the field takes any IANA name). */
 const ZONES: string[] = (() => {

@@ -14,13 +14,14 @@ export interface Credentials {
   password: string;
 }
 
-export interface BackendBot {
+interface BackendBot {
   id: string;
   name: string;
   [field: string]: unknown;
 }
 
-export class BackendClient {
+/** Keeps Bot resources and the backend's bots in step: the admin bot API, logging in (and renewing the JWT) as needed. */
+export class BotSyncClient {
   private token: { value: string; expiresAtMs: number } | undefined;
 
   constructor(

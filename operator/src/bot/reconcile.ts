@@ -6,14 +6,14 @@ import type { Context } from '../context.js';
 import { isStatus, jsonPatch, mergePatch } from '../kube.js';
 import { errorMessage } from '../log.js';
 import { sameJson } from '../fleet/reconcile.js';
-import { BackendClient, BackendError, type Credentials } from './backend.js';
+import { BotSyncClient, BackendError, type Credentials } from './backend.js';
 import { BOT_PLURAL, type BotResource } from './types.js';
 
 /** Raised after the failure is already written to status: the controller only schedules the retry. */
 export class ReportedError extends Error {}
 
 /** The backend body for a Bot: every field, defaults filled in, so the backend mirrors the resource. */
-export function botBody(bot: BotResource): Record<string, unknown> {
+function botBody(bot: BotResource): Record<string, unknown> {
   const { fleetRef: _fleetRef, ...fields } = bot.spec;
   return { ...BOT_DEFAULTS, ...fields };
 }
@@ -32,7 +32,7 @@ export function secretCredentials(ctx: Context): () => Promise<Credentials> {
 }
 
 export interface BotSync {
-  backend: BackendClient;
+  backend: BotSyncClient;
 }
 
 /** Held on every Bot the operator has synced, so a deletion (even while the operator is down) waits for the backend bot's deactivation. */
@@ -205,7 +205,7 @@ async function findCreatedBot(ctx: Context, sync: BotSync, bot: BotResource, cre
 }
 
 /** FleetFound for spec.fleetRef (undefined: no fleetRef, no condition). Informational: the bot is synced either way. */
-export function fleetCondition(ctx: Context, bot: BotResource): Omit<Condition, 'lastTransitionTime'> | undefined {
+function fleetCondition(ctx: Context, bot: BotResource): Omit<Condition, 'lastTransitionTime'> | undefined {
   const ref = bot.spec.fleetRef?.name;
   if (!ref) return undefined;
   const namespace = bot.metadata!.namespace!;
@@ -264,7 +264,7 @@ async function removeFinalizer(ctx: Context, bot: BotResource): Promise<void> {
 }
 
 /** The backend's own words: code, message and each field problem it listed. */
-export function backendErrorText(err: BackendError): string {
+function backendErrorText(err: BackendError): string {
   const head = err.code === 'http_error' ? err.message : `${err.code}: ${err.message}`;
   const problems = Array.isArray(err.details)
     ? (err.details as Array<{ field?: unknown; message?: unknown }>)

@@ -68,7 +68,7 @@ function crd(input: CrdInput): Json {
   };
 }
 
-export function voiceFleetCrd(): Json {
+function voiceFleetCrd(): Json {
   return crd({
     kind: 'VoiceFleet',
     plural: 'voicefleets',
@@ -87,7 +87,7 @@ export function voiceFleetCrd(): Json {
   });
 }
 
-export function botCrd(): Json {
+function botCrd(): Json {
   return crd({
     kind: 'Bot',
     plural: 'bots',

@@ -20,7 +20,7 @@ export function renderCrds(): Map<string, string> {
   return files;
 }
 
-export function writeCrds(): string[] {
+function writeCrds(): string[] {
   const written: string[] = [];
   for (const dir of CRD_DIRS) {
     mkdirSync(dir, { recursive: true });

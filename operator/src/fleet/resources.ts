@@ -7,7 +7,7 @@ import type { VoiceFleet } from './types.js';
 /** Time the preStop hook and the kubelet get beyond the drain itself. */
 export const TERMINATION_MARGIN_SECONDS = 30;
 
-export function fleetLabels(fleet: VoiceFleet): Record<string, string> {
+function fleetLabels(fleet: VoiceFleet): Record<string, string> {
   return {
     'app.kubernetes.io/name': 'voice-worker',
     'app.kubernetes.io/instance': fleet.metadata!.name!,
@@ -18,7 +18,7 @@ export function fleetLabels(fleet: VoiceFleet): Record<string, string> {
   };
 }
 
-export function selectorLabels(fleet: VoiceFleet): Record<string, string> {
+function selectorLabels(fleet: VoiceFleet): Record<string, string> {
   return { [LABEL_FLEET]: fleet.metadata!.name!, 'app.kubernetes.io/component': 'worker' };
 }
 
@@ -32,7 +32,7 @@ function metadata(fleet: VoiceFleet): k8s.V1ObjectMeta {
 }
 
 /** Operator-set variables first; an entry of the same name in spec.env replaces it. */
-export function workerEnv(fleet: VoiceFleet): k8s.V1EnvVar[] {
+function workerEnv(fleet: VoiceFleet): k8s.V1EnvVar[] {
   const { spec } = fleet;
   const base: k8s.V1EnvVar[] = [
     { name: 'PORT', value: String(spec.port) },
@@ -48,7 +48,7 @@ export function workerEnv(fleet: VoiceFleet): k8s.V1EnvVar[] {
 }
 
 /** preStop: start the drain (SIGTERM to the worker) and wait until its calls end or the drain timeout. */
-export function preStopCommand(drainTimeoutSeconds: number): string[] {
+function preStopCommand(drainTimeoutSeconds: number): string[] {
   return [
     '/bin/sh',
     '-c',

@@ -1,5 +1,5 @@
 // Reads a worker's live and maximum calls from its Prometheus /metrics (docs/design.md §4).
-export interface WorkerMetrics {
+interface WorkerMetrics {
   activeCalls: number;
   maxCalls: number;
 }

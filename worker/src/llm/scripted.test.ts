@@ -1,4 +1,4 @@
-import { decide, render, ScriptedLlm, similarity } from './scripted.js';
+import { decide, ScriptedLlm, similarity } from './scripted.js';
 import { LlmProcessor, SentenceSplitter, type LlmChunk } from './llm.js';
 import type { Frame } from '../pipeline/frames.js';
 import { llmStage } from '../testing/stages.js';
@@ -28,10 +28,6 @@ describe('scripted LLM', () => {
     expect(similarity('so how much is it', 'how much')).toBe(0.9);
     expect(similarity('how many', 'how much')).toBe(0.5);
     expect(similarity('', 'how much')).toBe(0);
-  });
-
-  it('renders unknown variables as empty text', () => {
-    expect(render('Hi {{name}} and {{other}}!', { name: 'Ann' })).toBe('Hi Ann and !');
   });
 
   it('streams the reply and an end_call marker from the last user message', async () => {
@@ -73,14 +69,5 @@ describe('LlmProcessor', () => {
     const texts = out.flatMap((f) => (f.kind === 'text' ? [f.text] : []));
     expect(texts).toEqual(['Hello Sam', 'Hi.', 'How are you', 'Sorry Sam']);
     expect(out.filter((f) => f.kind === 'response_end')).toHaveLength(3);
-  });
-});
-
-describe('render', () => {
-  it('uses own properties only: variables named like Object.prototype members render as given or empty', () => {
-    expect(render('Hi {{constructor}}!', {})).toBe('Hi !');
-    expect(render('{{toString}}{{__proto__}}{{hasOwnProperty}}', {})).toBe('');
-    expect(render('Hi {{constructor}}!', { constructor: 'Ada' })).toBe('Hi Ada!');
-    expect(render('{{ name }} owes {{amount}}', { name: 'Sam', amount: '12 EUR' })).toBe('Sam owes 12 EUR');
   });
 });

@@ -1,6 +1,6 @@
 // The offline `scripted` LLM: the bot's policy picks the reply. The caller's words are matched against
 // each intent's example phrases; the best match above a threshold wins, otherwise the fallback.
-// Replies are rendered with the call's {{variables}}.
+// Replies are rendered with the call's {{variables}} (schemas/src/templates.ts).
 import { renderTemplate, type BotPolicy } from '@voice-platform/schemas';
 import type { ChatMessage, LlmChunk, LlmProvider } from './llm.js';
 
@@ -33,9 +33,6 @@ export function similarity(utterance: string, example: string): number {
   return (2 * common) / (u.length + e.length);
 }
 
-/** The shared renderer (own properties only: a variable named `constructor` is just a name). */
-export const render = renderTemplate;
-
 export interface ScriptedDecision {
   intent: string | null;
   reply: string;
@@ -52,9 +49,9 @@ export function decide(policy: BotPolicy | null, utterance: string, variables: R
     }
   }
   if (best && best.score >= MATCH_THRESHOLD) {
-    return { intent: best.intent.name, reply: render(best.intent.reply, variables), endCall: best.intent.end_call ?? false };
+    return { intent: best.intent.name, reply: renderTemplate(best.intent.reply, variables), endCall: best.intent.end_call ?? false };
   }
-  return { intent: null, reply: render(policy.fallback.reply, variables), endCall: policy.fallback.end_call ?? false };
+  return { intent: null, reply: renderTemplate(policy.fallback.reply, variables), endCall: policy.fallback.end_call ?? false };
 }
 
 /** Resume: `chars`. The same messages give the same reply, so a resumed attempt is exact (it never fails, though). */

@@ -1,13 +1,12 @@
 // GET /api/v1/config: what a worker needs to run one call, with prompt and greeting rendered.
 import type { Router } from '@koa/router';
-import { RESOURCE_ID_PATTERN, type RuntimeConfig } from '@voice-platform/schemas';
+import { RESOURCE_ID_PATTERN, renderTemplate, type RuntimeConfig } from '@voice-platform/schemas';
 import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { cachedBot } from '../bots/store.js';
 import { requestView } from '../cacheTable.js';
 import { calls, type CallDoc } from '../calls/store.js';
-import { render } from '../bots/templates.js';
-import { requireWorker } from './worker.js';
+import { requireWorker } from '../auth/worker.js';
 
 const ID = new RegExp(RESOURCE_ID_PATTERN);
 
@@ -36,8 +35,8 @@ export function configRoutes(router: Router, svc: Services): void {
         id: bot._id,
         name: bot.name,
         language: bot.language,
-        prompt: render(bot.prompt, variables),
-        greeting: render(bot.greeting, variables),
+        prompt: renderTemplate(bot.prompt, variables),
+        greeting: renderTemplate(bot.greeting, variables),
         voice: bot.voice,
         stt: bot.stt,
         llm: bot.llm,

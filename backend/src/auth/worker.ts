@@ -4,11 +4,11 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
-import { bearer } from '../auth/admin.js';
+import { bearer } from './admin.js';
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 
-export function isWorkerToken(svc: Services, token: string | undefined): boolean {
+function isWorkerToken(svc: Services, token: string | undefined): boolean {
   if (!token) return false;
   return timingSafeEqual(digest(token), digest(svc.settings.WORKER_AUTH_TOKEN));
 }

@@ -12,8 +12,8 @@ import type { AppDeps } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { ApiError } from '../errors.js';
 import { COLLECTIONS } from '../stores.js';
-import { applyCallMove } from '../calls/lifecycle.js';
-import type { CallDoc } from '../calls/store.js';
+import { applyCallMove } from './lifecycle.js';
+import type { CallDoc } from './store.js';
 import { CALL_LEASES_KEY } from '@voice-platform/schemas';
 
 const NOT_CLAIMED = 'not_claimed';

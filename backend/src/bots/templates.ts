@@ -1,2 +1,0 @@
-// `{{variable}}` templates: the shared parser and renderer (schemas/src/templates.ts).
-export { placeholders, renderTemplate as render, templateFields } from '@voice-platform/schemas';
