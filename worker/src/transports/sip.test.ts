@@ -42,7 +42,9 @@ beforeAll(async () => {
     ],
     policy: TEST_POLICY,
     turn_detection: { end_of_turn_silence_ms: 600 },
-    max_call_seconds: 60,
+    // Longer than the phone's own 60 s: a call whose phrase the recogniser missed ends as the phone
+    // hangs up (callee_hangup), never in a race with max_duration.
+    max_call_seconds: 90,
   });
   w = await startWorker(telephony());
 });
