@@ -7,14 +7,10 @@
 import { createHmac } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { PHONE_NUMBERS } from '@voice-platform/tests/infra';
+import { ADMIN, adminToken, BACKEND, CONSOLE, recordResponseBodies, SHOTS } from './support.js';
 
-const CONSOLE = process.env.VP_CONSOLE_URL!;
-const BACKEND = process.env.VP_BACKEND_URL!;
-const ADMIN = { email: process.env.VP_ADMIN_EMAIL!, password: process.env.VP_ADMIN_PASSWORD! };
-const SHOTS = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../../test-artifacts/console');
 const MASK = '••••••••';
 /** The test phone answers this number 404 Not Found: a real dial that fails fast. */
 const TO_NUMBER = PHONE_NUMBERS.notFound;
@@ -30,12 +26,6 @@ const bodies: string[] = [];
 
 async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-}
-
-async function adminToken(): Promise<string> {
-  const r = await fetch(`${BACKEND}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ADMIN) });
-  expect(r.status).toBe(200);
-  return ((await r.json()) as { access_token: string }).access_token;
 }
 
 async function adminGet<T>(p: string): Promise<T> {
@@ -95,14 +85,7 @@ beforeAll(async () => {
   page.on('request', (r) => {
     if (r.url().startsWith(BACKEND) && r.method() !== 'OPTIONS') sent.push(`${r.method()} ${new URL(r.url()).pathname}`);
   });
-  page.on('response', async (r) => {
-    if (!r.url().startsWith(BACKEND) || r.request().method() === 'OPTIONS') return;
-    try {
-      bodies.push(await r.text());
-    } catch {
-      // a body the page navigated away from: nothing to check
-    }
-  });
+  recordResponseBodies(page, bodies);
 });
 
 afterAll(async () => {

@@ -1,25 +1,13 @@
 // The Do-not-call page in headless Chromium against the real backend: numbers added (with separators,
 // duplicates counted), a bad number refused before sending, a number looked up, one removed after
 // confirming, and the list as the API holds it. Screenshots go to test-artifacts/console/.
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
-
-const CONSOLE = process.env.VP_CONSOLE_URL!;
-const BACKEND = process.env.VP_BACKEND_URL!;
-const ADMIN = { email: process.env.VP_ADMIN_EMAIL!, password: process.env.VP_ADMIN_PASSWORD! };
-const SHOTS = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../../test-artifacts/console');
+import type { Browser, Page } from 'playwright-core';
+import { adminToken, BACKEND, launchPage, SHOTS, signInAt } from './support.js';
 
 let browser: Browser;
 let page: Page;
 let sent: Array<{ method: string; path: string; body: string | null }> = [];
-
-async function adminToken(): Promise<string> {
-  const r = await fetch(`${BACKEND}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ADMIN) });
-  expect(r.status).toBe(200);
-  return ((await r.json()) as { access_token: string }).access_token;
-}
 
 async function listed(): Promise<string[]> {
   const r = await fetch(`${BACKEND}/api/v1/dnc?limit=100`, { headers: { Authorization: `Bearer ${await adminToken()}` } });
@@ -28,13 +16,7 @@ async function listed(): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const context = await browser.newContext({ locale: 'en-US', timezoneId: 'UTC', viewport: { width: 1280, height: 900 } });
-  page = await context.newPage();
+  ({ browser, page } = await launchPage());
   page.on('request', (r) => {
     if (r.url().startsWith(BACKEND) && r.method() !== 'OPTIONS') sent.push({ method: r.method(), path: new URL(r.url()).pathname, body: r.postData() });
   });
@@ -49,12 +31,7 @@ afterAll(async () => {
 describe('do-not-call page', () => {
   it('adds numbers, refuses a bad one before sending, looks one up, and removes one after confirming', async () => {
     expect(await listed()).toEqual([]);
-    await page.goto(`${CONSOLE}/do-not-call`);
-    await page.waitForURL(`${CONSOLE}/login?next=%2Fdo-not-call`);
-    await page.getByLabel('Email').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${CONSOLE}/do-not-call`);
+    await signInAt(page, '/do-not-call');
     expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Do-not-call' }).getAttribute('aria-current')).toBe('page');
     await page.getByTestId('dnc-empty').waitFor();
 

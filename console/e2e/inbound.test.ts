@@ -3,15 +3,10 @@
 // creating a number with the bot picker, the bot's variables and allowed addresses (validated with the
 // shared schema first), editing (only what changed is sent), a taken number refused on its field, and
 // deleting behind a confirmation. Screenshots go to test-artifacts/console/.
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { admin, BACKEND, CONSOLE, launchPage, SHOTS, signInAt } from './support.js';
 
-const CONSOLE = process.env.VP_CONSOLE_URL!;
-const BACKEND = process.env.VP_BACKEND_URL!;
-const ADMIN = { email: process.env.VP_ADMIN_EMAIL!, password: process.env.VP_ADMIN_PASSWORD! };
-const SHOTS = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../../test-artifacts/console');
 const NUMBERS = '/api/v1/sip/inbound-numbers';
 const BOT_NAME = 'Inbound reception (e2e)';
 const OTHER_BOT = 'Inbound sales (e2e)';
@@ -31,27 +26,11 @@ let botId: string;
 /** Every request the page sent to the backend (method, path, body). */
 const sent: Array<{ method: string; path: string; body: string | null }> = [];
 
-async function adminToken(): Promise<string> {
-  const r = await fetch(`${BACKEND}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ADMIN) });
-  expect(r.status).toBe(200);
-  return ((await r.json()) as { access_token: string }).access_token;
-}
-
-async function admin(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const r = await fetch(`${BACKEND}${url}`, {
-    method,
-    headers: { Authorization: `Bearer ${await adminToken()}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: r.status, body: r.status === 204 ? null : await r.json() };
-}
-
 const listNumbers = async () => (await admin('GET', NUMBERS)).body.items as InboundNumber[];
 const numberRow = (n: string) => page.locator('tr[data-inbound-id]').filter({ has: page.getByText(n, { exact: true }) });
 const sentSince = (n: number) => sent.slice(n).filter((r) => r.path.startsWith(NUMBERS) && r.method !== 'GET');
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   // This suite starts from no inbound numbers (no other suite of this backend creates any).
   expect(await listNumbers()).toEqual([]);
   const bot = await admin('POST', '/api/v1/bots', {
@@ -67,12 +46,7 @@ beforeAll(async () => {
   const other = await admin('POST', '/api/v1/bots', { name: OTHER_BOT, variables: [{ name: 'account', required: true }] });
   expect(other.status).toBe(201);
   otherBotId = other.body.id as string;
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const context = await browser.newContext({ locale: 'en-US', timezoneId: 'UTC', viewport: { width: 1280, height: 900 } });
-  page = await context.newPage();
+  ({ browser, page } = await launchPage());
   page.on('request', (r) => {
     if (r.url().startsWith(BACKEND) && r.method() !== 'OPTIONS') sent.push({ method: r.method(), path: new URL(r.url()).pathname, body: r.postData() });
   });
@@ -88,12 +62,7 @@ afterAll(async () => {
 
 describe('inbound numbers page', () => {
   it('is a deep link behind sign-in, in the navigation, and explains inbound numbers when there are none', async () => {
-    await page.goto(`${CONSOLE}/inbound-numbers`);
-    await page.waitForURL(`${CONSOLE}/login?next=%2Finbound-numbers`);
-    await page.getByLabel('Email').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${CONSOLE}/inbound-numbers`);
+    await signInAt(page, '/inbound-numbers');
     await page.getByRole('heading', { name: 'Inbound numbers', level: 1 }).waitFor();
     expect(await page.title()).toBe('Inbound numbers · Voice Platform Console');
     const nav = page.getByRole('navigation', { name: 'Main' });

@@ -48,3 +48,15 @@ export async function signInAt(page: Page, to: string): Promise<void> {
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL(`${CONSOLE}${to}`);
 }
+
+/** Collects into `bodies` every backend response body the page receives (CORS preflights aside). */
+export function recordResponseBodies(page: Page, bodies: string[]): void {
+  page.on('response', async (r) => {
+    if (!r.url().startsWith(BACKEND) || r.request().method() === 'OPTIONS') return;
+    try {
+      bodies.push(await r.text());
+    } catch {
+      // a body the page navigated away from: nothing to check
+    }
+  });
+}

@@ -9,16 +9,12 @@ import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import WebSocket from 'ws';
 import { binary } from '@voice-platform/tests/infra';
 import { CONNECTION_LOST_MESSAGE, MIC_DENIED_MESSAGE, NO_CAPACITY_MESSAGE } from '../src/testCall.js';
+import { admin, ADMIN, BACKEND, CONSOLE, SHOTS } from './support.js';
 
-const CONSOLE = process.env.VP_CONSOLE_URL!;
-const BACKEND = process.env.VP_BACKEND_URL!;
-const ADMIN = { email: process.env.VP_ADMIN_EMAIL!, password: process.env.VP_ADMIN_PASSWORD! };
-const SHOTS = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../../test-artifacts/console');
 const BOT_NAME = 'Test call bot (e2e)';
 /** What the fake microphone says: an example phrase of the bot's `amount` intent. */
 const PHRASE = 'how much';
@@ -39,21 +35,6 @@ let page: Page;
 let botId = '';
 /** Every request the pages sent to the backend (method + path). */
 const sent: string[] = [];
-
-async function adminToken(): Promise<string> {
-  const r = await fetch(`${BACKEND}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ADMIN) });
-  expect(r.status).toBe(200);
-  return ((await r.json()) as { access_token: string }).access_token;
-}
-
-async function admin(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const r = await fetch(`${BACKEND}${url}`, {
-    method,
-    headers: { Authorization: `Bearer ${await adminToken()}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: r.status, body: r.status === 204 ? null : await r.json() };
-}
 
 /** The phrase as Chromium's fake microphone plays it: 48 kHz mono PCM16, 1.5 s of silence either side. */
 function phraseWav(): string {

@@ -4,16 +4,11 @@
 // password (nowhere in the page, the storage or any API answer), editing the numbers, a second trunk
 // made the default, the 409 for deleting the default, removing credentials, and deleting behind a
 // keyboard-safe confirmation. Screenshots go to test-artifacts/console/.
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { readableMessage } from '../src/errorMessage.js';
+import { adminToken, BACKEND, CONSOLE, launchPage, recordResponseBodies, SHOTS, signInAt } from './support.js';
 
-const CONSOLE = process.env.VP_CONSOLE_URL!;
-const BACKEND = process.env.VP_BACKEND_URL!;
-const ADMIN = { email: process.env.VP_ADMIN_EMAIL!, password: process.env.VP_ADMIN_PASSWORD! };
-const SHOTS = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../../test-artifacts/console');
 const TRUNKS = '/api/v1/sip/outbound-trunks';
 /** The SIP password typed into the form: unique enough that any occurrence is a leak. */
 const PASSWORD = 'Qx7-trunk pass 5e1d9c!';
@@ -39,12 +34,6 @@ async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 }
 
-async function adminToken(): Promise<string> {
-  const r = await fetch(`${BACKEND}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ADMIN) });
-  expect(r.status).toBe(200);
-  return ((await r.json()) as { access_token: string }).access_token;
-}
-
 async function listTrunks(): Promise<{ text: string; items: Trunk[] }> {
   const r = await fetch(`${BACKEND}${TRUNKS}`, { headers: { Authorization: `Bearer ${await adminToken()}` } });
   expect(r.status).toBe(200);
@@ -68,26 +57,13 @@ async function pageEverything(): Promise<string> {
 }
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   // This suite starts from no trunks (other suites of this backend create none).
   expect((await listTrunks()).items).toEqual([]);
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const context = await browser.newContext({ locale: 'en-US', timezoneId: 'UTC', viewport: { width: 1280, height: 900 } });
-  page = await context.newPage();
+  ({ browser, page } = await launchPage());
   page.on('request', (r) => {
     if (r.url().startsWith(BACKEND) && r.method() !== 'OPTIONS') sent.push({ method: r.method(), path: new URL(r.url()).pathname, body: r.postData() });
   });
-  page.on('response', async (r) => {
-    if (!r.url().startsWith(BACKEND) || r.request().method() === 'OPTIONS') return;
-    try {
-      bodies.push(await r.text());
-    } catch {
-      // a body the page navigated away from: nothing to check
-    }
-  });
+  recordResponseBodies(page, bodies);
 });
 
 afterAll(async () => {
@@ -102,12 +78,7 @@ afterAll(async () => {
 
 describe('outbound trunks page', () => {
   it('is a deep link behind sign-in, in the navigation, and explains trunks when there are none', async () => {
-    await page.goto(`${CONSOLE}/trunks`);
-    await page.waitForURL(`${CONSOLE}/login?next=%2Ftrunks`);
-    await page.getByLabel('Email').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${CONSOLE}/trunks`);
+    await signInAt(page, '/trunks');
     await page.getByRole('heading', { name: 'Outbound trunks', level: 1 }).waitFor();
     expect(await page.title()).toBe('Outbound trunks · Voice Platform Console');
     expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Trunks' }).getAttribute('aria-current')).toBe('page');

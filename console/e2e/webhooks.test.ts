@@ -3,17 +3,11 @@
 // a test event delivered and verified with that secret, a receiver answering 500 showing as failed
 // with its retry, pause/resume, and delete. Screenshots go to test-artifacts/console/.
 import { createHmac } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
-
-const CONSOLE = process.env.VP_CONSOLE_URL!;
-const BACKEND = process.env.VP_BACKEND_URL!;
-const ADMIN = { email: process.env.VP_ADMIN_EMAIL!, password: process.env.VP_ADMIN_PASSWORD! };
-const SHOTS = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../../test-artifacts/console');
+import type { Browser, Page } from 'playwright-core';
+import { adminToken, BACKEND, launchPage, SHOTS, signInAt } from './support.js';
 
 let browser: Browser;
 let page: Page;
@@ -26,16 +20,9 @@ async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 }
 
-async function adminToken(): Promise<string> {
-  const r = await fetch(`${BACKEND}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ADMIN) });
-  expect(r.status).toBe(200);
-  return ((await r.json()) as { access_token: string }).access_token;
-}
-
 const webhookRow = (url: string) => page.locator('tr[data-webhook-id]').filter({ has: page.locator('code', { hasText: new RegExp(`^${url.replace(/[.?]/g, '\\$&')}$`) }) });
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -46,12 +33,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  const context = await browser.newContext({ locale: 'en-US', timezoneId: 'UTC', viewport: { width: 1280, height: 900 } });
-  page = await context.newPage();
+  ({ browser, page } = await launchPage());
 });
 
 afterAll(async () => {
@@ -65,12 +47,7 @@ afterAll(async () => {
 
 describe('webhooks page', () => {
   it('creates a webhook, shows its secret once, delivers a signed test event, and shows it in the log', async () => {
-    await page.goto(`${CONSOLE}/webhooks`);
-    await page.waitForURL(`${CONSOLE}/login?next=%2Fwebhooks`);
-    await page.getByLabel('Email').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${CONSOLE}/webhooks`);
+    await signInAt(page, '/webhooks');
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Webhooks' }).waitFor();
     await page.getByTestId('webhooks-empty').waitFor();
     await shot('webhooks-empty');

@@ -3,7 +3,7 @@
 // (confirmed). The backend mirrors each number into LiveKit; its 503 (LiveKit unreachable) shows as is.
 import { html, nothing } from 'lit';
 import type { InboundNumber } from '@voice-platform/schemas/inbound.js';
-import { LightElement } from '../components/base.js';
+import { ResourcePage, type Editing as EditingOf, type Prepared } from '../components/resource-page.js';
 import { errorBanner, field } from '../components/field.js';
 import { api, ApiError } from '../api.js';
 import {
@@ -16,169 +16,77 @@ import {
   type BotChoice,
   type InboundForm,
 } from '../inboundForm.js';
-import type { FieldErrors } from '../validation.js';
 
 /** How many addresses or variables a row shows before "and N more". */
 const SHOWN = 3;
 
-type Editing = { mode: 'create' } | { mode: 'edit'; number: InboundNumber };
+type Editing = EditingOf<InboundNumber>;
 
-export class VpInboundNumbersPage extends LightElement {
+export class VpInboundNumbersPage extends ResourcePage<InboundNumber, InboundForm> {
   static override properties = {
-    numbers: { state: true },
     bots: { state: true },
-    loadError: { state: true },
-    notice: { state: true },
-    editing: { state: true },
-    form: { state: true },
-    errors: { state: true },
-    formError: { state: true },
-    busy: { state: true },
-    deleting: { state: true },
-    deleteError: { state: true },
   };
-  declare numbers: InboundNumber[] | null;
   /** The bots to pick from; null while loading or when they could not be loaded. */
   declare bots: BotChoice[] | null;
-  declare loadError: string | null;
-  declare notice: string | null;
-  declare editing: Editing | null;
-  declare form: InboundForm;
-  declare errors: FieldErrors;
-  declare formError: string | null;
-  declare busy: boolean;
-  declare deleting: InboundNumber | null;
-  declare deleteError: string | null;
+
+  protected readonly formId = 'inbound-form';
+  protected readonly failed = { load: 'Could not load the inbound numbers.', save: 'Could not save the inbound number.', delete: 'Could not delete the inbound number.' };
 
   constructor() {
     super();
-    this.numbers = null;
     this.bots = null;
-    this.loadError = null;
-    this.notice = null;
-    this.editing = null;
-    this.form = emptyInboundForm();
-    this.errors = {};
-    this.formError = null;
-    this.busy = false;
-    this.deleting = null;
-    this.deleteError = null;
   }
 
-  override connectedCallback(): void {
-    super.connectedCallback();
-    void this.load();
+  protected emptyForm(): InboundForm {
+    return emptyInboundForm();
   }
 
-  private async load(): Promise<void> {
-    try {
-      const [numbers, bots] = await Promise.all([api.listInboundNumbers(), api.listBots()]);
-      this.numbers = numbers.items;
-      this.bots = bots.items;
-      this.loadError = null;
-    } catch (err) {
-      this.loadError = err instanceof ApiError ? err.message : 'Could not load the inbound numbers.';
-    }
+  protected async fetchAll(): Promise<void> {
+    const [numbers, bots] = await Promise.all([api.listInboundNumbers(), api.listBots()]);
+    this.items = numbers.items;
+    this.bots = bots.items;
   }
 
   private bot(id: string): BotChoice | undefined {
     return this.bots?.find((b) => b.id === id);
   }
 
-  private openCreate(): void {
-    this.editing = { mode: 'create' };
+  protected openCreate(): void {
     // One bot: nothing to choose.
-    this.form = emptyInboundForm(this.bots?.length === 1 ? this.bots[0]!.id : '');
-    this.errors = {};
-    this.formError = null;
-    this.notice = null;
+    this.openForm({ mode: 'create' }, emptyInboundForm(this.bots?.length === 1 ? this.bots[0]!.id : ''));
   }
 
   private openEdit(n: InboundNumber): void {
-    this.editing = { mode: 'edit', number: n };
-    this.form = inboundToForm(n);
-    this.errors = {};
-    this.formError = null;
-    this.notice = null;
+    this.openForm({ mode: 'edit', item: n }, inboundToForm(n));
   }
 
-  private closeForm(): void {
-    this.editing = null;
-    this.form = emptyInboundForm();
-    this.errors = {};
-    this.formError = null;
-  }
-
-  private set(patch: Partial<InboundForm>, errorKey?: string): void {
-    this.form = { ...this.form, ...patch };
-    // A field's error goes once it is edited; the next save checks again.
-    if (errorKey && this.errors[errorKey]) this.errors = Object.fromEntries(Object.entries(this.errors).filter(([k]) => k !== errorKey));
-  }
-
-  private prepare(editing: Editing): { body: object; errors: FieldErrors; send: () => Promise<InboundNumber> } {
+  protected prepare(editing: Editing): Prepared<object, InboundNumber> {
     const bot = this.bot(this.form.bot_id);
     if (editing.mode === 'create') {
       const { body, errors } = inboundCreateBody(this.form, bot);
       return { body, errors, send: () => api.createInboundNumber(body) };
     }
-    const { body, errors } = inboundUpdateBody(editing.number, this.form, bot);
-    return { body, errors, send: () => api.updateInboundNumber(editing.number.id, body) };
+    const { body, errors } = inboundUpdateBody(editing.item, this.form, bot);
+    return { body, errors, send: () => api.updateInboundNumber(editing.item.id, body) };
   }
 
-  private async focusInvalid(): Promise<void> {
-    await this.updateComplete;
-    this.querySelector<HTMLElement>('#inbound-form [aria-invalid="true"]')?.focus();
+  protected saved(saved: InboundNumber, editing: Editing): void {
+    this.notice = editing.mode === 'create' ? `Inbound number ${saved.number} created.` : `Inbound number ${saved.number} updated.`;
   }
 
-  private async save(e: Event): Promise<void> {
-    e.preventDefault();
-    const editing = this.editing;
-    if (!editing || this.busy) return;
-    this.formError = null;
-    const { body, errors, send } = this.prepare(editing);
-    this.errors = errors;
-    if (Object.keys(errors).length) {
-      this.formError = 'Fix the highlighted fields and save again.';
-      return this.focusInvalid();
-    }
-    if (!Object.keys(body).length) {
-      this.closeForm(); // nothing changed: nothing to send
-      return;
-    }
-    this.busy = true;
-    try {
-      const saved = await send();
-      this.closeForm();
-      this.notice = editing.mode === 'create' ? `Inbound number ${saved.number} created.` : `Inbound number ${saved.number} updated.`;
-      await this.load();
-    } catch (err) {
-      if (err instanceof ApiError) {
-        // Problems with a field land on it; the backend's sentence (e.g. 503: LiveKit unreachable) in the banner.
-        this.errors = inboundApiErrors(err, parseAddresses(this.form.allowed_addresses));
-        this.formError = err.message;
-        if (err.code === 'not_found' || err.code === 'bot_not_found') await this.load();
-      } else this.formError = 'Could not save the inbound number.';
-      await this.focusInvalid();
-    } finally {
-      this.busy = false;
-    }
+  protected async saveRefused(err: ApiError): Promise<void> {
+    // Problems with a field land on it; the backend's sentence (e.g. 503: LiveKit unreachable) in the banner.
+    this.errors = inboundApiErrors(err, parseAddresses(this.form.allowed_addresses));
+    this.formError = err.message;
+    if (err.code === 'not_found' || err.code === 'bot_not_found') await this.load();
   }
 
-  private async deleteNumber(): Promise<void> {
-    const n = this.deleting;
-    if (!n || this.busy) return;
-    this.busy = true;
-    this.deleteError = null;
-    try {
-      await api.deleteInboundNumber(n.id);
-      this.deleting = null;
-      this.notice = `Inbound number ${n.number} deleted.`;
-      await this.load();
-    } catch (err) {
-      this.deleteError = err instanceof ApiError ? err.message : 'Could not delete the inbound number.';
-    } finally {
-      this.busy = false;
-    }
+  protected removeItem(n: InboundNumber): Promise<void> {
+    return api.deleteInboundNumber(n.id);
+  }
+
+  protected deleted(n: InboundNumber): void {
+    this.notice = `Inbound number ${n.number} deleted.`;
   }
 
   private renderVariables(bot: BotChoice | undefined) {
@@ -245,9 +153,9 @@ export class VpInboundNumbersPage extends LightElement {
   }
 
   private renderList() {
-    if (this.loadError) return errorBanner(this.loadError);
-    if (!this.numbers) return html`<p class="loading" role="status">Loading inbound numbers…</p>`;
-    if (!this.numbers.length) {
+    const state = this.renderListState('Loading inbound numbers…');
+    if (state || !this.items) return state;
+    if (!this.items.length) {
       return html`<section class="panel empty-state" aria-labelledby="inbound-empty-heading" data-testid="inbound-empty">
         <h2 id="inbound-empty-heading">No inbound numbers yet</h2>
         <p>An inbound number is a phone number of yours that a bot answers. Point the number at this platform’s SIP
@@ -263,7 +171,7 @@ export class VpInboundNumbersPage extends LightElement {
         <th scope="col"><span class="sr-only">Actions</span></th>
       </tr></thead>
       <tbody>
-        ${this.numbers.map((n) => {
+        ${this.items.map((n) => {
           const bot = this.bot(n.bot_id);
           return html`<tr data-inbound-id=${n.id}>
             <td><code>${n.number}</code></td>
@@ -272,10 +180,7 @@ export class VpInboundNumbersPage extends LightElement {
             <td>${this.renderShort(n.allowed_addresses, 'Any address')}</td>
             <td class="row-actions">
               <button class="small" aria-label="Edit ${n.number}" @click=${() => this.openEdit(n)}>Edit</button>
-              <button class="small link-danger" aria-label="Delete ${n.number}" @click=${() => {
-                this.deleting = n;
-                this.deleteError = null;
-              }}>Delete</button>
+              ${this.renderDeleteButton(n, n.number)}
             </td>
           </tr>`;
         })}
@@ -285,34 +190,16 @@ export class VpInboundNumbersPage extends LightElement {
 
   override render() {
     const editing = this.editing;
-    const d = this.deleting;
-    return html`<div class="page-head">
-        <div><h1 tabindex="-1">Inbound numbers</h1>
-          <p class="subtitle">Phone numbers callers dial, and the bot that answers each.</p></div>
-        ${this.numbers?.length ? html`<button class="primary" @click=${() => this.openCreate()}>New inbound number</button>` : nothing}
-      </div>
-      ${this.notice ? html`<div class="banner banner-ok" role="status">${this.notice}</div>` : nothing}
+    return html`${this.renderHead('Inbound numbers', 'Phone numbers callers dial, and the bot that answers each.', 'New inbound number')}
       ${this.renderList()}
 
-      <vp-dialog
-        heading=${editing?.mode === 'edit' ? `Edit inbound number ${editing.number.number}` : 'New inbound number'}
-        .open=${editing !== null}
-        @vp-close=${() => this.closeForm()}
-        .content=${editing ? this.renderForm() : nothing}
-        .actions=${html`<button type="button" @click=${() => this.closeForm()}>Cancel</button>
-          <button class="primary" type="submit" form="inbound-form" ?disabled=${this.busy}>${editing?.mode === 'edit' ? 'Save changes' : 'Create inbound number'}</button>`}
-      ></vp-dialog>
+      ${this.renderFormDialog(editing?.mode === 'edit' ? `Edit inbound number ${editing.item.number}` : 'New inbound number', 'Create inbound number', () => this.renderForm())}
 
-      <vp-dialog
-        heading="Delete this inbound number?"
-        .open=${d !== null}
-        @vp-close=${() => (this.deleting = null)}
-        .content=${d
-          ? html`<p>Calls to <code>${d.number}</code> will no longer reach a bot. This cannot be undone.</p>${errorBanner(this.deleteError)}`
-          : nothing}
-        .actions=${html`<button @click=${() => (this.deleting = null)} autofocus>Cancel</button>
-          <button class="danger" ?disabled=${this.busy} @click=${() => this.deleteNumber()}>Delete number</button>`}
-      ></vp-dialog>`;
+      ${this.renderDeleteDialog(
+        'Delete this inbound number?',
+        'Delete number',
+        (d) => html`<p>Calls to <code>${d.number}</code> will no longer reach a bot. This cannot be undone.</p>${errorBanner(this.deleteError)}`,
+      )}`;
   }
 }
 customElements.define('vp-inbound-numbers-page', VpInboundNumbersPage);

@@ -4,155 +4,74 @@
 // the dialog closes, and it is never prefilled (the API never returns it, only `has_password`).
 import { html, nothing } from 'lit';
 import type { OutboundTrunk } from '@voice-platform/schemas/trunks.js';
-import { LightElement } from '../components/base.js';
+import { ResourcePage, type Editing as EditingOf, type Prepared } from '../components/resource-page.js';
 import { checkbox, errorBanner, field } from '../components/field.js';
 import { api, ApiError } from '../api.js';
 import { emptyTrunkForm, TRANSPORT_OPTIONS, trunkCreateBody, trunkFieldErrors, trunkToForm, trunkUpdateBody, parseNumbers, withTrunkNames, type TrunkForm } from '../trunkForm.js';
-import type { FieldErrors } from '../validation.js';
 
 /** How many numbers a row shows before "and N more". */
 const NUMBERS_SHOWN = 4;
 
-type Editing = { mode: 'create' } | { mode: 'edit'; trunk: OutboundTrunk };
+type Editing = EditingOf<OutboundTrunk>;
 
-export class VpTrunksPage extends LightElement {
+export class VpTrunksPage extends ResourcePage<OutboundTrunk, TrunkForm, { numbers?: string[] }> {
   static override properties = {
-    trunks: { state: true },
-    loadError: { state: true },
-    notice: { state: true },
     error: { state: true },
-    editing: { state: true },
-    form: { state: true },
-    errors: { state: true },
-    formError: { state: true },
-    busy: { state: true },
     busyId: { state: true },
-    deleting: { state: true },
-    deleteError: { state: true },
   };
-  declare trunks: OutboundTrunk[] | null;
-  declare loadError: string | null;
-  declare notice: string | null;
   declare error: string | null;
-  declare editing: Editing | null;
-  declare form: TrunkForm;
-  declare errors: FieldErrors;
-  declare formError: string | null;
-  declare busy: boolean;
   declare busyId: string | null;
-  declare deleting: OutboundTrunk | null;
-  declare deleteError: string | null;
+
+  protected readonly formId = 'trunk-form';
+  protected readonly failed = { load: 'Could not load the outbound trunks.', save: 'Could not save the trunk.', delete: 'Could not delete the trunk.' };
 
   constructor() {
     super();
-    this.trunks = null;
-    this.loadError = null;
-    this.notice = null;
     this.error = null;
-    this.editing = null;
-    this.form = emptyTrunkForm();
-    this.errors = {};
-    this.formError = null;
-    this.busy = false;
     this.busyId = null;
-    this.deleting = null;
-    this.deleteError = null;
   }
 
-  override connectedCallback(): void {
-    super.connectedCallback();
-    void this.load();
+  protected emptyForm(): TrunkForm {
+    return emptyTrunkForm();
   }
 
-  private async load(): Promise<void> {
-    try {
-      this.trunks = (await api.listTrunks()).items;
-      this.loadError = null;
-    } catch (err) {
-      this.loadError = err instanceof ApiError ? err.message : 'Could not load the outbound trunks.';
-    }
+  protected async fetchAll(): Promise<void> {
+    this.items = (await api.listTrunks()).items;
   }
 
-  private openCreate(): void {
-    this.editing = { mode: 'create' };
+  protected openCreate(): void {
     // The first trunk becomes the default anyway; say so by ticking the box.
-    this.form = { ...emptyTrunkForm(), makeDefault: !this.trunks?.length };
-    this.errors = {};
-    this.formError = null;
-    this.notice = null;
+    this.openForm({ mode: 'create' }, { ...emptyTrunkForm(), makeDefault: !this.items?.length });
   }
 
   private openEdit(trunk: OutboundTrunk): void {
-    this.editing = { mode: 'edit', trunk };
-    this.form = trunkToForm(trunk);
-    this.errors = {};
-    this.formError = null;
-    this.notice = null;
+    this.openForm({ mode: 'edit', item: trunk }, trunkToForm(trunk));
   }
 
-  /** Closes the dialog and forgets everything typed in it, the password first of all. */
-  private closeForm(): void {
-    this.editing = null;
-    this.form = emptyTrunkForm();
-    this.errors = {};
-    this.formError = null;
-  }
+  // closeForm (the base's) forgets everything typed in the dialog, the password first of all.
 
-  private set(patch: Partial<TrunkForm>, errorKey?: string): void {
-    this.form = { ...this.form, ...patch };
-    // A field's error goes once it is edited; the next save checks again.
-    if (errorKey && this.errors[errorKey]) this.errors = Object.fromEntries(Object.entries(this.errors).filter(([k]) => k !== errorKey));
-  }
-
-  /** The body the form makes, its problems, and the request that sends it. */
-  private prepare(editing: Editing): { body: { numbers?: string[] }; errors: FieldErrors; send: () => Promise<OutboundTrunk> } {
+  protected prepare(editing: Editing): Prepared<{ numbers?: string[] }, OutboundTrunk> {
     if (editing.mode === 'create') {
       const { body, errors } = trunkCreateBody(this.form);
       return { body, errors, send: () => api.createTrunk(body) };
     }
-    const { body, errors } = trunkUpdateBody(editing.trunk, this.form);
-    return { body, errors, send: () => api.updateTrunk(editing.trunk.id, body) };
+    const { body, errors } = trunkUpdateBody(editing.item, this.form);
+    return { body, errors, send: () => api.updateTrunk(editing.item.id, body) };
   }
 
-  private async save(e: Event): Promise<void> {
-    e.preventDefault();
-    const editing = this.editing;
-    if (!editing || this.busy) return;
-    this.formError = null;
-    const { body, errors, send } = this.prepare(editing);
-    this.errors = errors;
-    if (Object.keys(errors).length) {
-      this.formError = 'Fix the highlighted fields and save again.';
-      await this.updateComplete;
-      this.querySelector<HTMLElement>('#trunk-form [aria-invalid="true"]')?.focus();
-      return;
-    }
-    if (!Object.keys(body).length) {
-      this.closeForm(); // nothing changed: nothing to send
-      return;
-    }
-    this.busy = true;
-    try {
-      const saved = await send();
-      this.closeForm();
-      this.notice = editing.mode === 'create' ? `Trunk “${saved.name}” created.` : `Trunk “${saved.name}” updated.`;
-      if (saved.default && editing.mode === 'create' && (this.trunks?.length ?? 0) > 0) this.notice += ' It is now the default trunk.';
-      await this.load();
-    } catch (err) {
-      if (err instanceof ApiError) {
-        // 422 details land on their fields; 409 conflict and 503 (LiveKit unreachable) in the banner.
-        // 409 `conflict` for a number another trunk has names that trunk (by id: shown by name here).
-        const named = (text: string) => withTrunkNames(text, this.trunks ?? []);
-        const fieldErrors = trunkFieldErrors(err.fieldErrors, body.numbers ?? parseNumbers(this.form.numbers));
-        this.errors = Object.fromEntries(Object.entries(fieldErrors).map(([k, v]) => [k, named(v)]));
-        this.formError = named(err.message);
-        if (err.status === 404) await this.load();
-      } else this.formError = 'Could not save the trunk.';
-      await this.updateComplete;
-      this.querySelector<HTMLElement>('#trunk-form [aria-invalid="true"]')?.focus();
-    } finally {
-      this.busy = false;
-    }
+  protected saved(saved: OutboundTrunk, editing: Editing): void {
+    this.notice = editing.mode === 'create' ? `Trunk “${saved.name}” created.` : `Trunk “${saved.name}” updated.`;
+    if (saved.default && editing.mode === 'create' && (this.items?.length ?? 0) > 0) this.notice += ' It is now the default trunk.';
+  }
+
+  protected async saveRefused(err: ApiError, body: { numbers?: string[] }): Promise<void> {
+    // 422 details land on their fields; 409 conflict and 503 (LiveKit unreachable) in the banner.
+    // 409 `conflict` for a number another trunk has names that trunk (by id: shown by name here).
+    const named = (text: string) => withTrunkNames(text, this.items ?? []);
+    const fieldErrors = trunkFieldErrors(err.fieldErrors, body.numbers ?? parseNumbers(this.form.numbers));
+    this.errors = Object.fromEntries(Object.entries(fieldErrors).map(([k, v]) => [k, named(v)]));
+    this.formError = named(err.message);
+    if (err.status === 404) await this.load();
   }
 
   private async makeDefault(trunk: OutboundTrunk): Promise<void> {
@@ -170,27 +89,18 @@ export class VpTrunksPage extends LightElement {
     }
   }
 
-  private async deleteTrunk(): Promise<void> {
-    const trunk = this.deleting;
-    if (!trunk || this.busy) return;
-    this.busy = true;
-    this.deleteError = null;
-    try {
-      await api.deleteTrunk(trunk.id);
-      this.deleting = null;
-      this.notice = `Trunk “${trunk.name}” deleted.`;
-      await this.load();
-    } catch (err) {
-      // e.g. 409 conflict: the default trunk while others exist. The backend's own words.
-      this.deleteError = err instanceof ApiError ? err.message : 'Could not delete the trunk.';
-    } finally {
-      this.busy = false;
-    }
+  // A refused delete (e.g. 409 conflict: the default trunk while others exist) shows the backend's own words.
+  protected removeItem(trunk: OutboundTrunk): Promise<void> {
+    return api.deleteTrunk(trunk.id);
+  }
+
+  protected deleted(trunk: OutboundTrunk): void {
+    this.notice = `Trunk “${trunk.name}” deleted.`;
   }
 
   private renderForm(editing: Editing) {
     const f = this.form;
-    const trunk = editing.mode === 'edit' ? editing.trunk : null;
+    const trunk = editing.mode === 'edit' ? editing.item : null;
     const hasCredentials = trunk !== null && (trunk.auth_username !== null || trunk.has_password);
     const credsOff = f.removeCredentials;
     const passwordHint = trunk?.has_password
@@ -281,9 +191,9 @@ export class VpTrunksPage extends LightElement {
   }
 
   private renderList() {
-    if (this.loadError) return errorBanner(this.loadError);
-    if (!this.trunks) return html`<p class="loading" role="status">Loading outbound trunks…</p>`;
-    if (!this.trunks.length) {
+    const state = this.renderListState('Loading outbound trunks…');
+    if (state || !this.items) return state;
+    if (!this.items.length) {
       return html`<section class="panel empty-state" aria-labelledby="trunks-empty-heading" data-testid="trunks-empty">
         <h2 id="trunks-empty-heading">No outbound trunks yet</h2>
         <p>An outbound trunk is the connection to your SIP carrier: every dial-out goes through one, and the person
@@ -294,14 +204,14 @@ export class VpTrunksPage extends LightElement {
         <button class="primary" @click=${() => this.openCreate()}>Create the first trunk</button>
       </section>`;
     }
-    const only = this.trunks.length === 1;
+    const only = this.items.length === 1;
     return html`<div class="table-wrap"><table aria-label="Outbound trunks">
       <thead><tr>
         <th scope="col">Name</th><th scope="col">Address</th><th scope="col">Transport</th><th scope="col">Numbers</th>
         <th scope="col">Authentication</th><th scope="col"><span class="sr-only">Actions</span></th>
       </tr></thead>
       <tbody>
-        ${this.trunks.map(
+        ${this.items.map(
           (t) => html`<tr data-trunk-id=${t.id}>
             <td><span class="trunk-name">${t.name}</span>
               ${t.default ? html` <span class="badge badge-good" data-badge="default">Default</span>` : nothing}</td>
@@ -315,10 +225,7 @@ export class VpTrunksPage extends LightElement {
               ${t.default || only
                 ? nothing
                 : html`<button class="small" aria-label="Make ${t.name} the default" ?disabled=${this.busyId === t.id} @click=${() => this.makeDefault(t)}>Make default</button>`}
-              <button class="small link-danger" aria-label="Delete ${t.name}" @click=${() => {
-                this.deleting = t;
-                this.deleteError = null;
-              }}>Delete</button>
+              ${this.renderDeleteButton(t, t.name)}
             </td>
           </tr>`,
         )}
@@ -327,7 +234,7 @@ export class VpTrunksPage extends LightElement {
   }
 
   private renderDeleteText(t: OutboundTrunk) {
-    const others = (this.trunks ?? []).filter((x) => x.id !== t.id).length;
+    const others = (this.items ?? []).filter((x) => x.id !== t.id).length;
     return html`<p>Dial-outs can no longer go through <strong>${t.name}</strong> (<code>${t.address}</code>) or present its numbers. This cannot be undone.</p>
       ${this.deleteError
         ? nothing
@@ -341,32 +248,13 @@ export class VpTrunksPage extends LightElement {
 
   override render() {
     const editing = this.editing;
-    return html`<div class="page-head">
-        <div><h1 tabindex="-1">Outbound trunks</h1>
-          <p class="subtitle">The SIP carrier connections dial-outs go through, and the numbers they call from.</p></div>
-        ${this.trunks?.length ? html`<button class="primary" @click=${() => this.openCreate()}>New trunk</button>` : nothing}
-      </div>
-      ${this.notice ? html`<div class="banner banner-ok" role="status">${this.notice}</div>` : nothing}
+    return html`${this.renderHead('Outbound trunks', 'The SIP carrier connections dial-outs go through, and the numbers they call from.', 'New trunk')}
       ${errorBanner(this.error)}
       ${this.renderList()}
 
-      <vp-dialog
-        heading=${editing?.mode === 'edit' ? `Edit trunk “${editing.trunk.name}”` : 'New outbound trunk'}
-        .open=${editing !== null}
-        @vp-close=${() => this.closeForm()}
-        .content=${editing ? this.renderForm(editing) : nothing}
-        .actions=${html`<button type="button" @click=${() => this.closeForm()}>Cancel</button>
-          <button class="primary" type="submit" form="trunk-form" ?disabled=${this.busy}>${editing?.mode === 'edit' ? 'Save changes' : 'Create trunk'}</button>`}
-      ></vp-dialog>
+      ${this.renderFormDialog(editing?.mode === 'edit' ? `Edit trunk “${editing.item.name}”` : 'New outbound trunk', 'Create trunk', (e) => this.renderForm(e))}
 
-      <vp-dialog
-        heading="Delete this trunk?"
-        .open=${this.deleting !== null}
-        @vp-close=${() => (this.deleting = null)}
-        .content=${this.deleting ? this.renderDeleteText(this.deleting) : nothing}
-        .actions=${html`<button @click=${() => (this.deleting = null)} autofocus>Cancel</button>
-          <button class="danger" ?disabled=${this.busy} @click=${() => this.deleteTrunk()}>Delete trunk</button>`}
-      ></vp-dialog>`;
+      ${this.renderDeleteDialog('Delete this trunk?', 'Delete trunk', (t) => this.renderDeleteText(t))}`;
   }
 }
 customElements.define('vp-trunks-page', VpTrunksPage);

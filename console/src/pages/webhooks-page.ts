@@ -2,77 +2,44 @@
 // create (the secret is shown once, in a dialog of its own), edit, pause/resume, send a test event,
 // delete (confirmed), and each endpoint's deliveries log (newest first; refreshed while a test is pending).
 import { html, nothing } from 'lit';
-import { WEBHOOK_EVENT_TYPES, type Webhook, type WebhookDeliveryAttempt, type WebhookEventType } from '@voice-platform/schemas/webhooks.js';
-import { LightElement } from '../components/base.js';
+import { WEBHOOK_EVENT_TYPES, type Webhook, type WebhookCreated, type WebhookDeliveryAttempt, type WebhookEventType } from '@voice-platform/schemas/webhooks.js';
+import { ResourcePage, type Editing as EditingOf, type Prepared } from '../components/resource-page.js';
 import { errorBanner, field } from '../components/field.js';
 import { api, ApiError } from '../api.js';
 import { attemptSummary, EVENT_LABELS, emptyWebhookForm, webhookCreateBody, webhookToForm, webhookUpdateBody, type WebhookForm } from '../webhookForm.js';
-import type { FieldErrors } from '../validation.js';
 
-type Editing = { mode: 'create' } | { mode: 'edit'; webhook: Webhook };
+type Editing = EditingOf<Webhook>;
 
 /** After "Send test event", the log is read again this often until the event shows up (at most this many times). */
 const TEST_POLL_MS = 1000;
 const TEST_POLLS = 20;
 
-export class VpWebhooksPage extends LightElement {
+export class VpWebhooksPage extends ResourcePage<Webhook, WebhookForm, object, Webhook | WebhookCreated> {
   static override properties = {
-    webhooks: { state: true },
-    loadError: { state: true },
-    notice: { state: true },
     error: { state: true },
-    editing: { state: true },
-    form: { state: true },
-    errors: { state: true },
-    formError: { state: true },
-    busy: { state: true },
     secret: { state: true },
-    deleting: { state: true },
-    deleteError: { state: true },
     logFor: { state: true },
     log: { state: true },
     logError: { state: true },
   };
-  declare webhooks: Webhook[] | null;
-  declare loadError: string | null;
-  declare notice: string | null;
   declare error: string | null;
-  declare editing: Editing | null;
-  declare form: WebhookForm;
-  declare errors: FieldErrors;
-  declare formError: string | null;
-  declare busy: boolean;
   /** The new endpoint's signing secret: shown once, forgotten when its dialog closes. */
   declare secret: { url: string; value: string } | null;
-  declare deleting: Webhook | null;
-  declare deleteError: string | null;
   declare logFor: Webhook | null;
   declare log: WebhookDeliveryAttempt[] | null;
   declare logError: string | null;
   private pollTimer: ReturnType<typeof setTimeout> | null = null;
 
+  protected readonly formId = 'webhook-form';
+  protected readonly failed = { load: 'Could not load the webhooks.', save: 'Could not save the webhook.', delete: 'Could not delete the webhook.' };
+
   constructor() {
     super();
-    this.webhooks = null;
-    this.loadError = null;
-    this.notice = null;
     this.error = null;
-    this.editing = null;
-    this.form = emptyWebhookForm();
-    this.errors = {};
-    this.formError = null;
-    this.busy = false;
     this.secret = null;
-    this.deleting = null;
-    this.deleteError = null;
     this.logFor = null;
     this.log = null;
     this.logError = null;
-  }
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    void this.load();
   }
 
   override disconnectedCallback(): void {
@@ -80,41 +47,20 @@ export class VpWebhooksPage extends LightElement {
     if (this.pollTimer) clearTimeout(this.pollTimer);
   }
 
-  private async load(): Promise<void> {
-    try {
-      this.webhooks = (await api.listWebhooks()).items;
-      this.loadError = null;
-    } catch (err) {
-      this.loadError = err instanceof ApiError ? err.message : 'Could not load the webhooks.';
-    }
+  protected emptyForm(): WebhookForm {
+    return emptyWebhookForm();
   }
 
-  private openCreate(): void {
-    this.editing = { mode: 'create' };
-    this.form = emptyWebhookForm();
-    this.errors = {};
-    this.formError = null;
-    this.notice = null;
+  protected async fetchAll(): Promise<void> {
+    this.items = (await api.listWebhooks()).items;
+  }
+
+  protected openCreate(): void {
+    this.openForm({ mode: 'create' }, emptyWebhookForm());
   }
 
   private openEdit(w: Webhook): void {
-    this.editing = { mode: 'edit', webhook: w };
-    this.form = webhookToForm(w);
-    this.errors = {};
-    this.formError = null;
-    this.notice = null;
-  }
-
-  private closeForm(): void {
-    this.editing = null;
-    this.form = emptyWebhookForm();
-    this.errors = {};
-    this.formError = null;
-  }
-
-  private set(patch: Partial<WebhookForm>, errorKey: string): void {
-    this.form = { ...this.form, ...patch };
-    if (this.errors[errorKey]) this.errors = Object.fromEntries(Object.entries(this.errors).filter(([k]) => k !== errorKey));
+    this.openForm({ mode: 'edit', item: w }, webhookToForm(w));
   }
 
   private toggleEvent(t: WebhookEventType, on: boolean): void {
@@ -122,46 +68,26 @@ export class VpWebhooksPage extends LightElement {
     this.set({ events }, 'events');
   }
 
-  private async save(e: Event): Promise<void> {
-    e.preventDefault();
-    const editing = this.editing;
-    if (!editing || this.busy) return;
-    this.formError = null;
-    const prepared = editing.mode === 'create' ? webhookCreateBody(this.form) : webhookUpdateBody(editing.webhook, this.form);
-    this.errors = prepared.errors;
-    if (Object.keys(prepared.errors).length) {
-      this.formError = 'Fix the highlighted fields and save again.';
-      await this.updateComplete;
-      this.querySelector<HTMLElement>('#webhook-form [aria-invalid="true"]')?.focus();
-      return;
+  protected prepare(editing: Editing): Prepared<object, Webhook | WebhookCreated> {
+    if (editing.mode === 'create') {
+      const { body, errors } = webhookCreateBody(this.form);
+      return { body, errors, send: () => api.createWebhook(body) };
     }
-    if (!Object.keys(prepared.body).length) {
-      this.closeForm();
-      return;
-    }
-    this.busy = true;
-    try {
-      if (editing.mode === 'create') {
-        const created = await api.createWebhook(webhookCreateBody(this.form).body);
-        this.closeForm();
-        this.secret = { url: created.url, value: created.secret };
-      } else {
-        const saved = await api.updateWebhook(editing.webhook.id, prepared.body);
-        this.closeForm();
-        this.notice = `Webhook ${saved.url} updated.`;
-      }
-      await this.load();
-    } catch (err) {
-      if (err instanceof ApiError) {
-        // 422 details (e.g. a URL that resolves to a private address) land on their fields.
-        this.errors = err.fieldErrors;
-        this.formError = err.message;
-      } else this.formError = 'Could not save the webhook.';
-      await this.updateComplete;
-      this.querySelector<HTMLElement>('#webhook-form [aria-invalid="true"]')?.focus();
-    } finally {
-      this.busy = false;
-    }
+    const { body, errors } = webhookUpdateBody(editing.item, this.form);
+    return { body, errors, send: () => api.updateWebhook(editing.item.id, body) };
+  }
+
+  protected saved(saved: Webhook | WebhookCreated, editing: Editing): void {
+    if (editing.mode === 'create') {
+      const created = saved as WebhookCreated;
+      this.secret = { url: created.url, value: created.secret };
+    } else this.notice = `Webhook ${saved.url} updated.`;
+  }
+
+  protected saveRefused(err: ApiError): void {
+    // 422 details (e.g. a URL that resolves to a private address) land on their fields.
+    this.errors = err.fieldErrors;
+    this.formError = err.message;
   }
 
   private async setActive(w: Webhook, active: boolean): Promise<void> {
@@ -208,22 +134,13 @@ export class VpWebhooksPage extends LightElement {
     await read();
   }
 
-  private async deleteWebhook(): Promise<void> {
-    const w = this.deleting;
-    if (!w || this.busy) return;
-    this.busy = true;
-    this.deleteError = null;
-    try {
-      await api.deleteWebhook(w.id);
-      this.deleting = null;
-      if (this.logFor?.id === w.id) this.logFor = null;
-      this.notice = `Webhook ${w.url} deleted.`;
-      await this.load();
-    } catch (err) {
-      this.deleteError = err instanceof ApiError ? err.message : 'Could not delete the webhook.';
-    } finally {
-      this.busy = false;
-    }
+  protected removeItem(w: Webhook): Promise<void> {
+    return api.deleteWebhook(w.id);
+  }
+
+  protected deleted(w: Webhook): void {
+    if (this.logFor?.id === w.id) this.logFor = null;
+    this.notice = `Webhook ${w.url} deleted.`;
   }
 
   private renderForm() {
@@ -287,9 +204,9 @@ export class VpWebhooksPage extends LightElement {
   }
 
   private renderList() {
-    if (this.loadError) return errorBanner(this.loadError);
-    if (!this.webhooks) return html`<p class="loading" role="status">Loading webhooks…</p>`;
-    if (!this.webhooks.length) {
+    const state = this.renderListState('Loading webhooks…');
+    if (state || !this.items) return state;
+    if (!this.items.length) {
       return html`<section class="panel empty-state" aria-labelledby="webhooks-empty-heading" data-testid="webhooks-empty">
         <h2 id="webhooks-empty-heading">No webhooks yet</h2>
         <p>A webhook tells your CRM how each call went as it happens: queued, ringing, answered, and ended with its
@@ -301,7 +218,7 @@ export class VpWebhooksPage extends LightElement {
     return html`<div class="table-wrap"><table aria-label="Webhooks">
       <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
       <tbody>
-        ${this.webhooks.map(
+        ${this.items.map(
           (w) => html`<tr data-webhook-id=${w.id}>
             <td><code>${w.url}</code>${w.description ? html`<br /><span class="hint">${w.description}</span>` : nothing}</td>
             <td><ul class="plain-list">${w.events.map((t) => html`<li><code>${t}</code></li>`)}</ul></td>
@@ -313,10 +230,7 @@ export class VpWebhooksPage extends LightElement {
                 ? html`<button class="small" aria-label="Send a test event to ${w.url}" @click=${() => this.sendTest(w)}>Send test event</button>
                     <button class="small" aria-label="Pause ${w.url}" @click=${() => this.setActive(w, false)}>Pause</button>`
                 : html`<button class="small" aria-label="Resume ${w.url}" @click=${() => this.setActive(w, true)}>Resume</button>`}
-              <button class="small link-danger" aria-label="Delete ${w.url}" @click=${() => {
-                this.deleting = w;
-                this.deleteError = null;
-              }}>Delete</button>
+              ${this.renderDeleteButton(w, w.url)}
             </td>
           </tr>`,
         )}
@@ -327,24 +241,12 @@ export class VpWebhooksPage extends LightElement {
   override render() {
     const editing = this.editing;
     const secret = this.secret;
-    return html`<div class="page-head">
-        <div><h1 tabindex="-1">Webhooks</h1>
-          <p class="subtitle">Endpoints that receive call and campaign events, signed with their secret.</p></div>
-        ${this.webhooks?.length ? html`<button class="primary" @click=${() => this.openCreate()}>New webhook</button>` : nothing}
-      </div>
-      ${this.notice ? html`<div class="banner banner-ok" role="status">${this.notice}</div>` : nothing}
+    return html`${this.renderHead('Webhooks', 'Endpoints that receive call and campaign events, signed with their secret.', 'New webhook')}
       ${errorBanner(this.error)}
       ${this.renderList()}
       ${this.renderLog()}
 
-      <vp-dialog
-        heading=${editing?.mode === 'edit' ? 'Edit webhook' : 'New webhook'}
-        .open=${editing !== null}
-        @vp-close=${() => this.closeForm()}
-        .content=${editing ? this.renderForm() : nothing}
-        .actions=${html`<button type="button" @click=${() => this.closeForm()}>Cancel</button>
-          <button class="primary" type="submit" form="webhook-form" ?disabled=${this.busy}>${editing?.mode === 'edit' ? 'Save changes' : 'Create webhook'}</button>`}
-      ></vp-dialog>
+      ${this.renderFormDialog(editing?.mode === 'edit' ? 'Edit webhook' : 'New webhook', 'Create webhook', () => this.renderForm())}
 
       <vp-dialog
         heading="Webhook created: copy its secret now"
@@ -358,14 +260,11 @@ export class VpWebhooksPage extends LightElement {
         .actions=${html`<button class="primary" @click=${() => (this.secret = null)} autofocus>I have stored it</button>`}
       ></vp-dialog>
 
-      <vp-dialog
-        heading="Delete this webhook?"
-        .open=${this.deleting !== null}
-        @vp-close=${() => (this.deleting = null)}
-        .content=${this.deleting ? html`<p><code>${this.deleting.url}</code> gets no more events, and its deliveries log goes with it. This cannot be undone.</p>${errorBanner(this.deleteError)}` : nothing}
-        .actions=${html`<button @click=${() => (this.deleting = null)} autofocus>Cancel</button>
-          <button class="danger" ?disabled=${this.busy} @click=${() => this.deleteWebhook()}>Delete webhook</button>`}
-      ></vp-dialog>`;
+      ${this.renderDeleteDialog(
+        'Delete this webhook?',
+        'Delete webhook',
+        (w) => html`<p><code>${w.url}</code> gets no more events, and its deliveries log goes with it. This cannot be undone.</p>${errorBanner(this.deleteError)}`,
+      )}`;
   }
 }
 customElements.define('vp-webhooks-page', VpWebhooksPage);
