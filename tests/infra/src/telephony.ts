@@ -559,14 +559,15 @@ export async function callInbound(opts: {
   sipAddress: string;
   number: string;
   from: string;
-  phrase: string;
+  /** What the caller says; null: a caller who stays silent (still sending RTP). */
+  phrase: string | null;
   speakAfterMs?: number;
   holdMs?: number;
 }): Promise<InboundCallResult> {
   mkdirSync(opts.dir, { recursive: true });
   const holdMs = opts.holdMs ?? 30_000;
   const pcap = path.join(opts.dir, 'caller.pcap');
-  writeRtpPcap(pcap, speakUlaw(opts.phrase, opts.dir), opts.speakAfterMs ?? 4000, holdMs + 5000);
+  writeRtpPcap(pcap, opts.phrase === null ? Buffer.alloc(0) : speakUlaw(opts.phrase, opts.dir), opts.speakAfterMs ?? 4000, holdMs + 5000);
   const scenario = path.join(opts.dir, 'caller.xml');
   writeFileSync(scenario, callerScenario(pcap, opts.from, holdMs));
   const messages = path.join(opts.dir, 'caller-messages.log');

@@ -52,7 +52,7 @@ afterAll(async () => {
   await dispose();
 });
 
-const call = (phrase: string, holdMs?: number): Promise<InboundCallResult> =>
+const call = (phrase: string | null, holdMs?: number): Promise<InboundCallResult> =>
   callInbound({ dir: path.join(process.env.VP_TEST_DIR!, `inbound-caller-${++run}`), sipAddress: process.env.LIVEKIT_SIP_ADDRESS!, number: NUMBER, from: CALLER, phrase, holdMs });
 
 /** The newest inbound call of the test bot created after `since`. */
@@ -95,8 +95,9 @@ describe('a call to an inbound number', () => {
 
   it('at capacity: a second caller while the first is on the line hears 486, and the call is recorded failed / fleet_at_capacity', async () => {
     const since = Date.now() - 1000;
-    // The first caller stays on the line saying nothing the bot ends the call on, until it hangs up itself.
-    const holding = call('hello there', 12_000);
+    // The first caller stays on the line, silent (nothing a loaded recogniser could take for an ending
+    // phrase), until it hangs up itself.
+    const holding = call(null, 12_000);
     const first = await inboundCall(since);
     await callUntil(first.call_id, (c) => c.status === 'in_progress', 'the first call answered', 30_000);
     // The whole fleet is this one worker, and its one slot is taken.
