@@ -280,8 +280,12 @@ describe('3. live calls scale the fleet; scale-down removes only idle workers', 
     expect(Date.now() - shortEnded).toBeGreaterThanOrEqual((scaleDownDelaySeconds - 10) * 1000);
     for (const id of longCalls) expect(await ended(id, 200_000)).toMatchObject({ status: 'completed', end_reason: 'callee_hangup' });
     await until('scaled down to 1', async () => (await deploymentReplicas()) === 1 && (await readyWorkers()).length === 1, (scaleDownDelaySeconds + 90) * 1000, 2000);
-    const removed = watch.removedSince(t0);
-    expect(removed.length).toBe(2); // 3 → 2 → 1
+    // The watch reads the pods once a second: it sees the second removal a moment after the Deployment.
+    const removed = await until('the watch to see both removals (3 → 2 → 1)', async () => {
+      const r = watch.removedSince(t0);
+      return r.length >= 2 ? r : undefined;
+    }, 30_000);
+    expect(removed.length).toBe(2);
     expect(removed.map(([name, r]) => [name, r.callsBefore ?? 0])).toEqual(removed.map(([name]) => [name, 0]));
     expect(watch.maxReplicasSeen).toBeGreaterThanOrEqual(3);
   }, 900_000);
