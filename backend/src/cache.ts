@@ -19,7 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { ApiError } from './errors.js';
-import { TAKE_TOKEN_FN, type BucketResult } from './redisScripts.js';
+import { TAKE_TOKEN_FN, withCommands, type BucketResult, type LuaCommands } from './redisScripts.js';
 import { CacheTable, type CacheView } from './cacheTable.js';
 import type { BotDoc } from './bots/store.js';
 import type { ApiKeyDoc } from './apiKeys/store.js';
@@ -79,16 +79,13 @@ type CacheRedis = Redis & {
   vpCacheEnd(epochKey: string, pendingKey: string, writeId: string, epoch: string, clear: '0' | '1'): Promise<number>;
 };
 
-function scripts(redis: Redis): CacheRedis {
-  const r = redis as CacheRedis;
-  if (typeof r.vpCacheView !== 'function') {
-    redis.defineCommand('vpCacheView', { numberOfKeys: 2, lua: VIEW });
-    redis.defineCommand('vpCacheViewAndTake', { numberOfKeys: 3, lua: VIEW_AND_TAKE });
-    redis.defineCommand('vpCacheBegin', { numberOfKeys: 2, lua: BEGIN });
-    redis.defineCommand('vpCacheEnd', { numberOfKeys: 2, lua: END });
-  }
-  return r;
-}
+const SCRIPTS: LuaCommands = {
+  vpCacheView: { numberOfKeys: 2, lua: VIEW },
+  vpCacheViewAndTake: { numberOfKeys: 3, lua: VIEW_AND_TAKE },
+  vpCacheBegin: { numberOfKeys: 2, lua: BEGIN },
+  vpCacheEnd: { numberOfKeys: 2, lua: END },
+};
+const scripts = (redis: Redis) => withCommands<CacheRedis>(redis, SCRIPTS);
 
 const token = () => randomBytes(12).toString('hex');
 

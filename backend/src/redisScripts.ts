@@ -87,15 +87,23 @@ type ScriptRedis = Redis & {
   vpFreeSlots(workersKey: string, reservationsKey: string, now: number, prefix: string): Promise<number>;
 };
 
-function scripts(redis: Redis): ScriptRedis {
-  const r = redis as ScriptRedis;
-  if (typeof r.vpReserve !== 'function') {
-    redis.defineCommand('vpReserve', { numberOfKeys: 2, lua: RESERVE });
-    redis.defineCommand('vpTokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET });
-    redis.defineCommand('vpFreeSlots', { numberOfKeys: 2, lua: FREE_SLOTS });
+/** Lua commands by name: how many of their arguments are keys, and the script. */
+export type LuaCommands = Record<string, { numberOfKeys: number; lua: string }>;
+
+/** `redis` with `commands` defined on it; each is defined once per client (ioredis keeps it on the instance). */
+export function withCommands<T extends Redis>(redis: Redis, commands: LuaCommands): T {
+  for (const [name, command] of Object.entries(commands)) {
+    if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') redis.defineCommand(name, command);
   }
-  return r;
+  return redis as T;
 }
+
+const SCRIPTS: LuaCommands = {
+  vpReserve: { numberOfKeys: 2, lua: RESERVE },
+  vpTokenBucket: { numberOfKeys: 1, lua: TOKEN_BUCKET },
+  vpFreeSlots: { numberOfKeys: 2, lua: FREE_SLOTS },
+};
+const scripts = (redis: Redis) => withCommands<ScriptRedis>(redis, SCRIPTS);
 
 interface Reservation {
   reserved: boolean;

@@ -1,13 +1,8 @@
 // API key expiry presets → the `expires_at` the backend expects (RFC 3339, or null for never).
 
-export const EXPIRY_PRESETS = [
-  { value: 'never', label: 'Never' },
-  { value: '7d', label: '7 days' },
-  { value: '30d', label: '30 days' },
-  { value: '90d', label: '90 days' },
-  { value: '1y', label: '1 year' },
-  { value: 'date', label: 'On a date…' },
-] as const;
+const PRESET_LABELS = { never: 'Never', '7d': '7 days', '30d': '30 days', '90d': '90 days', '1y': '1 year', date: 'On a date…' } as const;
+/** The presets in the order the form offers them. */
+export const EXPIRY_PRESETS = (Object.keys(PRESET_LABELS) as Array<keyof typeof PRESET_LABELS>).map((value) => ({ value, label: PRESET_LABELS[value] }));
 export type ExpiryPreset = (typeof EXPIRY_PRESETS)[number]['value'];
 
 const DAY_MS = 86_400_000;

@@ -1,6 +1,6 @@
 // The bot: what the backend stores and validates, what the worker receives, and what the operator's
 // Bot CRD embeds. Defaults are the offline providers, so a bot works with no cloud keys.
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TProperties } from '@sinclair/typebox';
 
 /** A variable name usable as `{{name}}` in prompt, greeting and policy replies. */
 export const VARIABLE_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$';
@@ -17,34 +17,19 @@ export const BotVariable = Type.Object(
 );
 export type BotVariable = Static<typeof BotVariable>;
 
-export const VoiceSettings = Type.Object(
-  {
-    provider: Type.String({ minLength: 1, maxLength: 64 }),
-    voice_id: Type.String({ minLength: 1, maxLength: 128 }),
-    speed: Type.Number({ minimum: 0.25, maximum: 4 }),
-  },
-  { additionalProperties: false },
-);
+/** A provider choice (voice, speech-to-text, LLM): the provider's name and that provider's own settings. */
+const providerSettings = <T extends TProperties>(settings: T) =>
+  Type.Object({ provider: Type.String({ minLength: 1, maxLength: 64 }), ...settings }, { additionalProperties: false });
+/** A provider's name for one of its voices or models. */
+const providerItem = () => Type.String({ minLength: 1, maxLength: 128 });
+
+export const VoiceSettings = providerSettings({ voice_id: providerItem(), speed: Type.Number({ minimum: 0.25, maximum: 4 }) });
 export type VoiceSettings = Static<typeof VoiceSettings>;
 
-export const SttSettings = Type.Object(
-  {
-    provider: Type.String({ minLength: 1, maxLength: 64 }),
-    model: Type.String({ minLength: 1, maxLength: 128 }),
-    language: Type.String({ minLength: 2, maxLength: 35 }),
-  },
-  { additionalProperties: false },
-);
+export const SttSettings = providerSettings({ model: providerItem(), language: Type.String({ minLength: 2, maxLength: 35 }) });
 export type SttSettings = Static<typeof SttSettings>;
 
-export const LlmSettings = Type.Object(
-  {
-    provider: Type.String({ minLength: 1, maxLength: 64 }),
-    model: Type.String({ minLength: 1, maxLength: 128 }),
-    temperature: Type.Number({ minimum: 0, maximum: 2 }),
-  },
-  { additionalProperties: false },
-);
+export const LlmSettings = providerSettings({ model: providerItem(), temperature: Type.Number({ minimum: 0, maximum: 2 }) });
 export type LlmSettings = Static<typeof LlmSettings>;
 
 /** A tool the LLM may call (OpenAI function shape); `parameters` is a JSON Schema object. */

@@ -39,15 +39,20 @@ export const TranscriptEntry = Type.Object(
 );
 export type TranscriptEntry = Static<typeof TranscriptEntry>;
 
+/** The fields that name a call, first in the call record and in every call.* webhook's `data` (webhooks.ts). */
+export const callIdentityFields = {
+  call_id: Type.String(),
+  bot_id: Type.String(),
+  direction: CallDirectionSchema,
+  to_number: Type.Union([Type.String(), Type.Null()]),
+  /** The caller ID presented (outbound) or the caller's number (inbound); null for browser and WebSocket calls. */
+  from_number: Type.Union([Type.String(), Type.Null()]),
+  status: CallStatusSchema,
+};
+
 export const Call = Type.Object(
   {
-    call_id: Type.String(),
-    bot_id: Type.String(),
-    direction: CallDirectionSchema,
-    to_number: Type.Union([Type.String(), Type.Null()]),
-    /** The caller ID presented (outbound) or the caller's number (inbound); null for browser and WebSocket calls. */
-    from_number: Type.Union([Type.String(), Type.Null()]),
-    status: CallStatusSchema,
+    ...callIdentityFields,
     variables: CallVariables,
     created_at: Type.String({ format: 'date-time' }),
     started_at: nullableTime,

@@ -42,15 +42,7 @@ export const InboundNumberCreate = Type.Object(
 export type InboundNumberCreate = Static<typeof InboundNumberCreate>;
 
 /** PATCH: any field; omitted ones keep their value. */
-export const InboundNumberUpdate = Type.Object(
-  {
-    number: Type.Optional(number),
-    bot_id: Type.Optional(botId),
-    variables: Type.Optional(variables),
-    allowed_addresses: Type.Optional(allowedAddresses),
-  },
-  { additionalProperties: false, minProperties: 1 },
-);
+export const InboundNumberUpdate = Type.Object(Type.Partial(InboundNumberCreate).properties, { additionalProperties: false, minProperties: 1 });
 export type InboundNumberUpdate = Static<typeof InboundNumberUpdate>;
 
 export const InboundNumber = Type.Object(

@@ -1,7 +1,7 @@
 // Call webhooks (docs/design.md §8): the admin API's bodies, the deliveries log, and what a receiver gets.
 // The signing secret appears only in WebhookCreated.
 import { Type, type Static } from '@sinclair/typebox';
-import { CallDirectionSchema, CallStatusSchema } from './calls.js';
+import { callIdentityFields } from './calls.js';
 import { CallVariables } from './dialout.js';
 
 /** Event types a webhook can subscribe to. */
@@ -106,12 +106,7 @@ export type WebhookEventQueued = Static<typeof WebhookEventQueued>;
  *  included: read it with GET /api/v1/calls/{id}). */
 export const WebhookCallData = Type.Object(
   {
-    call_id: Type.String(),
-    bot_id: Type.String(),
-    direction: CallDirectionSchema,
-    to_number: Type.Union([Type.String(), Type.Null()]),
-    from_number: Type.Union([Type.String(), Type.Null()]),
-    status: CallStatusSchema,
+    ...callIdentityFields,
     end_reason: Type.Union([Type.String(), Type.Null()]),
     sip_status_code: Type.Union([Type.Integer(), Type.Null()]),
     created_at: time,

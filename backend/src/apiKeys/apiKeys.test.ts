@@ -1,15 +1,10 @@
 import { API_KEY_PATTERN } from '@voice-platform/schemas';
-import { adminToken, bodyText, createBot, createKey, startHarness, type Harness } from '../testing/harness.js';
+import { bodyText, createBot, createKey, useAdminHarness, type Harness } from '../testing/harness.js';
 import { hashApiKey } from './keys.js';
 
 let h: Harness;
 let auth: string;
-
-beforeAll(async () => {
-  h = await startHarness();
-  auth = await adminToken(h);
-});
-afterAll(() => h.close());
+useAdminHarness((harness, token) => ([h, auth] = [harness, token]));
 
 // Any authenticated call with a key; /api/v1/calls/{unknown} answers 404 once the key is accepted.
 const probe = (http: Harness['http'], key: string) => http.get('/api/v1/calls/000000000000000000000000').set('X-API-Key', key);

@@ -1,18 +1,13 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { Bot, RuntimeConfig } from '@voice-platform/schemas';
-import { adminToken, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { useAdminHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { COLLECTIONS, migrateBots } from '../stores.js';
 import { DEMO_BOT_ID, seedDemoBot } from '../demoBot.js';
 
 let h: Harness;
 let auth: string;
-
-beforeAll(async () => {
-  h = await startHarness();
-  auth = await adminToken(h);
-});
-afterAll(() => h.close());
+useAdminHarness((harness, token) => ([h, auth] = [harness, token]));
 
 const post = (body: object) => h.http.post('/api/v1/bots').set('Authorization', auth).send(body);
 

@@ -1,7 +1,7 @@
 // Calls as stored: the document, its public shape and the collection every part that records or moves a
 // call uses (routes.ts, lifecycle.ts, dial-out, inbound calls, the worker config, the dialler).
 import type { Db } from 'mongodb';
-import type { Call, CallDirection, CallStatus } from '@voice-platform/schemas';
+import type { Call, CallDirection, CallStatus, callIdentityFields } from '@voice-platform/schemas';
 import { COLLECTIONS } from '../stores.js';
 
 export interface CallDoc {
@@ -67,9 +67,10 @@ export function findCall(db: Db, id: string): Promise<CallDoc | null> {
   return calls(db).findOne({ _id: id });
 }
 
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
+export const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
-export function publicCall(doc: CallDoc): Call {
+/** The fields that name a call, first in the call record and in every call.* webhook's `data` (webhooks/outbox.ts). */
+export function callIdentity(doc: CallDoc): Pick<Call, keyof typeof callIdentityFields> {
   return {
     call_id: doc._id,
     bot_id: doc.bot_id,
@@ -77,6 +78,16 @@ export function publicCall(doc: CallDoc): Call {
     to_number: doc.to_number,
     from_number: doc.from_number ?? null,
     status: doc.status,
+  };
+}
+
+/** When each status was reached, as RFC 3339 times. */
+export const statusTimes = (doc: CallDoc): Record<string, string> =>
+  Object.fromEntries(Object.entries(doc.status_times ?? {}).map(([k, v]) => [k, (v as Date).toISOString()]));
+
+export function publicCall(doc: CallDoc): Call {
+  return {
+    ...callIdentity(doc),
     variables: doc.variables,
     created_at: doc.created_at.toISOString(),
     started_at: iso(doc.started_at),
@@ -86,6 +97,6 @@ export function publicCall(doc: CallDoc): Call {
     recording_error: doc.recording_error,
     sip_status_code: doc.sip_status_code ?? null,
     transcript: (doc.transcript ?? []).map((t) => ({ role: t.role, text: t.text, at: t.at.toISOString() })),
-    status_times: Object.fromEntries(Object.entries(doc.status_times ?? {}).map(([k, v]) => [k, (v as Date).toISOString()])),
+    status_times: statusTimes(doc),
   };
 }

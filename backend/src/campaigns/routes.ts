@@ -28,7 +28,7 @@ import {
   type ContactsResult,
   type ContactStatus,
 } from '@voice-platform/schemas';
-import { campaignDetail, campaignLock, campaigns, contacts, publicCampaign, publicContact, type CampaignDoc, type ContactDoc } from './store.js';
+import { campaignDetail, campaignLock, campaigns, contacts, draftLifecycle, publicCampaign, publicContact, type CampaignDoc, type ContactDoc } from './store.js';
 import type { BotDoc } from '../bots/store.js';
 
 const invalid = (problems: FieldProblem[]) => apiError('validation_failed', { details: problems });
@@ -128,13 +128,7 @@ export function campaignRoutes(router: Router, svc: Services, metrics: Metrics):
       max_concurrency: body.max_concurrency,
       calls_per_second: body.calls_per_second,
       retry: body.retry,
-      status: 'draft',
-      paused_reason: null,
-      created_at: now,
-      updated_at: now,
-      started_at: null,
-      completed_at: null,
-      canceled_at: null,
+      ...draftLifecycle(now),
     };
     await campaigns(svc.db).insertOne(doc);
     svc.logger.info({ req_id: ctx.state.requestId, campaign_id: doc._id, bot_id: doc.bot_id }, 'campaign created');

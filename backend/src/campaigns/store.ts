@@ -31,6 +31,11 @@ export interface CampaignDoc {
   canceled_at: Date | null;
 }
 
+/** A new campaign's lifecycle fields: a draft, never started, paused or ended. */
+export function draftLifecycle(now: Date): Pick<CampaignDoc, 'status' | 'paused_reason' | 'created_at' | 'updated_at' | 'started_at' | 'completed_at' | 'canceled_at'> {
+  return { status: 'draft', paused_reason: null, created_at: now, updated_at: now, started_at: null, completed_at: null, canceled_at: null };
+}
+
 export interface AttemptDoc {
   call_id: string;
   status: string;

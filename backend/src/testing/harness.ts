@@ -127,6 +127,19 @@ export async function adminToken(h: Harness): Promise<string> {
   return `Bearer ${res.body.access_token as string}`;
 }
 
+/**
+ * One harness for a whole test file, signed in as the admin: started before its tests (`ready` gets the
+ * harness and the admin's Authorization value) and closed after them.
+ */
+export function useAdminHarness(ready: (h: Harness, auth: string) => void, opts?: HarnessOptions): void {
+  let h: Harness | undefined;
+  beforeAll(async () => {
+    h = await startHarness(opts);
+    ready(h, await adminToken(h));
+  });
+  afterAll(() => h?.close());
+}
+
 export async function createKey(h: Harness, auth: string, body: Record<string, unknown> = { name: 'crm' }): Promise<{ id: string; key: string }> {
   const res = await h.http.post('/api/v1/api-keys').set('Authorization', auth).send(body).expect(201);
   return { id: res.body.id as string, key: res.body.key as string };

@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { TERMINAL_CALL_STATUSES, type CallStatus, type WebhookCallData, type WebhookDeliveredType, type WebhookEventType } from '@voice-platform/schemas';
 import type { Metrics } from '../metrics.js';
-import type { CallDoc } from '../calls/store.js';
+import { callIdentity, iso, statusTimes, type CallDoc } from '../calls/store.js';
 import { ENDED_PENDING_KEY, OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from './keys.js';
 
 interface EmitDeps {
@@ -54,18 +54,11 @@ export async function emitWebhookEvent(deps: EmitDeps, type: WebhookEventType, d
   }
 }
 
-const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
-
 /** `data` of a call.* event: the call as it stands (no transcript: GET /api/v1/calls/{id} has it). */
 export function callEventData(doc: CallDoc): WebhookCallData {
   const ended = TERMINAL_CALL_STATUSES.includes(doc.status) && doc.ended_at;
   return {
-    call_id: doc._id,
-    bot_id: doc.bot_id,
-    direction: doc.direction,
-    to_number: doc.to_number,
-    from_number: doc.from_number ?? null,
-    status: doc.status,
+    ...callIdentity(doc),
     end_reason: doc.end_reason,
     sip_status_code: doc.sip_status_code ?? null,
     created_at: doc.created_at.toISOString(),
@@ -76,7 +69,7 @@ export function callEventData(doc: CallDoc): WebhookCallData {
     recording_error: doc.recording_error,
     variables: doc.variables,
     campaign_id: (doc as CallDoc & { campaign_id?: string | null }).campaign_id ?? null,
-    status_times: Object.fromEntries(Object.entries(doc.status_times ?? {}).map(([k, v]) => [k, (v as Date).toISOString()])),
+    status_times: statusTimes(doc),
   };
 }
 
