@@ -10,16 +10,15 @@
 // 1 MiB maxPayload get the WebSocket close 1009 (message too big), text that is not UTF-8 gets 1007.
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { freePort, startProcess, waitUntil, type ManagedProcess } from '@voice-platform/tests/infra';
 import { pcmToBytes } from './audio/pcm.js';
 import { MAX_INVALID_MESSAGES } from './transports/websocket.js';
 import { silence, speech } from './testing/audio.js';
-import { adminAuth, backendUrl, callUntil, createBot, TEST_POLICY, workerToken } from './testing/backend.js';
+import { adminAuth, backendUrl, callUntil, createBot, createPolicyBot } from './testing/backend.js';
 import { TestCaller, withTestCallToken, type ServerMsg } from './testing/client.js';
+import { workerMain, workerProcessEnv } from './testing/worker.js';
 
-const main = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
 const MB = 1 << 20;
 const MAX_CALLS = 20;
 /** How far above their settled start the worker's RSS and (garbage-collected) JS heap may stay after an abuse. */
@@ -197,32 +196,18 @@ async function callsOf(botId: string): Promise<Array<{ call_id: string; status: 
 
 beforeAll(async () => {
   quietBot = await createBot({ name: 'abuse-quiet', greeting: '', policy: { intents: [], fallback: { reply: 'Hello.' } } });
-  talkerBot = await createBot({
-    name: 'abuse-talker',
-    greeting: '',
-    variables: [
-      { name: 'customer_name', required: true, description: '' },
-      { name: 'amount_due', required: false, description: '' },
-    ],
-    policy: TEST_POLICY,
-    turn_detection: { end_of_turn_silence_ms: 500 },
-  });
+  talkerBot = await createPolicyBot({ name: 'abuse-talker' });
   const port = await freePort();
   inspectPort = await freePort();
-  proc = startProcess('worker', process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, main], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      SERVICE_CONFIG_URL: `${backendUrl()}/api/v1/config`,
-      WORKER_AUTH_TOKEN: workerToken(),
+  proc = startProcess('worker', process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, workerMain], {
+    env: workerProcessEnv(port, {
       WORKER_ID: `abuse-test-worker-${port}`,
       MAX_CONCURRENT_CALLS: String(MAX_CALLS),
       // Every slot for the WebSocket abuse (no share kept back for dial-outs, which this worker does not take).
       TEST_CALL_SHARE: '1',
       DRAIN_TIMEOUT_MS: '5000',
       DIALOUT_ENABLED: 'false',
-      LOG_LEVEL: 'info',
-    },
+    }),
     logFile: path.join(process.env.VP_TEST_DIR!, `worker-abuse-${port}.log`),
   });
   base = `http://127.0.0.1:${port}`;

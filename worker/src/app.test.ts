@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis';
 import { fleetWorkerKey } from '@voice-platform/schemas';
 import { recognise, silence, speech } from './testing/audio.js';
-import { callUntil, createBot, getCall, TEST_POLICY, updateBot } from './testing/backend.js';
+import { callUntil, createBot, createPolicyBot, getCall, updateBot } from './testing/backend.js';
 import { TestCaller, withTestCallToken } from './testing/client.js';
 import { startWorker, type TestWorker } from './testing/worker.js';
 import { freePort } from '@voice-platform/tests/infra';
@@ -17,14 +17,9 @@ const replies = ['hello sam this is your payment reminder', 'the open amount is 
 let w: TestWorker;
 let botId: string;
 beforeAll(async () => {
-  botId = await createBot({
+  botId = await createPolicyBot({
     name: 'reminder',
     greeting: GREETING,
-    variables: [
-      { name: 'customer_name', required: true, description: '' },
-      { name: 'amount_due', required: false, description: '' },
-    ],
-    policy: TEST_POLICY,
     turn_detection: { end_of_turn_silence_ms: 600 },
     max_call_seconds: 60,
   });

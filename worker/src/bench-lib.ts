@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startProcess, waitUntil, type ManagedProcess, type TestEnv } from '@voice-platform/tests/infra';
+import { loadSettings, type Settings } from './settings.js';
 import { silence, speech } from './testing/audio.js';
 import { TestCaller, withTestCallToken } from './testing/client.js';
 
@@ -130,6 +131,24 @@ export interface BenchBackend {
 }
 
 /** Seeds an admin and starts backend/dist/main.js on `env`'s services, on a free port. */
+/**
+ * The bench worker's settings: on the bench backend and the test environment's services, room for
+ * `maxCalls`; `overrides` name the worker and what it takes besides WebSocket calls.
+ */
+export function benchWorkerSettings(backend: BenchBackend, env: TestEnv, maxCalls: number, overrides: Record<string, string>): Settings {
+  return loadSettings({
+    SERVICE_CONFIG_URL: `${backend.base}/api/v1/config`,
+    WORKER_AUTH_TOKEN: backend.token,
+    ...env.env,
+    MAX_CONCURRENT_CALLS: String(maxCalls),
+    // The WebSocket calls measure the whole worker: no share kept back for dial-outs.
+    TEST_CALL_SHARE: '1',
+    LOG_LEVEL: 'warn',
+    WS_START_TIMEOUT_MS: '300',
+    ...overrides,
+  });
+}
+
 export async function startBenchBackend(env: TestEnv, db: string, extra: Record<string, string> = {}): Promise<BenchBackend> {
   const backendPort = await freePort();
   const token = 'bench-worker-token-0123456789abcdef';

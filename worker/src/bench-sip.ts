@@ -30,9 +30,8 @@ import { dispose } from '@livekit/rtc-node';
 import { startTestEnv, waitUntil, type ManagedProcess } from '@voice-platform/tests/infra';
 import { createWorker, type Worker } from './app.js';
 import { BackendClient } from './backend.js';
-import { callersMain, EOT_MS, pct, procCpuSeconds, procRssBytes, providerCpuSeconds, startBenchBackend, type CallersResult } from './bench-lib.js';
+import { benchWorkerSettings, callersMain, EOT_MS, pct, procCpuSeconds, procRssBytes, providerCpuSeconds, startBenchBackend, type CallersResult } from './bench-lib.js';
 import { createLogger } from './logger.js';
-import { loadSettings } from './settings.js';
 import { liveKitDialerFromSettings, type LiveKitDialer } from './transports/livekit.js';
 import type { TurnTiming } from './transports/output.js';
 import type { CallTransport, TelephonyDialer } from './transports/transport.js';
@@ -174,19 +173,7 @@ async function bench(): Promise<void> {
     const apiKey = (await admin('POST', '/api/v1/api-keys', { name: 'bench' })).key as string;
     await admin('POST', '/api/v1/sip/outbound-trunks', { name: 'bench phone', address: env.env.SIP_PHONE_ADDRESS, numbers: [TRUNK_NUMBER] });
 
-    const settings = loadSettings({
-      SERVICE_CONFIG_URL: `${base}/api/v1/config`,
-      WORKER_AUTH_TOKEN: token,
-      ...env.env,
-      MAX_CONCURRENT_CALLS: String(Math.max(...sizes)),
-      // The WebSocket calls measure the whole worker: no share kept back for dial-outs.
-      TEST_CALL_SHARE: '1',
-      WORKER_ID: 'bench-sip-worker',
-      LOG_LEVEL: 'warn',
-      DIALOUT_ENABLED: 'true',
-      RINGING_TIMEOUT_SECONDS: '20',
-      WS_START_TIMEOUT_MS: '300',
-    });
+    const settings = benchWorkerSettings(backend, env, Math.max(...sizes), { WORKER_ID: 'bench-sip-worker', DIALOUT_ENABLED: 'true', RINGING_TIMEOUT_SECONDS: '20' });
     const logger = createLogger('warn');
     const [redis, blockingRedis] = [new Redis(settings.REDIS_URL), new Redis(settings.REDIS_URL)];
     redises.push(redis, blockingRedis);

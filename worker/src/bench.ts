@@ -11,9 +11,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { startTestEnv, waitUntil } from '@voice-platform/tests/infra';
 import { createWorker } from './app.js';
-import { callersMain, EOT_MS, pct, providerCpuSeconds, startBenchBackend, type CallersResult } from './bench-lib.js';
+import { benchWorkerSettings, callersMain, EOT_MS, pct, providerCpuSeconds, startBenchBackend, type CallersResult } from './bench-lib.js';
 import { createLogger } from './logger.js';
-import { loadSettings } from './settings.js';
 import type { TurnTiming } from './transports/output.js';
 
 const here = fileURLToPath(import.meta.url);
@@ -55,18 +54,7 @@ async function bench(): Promise<void> {
     });
     const botId = ((await botRes.json()) as { id: string }).id;
 
-    const settings = loadSettings({
-      SERVICE_CONFIG_URL: `${base}/api/v1/config`,
-      WORKER_AUTH_TOKEN: token,
-      ...env.env,
-      MAX_CONCURRENT_CALLS: String(Math.max(...sizes)),
-      // The WebSocket calls measure the whole worker: no share kept back for dial-outs.
-      TEST_CALL_SHARE: '1',
-      WORKER_ID: 'bench-worker',
-      LOG_LEVEL: 'warn',
-      DIALOUT_ENABLED: 'false',
-      WS_START_TIMEOUT_MS: '300',
-    });
+    const settings = benchWorkerSettings(backend, env, Math.max(...sizes), { WORKER_ID: 'bench-worker', DIALOUT_ENABLED: 'false' });
     redis = new Redis(settings.REDIS_URL);
     let turns: TurnTiming[] = [];
     let gaps: number[] = [];

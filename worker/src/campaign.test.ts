@@ -6,17 +6,9 @@
 import { PHONE_NUMBERS, waitUntil } from '@voice-platform/tests/infra';
 import { dispose } from '@livekit/rtc-node';
 import type { Call } from '@voice-platform/schemas';
-import { admin, createBot, ensureTrunk, getCall, TEST_POLICY } from './testing/backend.js';
-import { startWorker, type TestWorker } from './testing/worker.js';
+import { admin, createPolicyBot, ensureTrunk, getCall } from './testing/backend.js';
+import { startWorker, telephonyEnv, type TestWorker } from './testing/worker.js';
 import { callsTo } from './testing/phone.js';
-
-const telephony = () => ({
-  LIVEKIT_URL: process.env.LIVEKIT_URL!,
-  LIVEKIT_API_KEY: process.env.LIVEKIT_API_KEY!,
-  LIVEKIT_API_SECRET: process.env.LIVEKIT_API_SECRET!,
-  DIALOUT_ENABLED: 'true',
-  RINGING_TIMEOUT_SECONDS: '6',
-});
 
 interface Contact {
   id: string;
@@ -29,18 +21,13 @@ let w: TestWorker;
 let botId: string;
 beforeAll(async () => {
   await ensureTrunk();
-  botId = await createBot({
+  botId = await createPolicyBot({
     name: 'campaign reminder',
     greeting: 'Hello {{customer_name}}, this is a reminder.',
-    variables: [
-      { name: 'customer_name', required: true, description: '' },
-      { name: 'amount_due', required: false, description: '' },
-    ],
-    policy: TEST_POLICY,
     turn_detection: { end_of_turn_silence_ms: 600 },
     max_call_seconds: 30,
   });
-  w = await startWorker(telephony());
+  w = await startWorker(telephonyEnv({ RINGING_TIMEOUT_SECONDS: '6' }));
 });
 afterAll(async () => {
   await w?.stop();

@@ -2,13 +2,11 @@
 // calls, the active call finishes, exit 0.
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { freePort, saveLogs, waitUntil, startProcess } from '@voice-platform/tests/infra';
 import { silence, speech } from './testing/audio.js';
-import { backendUrl, callUntil, createBot, TEST_POLICY, workerToken } from './testing/backend.js';
+import { callUntil, createPolicyBot } from './testing/backend.js';
 import { TestCaller, withTestCallToken } from './testing/client.js';
-
-const main = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
+import { workerMain as main, workerProcessEnv } from './testing/worker.js';
 
 describe('worker process', () => {
   it('refuses to boot and names every bad setting', () => {
@@ -22,28 +20,10 @@ describe('worker process', () => {
   });
 
   it('drains on SIGTERM: refuses new calls, lets the active call finish, exits 0', async () => {
-    const bot = await createBot({
-      name: 'drain',
-      greeting: '',
-      variables: [
-        { name: 'customer_name', required: true, description: '' },
-        { name: 'amount_due', required: false, description: '' },
-      ],
-      policy: TEST_POLICY,
-      turn_detection: { end_of_turn_silence_ms: 500 },
-    });
+    const bot = await createPolicyBot({ name: 'drain' });
     const port = await freePort();
     const proc = startProcess('worker', process.execPath, [main], {
-      env: {
-        ...process.env,
-        PORT: String(port),
-        SERVICE_CONFIG_URL: `${backendUrl()}/api/v1/config`,
-        WORKER_AUTH_TOKEN: workerToken(),
-        WORKER_ID: 'drain-test-worker',
-        DRAIN_TIMEOUT_MS: '60000',
-        DIALOUT_ENABLED: 'false',
-        LOG_LEVEL: 'info',
-      },
+      env: workerProcessEnv(port, { WORKER_ID: 'drain-test-worker', DRAIN_TIMEOUT_MS: '60000', DIALOUT_ENABLED: 'false' }),
       logFile: path.join(process.env.VP_TEST_DIR!, `worker-drain-${port}.log`),
     });
     try {

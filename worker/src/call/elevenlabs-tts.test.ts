@@ -3,47 +3,25 @@
 // connection is retried unheard; a rejected key ends the call with a clean tts_auth error; a stream that
 // breaks after audio ends it with tts_stream_broken, never with a second rendition spliced in.
 import { recognise, silence } from '../testing/audio.js';
-import { callUntil, createBot, TEST_POLICY } from '../testing/backend.js';
-import { startCall, TestCaller } from '../testing/client.js';
-import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
-import { startWorker, type TestWorker } from '../testing/worker.js';
+import { callUntil } from '../testing/backend.js';
+import type { TestCaller } from '../testing/client.js';
+import { useCloudCalls } from '../testing/cloud-calls.js';
 
 const VARIABLES = { customer_name: 'Sam', amount_due: 'forty' };
 const GREETING = 'Hello Sam, this is your payment reminder.';
 const replies = ['hello sam this is your payment reminder', 'the open amount is forty dollars', 'understood goodbye sam'];
 const VOICE = 'JBFqnCBsd6RMkjVDRZzb';
 
-let cloud: CloudStandIn;
-let w: TestWorker;
-let bot: string;
-
-beforeAll(async () => {
-  cloud = await startCloudStandIn();
-  bot = await createBot({
+const suite = useCloudCalls(
+  {
     name: 'elevenlabs voice',
     greeting: 'Hello {{customer_name}}, this is your payment reminder.',
-    variables: [
-      { name: 'customer_name', required: true, description: '' },
-      { name: 'amount_due', required: false, description: '' },
-    ],
-    policy: TEST_POLICY,
     voice: { provider: 'elevenlabs', voice_id: VOICE, speed: 1 },
-    turn_detection: { end_of_turn_silence_ms: 500 },
-  });
-  w = await startWorker({
-    ELEVENLABS_API_KEY: 'xi-local',
-    ELEVENLABS_BASE_URL: cloud.url,
-    PROVIDER_TIMEOUT_MS: '2000',
-    PROVIDER_RETRIES: '2',
-  });
-});
-afterAll(async () => {
-  await w?.stop();
-  await cloud?.close();
-});
-beforeEach(() => cloud.reset());
-
-const call = () => startCall(w.wsUrl, bot, VARIABLES);
+  },
+  (cloudUrl) => ({ ELEVENLABS_API_KEY: 'xi-local', ELEVENLABS_BASE_URL: cloudUrl }),
+  VARIABLES,
+);
+const call = () => suite.call();
 
 /** Streams silence in real time until the bot has spoken and then been quiet for `quietMs`. */
 async function waitForBotToFinish(caller: TestCaller, quietMs = 400): Promise<void> {
@@ -51,7 +29,7 @@ async function waitForBotToFinish(caller: TestCaller, quietMs = 400): Promise<vo
   while (performance.now() - caller.audio[caller.audio.length - 1]!.atMs < quietMs) await caller.stream(silence(100));
 }
 
-const speechRequests = () => cloud.requests.filter((r) => r.path.startsWith('/v1/text-to-speech/'));
+const speechRequests = () => suite.cloud.requests.filter((r) => r.path.startsWith('/v1/text-to-speech/'));
 
 describe('a call with the ElevenLabs voice', () => {
   it('speaks the greeting through ElevenLabs: the caller gets the bot audio and transcript', async () => {
@@ -73,7 +51,7 @@ describe('a call with the ElevenLabs voice', () => {
   });
 
   it('retries a refused connection before any audio; the caller hears the greeting once', async () => {
-    cloud.faults = ['refuse'];
+    suite.cloud.faults = ['refuse'];
     const { caller } = await call();
     await waitForBotToFinish(caller);
     expect(speechRequests()).toHaveLength(2);
@@ -85,7 +63,7 @@ describe('a call with the ElevenLabs voice', () => {
   });
 
   it('a rejected key ends the call with tts_auth, without retrying', async () => {
-    cloud.elevenlabsKey = 'xi-rotated';
+    suite.cloud.elevenlabsKey = 'xi-rotated';
     const { caller, callId } = await call();
     await caller.closed;
     expect(caller.messages.slice(-2)).toEqual([
@@ -99,7 +77,7 @@ describe('a call with the ElevenLabs voice', () => {
   });
 
   it('a stream that breaks after audio ends the call with tts_stream_broken: no retry, nothing spliced', async () => {
-    cloud.faults = ['break_mid_stream'];
+    suite.cloud.faults = ['break_mid_stream'];
     const { caller, callId } = await call();
     expect(await caller.closed).toBe(1000);
     expect(caller.messages.slice(-2)).toEqual([

@@ -3,45 +3,19 @@
 // a Deepgram connection lost mid-turn for good ends that call at once, not when the caller stops talking.
 import { concatPcm } from '../audio/pcm.js';
 import { silence, speech } from '../testing/audio.js';
-import { callUntil, createBot, TEST_POLICY } from '../testing/backend.js';
-import { startCall, TestCaller, withTestCallToken, type ServerMsg } from '../testing/client.js';
-import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
-import { startWorker, type TestWorker } from '../testing/worker.js';
+import { callUntil } from '../testing/backend.js';
+import { TestCaller, withTestCallToken, type ServerMsg } from '../testing/client.js';
+import { useCloudCalls } from '../testing/cloud-calls.js';
 
 const VARIABLES = { customer_name: 'Sam', amount_due: 'forty' };
 const REPLY = 'The open amount is forty dollars.';
 
-let cloud: CloudStandIn;
-let w: TestWorker;
-let bot: string;
-
-beforeAll(async () => {
-  cloud = await startCloudStandIn();
-  bot = await createBot({
-    name: 'deepgram stt',
-    greeting: '',
-    variables: [
-      { name: 'customer_name', required: true, description: '' },
-      { name: 'amount_due', required: false, description: '' },
-    ],
-    policy: TEST_POLICY,
-    stt: { provider: 'deepgram', model: 'nova-2', language: 'en-US' },
-    turn_detection: { end_of_turn_silence_ms: 500 },
-  });
-  w = await startWorker({
-    DEEPGRAM_API_KEY: 'dg-local',
-    DEEPGRAM_URL: `${cloud.url.replace('http', 'ws')}/v1/listen`,
-    PROVIDER_TIMEOUT_MS: '2000',
-    PROVIDER_RETRIES: '2',
-  });
-});
-afterAll(async () => {
-  await w?.stop();
-  await cloud?.close();
-});
-beforeEach(() => cloud.reset());
-
-const call = () => startCall(w.wsUrl, bot, VARIABLES);
+const suite = useCloudCalls(
+  { name: 'deepgram stt', stt: { provider: 'deepgram', model: 'nova-2', language: 'en-US' } },
+  (cloudUrl) => ({ DEEPGRAM_API_KEY: 'dg-local', DEEPGRAM_URL: `${cloudUrl.replace('http', 'ws')}/v1/listen` }),
+  VARIABLES,
+);
+const call = () => suite.call();
 
 const isTranscript = (role: string) => (m: ServerMsg) => m.type === 'transcript' && m.role === role;
 
@@ -66,16 +40,16 @@ describe('Deepgram live STT in a call', () => {
     expect(caller.messages.findIndex(isTranscript('bot'))).toBeGreaterThan(finalAt);
     expect(caller.messages.filter((m) => m.type === 'error')).toEqual([]);
     expect(caller.audio.length).toBeGreaterThan(50);
-    expect(cloud.deepgram.length).toBe(1);
-    expect(cloud.deepgram[0]!.messages).toContain('Finalize');
+    expect(suite.cloud.deepgram.length).toBe(1);
+    expect(suite.cloud.deepgram[0]!.messages).toContain('Finalize');
     await callUntil(callId, (c) => c.status === 'completed', 'completed');
   });
 
   it('a connection dropped mid-turn with reconnects refused ends the call at once; another call goes on', async () => {
     const healthy = await call();
     // Only the failing call's streams from here on: its first one breaks, every reconnect is refused.
-    cloud.faults = ['break_mid_stream'];
-    cloud.fault = 'http_500';
+    suite.cloud.faults = ['break_mid_stream'];
+    suite.cloud.fault = 'http_500';
     const failing = await call();
 
     const longTurn = speech('how much is the open amount on my account this month and when exactly is it due please');
@@ -105,16 +79,16 @@ describe('Deepgram live STT in a call', () => {
     const good = await callUntil(healthy.callId, (c) => c.status === 'completed', 'completed');
     expect(good.end_reason).toBe('caller_hangup');
     // One stream per call plus the failing call's refused reconnects (which never became streams).
-    expect(cloud.deepgram.length).toBe(2);
+    expect(suite.cloud.deepgram.length).toBe(2);
   });
 
   it('a rejected key refuses the call at start: stt_auth and close 4500, not retried', async () => {
-    cloud.fault = 'http_401';
-    const caller = new TestCaller(withTestCallToken(`${w.wsUrl}/ws/${bot}`));
+    suite.cloud.fault = 'http_401';
+    const caller = new TestCaller(withTestCallToken(`${suite.w.wsUrl}/ws/${suite.bot}`));
     await caller.opened;
     caller.send({ type: 'start', variables: VARIABLES });
     expect(await caller.closed).toBe(4500);
     expect(caller.messages).toEqual([{ type: 'error', code: 'stt_auth', message: expect.stringContaining('HTTP 401') }]);
-    expect(cloud.deepgram.length).toBe(0);
+    expect(suite.cloud.deepgram.length).toBe(0);
   });
 });

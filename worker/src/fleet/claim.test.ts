@@ -5,17 +5,10 @@ import { Redis } from 'ioredis';
 import { dispose } from '@livekit/rtc-node';
 import { DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
 import { waitUntil } from '@voice-platform/tests/infra';
-import { backendUrl, callUntil, createApiKey, createBot, ensureTrunk, TEST_POLICY, workerToken } from '../testing/backend.js';
-import { startWorker, type TestWorker } from '../testing/worker.js';
+import { backendUrl, callUntil, createApiKey, createPolicyBot, ensureTrunk, workerToken } from '../testing/backend.js';
+import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
 import { invitesTo } from '../testing/phone.js';
 import { PHONE_NUMBERS } from '@voice-platform/tests/infra';
-
-const telephony = () => ({
-  LIVEKIT_URL: process.env.LIVEKIT_URL!,
-  LIVEKIT_API_KEY: process.env.LIVEKIT_API_KEY!,
-  LIVEKIT_API_SECRET: process.env.LIVEKIT_API_SECRET!,
-  RINGING_TIMEOUT_SECONDS: '6',
-});
 
 let redis: Redis;
 let apiKey: string;
@@ -24,16 +17,7 @@ beforeAll(async () => {
   redis = new Redis(process.env.REDIS_URL!);
   apiKey = await createApiKey();
   await ensureTrunk();
-  botId = await createBot({
-    name: 'dial-out',
-    greeting: '',
-    variables: [
-      { name: 'customer_name', required: true, description: '' },
-      { name: 'amount_due', required: false, description: '' },
-    ],
-    policy: TEST_POLICY,
-    turn_detection: { end_of_turn_silence_ms: 500 },
-  });
+  botId = await createPolicyBot({ name: 'dial-out' });
 });
 afterAll(async () => {
   redis.disconnect();
@@ -79,7 +63,7 @@ describe('dial-out claim loop', () => {
 
   it('acks a job when its call starts, so a call longer than the stale time is never claimed twice', async () => {
     const before = invitesTo(PHONE_NUMBERS.noAnswer);
-    w = await startWorker({ ...telephony(), DIALOUT_ENABLED: 'true', DIALOUT_STALE_CLAIM_MS: '100' });
+    w = await startWorker(telephonyEnv({ RINGING_TIMEOUT_SECONDS: '6', DIALOUT_STALE_CLAIM_MS: '100' }));
     const callId = await dialout(PHONE_NUMBERS.noAnswer);
     await callUntil(callId, (c) => c.status === 'ringing', 'ringing');
     // Mid-call (the phone rings for seconds) the job is no longer pending anywhere, so no stale claim can take it again.
@@ -128,7 +112,7 @@ describe('dial-out claim loop', () => {
     } finally {
       await idle.stop();
     }
-    w = await startWorker({ ...telephony(), DIALOUT_ENABLED: 'true' });
+    w = await startWorker(telephonyEnv({ RINGING_TIMEOUT_SECONDS: '6' }));
     const worker = w;
     await waitUntil(() => worker.logs.some((l) => l.includes('the backend refused the dialing move')), { what: 'the refused job', timeoutMs: 15_000 });
     expect(invitesTo(to)).toBe(0);

@@ -71,6 +71,20 @@ export const TEST_POLICY = {
   fallback: { reply: 'Sorry, I did not catch that.' },
 };
 
+/** The variables of the suite's reminder bots: the caller's name, and the amount the policy quotes. */
+export const TEST_VARIABLES = [
+  { name: 'customer_name', required: true, description: '' },
+  { name: 'amount_due', required: false, description: '' },
+];
+
+/**
+ * A bot that talks TEST_POLICY with TEST_VARIABLES (silent, 500 ms end of turn unless `bot` says
+ * otherwise): the bot most worker tests call.
+ */
+export function createPolicyBot(bot: Partial<BotCreate> & { name: string }): Promise<string> {
+  return createBot({ greeting: '', variables: TEST_VARIABLES, policy: TEST_POLICY, turn_detection: { end_of_turn_silence_ms: 500 }, ...bot });
+}
+
 /** The phone's trunk's caller ID (tests/infra Phone). */
 export const TRUNK_NUMBER = '+15550001111';
 let trunk: Promise<string> | null = null;

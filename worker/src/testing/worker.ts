@@ -1,5 +1,8 @@
-// An in-process worker on real Redis, MinIO and the suite's backend, listening on a free port.
+// An in-process worker on real Redis, MinIO and the suite's backend, listening on a free port; and the
+// environment of a worker run as a process (dist/main.js) on the same services.
+import path from 'node:path';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createWorker, type Worker, type WorkerDeps } from '../app.js';
 import { createLogger } from '../logger.js';
@@ -15,6 +18,32 @@ export interface TestWorker {
   logs: string[];
   redis: Redis;
   stop(): Promise<void>;
+}
+
+/** The built worker entry point, for the tests that run the worker as a process. */
+export const workerMain = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'main.js');
+
+/** A worker process's environment on the suite's backend, listening on `port`; `env` adds or overrides. */
+export function workerProcessEnv(port: number, env: Record<string, string>): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    PORT: String(port),
+    SERVICE_CONFIG_URL: `${backendUrl()}/api/v1/config`,
+    WORKER_AUTH_TOKEN: workerToken(),
+    LOG_LEVEL: 'info',
+    ...env,
+  };
+}
+
+/** The suite's LiveKit (and so livekit-sip), with dial-outs taken; `env` adds or overrides. */
+export function telephonyEnv(env: Record<string, string> = {}): Record<string, string> {
+  return {
+    LIVEKIT_URL: process.env.LIVEKIT_URL!,
+    LIVEKIT_API_KEY: process.env.LIVEKIT_API_KEY!,
+    LIVEKIT_API_SECRET: process.env.LIVEKIT_API_SECRET!,
+    DIALOUT_ENABLED: 'true',
+    ...env,
+  };
 }
 
 export function testSettings(env: Record<string, string> = {}): Settings {

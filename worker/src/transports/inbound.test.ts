@@ -10,20 +10,14 @@ import { dispose } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import type { Call } from '@voice-platform/schemas';
 import { recognise } from '../testing/audio.js';
-import { admin, callUntil, createBot, TEST_POLICY } from '../testing/backend.js';
-import { startWorker, type TestWorker } from '../testing/worker.js';
+import { admin, callUntil, createPolicyBot } from '../testing/backend.js';
+import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
 import { readRecording } from '../testing/recordings.js';
 
 const NUMBER = '+15550007001';
 const CALLER = '+15557654321';
-const telephony = () => ({
-  LIVEKIT_URL: process.env.LIVEKIT_URL!,
-  LIVEKIT_API_KEY: process.env.LIVEKIT_API_KEY!,
-  LIVEKIT_API_SECRET: process.env.LIVEKIT_API_SECRET!,
-  DIALOUT_ENABLED: 'true',
-  // One slot: a second caller while the first is on the line finds the fleet at capacity.
-  MAX_CONCURRENT_CALLS: '1',
-});
+// One slot: a second caller while the first is on the line finds the fleet at capacity.
+const telephony = () => telephonyEnv({ MAX_CONCURRENT_CALLS: '1' });
 
 let botId: string;
 let redis: Redis;
@@ -31,14 +25,9 @@ let w: TestWorker;
 let run = 0;
 beforeAll(async () => {
   redis = new Redis(process.env.REDIS_URL!);
-  botId = await createBot({
+  botId = await createPolicyBot({
     name: 'inbound reminder',
     greeting: 'Hello {{customer_name}}, this is your payment reminder.',
-    variables: [
-      { name: 'customer_name', required: true, description: '' },
-      { name: 'amount_due', required: false, description: '' },
-    ],
-    policy: TEST_POLICY,
     turn_detection: { end_of_turn_silence_ms: 600 },
     max_call_seconds: 60,
   });

@@ -3,27 +3,19 @@
 // busies, rings forever or hangs up, by number (tests/infra PHONE_NUMBERS). The phone says "stop
 // calling" five seconds after it answers (VP_PHONE_PHRASE in jest.global-setup.js).
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY, fleetWorkerKey } from '@voice-platform/schemas';
 import { freePort, holdNumber, PHONE_NUMBERS, startProcess, waitUntil } from '@voice-platform/tests/infra';
 import { Redis } from 'ioredis';
 import { dispose } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import { recognise } from '../testing/audio.js';
-import { adminAuth, backendUrl, callUntil, createApiKey, createBot, ensureTrunk, TEST_POLICY, workerToken } from '../testing/backend.js';
-import { startWorker, type TestWorker } from '../testing/worker.js';
+import { adminAuth, backendUrl, callUntil, createApiKey, createBot, createPolicyBot, ensureTrunk } from '../testing/backend.js';
+import { startWorker, telephonyEnv, workerMain, workerProcessEnv, type TestWorker } from '../testing/worker.js';
 import { readRecording } from '../testing/recordings.js';
 import { invitesTo, phoneReceived } from '../testing/phone.js';
 
 const GREETING = 'Hello {{customer_name}}, this is your payment reminder.';
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const telephony = () => ({
-  LIVEKIT_URL: process.env.LIVEKIT_URL!,
-  LIVEKIT_API_KEY: process.env.LIVEKIT_API_KEY!,
-  LIVEKIT_API_SECRET: process.env.LIVEKIT_API_SECRET!,
-  DIALOUT_ENABLED: 'true',
-  RINGING_TIMEOUT_SECONDS: '6',
-});
+const telephony = () => telephonyEnv({ RINGING_TIMEOUT_SECONDS: '6' });
 
 let apiKey: string;
 let botId: string;
@@ -33,14 +25,9 @@ beforeAll(async () => {
   redis = new Redis(process.env.REDIS_URL!);
   apiKey = await createApiKey();
   await ensureTrunk();
-  botId = await createBot({
+  botId = await createPolicyBot({
     name: 'sip reminder',
     greeting: GREETING,
-    variables: [
-      { name: 'customer_name', required: true, description: '' },
-      { name: 'amount_due', required: false, description: '' },
-    ],
-    policy: TEST_POLICY,
     turn_detection: { end_of_turn_silence_ms: 600 },
     // Longer than the phone's own 60 s: a call whose phrase the recogniser missed ends as the phone
     // hangs up (callee_hangup), never in a race with max_duration.
@@ -242,17 +229,8 @@ describe('a worker killed mid-call (SIGKILL)', () => {
     await w.stop();
     const port = await freePort();
     const workerId = `sigkill-${port}`;
-    const proc = startProcess('worker', process.execPath, [path.join(root, 'worker', 'dist', 'main.js')], {
-      env: {
-        ...process.env,
-        ...telephony(),
-        PORT: String(port),
-        WORKER_ID: workerId,
-        SERVICE_CONFIG_URL: `${backendUrl()}/api/v1/config`,
-        WORKER_AUTH_TOKEN: workerToken(),
-        STORAGE_BUCKET: 'recordings',
-        LOG_LEVEL: 'info',
-      },
+    const proc = startProcess('worker', process.execPath, [workerMain], {
+      env: workerProcessEnv(port, { ...telephony(), WORKER_ID: workerId, STORAGE_BUCKET: 'recordings' }),
       logFile: path.join(process.env.VP_TEST_DIR!, `worker-${port}.log`),
     });
     try {

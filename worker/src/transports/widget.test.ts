@@ -5,9 +5,9 @@
 // `completed`, with both sides' transcript and a recording.
 import { AudioFrame, AudioSource, dispose, LocalAudioTrack, Room, RoomEvent, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
 import { speech, silence } from '../testing/audio.js';
-import { adminAuth, backendUrl, callUntil, createApiKey, createBot, TEST_POLICY } from '../testing/backend.js';
+import { adminAuth, backendUrl, callUntil, createApiKey, createPolicyBot } from '../testing/backend.js';
 import { readRecording } from '../testing/recordings.js';
-import { startWorker, type TestWorker } from '../testing/worker.js';
+import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
 
 const RATE = 16000;
 let apiKey: string;
@@ -15,24 +15,13 @@ let botId: string;
 let w: TestWorker;
 beforeAll(async () => {
   apiKey = await createApiKey();
-  botId = await createBot({
+  botId = await createPolicyBot({
     name: 'widget bot',
     greeting: 'Hello {{customer_name}}, this is a test call.',
-    variables: [
-      { name: 'customer_name', required: true, description: '' },
-      { name: 'amount_due', required: false, description: '' },
-    ],
-    policy: TEST_POLICY,
     turn_detection: { end_of_turn_silence_ms: 600 },
     max_call_seconds: 60,
   });
-  w = await startWorker({
-    LIVEKIT_URL: process.env.LIVEKIT_URL!,
-    LIVEKIT_API_KEY: process.env.LIVEKIT_API_KEY!,
-    LIVEKIT_API_SECRET: process.env.LIVEKIT_API_SECRET!,
-    DIALOUT_ENABLED: 'true',
-    WEB_CALLER_WAIT_SECONDS: '20',
-  });
+  w = await startWorker(telephonyEnv({ WEB_CALLER_WAIT_SECONDS: '20' }));
 });
 afterAll(async () => {
   await w?.stop();

@@ -15,8 +15,7 @@
 //
 // `voice.speed` maps to `voice_settings.speed`, which ElevenLabs accepts in 0.7–1.2 (it rejects
 // other values): bot speeds outside that range are clamped.
-import { streamPostPcm } from '../providers/http.js';
-import type { TtsProvider } from './tts.js';
+import { HttpPcmTts } from './tts.js';
 
 export interface ElevenLabsTtsOptions {
   /** e.g. https://api.elevenlabs.io (no /v1). */
@@ -32,26 +31,21 @@ export const ELEVENLABS_SPEED_RANGE = [0.7, 1.2] as const;
 /** Flash: ElevenLabs' lowest-latency model, the one they recommend for agents. */
 export const ELEVENLABS_DEFAULT_MODEL = 'eleven_flash_v2_5';
 
-export class ElevenLabsTts implements TtsProvider {
+export class ElevenLabsTts extends HttpPcmTts<ElevenLabsTtsOptions> {
   readonly name = 'elevenlabs';
   readonly sampleRate = 16000;
-  readonly resume = 'none' as const;
-  constructor(private readonly opts: ElevenLabsTtsOptions) {}
 
-  async *synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array> {
+  protected request(text: string) {
     const [lo, hi] = ELEVENLABS_SPEED_RANGE;
-    yield* streamPostPcm({
-      stage: 'tts',
+    return {
       what: 'elevenlabs stream',
-      url: `${this.opts.baseUrl.replace(/\/$/, '')}/v1/text-to-speech/${encodeURIComponent(this.opts.voiceId)}/stream?output_format=pcm_${this.sampleRate}`,
+      path: `/v1/text-to-speech/${encodeURIComponent(this.opts.voiceId)}/stream?output_format=pcm_${this.sampleRate}`,
       headers: { 'xi-api-key': this.opts.apiKey, Accept: 'audio/pcm' },
       body: {
         text,
         model_id: this.opts.model ?? ELEVENLABS_DEFAULT_MODEL,
         voice_settings: { stability: 0.5, similarity_boost: 0.75, speed: Math.min(hi, Math.max(lo, this.opts.speed)) },
       },
-      signal,
-      timeoutMs: this.opts.timeoutMs,
-    });
+    };
   }
 }

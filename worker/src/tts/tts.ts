@@ -5,6 +5,7 @@ import { Resampler } from '../audio/resample.js';
 import type { Direction, Frame } from '../pipeline/frames.js';
 import { FrameProcessor } from '../pipeline/processor.js';
 import { asProviderError } from '../providers/errors.js';
+import { streamPostPcm, type StreamPost } from '../providers/http.js';
 import { DEFAULT_RETRY, retryStream, type Resume, type RetryPolicy } from '../providers/retry.js';
 
 export interface TtsProvider {
@@ -19,6 +20,33 @@ export interface TtsProvider {
   readonly resume: Extract<Resume, 'none'>;
   /** ONE attempt: failures are ProviderErrors (stage `tts`); the stage retries. */
   synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array>;
+}
+
+/** What an HTTP TTS provider needs of its options. */
+export interface HttpTtsOptions {
+  /** The API's base URL; a trailing `/` is ignored. */
+  baseUrl: string;
+  timeoutMs: number;
+}
+
+/**
+ * A provider that POSTs each sentence and reads raw PCM16LE back as it is synthesised (OpenAI,
+ * ElevenLabs). Resume `none`: a new request is a new rendition, so the stage retries only a failure
+ * before the first audio.
+ */
+export abstract class HttpPcmTts<O extends HttpTtsOptions> implements TtsProvider {
+  abstract readonly name: string;
+  abstract readonly sampleRate: number;
+  readonly resume = 'none' as const;
+  constructor(protected readonly opts: O) {}
+
+  /** The request speaking `text`; `path` is below the base URL. */
+  protected abstract request(text: string): Pick<StreamPost, 'what' | 'headers' | 'body'> & { path: string };
+
+  async *synthesize(text: string, signal: AbortSignal): AsyncIterable<Int16Array> {
+    const { path, ...req } = this.request(text);
+    yield* streamPostPcm({ stage: 'tts', ...req, url: `${this.opts.baseUrl.replace(/\/$/, '')}${path}`, signal, timeoutMs: this.opts.timeoutMs });
+  }
 }
 
 /** The provider's audio for `text` with the stage's retries, at the call's rate. */
