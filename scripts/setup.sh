@@ -5,11 +5,9 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
-# shellcheck source=../tests/infra/versions.env
-source tests/infra/versions.env
-CACHE="${VP_CACHE_DIR:-$HOME/.cache/voice-platform}"
-BIN="$CACHE/bin"
-mkdir -p "$BIN"
+# The pinned versions, the build cache and `build` (shared with scripts/kind/lib.sh).
+# shellcheck source=cache.sh
+source scripts/cache.sh
 
 step() { printf '==> %s\n' "$*"; }
 die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
@@ -43,20 +41,6 @@ fi
 
 # --- pinned Go builds -----------------------------------------------------------------------------
 export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:--buildvcs=false}"
-
-# build NAME VERSION -- COMMAND...: runs COMMAND with $OUT set, once per version.
-build() {
-  local name="$1" version="$2"; shift 3
-  local dir="$BIN/$name-$version"
-  if [ -x "$dir/$name" ]; then step "$name $version cached"; return; fi
-  step "building $name $version (first time only; cached in $dir)"
-  local started=$SECONDS tmp="$dir.tmp.$$"
-  rm -rf "$tmp"; mkdir -p "$tmp"
-  OUT="$tmp" "$@"
-  [ -x "$tmp/$name" ] || die "build of $name produced no binary"
-  rm -rf "$dir"; mv "$tmp" "$dir"
-  step "$name built in $((SECONDS - started))s"
-}
 
 # Wrapper modules must require exactly the pinned version: one pin, checked here.
 grep -q "k8s.io/kubernetes $KUBE_VERSION" tests/infra/kube-apiserver/go.mod \

@@ -68,6 +68,11 @@ export function parseKey(key: string): { kind: 'fleet' | 'bot'; namespace: strin
   return { kind, namespace, name };
 }
 
+/** Where a voice-platform custom object (`plural`: voicefleets or bots) is, for the custom objects API. */
+export function customObjectPath(plural: string, obj: k8s.KubernetesObject) {
+  return { group: VOICE_API_GROUP, version: VOICE_API_VERSION, namespace: obj.metadata!.namespace!, plural, name: obj.metadata!.name! };
+}
+
 export function ownerReference(obj: k8s.KubernetesObject): k8s.V1OwnerReference {
   return {
     apiVersion: obj.apiVersion!,

@@ -12,13 +12,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
 import { VOICE_API_GROUP, VOICE_API_VERSION } from '@voice-platform/schemas';
-import { freePort, startProcess, waitUntil, type ManagedProcess } from '@voice-platform/tests/infra';
+import { freePort } from '@voice-platform/tests/infra';
 import { BOT_FINALIZER } from './bot/reconcile.js';
 import type { BotResource } from './bot/types.js';
 import { repoRoot } from './crds/generate.js';
 import type { VoiceFleet } from './fleet/types.js';
-import { DELETION_COST, GROUP_VERSION, isStatus, kubeClients, type KubeClients } from './kube.js';
-import { createNamespace, installCrds, testClients, waitFor } from './testing/kube.js';
+import { DELETION_COST, GROUP_VERSION, kubeClients, type KubeClients } from './kube.js';
+import { startTestBackend, type TestBackend } from './testing/backend.js';
+import { createNamespace, gone, installCrds, testClients, waitFor } from './testing/kube.js';
 import { rawApply, rawRequest } from './testing/raw.js';
 import { createWorkerPod, startFakeWorker, type FakeWorker } from './testing/workers.js';
 
@@ -47,8 +48,7 @@ let rbacObjects: k8s.KubernetesObject[] = [];
 /** API clients that authenticate with the operator ServiceAccount's token only. */
 let sa: KubeClients;
 let kubeconfigPath = '';
-let backend: ManagedProcess;
-let backendUrl = '';
+let backend: TestBackend;
 let metricsPort = 0;
 let operator: ReturnType<typeof startMain>;
 const workers: FakeWorker[] = [];
@@ -61,27 +61,6 @@ function startMain(env: Record<string, string>) {
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, exited, output: () => output };
-}
-
-async function startBackend(): Promise<void> {
-  const main = path.join(repoRoot, 'backend', 'dist', 'main.js');
-  if (!existsSync(main)) throw new Error('backend/dist/main.js missing: build the backend first (npx tsc -b backend)');
-  const port = await freePort();
-  backendUrl = `http://127.0.0.1:${port}`;
-  const env = {
-    ...process.env,
-    PORT: String(port),
-    MONGODB_DB: `operator_rbac_test_${port}`,
-    JWT_SECRET: 'operator-rbac-jwt-secret-0123456789abcdef',
-    WORKER_AUTH_TOKEN: 'operator-rbac-worker-token-0123456789',
-    ADMIN_EMAIL: ADMIN.email,
-    ADMIN_PASSWORD: ADMIN.password,
-    LOG_LEVEL: 'warn',
-  };
-  await run('node', [path.join(repoRoot, 'backend', 'dist', 'seed.js'), 'admin'], { env });
-  const dir = mkdtempSync(path.join(testDir, 'backend-'));
-  backend = startProcess('backend', 'node', [main], { env, cwd: dir, logFile: path.join(dir, 'backend.log') });
-  await waitUntil(async () => (await fetch(`${backendUrl}/health`)).status === 200, { what: 'backend', proc: backend });
 }
 
 /** The operator's RBAC objects exactly as the chart renders them for this release. */
@@ -139,7 +118,7 @@ beforeAll(async () => {
     expect([`${obj.kind}/${obj.metadata!.name}`, res.status === 200 || res.status === 201 ? 'applied' : JSON.stringify(res.body)]).toEqual([`${obj.kind}/${obj.metadata!.name}`, 'applied']);
   }
   await serviceAccountKubeConfig();
-  await startBackend();
+  backend = await startTestBackend('rbac', ADMIN);
   // The chart's generated Secret carries the backend admin login the operator signs in with.
   await admin.core.createNamespacedSecret({
     namespace,
@@ -154,7 +133,7 @@ beforeAll(async () => {
     POD_NAME,
     METRICS_PORT: String(metricsPort),
     LEADER_ELECTION_ID: operatorName,
-    BACKEND_URL: backendUrl,
+    BACKEND_URL: backend.url,
     BACKEND_CREDENTIALS_SECRET: secretName,
     LEASE_DURATION_MS: '4000',
     LEASE_RENEW_DEADLINE_MS: '3000',
@@ -180,22 +159,6 @@ const fleets = { group: VOICE_API_GROUP, version: VOICE_API_VERSION, plural: 'vo
 const bots = { group: VOICE_API_GROUP, version: VOICE_API_VERSION, plural: 'bots' };
 const getFleet = async (name: string) => (await admin.custom.getNamespacedCustomObject({ ...fleets, namespace, name })) as VoiceFleet;
 const getBot = async (name: string) => (await admin.custom.getNamespacedCustomObject({ ...bots, namespace, name })) as BotResource;
-const gone = async (read: () => Promise<unknown>) => {
-  try {
-    await read();
-    return false;
-  } catch (err) {
-    return isStatus(err, 404);
-  }
-};
-
-async function adminGet(p: string): Promise<Record<string, unknown>> {
-  const login = await fetch(`${backendUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
-  const { access_token } = (await login.json()) as { access_token: string };
-  const res = await fetch(`${backendUrl}${p}`, { headers: { authorization: `Bearer ${access_token}` } });
-  expect(res.status).toBe(200);
-  return (await res.json()) as Record<string, unknown>;
-}
 
 type Access = { verb: string; resource: string; group?: string; subresource?: string; namespace?: string; name?: string };
 const describeAccess = (a: Access) =>
@@ -316,11 +279,11 @@ describe("the operator with the chart's RBAC only", () => {
     const botId = bot.status!.botId!;
     expect(botId).toMatch(/^[0-9a-f]{24}$/);
     expect(bot.metadata!.finalizers).toEqual([BOT_FINALIZER]);
-    expect((await adminGet(`/api/v1/bots/${botId}`)).active).toBe(true);
+    expect((await backend.adminGet(`/api/v1/bots/${botId}`)).active).toBe(true);
 
     await admin.custom.deleteNamespacedCustomObject({ ...bots, namespace, name: 'renewals' });
     await waitFor('Bot removed', () => gone(() => getBot('renewals')));
-    expect((await adminGet(`/api/v1/bots/${botId}`)).active).toBe(false);
+    expect((await backend.adminGet(`/api/v1/bots/${botId}`)).active).toBe(false);
   });
 
   it('holds, for the all-namespaces default (WATCH_NAMESPACE=""), the cluster-wide reads it needs', async () => {

@@ -1,32 +1,14 @@
-# Shared by scripts/kind/*.sh (sourced). Same cache layout and build pattern as scripts/setup.sh:
-# everything built goes to ${VP_CACHE_DIR:-~/.cache/voice-platform}, keyed by version, built once.
+# Shared by scripts/kind/*.sh (sourced). The cache and its build function are scripts/setup.sh's
+# (scripts/cache.sh): everything built goes to ${VP_CACHE_DIR:-~/.cache/voice-platform}, keyed by version.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-# shellcheck source=../../tests/infra/versions.env
-source "$ROOT/tests/infra/versions.env"
-CACHE="${VP_CACHE_DIR:-$HOME/.cache/voice-platform}"
-BIN="$CACHE/bin"
-mkdir -p "$BIN"
+# shellcheck source=../cache.sh
+source "$ROOT/scripts/cache.sh"
 # Heavy work yields to everything else on the machine.
 NICE=(nice -n 19); if command -v ionice >/dev/null; then NICE+=(ionice -c3); fi
 
 step() { printf '==> %s\n' "$*"; }
 die() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; exit 1; }
-elapsed() { printf '%dm%02ds' $(( (SECONDS - $1) / 60 )) $(( (SECONDS - $1) % 60 )); }
-
-# build NAME VERSION -- COMMAND...: runs COMMAND with $OUT set, once per version (marker: $OUT/NAME).
-build() {
-  local name="$1" version="$2"; shift 3
-  local dir="$BIN/$name-$version"
-  if [ -x "$dir/$name" ]; then step "$name $version cached"; return; fi
-  step "building $name $version (first time only; cached in $dir)"
-  local started=$SECONDS tmp="$dir.tmp.$$"
-  rm -rf "$tmp"; mkdir -p "$tmp"
-  OUT="$tmp" "$@"
-  [ -x "$tmp/$name" ] || die "build of $name produced no binary"
-  rm -rf "$dir"; mv "$tmp" "$dir"
-  step "$name built in $(elapsed "$started")"
-}
 
 # apt_ensure PKG...: installs the Debian packages that are missing (build machines; root or sudo).
 apt_ensure() {

@@ -1,15 +1,9 @@
 // Bot → the real backend (node backend/dist/main.js on FerretDB + Redis from globalSetup).
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { VOICE_API_GROUP, VOICE_API_VERSION } from '@voice-platform/schemas';
-import { freePort, startProcess, waitUntil, type ManagedProcess } from '@voice-platform/tests/infra';
 import { createOperator, type Operator } from '../controller.js';
-import { repoRoot } from '../crds/generate.js';
-import { GROUP_VERSION, isStatus, mergePatch } from '../kube.js';
-import { createNamespace, installCrds, testClients, testKubeConfig, testSettings, waitFor } from '../testing/kube.js';
+import { GROUP_VERSION, mergePatch } from '../kube.js';
+import { startTestBackend, type TestBackend } from '../testing/backend.js';
+import { createNamespace, gone, installCrds, testClients, testKubeConfig, testSettings, waitFor } from '../testing/kube.js';
 import { startBackendProxy, type BackendProxy } from '../testing/proxy.js';
 import { BOT_FINALIZER, CREATING_ANNOTATION } from './reconcile.js';
 import type { BotResource } from './types.js';
@@ -17,8 +11,7 @@ import type { BotResource } from './types.js';
 const clients = testClients();
 const ADMIN = { email: 'ops-admin@example.com', password: 'operator-test-password-1' };
 let namespace = '';
-let backend: ManagedProcess;
-let backendUrl = '';
+let backend: TestBackend;
 let operator: Operator;
 // The operator reaches the backend through this proxy, so a test can cut it off.
 let proxy: BackendProxy;
@@ -28,24 +21,7 @@ const startOperator = async () => {
 };
 
 beforeAll(async () => {
-  const main = path.join(repoRoot, 'backend', 'dist', 'main.js');
-  if (!existsSync(main)) throw new Error('backend/dist/main.js missing: build the backend first (npx tsc -b backend)');
-  const port = await freePort();
-  backendUrl = `http://127.0.0.1:${port}`;
-  const env = {
-    ...process.env,
-    PORT: String(port),
-    MONGODB_DB: `operator_bot_test_${port}`,
-    JWT_SECRET: 'operator-test-jwt-secret-0123456789abcdef',
-    WORKER_AUTH_TOKEN: 'operator-test-worker-token-0123456789',
-    ADMIN_EMAIL: ADMIN.email,
-    ADMIN_PASSWORD: ADMIN.password,
-    LOG_LEVEL: 'warn',
-  };
-  await promisify(execFile)('node', [path.join(repoRoot, 'backend', 'dist', 'seed.js'), 'admin'], { env });
-  const dir = mkdtempSync(path.join(process.env.VP_TEST_DIR ?? tmpdir(), 'backend-'));
-  backend = startProcess('backend', 'node', [main], { env, cwd: dir, logFile: path.join(dir, 'backend.log') });
-  await waitUntil(async () => (await fetch(`${backendUrl}/health`)).status === 200, { what: 'backend', proc: backend });
+  backend = await startTestBackend('bot', ADMIN);
 
   await installCrds(clients);
   namespace = await createNamespace(clients, 'bots');
@@ -53,7 +29,7 @@ beforeAll(async () => {
     namespace,
     body: { metadata: { name: 'voice-platform-admin' }, stringData: { ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password } },
   });
-  proxy = await startBackendProxy(backendUrl);
+  proxy = await startBackendProxy(backend.url);
   await startOperator();
 });
 
@@ -63,27 +39,11 @@ afterAll(async () => {
   await backend?.stop();
 });
 
-async function adminGet(p: string): Promise<Record<string, unknown>> {
-  const login = await fetch(`${backendUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
-  const { access_token } = (await login.json()) as { access_token: string };
-  const res = await fetch(`${backendUrl}${p}`, { headers: { authorization: `Bearer ${access_token}` } });
-  expect(res.status).toBe(200);
-  return (await res.json()) as Record<string, unknown>;
-}
-
 const custom = { group: VOICE_API_GROUP, version: VOICE_API_VERSION, plural: 'bots' };
 const getBot = async (name: string) => (await clients.custom.getNamespacedCustomObject({ ...custom, namespace, name })) as BotResource;
 const synced = (b: BotResource) => b.status?.conditions?.find((c) => c.type === 'Synced');
 const fleetFound = (b: BotResource) => b.status?.conditions?.find((c) => c.type === 'FleetFound');
-const gone = async (name: string) => {
-  try {
-    await getBot(name);
-    return false;
-  } catch (err) {
-    return isStatus(err, 404);
-  }
-};
-const backendBotsNamed = async (name: string) => ((await adminGet('/api/v1/bots')).items as Array<{ id: string; name: string }>).filter((b) => b.name === name);
+const backendBotsNamed = async (name: string) => ((await backend.adminGet('/api/v1/bots')).items as Array<{ id: string; name: string }>).filter((b) => b.name === name);
 
 async function createSyncedBot(name: string, over: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}): Promise<BotResource> {
   await clients.custom.createNamespacedCustomObject({
@@ -130,7 +90,7 @@ describe('Bot sync into the backend', () => {
     const marker = await waitFor('create marker cleared', async () => !(await getBot('renewals')).metadata?.annotations?.[CREATING_ANNOTATION]);
     expect(marker).toBe(true);
 
-    const stored = await adminGet(`/api/v1/bots/${botId}`);
+    const stored = await backend.adminGet(`/api/v1/bots/${botId}`);
     const { fleetRef: _f, ...fields } = spec;
     expect(stored).toMatchObject({ ...fields, id: botId, active: true, tools: [], voice: { provider: 'espeak-ng', voice_id: 'en-us', speed: 1 } });
 
@@ -140,7 +100,7 @@ describe('Bot sync into the backend', () => {
       return b.status?.observedGeneration === 2 && synced(b)?.status === 'True' ? b : undefined;
     });
     expect(updated.status!.botId).toBe(botId);
-    expect((await adminGet(`/api/v1/bots/${botId}`)).prompt).toBe('Be brief with {{first_name}}.');
+    expect((await backend.adminGet(`/api/v1/bots/${botId}`)).prompt).toBe('Be brief with {{first_name}}.');
   });
 
   it('reports the backend error message on Synced and retries', async () => {
@@ -165,7 +125,7 @@ describe('Bot sync into the backend', () => {
       const b = await getBot('renewals');
       return b.status?.observedGeneration === 4 && synced(b)?.status === 'True' ? b : undefined;
     });
-    expect((await adminGet(`/api/v1/bots/${healed.status!.botId!}`)).greeting).toBe('Hi {{nickname}}');
+    expect((await backend.adminGet(`/api/v1/bots/${healed.status!.botId!}`)).greeting).toBe('Hi {{nickname}}');
   });
 
   it('keeps the finalizer while the backend is unreachable, then deactivates the bot and releases the Bot', async () => {
@@ -180,12 +140,12 @@ describe('Bot sync into the backend', () => {
       expect(failing.metadata?.deletionTimestamp).toBeDefined();
       expect(failing.metadata?.finalizers).toEqual([BOT_FINALIZER]);
       expect(synced(failing)).toMatchObject({ reason: 'BackendUnavailable', message: expect.stringContaining(`deactivating backend bot ${botId}: unreachable: backend unreachable`) });
-      expect((await adminGet(`/api/v1/bots/${botId}`)).active).toBe(true);
+      expect((await backend.adminGet(`/api/v1/bots/${botId}`)).active).toBe(true);
     } finally {
       proxy.mode = 'pass';
     }
-    await waitFor('Bot removed', () => gone('renewals'));
-    expect((await adminGet(`/api/v1/bots/${botId}`)).active).toBe(false);
+    await waitFor('Bot removed', () => gone(() => getBot('renewals')));
+    expect((await backend.adminGet(`/api/v1/bots/${botId}`)).active).toBe(false);
   });
 
   it('deactivates a Bot deleted while the operator is stopped once an operator runs again', async () => {
@@ -196,12 +156,12 @@ describe('Bot sync into the backend', () => {
       // Nothing else removes the finalizer: the Bot stays, marked for deletion, and the backend bot active.
       const held = await getBot('offline');
       expect(held.metadata).toMatchObject({ deletionTimestamp: expect.any(String), finalizers: [BOT_FINALIZER] });
-      expect((await adminGet(`/api/v1/bots/${botId}`)).active).toBe(true);
+      expect((await backend.adminGet(`/api/v1/bots/${botId}`)).active).toBe(true);
     } finally {
       await startOperator();
     }
-    await waitFor('Bot removed', () => gone('offline'));
-    expect((await adminGet(`/api/v1/bots/${botId}`)).active).toBe(false);
+    await waitFor('Bot removed', () => gone(() => getBot('offline')));
+    expect((await backend.adminGet(`/api/v1/bots/${botId}`)).active).toBe(false);
   });
 
   it("keeps another controller's finalizer", async () => {
@@ -214,10 +174,10 @@ describe('Bot sync into the backend', () => {
       return b.metadata?.finalizers?.length === 1 ? b : undefined;
     });
     expect(released.metadata?.finalizers).toEqual([other]);
-    expect((await adminGet(`/api/v1/bots/${bot.status!.botId!}`)).active).toBe(false);
+    expect((await backend.adminGet(`/api/v1/bots/${bot.status!.botId!}`)).active).toBe(false);
     // The other controller finishes: the Bot goes.
     await clients.custom.patchNamespacedCustomObject({ ...custom, namespace, name: 'shared', body: { metadata: { finalizers: null } } }, mergePatch);
-    await waitFor('Bot removed', () => gone('shared'));
+    await waitFor('Bot removed', () => gone(() => getBot('shared')));
   });
 
   it('reports FleetFound from the VoiceFleet named by fleetRef, following it as it comes and goes', async () => {

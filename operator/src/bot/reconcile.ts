@@ -3,7 +3,7 @@
 import { BOT_DEFAULTS, VOICE_API_GROUP, VOICE_API_VERSION, type BotResourceStatus, type Condition } from '@voice-platform/schemas';
 import { getCondition, rfc3339, setCondition } from '../conditions.js';
 import type { Context } from '../context.js';
-import { isStatus, jsonPatch, mergePatch } from '../kube.js';
+import { customObjectPath, isStatus, jsonPatch, mergePatch } from '../kube.js';
 import { errorMessage } from '../log.js';
 import { sameJson } from '../fleet/reconcile.js';
 import { BotSyncClient, BackendError, type Credentials } from './backend.js';
@@ -230,7 +230,7 @@ function hasFinalizer(bot: BotResource): boolean {
 }
 
 function botPath(bot: BotResource) {
-  return { group: VOICE_API_GROUP, version: VOICE_API_VERSION, namespace: bot.metadata!.namespace!, plural: BOT_PLURAL, name: bot.metadata!.name! };
+  return customObjectPath(BOT_PLURAL, bot);
 }
 
 /**
@@ -278,15 +278,5 @@ async function writeBotStatus(ctx: Context, bot: BotResource, build: (prev: BotR
   const prev = bot.status ?? {};
   const next = build(prev);
   if (sameJson(prev, next)) return;
-  await ctx.clients.custom.patchNamespacedCustomObjectStatus(
-    {
-      group: VOICE_API_GROUP,
-      version: VOICE_API_VERSION,
-      namespace: bot.metadata!.namespace!,
-      plural: BOT_PLURAL,
-      name: bot.metadata!.name!,
-      body: { status: next },
-    },
-    mergePatch,
-  );
+  await ctx.clients.custom.patchNamespacedCustomObjectStatus({ ...botPath(bot), body: { status: next } }, mergePatch);
 }

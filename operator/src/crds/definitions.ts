@@ -22,6 +22,11 @@ interface CrdInput {
   columns: Json[];
 }
 
+/** A printer column that shows a field of the object (`jsonPath` from its root, e.g. `.spec.active`). */
+const column = (name: string, type: 'string' | 'integer' | 'boolean' | 'date', jsonPath: string): Json => ({ name, type, jsonPath });
+/** A printer column that shows the status (True/False/Unknown) of the condition of this type. */
+const conditionColumn = (type: string): Json => column(type, 'string', `.status.conditions[?(@.type=="${type}")].status`);
+
 function crd(input: CrdInput): Json {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -47,7 +52,7 @@ function crd(input: CrdInput): Json {
           served: true,
           storage: true,
           subresources: { status: {} },
-          additionalPrinterColumns: [...input.columns, { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
+          additionalPrinterColumns: [...input.columns, column('Age', 'date', '.metadata.creationTimestamp')],
           schema: {
             openAPIV3Schema: {
               type: 'object',
@@ -78,11 +83,11 @@ function voiceFleetCrd(): Json {
     spec: VoiceFleetSpec,
     status: VoiceFleetStatus,
     columns: [
-      { name: 'Replicas', type: 'integer', jsonPath: '.status.replicas' },
-      { name: 'Desired', type: 'integer', jsonPath: '.status.desiredReplicas' },
-      { name: 'Active Calls', type: 'integer', jsonPath: '.status.activeCalls' },
-      { name: 'Capacity', type: 'integer', jsonPath: '.status.capacity' },
-      { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+      column('Replicas', 'integer', '.status.replicas'),
+      column('Desired', 'integer', '.status.desiredReplicas'),
+      column('Active Calls', 'integer', '.status.activeCalls'),
+      column('Capacity', 'integer', '.status.capacity'),
+      conditionColumn('Ready'),
     ],
   });
 }
@@ -97,10 +102,10 @@ function botCrd(): Json {
     spec: BotResourceSpec,
     status: BotResourceStatus,
     columns: [
-      { name: 'Bot ID', type: 'string', jsonPath: '.status.botId' },
-      { name: 'Fleet', type: 'string', jsonPath: '.spec.fleetRef.name' },
-      { name: 'Active', type: 'boolean', jsonPath: '.spec.active' },
-      { name: 'Synced', type: 'string', jsonPath: '.status.conditions[?(@.type=="Synced")].status' },
+      column('Bot ID', 'string', '.status.botId'),
+      column('Fleet', 'string', '.spec.fleetRef.name'),
+      column('Active', 'boolean', '.spec.active'),
+      conditionColumn('Synced'),
     ],
   });
 }

@@ -2,8 +2,8 @@
 // deletion, and scaling driven by real HTTP /metrics endpoints standing in for worker pods.
 import { VOICE_API_GROUP, VOICE_API_VERSION, type VoiceFleetStatus } from '@voice-platform/schemas';
 import { createOperator, type Operator } from '../controller.js';
-import { DELETION_COST, GROUP_VERSION, isStatus, mergePatch } from '../kube.js';
-import { createNamespace, installCrds, testClients, testKubeConfig, testSettings, waitFor } from '../testing/kube.js';
+import { DELETION_COST, GROUP_VERSION, mergePatch } from '../kube.js';
+import { createNamespace, gone, installCrds, testClients, testKubeConfig, testSettings, waitFor } from '../testing/kube.js';
 import { createWorkerPod, startFakeWorker, type FakeWorker } from '../testing/workers.js';
 import { TERMINATION_MARGIN_SECONDS } from './resources.js';
 import type { VoiceFleet } from './types.js';
@@ -133,14 +133,6 @@ describe('VoiceFleet reconcile', () => {
 
   it('deletes the children when the fleet is deleted', async () => {
     await clients.custom.deleteNamespacedCustomObject({ ...custom, namespace, name: 'alpha' });
-    const gone = async (read: () => Promise<unknown>) => {
-      try {
-        await read();
-        return false;
-      } catch (err) {
-        return isStatus(err, 404);
-      }
-    };
     await waitFor('children deleted', async () =>
       (await gone(() => getDeployment('alpha'))) &&
       (await gone(() => clients.core.readNamespacedService({ name: 'alpha', namespace }))) &&

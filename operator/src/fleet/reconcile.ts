@@ -3,7 +3,6 @@
 // first, server-side apply the children, then write status (only when it changed).
 import type * as k8s from '@kubernetes/client-node';
 import type { VoiceFleetStatus } from '@voice-platform/schemas';
-import { VOICE_API_GROUP, VOICE_API_VERSION } from '@voice-platform/schemas';
 import { rfc3339, setCondition } from '../conditions.js';
 import type { Context } from '../context.js';
 import {
@@ -13,6 +12,7 @@ import {
   LABEL_MANAGED_BY,
   MANAGED_BY,
   apply,
+  customObjectPath,
   deleteIgnoringMissing,
   isStatus,
   mergePatch,
@@ -222,14 +222,7 @@ export async function writeFleetStatus(
   const body: Record<string, unknown> = { ...next };
   for (const k of Object.keys(prev)) if (!(k in body) || body[k] === undefined) body[k] = null;
   const updated = (await ctx.clients.custom.patchNamespacedCustomObjectStatus(
-    {
-      group: VOICE_API_GROUP,
-      version: VOICE_API_VERSION,
-      namespace: fleet.metadata!.namespace!,
-      plural: FLEET_PLURAL,
-      name: fleet.metadata!.name!,
-      body: { status: body },
-    },
+    { ...customObjectPath(FLEET_PLURAL, fleet), body: { status: body } },
     mergePatch,
   )) as VoiceFleet;
   const rv = rvOf(updated);

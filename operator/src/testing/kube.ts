@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { OperatorSettings } from '../context.js';
 import { allCrds } from '../crds/definitions.js';
-import { FIELD_MANAGER, kubeClients, type KubeClients } from '../kube.js';
+import { FIELD_MANAGER, isStatus, kubeClients, type KubeClients } from '../kube.js';
 import { rawApply } from './raw.js';
 
 export function testKubeConfig(): k8s.KubeConfig {
@@ -37,6 +37,16 @@ export async function waitFor<T>(
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
     await delay(intervalMs);
+  }
+}
+
+/** Whether the object `read` reads is gone: false while it still reads, true once that is a 404. */
+export async function gone(read: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await read();
+    return false;
+  } catch (err) {
+    return isStatus(err, 404);
   }
 }
 

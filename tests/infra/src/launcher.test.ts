@@ -6,20 +6,11 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { keepLogs, newLogFolder } from './logs.js';
-import { freePort, redisPing, tcpOpen, waitUntil } from './process.js';
+import { alive, freePort, redisPing, tcpOpen, waitUntil } from './process.js';
 import { mongoPing } from './services.js';
 import { parseEnvFile, repoRoot } from './versions.js';
 
 const run = promisify(execFile);
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('test environment', () => {
   it('is cleaned up by the guardian when the test process is killed', async () => {

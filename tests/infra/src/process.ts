@@ -86,6 +86,16 @@ export function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** True while a process with this pid exists (signal 0 only checks). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function tailLog(file: string, lines = 30): string {
   try {
     return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { freePort, killGroup, redisPing, startProcess, tcpOpen, waitUntil, type ManagedProcess } from './process.js';
+import { alive, freePort, killGroup, redisPing, startProcess, tcpOpen, waitUntil, type ManagedProcess } from './process.js';
 import { FerretDB, MinIO, Redis, mongoPing } from './services.js';
 import { callInbound, LiveKit, Phone, PHONE_NUMBERS } from './telephony.js';
 import { parseEnvFile, repoRoot } from './versions.js';
@@ -302,15 +302,6 @@ function recordedPids(name: string): number[] {
     return readFileSync(pidFile(name), 'utf8').split('\n').filter(Boolean).map(Number);
   } catch {
     return [];
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -76,56 +76,50 @@ export class LiveKit extends Procs {
     ]);
     await waitUntil(() => redisPing(this.redisPort), { what: 'LiveKit Redis', proc: redis });
 
-    const serverConf = path.join(dir, 'livekit.yaml');
-    writeFileSync(
-      serverConf,
-      [
-        `port: ${this.httpPort}`,
-        'bind_addresses: [127.0.0.1]',
-        'rtc:',
-        `  udp_port: ${this.udpPort}`,
-        '  tcp_port: 0',
-        '  node_ip: 127.0.0.1',
-        '  use_external_ip: false',
-        '  enable_loopback_candidate: true',
-        '  interfaces: {includes: [lo]}',
-        '  ips: {includes: [127.0.0.1/32]}',
-        'redis:',
-        `  address: 127.0.0.1:${this.redisPort}`,
-        'keys:',
-        `  ${this.apiKey}: ${this.apiSecret}`,
-        ...(this.webhookUrl ? ['webhook:', `  api_key: ${this.apiKey}`, `  urls: [${JSON.stringify(this.webhookUrl)}]`] : []),
-        'logging: {level: warn}',
-        '',
-      ].join('\n'),
-      { mode: 0o600 },
-    );
-    const server = this.launch('livekit-server', binary('livekit-server'), ['--config', serverConf]);
-    await waitUntil(async () => (await fetch(`http://127.0.0.1:${this.httpPort}/`)).status === 200, { what: 'livekit-server', proc: server, timeoutMs: 60_000 });
+    await this.launchWithConfig('livekit-server', 'livekit.yaml', this.httpPort, [
+      `port: ${this.httpPort}`,
+      'bind_addresses: [127.0.0.1]',
+      'rtc:',
+      `  udp_port: ${this.udpPort}`,
+      '  tcp_port: 0',
+      '  node_ip: 127.0.0.1',
+      '  use_external_ip: false',
+      '  enable_loopback_candidate: true',
+      '  interfaces: {includes: [lo]}',
+      '  ips: {includes: [127.0.0.1/32]}',
+      'redis:',
+      `  address: 127.0.0.1:${this.redisPort}`,
+      'keys:',
+      `  ${this.apiKey}: ${this.apiSecret}`,
+      ...(this.webhookUrl ? ['webhook:', `  api_key: ${this.apiKey}`, `  urls: [${JSON.stringify(this.webhookUrl)}]`] : []),
+      'logging: {level: warn}',
+    ]);
+    await this.launchWithConfig('livekit-sip', 'sip.yaml', this.sipHealthPort, [
+      `api_key: ${this.apiKey}`,
+      `api_secret: ${this.apiSecret}`,
+      `ws_url: ws://127.0.0.1:${this.httpPort}`,
+      'redis:',
+      `  address: 127.0.0.1:${this.redisPort}`,
+      `sip_port: ${this.sipPort}`,
+      'listen_ip: 127.0.0.1',
+      'nat_1_to_1_ip: 127.0.0.1',
+      `rtp_port: ${this.rtpStart}-${this.rtpStart + 199}`,
+      `health_port: ${this.sipHealthPort}`,
+      // Its CPU guard answers 503 on a busy 2-core machine; the platform's own capacity limits apply.
+      'max_cpu_utilization: 1.0',
+      'logging: {level: info}',
+    ]);
+  }
 
-    const sipConf = path.join(dir, 'sip.yaml');
-    writeFileSync(
-      sipConf,
-      [
-        `api_key: ${this.apiKey}`,
-        `api_secret: ${this.apiSecret}`,
-        `ws_url: ws://127.0.0.1:${this.httpPort}`,
-        'redis:',
-        `  address: 127.0.0.1:${this.redisPort}`,
-        `sip_port: ${this.sipPort}`,
-        'listen_ip: 127.0.0.1',
-        'nat_1_to_1_ip: 127.0.0.1',
-        `rtp_port: ${this.rtpStart}-${this.rtpStart + 199}`,
-        `health_port: ${this.sipHealthPort}`,
-        // Its CPU guard answers 503 on a busy 2-core machine; the platform's own capacity limits apply.
-        'max_cpu_utilization: 1.0',
-        'logging: {level: info}',
-        '',
-      ].join('\n'),
-      { mode: 0o600 },
-    );
-    const sip = this.launch('livekit-sip', binary('livekit-sip'), ['--config', sipConf]);
-    await waitUntil(async () => (await fetch(`http://127.0.0.1:${this.sipHealthPort}/`)).status === 200, { what: 'livekit-sip', proc: sip, timeoutMs: 60_000 });
+  /**
+   * Writes `name`'s YAML config into the service's folder (owner-only: it holds the API secret), starts
+   * it with that config and waits until its HTTP port at `healthPort` answers 200.
+   */
+  private async launchWithConfig(name: string, confFile: string, healthPort: number, lines: string[]): Promise<void> {
+    const conf = path.join(this.opts.dir, confFile);
+    writeFileSync(conf, [...lines, ''].join('\n'), { mode: 0o600 });
+    const proc = this.launch(name, binary(name), ['--config', conf]);
+    await waitUntil(async () => (await fetch(`http://127.0.0.1:${healthPort}/`)).status === 200, { what: name, proc, timeoutMs: 60_000 });
   }
 }
 
@@ -160,6 +154,48 @@ const MAX_HOLD_SECONDS = 300;
 
 const digits = (n: string) => n.replace('+', '\\+?');
 
+/** The SDP both sipp roles (the phone and the caller) offer: PCMU and DTMF events, 20 ms frames. */
+const audioSdp = (user: string) => `v=0
+      o=${user} 53655765 2353687637 IN IP[local_ip_type] [local_ip]
+      s=-
+      c=IN IP[media_ip_type] [media_ip]
+      t=0 0
+      m=audio [media_port] RTP/AVP 0 101
+      a=rtpmap:0 PCMU/8000
+      a=rtpmap:101 telephone-event/8000
+      a=fmtp:101 0-16
+      a=ptime:20
+      a=sendrecv`;
+
+/** sipp's SIP, media and control sockets, all on loopback. */
+const sippLoopback = (sipPort: number, mediaPort: number, controlPort: number) => [
+  '-i', '127.0.0.1',
+  '-p', String(sipPort),
+  '-mi', '127.0.0.1',
+  '-mp', String(mediaPort),
+  '-ci', '127.0.0.1',
+  '-cp', String(controlPort),
+];
+
+/** sipp unattended, tracing every SIP message and error to these files (what the tests read). */
+const sippTraces = (messageFile: string, errorFile: string) => [
+  '-nostdin',
+  '-trace_msg',
+  '-message_file', messageFile,
+  '-trace_err',
+  '-error_file', errorFile,
+];
+
+/** Scenario steps that hang up: the BYE (resent until answered), up to 5 s for its 200, then the end. */
+const hangUp = (byeHeaders: string) => `  <send retrans="500">
+    <![CDATA[
+      ${byeHeaders}
+      Content-Length: 0
+    ]]>
+  </send>
+  <recv response="200" timeout="5000" ontimeout="end"/>
+  <nop next="end"/>`;
+
 /** The phone's scenario: one UAS that branches on the dialled number. */
 export function phoneScenario(pcap: string, earlyPcap: string, silencePcap: string): string {
   const reply = (status: string, extra = '', body = '') => `
@@ -179,17 +215,7 @@ ${body}
   const sdp = `Content-Type: application/sdp
       `;
   const sdpBody = `
-      v=0
-      o=phone 53655765 2353687637 IN IP[local_ip_type] [local_ip]
-      s=-
-      c=IN IP[media_ip_type] [media_ip]
-      t=0 0
-      m=audio [media_port] RTP/AVP 0 101
-      a=rtpmap:0 PCMU/8000
-      a=rtpmap:101 telephone-event/8000
-      a=fmtp:101 0-16
-      a=ptime:20
-      a=sendrecv`;
+      ${audioSdp('phone')}`;
   return `<?xml version="1.0" encoding="ISO-8859-1" ?>
 <!DOCTYPE scenario SYSTEM "sipp.dtd">
 <scenario name="voice-platform test phone">
@@ -249,21 +275,14 @@ ${reply('200 OK')}
   <label id="hangsup"/>
   <pause milliseconds="1500"/>
   <label id="hangup"/>
-  <send retrans="500">
-    <![CDATA[
-      BYE [$remote_contact] SIP/2.0
+${hangUp(`BYE [$remote_contact] SIP/2.0
       Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
       From: [$remote_to];tag=[pid]vp[call_number]
       To: [$remote_from]
       [last_Call-ID:]
       CSeq: 1 BYE
       Contact: <sip:phone@[local_ip]:[local_port];transport=[transport]>
-      Max-Forwards: 70
-      Content-Length: 0
-    ]]>
-  </send>
-  <recv response="200" timeout="5000" ontimeout="end"/>
-  <nop next="end"/>
+      Max-Forwards: 70`)}
 
   <label id="busy"/>
 ${reply('486 Busy Here')}
@@ -420,17 +439,8 @@ export class Phone extends Procs {
     const scenario = writePhoneFiles(dir, this.popts.phrase ?? Phone.defaultPhrase, this.popts.speakAfterMs ?? 5000);
     const proc = this.launch('sipp', binary('sipp'), [
       '-sf', scenario,
-      '-i', '127.0.0.1',
-      '-p', String(this.sipPort),
-      '-mi', '127.0.0.1',
-      '-mp', String(this.mediaPort),
-      '-ci', '127.0.0.1',
-      '-cp', String(this.controlPort),
-      '-nostdin',
-      '-trace_msg',
-      '-message_file', this.messageLog,
-      '-trace_err',
-      '-error_file', path.join(dir, 'errors.log'),
+      ...sippLoopback(this.sipPort, this.mediaPort, this.controlPort),
+      ...sippTraces(this.messageLog, path.join(dir, 'errors.log')),
       '-fd', '3600',
       // An unexpected BYE (the bot hanging up while the phone still talks) ends the call normally.
       '-default_behaviors', 'all',
@@ -464,17 +474,7 @@ export interface InboundCallResult {
 
 /** The caller's scenario: INVITE, provisional answers, then 200 (ACK, speak, wait for the BYE) or 486 (ACK). */
 function callerScenario(pcap: string, from: string, holdMs: number): string {
-  const sdp = `v=0
-      o=caller 53655765 2353687637 IN IP[local_ip_type] [local_ip]
-      s=-
-      c=IN IP[media_ip_type] [media_ip]
-      t=0 0
-      m=audio [media_port] RTP/AVP 0 101
-      a=rtpmap:0 PCMU/8000
-      a=rtpmap:101 telephone-event/8000
-      a=fmtp:101 0-16
-      a=ptime:20
-      a=sendrecv`;
+  const sdp = audioSdp('caller');
   const headers = (method: string, cseq: number, uri: string) => `${method} ${uri} SIP/2.0
       Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
       From: <sip:${from}@[local_ip]:[local_port]>;tag=[pid]caller[call_number]
@@ -528,14 +528,7 @@ function callerScenario(pcap: string, from: string, holdMs: number): string {
   <nop next="end"/>
 
   <label id="hangup"/>
-  <send retrans="500">
-    <![CDATA[
-      ${headers('BYE', 2, '[next_url]')}
-      Content-Length: 0
-    ]]>
-  </send>
-  <recv response="200" timeout="5000" ontimeout="end"/>
-  <nop next="end"/>
+${hangUp(headers('BYE', 2, '[next_url]'))}
 
   <label id="busy"/>
   <send>
@@ -575,18 +568,9 @@ export async function callInbound(opts: {
   const proc = startProcess('sipp-caller', binary('sipp'), [
     '-sf', scenario,
     '-s', opts.number,
-    '-i', '127.0.0.1',
-    '-p', String(sipPort),
-    '-mi', '127.0.0.1',
-    '-mp', String(mediaPort),
-    '-ci', '127.0.0.1',
-    '-cp', String(controlPort),
+    ...sippLoopback(sipPort, mediaPort, controlPort),
     '-m', '1',
-    '-nostdin',
-    '-trace_msg',
-    '-message_file', messages,
-    '-trace_err',
-    '-error_file', path.join(opts.dir, 'caller-errors.log'),
+    ...sippTraces(messages, path.join(opts.dir, 'caller-errors.log')),
     opts.sipAddress,
   ], { logFile: path.join(opts.dir, 'caller.log') });
   const exitCode = await proc.exited;
