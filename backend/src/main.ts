@@ -3,12 +3,13 @@
 // webhook deliverer and the campaign dialler (a dialler-only process still listens, for the probes and /metrics). SIGTERM/SIGINT stop
 // the sweeper (waiting for a pass in flight) and the deliverer (cutting attempts in flight short), close
 // the server, wait for in-flight requests, then the store clients.
+import { settingsOrExit } from '@voice-platform/schemas';
 import http from 'node:http';
 import { createApp, createProbeApp } from './app.js';
 import { createSweeper } from './calls/sweeper.js';
 import { createWebhookDeliverer } from './webhooks/deliverer.js';
 import { createCampaignDialler } from './campaigns/dialler.js';
-import { loadSettings, SettingsError, type Settings } from './settings.js';
+import { loadSettings } from './settings.js';
 import { createLogger } from './logger.js';
 import { connectMongo, connectRedis, StoreUnreachableError } from './connect.js';
 import { prepareStores } from './stores.js';
@@ -16,16 +17,7 @@ import { VERSION } from './deps.js';
 import { telephonyFromSettings } from './telephony/livekit.js';
 
 async function main(): Promise<void> {
-  let settings: Settings;
-  try {
-    settings = loadSettings(process.env);
-  } catch (err) {
-    if (err instanceof SettingsError) {
-      process.stderr.write(`backend: ${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const settings = settingsOrExit('backend', () => loadSettings(process.env));
   const logger = createLogger(settings.LOG_LEVEL);
   let mongo;
   let redis;

@@ -1,24 +1,16 @@
 // Operator entry point: settings → metrics server → leader election → operator. Only the leader
 // runs informers and reconcilers; SIGTERM stops reconciling, releases the Lease, and exits 0.
+import { settingsOrExit } from '@voice-platform/schemas';
 import * as k8s from '@kubernetes/client-node';
 import { hostname } from 'node:os';
 import { createOperator, type Operator } from './controller.js';
 import { LeaderElector } from './leader.js';
 import { createLogger, errorMessage } from './log.js';
 import { createMetrics, serveMetrics } from './metrics.js';
-import { SettingsError, loadSettings, operatorSettings } from './settings.js';
+import { loadSettings, operatorSettings } from './settings.js';
 
 async function main(): Promise<void> {
-  let settings;
-  try {
-    settings = loadSettings(process.env);
-  } catch (err) {
-    if (err instanceof SettingsError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const settings = settingsOrExit('operator', () => loadSettings(process.env));
   const identity = settings.POD_NAME ?? hostname();
   const logger = createLogger(settings.LOG_LEVEL, { component: 'operator', identity });
   const kc = new k8s.KubeConfig();

@@ -86,3 +86,17 @@ export function refuseExampleSecrets(env: Record<string, string | undefined>, na
     }
   }
 }
+
+/**
+ * A part's boot: the settings `load` reads, or, when they are invalid, `<part>: <every problem>` on
+ * stderr and exit code 2 before anything starts (any other error propagates).
+ */
+export function settingsOrExit<T>(part: string, load: () => T): T {
+  try {
+    return load();
+  } catch (err) {
+    if (!(err instanceof SettingsError)) throw err;
+    process.stderr.write(`${part}: ${err.message}\n`);
+    process.exit(2);
+  }
+}

@@ -1,9 +1,10 @@
 // Boot: settings (every problem at once, refuse to boot) → Redis → listen. SIGTERM/SIGINT drain:
 // no new calls, active calls finish (up to DRAIN_TIMEOUT_MS), exit 0.
+import { settingsOrExit } from '@voice-platform/schemas';
 import { Redis } from 'ioredis';
 import { createWorker, VERSION } from './app.js';
 import { createLogger } from './logger.js';
-import { loadSettings, SettingsError, type Settings } from './settings.js';
+import { loadSettings } from './settings.js';
 
 function redisClient(url: string): Redis {
   const client = new Redis(url, {
@@ -16,16 +17,7 @@ function redisClient(url: string): Redis {
 }
 
 async function main(): Promise<void> {
-  let settings: Settings;
-  try {
-    settings = loadSettings(process.env);
-  } catch (err) {
-    if (err instanceof SettingsError) {
-      process.stderr.write(`worker: ${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const settings = settingsOrExit('worker', () => loadSettings(process.env));
   const logger = createLogger(settings.LOG_LEVEL);
   const redis = redisClient(settings.REDIS_URL);
   const blockingRedis = redisClient(settings.REDIS_URL);
