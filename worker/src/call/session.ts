@@ -1,6 +1,8 @@
-// One call: its pipeline, its transport, its recording and its lifecycle reports. Whatever happens
-// inside (a provider failing, the caller vanishing, storage down) ends in exactly one terminal
-// event, and nothing in one call can throw into another.
+// One call: builds its pipeline, runs it on the caller's transport, and handles its end. The call's
+// other jobs are units of their own: limits.ts (max duration, idle), reporter.ts (events to the backend,
+// in order), recording/call.ts (the recording and its upload). Whatever happens inside (a provider
+// failing, the caller vanishing, storage down) ends in exactly one terminal event, and nothing in one
+// call can throw into another.
 import path from 'node:path';
 import { MAX_TRANSCRIPT_ENTRIES, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
 import type { BackendClient } from '../backend.js';
@@ -17,13 +19,15 @@ import { OutputProcessor, type TurnTiming } from '../transports/output.js';
 import { TransportInputProcessor, TransportOutputProcessor } from '../transports/io.js';
 import type { CallTransport, ServerMessage } from '../transports/transport.js';
 import { callEndFor, type CallEnd } from '../providers/errors.js';
-import { CallRecorder, RecordingError, recordingKey, saveRecording, type RecordingStore } from './recording.js';
+import { CallRecording, recordingKey, type RecordingOutcome, type RecordingStore } from './recording.js';
 import { RecorderProcessor } from './recording/processor.js';
+import { CallLimits, LIMIT_REASONS } from './limits.js';
+import { CallReporter } from './reporter.js';
 
 export type EndStatus = 'completed' | 'failed';
 
 /** End reasons the session itself decides (docs/design.md §7); hang-ups come from the transport. */
-export const END_REASONS = { botHangup: 'bot_hangup', maxDuration: 'max_duration', callerIdle: 'caller_idle' } as const;
+export const END_REASONS = { botHangup: 'bot_hangup', ...LIMIT_REASONS } as const;
 
 export interface CallObserver {
   onTurn?(callId: string, t: TurnTiming): void;
@@ -57,12 +61,10 @@ export class CallSession {
   private input: TransportInputProcessor | null = null;
   private transport: CallTransport | null = null;
   private preparing: Promise<void> | null = null;
-  private recorder: CallRecorder | null = null;
+  private recording: CallRecording | null = null;
+  private limits: CallLimits | null = null;
+  private readonly reporter: CallReporter;
   private startedAt = new Date();
-  private maxTimer: NodeJS.Timeout | null = null;
-  private idleTimer: NodeJS.Timeout | null = null;
-  /** When the caller's audio last arrived (performance.now()); frames of silence count, only no frames is idle. */
-  private lastAudioAt = 0;
   private ended = false;
   private readonly log: Logger;
   readonly turns: TurnTiming[] = [];
@@ -79,6 +81,7 @@ export class CallSession {
   ) {
     this.callId = config.call!.id;
     this.log = deps.logger.child({ call_id: this.callId, bot_id: config.bot.id });
+    this.reporter = new CallReporter((event) => deps.backend.postEvent(this.callId, event), deps.metrics, this.log);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
 
@@ -107,6 +110,7 @@ export class CallSession {
     const stt = new SttProcessor(this.providers.stt, rate, this.providers.retry);
     const tts = new TtsProcessor(this.providers.tts, rate, this.providers.retry);
     const o = this.deps.observer;
+    const recorder = () => this.recording?.recorder ?? null;
     this.input = new TransportInputProcessor(rate);
     const output = new OutputProcessor(rate, {
       onTurn: (t) => {
@@ -122,13 +126,13 @@ export class CallSession {
     this.pipeline = new Pipeline(
       [
         this.input,
-        new RecorderProcessor('user', () => this.recorder),
+        new RecorderProcessor('user', recorder),
         new VadProcessor(this.providers.vad, rate, { endOfTurnSilenceMs: bot.turn_detection?.end_of_turn_silence_ms ?? 700 }),
         stt,
         new LlmProcessor(this.providers.llm, bot.prompt, this.providers.retry),
         tts,
         output,
-        new RecorderProcessor('bot', () => this.recorder),
+        new RecorderProcessor('bot', recorder),
         new TransportOutputProcessor({
           sendAudio: (pcm) => this.transport?.sendAudio(pcm),
           sendMessage: (msg) => this.toCaller(msg),
@@ -156,31 +160,21 @@ export class CallSession {
     const { bot } = this.config;
     const rate = this.deps.sampleRate;
     this.startedAt = new Date();
-    this.recorder = new CallRecorder(rate, performance.now(), {
-      dir: path.join(this.deps.recordingDir, this.callId),
-      // Logged and counted when it happens (it may be an hour before the call ends); reported at the end.
-      onError: (err) => {
-        this.deps.metrics.recordingStageFailures.inc({ stage: 'disk' });
-        this.log.error({ err: err.message, cause: err.cause instanceof Error ? err.cause.message : String(err.cause) }, 'recording write failed');
-      },
-    });
+    this.recording = new CallRecording(rate, performance.now(), path.join(this.deps.recordingDir, this.callId), this.deps.metrics, this.log);
     transport.attach({
       onAudio: (pcm) => this.onAudio(pcm),
       onHangup: (reason) => void this.end(reason, 'completed'),
     });
-    void this.report({ status: 'in_progress', at: this.startedAt.toISOString() });
+    void this.reporter.report({ status: 'in_progress', at: this.startedAt.toISOString() });
     transport.sendMessage({ type: 'started', call_id: this.callId });
-    this.maxTimer = setTimeout(() => void this.end(END_REASONS.maxDuration, 'completed'), bot.max_call_seconds * 1000);
-    const idleMs = this.deps.testCallIdleTimeoutMs;
     const direction = this.config.call?.direction;
-    if (idleMs && (direction === 'websocket' || direction === 'web')) {
-      // A test call nobody talks into (a forgotten tab, an idle socket) must not hold a slot for max_call_seconds.
-      this.lastAudioAt = performance.now();
-      this.idleTimer = setInterval(() => {
-        if (performance.now() - this.lastAudioAt >= idleMs) void this.end(END_REASONS.callerIdle, 'completed');
-      }, Math.min(1000, idleMs / 5));
-      this.idleTimer.unref();
-    }
+    // A test call nobody talks into (a forgotten tab, an idle socket) must not hold a slot for max_call_seconds.
+    const testCall = direction === 'websocket' || direction === 'web';
+    this.limits = new CallLimits(
+      { maxCallMs: bot.max_call_seconds * 1000, idleTimeoutMs: testCall ? this.deps.testCallIdleTimeoutMs : undefined },
+      (reason) => void this.end(reason, 'completed'),
+    );
+    this.limits.start();
     if (bot.greeting.trim()) this.pipeline!.push({ kind: 'say', text: bot.greeting.trim() });
     this.log.info({ direction: this.config.call?.direction, stt: this.providers.stt.name, llm: this.providers.llm.name, tts: this.providers.tts.name }, 'call started');
   }
@@ -196,7 +190,7 @@ export class CallSession {
   private onAudio(pcm: Int16Array): void {
     if (this.ended || !this.input) return;
     const now = performance.now();
-    this.lastAudioAt = now;
+    this.limits?.heard(now);
     this.input.receive(pcm, now);
   }
 
@@ -208,13 +202,12 @@ export class CallSession {
     if (frame.fatal) void this.end(callEndFor(frame.code, 'in_call'), 'failed');
   }
 
-  /** Ends the call (idempotent): stop the pipeline, tell the caller, report, upload the recording. */
+  /** Ends the call (idempotent): stop the limits and the pipeline, tell the caller, report, upload the recording. */
   async end(how: string | CallEnd, status: EndStatus): Promise<CallResult> {
     if (this.ended) return this.done;
     this.ended = true;
     const { endReason: reason, closeCode } = typeof how === 'string' ? { endReason: how, closeCode: 1000 } : how;
-    if (this.maxTimer) clearTimeout(this.maxTimer);
-    if (this.idleTimer) clearInterval(this.idleTimer);
+    this.limits?.stop();
     this.pipeline?.cancel(reason);
     const endedAt = new Date();
     const endedPerf = performance.now();
@@ -223,44 +216,15 @@ export class CallSession {
     this.deps.metrics.callsTotal.inc({ result: status === 'completed' ? reason : 'failed' });
     this.deps.observer?.onEnded?.(this.callId, reason);
     this.log.info({ reason, status, duration_ms: endedAt.getTime() - this.startedAt.getTime() }, 'call ended');
-    await this.report({ status, end_reason: reason, at: endedAt.toISOString(), ...(this.transcript.length ? { transcript: this.transcript } : {}) });
+    await this.reporter.report({ status, end_reason: reason, at: endedAt.toISOString(), ...(this.transcript.length ? { transcript: this.transcript } : {}) });
 
-    let key: string | null = null;
-    let recordingError: string | null = null;
-    if (this.recorder) {
-      const candidate = recordingKey(this.callId, this.startedAt);
-      try {
-        await saveRecording(this.recorder, this.deps.storage, candidate, endedPerf);
-        key = candidate;
-      } catch (err) {
-        const e = err instanceof RecordingError ? err : new RecordingError('upload', err);
-        recordingError = e.message;
-        if (e.stage === 'upload') {
-          this.deps.metrics.recordingFailures.inc();
-          this.deps.metrics.recordingStageFailures.inc({ stage: 'upload' });
-          this.log.error({ err: recordingError }, 'recording upload failed');
-        } // a disk failure was logged and counted when it happened
-      }
-      await this.report(key ? { status, recording_key: key } : { status, recording_error: recordingError! });
+    let saved: RecordingOutcome = { key: null, error: null };
+    if (this.recording) {
+      saved = await this.recording.save(this.deps.storage, recordingKey(this.callId, this.startedAt), endedPerf);
+      await this.reporter.report(saved.key ? { status, recording_key: saved.key } : { status, recording_error: saved.error! });
     }
-    const result: CallResult = { status, reason, recordingKey: key, recordingError };
+    const result: CallResult = { status, reason, recordingKey: saved.key, recordingError: saved.error };
     this.resolveDone(result);
     return result;
-  }
-
-  private reports: Promise<unknown> = Promise.resolve();
-  /** Events go out one after another, so the backend sees them in the order they happened. */
-  private report(event: Parameters<BackendClient['postEvent']>[1]): Promise<void> {
-    const next = this.reports.then(() => this.send(event));
-    this.reports = next;
-    return next;
-  }
-
-  private async send(event: Parameters<BackendClient['postEvent']>[1]): Promise<void> {
-    const ok = await this.deps.backend.postEvent(this.callId, event);
-    if (!ok) {
-      this.deps.metrics.eventFailures.inc();
-      this.log.warn({ status: event.status }, 'call event not accepted by the backend');
-    }
   }
 }
