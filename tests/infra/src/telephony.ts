@@ -152,15 +152,25 @@ export function holdNumber(seconds: number): string {
 }
 const MAX_HOLD_SECONDS = 300;
 
+/**
+ * `+150055507SS`: answers with its media address at the ear's port (`SIP_PHONE_EAR_PORT`, tests/infra
+ * ear.ts), sends nothing, and hangs up itself after SS seconds (1–99): what livekit-sip sends the
+ * callee (the bot's voice as a phone line carries it) reaches a test.
+ */
+export function listenNumber(seconds: number): string {
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 99) throw new RangeError(`listening for ${seconds} s: 1–99`);
+  return `+150055507${String(seconds).padStart(2, '0')}`;
+}
+
 const digits = (n: string) => n.replace('+', '\\+?');
 
 /** The SDP both sipp roles (the phone and the caller) offer: PCMU and DTMF events, 20 ms frames. */
-const audioSdp = (user: string) => `v=0
+const audioSdp = (user: string, port = '[media_port]') => `v=0
       o=${user} 53655765 2353687637 IN IP[local_ip_type] [local_ip]
       s=-
       c=IN IP[media_ip_type] [media_ip]
       t=0 0
-      m=audio [media_port] RTP/AVP 0 101
+      m=audio ${port} RTP/AVP 0 101
       a=rtpmap:0 PCMU/8000
       a=rtpmap:101 telephone-event/8000
       a=fmtp:101 0-16
@@ -228,6 +238,7 @@ ${body}
       <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.hangsUp)}@" search_in="msg" check_it="false" assign_to="hangsup"/>
       <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.interrupts)}@" search_in="msg" check_it="false" assign_to="interrupts"/>
       <ereg regexp="INVITE sip:\\+?15005559([0-9]{3})@" search_in="msg" check_it="false" assign_to="holds,hold_s"/>
+      <ereg regexp="INVITE sip:\\+?150055507([0-9]{2})@" search_in="msg" check_it="false" assign_to="listens,listen_s"/>
       <ereg regexp="CSeq: *[0-9]+ INVITE" search_in="msg" check_it="true" assign_to="invite_cseq"/>
       <ereg regexp=".*" search_in="hdr" header="From:" check_it="true" assign_to="remote_from"/>
       <ereg regexp=".*" search_in="hdr" header="To:" check_it="true" assign_to="remote_to"/>
@@ -240,6 +251,7 @@ ${body}
   <nop test="unavailable" next="unavailable"/>
 ${reply('180 Ringing')}
   <pause milliseconds="300"/>
+  <nop test="listens" next="listens"/>
 ${reply('200 OK', sdp, sdpBody)}
   <recv request="ACK" timeout="10000" ontimeout="end"/>
   <nop test="hangsup" next="hangsup"/>
@@ -271,6 +283,17 @@ ${reply('200 OK')}
     </action>
   </nop>
   <pause variable="hold_ms" next="hangup"/>
+
+  <label id="listens"/>
+${reply('200 OK', sdp, `
+      ${audioSdp('phone', '[ear_port]')}`)}
+  <recv request="ACK" timeout="10000" ontimeout="end">
+    <action>
+      <todouble assign_to="listen_ms" variable="listen_s"/>
+      <multiply assign_to="listen_ms" value="1000"/>
+    </action>
+  </recv>
+  <pause variable="listen_ms" next="hangup"/>
 
   <label id="hangsup"/>
   <pause milliseconds="1500"/>
@@ -412,13 +435,15 @@ export interface PhoneOptions extends Opts {
   speakAfterMs?: number;
 }
 
-/** The local test phone: sipp as a SIP user agent server on loopback. Ports: [sip, media, control]. */
+/** The local test phone: sipp as a SIP user agent server on loopback. Ports: [sip, media, control, ear]. */
 export class Phone extends Procs {
   readonly name = 'phone' as const;
   env: Record<string, string> = {};
   sipPort = 0;
   private mediaPort = 0;
   private controlPort = 0;
+  /** Where the listening numbers send the call's audio (a test's PhoneEar binds it). */
+  private earPort = 0;
   readonly messageLog: string;
   static readonly defaultPhrase = 'yes i will pay';
 
@@ -429,8 +454,8 @@ export class Phone extends Procs {
 
   static async create(opts: PhoneOptions): Promise<Phone> {
     const svc = new Phone(opts);
-    [svc.sipPort, svc.mediaPort, svc.controlPort] = await pick(opts, 3);
-    svc.env = { SIP_PHONE_ADDRESS: `127.0.0.1:${svc.sipPort}`, SIP_PHONE_MESSAGES: svc.messageLog };
+    [svc.sipPort, svc.mediaPort, svc.controlPort, svc.earPort] = await pick(opts, 4);
+    svc.env = { SIP_PHONE_ADDRESS: `127.0.0.1:${svc.sipPort}`, SIP_PHONE_MESSAGES: svc.messageLog, SIP_PHONE_EAR_PORT: String(svc.earPort) };
     return svc;
   }
 
@@ -440,6 +465,7 @@ export class Phone extends Procs {
     const proc = this.launch('sipp', binary('sipp'), [
       '-sf', scenario,
       ...sippLoopback(this.sipPort, this.mediaPort, this.controlPort),
+      '-key', 'ear_port', String(this.earPort),
       ...sippTraces(this.messageLog, path.join(dir, 'errors.log')),
       '-fd', '3600',
       // An unexpected BYE (the bot hanging up while the phone still talks) ends the call normally.

@@ -38,3 +38,42 @@ export function recognise(pcm: Int16Array, rate: number, phrases: string[]): str
   rmSync(dir, { recursive: true, force: true });
   return r.stdout.toString().split('\n').map((l) => l.trim()).filter(Boolean).join(' ');
 }
+
+/** Loudness per 20 ms frame (RMS), the shape of speech whatever the codec did to its waveform. */
+function envelope(pcm: Int16Array, rate: number): number[] {
+  const frame = (rate * 20) / 1000;
+  const out: number[] = [];
+  for (let at = 0; at + frame <= pcm.length; at += frame) {
+    let sum = 0;
+    for (let i = at; i < at + frame; i++) sum += pcm[i]! * pcm[i]!;
+    out.push(Math.sqrt(sum / frame));
+  }
+  return out;
+}
+
+/**
+ * How well `heard` (e.g. what a phone line carried) follows `said` (what the bot spoke): the best Pearson
+ * correlation of their loudness envelopes with `heard` shifted by up to ±`maxLagMs`, and that shift.
+ */
+export function envelopeMatch(heard: Int16Array, heardRate: number, said: Int16Array, saidRate: number, maxLagMs = 1500): { correlation: number; lagMs: number } {
+  const a = envelope(heard, heardRate);
+  const b = envelope(said, saidRate);
+  const maxLag = maxLagMs / 20;
+  let best = { correlation: -1, lagMs: 0 };
+  for (let lag = -maxLag; lag <= maxLag; lag++) {
+    const pairs: Array<[number, number]> = [];
+    for (let i = 0; i < b.length; i++) if (i + lag >= 0 && i + lag < a.length) pairs.push([a[i + lag]!, b[i]!]);
+    if (pairs.length < 50) continue; // under a second in common: no evidence either way
+    const mean = (k: 0 | 1) => pairs.reduce((s, p) => s + p[k], 0) / pairs.length;
+    const [ma, mb] = [mean(0), mean(1)];
+    let [sab, saa, sbb] = [0, 0, 0];
+    for (const [x, y] of pairs) {
+      sab += (x - ma) * (y - mb);
+      saa += (x - ma) ** 2;
+      sbb += (y - mb) ** 2;
+    }
+    const r = saa && sbb ? sab / Math.sqrt(saa * sbb) : 0;
+    if (r > best.correlation) best = { correlation: r, lagMs: lag * 20 };
+  }
+  return best;
+}

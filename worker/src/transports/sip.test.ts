@@ -4,11 +4,11 @@
 // calling" five seconds after it answers (VP_PHONE_PHRASE in jest.global-setup.js).
 import path from 'node:path';
 import { CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY, fleetWorkerKey } from '@voice-platform/schemas';
-import { freePort, holdNumber, PHONE_NUMBERS, startProcess, waitUntil } from '@voice-platform/tests/infra';
+import { freePort, holdNumber, listenNumber, PHONE_NUMBERS, PhoneEar, startProcess, waitUntil } from '@voice-platform/tests/infra';
 import { Redis } from 'ioredis';
 import { dispose } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
-import { recognise } from '../testing/audio.js';
+import { envelopeMatch, recognise } from '../testing/audio.js';
 import { adminAuth, backendUrl, callUntil, createApiKey, createBot, createPolicyBot, ensureTrunk } from '../testing/backend.js';
 import { startWorker, telephonyEnv, workerMain, workerProcessEnv, type TestWorker } from '../testing/worker.js';
 import { readRecording } from '../testing/recordings.js';
@@ -102,6 +102,33 @@ describe('a dial-out to a real SIP phone', () => {
     // The call's room is gone (deleting it is how the worker hung up).
     expect(await new RoomServiceClient(process.env.LIVEKIT_URL!.replace(/^ws/, 'http'), process.env.LIVEKIT_API_KEY!, process.env.LIVEKIT_API_SECRET!).listRooms([callId])).toEqual([]);
     await slotFreed(callId);
+  });
+
+  it('reaches the callee: the phone line carries the greeting, intelligible after LiveKit, livekit-sip and G.711', async () => {
+    // The phone answers this number with its media address at the ear, listens for 6 s, and hangs up.
+    const ear = await PhoneEar.open(Number(process.env.SIP_PHONE_EAR_PORT));
+    try {
+      const callId = await dialout(listenNumber(6));
+      const call = await callUntil(callId, (c) => c.status === 'failed' || c.recording_key !== null || c.recording_error !== null, 'the end of the call and its recording', 30_000);
+      expect(call).toMatchObject({ status: 'completed', end_reason: 'callee_hangup', recording_error: null });
+      expect(call.transcript.map((e) => [e.role, e.text])).toEqual([['bot', 'Hello Sam, this is your payment reminder.']]);
+      const streams = ear.heard();
+      expect(streams).toHaveLength(1); // one RTP stream: the call's
+      const line = streams[0]!.pcm;
+      // What the phone heard follows what the bot said, as its recording has it (the bot channel), word
+      // for word in loudness; pocketsphinx's wideband model cannot be asked directly about 8 kHz G.711.
+      const { right } = await readRecording(call.recording_key!);
+      const match = envelopeMatch(line, 8000, right, 16000);
+      expect(match.correlation).toBeGreaterThan(0.9);
+      // Speech, not a stream of noise: loud while the greeting plays, quiet after it.
+      const loudAt = (pcm: Int16Array) => pcm.findIndex((v) => Math.abs(v) > 3000);
+      expect(loudAt(line)).toBeGreaterThanOrEqual(0);
+      const lastLoud = line.length - 1 - loudAt(line.slice().reverse());
+      expect(Math.max(...line.subarray(lastLoud + 8000).map(Math.abs))).toBeLessThan(500);
+      await slotFreed(callId);
+    } finally {
+      await ear.close();
+    }
   });
 
   it('barge-in: the callee speaking into the greeting stops the bot within moments', async () => {

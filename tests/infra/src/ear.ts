@@ -1,0 +1,78 @@
+// The test phone's ear. The phone (sipp) answers its listening numbers (+15005558SSS) with an SDP that
+// names this UDP port as its media address, so livekit-sip sends the call's audio (G.711 µ-law RTP) here:
+// a test hears what a callee on a real phone line would hear, after LiveKit and livekit-sip.
+import { createSocket, type Socket } from 'node:dgram';
+
+/** One RTP stream the ear heard: 8 kHz PCM laid out by RTP timestamp (gaps are silence). */
+export interface HeardStream {
+  ssrc: number;
+  packets: number;
+  pcm: Int16Array;
+}
+
+interface Packet {
+  timestamp: number;
+  payload: Buffer;
+}
+
+const PCMU = 0;
+
+export class PhoneEar {
+  private readonly streams = new Map<number, Packet[]>();
+
+  private constructor(private readonly socket: Socket) {
+    socket.on('message', (msg) => this.onPacket(msg));
+  }
+
+  /** Listens on 127.0.0.1:`port` (the phone's `SIP_PHONE_EAR_PORT`). */
+  static open(port: number): Promise<PhoneEar> {
+    const socket = createSocket('udp4');
+    return new Promise((resolve, reject) => {
+      socket.once('error', reject);
+      socket.bind(port, '127.0.0.1', () => {
+        socket.off('error', reject);
+        resolve(new PhoneEar(socket));
+      });
+    });
+  }
+
+  private onPacket(msg: Buffer): void {
+    if (msg.length < 12 || msg[0]! >> 6 !== 2 || (msg[1]! & 0x7f) !== PCMU) return; // RTP v2, PCMU only (not RTCP, not DTMF)
+    const csrcs = msg[0]! & 0x0f;
+    let at = 12 + 4 * csrcs;
+    if (msg[0]! & 0x10) at += 4 + 4 * msg.readUInt16BE(at + 2); // header extension
+    const padding = msg[0]! & 0x20 ? msg[msg.length - 1]! : 0;
+    if (at > msg.length - padding) return;
+    const ssrc = msg.readUInt32BE(8);
+    const packets = this.streams.get(ssrc) ?? [];
+    packets.push({ timestamp: msg.readUInt32BE(4), payload: msg.subarray(at, msg.length - padding) });
+    this.streams.set(ssrc, packets);
+  }
+
+  /** Every stream heard so far, in the order they began. */
+  heard(): HeardStream[] {
+    return [...this.streams].map(([ssrc, packets]) => {
+      const first = packets[0]!.timestamp;
+      // Timestamps wrap at 2^32; a call's few minutes at 8 kHz never wrap twice.
+      const offset = (p: Packet) => (p.timestamp - first) >>> 0;
+      const samples = Math.max(...packets.map((p) => offset(p) + p.payload.length));
+      const pcm = new Int16Array(samples);
+      for (const p of packets) {
+        const start = offset(p);
+        for (let i = 0; i < p.payload.length; i++) pcm[start + i] = ulawToLinear(p.payload[i]!);
+      }
+      return { ssrc, packets: packets.length, pcm };
+    });
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.socket.close(() => resolve()));
+  }
+}
+
+/** G.711 µ-law → 16-bit linear (ITU-T G.711). */
+export function ulawToLinear(code: number): number {
+  const u = ~code & 0xff;
+  const magnitude = ((((u & 0x0f) << 3) + 0x84) << ((u >> 4) & 0x07)) - 0x84;
+  return u & 0x80 ? -magnitude : magnitude;
+}
