@@ -9,7 +9,7 @@
 // reply, "stop calling" → the bot hangs up.
 //
 // Prints, per N and path: completed calls (and what happened to the others), CPU per call (as % of one
-// core over the run: worker process incl. rtc-node, its spawner, the espeak-ng/pocketsphinx processes,
+// core per concurrent call: CPU seconds over the run ÷ call-seconds the worker's slots were busy; worker process incl. rtc-node, its spawner, the espeak-ng/pocketsphinx processes,
 // and for SIP livekit-server and livekit-sip separately), RSS per call ((peak − idle) / N, per process),
 // event-loop delay p99, outbound frame gap p99, answer → first greeting frame p50/p95, and the platform
 // overhead per turn p50/p95 (user end of speech → first bot audio frame, minus the end-of-turn silence
@@ -111,6 +111,8 @@ interface Run {
   ok: number;
   outcomes: string[];
   wallS: number;
+  /** Call-seconds: the worker's busy slots integrated over the run (what CPU per call is per). */
+  callS: number;
   /** CPU seconds per process over the run. */
   cpu: { worker: number; spawner: number; providers: number; server: number; sip: number };
   /** Peak − idle RSS, bytes, per process. */
@@ -227,7 +229,12 @@ async function bench(): Promise<void> {
       await sleep(2000); // let the previous batch's rooms, sockets and timers settle
       const idle = { worker: process.memoryUsage().rss, server: procRssBytes(server), sip: procRssBytes(sip) };
       const peak = { ...idle };
+      let callS = 0;
+      let sampledAt = performance.now();
       const sampler = setInterval(() => {
+        const now = performance.now();
+        callS += (w.slots.active * (now - sampledAt)) / 1000;
+        sampledAt = now;
         peak.worker = Math.max(peak.worker, process.memoryUsage().rss);
         peak.server = Math.max(peak.server, procRssBytes(server));
         peak.sip = Math.max(peak.sip, procRssBytes(sip));
@@ -250,6 +257,7 @@ async function bench(): Promise<void> {
         ok: r.ok,
         outcomes: [...r.outcomes, ...(uncaught.length ? [`${uncaught.length} uncaught exception(s) in the worker process: ${[...new Set(uncaught)].join('; ')}`] : [])],
         wallS,
+        callS,
         cpu: {
           worker: (cpu.user + cpu.system) / 1e6,
           spawner: prov1.spawner - prov0.spawner,
@@ -362,7 +370,9 @@ async function bench(): Promise<void> {
 
     const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '–');
     const f0 = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '–');
-    const pctCore = (s: number, r: Run) => (s / r.n / r.wallS) * 100;
+    // Per concurrent call: CPU seconds over call-seconds, so a batch's set-up, stragglers and tail
+    // (a call that runs to its limit while the others are over) weigh what they cost, no more.
+    const pctCore = (s: number, r: Run) => (s / r.callS) * 100;
     const platformCpu = (r: Run) => pctCore(r.cpu.worker + r.cpu.spawner + r.cpu.providers + r.cpu.server + r.cpu.sip, r);
     const line = (r: Run): string => {
       const overhead = r.turns.map((t) => t.overheadMs);
@@ -377,7 +387,7 @@ async function bench(): Promise<void> {
       return [
         `N=${String(r.n).padStart(2)} ${r.path.padEnd(3)}`,
         `ok ${r.ok}/${r.n}`,
-        `wall ${f1(r.wallS)} s`,
+        `wall ${f1(r.wallS)} s (${f0(r.callS)} call-s)`,
         `CPU/call ${cpu.join(' + ')} = ${f1(platformCpu(r))}%`,
         `RSS/call MiB ${rss.join(' + ')} (worker peak ${f0(r.workerPeak / MiB)} MiB)`,
         `event-loop p99 ${f1(r.eldP99)} ms`,
