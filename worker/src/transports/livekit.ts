@@ -130,10 +130,7 @@ export class LiveKitDialer implements TelephonyDialer {
    */
   private async openRoom(roomName: string, peer: Peer, log: Logger): Promise<{ room: Room; transport: LiveKitTransport; cleanup: () => Promise<void> }> {
     const room = new Room();
-    // No queue in rtc-node: the output processor already paces the bot's audio in real time. A queued
-    // source pushes 10 ms of silence into the Opus encoder whenever it runs dry, so every call would
-    // encode all the time; unqueued, the encoder (and the RTP stream) runs only while the bot speaks.
-    const source = new AudioSource(this.opts.sampleRate, 1, 0);
+    const source = new AudioSource(this.opts.sampleRate, 1);
     let cleaned = false;
     const cleanup = async () => {
       if (cleaned) return;
@@ -374,20 +371,18 @@ export class LiveKitTransport implements CallTransport {
 
   sendAudio(pcm: Int16Array): void {
     if (this.closed) return;
-    // An unqueued source takes exactly 10 ms per frame. Each chunk is a copy: rtc-node hands the FFI the
-    // start of the array's whole buffer, whatever the view's offset.
-    const step = this.sampleRate / 100;
-    for (let at = 0; at < pcm.length; at += step) {
-      const chunk = pcm.slice(at, at + step);
-      const frame = chunk.length === step ? chunk : padded(chunk, step);
-      this.source.captureFrame(new AudioFrame(frame, this.sampleRate, 1, step)).catch(() => undefined);
-    }
+    this.source.captureFrame(new AudioFrame(pcm, this.sampleRate, 1, pcm.length)).catch(() => undefined);
   }
 
   /** Events go to the room as data (topic `events`): a browser in the room sees the WebSocket protocol's shapes. */
   sendMessage(msg: ServerMessage): void {
     if (this.closed || !this.room.isConnected) return;
     this.room.localParticipant?.publishData(this.encoder.encode(JSON.stringify(msg)), { reliable: true, topic: 'events' }).catch(() => undefined);
+  }
+
+  /** Drops bot audio LiveKit has not played yet (barge-in). */
+  interrupt(): void {
+    this.source.clearQueue();
   }
 
   close(): void {
@@ -398,11 +393,4 @@ export class LiveKitTransport implements CallTransport {
     this.releaseStream?.();
     void this.cleanup();
   }
-}
-
-/** `pcm` followed by silence up to `samples`. */
-function padded(pcm: Int16Array, samples: number): Int16Array {
-  const out = new Int16Array(samples);
-  out.set(pcm);
-  return out;
 }
