@@ -101,6 +101,14 @@ export function procCpuSeconds(pid: number | 'self'): { own: number; children: n
   return { own: (Number(f[11]) + Number(f[12])) / clkTck, children: (Number(f[13]) + Number(f[14])) / clkTck };
 }
 
+/** CPU seconds the whole machine has been busy (every core; /proc/stat, all but idle and iowait). */
+export function machineBusySeconds(): number {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  clkTck ||= Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
+  const [user, nice, system, , , irq, softirq, steal] = f;
+  return (user! + nice! + system! + irq! + softirq! + steal!) / clkTck;
+}
+
 let pageSize = 0;
 /** Resident set size of a process in bytes (/proc/<pid>/statm); 0 if it is gone. */
 export function procRssBytes(pid: number): number {

@@ -30,7 +30,7 @@ import { dispose } from '@livekit/rtc-node';
 import { startTestEnv, waitUntil, type ManagedProcess } from '@voice-platform/tests/infra';
 import { createWorker, type Worker } from './app.js';
 import { BackendClient } from './backend.js';
-import { benchWorkerSettings, callersMain, EOT_MS, pct, procCpuSeconds, procRssBytes, providerCpuSeconds, startBenchBackend, type CallersResult } from './bench-lib.js';
+import { benchWorkerSettings, callersMain, EOT_MS, machineBusySeconds, pct, procCpuSeconds, procRssBytes, providerCpuSeconds, startBenchBackend, type CallersResult } from './bench-lib.js';
 import { createLogger } from './logger.js';
 import { liveKitDialerFromSettings, type LiveKitDialer } from './transports/livekit.js';
 import type { TurnTiming } from './transports/output.js';
@@ -115,6 +115,8 @@ interface Run {
   callS: number;
   /** CPU seconds per process over the run. */
   cpu: { worker: number; spawner: number; providers: number; server: number; sip: number };
+  /** The same while all N calls were live (first moment all N slots were busy → first moment one was free), if they ever were. */
+  steady: { seconds: number; cpu: { worker: number; spawner: number; providers: number; server: number; sip: number; phone: number; backend: number; machine: number } } | null;
   /** Peak − idle RSS, bytes, per process. */
   rss: { worker: number; server: number; sip: number };
   workerPeak: number;
@@ -129,6 +131,7 @@ interface Run {
 
 async function bench(): Promise<void> {
   const sizes = (process.env.BENCH_CALLS ?? '1,10,30').split(',').map(Number);
+  const dialRate = Number(process.env.BENCH_DIAL_RATE ?? 0);
   // The phone's phrase: one pocketsphinx hears reliably over G.711 (the worker suite's too).
   process.env.VP_PHONE_PHRASE ??= 'stop calling';
   const phrase = process.env.VP_PHONE_PHRASE;
@@ -219,6 +222,9 @@ async function bench(): Promise<void> {
       return p;
     };
     const [server, sip] = [proc('livekit-server').pid, proc('livekit-sip').pid];
+    // The rest of the machine, for the steady window: the phone (the callees' side), the backend.
+    const phone = env.services.phone!.processes()[0]!.pid;
+    const backendPid = backend.proc.pid;
 
     /** Measures one batch of N calls run by `drive` (which resolves once every call is over). */
     const measure = async (pathName: Run['path'], n: number, drive: () => Promise<{ ok: number; outcomes: string[]; greeting: number[]; callerCpuS?: number; answerToDial?: number[]; dialToFrame?: number[] }>): Promise<Run> => {
@@ -231,10 +237,30 @@ async function bench(): Promise<void> {
       const peak = { ...idle };
       let callS = 0;
       let sampledAt = performance.now();
+      // CPU readings of every process, for the steady window.
+      const cpuNow = () => {
+        const prov = providerCpuSeconds(w.spawner.pid);
+        const own = process.cpuUsage();
+        return {
+          at: performance.now(),
+          worker: (own.user + own.system) / 1e6,
+          spawner: prov.spawner,
+          providers: prov.providers,
+          server: procCpuSeconds(server).own,
+          sip: procCpuSeconds(sip).own,
+          phone: procCpuSeconds(phone).own,
+          backend: procCpuSeconds(backendPid).own,
+          machine: machineBusySeconds(),
+        };
+      };
+      let steadyFrom: ReturnType<typeof cpuNow> | null = null;
+      let steadyTo: ReturnType<typeof cpuNow> | null = null;
       const sampler = setInterval(() => {
         const now = performance.now();
         callS += (w.slots.active * (now - sampledAt)) / 1000;
         sampledAt = now;
+        if (!steadyFrom && w.slots.active >= n) steadyFrom = cpuNow();
+        else if (steadyFrom && !steadyTo && w.slots.active < n) steadyTo = cpuNow();
         peak.worker = Math.max(peak.worker, process.memoryUsage().rss);
         peak.server = Math.max(peak.server, procRssBytes(server));
         peak.sip = Math.max(peak.sip, procRssBytes(sip));
@@ -251,6 +277,10 @@ async function bench(): Promise<void> {
       clearInterval(sampler);
       const cpu = process.cpuUsage(cpu0);
       const prov1 = providerCpuSeconds(w.spawner.pid);
+      const steady = (from: ReturnType<typeof cpuNow> | null, to: ReturnType<typeof cpuNow> | null): Run['steady'] =>
+        from && to && to.at - from.at >= 2000
+          ? { seconds: (to.at - from.at) / 1000, cpu: { worker: to.worker - from.worker, spawner: to.spawner - from.spawner, providers: to.providers - from.providers, server: to.server - from.server, sip: to.sip - from.sip, phone: to.phone - from.phone, backend: to.backend - from.backend, machine: to.machine - from.machine } }
+          : null;
       return {
         path: pathName,
         n,
@@ -258,6 +288,7 @@ async function bench(): Promise<void> {
         outcomes: [...r.outcomes, ...(uncaught.length ? [`${uncaught.length} uncaught exception(s) in the worker process: ${[...new Set(uncaught)].join('; ')}`] : [])],
         wallS,
         callS,
+        steady: steady(steadyFrom, steadyTo),
         cpu: {
           worker: (cpu.user + cpu.system) / 1e6,
           spawner: prov1.spawner - prov0.spawner,
@@ -298,7 +329,8 @@ async function bench(): Promise<void> {
       const run = await measure('SIP', n, async () => {
         const posted = await Promise.all(
           Array.from({ length: n }, async (_, i) => {
-            await sleep((i * 97) % 1000); // the same stagger as the WebSocket callers
+            // The same stagger as the WebSocket callers, or BENCH_DIAL_RATE dial-outs a second (a dialler's pace).
+            await sleep(dialRate ? (i * 1000) / dialRate : (i * 97) % 1000);
             const to = `+15005551${String(seq++ % 1000).padStart(3, '0')}`;
             const res = await fetch(`${base}/api/v1/sip/dialout`, {
               method: 'POST',
@@ -374,6 +406,19 @@ async function bench(): Promise<void> {
     // (a call that runs to its limit while the others are over) weigh what they cost, no more.
     const pctCore = (s: number, r: Run) => (s / r.callS) * 100;
     const platformCpu = (r: Run) => pctCore(r.cpu.worker + r.cpu.spawner + r.cpu.providers + r.cpu.server + r.cpu.sip, r);
+    /** CPU per call while all N were live: the cost of a call in progress, without set-up and tail. */
+    const steadyPct = (r: Run, s: number) => (r.steady ? (s / r.n / r.steady.seconds) * 100 : NaN);
+    const steadyWorker = (r: Run) => (r.steady ? steadyPct(r, r.steady.cpu.worker + r.steady.cpu.spawner + r.steady.cpu.providers) : NaN);
+    const steadyLine = (r: Run): string => {
+      if (!r.steady) return 'steady: all N were never live at once';
+      const c = r.steady.cpu;
+      const parts = [`${f1(steadyWorker(r))}% worker (incl. providers)`];
+      if (r.path === 'SIP') parts.push(`${f1(steadyPct(r, c.server))}% livekit-server`, `${f1(steadyPct(r, c.sip))}% livekit-sip`, `${f1(steadyPct(r, c.phone))}% phone (sipp)`);
+      // Where the machine's 2 cores went meanwhile (% of one core): the worker, LiveKit, the phone, everything.
+      const cores = (x: number) => f0((x / r.steady!.seconds) * 100);
+      const used = `machine ${cores(c.machine)}% of 200%: worker ${cores(c.worker + c.spawner + c.providers)}%${r.path === 'SIP' ? `, LiveKit ${cores(c.server + c.sip)}%, phone ${cores(c.phone)}%` : ''}, backend ${cores(c.backend)}%`;
+      return `steady (all ${r.n} live for ${f1(r.steady.seconds)} s) CPU/call ${parts.join(' + ')} (${used})`;
+    };
     const line = (r: Run): string => {
       const overhead = r.turns.map((t) => t.overheadMs);
       const cpu = [`${f1(pctCore(r.cpu.worker, r))}% worker`, `${pctCore(r.cpu.spawner, r).toFixed(2)}% spawner`, `${f1(pctCore(r.cpu.providers, r))}% providers`];
@@ -389,6 +434,7 @@ async function bench(): Promise<void> {
         `ok ${r.ok}/${r.n}`,
         `wall ${f1(r.wallS)} s (${f0(r.callS)} call-s)`,
         `CPU/call ${cpu.join(' + ')} = ${f1(platformCpu(r))}%`,
+        steadyLine(r),
         `RSS/call MiB ${rss.join(' + ')} (worker peak ${f0(r.workerPeak / MiB)} MiB)`,
         `event-loop p99 ${f1(r.eldP99)} ms`,
         `frame gap p99 ${f1(r.gapP99)} ms`,
@@ -433,7 +479,9 @@ async function bench(): Promise<void> {
       // A CPU-per-call figure only means capacity where every call went through (failed calls cost little).
       const clean = [...sipRuns].reverse().find((r) => r.ok === r.n);
       const capacity = clean
-        ? `platform CPU ${f1(platformCpu(clean))}% of a core per call at N=${clean.n} (the largest N with every call ok) → ~${Math.floor(200 / platformCpu(clean))} calls would fill this machine's 2 cores with LiveKit on them; the worker alone ${f1(pctCore(clean.cpu.worker + clean.cpu.spawner + clean.cpu.providers, clean))}% → ~${Math.floor(200 / pctCore(clean.cpu.worker + clean.cpu.spawner + clean.cpu.providers, clean))} calls per worker on 2 cores of its own`
+        ? `platform CPU ${f1(platformCpu(clean))}% of a core per call at N=${clean.n} (the largest N with every call ok) → ~${Math.floor(200 / platformCpu(clean))} calls would fill this machine's 2 cores with LiveKit on them; the worker alone ${f1(pctCore(clean.cpu.worker + clean.cpu.spawner + clean.cpu.providers, clean))}% → ~${Math.floor(200 / pctCore(clean.cpu.worker + clean.cpu.spawner + clean.cpu.providers, clean))} calls per worker on 2 cores of its own${
+            clean.steady ? `; a call in progress (all ${clean.n} live) costs the worker ${f1(steadyWorker(clean))}% → ~${Math.floor(200 / steadyWorker(clean))} live calls per worker on 2 cores of its own` : ''
+          }`
         : 'no SIP batch had every call ok: no capacity estimate';
       console.log(
         `\ntargets (printed, not asserted): ${big.n} SIP calls: ${big.ok}/${big.n} ok` +
