@@ -5,7 +5,6 @@
 // LiveKitTransport. Deleting the room is how a call ends: LiveKit removes the SIP participant, which
 // sends the BYE (or the CANCEL while it still rings).
 import {
-  AudioFrame,
   AudioSource,
   AudioStream,
   LocalAudioTrack,
@@ -21,6 +20,7 @@ import { AccessToken, RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import type { Logger } from '../logger.js';
 import type { Settings } from '../settings.js';
 import { RoomEventRouter } from './roomEvents.js';
+import { RtcCapture } from './rtcCapture.js';
 import { DialError, outcomeForSipStatus, type CallTransport, type DialRequest, type InboundCallRequest, type ServerMessage, type TelephonyDialer, type TransportHandlers, type WebCallRequest } from './transport.js';
 
 export interface LiveKitOptions {
@@ -130,7 +130,10 @@ export class LiveKitDialer implements TelephonyDialer {
    */
   private async openRoom(roomName: string, peer: Peer, log: Logger): Promise<{ room: Room; transport: LiveKitTransport; cleanup: () => Promise<void> }> {
     const room = new Room();
-    const source = new AudioSource(this.opts.sampleRate, 1);
+    // No queue in rtc-node: the output processor already paces the bot's audio in real time. A queued
+    // source feeds the Opus encoder 10 ms of silence whenever it runs dry, so every call would encode all
+    // the time; unqueued, the encoder (and the RTP stream) runs only while the bot speaks.
+    const source = new AudioSource(this.opts.sampleRate, 1, 0);
     let cleaned = false;
     const cleanup = async () => {
       if (cleaned) return;
@@ -297,6 +300,7 @@ export class LiveKitTransport implements CallTransport {
   readonly peerAudio = new Promise<void>((resolve) => (this.gotPeerAudio = resolve));
   private releaseStream: (() => void) | null = null;
   private readonly encoder = new TextEncoder();
+  private readonly capture: RtcCapture;
   private markHungUp!: (reason: string) => void;
   /** Resolves with the reason once the peer is gone (before or during the call). */
   readonly hungUpWith = new Promise<string>((resolve) => (this.markHungUp = resolve));
@@ -311,6 +315,7 @@ export class LiveKitTransport implements CallTransport {
     private readonly peer: Peer = SIP_CALLEE,
   ) {
     this.kind = peer.sip ? 'sip' : 'livekit';
+    this.capture = new RtcCapture(source, sampleRate);
     // The peer's audio may be subscribed before or after the call starts: listen from the start.
     for (const p of room.remoteParticipants.values()) {
       for (const pub of p.trackPublications.values()) if (isPeer(peer, p) && pub.track?.kind === TrackKind.KIND_AUDIO) this.calleeTrack = pub.track;
@@ -371,18 +376,13 @@ export class LiveKitTransport implements CallTransport {
 
   sendAudio(pcm: Int16Array): void {
     if (this.closed) return;
-    this.source.captureFrame(new AudioFrame(pcm, this.sampleRate, 1, pcm.length)).catch(() => undefined);
+    this.capture.send(pcm);
   }
 
   /** Events go to the room as data (topic `events`): a browser in the room sees the WebSocket protocol's shapes. */
   sendMessage(msg: ServerMessage): void {
     if (this.closed || !this.room.isConnected) return;
     this.room.localParticipant?.publishData(this.encoder.encode(JSON.stringify(msg)), { reliable: true, topic: 'events' }).catch(() => undefined);
-  }
-
-  /** Drops bot audio LiveKit has not played yet (barge-in). */
-  interrupt(): void {
-    this.source.clearQueue();
   }
 
   close(): void {
