@@ -272,6 +272,8 @@ async function bench(): Promise<void> {
       const [server0, sip0] = [procCpuSeconds(server).own, procCpuSeconds(sip).own];
       const t0 = performance.now();
       const r = await drive();
+      // All N live until the batch ended (N = 1: the call is the batch), between two of the sampler's ticks.
+      if (steadyFrom && !steadyTo) steadyTo = cpuNow();
       const wallS = (performance.now() - t0) / 1000;
       eld.disable();
       clearInterval(sampler);
