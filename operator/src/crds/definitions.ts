@@ -12,13 +12,12 @@ import { toStructural } from './structural.js';
 type Json = Record<string, unknown>;
 
 interface CrdInput {
+  /** The kind; its singular and plural names follow from it (`Bot` → `bot`, `bots`). */
   kind: string;
-  plural: string;
-  singular: string;
   shortNames: string[];
   description: string;
-  spec: unknown;
-  status: unknown;
+  /** The schemas of `spec` and `status`. */
+  schemas: { spec: unknown; status: unknown };
   columns: Json[];
 }
 
@@ -28,11 +27,13 @@ const column = (name: string, type: 'string' | 'integer' | 'boolean' | 'date', j
 const conditionColumn = (type: string): Json => column(type, 'string', `.status.conditions[?(@.type=="${type}")].status`);
 
 function crd(input: CrdInput): Json {
+  const singular = input.kind.toLowerCase();
+  const plural = `${singular}s`;
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: {
-      name: `${input.plural}.${VOICE_API_GROUP}`,
+      name: `${plural}.${VOICE_API_GROUP}`,
       labels: { 'app.kubernetes.io/part-of': 'voice-platform' },
     },
     spec: {
@@ -41,8 +42,8 @@ function crd(input: CrdInput): Json {
       names: {
         kind: input.kind,
         listKind: `${input.kind}List`,
-        plural: input.plural,
-        singular: input.singular,
+        plural,
+        singular,
         shortNames: input.shortNames,
         categories: ['voice-platform'],
       },
@@ -62,8 +63,8 @@ function crd(input: CrdInput): Json {
                 apiVersion: { type: 'string' },
                 kind: { type: 'string' },
                 metadata: { type: 'object' },
-                spec: toStructural(input.spec),
-                status: toStructural(input.status),
+                spec: toStructural(input.schemas.spec),
+                status: toStructural(input.schemas.status),
               },
             },
           },
@@ -76,12 +77,9 @@ function crd(input: CrdInput): Json {
 function voiceFleetCrd(): Json {
   return crd({
     kind: 'VoiceFleet',
-    plural: 'voicefleets',
-    singular: 'voicefleet',
     shortNames: ['vf', 'fleet'],
     description: 'A fleet of voice workers, scaled on live calls by the voice-platform operator.',
-    spec: VoiceFleetSpec,
-    status: VoiceFleetStatus,
+    schemas: { spec: VoiceFleetSpec, status: VoiceFleetStatus },
     columns: [
       column('Replicas', 'integer', '.status.replicas'),
       column('Desired', 'integer', '.status.desiredReplicas'),
@@ -95,12 +93,9 @@ function voiceFleetCrd(): Json {
 function botCrd(): Json {
   return crd({
     kind: 'Bot',
-    plural: 'bots',
-    singular: 'bot',
     shortNames: ['vbot'],
     description: 'A voice bot, kept in sync with the platform backend by the voice-platform operator.',
-    spec: BotResourceSpec,
-    status: BotResourceStatus,
+    schemas: { spec: BotResourceSpec, status: BotResourceStatus },
     columns: [
       column('Bot ID', 'string', '.status.botId'),
       column('Fleet', 'string', '.spec.fleetRef.name'),
