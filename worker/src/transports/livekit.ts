@@ -340,7 +340,8 @@ export class LiveKitTransport implements CallTransport {
       handlers.onHangup(this.hungUp);
       return;
     }
-    this.listen();
+    // As on TrackSubscribed: never open the stream from inside a chain rtc-node's event dispatch started.
+    setImmediate(() => this.listen());
   }
 
   /** Starts reading the callee's audio once both the call and the track are there. */
@@ -354,10 +355,13 @@ export class LiveKitTransport implements CallTransport {
 
   private async pump(stream: AudioStream): Promise<void> {
     const reader = stream.getReader();
+    let frames = 0;
     try {
       for (;;) {
         const { value, done } = await reader.read();
         if (done || this.closed) break;
+        // Once a call: a call whose peer is never heard shows in the log as one without this line.
+        if (frames++ === 0) this.log.info('peer audio flowing');
         this.handlers?.onAudio(value.data);
       }
     } catch (err) {
