@@ -105,6 +105,24 @@ function phoneAnswers(messageLog: string): Map<string, number> {
   return out;
 }
 
+/** CPU seconds per process (and the whole machine's busy seconds). */
+interface CpuSeconds {
+  worker: number;
+  spawner: number;
+  providers: number;
+  server: number;
+  sip: number;
+  phone: number;
+  backend: number;
+  machine: number;
+}
+type CpuReading = CpuSeconds & { at: number };
+const cpuBetween = (from: CpuReading, to: CpuReading): CpuSeconds => {
+  const d = {} as CpuSeconds;
+  for (const k of Object.keys(from) as Array<keyof CpuReading>) if (k !== 'at') d[k] = to[k] - from[k];
+  return d;
+};
+
 interface Run {
   path: 'WS' | 'SIP';
   n: number;
@@ -114,9 +132,9 @@ interface Run {
   /** Call-seconds: the worker's busy slots integrated over the run (what CPU per call is per). */
   callS: number;
   /** CPU seconds per process over the run. */
-  cpu: { worker: number; spawner: number; providers: number; server: number; sip: number };
+  cpu: CpuSeconds;
   /** The same while all N calls were live (first moment all N slots were busy → first moment one was free), if they ever were. */
-  steady: { seconds: number; cpu: { worker: number; spawner: number; providers: number; server: number; sip: number; phone: number; backend: number; machine: number } } | null;
+  steady: { seconds: number; cpu: CpuSeconds } | null;
   /** Peak − idle RSS, bytes, per process. */
   rss: { worker: number; server: number; sip: number };
   workerPeak: number;
@@ -237,8 +255,7 @@ async function bench(): Promise<void> {
       const peak = { ...idle };
       let callS = 0;
       let sampledAt = performance.now();
-      // CPU readings of every process, for the steady window.
-      const cpuNow = () => {
+      const cpuNow = (): CpuReading => {
         const prov = providerCpuSeconds(w.spawner.pid);
         const own = process.cpuUsage();
         return {
@@ -253,8 +270,8 @@ async function bench(): Promise<void> {
           machine: machineBusySeconds(),
         };
       };
-      let steadyFrom: ReturnType<typeof cpuNow> | null = null;
-      let steadyTo: ReturnType<typeof cpuNow> | null = null;
+      let steadyFrom: CpuReading | null = null;
+      let steadyTo: CpuReading | null = null;
       const sampler = setInterval(() => {
         const now = performance.now();
         callS += (w.slots.active * (now - sampledAt)) / 1000;
@@ -267,9 +284,7 @@ async function bench(): Promise<void> {
       }, 200);
       const eld = monitorEventLoopDelay({ resolution: 10 });
       eld.enable();
-      const cpu0 = process.cpuUsage();
-      const prov0 = providerCpuSeconds(w.spawner.pid);
-      const [server0, sip0] = [procCpuSeconds(server).own, procCpuSeconds(sip).own];
+      const start = cpuNow();
       const t0 = performance.now();
       const r = await drive();
       // All N live until the batch ended (N = 1: the call is the batch), between two of the sampler's ticks.
@@ -277,12 +292,10 @@ async function bench(): Promise<void> {
       const wallS = (performance.now() - t0) / 1000;
       eld.disable();
       clearInterval(sampler);
-      const cpu = process.cpuUsage(cpu0);
-      const prov1 = providerCpuSeconds(w.spawner.pid);
-      const steady = (from: ReturnType<typeof cpuNow> | null, to: ReturnType<typeof cpuNow> | null): Run['steady'] =>
-        from && to && to.at - from.at >= 2000
-          ? { seconds: (to.at - from.at) / 1000, cpu: { worker: to.worker - from.worker, spawner: to.spawner - from.spawner, providers: to.providers - from.providers, server: to.server - from.server, sip: to.sip - from.sip, phone: to.phone - from.phone, backend: to.backend - from.backend, machine: to.machine - from.machine } }
-          : null;
+      const cpu = cpuBetween(start, cpuNow());
+      // The WS callers' process is a child of this one: reaped, its CPU lands in the providers' reading.
+      cpu.providers = Math.max(0, cpu.providers - (r.callerCpuS ?? 0));
+      const [from, to] = [steadyFrom as CpuReading | null, steadyTo as CpuReading | null];
       return {
         path: pathName,
         n,
@@ -290,15 +303,8 @@ async function bench(): Promise<void> {
         outcomes: [...r.outcomes, ...(uncaught.length ? [`${uncaught.length} uncaught exception(s) in the worker process: ${[...new Set(uncaught)].join('; ')}`] : [])],
         wallS,
         callS,
-        steady: steady(steadyFrom, steadyTo),
-        cpu: {
-          worker: (cpu.user + cpu.system) / 1e6,
-          spawner: prov1.spawner - prov0.spawner,
-          // The WS callers' process is a child of this one: reaped, its CPU lands in our cutime.
-          providers: Math.max(0, prov1.providers - prov0.providers - (r.callerCpuS ?? 0)),
-          server: procCpuSeconds(server).own - server0,
-          sip: procCpuSeconds(sip).own - sip0,
-        },
+        steady: from && to && to.at - from.at >= 2000 ? { seconds: (to.at - from.at) / 1000, cpu: cpuBetween(from, to) } : null,
+        cpu,
         rss: { worker: peak.worker - idle.worker, server: peak.server - idle.server, sip: peak.sip - idle.sip },
         workerPeak: peak.worker,
         eldP99: eld.percentile(99) / 1e6,
