@@ -3,21 +3,10 @@
 // of another room's.
 import { randomBytes } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
-import { AudioFrame, AudioSource, AudioStream, dispose, LocalAudioTrack, Room, RoomEvent, TrackPublishOptions, TrackSource, type RemoteParticipant, type RemoteTrack } from '@livekit/rtc-node';
-import { AccessToken } from 'livekit-server-sdk';
+import { AudioFrame, AudioSource, AudioStream, dispose, LocalAudioTrack, type Room, RoomEvent, TrackPublishOptions, TrackSource, type RemoteParticipant, type RemoteTrack } from '@livekit/rtc-node';
+import { hearLoudFrames, joinRoom, TONE_20MS } from '../testing/livekit.js';
 import { RoomEventRouter } from './roomEvents.js';
 
-const url = () => process.env.LIVEKIT_URL!;
-async function token(room: string, identity: string): Promise<string> {
-  const at = new AccessToken(process.env.LIVEKIT_API_KEY!, process.env.LIVEKIT_API_SECRET!, { identity, ttl: '10m' });
-  at.addGrant({ room, roomJoin: true, canPublish: true, canSubscribe: true, canPublishData: true });
-  return at.toJwt();
-}
-async function join(room: string, identity: string): Promise<Room> {
-  const r = new Room();
-  await r.connect(url(), await token(room, identity), { autoSubscribe: true, dynacast: false });
-  return r;
-}
 const ffiListeners = () => (globalThis as { _ffiClientInstance?: EventEmitter })._ffiClientInstance!.listeners('ffi_event');
 const onFfiEvent = (r: Room) => (r as unknown as { onFfiEvent: unknown }).onFfiEvent;
 
@@ -29,8 +18,8 @@ describe('RoomEventRouter', () => {
   it('gives each adopted room and audio stream its own events only, off the shared emitter', async () => {
     const [nameA, nameB] = [`router-a-${randomBytes(4).toString('hex')}`, `router-b-${randomBytes(4).toString('hex')}`];
     const router = new RoomEventRouter();
-    const a = await join(nameA, 'bot');
-    const b = await join(nameB, 'bot');
+    const a = await joinRoom(nameA, 'bot');
+    const b = await joinRoom(nameB, 'bot');
     expect(ffiListeners()).toContain(onFfiEvent(a));
     expect(router.adopt(a)).toBe(true);
     expect(router.adopt(b)).toBe(true);
@@ -44,7 +33,7 @@ describe('RoomEventRouter', () => {
     a.on(RoomEvent.DataReceived, (payload: Uint8Array) => seen.a.push(`data:${Buffer.from(payload).toString()}`));
     b.on(RoomEvent.DataReceived, (payload: Uint8Array) => seen.b.push(`data:${Buffer.from(payload).toString()}`));
 
-    const guest = await join(nameA, 'guest');
+    const guest = await joinRoom(nameA, 'guest');
     try {
       await guest.localParticipant!.publishData(Buffer.from('hello a'), { reliable: true, topic: 'test' });
       const deadline = Date.now() + 15_000;
@@ -58,22 +47,13 @@ describe('RoomEventRouter', () => {
       const subscribed = new Promise<RemoteTrack>((resolve) => a.on(RoomEvent.TrackSubscribed, (t: RemoteTrack) => resolve(t)));
       const source = new AudioSource(16000, 1);
       await guest.localParticipant!.publishTrack(LocalAudioTrack.createAudioTrack('voice', source), new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
-      const tone = new Int16Array(320).map((_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 16000)));
-      const speaking = setInterval(() => void source.captureFrame(new AudioFrame(tone, 16000, 1, 320)).catch(() => undefined), 20);
+      const speaking = setInterval(() => void source.captureFrame(new AudioFrame(TONE_20MS, 16000, 1, 320)).catch(() => undefined), 20);
       try {
         const track = await subscribed;
         const stream = new AudioStream(track, { sampleRate: 16000, numChannels: 1, frameSizeMs: 20 });
         const release = router.adoptStreams(track);
         expect(router.size).toEqual({ rooms: 2, streams: 1 });
-        const reader = stream.getReader();
-        let loud = 0;
-        while (loud < 5) {
-          const { value, done } = await reader.read();
-          if (done) throw new Error('the stream ended');
-          if (value.data.some((x) => Math.abs(x) > 1000)) loud++;
-        }
-        reader.releaseLock();
-        await stream.cancel();
+        await hearLoudFrames(stream, 5, 1000);
         release();
         expect(router.size).toEqual({ rooms: 2, streams: 0 });
       } finally {

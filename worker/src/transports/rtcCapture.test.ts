@@ -2,18 +2,11 @@
 // listener per frame on the shared emitter, every capture accepted), and another participant hears them.
 import { randomBytes } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
-import { AudioSource, AudioStream, dispose, LocalAudioTrack, Room, RoomEvent, TrackPublishOptions, TrackSource, type RemoteTrack } from '@livekit/rtc-node';
-import { AccessToken } from 'livekit-server-sdk';
+import { AudioSource, AudioStream, dispose, LocalAudioTrack, RoomEvent, TrackPublishOptions, TrackSource, type RemoteTrack } from '@livekit/rtc-node';
 import { waitUntil } from '@voice-platform/tests/infra';
+import { hearLoudFrames, joinRoom, TONE_20MS } from '../testing/livekit.js';
 import { RtcCapture } from './rtcCapture.js';
 
-async function join(room: string, identity: string): Promise<Room> {
-  const at = new AccessToken(process.env.LIVEKIT_API_KEY!, process.env.LIVEKIT_API_SECRET!, { identity, ttl: '10m' });
-  at.addGrant({ room, roomJoin: true, canPublish: true, canSubscribe: true });
-  const r = new Room();
-  await r.connect(process.env.LIVEKIT_URL!, await at.toJwt(), { autoSubscribe: true, dynacast: false });
-  return r;
-}
 const ffi = () => (globalThis as { _ffiClientInstance?: EventEmitter })._ffiClientInstance!;
 
 afterAll(async () => {
@@ -22,7 +15,7 @@ afterAll(async () => {
 
 it('sends 10 ms frames of an unqueued source straight to the FFI, and the other side hears them', async () => {
   const name = `capture-${randomBytes(4).toString('hex')}`;
-  const [bot, listener] = [await join(name, 'bot'), await join(name, 'listener')];
+  const [bot, listener] = [await joinRoom(name, 'bot'), await joinRoom(name, 'listener')];
   const source = new AudioSource(16000, 1, 0);
   const capture = new RtcCapture(source, 16000);
   expect(capture.direct).toBe(true);
@@ -36,27 +29,16 @@ it('sends 10 ms frames of an unqueued source straight to the FFI, and the other 
   ffi().on('ffi_event', onEvent);
   const subscribed = new Promise<RemoteTrack>((resolve) => listener.on(RoomEvent.TrackSubscribed, (t: RemoteTrack) => resolve(t)));
   await bot.localParticipant!.publishTrack(LocalAudioTrack.createAudioTrack('voice', source), new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE }));
-  // 20 ms of a 440 Hz tone, sent as the output processor sends it: one pipeline frame, two source frames.
-  const tone = new Int16Array(320).map((_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 16000)));
   let sent = 0;
   let listenersAdded = 0;
   const speaking = setInterval(() => {
     const before = ffi().listenerCount('ffi_event');
-    capture.send(tone);
+    capture.send(TONE_20MS); // one pipeline frame: two 10 ms source frames
     listenersAdded += ffi().listenerCount('ffi_event') - before;
     sent += 2;
   }, 20);
   try {
-    const stream = new AudioStream(await subscribed, { sampleRate: 16000, numChannels: 1, frameSizeMs: 20 });
-    const reader = stream.getReader();
-    let loud = 0;
-    while (loud < 10) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error('the stream ended');
-      if (value.data.some((x) => Math.abs(x) > 2000)) loud++;
-    }
-    reader.releaseLock();
-    await stream.cancel();
+    await hearLoudFrames(new AudioStream(await subscribed, { sampleRate: 16000, numChannels: 1, frameSizeMs: 20 }), 10, 2000);
   } finally {
     clearInterval(speaking);
   }
