@@ -405,7 +405,12 @@ describe('a worker under abuse', () => {
         }
         await c.closed;
       };
-      for (let wave = 0; wave < 20; wave++) await Promise.all(Array.from({ length: 10 }, (_, k) => cycle(wave * 10 + k)));
+      for (let wave = 0; wave < 20; wave++) {
+        await Promise.all(Array.from({ length: 10 }, (_, k) => cycle(wave * 10 + k)));
+        // A hung-up call frees its slot once its end is reported and its recording stored; on a loaded
+        // machine that can outlast a wave, and ten more calls would then meet worker_at_capacity.
+        await waitUntil(async () => (await health()).active_calls === 0, { what: `wave ${wave}'s calls to end`, timeoutMs: 30_000 });
+      }
       expect(midCall.length).toBeGreaterThanOrEqual(60);
       // Every call any cycle created reaches a terminal status; the ones that got going end as hang-ups.
       await waitUntil(async () => (await callsOf(churnBot)).every((c) => ['completed', 'canceled', 'failed'].includes(c.status)), {
