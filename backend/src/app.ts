@@ -72,6 +72,9 @@ function buildApp(deps: AppDeps, routes: (router: Router, svc: Services, metrics
     const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
+    // Every answer, errors included: a browser must never sniff a JSON body into something it runs.
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.state.bodyReadTimeoutMs = deps.settings.BODY_READ_TIMEOUT_MS; // read by body.ts
     const started = process.hrtime.bigint();
     try {
       await next();

@@ -4,8 +4,8 @@
 // the sweeper (waiting for a pass in flight) and the deliverer (cutting attempts in flight short), close
 // the server, wait for in-flight requests, then the store clients.
 import { settingsOrExit } from '@voice-platform/schemas';
-import http from 'node:http';
 import { createApp, createProbeApp } from './app.js';
+import { createHttpServer } from './server.js';
 import { createSweeper } from './calls/sweeper.js';
 import { createWebhookDeliverer } from './webhooks/deliverer.js';
 import { createCampaignDialler } from './campaigns/dialler.js';
@@ -41,8 +41,7 @@ async function main(): Promise<void> {
   const sweeper = settings.roles.includes('dialler') ? createSweeper({ ...deps, metrics: app.metrics }) : null;
   const deliverer = settings.roles.includes('dialler') ? createWebhookDeliverer({ ...deps, metrics: app.metrics }) : null;
   const campaignDialler = settings.roles.includes('dialler') ? createCampaignDialler({ ...deps, metrics: app.metrics }) : null;
-  const server = http.createServer(app.callback());
-  server.keepAliveTimeout = 65_000;
+  const server = createHttpServer(app, settings);
   await new Promise<void>((resolve) => server.listen(settings.PORT, settings.HOST, resolve));
   const address = server.address();
   logger.info({ host: settings.HOST, port: typeof address === 'object' && address ? address.port : settings.PORT, version: VERSION, roles: settings.roles }, 'backend listening');

@@ -37,6 +37,10 @@ export const SettingsSchema = Type.Object({
   MONGODB_SOCKET_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600000, default: 30000 }),
   /** How long one Redis command waits for its reply before it fails (a hung server; a dead one fails at once). */
   REDIS_COMMAND_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 2000 }),
+  /** A request body must arrive in full within this long, else 408 `request_timeout` and the connection is
+   *  closed (a client trickling bytes must not hold a connection for minutes). The HTTP server gives the
+   *  headers as long, and a whole request twice as long. */
+  BODY_READ_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 10000 }),
   /** Comma-separated subset of ROLES; checked after the schema (see loadSettings). */
   ROLES: Type.String({ default: ROLES.join(',') }),
   /** Dialler: pause between two passes of the stale-call sweeper. */

@@ -28,6 +28,7 @@ interface CatalogueEntry {
 }
 
 export const ERROR_CODES = {
+  bad_request: { status: 400, meaning: 'The request is not well-formed HTTP (e.g. a control character in a header, Content-Length with Transfer-Encoding); the connection is closed', message: 'the request is not well-formed HTTP', scope: 'any' },
   invalid_json: { status: 400, meaning: 'The body is not parseable JSON', message: 'the body is not valid JSON' },
   missing_api_key: { status: 401, meaning: 'No X-API-Key header', message: 'the X-API-Key header is required' },
   invalid_api_key: { status: 401, meaning: 'The X-API-Key is no key of this server', message: 'the API key is not valid' },
@@ -41,6 +42,7 @@ export const ERROR_CODES = {
   bot_not_found: { status: 404, meaning: 'No bot has this id', message: 'bot not found' },
   call_not_found: { status: 404, meaning: 'No call has this id (an API key sees only the calls it placed)', message: 'call not found' },
   method_not_allowed: { status: 405, meaning: 'The path does not take this method; `Allow` lists those it takes', message: 'method not allowed on this endpoint', scope: 'any' },
+  request_timeout: { status: 408, meaning: "The request's headers or body did not arrive in time; the connection is closed", message: 'the request did not arrive in time', scope: 'any' },
   conflict: { status: 409, meaning: "The resource's state does not allow this, or another request is changing it (then with `Retry-After`)", message: 'the resource is being changed by another request; retry', retryAfter: true },
   bot_inactive: { status: 409, meaning: 'The bot exists but is not active', message: 'the bot is not active' },
   api_key_revoked: { status: 409, meaning: 'An inactive or expired API key cannot be reactivated nor have its expiry changed', message: 'the API key is inactive or expired; revocation is final' },
@@ -48,13 +50,14 @@ export const ERROR_CODES = {
   no_outbound_trunk: { status: 409, meaning: 'A dial-out needs an outbound SIP trunk and none is configured', message: 'no outbound SIP trunk is configured; an admin must create one (POST /api/v1/sip/outbound-trunks)' },
   call_exists: { status: 409, meaning: "A call with the chosen id exists (the campaign dialler's guard against dialling one attempt twice)", message: 'a call with this id exists', scope: 'internal' },
   payload_too_large: { status: 413, meaning: 'The body is over the limit (64 KiB for JSON)', message: 'the body is too large' },
-  unsupported_media_type: { status: 415, meaning: 'The body is not of a media type this endpoint takes (`application/json`)', message: 'the body must be application/json' },
+  unsupported_media_type: { status: 415, meaning: 'The body is not of a media type this endpoint takes (`application/json`, UTF-8, no `Content-Encoding`)', message: 'the body must be application/json' },
   validation_failed: { status: 422, meaning: 'The request is invalid: `details` lists `{field, message}` for each problem', message: 'the request is invalid' },
   invalid_phone_number: { status: 422, meaning: 'A phone number is not E.164', message: 'the number must be an E.164 number such as +4915112345678' },
   conflicting_fields: { status: 422, meaning: 'Two fields that exclude each other were both sent', message: 'send variables or its alias connected_event, not both' },
   variables_mismatch: { status: 422, meaning: "The variables do not match the bot's declared variables: `details: {missing, unknown}`", message: "the variables do not match the bot's declared variables" },
   unknown_from_number: { status: 422, meaning: '`from_number` is no number of any outbound trunk', message: 'from_number is not a number of any outbound trunk' },
   rate_limited: { status: 429, meaning: 'Too many requests: retry after `Retry-After` seconds', message: 'too many requests; retry later', retryAfter: true },
+  headers_too_large: { status: 431, meaning: 'The request headers are over the server limit; the connection is closed', message: 'the request headers are too large', scope: 'any' },
   internal_error: { status: 500, meaning: 'An unexpected failure; the body gives no detail', message: 'internal error', scope: 'any' },
   fleet_at_capacity: { status: 503, meaning: 'No voice worker has a free call slot: `details.live_workers`', message: 'every voice worker is busy', retryAfter: true },
   service_unavailable: { status: 503, meaning: 'A dependency is unreachable (MongoDB or Redis, named by `details.failed`; LiveKit) or the server is busy', message: 'the service is unavailable; retry later', retryAfter: true },

@@ -48,6 +48,7 @@ export function apiKeyRoutes(router: Router, svc: Services): void {
     svc.logger.info({ req_id: ctx.state.requestId, api_key_id: doc._id, prefix: doc.prefix }, 'api key created');
     ctx.status = 201;
     ctx.set('Location', `/api/v1/api-keys/${doc._id}`);
+    ctx.set('Cache-Control', 'no-store'); // the key, shown this once, must not stay in any cache
     ctx.body = { ...publicKey(doc, now), key };
   });
 

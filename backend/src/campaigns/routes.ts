@@ -9,7 +9,7 @@ import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { check, compiled, fieldProblems, pageQuery, type FieldProblem } from '../validate.js';
-import { jsonBody } from '../body.js';
+import { encodingProblem, jsonBody, readRaw } from '../body.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
 import { findBot } from '../bots/store.js';
@@ -50,17 +50,10 @@ function contactsBody() {
   return async (ctx: Context, next: Next): Promise<void> => {
     if (ctx.request.is('application/json')) return json(ctx, next);
     if (!ctx.request.is('text/csv')) throw apiError('unsupported_media_type', 'the body must be application/json or text/csv');
-    const declared = Number(ctx.request.get('Content-Length') || NaN);
-    const tooLarge = () => apiError('payload_too_large', `a CSV body is at most ${MAX_CSV_BYTES} bytes`);
-    if (declared > MAX_CSV_BYTES) throw tooLarge();
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > MAX_CSV_BYTES) throw tooLarge();
-      chunks.push(chunk);
-    }
-    ctx.state.csv = Buffer.concat(chunks).toString('utf8');
+    const problem = encodingProblem(ctx);
+    if (problem) throw apiError('unsupported_media_type', problem);
+    // As a JSON body: too large or too slow closes the connection after the answer (body.ts).
+    ctx.state.csv = (await readRaw(ctx, MAX_CSV_BYTES, `a CSV body is at most ${MAX_CSV_BYTES} bytes`)).toString('utf8');
     await next();
   };
 }

@@ -72,6 +72,7 @@ export function webhookRoutes(router: Router, svc: Services, metrics: Metrics): 
     svc.logger.info({ req_id: ctx.state.requestId, webhook_id: doc._id, events: doc.events }, 'webhook created');
     ctx.status = 201;
     ctx.set('Location', `/api/v1/webhooks/${doc._id}`);
+    ctx.set('Cache-Control', 'no-store'); // the signing secret, shown this once, must not stay in any cache
     const created: WebhookCreated = { ...publicWebhook(doc), secret };
     ctx.body = created;
   });
