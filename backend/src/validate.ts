@@ -15,28 +15,37 @@ ajv.addKeyword(cjs(dependentRequiredModule));
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 
+const TIME = '[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]+)?';
+const OFFSET = '(?:[01][0-9]|2[0-3]):[0-5][0-9]';
+const DAY = '(?:0[1-9]|[12][0-9]|3[01])';
+
 /** What parseDateTime accepts, as a pattern for the OpenAPI document (beside `format: date-time`, which
  *  rules out impossible days such as Feb 30): `T` between date and time (RFC 3339's grammar; not a space),
- *  no leap second, hours 00–23, offsets up to ±23:59, years 0001–9998. */
+ *  no leap second, hours 00–23, offsets up to ±23:59, years 0001–9999, but 9999-12-31 with a negative
+ *  offset (that may name an instant in year 10000) only as -00:00. */
 export const DATE_TIME_PATTERN =
-  '^(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])' +
-  '[Tt](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]+)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])$';
+  '^(?:' +
+  `(?:(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-(?:0[1-9]|1[0-2])-${DAY}|9999-(?:0[1-9]|1[01])-${DAY}|9999-12-(?:0[1-9]|[12][0-9]|30))${TIME}(?:[Zz]|[+-]${OFFSET})` +
+  `|9999-12-31${TIME}(?:[Zz]|\\+${OFFSET}|-00:00)` +
+  ')$';
 
 /** The instant an RFC 3339 date-time names, or null when it names none that a Date can hold. ajv-formats
  *  accepts the leap second `23:59:60`, which Date cannot parse (NaN, stored as 1970), and Date rolls
  *  impossible days over (Feb 30 → Mar 2): every part must come back as written, and `new Date(value)`
- *  must give this same instant, so code that parses a checked value later cannot disagree. Years 0000
- *  and 9999 are refused: with an offset they name instants outside 0000–9999 in UTC, which the API,
- *  writing every time back in UTC, could not return as RFC 3339 (`+010000-01-01T…`). */
+ *  must give this same instant, so code that parses a checked value later cannot disagree. Year 0000 is
+ *  refused, and 9999-12-31 with a negative offset other than -00:00: they may name instants outside
+ *  0000–9999 in UTC, which the API, writing every time back in UTC, could not return as RFC 3339
+ *  (`+010000-01-01T…`). `9999-12-31T23:59:59Z` ("never", as clients write it) is accepted. */
 export function parseDateTime(value: string): Date | null {
   const m = RFC3339.exec(value);
   if (!m) return null;
   const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  if (y < 1 || y > 9998) return null;
+  if (y < 1 || y > 9999) return null;
   const ms = Number((m[7] ?? '').slice(0, 3).padEnd(3, '0')); // Date keeps milliseconds and drops the rest
   const [oh, om] = [Number(m[9] ?? 0), Number(m[10] ?? 0)];
   if (oh > 23 || om > 59) return null;
   const offsetMin = (m[8] === '-' ? -1 : 1) * (oh * 60 + om);
+  if (y === 9999 && mo === 12 && d === 31 && offsetMin < 0) return null;
   const t = new Date(0);
   t.setUTCFullYear(y, mo - 1, d);
   t.setUTCHours(h, mi, s, ms);

@@ -136,14 +136,19 @@ describe('API keys', () => {
     expect(ok.body.expires_at).toBe('2099-12-31T22:59:59.500Z');
   });
 
-  it('refuses times it could not write back as RFC 3339 (years 0000 and 9999) and a space for T', async () => {
+  it('refuses times it could not write back as RFC 3339 (year 10000 in UTC) and a space for T', async () => {
     // 9999-12-31T23:59:59-23:59 is in year 10000 in UTC: it was stored and listed as `+010000-01-01T23:58:59.000Z`.
-    for (const expires_at of ['9999-12-31T23:59:59-23:59', '9999-01-01T00:00:00Z', '2099-12-31 12:00:00Z']) {
+    for (const expires_at of ['9999-12-31T23:59:59-23:59', '9999-12-31T00:00:00-00:01', '2099-12-31 12:00:00Z']) {
       const res = await h.http.post('/api/v1/api-keys').set('Authorization', auth).send({ name: 'far', expires_at });
       expect([expires_at, res.status, res.body.error?.details?.map((d: { field: string }) => d.field)]).toEqual([expires_at, 422, ['expires_at']]);
     }
     const last = await h.http.post('/api/v1/api-keys').set('Authorization', auth).send({ name: 'last', expires_at: '9998-12-31T23:59:59-23:59' }).expect(201);
     expect(last.body.expires_at).toBe('9999-01-01T23:58:59.000Z');
+    // Year 9999 itself is a date-time ("never", as clients write it), up to its last second in UTC.
+    for (const [expires_at, stored] of [['9999-01-01T00:00:00Z', '9999-01-01T00:00:00.000Z'], ['9999-12-31T23:59:59Z', '9999-12-31T23:59:59.000Z'], ['9999-12-31T23:59:59+23:59', '9999-12-31T00:00:59.000Z']]) {
+      const res = await h.http.post('/api/v1/api-keys').set('Authorization', auth).send({ name: 'never', expires_at }).expect(201);
+      expect([expires_at, res.body.expires_at]).toEqual([expires_at, stored]);
+    }
   });
 
   it('writes last_used_at at most once a minute', async () => {

@@ -37,6 +37,9 @@ export const LoginResponse = Type.Object(
 );
 export const Me = Type.Object({ id: Type.String(), email: Type.String(), role: Type.Literal('admin'), created_at: Type.String({ format: 'date-time' }) });
 
+/** How far a token's `iat` may be ahead of this replica's clock (another replica's clock may run ahead). */
+const JWT_IAT_SKEW_SECONDS = 60;
+
 export function bearer(ctx: Context): string | undefined {
   const header = ctx.get('Authorization');
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -49,10 +52,15 @@ export async function authenticateAdmin(svc: Services, ctx: Context): Promise<Ad
   if (!token) throw apiError('unauthorized', 'an admin bearer token is required');
   let sub: string;
   try {
-    const payload = jwt.verify(token, svc.settings.JWT_SECRET, { algorithms: [svc.settings.JWT_ALGORITHM], clockTimestamp: Math.floor(svc.clock() / 1000) });
+    const nowS = Math.floor(svc.clock() / 1000);
+    const { header, payload } = jwt.verify(token, svc.settings.JWT_SECRET, { algorithms: [svc.settings.JWT_ALGORITHM], clockTimestamp: nowS, complete: true });
+    // RFC 7515 §4.1.11: a token naming extensions it must be understood with is refused; we understand none.
+    if ('crit' in header) throw new Error('critical header');
     if (typeof payload !== 'object' || typeof payload.sub !== 'string') throw new Error('no subject');
     // Our tokens always carry both; one without an expiry would be valid for life.
     if (typeof payload.exp !== 'number' || typeof payload.iat !== 'number') throw new Error('no expiry');
+    // Issued in the future (beyond clock skew between replicas): not a token this server made.
+    if (payload.iat > nowS + JWT_IAT_SKEW_SECONDS) throw new Error('issued in the future');
     sub = payload.sub;
   } catch (err) {
     if (err instanceof jwt.TokenExpiredError) throw apiError('token_expired');
@@ -108,6 +116,7 @@ export function authRoutes(router: Router, svc: Services): void {
       algorithm: svc.settings.JWT_ALGORITHM,
     });
     svc.logger.info({ req_id: ctx.state.requestId, user_id: user._id }, 'admin login');
+    ctx.set('Cache-Control', 'no-store'); // a bearer token must not stay in any cache
     ctx.body = { access_token: token, token_type: 'bearer', expires_in: expiresIn };
   });
 
