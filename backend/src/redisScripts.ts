@@ -1,17 +1,23 @@
 // Lua scripts: each runs atomically in Redis, so every backend replica sees one consistent state.
 import type { Redis } from 'ioredis';
-import { FLEET_RESERVATIONS_KEY, FLEET_WORKER_KEY_PREFIX, FLEET_WORKERS_KEY } from '@voice-platform/schemas';
+import { FLEET_RESERVATIONS_KEY, FLEET_TEST_RESERVATIONS_KEY, FLEET_WORKER_KEY_PREFIX, FLEET_WORKERS_KEY } from '@voice-platform/schemas';
 
 /**
  * Capacity reservation. Drops dead workers and expired reservations, then
  * free = Σ live non-draining (max_calls − active_calls) − live reservations; reserves one slot if free > 0.
- * Returns {reserved 0|1, live workers, free slots left}.
+ * A test call (ARGV[5] = 1) also needs room in the workers' test-call share:
+ * Σ min(max_calls − active_calls, max_test_calls − test_calls) − live test reservations > 0 (a worker that
+ * does not report its share counts every free slot), and is reserved in both sets.
+ * Returns {reserved 0|1, live workers, free slots left, 1 if refused for the test-call share}.
  */
 const RESERVE = `
 local now = tonumber(ARGV[1])
+local test = ARGV[5] == '1'
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local free = 0
+local testFree = 0
 local live = 0
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   local raw = redis.call('GET', ARGV[4] .. id)
@@ -20,16 +26,26 @@ for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
     if ok and type(hb) == 'table' and hb.draining ~= true then
       live = live + 1
       local slots = (tonumber(hb.max_calls) or 0) - (tonumber(hb.active_calls) or 0)
-      if slots > 0 then free = free + slots end
+      if slots > 0 then
+        free = free + slots
+        local maxTest = tonumber(hb.max_test_calls)
+        local testSlots = slots
+        if maxTest then testSlots = math.min(slots, maxTest - (tonumber(hb.test_calls) or 0)) end
+        if testSlots > 0 then testFree = testFree + testSlots end
+      end
     end
   else
     redis.call('ZREM', KEYS[1], id)
   end
 end
 free = free - redis.call('ZCARD', KEYS[2])
-if free <= 0 then return {0, live, free} end
+if free <= 0 then return {0, live, free, 0} end
+if test then
+  if testFree - redis.call('ZCARD', KEYS[3]) <= 0 then return {0, live, free, 1} end
+  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[3])
+end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
-return {1, live, free - 1}
+return {1, live, free - 1, 0}
 `;
 
 /** The free slots RESERVE would see, reserving nothing (campaign pacing asks before it claims a contact). */
@@ -82,7 +98,7 @@ return {allowed, wait}
 `;
 
 type ScriptRedis = Redis & {
-  vpReserve(workersKey: string, reservationsKey: string, now: number, expiresAt: number, callId: string, prefix: string): Promise<[number, number, number]>;
+  vpReserve(workersKey: string, reservationsKey: string, testReservationsKey: string, now: number, expiresAt: number, callId: string, prefix: string, test: 0 | 1): Promise<[number, number, number, number]>;
   vpTokenBucket(key: string, rate: number, burst: number, now: number): Promise<[number, number]>;
   vpFreeSlots(workersKey: string, reservationsKey: string, now: number, prefix: string): Promise<number>;
 };
@@ -99,7 +115,7 @@ export function withCommands<T extends Redis>(redis: Redis, commands: LuaCommand
 }
 
 const SCRIPTS: LuaCommands = {
-  vpReserve: { numberOfKeys: 2, lua: RESERVE },
+  vpReserve: { numberOfKeys: 3, lua: RESERVE },
   vpTokenBucket: { numberOfKeys: 1, lua: TOKEN_BUCKET },
   vpFreeSlots: { numberOfKeys: 2, lua: FREE_SLOTS },
 };
@@ -109,23 +125,29 @@ interface Reservation {
   reserved: boolean;
   liveWorkers: number;
   free: number;
+  /** Refused although slots are free: test calls hold their share of every worker. */
+  testShareFull: boolean;
 }
 
-export async function reserveSlot(redis: Redis, callId: string, now: number, ttlMs: number): Promise<Reservation> {
-  const [reserved, liveWorkers, free] = await scripts(redis).vpReserve(
+/** Reserves a fleet slot for a call; `test` (a browser test call) also needs room in the workers' test-call share. */
+export async function reserveSlot(redis: Redis, callId: string, now: number, ttlMs: number, kind: 'call' | 'test' = 'call'): Promise<Reservation> {
+  const [reserved, liveWorkers, free, testShareFull] = await scripts(redis).vpReserve(
     FLEET_WORKERS_KEY,
     FLEET_RESERVATIONS_KEY,
+    FLEET_TEST_RESERVATIONS_KEY,
     now,
     now + ttlMs,
     callId,
     FLEET_WORKER_KEY_PREFIX,
+    kind === 'test' ? 1 : 0,
   );
-  return { reserved: reserved === 1, liveWorkers, free };
+  return { reserved: reserved === 1, liveWorkers, free, testShareFull: testShareFull === 1 };
 }
 
-/** Removes a call's reservation; true only for the one caller that actually removed it. */
+/** Removes a call's reservation (a test call's from both sets); true only for the one caller that actually removed it. */
 export async function releaseSlot(redis: Redis, callId: string): Promise<boolean> {
-  return (await redis.zrem(FLEET_RESERVATIONS_KEY, callId)) === 1;
+  const [removed] = await Promise.all([redis.zrem(FLEET_RESERVATIONS_KEY, callId), redis.zrem(FLEET_TEST_RESERVATIONS_KEY, callId)]);
+  return removed === 1;
 }
 
 export interface BucketResult {

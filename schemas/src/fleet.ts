@@ -9,6 +9,9 @@ export const FLEET_WORKER_KEY_PREFIX = 'vp:fleet:worker:';
 export const FLEET_WORKERS_KEY = 'vp:fleet:workers';
 /** Sorted set of capacity reservations: member call id, score = reservation expiry (epoch ms). */
 export const FLEET_RESERVATIONS_KEY = 'vp:fleet:reservations';
+/** The reservations of test calls (browser calls), also in FLEET_RESERVATIONS_KEY: they must fit the
+ *  workers' test-call share (`max_test_calls − test_calls`). A worker that claims one removes it from both. */
+export const FLEET_TEST_RESERVATIONS_KEY = 'vp:fleet:test-reservations';
 /** Stream of dial-out jobs, read by the consumer group `workers` (created by the backend at boot). */
 export const DIALOUT_STREAM_KEY = 'vp:jobs:dialout';
 export const DIALOUT_CONSUMER_GROUP = 'workers';
@@ -29,6 +32,10 @@ export const WorkerHeartbeat = Type.Object(
     active_calls: Type.Integer({ minimum: 0 }),
     max_calls: Type.Integer({ minimum: 0 }),
     draining: Type.Boolean(),
+    /** Test calls (WebSocket and browser) among active_calls, and how many the worker takes at most
+     *  (its TEST_CALL_SHARE of max_calls). Absent from workers older than these fields. */
+    test_calls: Type.Optional(Type.Integer({ minimum: 0 })),
+    max_test_calls: Type.Optional(Type.Integer({ minimum: 0 })),
     version: Type.String(),
     /** Epoch ms of this heartbeat. */
     updated_at: Type.Integer(),

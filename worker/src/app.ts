@@ -101,7 +101,7 @@ export function createWorker(deps: WorkerDeps): Worker {
   metrics.maxCalls.set(settings.MAX_CONCURRENT_CALLS);
   heartbeat = new Heartbeat(
     redis,
-    () => ({ worker_id: settings.WORKER_ID, active_calls: slots.active, max_calls: slots.max, draining: slots.draining, version, updated_at: Date.now() }),
+    () => ({ worker_id: settings.WORKER_ID, active_calls: slots.active, max_calls: slots.max, draining: slots.draining, test_calls: slots.testActive, max_test_calls: slots.testMax, version, updated_at: Date.now() }),
     logger,
   );
 

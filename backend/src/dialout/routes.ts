@@ -172,10 +172,11 @@ export async function placeCall(
 
   const callId = opts.callId ?? new ObjectId().toHexString();
   const now = svc.clock();
-  const slot = await reserveSlot(svc.redis, callId, now, svc.settings.RESERVATION_TTL_SECONDS * 1000);
+  // Browser test calls must fit the workers' test-call share (TEST_CALL_SHARE): refused here, not failed later.
+  const slot = await reserveSlot(svc.redis, callId, now, svc.settings.RESERVATION_TTL_SECONDS * 1000, req.direction === 'web' ? 'test' : 'call');
   if (!slot.reserved) {
     throw apiError('fleet_at_capacity', {
-      message: slot.liveWorkers === 0 ? 'no voice worker is available' : 'every voice worker is busy',
+      message: slot.liveWorkers === 0 ? 'no voice worker is available' : slot.testShareFull ? 'test calls hold their share of every voice worker; the rest is kept for dial-outs' : 'every voice worker is busy',
       details: { live_workers: slot.liveWorkers },
       headers: { 'Retry-After': '5' },
     });

@@ -6,6 +6,7 @@ import {
   CALL_LEASES_KEY,
   CALL_LEASE_TTL_MS,
   FLEET_RESERVATIONS_KEY,
+  FLEET_TEST_RESERVATIONS_KEY,
   FLEET_WORKERS_KEY,
   FLEET_WORKER_KEY_PREFIX,
   HEARTBEAT_INTERVAL_MS,
@@ -100,7 +101,8 @@ export class Heartbeat {
    * tick the slot is taken, before the beat that slot change nudges.
    */
   async claim(callId: string): Promise<void> {
-    const multi = this.redis.multi().zrem(FLEET_RESERVATIONS_KEY, callId);
+    // A browser call's reservation is in the test-call set too (the backend's RESERVE script).
+    const multi = this.redis.multi().zrem(FLEET_RESERVATIONS_KEY, callId).zrem(FLEET_TEST_RESERVATIONS_KEY, callId);
     if (this.timer) {
       const hb = this.state();
       multi.set(fleetWorkerKey(hb.worker_id), JSON.stringify(hb), 'PX', HEARTBEAT_TTL_MS).zadd(FLEET_WORKERS_KEY, hb.updated_at + HEARTBEAT_TTL_MS, hb.worker_id);

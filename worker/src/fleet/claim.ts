@@ -3,7 +3,7 @@
 // heartbeat's active_calls now counts the call), and run it. Jobs a crashed worker read but never
 // acked (it died before starting them) are claimed again after `staleAfterMs`.
 import type { Redis } from 'ioredis';
-import { DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
+import { DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY, FLEET_RESERVATIONS_KEY, FLEET_TEST_RESERVATIONS_KEY } from '@voice-platform/schemas';
 import type { Logger } from '../logger.js';
 import type { Slots } from './capacity.js';
 
@@ -158,9 +158,12 @@ export class ClaimLoop {
       logger.warn({ call_id: job.call_id }, 'no free slot for a claimed job; left pending');
       return;
     }
+    // A browser call counts in the test-call share from the claim on, in the same heartbeat that drops its
+    // reservation (false when the share is full: the call then fails when it starts).
+    if (job.direction === 'web') slots.markTest(job.call_id);
     // Before any other command on this connection (the heartbeat the slot change nudges included): the
     // fleet never counts the call twice, as a reservation and as an active call.
-    const claimed = (this.opts.onClaim?.(job.call_id) ?? redis.zrem(FLEET_RESERVATIONS_KEY, job.call_id)).catch(() => undefined);
+    const claimed = (this.opts.onClaim?.(job.call_id) ?? redis.multi().zrem(FLEET_RESERVATIONS_KEY, job.call_id).zrem(FLEET_TEST_RESERVATIONS_KEY, job.call_id).exec()).catch(() => undefined);
     const p = (async () => {
       try {
         // Ack before the call runs: a call lasts minutes, longer than the stale-claim idle time, and a

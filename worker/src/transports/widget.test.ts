@@ -8,6 +8,8 @@ import { speech, silence } from '../testing/audio.js';
 import { adminAuth, backendUrl, callUntil, createApiKey, createPolicyBot } from '../testing/backend.js';
 import { readRecording } from '../testing/recordings.js';
 import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
+import { FLEET_TEST_RESERVATIONS_KEY, fleetWorkerKey } from '@voice-platform/schemas';
+import { waitUntil } from '@voice-platform/tests/infra';
 
 const RATE = 16000;
 let apiKey: string;
@@ -117,19 +119,27 @@ describe('POST /livekit/widget', () => {
     expect(health.active_calls).toBe(0);
   });
 
-  it('a browser call beyond the test calls share (TEST_CALL_SHARE) ends failed / fleet_at_capacity, the slots left to dial-outs', async () => {
-    // Test calls hold their whole share of this worker (30 slots × 0.5): the browser call's job is
-    // claimed like a dial-out's, then refused instead of taking one of the slots kept for dial-outs.
+  it('a browser call beyond the test calls share (TEST_CALL_SHARE) is refused at creation: 503 fleet_at_capacity, no call queued', async () => {
+    // Test calls hold their whole share of this worker (30 slots × 0.5); the other slots stay free, kept for dial-outs.
     const slots = w.worker.slots;
     const held = Array.from({ length: slots.testMax }, (_, i) => `held-test-call-${i}`);
     for (const id of held) expect(slots.tryAcquire(id, 'test')).toBe('ok');
     try {
-      const res = await widget({ 'X-API-Key': apiKey }, { bot_id: botId, variables: { customer_name: 'Sam' } });
-      expect(res.status).toBe(201);
-      const call = await callUntil(res.body.call_id, (c) => c.status === 'failed', 'failed');
-      expect(call).toMatchObject({ direction: 'web', end_reason: 'fleet_at_capacity', started_at: null });
-      // The claimed job's slot comes back: only the held test calls remain.
-      while (slots.active > held.length) await slots.changed();
+      // The worker's heartbeat carries its test calls and share: what the backend decides by.
+      const beat = async () => JSON.parse((await w.redis.get(fleetWorkerKey(w.settings.WORKER_ID))) ?? '{}') as { active_calls?: number; test_calls?: number; max_test_calls?: number };
+      await waitUntil(async () => (await beat()).test_calls === held.length, { what: 'a heartbeat with the test share full' });
+      expect(await beat()).toMatchObject({ active_calls: held.length, max_calls: slots.max, test_calls: held.length, max_test_calls: held.length });
+      const res = await fetch(`${backendUrl()}/livekit/widget`, {
+        method: 'POST',
+        headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ bot_id: botId, variables: { customer_name: 'Sam' } }),
+      });
+      expect([res.status, res.headers.get('retry-after'), await res.json()]).toEqual([
+        503,
+        '5',
+        { error: { code: 'fleet_at_capacity', message: 'test calls hold their share of every voice worker; the rest is kept for dial-outs', details: { live_workers: 1 } } },
+      ]);
+      expect(await w.redis.zcard(FLEET_TEST_RESERVATIONS_KEY)).toBe(0);
       expect([slots.active, slots.testActive]).toEqual([held.length, held.length]);
     } finally {
       for (const id of held) slots.release(id);
