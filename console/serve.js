@@ -1,10 +1,13 @@
 // A small static server for the production build (console/dist): long-lived caching for hashed
-// assets, no caching for index.html, and the SPA fallback so deep links like /bots/abc load the app.
-// Usage: PORT=5173 [DIST_DIR=dist] [HOST=127.0.0.1] node serve.js
-import { createReadStream, existsSync, statSync } from 'node:fs';
+// assets, no caching for index.html, the SPA fallback so deep links like /bots/abc load the app, and the
+// console's Content-Security-Policy (csp.js) for the API URL the build was made for and the LiveKit URL
+// (LIVEKIT_PUBLIC_URL, else LIVEKIT_URL, else the one recorded at build).
+// Usage: PORT=5173 [DIST_DIR=dist] [HOST=127.0.0.1] [LIVEKIT_PUBLIC_URL=ws://…] node serve.js
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { consoleCsp } from './csp.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const TYPES = {
@@ -19,16 +22,23 @@ const TYPES = {
   '.woff2': 'font/woff2',
   '.txt': 'text/plain; charset=utf-8',
 };
-const SECURITY_HEADERS = {
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'X-Frame-Options': 'DENY',
-};
-
-/** @param {{ dir: string, port: number, host?: string }} opts */
-export function createConsoleServer({ dir }) {
+/** @param {{ dir: string, livekitUrl?: string }} opts */
+export function createConsoleServer({ dir, livekitUrl }) {
   const root = path.resolve(dir);
   const index = path.join(root, 'index.html');
+  /** @type {{ api_url?: string, livekit_url?: string }} */
+  let build = {};
+  try {
+    build = JSON.parse(readFileSync(path.join(root, 'vp-build.json'), 'utf8'));
+  } catch {
+    // a build without its record: the policy then allows the console's own origin only
+  }
+  const SECURITY_HEADERS = {
+    'Content-Security-Policy': consoleCsp({ apiUrl: build.api_url, livekitUrl: livekitUrl || build.livekit_url }),
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'X-Frame-Options': 'DENY',
+  };
   return http.createServer((req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { Allow: 'GET, HEAD', ...SECURITY_HEADERS }).end();
@@ -74,7 +84,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     console.error(`console: ${dir}/index.html is missing; run \`npm run build -w console\` first`);
     process.exit(1);
   }
-  const server = createConsoleServer({ dir });
+  const server = createConsoleServer({ dir, livekitUrl: process.env.LIVEKIT_PUBLIC_URL || process.env.LIVEKIT_URL });
   server.listen(port, host, () => console.log(`console: serving ${dir} on http://${host}:${port}`));
   const stop = () => server.close(() => process.exit(0));
   process.on('SIGTERM', stop);

@@ -82,6 +82,20 @@ beforeAll(async () => {
 });
 
 describe('Helm chart', () => {
+  it("gives the console the LiveKit URL its Content-Security-Policy allows, and the workers none of the backend's settings", async () => {
+    const docs = await render();
+    const consoleEnv = (d: Doc[]) => envVar(find(d, 'Deployment', 'vp-voice-platform-console'), 'LIVEKIT_PUBLIC_URL');
+    // The URL the backend answers test calls with: LIVEKIT_PUBLIC_URL, else the LiveKit URL it uses.
+    expect(consoleEnv(docs)).toEqual({ name: 'LIVEKIT_PUBLIC_URL', value: 'ws://vp-voice-platform-livekit:7880' });
+    expect(consoleEnv(await render('--set', 'backend.settings.LIVEKIT_PUBLIC_URL=wss://lk.example.com'))).toEqual({ name: 'LIVEKIT_PUBLIC_URL', value: 'wss://lk.example.com' });
+    for (const d of [docs, await render(...PROD)]) {
+      const fleet = d.find((x) => x.kind === 'VoiceFleet');
+      const envNames = envOf(fleet).map((e) => e.name);
+      expect(envNames).toEqual(expect.arrayContaining(['SERVICE_CONFIG_URL', 'WORKER_AUTH_TOKEN', 'REDIS_URL']));
+      expect(envNames.filter((n) => ['ADMIN_PASSWORD', 'ADMIN_EMAIL', 'JWT_SECRET', 'MONGODB_URI'].includes(n))).toEqual([]);
+    }
+  });
+
   it('passes helm lint --strict with default and production values', async () => {
     for (const extra of [[], PROD]) {
       const { stdout } = await helm('lint', chart, '--strict', ...extra);
