@@ -101,6 +101,12 @@ describe('make up / make down', () => {
     // The worker's heartbeat reached the stack's Redis: the backend sees one live worker.
     const fleet = await fetch(`http://127.0.0.1:${ports.worker}/health/fleet`);
     expect(((await fleet.json()) as { workers: unknown[] }).workers).toHaveLength(1);
+    // The running worker's environment has its own settings and none of the backend's secrets.
+    const workerPids = readFileSync(path.join(runDir, 'pids', 'worker.pids'), 'utf8').split('\n').filter(Boolean);
+    expect(workerPids).toHaveLength(1);
+    const workerEnvNames = readFileSync(`/proc/${workerPids[0]}/environ`, 'utf8').split('\0').map((e) => e.slice(0, e.indexOf('=')));
+    expect(workerEnvNames).toEqual(expect.arrayContaining(['WORKER_AUTH_TOKEN', 'SERVICE_CONFIG_URL', 'LIVEKIT_API_SECRET']));
+    expect(workerEnvNames.filter((n) => ['ADMIN_PASSWORD', 'JWT_SECRET', 'ADMIN_EMAIL', 'MONGODB_URI'].includes(n))).toEqual([]);
 
     // The console: the production build, and deep links fall back to the app's index.html.
     for (const route of ['/', '/bots/some-bot-id']) {
@@ -108,6 +114,8 @@ describe('make up / make down', () => {
       expect(page.status).toBe(200);
       expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
       expect(await page.text()).toContain('<vp-app></vp-app>');
+      // The Content-Security-Policy lets the page reach the API it was built for (VITE_API_URL) and the stack's LiveKit.
+      expect(page.headers.get('content-security-policy')).toMatch(new RegExp(`connect-src 'self' http://127\\.0\\.0\\.1:[0-9]+ ws://127\\.0\\.0\\.1:${ports.livekit} http://127\\.0\\.0\\.1:${ports.livekit};`));
     }
     expect((await fetch(`http://127.0.0.1:${ports.console}/assets/missing.js`)).status).toBe(404);
 

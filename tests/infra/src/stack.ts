@@ -76,6 +76,18 @@ function appEnv(settings: Record<string, string>, port: number): NodeJS.ProcessE
 
 const backendEnv = (settings: Record<string, string>) => appEnv(settings, stackPorts.backend);
 
+/** Settings of the backend alone, its secrets among them: the worker (which runs bots, tools and
+ *  providers) never reads them, so it is not given them; what it does not hold it cannot leak. */
+export const BACKEND_ONLY_SETTINGS = ['JWT_SECRET', 'JWT_ALGORITHM', 'JWT_EXPIRE_MINUTES', 'ADMIN_EMAIL', 'ADMIN_PASSWORD', 'MONGODB_URI', 'MONGODB_DB', 'CORS_ORIGINS'] as const;
+
+/** The worker's environment: the stack's settings (and this process's environment) without the backend's own. */
+export function workerEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
+  // As in its image: rtc-node logs at debug level to stdout otherwise.
+  const env: NodeJS.ProcessEnv = { ...appEnv(settings, stackPorts.worker), NODE_ENV: 'production' };
+  for (const name of BACKEND_ONLY_SETTINGS) delete env[name];
+  return env;
+}
+
 /** One of the platform's Node services, from its compiled dist/main.js, ready when `/health` is 200. */
 function nodeApp(name: 'backend' | 'worker', env: NodeJS.ProcessEnv, port: number, dir: string): Startable {
   const main = path.join(repoRoot, name, 'dist', 'main.js');
@@ -201,7 +213,8 @@ function consoleApp(settings: Record<string, string>, port: number, dir: string)
         execFileSync(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: consoleDir, env: { ...process.env, VITE_API_URL: apiUrl }, stdio: 'inherit' });
       }
       proc = startProcess('console', process.execPath, [path.join(consoleDir, 'serve.js')], {
-        env: { ...process.env, PORT: String(port), DIST_DIR: dist, HOST: '127.0.0.1' },
+        // The Content-Security-Policy lets the test-call page reach the LiveKit the backend answers with.
+        env: { ...process.env, PORT: String(port), DIST_DIR: dist, HOST: '127.0.0.1', LIVEKIT_PUBLIC_URL: settings.LIVEKIT_PUBLIC_URL || `ws://127.0.0.1:${stackPorts.livekit}` },
         cwd: consoleDir,
         logFile: path.join(dir, 'console.log'),
         persistent: true,
@@ -279,8 +292,7 @@ function entries(settings: Record<string, string>): StackEntry[] {
       name: 'worker',
       port: p.worker,
       url: `http://127.0.0.1:${p.worker}`,
-      // As in its image: rtc-node logs at debug level to stdout otherwise.
-      create: async () => nodeApp('worker', { ...appEnv(settings, p.worker), NODE_ENV: 'production' }, p.worker, dir('worker')),
+      create: async () => nodeApp('worker', workerEnv(settings), p.worker, dir('worker')),
       healthy: async () => (await fetch(`http://127.0.0.1:${p.worker}/health`)).status === 200,
     },
     {
