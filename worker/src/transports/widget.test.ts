@@ -8,7 +8,7 @@ import { speech, silence } from '../testing/audio.js';
 import { adminAuth, backendUrl, callUntil, createApiKey, createPolicyBot } from '../testing/backend.js';
 import { readRecording } from '../testing/recordings.js';
 import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
-import { FLEET_TEST_RESERVATIONS_KEY, fleetWorkerKey } from '@voice-platform/schemas';
+import { FLEET_RESERVATIONS_KEY, FLEET_TEST_RESERVATIONS_KEY, fleetWorkerKey } from '@voice-platform/schemas';
 import { waitUntil } from '@voice-platform/tests/infra';
 
 const RATE = 16000;
@@ -113,6 +113,10 @@ describe('POST /livekit/widget', () => {
   it('a browser that never joins: the call ends failed / not_started and the slot is free', async () => {
     const res = await widget({ 'X-API-Key': apiKey }, { bot_id: botId, variables: { customer_name: 'Sam' } });
     expect(res.status).toBe(201);
+    // Claimed, the call counts as a test call in the heartbeat, and its reservation has left both sets.
+    const beat = async () => JSON.parse((await w.redis.get(fleetWorkerKey(w.settings.WORKER_ID))) ?? '{}') as { test_calls?: number };
+    await waitUntil(async () => w.worker.slots.testActive === 1 && (await beat()).test_calls === 1, { what: 'the browser call counted in the test share' });
+    expect([await w.redis.zscore(FLEET_RESERVATIONS_KEY, res.body.call_id), await w.redis.zscore(FLEET_TEST_RESERVATIONS_KEY, res.body.call_id)]).toEqual([null, null]);
     const call = await callUntil(res.body.call_id, (c) => c.status === 'failed', 'failed', 40_000);
     expect(call).toMatchObject({ direction: 'web', end_reason: 'not_started', started_at: null });
     const health = (await (await fetch(`${w.url}/health`)).json()) as { active_calls: number };
