@@ -160,6 +160,13 @@ describe('request bodies', () => {
     expect(res.ms).toBeLessThan(BODY_READ_TIMEOUT_MS + 4000);
   });
 
+  it('answers headers that do not arrive in time (the server gives them BODY_READ_TIMEOUT_MS) 408 request_timeout in the error shape', async () => {
+    const res = await rawRequest(['GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n']);
+    expect([res.status, res.headers.connection, res.body]).toEqual([408, 'close', errorText('request_timeout', 'the request did not arrive in time')]);
+    expect(res.closed).toBe(true);
+    expect(res.ms).toBeGreaterThanOrEqual(BODY_READ_TIMEOUT_MS);
+  });
+
   it('refuses a charset other than UTF-8 and any Content-Encoding with 415 unsupported_media_type', async () => {
     const bot = (type: string, encoding?: string) => {
       const req = h.http.post('/api/v1/bots').set('Authorization', auth).set('Content-Type', type);
