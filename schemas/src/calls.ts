@@ -72,9 +72,14 @@ export const Call = Type.Object(
 export type Call = Static<typeof Call>;
 
 /** `POST /api/v1/calls/{id}/events` (worker token). */
+/** A call event's id: letters, digits and `._:-`, as a request id. */
+export const CALL_EVENT_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
+
 export const CallEvent = Type.Object(
   {
     status: CallStatusSchema,
+    /** The worker's id for this event, the same on every retry of it: an event already applied is not applied again. */
+    event_id: Type.Optional(Type.String({ pattern: CALL_EVENT_ID_PATTERN })),
     at: Type.Optional(Type.String({ format: 'date-time' })),
     end_reason: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     recording_key: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),

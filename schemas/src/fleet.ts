@@ -25,6 +25,13 @@ export const HEARTBEAT_TTL_MS = 6000;
 export const CALL_LEASES_KEY = 'vp:fleet:call-leases';
 /** A call lease lasts this long past its last renewal: several missed heartbeats, so a slow beat is not a death. */
 export const CALL_LEASE_TTL_MS = 15_000;
+/**
+ * Ended calls whose final event the backend has not taken yet: hash field call id, value the final
+ * event's JSON (a CallEvent). The worker writes it when the call ends and removes it with the lease once
+ * the backend took the event; should the worker die before that, the dialler closes the call from it
+ * (the real status, end reason and transcript) rather than as `worker_lost`.
+ */
+export const CALL_FINAL_EVENTS_KEY = 'vp:fleet:call-final-events';
 
 export const WorkerHeartbeat = Type.Object(
   {

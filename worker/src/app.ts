@@ -6,13 +6,15 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { verifyTestCallToken } from '@voice-platform/schemas/test-call-token';
 import type { Redis } from 'ioredis';
-import type { RuntimeConfig } from '@voice-platform/schemas';
+import { randomUUID } from 'node:crypto';
+import { CALL_FINAL_EVENTS_KEY, TERMINAL_CALL_STATUSES, type CallEvent, type RuntimeConfig } from '@voice-platform/schemas';
 import type { Settings } from './settings.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { BackendClient, BackendError } from './backend.js';
 import { RECORDINGS_SUBDIR, RecordingStore, sweepRecordings } from './call/recording.js';
 import { CallSession, type CallObserver } from './call/session.js';
+import { CallEventOutbox, type Delivery } from './call/outbox.js';
 import { createProviders, type CallProviders } from './providers.js';
 import { refusalFor } from './providers/errors.js';
 import { Spawner } from './proc/spawner.js';
@@ -50,6 +52,8 @@ export interface Worker {
   readonly metrics: Metrics;
   readonly sessions: ReadonlyMap<string, CallSession>;
   readonly spawner: Spawner;
+  /** Call events on their way to the backend. */
+  readonly events: CallEventOutbox;
   listen(port: number, host?: string): Promise<number>;
   /** Stop taking calls, let active ones finish (ending them at the deadline), then stop. */
   drain(timeoutMs: number): Promise<void>;
@@ -61,6 +65,12 @@ const STALE_RECORDING_MS = 60 * 60 * 1000;
 const INBOUND_ANSWER_TIMEOUT_MS = 15_000;
 /** Data a caller may send before its token is checked (a start message and a little audio). */
 const EARLY_BYTES_MAX = 1 << 20;
+/** How long a WebSocket call's config read is retried while the backend is busy (the caller is waiting). */
+const WS_CONFIG_WAIT_MS = 3000;
+/** How long a prepared dial-out waits for the backend's answer to its dialing move before it dials anyway. */
+const DIALING_WAIT_MS = 1000;
+/** Stopping, the outbox gets at least this long to deliver the last calls' events. */
+const MIN_EVENT_FLUSH_MS = 5000;
 const WS_PATH = /^\/ws\/([A-Za-z0-9_-]{1,128})\/?$/;
 
 export function createWorker(deps: WorkerDeps): Worker {
@@ -107,8 +117,46 @@ export function createWorker(deps: WorkerDeps): Worker {
 
   const dialer: TelephonyDialer | null = deps.dialer !== undefined ? deps.dialer : liveKitDialerFromSettings(settings, logger);
 
+  // ---- call events: the outbox, and the final event parked in Redis for the dialler ----
+  const events = new CallEventOutbox((id, ev) => backend.sendEvent(id, ev), metrics, logger, {
+    firstRetryDelayMs: 200,
+    maxRetryDelayMs: 5000,
+    retryMaxMs: settings.CALL_EVENT_RETRY_MAX_MS,
+  });
+  /** Each ended call's final event as parked (merged with its recording report), until its lease goes. */
+  const parked = new Map<string, CallEvent>();
+
+  /**
+   * Hands a call event to the outbox (never waits for the backend). A terminal event is also parked in
+   * Redis (best effort): should this worker die before the backend took it, the dialler closes the call
+   * from it instead of as `worker_lost`.
+   */
+  function report(callId: string, event: CallEvent): Promise<Delivery> {
+    const ev: CallEvent = { ...event, event_id: event.event_id ?? randomUUID(), at: event.at ?? new Date().toISOString() };
+    if (TERMINAL_CALL_STATUSES.includes(ev.status)) {
+      const before = parked.get(callId);
+      const final = before && before.status === ev.status ? { ...before, ...(ev.recording_key ? { recording_key: ev.recording_key } : {}), ...(ev.recording_error ? { recording_error: ev.recording_error } : {}) } : ev;
+      parked.set(callId, final);
+      redis.hset(CALL_FINAL_EVENTS_KEY, callId, JSON.stringify(final)).catch(() => undefined);
+    }
+    return events.report(callId, ev);
+  }
+
+  /**
+   * The call is over on this worker: its lease (and parked end) go once the backend has taken its events.
+   * If one was given up instead, the lease is only no longer renewed: it expires, and the dialler closes
+   * the call from the parked end.
+   */
+  function releaseLease(callId: string): void {
+    void events.settled(callId).then(async () => {
+      parked.delete(callId);
+      if (events.takeUndelivered(callId)) heartbeat!.forget(callId);
+      else await heartbeat!.release(callId);
+    });
+  }
+
   const recordingDir = path.join(settings.RECORDING_DIR, RECORDINGS_SUBDIR);
-  const callDeps = { backend, storage, metrics, logger, sampleRate: settings.AUDIO_SAMPLE_RATE, recordingDir, observer: deps.observer, testCallIdleTimeoutMs: settings.TEST_CALL_IDLE_TIMEOUT_SECONDS * 1000 };
+  const callDeps = { report, storage, metrics, logger, sampleRate: settings.AUDIO_SAMPLE_RATE, recordingDir, observer: deps.observer, testCallIdleTimeoutMs: settings.TEST_CALL_IDLE_TIMEOUT_SECONDS * 1000 };
 
   /** Config → providers → session; any failure is a BackendError/ProviderError for the caller. */
   async function newSession(cfg: RuntimeConfig): Promise<CallSession> {
@@ -135,7 +183,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       const reason = refusalFor(err).endReason;
       log.warn({ reason, err: err instanceof Error ? err.message : String(err) }, 'call could not be prepared');
       metrics.callsTotal.inc({ result: 'failed' });
-      await backend.postEvent(callId, { status: 'failed', end_reason: reason });
+      void report(callId, { status: 'failed', end_reason: reason });
       return null;
     }
   }
@@ -147,7 +195,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       await session.done;
     } catch (err) {
       transport.close(1011, 'internal_error');
-      await backend.postEvent(callId, { status: 'failed', end_reason: refusalFor(err).endReason });
+      void report(callId, { status: 'failed', end_reason: refusalFor(err).endReason });
     }
   }
 
@@ -270,14 +318,15 @@ export function createWorker(deps: WorkerDeps): Worker {
       const created = await backend.createCall(botId, variables);
       callId = created.call_id;
       await heartbeat!.lease(callId);
-      const cfg = await backend.fetchConfig(botId, callId);
+      // The caller waits on the line: a busy backend gets a short while (WS_CONFIG_WAIT_MS).
+      const cfg = await backend.fetchConfig(botId, callId, WS_CONFIG_WAIT_MS);
       // A caller gone before the call could start (or closed for a protocol error) gets no pipeline:
       // the record ends `canceled`, as a call that never connected, not as one started and ended.
       const gone = transport.hangupReason;
       if (gone) {
         transport.close(1000, gone);
         metrics.callsTotal.inc({ result: 'canceled' });
-        await backend.postEvent(callId, { status: 'canceled', end_reason: gone });
+        void report(callId, { status: 'canceled', end_reason: gone });
         return;
       }
       const session = await startSession(await newSession(cfg), transport);
@@ -288,9 +337,9 @@ export function createWorker(deps: WorkerDeps): Worker {
       const { code, closeCode } = backendCode ? { code: backendCode, closeCode: CLOSE_CODES[backendCode] } : refusalFor(err);
       logger.warn({ bot_id: botId, call_id: callId, by, code, err: err instanceof Error ? err.message : String(err) }, 'websocket call refused');
       refuse(transport, code, err instanceof Error ? err.message : 'the call could not start', closeCode);
-      if (callId) await backend.postEvent(callId, { status: 'failed', end_reason: code });
+      if (callId) void report(callId, { status: 'failed', end_reason: code });
     } finally {
-      if (callId) await heartbeat!.release(callId);
+      if (callId) releaseLease(callId);
       slots.release(slotId);
     }
   }
@@ -299,71 +348,82 @@ export function createWorker(deps: WorkerDeps): Worker {
   async function dialoutCall(job: DialoutJob): Promise<void> {
     metrics.jobsClaimed.inc();
     const log = logger.child({ call_id: job.call_id, bot_id: job.bot_id });
-    let cfg: RuntimeConfig;
-    try {
-      cfg = await backend.fetchConfig(job.bot_id, job.call_id);
-    } catch (err) {
-      const reason = err instanceof BackendError ? err.code : 'config_unreachable';
-      log.warn({ reason }, 'dial-out job failed at config');
-      await backend.postEvent(job.call_id, { status: 'failed', end_reason: reason });
-      return;
-    }
-    if (!dialer) {
-      // No telephony plane on this worker: say so on the call instead of pretending it rang.
-      log.warn('dial-out job claimed but no telephony transport is configured');
-      metrics.callsTotal.inc({ result: 'failed' });
-      await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'no_telephony_transport' });
-      return;
-    }
-    if (job.direction === 'web') return webCall(job, cfg, dialer, log);
-    if (job.direction === 'inbound') return inboundCall(job, cfg, dialer, log);
-    if (!job.sip_trunk_id || !job.from_number) {
-      log.warn('dial-out job without a trunk (queued before trunks existed)');
-      await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'no_outbound_trunk' });
-      return;
-    }
-    // The lease comes before the dial: should this worker die from here on, the dialler ends the call
-    // (`worker_lost`) and deletes its room, which hangs up the phone.
+    // The lease comes first: should this worker die from here on, the dialler ends the call (and deletes
+    // its room, which hangs up the phone), and while it lives the dialler leaves the call to it.
     await heartbeat!.lease(job.call_id);
     try {
-      // The backend must accept the move first: a call it already ended (e.g. swept as not_claimed by
-      // the dialler) answers 409, and dialing it anyway would phone someone whose call is closed.
-      if (!(await backend.postEvent(job.call_id, { status: 'dialing' }))) {
-        log.warn('dial-out job dropped: the backend refused the dialing move');
+      let cfg: RuntimeConfig;
+      try {
+        // Nobody is on the line yet: a busy or restarting backend gets CONFIG_WAIT_MS.
+        cfg = await backend.fetchConfig(job.bot_id, job.call_id, settings.CONFIG_WAIT_MS);
+      } catch (err) {
+        const reason = err instanceof BackendError ? err.code : 'config_unreachable';
+        log.warn({ reason }, 'dial-out job failed at config');
+        void report(job.call_id, { status: 'failed', end_reason: reason });
         return;
       }
+      if (!dialer) {
+        // No telephony plane on this worker: say so on the call instead of pretending it rang.
+        log.warn('dial-out job claimed but no telephony transport is configured');
+        metrics.callsTotal.inc({ result: 'failed' });
+        void report(job.call_id, { status: 'failed', end_reason: 'no_telephony_transport' });
+        return;
+      }
+      if (job.direction === 'web') return await webCall(job, cfg, dialer, log);
+      if (job.direction === 'inbound') return await inboundCall(job, cfg, dialer, log);
+      if (!job.sip_trunk_id || !job.from_number) {
+        log.warn('dial-out job without a trunk (queued before trunks existed)');
+        void report(job.call_id, { status: 'failed', end_reason: 'no_outbound_trunk' });
+        return;
+      }
+      // Reported, not awaited: the phone rings whatever the backend's latency. Should the backend refuse the
+      // move (the call was closed meanwhile), the dial is called off, or the call ended, at once.
+      const closed = new AbortController();
+      let running: CallSession | null = null;
+      const dialing = report(job.call_id, { status: 'dialing' }).then((d) => {
+        if (d !== 'refused') return;
+        log.warn('the backend refused the dialing move (the call is closed): calling it off');
+        closed.abort(new Error('call closed by the backend'));
+        void running?.end('call_closed', 'failed');
+      });
       // Providers and the greeting get ready before the phone rings: the callee hears the bot as soon as
       // they answer, and a bot that cannot talk never rings anyone.
       const session = await preparedSession(job.call_id, cfg, log);
       if (!session) return;
-      let ringing: Promise<unknown> = Promise.resolve();
+      // A healthy backend has answered the move by now; a closed call is then never dialled. A slow one
+      // gets DIALING_WAIT_MS more, then the phone rings anyway (its report follows).
+      await Promise.race([dialing, new Promise((r) => setTimeout(r, DIALING_WAIT_MS).unref())]);
       let transport;
       try {
+        if (closed.signal.aborted) {
+          session.discard();
+          return;
+        }
         transport = await dialer.dial({
           callId: job.call_id,
           toNumber: job.to_number,
           fromNumber: job.from_number,
           sipTrunkId: job.sip_trunk_id,
-          signal: AbortSignal.timeout((settings.RINGING_TIMEOUT_SECONDS + 60) * 1000),
-          onRinging: () => (ringing = backend.postEvent(job.call_id, { status: 'ringing' })),
+          signal: AbortSignal.any([AbortSignal.timeout((settings.RINGING_TIMEOUT_SECONDS + 60) * 1000), closed.signal]),
+          onRinging: () => void report(job.call_id, { status: 'ringing' }),
         });
       } catch (err) {
         session.discard();
         const outcome: DialOutcome = err instanceof DialError ? err.outcome : { status: 'failed', reason: 'dial_failed', sipStatusCode: null };
         log.info({ status: outcome.status, reason: outcome.reason, sip_status_code: outcome.sipStatusCode }, 'callee not reached');
         metrics.callsTotal.inc({ result: outcome.reason });
-        await ringing;
-        await backend.postEvent(job.call_id, {
+        void report(job.call_id, {
           status: outcome.status,
           end_reason: outcome.reason,
           ...(outcome.sipStatusCode !== null ? { sip_status_code: outcome.sipStatusCode } : {}),
         });
         return;
       }
-      await ringing; // in order: ringing lands before in_progress
+      // The session starts at once; `ringing` and `in_progress` reach the backend in order behind it.
+      running = session;
       await runSession(job.call_id, session, transport);
     } finally {
-      await heartbeat!.release(job.call_id);
+      releaseLease(job.call_id);
     }
   }
 
@@ -371,68 +431,69 @@ export function createWorker(deps: WorkerDeps): Worker {
   async function webCall(job: DialoutJob, cfg: RuntimeConfig, plane: TelephonyDialer, log: Logger): Promise<void> {
     if (!plane.joinWebCall) {
       metrics.callsTotal.inc({ result: 'failed' });
-      await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'no_telephony_transport' });
+      void report(job.call_id, { status: 'failed', end_reason: 'no_telephony_transport' });
       return;
     }
     // Browser calls are test calls: within their share of the slots (the claim took one as for a dial-out).
     if (!slots.markTest(job.call_id)) {
       log.warn({ test_calls: slots.testActive, test_max: slots.testMax }, 'browser call refused: test calls hold their share of this worker');
       metrics.callsRefused.inc({ code: 'worker_at_capacity' });
-      await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'fleet_at_capacity' });
+      void report(job.call_id, { status: 'failed', end_reason: 'fleet_at_capacity' });
       return;
     }
-    await heartbeat!.lease(job.call_id);
+    const session = await preparedSession(job.call_id, cfg, log);
+    if (!session) return;
+    let transport: CallTransport;
     try {
-      const session = await preparedSession(job.call_id, cfg, log);
-      if (!session) return;
-      let transport: CallTransport;
-      try {
-        transport = await plane.joinWebCall({ callId: job.call_id, signal: AbortSignal.timeout(settings.WEB_CALLER_WAIT_SECONDS * 1000) });
-      } catch (err) {
-        session.discard();
-        log.info({ err: err instanceof Error ? err.message : String(err) }, 'the browser caller never joined');
-        metrics.callsTotal.inc({ result: 'failed' });
-        await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'not_started' });
-        return;
-      }
-      await runSession(job.call_id, session, transport);
-    } finally {
-      await heartbeat!.release(job.call_id);
+      transport = await plane.joinWebCall({ callId: job.call_id, signal: AbortSignal.timeout(settings.WEB_CALLER_WAIT_SECONDS * 1000) });
+    } catch (err) {
+      session.discard();
+      log.info({ err: err instanceof Error ? err.message : String(err) }, 'the browser caller never joined');
+      metrics.callsTotal.inc({ result: 'failed' });
+      void report(job.call_id, { status: 'failed', end_reason: 'not_started' });
+      return;
     }
+    await runSession(job.call_id, session, transport);
   }
 
   /** A call to one of our numbers (docs/design.md §7): the caller rings in `job.room_name` until the bot joins it. */
   async function inboundCall(job: DialoutJob, cfg: RuntimeConfig, plane: TelephonyDialer, log: Logger): Promise<void> {
     if (!plane.answerInbound || !job.room_name) {
       metrics.callsTotal.inc({ result: 'failed' });
-      await backend.postEvent(job.call_id, { status: 'failed', end_reason: 'no_telephony_transport' });
+      void report(job.call_id, { status: 'failed', end_reason: 'no_telephony_transport' });
       return;
     }
-    await heartbeat!.lease(job.call_id);
-    try {
-      // The caller's phone rings already; a call the backend closed meanwhile (swept) is not answered.
-      if (!(await backend.postEvent(job.call_id, { status: 'ringing' }))) {
-        log.warn('inbound job dropped: the backend refused the ringing move');
-        return;
-      }
-      // The greeting is ready before the call is answered: the caller hears the bot at once.
-      const session = await preparedSession(job.call_id, cfg, log);
-      if (!session) return;
-      let transport: CallTransport;
-      try {
-        transport = await plane.answerInbound({ callId: job.call_id, roomName: job.room_name, signal: AbortSignal.timeout(INBOUND_ANSWER_TIMEOUT_MS) });
-      } catch (err) {
-        session.discard();
-        const gone = err instanceof Error && /caller was (gone|not in the room)/.test(err.message);
-        log.info({ err: err instanceof Error ? err.message : String(err) }, 'inbound call not answered');
-        metrics.callsTotal.inc({ result: gone ? 'canceled' : 'failed' });
-        await backend.postEvent(job.call_id, gone ? { status: 'canceled', end_reason: 'caller_hangup' } : { status: 'failed', end_reason: 'answer_failed' });
-        return;
-      }
-      await runSession(job.call_id, session, transport);
-    } finally {
-      await heartbeat!.release(job.call_id);
+    // The caller's phone rings already: answered whatever the backend's latency. A call the backend closed
+    // meanwhile (refused move) is called off.
+    const closed = new AbortController();
+    let running: CallSession | null = null;
+    const ringing = report(job.call_id, { status: 'ringing' }).then((d) => {
+      if (d !== 'refused') return;
+      log.warn('the backend refused the ringing move (the call is closed): calling it off');
+      closed.abort(new Error('call closed by the backend'));
+      void running?.end('call_closed', 'failed');
+    });
+    // The greeting is ready before the call is answered: the caller hears the bot at once.
+    const session = await preparedSession(job.call_id, cfg, log);
+    if (!session) return;
+    await Promise.race([ringing, new Promise((r) => setTimeout(r, DIALING_WAIT_MS).unref())]);
+    if (closed.signal.aborted) {
+      session.discard();
+      return;
     }
+    let transport: CallTransport;
+    try {
+      transport = await plane.answerInbound({ callId: job.call_id, roomName: job.room_name, signal: AbortSignal.any([AbortSignal.timeout(INBOUND_ANSWER_TIMEOUT_MS), closed.signal]) });
+    } catch (err) {
+      session.discard();
+      const gone = err instanceof Error && /caller was (gone|not in the room)/.test(err.message);
+      log.info({ err: err instanceof Error ? err.message : String(err) }, 'inbound call not answered');
+      metrics.callsTotal.inc({ result: gone ? 'canceled' : 'failed' });
+      void report(job.call_id, gone ? { status: 'canceled', end_reason: 'caller_hangup' } : { status: 'failed', end_reason: 'answer_failed' });
+      return;
+    }
+    running = session;
+    await runSession(job.call_id, session, transport);
   }
 
   const claim = deps.blockingRedis && settings.DIALOUT_ENABLED ? new ClaimLoop({ redis, blockingRedis: deps.blockingRedis, slots, workerId: settings.WORKER_ID, logger, run: dialoutCall, onClaim: (id) => heartbeat!.claim(id), staleAfterMs: settings.DIALOUT_STALE_CLAIM_MS }) : null;
@@ -489,6 +550,16 @@ export function createWorker(deps: WorkerDeps): Worker {
     wss.handleUpgrade(req, socket, head, (ws) => void track(wsCall(req, ws, m[1]!)));
   });
 
+  /** Waits up to `ms` for the outbox; what it still holds then stays parked in Redis for the dialler. */
+  async function flushEvents(ms: number): Promise<void> {
+    if (!events.pending) return;
+    logger.info({ pending: events.pending, wait_ms: ms }, 'waiting for call events to reach the backend');
+    if (!(await events.flush(ms))) {
+      logger.warn({ pending: events.pending }, 'call events not taken before shutdown; the dialler closes their calls from the parked ends');
+      events.close();
+    }
+  }
+
   let closed = false;
   const worker: Worker = {
     server,
@@ -496,6 +567,7 @@ export function createWorker(deps: WorkerDeps): Worker {
     metrics,
     sessions,
     spawner,
+    events,
     async listen(port, host = '0.0.0.0') {
       // Track files of calls a crashed worker left behind; an hour untouched means no live call owns them.
       try {
@@ -523,6 +595,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       await heartbeat!.beat();
       logger.info({ active_calls: slots.active, timeout_ms: timeoutMs }, 'draining');
       await claim?.stop();
+      const started = Date.now();
       const all = () => Promise.allSettled([...pending, ...[...sessions.values()].map((s) => s.done), claim?.settled()]);
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
@@ -533,6 +606,8 @@ export function createWorker(deps: WorkerDeps): Worker {
         await Promise.allSettled([...sessions.values()].map((s) => s.end('worker_shutdown', 'completed')));
         await all();
       }
+      // The calls' reports get what is left of the drain time (at least a few seconds) to reach the backend.
+      await flushEvents(Math.max(MIN_EVENT_FLUSH_MS, timeoutMs - (Date.now() - started)));
       await worker.close();
     },
     async close() {
@@ -541,6 +616,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       await claim?.stop();
       for (const s of sessions.values()) void s.end('worker_shutdown', 'completed');
       await Promise.allSettled([...sessions.values()].map((s) => s.done));
+      await flushEvents(MIN_EVENT_FLUSH_MS);
       for (const client of wss.clients) client.terminate();
       await heartbeat!.stop(settings.WORKER_ID);
       await new Promise<void>((resolve) => {

@@ -76,13 +76,18 @@ export class BackendClient {
     return { call_id: (json as { call_id: string }).call_id };
   }
 
-  async fetchConfig(botId: string, callId?: string): Promise<RuntimeConfig> {
+  /**
+   * A bot's runtime config. Retried with backoff while the backend is unreachable, busy (5xx, 429) or slow,
+   * for up to `waitMs` (at least one quick retry: a restart of the backend must not fail a call); any other
+   * answer is final at once.
+   */
+  async fetchConfig(botId: string, callId?: string, waitMs = 100): Promise<RuntimeConfig> {
     const url = new URL(this.opts.configUrl);
     url.searchParams.set('bot_id', botId);
     if (callId) url.searchParams.set('call_id', callId);
-    // One quick retry: a restart of the backend must not fail a call, a dead one must fail it fast.
-    let last: unknown;
-    for (let attempt = 0; attempt < 2; attempt++) {
+    const deadline = Date.now() + waitMs;
+    let wait = 100;
+    for (let attempt = 0; ; attempt++) {
       try {
         const { status, json } = await this.request('GET', url.toString());
         if (status !== 200) this.fail(status, json, 'config');
@@ -90,32 +95,29 @@ export class BackendClient {
         if (!cfg?.bot?.id || !cfg.audio) throw new BackendError('invalid_config', 'config reply is missing fields');
         return cfg;
       } catch (err) {
-        last = err;
-        if (!(err instanceof BackendError) || err.code !== 'config_unreachable' || err.status !== undefined) throw err;
-        await delay(100);
+        const s = err instanceof BackendError ? err.status : undefined;
+        const busy = err instanceof BackendError && err.code === 'config_unreachable' && (s === undefined || s >= 500 || s === 429 || s === 408);
+        if (!busy || (attempt > 0 && Date.now() + wait > deadline)) throw err;
+        await delay(wait);
+        wait = Math.min(wait * 2, 2000);
       }
     }
-    throw last;
   }
 
   /**
-   * Reports a lifecycle move. Retried with backoff (the backend may restart during a call); a 409 means
-   * the move already happened or can't, which is final either way.
+   * One attempt at reporting a call event (the outbox, call/outbox.ts, retries): 200 taken; another 4xx
+   * (not 408 or 429) refused for good, e.g. 409 for a move that already happened or cannot; anything else,
+   * or no answer within the deadline, is worth another try with the same event id.
    */
-  async postEvent(callId: string, event: CallEvent, attempts = 4): Promise<boolean> {
+  async sendEvent(callId: string, event: CallEvent & { event_id: string }): Promise<'accepted' | 'refused' | 'retry'> {
     const url = `${this.callsUrl}/${encodeURIComponent(callId)}/events`;
-    let wait = 200;
-    for (let i = 0; i < attempts; i++) {
-      try {
-        const { status } = await this.request('POST', url, { at: new Date().toISOString(), ...event });
-        if (status === 200) return true;
-        if (status >= 400 && status < 500 && status !== 429) return false;
-      } catch {
-        /* retry */
-      }
-      if (i < attempts - 1) await delay(wait);
-      wait *= 2;
+    try {
+      const { status } = await this.request('POST', url, event);
+      if (status === 200) return 'accepted';
+      if (status >= 400 && status < 500 && status !== 408 && status !== 429) return 'refused';
+    } catch {
+      /* unreachable or timed out */
     }
-    return false;
+    return 'retry';
   }
 }

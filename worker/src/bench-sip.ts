@@ -204,10 +204,10 @@ async function bench(): Promise<void> {
     // The worker's backend client, noting each call's terminal event (however the call ended, or failed to start).
     const terminal = new Set<string>();
     const backendClient = new BackendClient({ configUrl: settings.SERVICE_CONFIG_URL, token: settings.WORKER_AUTH_TOKEN, timeoutMs: settings.BACKEND_TIMEOUT_MS });
-    const postEvent = backendClient.postEvent.bind(backendClient);
-    backendClient.postEvent = (id, event, attempts) => {
+    const sendEvent = backendClient.sendEvent.bind(backendClient);
+    backendClient.sendEvent = (id, event) => {
       if (['completed', 'failed', 'busy', 'no_answer'].includes(event.status)) terminal.add(id);
-      return postEvent(id, event, attempts);
+      return sendEvent(id, event);
     };
     // An uncaught exception would end the bench (and a worker process: main.ts does not catch them). It is
     // counted and shown with the batch it happened in, and the bench goes on to measure the rest.

@@ -6,10 +6,14 @@ import { createWorker, VERSION } from './app.js';
 import { createLogger } from './logger.js';
 import { loadSettings } from './settings.js';
 
-function redisClient(url: string): Redis {
+/** Commands wait at most this long for Redis (a frozen Redis must not hold a call's start); the blocking reads have their own. */
+const REDIS_COMMAND_TIMEOUT_MS = 2000;
+
+function redisClient(url: string, commandTimeout?: number): Redis {
   const client = new Redis(url, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
+    commandTimeout,
     retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2000),
   });
   client.on('error', () => undefined); // heartbeat and /health/fleet report Redis trouble
@@ -19,7 +23,7 @@ function redisClient(url: string): Redis {
 async function main(): Promise<void> {
   const settings = settingsOrExit('worker', () => loadSettings(process.env));
   const logger = createLogger(settings.LOG_LEVEL);
-  const redis = redisClient(settings.REDIS_URL);
+  const redis = redisClient(settings.REDIS_URL, REDIS_COMMAND_TIMEOUT_MS);
   const blockingRedis = redisClient(settings.REDIS_URL);
   try {
     await redis.connect();

@@ -41,7 +41,14 @@ export function createMetrics(defaults = true) {
     providerErrors: new Counter({ name: 'voice_worker_provider_errors_total', help: 'Provider failures after retries', labelNames: ['code'], registers: [registry] }),
     recordingFailures: new Counter({ name: 'voice_worker_recording_upload_failures_total', help: 'Recording uploads that failed', registers: [registry] }),
     recordingStageFailures,
-    eventFailures: new Counter({ name: 'voice_worker_call_event_failures_total', help: 'Call events the backend did not take', registers: [registry] }),
+    eventFailures: new Counter({
+      name: 'voice_worker_call_event_failures_total',
+      help: 'Call events the backend did not take, by outcome: refused (4xx), expired (CALL_EVENT_RETRY_MAX_MS), abandoned (worker stopped)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    eventRetries: new Counter({ name: 'voice_worker_call_event_retries_total', help: 'Call event posts tried again (backend unreachable, slow or 5xx)', registers: [registry] }),
+    eventsPending: new Gauge({ name: 'voice_worker_call_events_pending', help: 'Call events waiting for the backend to take them', registers: [registry] }),
     jobsClaimed: new Counter({ name: 'voice_worker_dialout_jobs_claimed_total', help: 'Dial-out jobs claimed', registers: [registry] }),
   };
 }

@@ -32,6 +32,10 @@ export const SettingsSchema = Type.Object({
   DRAIN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 120_000 }),
   /** Config and call-event requests to the backend. */
   BACKEND_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 3000 }),
+  /** A call event the backend has not taken (unreachable, slow, 5xx) is sent again with backoff for this long, then given up (counted). */
+  CALL_EVENT_RETRY_MAX_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 900_000 }),
+  /** A claimed job's config read is retried while the backend is unreachable or busy, for up to this long (nobody is on the line yet). */
+  CONFIG_WAIT_MS: Type.Integer({ minimum: 0, maximum: 300_000, default: 15_000 }),
   /** Wait for the optional `start` message before a WebSocket call starts without variables. */
   WS_START_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 1000 }),
   /**

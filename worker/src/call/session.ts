@@ -1,11 +1,10 @@
 // One call: builds its pipeline, runs it on the caller's transport, and handles its end. The call's
-// other jobs are units of their own: limits.ts (max duration, idle), reporter.ts (events to the backend,
-// in order), recording/call.ts (the recording and its upload). Whatever happens inside (a provider
+// other jobs are units of their own: limits.ts (max duration, idle), the worker's outbox (outbox.ts: events
+// to the backend, in order, kept until taken), recording/call.ts (the recording and its upload). Whatever happens inside (a provider
 // failing, the caller vanishing, storage down) ends in exactly one terminal event, and nothing in one
 // call can throw into another.
 import path from 'node:path';
-import { MAX_TRANSCRIPT_ENTRIES, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
-import type { BackendClient } from '../backend.js';
+import { MAX_TRANSCRIPT_ENTRIES, type CallEvent, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Frame } from '../pipeline/frames.js';
@@ -22,7 +21,6 @@ import { callEndFor, type CallEnd } from '../providers/errors.js';
 import { CallRecording, recordingKey, type RecordingOutcome, type RecordingStore } from './recording.js';
 import { RecorderProcessor } from './recording/processor.js';
 import { CallLimits, LIMIT_REASONS } from './limits.js';
-import { CallReporter } from './reporter.js';
 
 export type EndStatus = 'completed' | 'failed';
 
@@ -36,7 +34,8 @@ export interface CallObserver {
 }
 
 export interface CallDeps {
-  backend: BackendClient;
+  /** Hands a call event to the worker's outbox; never waits for the backend. */
+  report(callId: string, event: CallEvent): void;
   storage: RecordingStore | null;
   metrics: Metrics;
   logger: Logger;
@@ -63,7 +62,6 @@ export class CallSession {
   private preparing: Promise<void> | null = null;
   private recording: CallRecording | null = null;
   private limits: CallLimits | null = null;
-  private readonly reporter: CallReporter;
   private startedAt = new Date();
   private ended = false;
   private readonly log: Logger;
@@ -71,7 +69,8 @@ export class CallSession {
   /** Final transcripts in order, reported with the call's end. */
   readonly transcript: TranscriptEntry[] = [];
   private resolveDone!: (r: CallResult) => void;
-  /** Resolves when the call has ended and everything about it is reported (and uploaded). */
+  /** Resolves when the call has ended, its recording is uploaded and every event is handed to the outbox
+   *  (which may still be retrying them: the call's lease stays until it has delivered them). */
   readonly done: Promise<CallResult>;
 
   constructor(
@@ -81,7 +80,6 @@ export class CallSession {
   ) {
     this.callId = config.call!.id;
     this.log = deps.logger.child({ call_id: this.callId, bot_id: config.bot.id });
-    this.reporter = new CallReporter((event) => deps.backend.postEvent(this.callId, event), deps.metrics, this.log);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
 
@@ -165,7 +163,7 @@ export class CallSession {
       onAudio: (pcm) => this.onAudio(pcm),
       onHangup: (reason) => void this.end(reason, 'completed'),
     });
-    void this.reporter.report({ status: 'in_progress', at: this.startedAt.toISOString() });
+    this.deps.report(this.callId, { status: 'in_progress', at: this.startedAt.toISOString() });
     transport.sendMessage({ type: 'started', call_id: this.callId });
     const direction = this.config.call?.direction;
     // A test call nobody talks into (a forgotten tab, an idle socket) must not hold a slot for max_call_seconds.
@@ -216,12 +214,12 @@ export class CallSession {
     this.deps.metrics.callsTotal.inc({ result: status === 'completed' ? reason : 'failed' });
     this.deps.observer?.onEnded?.(this.callId, reason);
     this.log.info({ reason, status, duration_ms: endedAt.getTime() - this.startedAt.getTime() }, 'call ended');
-    await this.reporter.report({ status, end_reason: reason, at: endedAt.toISOString(), ...(this.transcript.length ? { transcript: this.transcript } : {}) });
+    this.deps.report(this.callId, { status, end_reason: reason, at: endedAt.toISOString(), ...(this.transcript.length ? { transcript: this.transcript } : {}) });
 
     let saved: RecordingOutcome = { key: null, error: null };
     if (this.recording) {
       saved = await this.recording.save(this.deps.storage, recordingKey(this.callId, this.startedAt), endedPerf);
-      await this.reporter.report(saved.key ? { status, recording_key: saved.key } : { status, recording_error: saved.error! });
+      this.deps.report(this.callId, saved.key ? { status, recording_key: saved.key } : { status, recording_error: saved.error! });
     }
     const result: CallResult = { status, reason, recordingKey: saved.key, recordingError: saved.error };
     this.resolveDone(result);

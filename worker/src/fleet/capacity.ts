@@ -3,6 +3,7 @@
 // backend and the operator what this worker carries (contract in @voice-platform/schemas fleet.ts).
 import type { Redis } from 'ioredis';
 import {
+  CALL_FINAL_EVENTS_KEY,
   CALL_LEASES_KEY,
   CALL_LEASE_TTL_MS,
   FLEET_RESERVATIONS_KEY,
@@ -83,6 +84,8 @@ export class Heartbeat {
   private failures = 0;
   /** Calls this worker runs; each beat renews their leases (CALL_LEASES_KEY, see @voice-platform/schemas). */
   private readonly leases = new Set<string>();
+  /** Leases whose first write failed (Redis away): the next beats write them until one succeeds. */
+  private readonly unwritten = new Set<string>();
   constructor(
     private readonly redis: Redis,
     private readonly state: () => WorkerHeartbeat,
@@ -92,7 +95,11 @@ export class Heartbeat {
   /** Takes a call's lease now (before it dials): if this worker dies, the dialler ends the call. */
   async lease(callId: string): Promise<void> {
     this.leases.add(callId);
-    await this.redis.zadd(CALL_LEASES_KEY, Date.now() + CALL_LEASE_TTL_MS, callId).catch(() => undefined);
+    try {
+      await this.redis.zadd(CALL_LEASES_KEY, Date.now() + CALL_LEASE_TTL_MS, callId);
+    } catch {
+      this.unwritten.add(callId);
+    }
   }
 
   /**
@@ -110,10 +117,17 @@ export class Heartbeat {
     await multi.exec();
   }
 
-  /** The call has ended and is reported: its lease goes. */
+  /** Stops renewing a call's lease and leaves it to expire (the dialler then closes the call). */
+  forget(callId: string): void {
+    this.leases.delete(callId);
+    this.unwritten.delete(callId);
+  }
+
+  /** The call has ended and the backend took its events: its lease and its parked final event go. */
   async release(callId: string): Promise<void> {
     this.leases.delete(callId);
-    await this.redis.zrem(CALL_LEASES_KEY, callId).catch(() => undefined);
+    this.unwritten.delete(callId);
+    await this.redis.multi().zrem(CALL_LEASES_KEY, callId).hdel(CALL_FINAL_EVENTS_KEY, callId).exec().catch(() => undefined);
   }
 
   /** Starts beating; resolves once the first heartbeat is written (the worker is visible). */
@@ -145,7 +159,10 @@ export class Heartbeat {
         // XX: renew only; a lease the dialler already swept must not come back.
         multi.zadd(CALL_LEASES_KEY, 'XX', ...[...this.leases].flatMap((id) => [expiry, id]));
       }
+      const unwritten = [...this.unwritten];
+      if (unwritten.length) multi.zadd(CALL_LEASES_KEY, 'NX', ...unwritten.flatMap((id) => [String(Date.now() + CALL_LEASE_TTL_MS), id]));
       await multi.exec();
+      for (const id of unwritten) this.unwritten.delete(id);
       if (this.failures) this.logger.info({ after_failures: this.failures }, 'heartbeat restored');
       this.failures = 0;
     } catch (err) {
