@@ -16,7 +16,7 @@ import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
 import { findBot } from '../bots/store.js';
 import { checkVariables } from '../dialout/variables.js';
-import { TelephonyError, type DispatchRuleSpec, type InboundTrunkSpec, type Telephony } from '../telephony/livekit.js';
+import { TelephonyError, type DispatchRuleSpec, type InboundTrunkSpec, type Telephony } from '../telephony/telephony.js';
 import { INBOUND_NUMBER_ID_ATTRIBUTE, INBOUND_ROOM_PREFIX, inboundNumbers, publicInboundNumber, type InboundNumberDoc } from './store.js';
 
 const LOCK = { ttlMs: 30_000, waitMs: 15_000 };

@@ -2,7 +2,7 @@
 // or failing: 503, with our words (LiveKit's own text stays out), retryable.
 import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
-import { TelephonyError, type Telephony } from './livekit.js';
+import { TelephonyError, type Telephony } from './telephony.js';
 
 /** LiveKit trouble is the caller's to retry: 503 `service_unavailable`; anything else is rethrown. */
 export function telephonyUnavailable(err: unknown): never {

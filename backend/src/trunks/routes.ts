@@ -13,7 +13,7 @@ import { jsonBody } from '../body.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
 import { SecretBox } from '../secretBox.js';
-import { TelephonyError, type Telephony, type TrunkSpec } from '../telephony/livekit.js';
+import { TelephonyError, type Telephony, type TrunkSpec } from '../telephony/telephony.js';
 import { publicTrunk, trunks, type TrunkDoc } from './store.js';
 
 const LOCK = { ttlMs: 30_000, waitMs: 15_000 };
