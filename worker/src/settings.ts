@@ -48,7 +48,8 @@ export const SettingsSchema = Type.Object({
   TEST_CALL_SHARE: Type.Number({ minimum: 0, maximum: 1, default: 0.5 }),
   /** A test call in which no caller audio arrives for this long ends by itself (`caller_idle`). */
   TEST_CALL_IDLE_TIMEOUT_SECONDS: Type.Integer({ minimum: 5, maximum: 3600, default: 30 }),
-  /** Take dial-out jobs from the Redis stream. */
+  /** Take call jobs (dial-outs, browser and inbound calls) from the Redis stream. The DIALOUT_ names are
+   *  public configuration, kept from when the stream carried dial-outs only. */
   DIALOUT_ENABLED: bool(true),
   /** A job read but not acked this long ago belongs to a worker that died before starting it. */
   DIALOUT_STALE_CLAIM_MS: Type.Integer({ minimum: 100, default: 60_000 }),
@@ -72,6 +73,8 @@ export const SettingsSchema = Type.Object({
   /** Cloud providers: time to first byte, and attempts after the first. */
   PROVIDER_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
   PROVIDER_RETRIES: Type.Integer({ minimum: 0, maximum: 5, default: 2 }),
+  /** Bots' HTTP tools may call loopback, private and link-local addresses (local development and tests only; like the backend's WEBHOOK_ALLOW_PRIVATE). */
+  TOOLS_ALLOW_PRIVATE_ADDRESSES: bool(false),
   ESPEAK_BINARY: Type.String({ default: 'espeak-ng' }),
   POCKETSPHINX_BINARY: Type.String({ default: 'pocketsphinx_continuous' }),
   POCKETSPHINX_MODEL_DIR: Type.String({ default: '/usr/share/pocketsphinx/model/en-us' }),

@@ -1,0 +1,308 @@
+// The bot's tools during a call (docs/design.md §9). The LLM stage asks for a tool by name with the
+// model's arguments (a JSON string); the runner checks them against the tool's `parameters`, runs it and
+// answers the text the model gets back: the tool's JSON result, or `{"error":…}`. A failing tool never
+// fails the call. Each run is kept as an action record for the call's end.
+//
+// HTTP tools: one request, signed like webhooks (X-Voice-Signature: t=<unix s>,v1=<hex HMAC-SHA256(secret,
+// "<t>.<body>")>, the body being empty for GET), to a public address only (tools/addresses.ts) unless
+// TOOLS_ALLOW_PRIVATE_ADDRESSES, within the tool's timeout_ms, redirects not followed.
+// Header values, the secret and the URL (it may carry a token) are never logged.
+import http from 'node:http';
+import https from 'node:https';
+import { createHmac, randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { Logger } from '../logger.js';
+import { bareHost, guardedLookup, isNonPublicAddress } from './addresses.js';
+
+/** What the model gets back from a tool at most, in characters. */
+export const MAX_RESULT_CHARS = 4000;
+/** What an action record keeps of a result, in characters. */
+export const MAX_ACTION_RESULT_CHARS = 1000;
+export const DEFAULT_TIMEOUT_MS = 5000;
+/** A response body larger than this is not read further (it could not go back whole anyway). */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+export type ToolType = 'http' | 'end_call' | 'transfer_call' | 'send_dtmf';
+
+/** A bot's tool as the worker receives it (header values in the clear); read defensively, every field optional. */
+export interface ToolConfig {
+  name: string;
+  description?: string;
+  type?: ToolType;
+  parameters?: Record<string, unknown>;
+  url?: string;
+  method?: 'POST' | 'GET';
+  headers?: Record<string, string>;
+  timeout_ms?: number;
+  say_while_waiting?: string;
+}
+
+/** Who is calling: sent with every HTTP tool request. */
+export interface CallIdentity {
+  call_id: string;
+  bot_id: string;
+  direction: string | null;
+  to_number: string | null;
+  from_number: string | null;
+  variables: Record<string, string>;
+}
+
+/** The failures the model sees as `{"error": code}`. */
+export type ToolErrorCode = 'invalid_arguments' | 'timeout' | `http_${number}` | 'bad_response' | 'refused' | 'unknown_tool' | 'not_runnable' | 'cancelled';
+
+/** The one typed failure of a tool run; `toolOutput` is what the model gets. */
+export class ToolError extends Error {
+  constructor(
+    readonly code: ToolErrorCode,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'ToolError';
+  }
+  get output(): string {
+    return JSON.stringify(this.details === undefined ? { error: this.code } : { error: this.code, details: this.details });
+  }
+}
+
+/** One run, for the call record (docs/design.md §9 "On the call record"). */
+export interface ToolAction {
+  type: 'tool';
+  name: string;
+  at: string;
+  duration_ms: number;
+  status: 'ok' | 'failed';
+  arguments: unknown;
+  result: string | null;
+  error: string | null;
+}
+
+/** A tool offered to the model as a function. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface ToolRunResult {
+  /** What goes back to the model as the `tool` message's content. */
+  output: string;
+  ok: boolean;
+  /** The parsed JSON result (ok runs). */
+  value?: unknown;
+}
+
+export interface ToolRunnerOptions {
+  /** Signs HTTP tool requests; null or empty: no signature header. */
+  secret: string | null;
+  allowPrivate: boolean;
+  logger?: Logger;
+  /** Unix seconds for signatures (tests). */
+  nowS?: () => number;
+}
+
+const EMPTY_OBJECT_SCHEMA = { type: 'object', properties: {} };
+const DTMF_SCHEMA = { type: 'object', properties: { digits: { type: 'string', pattern: '^[0-9*#]{1,32}$', description: 'the keys to press' } }, required: ['digits'] };
+// Ours: a tool's own headers never replace them.
+const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-voice-tool-call-id', 'x-voice-signature']);
+
+/** A tool schema may use any keyword (the backend stores it as given, checked to compile). */
+const ajv = new Ajv({ strict: false, allErrors: true });
+
+const agents = { 'http:': new http.Agent({ keepAlive: false }), 'https:': new https.Agent({ keepAlive: false }) };
+
+/** `X-Voice-Signature` for a body sent at unix second `t` (the webhooks' scheme). */
+export function toolSignature(secret: string, t: number, body: string): string {
+  return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`, 'utf8').digest('hex')}`;
+}
+
+/** The tools as the worker got them, malformed entries left out (the backend validated them; the worker never throws on config). */
+export function toolsOf(raw: unknown): ToolConfig[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.filter((t): t is ToolConfig => typeof t === 'object' && t !== null && typeof (t as { name?: unknown }).name === 'string');
+}
+
+export class ToolRunner {
+  /** Every run so far, in the order they ended. */
+  readonly actions: ToolAction[] = [];
+  private readonly tools = new Map<string, ToolConfig>();
+  private readonly validators = new Map<string, ValidateFunction | Error>();
+  private readonly lookup: ReturnType<typeof guardedLookup>;
+
+  constructor(
+    tools: ToolConfig[],
+    private readonly call: CallIdentity,
+    private readonly opts: ToolRunnerOptions,
+  ) {
+    for (const t of tools) if (!this.tools.has(t.name)) this.tools.set(t.name, t);
+    this.lookup = guardedLookup(opts.allowPrivate);
+  }
+
+  /** Every tool as a function for the model (an untyped one too: its calls answer an error). */
+  get specs(): ToolSpec[] {
+    return [...this.tools.values()].map((t) => ({
+      name: t.name,
+      description: t.description ?? '',
+      parameters: t.parameters ?? (t.type === 'send_dtmf' ? DTMF_SCHEMA : EMPTY_OBJECT_SCHEMA),
+    }));
+  }
+
+  tool(name: string): ToolConfig | undefined {
+    return this.tools.get(name);
+  }
+
+  /** True for a tool that hangs up (`end_call`, or a tool of that type). */
+  endsCall(name: string): boolean {
+    return name === 'end_call' || this.tools.get(name)?.type === 'end_call';
+  }
+
+  /** The phrase to say while `name` runs, if it has one. */
+  sayWhileWaiting(name: string): string | undefined {
+    const t = this.tools.get(name);
+    return t?.type === 'http' || (t && !t.type && t.url) ? t.say_while_waiting?.trim() || undefined : undefined;
+  }
+
+  /**
+   * Runs tool `name` with the model's arguments (JSON text, or already parsed) and records the action.
+   * Never throws: a failure is `{"error":…}` in `output`. `signal` aborts it (the call ended).
+   */
+  async run(name: string, args: string | Record<string, unknown>, signal?: AbortSignal): Promise<ToolRunResult> {
+    const started = performance.now();
+    const at = new Date().toISOString();
+    let parsed: unknown = args;
+    let result: ToolRunResult;
+    try {
+      parsed = typeof args === 'string' ? parseArguments(args) : args;
+      const tool = this.tools.get(name);
+      if (!tool) throw new ToolError('unknown_tool', `no tool named ${name}`);
+      this.validate(tool, parsed);
+      const type = tool.type ?? (tool.url ? 'http' : undefined);
+      if (type !== 'http') throw new ToolError('not_runnable', `tool type ${type ?? '(none)'} does not run here`);
+      const value = await this.http(tool, parsed as Record<string, unknown>, signal);
+      result = { ok: true, output: JSON.stringify(value).slice(0, MAX_RESULT_CHARS), value };
+    } catch (err) {
+      const e = err instanceof ToolError ? err : new ToolError('bad_response', err instanceof Error ? err.message : String(err));
+      result = { ok: false, output: e.output };
+    }
+    const duration_ms = Math.round(performance.now() - started);
+    const error = result.ok ? null : (JSON.parse(result.output) as { error: string }).error;
+    this.actions.push({
+      type: 'tool',
+      name,
+      at,
+      duration_ms,
+      status: result.ok ? 'ok' : 'failed',
+      arguments: parsed,
+      result: result.ok ? result.output.slice(0, MAX_ACTION_RESULT_CHARS) : null,
+      error,
+    });
+    this.opts.logger?.info({ tool: name, status: result.ok ? 'ok' : 'failed', duration_ms, ...(error ? { error } : {}) }, 'tool ran');
+    return result;
+  }
+
+  private validate(tool: ToolConfig, args: unknown): void {
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new ToolError('invalid_arguments', 'arguments are not an object', [{ path: '', message: 'must be object' }]);
+    if (!tool.parameters) return;
+    let v = this.validators.get(tool.name);
+    if (!v) {
+      try {
+        v = ajv.compile(tool.parameters);
+      } catch (err) {
+        v = err instanceof Error ? err : new Error(String(err));
+      }
+      this.validators.set(tool.name, v);
+    }
+    if (v instanceof Error) throw new ToolError('invalid_arguments', 'the tool parameters are not a JSON Schema', [{ path: '', message: 'the tool parameters are not a JSON Schema' }]);
+    if (!v(args)) {
+      const details = (v.errors ?? []).slice(0, 10).map((e) => ({ path: e.instancePath, message: e.message ?? 'invalid' }));
+      throw new ToolError('invalid_arguments', 'arguments do not match the tool parameters', details);
+    }
+  }
+
+  /** One request; the parsed JSON of a 2xx answer, else a ToolError. */
+  private http(tool: ToolConfig, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
+    let target: URL;
+    try {
+      target = new URL(tool.url ?? '');
+    } catch {
+      return Promise.reject(new ToolError('refused', 'the URL is not valid'));
+    }
+    const agent = agents[target.protocol as 'http:' | 'https:'];
+    if (!agent) return Promise.reject(new ToolError('refused', 'the URL is not http(s)'));
+    const host = bareHost(target.hostname);
+    const literal = isIP(host) !== 0;
+    // An IP literal never reaches the lookup: checked here.
+    if (literal && !this.opts.allowPrivate && isNonPublicAddress(host)) return Promise.reject(new ToolError('refused', 'a non-public address'));
+    const method = tool.method ?? 'POST';
+    let body = '';
+    if (method === 'GET') {
+      for (const [k, v] of Object.entries(args)) target.searchParams.append(k, typeof v === 'string' ? v : JSON.stringify(v));
+    } else {
+      body = JSON.stringify({ tool: tool.name, arguments: args, call: this.call });
+    }
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(tool.headers ?? {})) if (!RESERVED_HEADERS.has(k.toLowerCase())) headers[k] = v;
+    headers['X-Voice-Tool-Call-Id'] = `tc_${randomBytes(12).toString('hex')}`;
+    if (this.opts.secret) headers['X-Voice-Signature'] = toolSignature(this.opts.secret, this.opts.nowS?.() ?? Math.floor(Date.now() / 1000), body);
+    if (method !== 'GET') {
+      headers['Content-Type'] = 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(body));
+    }
+    const timeoutMs = tool.timeout_ms ?? DEFAULT_TIMEOUT_MS;
+    const request = target.protocol === 'https:' ? https.request : http.request;
+    return new Promise<unknown>((resolve, reject) => {
+      let settled = false;
+      const done = (err: ToolError | null, value?: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        if (err) reject(err);
+        else resolve(value);
+        req.destroy();
+      };
+      const req = request(target, { method, headers, agent, ...(literal ? {} : { lookup: this.lookup as never }) }, (res) => {
+        const status = res.statusCode ?? 0;
+        if (status < 200 || status >= 300) {
+          res.resume();
+          return done(new ToolError(`http_${status}`, `HTTP ${status}`));
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_BODY_BYTES) return done(new ToolError('bad_response', `response larger than ${MAX_BODY_BYTES} bytes`));
+          chunks.push(c);
+        });
+        res.on('error', () => done(new ToolError('bad_response', 'the response broke off')));
+        res.on('aborted', () => done(new ToolError('bad_response', 'the response broke off')));
+        res.on('end', () => {
+          try {
+            done(null, JSON.parse(Buffer.concat(chunks).toString('utf8')));
+          } catch {
+            done(new ToolError('bad_response', 'the response is not JSON'));
+          }
+        });
+      });
+      // One deadline for all of it: connecting, the answer and its body.
+      const timer = setTimeout(() => done(new ToolError('timeout', `no answer within ${timeoutMs} ms`)), timeoutMs);
+      const onAbort = () => done(new ToolError('cancelled', 'the call ended'));
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+      // Before an answer: the guard refused, the name did not resolve, nobody listens.
+      req.on('error', (err: NodeJS.ErrnoException) => done(new ToolError('refused', err.code === 'EADDRREFUSED' ? 'a non-public address' : `request failed: ${err.code ?? err.message}`)));
+      req.end(body || undefined);
+    });
+  }
+}
+
+/** The model's arguments text as an object ('' is no arguments). */
+function parseArguments(text: string): unknown {
+  if (!text.trim()) return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ToolError('invalid_arguments', 'arguments are not JSON', [{ path: '', message: 'arguments are not JSON' }]);
+  }
+}
