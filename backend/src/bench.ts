@@ -15,7 +15,7 @@ import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import autocannon from 'autocannon';
 import { startTestEnv } from '@voice-platform/tests/infra';
-import { DIALOUT_STREAM_KEY } from '@voice-platform/schemas';
+import { CALL_JOBS_STREAM_KEY } from '@voice-platform/schemas';
 import { createApp } from './app.js';
 import { loadSettings } from './settings.js';
 import { createLogger } from './logger.js';
@@ -227,7 +227,7 @@ async function main(): Promise<void> {
         variables: { customer_name: 'Ada' }, api_key_id: keyDoc!._id, created_at: new Date(now), started_at: null, ended_at: null, end_reason: null,
         recording_key: null, recording_error: null, sip_status_code: null, transcript: [], status_times: { queued: new Date(now) },
       });
-      await redis.xadd(DIALOUT_STREAM_KEY, 'MAXLEN', '~', '100000', '*', 'call_id', id, 'bot_id', botId, 'to_number', '+4915112345678',
+      await redis.xadd(CALL_JOBS_STREAM_KEY, 'MAXLEN', '~', '100000', '*', 'call_id', id, 'bot_id', botId, 'to_number', '+4915112345678',
         'variables', '{"customer_name":"Ada"}', 'sip_trunk_id', String(trunk!.livekit_trunk_id), 'from_number', '+15550100000');
       await redis.xadd(WEBHOOK_EVENTS_STREAM, 'MAXLEN', '~', String(OUTBOX_MAX_EVENTS), '*', 'id', `evt_${id}`, 'type', 'call.queued', 'body', eventBody);
     };

@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { startTestEnv, waitUntil, type Service, type TestEnv } from '@voice-platform/tests/infra';
-import { DIALOUT_STREAM_KEY, TERMINAL_CALL_STATUSES } from '@voice-platform/schemas';
+import { CALL_JOBS_STREAM_KEY, TERMINAL_CALL_STATUSES } from '@voice-platform/schemas';
 import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, type Harness } from './testing/harness.js';
 import { COLLECTIONS } from './stores.js';
 import type { CallDoc } from './calls/store.js';
@@ -206,7 +206,7 @@ describe('dial-outs while the stores fail', () => {
     // every 201 has its record (queued) and its job; every queued call was answered 201 (a client told to
     // retry never has a call placed).
     const placed = new Set(outcomes.filter((o) => o.status === 201).map((o) => o.body!.call_id!));
-    const jobs = new Set(((await h.redis.xrange(DIALOUT_STREAM_KEY, '-', '+')) as Array<[string, string[]]>).map(([, f]) => f[f.indexOf('call_id') + 1]!));
+    const jobs = new Set(((await h.redis.xrange(CALL_JOBS_STREAM_KEY, '-', '+')) as Array<[string, string[]]>).map(([, f]) => f[f.indexOf('call_id') + 1]!));
     const readCalls = () => h.db.collection<CallDoc>(COLLECTIONS.calls).find({}, { projection: { status: 1, end_reason: 1 } }).toArray();
     await waitUntil(
       async () => {

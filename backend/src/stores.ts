@@ -1,8 +1,8 @@
-// Store preparation done at boot (and by tests): indexes, missing bot fields, the dial-out stream's
+// Store preparation done at boot (and by tests): indexes, missing bot fields, the call-job stream's
 // consumer group, and the Lua scripts. Each step is idempotent.
 import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
-import { BOT_DEFAULTS, DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY } from '@voice-platform/schemas';
+import { BOT_DEFAULTS, CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY } from '@voice-platform/schemas';
 import { WEBHOOK_CONSUMER_GROUP, WEBHOOK_EVENTS_STREAM } from './webhooks/keys.js';
 
 export const COLLECTIONS = {
@@ -55,7 +55,7 @@ export async function createIndexes(db: Db): Promise<void> {
 
 async function createStream(redis: Redis): Promise<void> {
   // The webhook outbox from its start ('0'): an event written before the group existed is still delivered.
-  for (const [key, group, start] of [[DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, '$'], [WEBHOOK_EVENTS_STREAM, WEBHOOK_CONSUMER_GROUP, '0']] as const) {
+  for (const [key, group, start] of [[CALL_JOBS_STREAM_KEY, CALL_JOBS_CONSUMER_GROUP, '$'], [WEBHOOK_EVENTS_STREAM, WEBHOOK_CONSUMER_GROUP, '0']] as const) {
     try {
       await redis.xgroup('CREATE', key, group, start, 'MKSTREAM');
     } catch (err) {

@@ -1,4 +1,4 @@
-// The Redis fleet contract between the backend (capacity reservations, dial-out jobs) and the workers
+// The Redis fleet contract between the backend (capacity reservations, call jobs) and the workers
 // (heartbeats, job claims). Key names live here only.
 import { Type, type Static } from '@sinclair/typebox';
 
@@ -12,9 +12,10 @@ export const FLEET_RESERVATIONS_KEY = 'vp:fleet:reservations';
 /** The reservations of test calls (browser calls), also in FLEET_RESERVATIONS_KEY: they must fit the
  *  workers' test-call share (`max_test_calls − test_calls`). A worker that claims one removes it from both. */
 export const FLEET_TEST_RESERVATIONS_KEY = 'vp:fleet:test-reservations';
-/** Stream of dial-out jobs, read by the consumer group `workers` (created by the backend at boot). */
-export const DIALOUT_STREAM_KEY = 'vp:jobs:dialout';
-export const DIALOUT_CONSUMER_GROUP = 'workers';
+/** Stream of call jobs (dial-outs, browser calls, inbound calls), read by the consumer group `workers`
+ *  (created by the backend at boot). */
+export const CALL_JOBS_STREAM_KEY = 'vp:jobs:calls';
+export const CALL_JOBS_CONSUMER_GROUP = 'workers';
 export const HEARTBEAT_INTERVAL_MS = 2000;
 export const HEARTBEAT_TTL_MS = 6000;
 /**
@@ -52,20 +53,25 @@ export const WorkerHeartbeat = Type.Object(
 export type WorkerHeartbeat = Static<typeof WorkerHeartbeat>;
 
 /**
- * Fields of one `XADD vp:jobs:dialout` entry (all strings; `variables` is JSON of string → string).
+ * Fields of one `XADD vp:jobs:calls` entry (all strings; `variables` is JSON of string → string).
  * A worker that claims the job must `ZREM vp:fleet:reservations <call_id>` once its active_calls
  * counts the call, and report lifecycle moves to `POST /api/v1/calls/{call_id}/events`.
  */
-export const DialoutJob = Type.Object(
+export const CallJob = Type.Object(
   {
     call_id: Type.String(),
     bot_id: Type.String(),
-    to_number: Type.String(),
     variables: Type.String({ description: 'JSON object of string → string' }),
-    /** The LiveKit id of the outbound trunk that places the call, and the caller ID it presents. */
-    sip_trunk_id: Type.String(),
-    from_number: Type.String(),
+    /** Absent: a dial-out; `web`: a browser test call (the caller joins the call's room); `inbound`: a caller rings in `room_name`. */
+    direction: Type.Optional(Type.Union([Type.Literal('web'), Type.Literal('inbound')])),
+    /** Dial-outs: the number called and the LiveKit id of the outbound trunk that places the call. */
+    to_number: Type.Optional(Type.String()),
+    sip_trunk_id: Type.Optional(Type.String()),
+    /** Dial-outs: the caller ID presented; inbound calls: the caller's number. */
+    from_number: Type.Optional(Type.String()),
+    /** Inbound calls: the caller's room (other calls' rooms are named by the call id). */
+    room_name: Type.Optional(Type.String()),
   },
   { additionalProperties: false },
 );
-export type DialoutJob = Static<typeof DialoutJob>;
+export type CallJob = Static<typeof CallJob>;

@@ -19,7 +19,7 @@ import { createProviders, type CallProviders } from './providers.js';
 import { refusalFor } from './providers/errors.js';
 import { Spawner } from './proc/spawner.js';
 import { Heartbeat, readFleet, Slots } from './fleet/capacity.js';
-import { ClaimLoop, type DialoutJob } from './fleet/claim.js';
+import { ClaimLoop, type CallJob } from './fleet/claim.js';
 import { CLOSE_CODES, DialError, type CallErrorCode, type CallTransport, type DialOutcome, type TelephonyDialer } from './transports/transport.js';
 import { liveKitDialerFromSettings } from './transports/livekit.js';
 import { parseClientMessage, WebSocketTransport } from './transports/websocket.js';
@@ -345,7 +345,7 @@ export function createWorker(deps: WorkerDeps): Worker {
   }
 
   // ---- dial-out jobs ----
-  async function dialoutCall(job: DialoutJob): Promise<void> {
+  async function dialoutCall(job: CallJob): Promise<void> {
     metrics.jobsClaimed.inc();
     const log = logger.child({ call_id: job.call_id, bot_id: job.bot_id });
     // The lease comes first: should this worker die from here on, the dialler ends the call (and deletes
@@ -428,7 +428,7 @@ export function createWorker(deps: WorkerDeps): Worker {
   }
 
   /** A browser test call (docs/design.md §7 widget): the caller joins the call's room with the backend's token. */
-  async function webCall(job: DialoutJob, cfg: RuntimeConfig, plane: TelephonyDialer, log: Logger): Promise<void> {
+  async function webCall(job: CallJob, cfg: RuntimeConfig, plane: TelephonyDialer, log: Logger): Promise<void> {
     if (!plane.joinWebCall) {
       metrics.callsTotal.inc({ result: 'failed' });
       void report(job.call_id, { status: 'failed', end_reason: 'no_telephony_transport' });
@@ -457,7 +457,7 @@ export function createWorker(deps: WorkerDeps): Worker {
   }
 
   /** A call to one of our numbers (docs/design.md §7): the caller rings in `job.room_name` until the bot joins it. */
-  async function inboundCall(job: DialoutJob, cfg: RuntimeConfig, plane: TelephonyDialer, log: Logger): Promise<void> {
+  async function inboundCall(job: CallJob, cfg: RuntimeConfig, plane: TelephonyDialer, log: Logger): Promise<void> {
     if (!plane.answerInbound || !job.room_name) {
       metrics.callsTotal.inc({ result: 'failed' });
       void report(job.call_id, { status: 'failed', end_reason: 'no_telephony_transport' });

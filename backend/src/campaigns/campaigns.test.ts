@@ -3,7 +3,7 @@
 // written like a worker's gives the fleet room, and call outcomes are reported through the calls API the
 // way a worker reports them.
 import { startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
-import { DIALOUT_STREAM_KEY, FLEET_RESERVATIONS_KEY, FLEET_WORKERS_KEY } from '@voice-platform/schemas';
+import { CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY, FLEET_WORKERS_KEY } from '@voice-platform/schemas';
 import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { COLLECTIONS } from '../stores.js';
 import type { CallDoc } from '../calls/store.js';
@@ -438,7 +438,7 @@ describe('campaign dialler', () => {
       await dialler.stop();
     }
     const ids = new Set((await campaignCalls(id)).map((c) => c._id));
-    const jobs = (await h.redis.xrange(DIALOUT_STREAM_KEY, '-', '+')) as Array<[string, string[]]>;
+    const jobs = (await h.redis.xrange(CALL_JOBS_STREAM_KEY, '-', '+')) as Array<[string, string[]]>;
     // Stream ids are Redis's clock in ms when each job was queued (just after its rate check).
     const times = jobs.filter(([, f]) => ids.has(f[f.indexOf('call_id') + 1]!)).map(([jobId]) => Number(jobId.split('-')[0]));
     expect(times).toHaveLength(5);

@@ -1,5 +1,5 @@
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
-import { DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
+import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
 import { adminToken, createBot, createTrunk, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 
 let env: TestEnv;
@@ -60,9 +60,9 @@ describe('POST /api/v1/sip/dialout', () => {
     expect(call.body).toMatchObject({ call_id: callId, bot_id: botId, direction: 'outbound', status: 'queued', variables: { customer_name: 'Ada', amount_due: '12 EUR' } });
     expect(await h.redis.zscore(FLEET_RESERVATIONS_KEY, callId)).toBe(String(h.clock.ms + 60_000));
 
-    const groups = (await h.redis.xinfo('GROUPS', DIALOUT_STREAM_KEY)) as unknown[][];
-    expect(groups.some((g) => g.includes(DIALOUT_CONSUMER_GROUP))).toBe(true);
-    const read = (await h.redis.xreadgroup('GROUP', DIALOUT_CONSUMER_GROUP, 'test-consumer', 'COUNT', 100, 'STREAMS', DIALOUT_STREAM_KEY, '>')) as
+    const groups = (await h.redis.xinfo('GROUPS', CALL_JOBS_STREAM_KEY)) as unknown[][];
+    expect(groups.some((g) => g.includes(CALL_JOBS_CONSUMER_GROUP))).toBe(true);
+    const read = (await h.redis.xreadgroup('GROUP', CALL_JOBS_CONSUMER_GROUP, 'test-consumer', 'COUNT', 100, 'STREAMS', CALL_JOBS_STREAM_KEY, '>')) as
       | Array<[string, Array<[string, string[]]>]>
       | null;
     const jobs = (read?.[0]?.[1] ?? []).map(([, fields]) => Object.fromEntries(fields.reduce<string[][]>((acc, v, i) => (i % 2 ? acc : [...acc, [v, fields[i + 1]!]]), [])));

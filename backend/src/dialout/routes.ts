@@ -4,7 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { ObjectId } from 'mongodb';
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
-import { DIALOUT_STREAM_KEY, DialoutRequest, IDEMPOTENCY_KEY_MAX_LENGTH, PHONE_NUMBER_PATTERN, type DialoutResponse, type ErrorCode } from '@voice-platform/schemas';
+import { CALL_JOBS_STREAM_KEY, DialoutRequest, IDEMPOTENCY_KEY_MAX_LENGTH, PHONE_NUMBER_PATTERN, type DialoutResponse, type ErrorCode } from '@voice-platform/schemas';
 import { ApiError, apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
@@ -208,7 +208,7 @@ export async function placeCall(
     const job = dial
       ? ['to_number', dial.to, 'sip_trunk_id', dial.trunk.livekit_trunk_id, 'from_number', dial.fromNumber]
       : ['direction', 'web']; // the worker joins the call's room and waits for the browser
-    await svc.redis.xadd(DIALOUT_STREAM_KEY, 'MAXLEN', '~', '100000', '*', 'call_id', callId, 'bot_id', bot._id, 'variables', JSON.stringify(req.variables), ...job);
+    await svc.redis.xadd(CALL_JOBS_STREAM_KEY, 'MAXLEN', '~', '100000', '*', 'call_id', callId, 'bot_id', bot._id, 'variables', JSON.stringify(req.variables), ...job);
   } catch (err) {
     // No job means no worker will ever take the call: free the slot and close the record.
     await releaseSlot(svc.redis, callId).catch(() => undefined);

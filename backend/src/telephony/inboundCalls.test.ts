@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { ObjectId } from 'mongodb';
 import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
 import { ParticipantInfo_Kind, WebhookEvent } from '@livekit/protocol';
-import { DIALOUT_STREAM_KEY } from '@voice-platform/schemas';
+import { CALL_JOBS_STREAM_KEY } from '@voice-platform/schemas';
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
 import { adminToken, createBot, heartbeat, startHarness, type Harness } from '../testing/harness.js';
 import { COLLECTIONS } from '../stores.js';
@@ -90,7 +90,7 @@ describe('POST /livekit/webhook', () => {
     expect(call).toMatchObject({ bot_id: bot, direction: 'inbound', from_number: CALLER, to_number: NUMBER, status: 'queued', variables: { customer_name: 'caller' }, room_name: 'in-abc123', api_key_id: null });
     const api = await h.http.get(`/api/v1/calls/${call._id}`).set('Authorization', auth).expect(200);
     expect(api.body).toMatchObject({ call_id: call._id, direction: 'inbound', from_number: CALLER, to_number: NUMBER, status: 'queued' });
-    const jobs = await h.redis.xrange(DIALOUT_STREAM_KEY, '-', '+');
+    const jobs = await h.redis.xrange(CALL_JOBS_STREAM_KEY, '-', '+');
     expect(jobs).toHaveLength(1);
     const f = Object.fromEntries(jobs[0]![1].reduce<string[][]>((acc, v, i, all) => (i % 2 ? acc : [...acc, [v, all[i + 1]!]]), []));
     expect(f).toEqual({ call_id: call._id, bot_id: bot, variables: '{"customer_name":"caller"}', direction: 'inbound', room_name: 'in-abc123', from_number: CALLER });
@@ -107,7 +107,7 @@ describe('POST /livekit/webhook', () => {
     const [call] = await calls();
     expect(call).toMatchObject({ direction: 'inbound', status: 'failed', end_reason: 'fleet_at_capacity', sip_status_code: 486, started_at: null, from_number: CALLER });
     expect(await rooms().listRooms([room])).toEqual([]);
-    expect(await h.redis.xlen(DIALOUT_STREAM_KEY)).toBe(0);
+    expect(await h.redis.xlen(CALL_JOBS_STREAM_KEY)).toBe(0);
   });
 
   it('an inactive bot\'s number refuses callers too (bot_inactive)', async () => {
@@ -132,6 +132,6 @@ describe('POST /livekit/webhook', () => {
     ];
     for (const body of events) expect((await post(body, await signed(body))).status).toBe(204);
     expect(await calls()).toEqual([]);
-    expect(await h.redis.xlen(DIALOUT_STREAM_KEY)).toBe(0);
+    expect(await h.redis.xlen(CALL_JOBS_STREAM_KEY)).toBe(0);
   });
 });

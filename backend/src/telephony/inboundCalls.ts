@@ -9,7 +9,7 @@ import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { WebhookReceiver, type WebhookEvent } from 'livekit-server-sdk';
-import { DIALOUT_STREAM_KEY, PHONE_NUMBER_PATTERN } from '@voice-platform/schemas';
+import { CALL_JOBS_STREAM_KEY, PHONE_NUMBER_PATTERN } from '@voice-platform/schemas';
 import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { readRaw } from '../body.js';
@@ -108,7 +108,7 @@ async function placeInboundCall(svc: Services, event: WebhookEvent, room: string
   try {
     await callDocs.insertOne(call);
     await svc.redis.xadd(
-      DIALOUT_STREAM_KEY, 'MAXLEN', '~', '100000', '*',
+      CALL_JOBS_STREAM_KEY, 'MAXLEN', '~', '100000', '*',
       'call_id', callId, 'bot_id', call.bot_id, 'variables', JSON.stringify(call.variables),
       'direction', 'inbound', 'room_name', room, 'from_number', call.from_number ?? '',
     );

@@ -2,7 +2,7 @@
 // back with LiveKit's own SipClient), the write-only password, and the trunk a dial-out picks.
 import { SipClient } from 'livekit-server-sdk';
 import { SIPTransport } from '@livekit/protocol';
-import { DIALOUT_STREAM_KEY } from '@voice-platform/schemas';
+import { CALL_JOBS_STREAM_KEY } from '@voice-platform/schemas';
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
 import { adminToken, createBot, createKey, heartbeat, startHarness, type Harness } from '../testing/harness.js';
 import { COLLECTIONS } from '../stores.js';
@@ -155,7 +155,7 @@ describe('dial-out through a trunk', () => {
   });
 
   it('from_number picks the trunk that owns it; without it the default trunk and its first number; unknown → 422', async () => {
-    await h.redis.del(DIALOUT_STREAM_KEY);
+    await h.redis.del(CALL_JOBS_STREAM_KEY);
     await heartbeat(h.redis, 'w1', { max_calls: 100 }, h.clock.ms + 3_600_000);
     const key = (await createKey(h, auth)).key;
     const botId = await createBot(h, auth, BOT);
@@ -171,7 +171,7 @@ describe('dial-out through a trunk', () => {
     const call = await h.http.get(`/api/v1/calls/${viaB.body.call_id}`).set('X-API-Key', key).expect(200);
     expect(call.body).toMatchObject({ from_number: '+15550100061', sip_status_code: null, transcript: [], direction: 'outbound' });
 
-    const jobs = (await h.redis.xrange(DIALOUT_STREAM_KEY, '-', '+')).map(([, f]) => Object.fromEntries(f.reduce<string[][]>((acc, v, i) => (i % 2 ? acc[acc.length - 1]!.push(v) : acc.push([v]), acc), [])));
+    const jobs = (await h.redis.xrange(CALL_JOBS_STREAM_KEY, '-', '+')).map(([, f]) => Object.fromEntries(f.reduce<string[][]>((acc, v, i) => (i % 2 ? acc[acc.length - 1]!.push(v) : acc.push([v]), acc), [])));
     expect(jobs.map((j) => [j.call_id, j.sip_trunk_id, j.from_number])).toEqual([
       [viaDefault.body.call_id, lkA, '+15550100051'],
       [viaB.body.call_id, lkB, '+15550100061'],

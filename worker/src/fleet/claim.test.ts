@@ -3,7 +3,7 @@
 // livekit-sip, the sipp test phone). The full spoken call is in transports/sip.test.ts.
 import { Redis } from 'ioredis';
 import { dispose } from '@livekit/rtc-node';
-import { DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
+import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
 import { waitUntil } from '@voice-platform/tests/infra';
 import { backendUrl, callUntil, createApiKey, createPolicyBot, ensureTrunk, workerToken } from '../testing/backend.js';
 import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
@@ -37,7 +37,7 @@ async function dialout(to = '+4915112345678'): Promise<string> {
 }
 
 const pendingFor = async (consumer: string) => {
-  const rows = (await redis.xpending(DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, '-', '+', 100, consumer)) as unknown[];
+  const rows = (await redis.xpending(CALL_JOBS_STREAM_KEY, CALL_JOBS_CONSUMER_GROUP, '-', '+', 100, consumer)) as unknown[];
   return rows.length;
 };
 
@@ -67,7 +67,7 @@ describe('dial-out claim loop', () => {
     const callId = await dialout(PHONE_NUMBERS.noAnswer);
     await callUntil(callId, (c) => c.status === 'ringing', 'ringing');
     // Mid-call (the phone rings for seconds) the job is no longer pending anywhere, so no stale claim can take it again.
-    await waitUntil(async () => (await redis.xpending(DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP))[0] === 0, { what: 'no pending job', timeoutMs: 10_000 });
+    await waitUntil(async () => (await redis.xpending(CALL_JOBS_STREAM_KEY, CALL_JOBS_CONSUMER_GROUP))[0] === 0, { what: 'no pending job', timeoutMs: 10_000 });
     // The call holds one slot of the fleet, not two: its reservation became the worker's active call.
     expect(await redis.zscore(FLEET_RESERVATIONS_KEY, callId)).toBeNull();
     const fleet = (await (await fetch(`${w.url}/health/fleet`)).json()) as { workers: Array<{ worker_id: string; active_calls: number }> };
@@ -83,7 +83,7 @@ describe('dial-out claim loop', () => {
     try {
       callId = await dialout();
       // The "crashed" worker reads the job and dies before acking it.
-      const read = (await redis.xreadgroup('GROUP', DIALOUT_CONSUMER_GROUP, 'crashed-worker', 'COUNT', 10, 'STREAMS', DIALOUT_STREAM_KEY, '>')) as Array<
+      const read = (await redis.xreadgroup('GROUP', CALL_JOBS_CONSUMER_GROUP, 'crashed-worker', 'COUNT', 10, 'STREAMS', CALL_JOBS_STREAM_KEY, '>')) as Array<
         [string, Array<[string, string[]]>]
       >;
       expect(read[0]![1].map(([, f]) => f[f.indexOf('call_id') + 1])).toContain(callId);

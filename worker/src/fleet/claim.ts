@@ -1,13 +1,13 @@
-// The dial-out claim loop: read jobs from the backend's Redis stream (consumer group `workers`) only
-// while this worker has a free slot, take the slot, ack, drop the backend's reservation (the
-// heartbeat's active_calls now counts the call), and run it. Jobs a crashed worker read but never
-// acked (it died before starting them) are claimed again after `staleAfterMs`.
+// The claim loop: read call jobs (dial-outs, browser and inbound calls) from the backend's Redis stream
+// (consumer group `workers`) only while this worker has a free slot, take the slot, ack, drop the
+// backend's reservation (the heartbeat's active_calls now counts the call), and run it. Jobs a crashed
+// worker read but never acked (it died before starting them) are claimed again after `staleAfterMs`.
 import type { Redis } from 'ioredis';
-import { DIALOUT_CONSUMER_GROUP, DIALOUT_STREAM_KEY, FLEET_RESERVATIONS_KEY, FLEET_TEST_RESERVATIONS_KEY } from '@voice-platform/schemas';
+import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY, FLEET_TEST_RESERVATIONS_KEY } from '@voice-platform/schemas';
 import type { Logger } from '../logger.js';
 import type { Slots } from './capacity.js';
 
-export interface DialoutJob {
+export interface CallJob {
   entryId: string;
   call_id: string;
   bot_id: string;
@@ -31,7 +31,7 @@ export interface ClaimOptions {
   workerId: string;
   logger: Logger;
   /** Runs the claimed call; the slot is held until it resolves. */
-  run(job: DialoutJob): Promise<void>;
+  run(job: CallJob): Promise<void>;
   /**
    * Turns the call's reservation into this worker's active call, called in the same tick as the slot is
    * taken (default: drops the reservation). The worker's heartbeat does both in one transaction.
@@ -41,7 +41,7 @@ export interface ClaimOptions {
   staleAfterMs?: number;
 }
 
-function parseFields(entryId: string, fields: string[]): DialoutJob | null {
+function parseFields(entryId: string, fields: string[]): CallJob | null {
   const f: Record<string, string> = {};
   for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
   if (!f.call_id || !f.bot_id) return null;
@@ -83,7 +83,7 @@ export class ClaimLoop {
 
   private async ensureGroup(): Promise<void> {
     try {
-      await this.opts.redis.xgroup('CREATE', DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, '$', 'MKSTREAM');
+      await this.opts.redis.xgroup('CREATE', CALL_JOBS_STREAM_KEY, CALL_JOBS_CONSUMER_GROUP, '$', 'MKSTREAM');
     } catch (err) {
       if (!(err instanceof Error && err.message.includes('BUSYGROUP'))) throw err;
     }
@@ -121,14 +121,14 @@ export class ClaimLoop {
   private async readNew(): Promise<Entries> {
     const res = (await this.opts.blockingRedis.xreadgroup(
       'GROUP',
-      DIALOUT_CONSUMER_GROUP,
+      CALL_JOBS_CONSUMER_GROUP,
       this.opts.workerId,
       'COUNT',
       1,
       'BLOCK',
       this.opts.blockMs ?? 2000,
       'STREAMS',
-      DIALOUT_STREAM_KEY,
+      CALL_JOBS_STREAM_KEY,
       '>',
     )) as Array<[string, Entries]> | null;
     return res?.[0]?.[1] ?? [];
@@ -136,7 +136,7 @@ export class ClaimLoop {
 
   /** A job another consumer read but never acked (it crashed), idle long enough to be ours. */
   private async staleEntry(): Promise<Entries | null> {
-    const res = (await this.opts.redis.xautoclaim(DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, this.opts.workerId, this.opts.staleAfterMs ?? 60_000, '0-0', 'COUNT', 1)) as [
+    const res = (await this.opts.redis.xautoclaim(CALL_JOBS_STREAM_KEY, CALL_JOBS_CONSUMER_GROUP, this.opts.workerId, this.opts.staleAfterMs ?? 60_000, '0-0', 'COUNT', 1)) as [
       string,
       Entries,
     ];
@@ -149,7 +149,7 @@ export class ClaimLoop {
     const job = parseFields(entryId, fields);
     if (!job) {
       logger.error({ entry_id: entryId }, 'malformed dial-out job dropped');
-      void redis.xack(DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, entryId).catch(() => undefined);
+      void redis.xack(CALL_JOBS_STREAM_KEY, CALL_JOBS_CONSUMER_GROUP, entryId).catch(() => undefined);
       return;
     }
     // We only read while a slot was free; a WebSocket call may have taken it meanwhile. The job then
@@ -168,7 +168,7 @@ export class ClaimLoop {
       try {
         // Ack before the call runs: a call lasts minutes, longer than the stale-claim idle time, and a
         // job claimed again mid-call would phone the same person twice. A crash mid-call must never redial.
-        await redis.xack(DIALOUT_STREAM_KEY, DIALOUT_CONSUMER_GROUP, entryId).catch((err: unknown) => {
+        await redis.xack(CALL_JOBS_STREAM_KEY, CALL_JOBS_CONSUMER_GROUP, entryId).catch((err: unknown) => {
           logger.error({ call_id: job.call_id, err: err instanceof Error ? err.message : String(err) }, 'dial-out job ack failed');
         });
         await claimed;
