@@ -78,14 +78,18 @@ export function llmFor(cfg: RuntimeConfig, s: ProviderSettings): LlmProvider {
   switch (provider) {
     case 'scripted':
       return new ScriptedLlm(cfg.bot.policy, cfg.call?.variables ?? {});
-    case 'openai':
+    case 'openai': {
+      // A bot's own server (vLLM, Ollama, llama.cpp) may need no key: without one none is sent.
+      const own = (cfg.bot.llm as { base_url?: unknown }).base_url;
+      const baseUrl = typeof own === 'string' && own ? own : null;
       return new OpenAiLlm({
-        baseUrl: s.OPENAI_BASE_URL,
-        apiKey: need('llm', s.OPENAI_API_KEY, 'OPENAI_API_KEY'),
+        baseUrl: baseUrl ?? s.OPENAI_BASE_URL,
+        apiKey: baseUrl ? s.OPENAI_API_KEY : need('llm', s.OPENAI_API_KEY, 'OPENAI_API_KEY'),
         model,
         temperature,
         timeoutMs: s.PROVIDER_TIMEOUT_MS,
       });
+    }
     default:
       throw unavailable('llm', `unknown LLM provider ${JSON.stringify(provider)}`);
   }

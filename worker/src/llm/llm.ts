@@ -1,17 +1,60 @@
 // The reply stage. It keeps the conversation, asks the provider for a reply when a final user
 // transcript arrives, and cuts the streamed reply into sentences so speech starts after the first one.
 // Retries are the stage's (providers/retry.ts): a provider makes one attempt per reply.
+//
+// Tools (docs/design.md §9): a reply may end in tool calls. Text before them is spoken, each tool's
+// `say_while_waiting` is said as it starts, the calls run at once, and the assistant message with its
+// `tool_calls` plus one `tool` message per call join the history; then the model goes on, for at most
+// MAX_TOOL_ROUNDS rounds a user turn (after that it is asked to answer without tools). A barge-in while
+// tools run drops what would have been said next, but their results still join the history (before the
+// caller's next words, as the protocol wants them).
 import type { Direction, Frame } from '../pipeline/frames.js';
 import { FrameProcessor } from '../pipeline/processor.js';
 import { asProviderError } from '../providers/errors.js';
 import { DEFAULT_RETRY, retryStream, type Resume, type RetryPolicy } from '../providers/retry.js';
 
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
+/** Rounds of tool calls one user turn may run. */
+export const MAX_TOOL_ROUNDS = 5;
+
+/** A tool call as the OpenAI protocol carries it (`arguments`: JSON text). */
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
 }
 
-export type LlmChunk = { type: 'text'; text: string } | { type: 'end_call' };
+/** The conversation in the OpenAI chat shapes. */
+export type ChatMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+/** Text as it streams; the reply's tool calls, whole, once the reply is complete. */
+export type LlmChunk = { type: 'text'; text: string } | { type: 'end_call' } | { type: 'tool_calls'; calls: ToolCall[] };
+
+/** A tool offered to the model as a function. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface GenerateOptions {
+  /** The bot's tools (end_call is always offered besides). */
+  tools?: ToolSpec[];
+  /** `none`: the model must answer in text (the rounds are spent). */
+  toolChoice?: 'auto' | 'none';
+}
+
+/** What the stage needs of the call's tools (tools/runner.ts ToolRunner). */
+export interface LlmTools {
+  readonly specs: ToolSpec[];
+  /** True for a call that hangs up rather than runs. */
+  endsCall(name: string): boolean;
+  sayWhileWaiting(name: string): string | undefined;
+  /** Never throws: `output` is the tool message's content (`{"error":…}` on failure). */
+  run(name: string, args: string, signal?: AbortSignal): Promise<{ output: string }>;
+}
 
 export interface LlmProvider {
   readonly name: string;
@@ -22,7 +65,7 @@ export interface LlmProvider {
    */
   readonly resume: Resume;
   /** ONE attempt: failures are ProviderErrors (stage `llm`); the stage retries. */
-  generate(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<LlmChunk>;
+  generate(messages: ChatMessage[], signal: AbortSignal, opts?: GenerateOptions): AsyncIterable<LlmChunk>;
 }
 
 /** The sentences a whole text is spoken as: what follows the last stop (or all of it, with no stop) too. */
@@ -65,11 +108,16 @@ export class SentenceSplitter {
 export class LlmProcessor extends FrameProcessor {
   readonly messages: ChatMessage[];
   private abort: AbortController | null = null;
+  /** Aborted only when the call ends: a barge-in does not stop tools that already run. */
+  private readonly toolsAbort = new AbortController();
+  /** Tools still running from a reply a barge-in cut: their results join the history first. */
+  private pendingTools: Promise<void> | null = null;
 
   constructor(
     private readonly provider: LlmProvider,
     systemPrompt: string,
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
+    private readonly tools: LlmTools | null = null,
   ) {
     super('llm');
     this.messages = systemPrompt ? [{ role: 'system', content: systemPrompt }] : [];
@@ -85,38 +133,97 @@ export class LlmProcessor extends FrameProcessor {
     }
     this.push(frame, dir);
     if (frame.kind === 'transcript' && frame.role === 'user' && frame.final && frame.text.trim()) {
+      if (this.pendingTools) await this.pendingTools;
       this.messages.push({ role: 'user', content: frame.text });
       await this.respond();
     }
+  }
+
+  private endsCall(name: string): boolean {
+    return this.tools ? this.tools.endsCall(name) : name === 'end_call';
   }
 
   private async respond(): Promise<void> {
     const abort = new AbortController();
     this.abort = abort;
     const started = performance.now();
-    const splitter = new SentenceSplitter();
-    let spoken = '';
-    let endCall = false;
     let first = true;
-    const emit = (sentences: string[]) => {
+    const say = (sentences: string[]) => {
       for (const s of sentences) {
         if (first) {
           this.push({ kind: 'provider_time', stage: 'llm', provider: this.provider.name, ms: performance.now() - started });
           first = false;
         }
-        spoken += (spoken ? ' ' : '') + s;
         this.push({ kind: 'text', text: s });
       }
     };
+    /** This round's spoken text, until it joins the history. */
+    const spoken = { text: '' };
+    let endCall = false;
+    this.push({ kind: 'response_start' });
+    try {
+      for (let round = 1; ; round++) {
+        const toolsAllowed = round <= MAX_TOOL_ROUNDS;
+        const calls = await this.generate(abort.signal, say, spoken, toolsAllowed);
+        if (abort.signal.aborted) return;
+        if (calls.some((c) => this.endsCall(c.function.name))) endCall = true;
+        // Hanging up alone needs no round (the reply stays plain text); calls past the rounds are not run.
+        if (!toolsAllowed || calls.every((c) => this.endsCall(c.function.name))) break;
+        const text = spoken.text;
+        spoken.text = '';
+        const outputs = calls.map((c) => {
+          if (this.endsCall(c.function.name)) return Promise.resolve('{"ok":true}');
+          if (!this.tools) return Promise.resolve('{"error":"unknown_tool"}');
+          const phrase = this.tools.sayWhileWaiting(c.function.name);
+          if (phrase) say(sentencesOf(phrase));
+          return this.tools.run(c.function.name, c.function.arguments, this.toolsAbort.signal).then((r) => r.output);
+        });
+        // The assistant message and its answers join the history together, whenever they are in.
+        const settled = Promise.all(outputs).then((out) => {
+          this.messages.push({ role: 'assistant', content: text || null, tool_calls: calls });
+          calls.forEach((c, i) => this.messages.push({ role: 'tool', tool_call_id: c.id, content: out[i]! }));
+        });
+        this.pendingTools = settled;
+        void settled.finally(() => {
+          if (this.pendingTools === settled) this.pendingTools = null;
+        });
+        const aborted = new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));
+        await Promise.race([settled, aborted]);
+        if (abort.signal.aborted) return; // a barge-in: the results still land (pendingTools), nothing more is said
+        if (endCall) break; // the model hung up: the other tools ran, nothing more to ask
+      }
+      this.push({ kind: 'response_end', endCall });
+    } catch (err) {
+      if (abort.signal.aborted || this.cancelled) return;
+      this.pushError(asProviderError('llm', err).code, err, true);
+    } finally {
+      // What was said (even if cut short) is what the conversation remembers.
+      if (spoken.text) this.messages.push({ role: 'assistant', content: spoken.text });
+      if (this.abort === abort) this.abort = null;
+    }
+  }
+
+  /**
+   * One request to the provider with the history as it is, its text spoken sentence by sentence (and
+   * collected in `spoken`); the reply's tool calls (none: the reply is complete). Aborted: returns [].
+   */
+  private async generate(signal: AbortSignal, say: (sentences: string[]) => void, spoken: { text: string }, toolsAllowed: boolean): Promise<ToolCall[]> {
+    const splitter = new SentenceSplitter();
+    const emit = (sentences: string[]) => {
+      for (const s of sentences) spoken.text += (spoken.text ? ' ' : '') + s;
+      say(sentences);
+    };
     /** Characters of the provider's text pushed into the splitter. */
     let pushed = 0;
+    let calls: ToolCall[] = [];
     const messages = [...this.messages];
+    const opts: GenerateOptions = { tools: this.tools?.specs ?? [], toolChoice: toolsAllowed ? 'auto' : 'none' };
     const reply = retryStream<LlmChunk>({
       stage: 'llm',
       policy: this.retry,
       resume: this.provider.resume,
-      signal: abort.signal,
-      attempt: () => this.provider.generate(messages, abort.signal),
+      signal,
+      attempt: () => this.provider.generate(messages, signal, opts),
       chars: (c) => (c.type === 'text' ? c.text.length : 0),
       dropChars: (c, n) => (c.type === 'text' ? { type: 'text', text: c.text.slice(n) } : c),
       // Only whole sentences went on: a resumed attempt starts after the last of them.
@@ -126,27 +233,19 @@ export class LlmProcessor extends FrameProcessor {
         splitter.drop();
       },
     });
-    this.push({ kind: 'response_start' });
-    try {
-      for await (const chunk of reply) {
-        if (abort.signal.aborted) break;
-        if (chunk.type === 'end_call') endCall = true;
-        else {
-          pushed += chunk.text.length;
-          emit(splitter.push(chunk.text));
-        }
+    for await (const chunk of reply) {
+      if (signal.aborted) break;
+      if (chunk.type === 'end_call') calls.push({ id: `end_call_${calls.length}`, type: 'function', function: { name: 'end_call', arguments: '{}' } });
+      else if (chunk.type === 'tool_calls') calls = [...calls, ...chunk.calls];
+      else {
+        pushed += chunk.text.length;
+        emit(splitter.push(chunk.text));
       }
-      if (abort.signal.aborted) return;
-      emit(splitter.flush());
-      this.push({ kind: 'response_end', endCall });
-    } catch (err) {
-      if (abort.signal.aborted || this.cancelled) return;
-      this.pushError(asProviderError('llm', err).code, err, true);
-    } finally {
-      // What was said (even if cut short) is what the conversation remembers.
-      if (spoken) this.messages.push({ role: 'assistant', content: spoken });
-      if (this.abort === abort) this.abort = null;
     }
+    if (signal.aborted) return [];
+    // Text before a tool call is spoken before the tools run.
+    emit(splitter.flush());
+    return calls;
   }
 
   protected override onInterrupt(): void {
@@ -155,5 +254,6 @@ export class LlmProcessor extends FrameProcessor {
 
   protected override onCancel(): void {
     this.abort?.abort();
+    this.toolsAbort.abort();
   }
 }

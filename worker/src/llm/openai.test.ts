@@ -31,10 +31,14 @@ describe('OpenAI-compatible chat completions', () => {
     expect(req.body.tools[0].function.name).toBe('end_call');
   });
 
-  it('turns an end_call tool call into an end-of-call marker', async () => {
+  it('hands on an end_call tool call whole; the stage ends the call after the reply, with no tool round', async () => {
     cloud.chatEndCall = true;
     const chunks = await collect(llm().generate([{ role: 'user', content: 'bye' }], new AbortController().signal));
-    expect(chunks[chunks.length - 1]).toEqual({ type: 'end_call' });
+    expect(chunks[chunks.length - 1]).toEqual({ type: 'tool_calls', calls: [{ id: 'call_end', type: 'function', function: { name: 'end_call', arguments: '' } }] });
+    cloud.chatEndCall = true;
+    const r = await llmStage(llm(), 'bye');
+    expect(r.frames[r.frames.length - 1]).toEqual({ kind: 'response_end', endCall: true });
+    expect(cloud.chats).toHaveLength(2); // one request each: hanging up needs no second round
   });
 
   it('declares resume chars: a stream broken mid-sentence is retried and the stage passes on each sentence once, whole', async () => {

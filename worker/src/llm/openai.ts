@@ -1,14 +1,18 @@
-// OpenAI-compatible chat completions with streaming (Server-Sent Events). OPENAI_BASE_URL points it at
-// any compatible server. The model ends the call through the `end_call` tool.
+// OpenAI-compatible chat completions with streaming (Server-Sent Events). OPENAI_BASE_URL (or the bot's
+// llm.base_url) points it at any compatible server. The model ends the call through the `end_call` tool;
+// the bot's tools are offered as functions besides. Streamed `tool_calls` come in pieces keyed by
+// `index` (id and name usually in the first, arguments spread over many): they are put together and
+// handed on whole once the reply is complete ([DONE]), so a broken stream never runs half a call.
 //
 // Resume: `chars`. Another attempt at the same messages is expected to start with the same text, so
 // the stage passes on only the sentences not yet passed on (providers/retry.ts; llm.ts).
 import { ProviderError } from '../providers/errors.js';
 import { streamPost } from '../providers/http.js';
-import type { ChatMessage, LlmChunk, LlmProvider } from './llm.js';
+import type { ChatMessage, GenerateOptions, LlmChunk, LlmProvider, ToolCall } from './llm.js';
 
 export interface OpenAiLlmOptions {
   baseUrl: string;
+  /** Empty: no Authorization header (a local server that needs no key). */
   apiKey: string;
   model: string;
   temperature: number;
@@ -40,27 +44,40 @@ export async function* sseData(body: AsyncIterable<Uint8Array>): AsyncIterable<s
   }
 }
 
+type ToolCallDelta = { index?: number; id?: string; type?: string; function?: { name?: string; arguments?: string } };
 type ChatChunk = {
-  choices?: Array<{ delta?: { content?: string | null; tool_calls?: Array<{ function?: { name?: string } }> } }>;
+  choices?: Array<{ delta?: { content?: string | null; tool_calls?: ToolCallDelta[] } }>;
   error?: { message?: string };
 };
+
+/** A piece of a streamed field: appended, unless a server repeats the whole value in every chunk. */
+const joinPiece = (have: string, piece: string | undefined): string => (!piece || piece === have ? have : have + piece);
 
 export class OpenAiLlm implements LlmProvider {
   readonly name = 'openai';
   readonly resume = 'chars' as const;
   constructor(private readonly opts: OpenAiLlmOptions) {}
 
-  async *generate(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<LlmChunk> {
+  async *generate(messages: ChatMessage[], signal: AbortSignal, opts: GenerateOptions = {}): AsyncIterable<LlmChunk> {
+    const tools = [END_CALL_TOOL, ...(opts.tools ?? []).filter((t) => t.name !== 'end_call').map((t) => ({ type: 'function', function: t }))];
     const body = streamPost({
       stage: 'llm',
       what: 'chat completions',
       url: `${this.opts.baseUrl.replace(/\/$/, '')}/chat/completions`,
-      headers: { Authorization: `Bearer ${this.opts.apiKey}`, Accept: 'text/event-stream' },
-      body: { model: this.opts.model, messages, temperature: this.opts.temperature, stream: true, tools: [END_CALL_TOOL] },
+      headers: { ...(this.opts.apiKey ? { Authorization: `Bearer ${this.opts.apiKey}` } : {}), Accept: 'text/event-stream' },
+      body: {
+        model: this.opts.model,
+        messages,
+        temperature: this.opts.temperature,
+        stream: true,
+        tools,
+        ...(opts.toolChoice === 'none' ? { tool_choice: 'none' } : {}),
+      },
       signal,
       timeoutMs: this.opts.timeoutMs,
     });
-    let endCall = false;
+    /** The reply's tool calls by their `index`. */
+    const calls = new Map<number, { id: string; name: string; arguments: string }>();
     let done = false;
     for await (const data of sseData(body)) {
       if (data === '[DONE]') {
@@ -76,10 +93,22 @@ export class OpenAiLlm implements LlmProvider {
       if (chunk.error) throw new ProviderError('llm', 'stream_broken', `chat completions: ${chunk.error.message ?? 'error event'}`);
       const delta = chunk.choices?.[0]?.delta;
       if (delta?.content) yield { type: 'text', text: delta.content };
-      if (delta?.tool_calls?.some((t) => t.function?.name === 'end_call')) endCall = true;
+      for (const piece of delta?.tool_calls ?? []) {
+        const index = piece.index ?? 0;
+        const call = calls.get(index) ?? { id: '', name: '', arguments: '' };
+        call.id = joinPiece(call.id, piece.id);
+        call.name = joinPiece(call.name, piece.function?.name);
+        call.arguments += piece.function?.arguments ?? '';
+        calls.set(index, call);
+      }
     }
     if (signal.aborted) return;
     if (!done) throw new ProviderError('llm', 'stream_broken', 'chat completions stream ended before [DONE]');
-    if (endCall) yield { type: 'end_call' };
+    if (calls.size) {
+      const whole: ToolCall[] = [...calls.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([index, c]) => ({ id: c.id || `call_${index}`, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+      yield { type: 'tool_calls', calls: whole };
+    }
   }
 }

@@ -65,7 +65,7 @@ export class ScriptedLlm implements LlmProvider {
 
   async *generate(messages: ChatMessage[], _signal?: AbortSignal): AsyncIterable<LlmChunk> {
     const last = [...messages].reverse().find((m) => m.role === 'user');
-    const d = decide(this.policy, last?.content ?? '', this.variables);
+    const d = decide(this.policy, typeof last?.content === 'string' ? last.content : '', this.variables);
     yield { type: 'text', text: d.reply };
     if (d.endCall) yield { type: 'end_call' };
   }

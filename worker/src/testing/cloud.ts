@@ -1,6 +1,9 @@
 // Local stand-ins for the cloud APIs, speaking each provider's documented wire protocol:
 // - OpenAI chat completions: POST /v1/chat/completions, `stream: true` → Server-Sent Events of
-//   `chat.completion.chunk` objects, then `data: [DONE]`.
+//   `chat.completion.chunk` objects, then `data: [DONE]`. Tool calls stream as the API streams them:
+//   `delta.tool_calls[]` pieces keyed by `index` (id, type and name in a call's first piece, its
+//   arguments spread over the next ones, one call after the other), then `finish_reason: "tool_calls"`.
+//   A script (`chatScript`) gives each request its reply; `chats` keeps what each request asked.
 // - OpenAI speech: POST /v1/audio/speech, `response_format: "pcm"` → chunked raw 24 kHz PCM16LE
 //   (real speech here: espeak-ng + sox).
 // - Deepgram live: WS /v1/listen with `Authorization: Token …`; binary audio in; `Results` messages
@@ -21,6 +24,20 @@ import { speech } from './audio.js';
 
 export type Fault = 'none' | 'break_mid_stream' | 'refuse' | 'http_500' | 'http_401' | 'http_429';
 
+/** One chat reply: text (spoken first), then tool calls (`arguments`: JSON text, sent in pieces), then end_call. */
+export interface ChatTurn {
+  text?: string;
+  toolCalls?: Array<{ id: string; name: string; arguments: string }>;
+  endCall?: boolean;
+}
+
+/** What one chat request asked: its messages, the names of the tools offered and its tool_choice. */
+export interface ChatRequest {
+  messages: any[];
+  tools: string[];
+  toolChoice: unknown;
+}
+
 export interface CloudStandIn {
   url: string;
   /** Plan of faults, one per request in order; afterwards `fault`. */
@@ -28,6 +45,10 @@ export interface CloudStandIn {
   fault: Fault;
   chatReply: string;
   chatEndCall: boolean;
+  /** Replies to the next chat requests, one each in order; afterwards `chatReply` (and `chatEndCall`). */
+  chatScript: ChatTurn[];
+  /** Every chat request, in order. */
+  chats: ChatRequest[];
   deepgramTranscript: string;
   /** The key the ElevenLabs endpoint accepts in `xi-api-key`. */
   elevenlabsKey: string;
@@ -49,6 +70,7 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     fault: 'none' as Fault,
     chatReply: 'The open amount is forty dollars. Anything else?',
     chatEndCall: false,
+    chatScript: [] as ChatTurn[],
     deepgramTranscript: 'how much',
     elevenlabsKey: 'xi-local',
   });
@@ -56,10 +78,12 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     url: '',
     ...defaults(),
     requests: [],
+    chats: [],
     deepgram: [],
     reset() {
       Object.assign(state, defaults());
       state.requests.length = 0;
+      state.chats.length = 0;
       state.deepgram.length = 0;
     },
     close: async () => undefined,
@@ -104,9 +128,12 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     const write = (text: string) => new Promise<void>((resolve) => res.write(text, () => resolve()));
     const send = (delta: object, finish: string | null = null) =>
       write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`);
+    state.chats.push({ messages: body?.messages ?? [], tools: (body?.tools ?? []).map((t: any) => t?.function?.name), toolChoice: body?.tool_choice });
+    const turn = state.chatScript.shift() ?? { text: state.chatReply, endCall: state.chatEndCall };
+    const calls = [...(turn.toolCalls ?? []), ...(turn.endCall ? [{ id: 'call_end', name: 'end_call', arguments: '' }] : [])];
     void (async () => {
-      await send({ role: 'assistant', content: '' });
-      const words = state.chatReply.match(/\S+\s*/g) ?? [];
+      await send({ role: 'assistant', content: turn.text ? '' : null });
+      const words = turn.text?.match(/\S+\s*/g) ?? [];
       for (let i = 0; i < words.length; i++) {
         if (fault === 'break_mid_stream' && i === Math.ceil(words.length / 2)) {
           res.socket?.destroy();
@@ -115,10 +142,12 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
         await send({ content: words[i] });
         if (res.destroyed) return;
       }
-      if (state.chatEndCall) {
-        await send({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'end_call', arguments: '' } }] });
-        await send({}, 'tool_calls');
-      } else await send({}, 'stop');
+      for (const [index, call] of calls.entries()) {
+        await send({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] });
+        for (const piece of call.arguments.match(/[\s\S]{1,6}/g) ?? []) await send({ tool_calls: [{ index, function: { arguments: piece } }] });
+        if (res.destroyed) return;
+      }
+      await send({}, calls.length ? 'tool_calls' : 'stop');
       await write('data: [DONE]\n\n');
       res.end();
     })();

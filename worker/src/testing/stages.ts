@@ -4,7 +4,7 @@ import { concatPcm } from '../audio/pcm.js';
 import type { Frame, FrameOf } from '../pipeline/frames.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import { retryPolicy, type RetryPolicy } from '../providers/retry.js';
-import { LlmProcessor, type LlmProvider } from '../llm/llm.js';
+import { LlmProcessor, type LlmProvider, type LlmTools } from '../llm/llm.js';
 import { TtsProcessor, type TtsProvider } from '../tts/tts.js';
 
 export interface StageRun {
@@ -33,8 +33,8 @@ export async function ttsStage(provider: TtsProvider, text: string, policy: Retr
   return { ...r, audio: concatPcm(r.frames.flatMap((f) => (f.kind === 'audio_out' ? [f.pcm] : []))) };
 }
 
-/** An LLM stage answering `user`: the sentences it passed on to the TTS. */
-export async function llmStage(provider: LlmProvider, user: string, policy: RetryPolicy = retryPolicy(2)): Promise<StageRun & { sentences: string[] }> {
-  const r = await run(new LlmProcessor(provider, '', policy), [{ kind: 'transcript', role: 'user', text: user, final: true }]);
+/** An LLM stage (with the call's tools, if given) answering `user`: the sentences it passed on to the TTS. */
+export async function llmStage(provider: LlmProvider, user: string, policy: RetryPolicy = retryPolicy(2), tools: LlmTools | null = null): Promise<StageRun & { sentences: string[] }> {
+  const r = await run(new LlmProcessor(provider, '', policy, tools), [{ kind: 'transcript', role: 'user', text: user, final: true }]);
   return { ...r, sentences: r.frames.flatMap((f) => (f.kind === 'text' ? [f.text] : [])) };
 }
