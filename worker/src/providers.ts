@@ -29,6 +29,8 @@ export interface CallProviders {
   tts: TtsProvider;
   /** How every stage retries its provider. */
   retry: RetryPolicy;
+  /** The bot's HTTP tools may call non-public addresses (TOOLS_ALLOW_PRIVATE_ADDRESSES; absent: no). */
+  toolsAllowPrivate?: boolean;
 }
 
 type ProviderSettings = Pick<
@@ -41,6 +43,7 @@ type ProviderSettings = Pick<
   | 'ELEVENLABS_BASE_URL'
   | 'PROVIDER_TIMEOUT_MS'
   | 'PROVIDER_RETRIES'
+  | 'TOOLS_ALLOW_PRIVATE_ADDRESSES'
   | 'ESPEAK_BINARY'
   | 'POCKETSPHINX_BINARY'
   | 'POCKETSPHINX_MODEL_DIR'
@@ -128,5 +131,5 @@ export async function createProviders(cfg: RuntimeConfig, s: ProviderSettings, s
   const llm = llmFor(cfg, s);
   const tts = ttsFor(cfg, s, spawner);
   const vad = await createWebRtcVad(3, 16000);
-  return { vad, stt, llm, tts, retry: retryPolicy(s.PROVIDER_RETRIES) };
+  return { vad, stt, llm, tts, retry: retryPolicy(s.PROVIDER_RETRIES), toolsAllowPrivate: s.TOOLS_ALLOW_PRIVATE_ADDRESSES };
 }

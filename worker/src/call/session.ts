@@ -21,6 +21,7 @@ import { callEndFor, type CallEnd } from '../providers/errors.js';
 import { CallRecording, recordingKey, type RecordingOutcome, type RecordingStore } from './recording.js';
 import { RecorderProcessor } from './recording/processor.js';
 import { CallLimits, LIMIT_REASONS } from './limits.js';
+import { toolRunnerFor, type ToolRunner } from '../tools/runner.js';
 
 export type EndStatus = 'completed' | 'failed';
 
@@ -68,6 +69,8 @@ export class CallSession {
   readonly turns: TurnTiming[] = [];
   /** Final transcripts in order, reported with the call's end. */
   readonly transcript: TranscriptEntry[] = [];
+  /** The bot's tools for this call; its `actions` are reported with the call's end. */
+  private tools: ToolRunner | null = null;
   private resolveDone!: (r: CallResult) => void;
   /** Resolves when the call has ended, its recording is uploaded and every event is handed to the outbox
    *  (which may still be retrying them: the call's lease stays until it has delivered them). */
@@ -110,6 +113,7 @@ export class CallSession {
     const o = this.deps.observer;
     const recorder = () => this.recording?.recorder ?? null;
     this.input = new TransportInputProcessor(rate);
+    this.tools = toolRunnerFor(this.config, { allowPrivate: this.providers.toolsAllowPrivate ?? false, logger: this.log });
     const output = new OutputProcessor(rate, {
       onTurn: (t) => {
         this.turns.push(t);
@@ -127,7 +131,7 @@ export class CallSession {
         new RecorderProcessor('user', recorder),
         new VadProcessor(this.providers.vad, rate, { endOfTurnSilenceMs: bot.turn_detection?.end_of_turn_silence_ms ?? 700 }),
         stt,
-        new LlmProcessor(this.providers.llm, bot.prompt, this.providers.retry),
+        new LlmProcessor(this.providers.llm, bot.prompt, this.providers.retry, this.tools),
         tts,
         output,
         new RecorderProcessor('bot', recorder),
@@ -214,7 +218,14 @@ export class CallSession {
     this.deps.metrics.callsTotal.inc({ result: status === 'completed' ? reason : 'failed' });
     this.deps.observer?.onEnded?.(this.callId, reason);
     this.log.info({ reason, status, duration_ms: endedAt.getTime() - this.startedAt.getTime() }, 'call ended');
-    this.deps.report(this.callId, { status, end_reason: reason, at: endedAt.toISOString(), ...(this.transcript.length ? { transcript: this.transcript } : {}) });
+    const actions = this.tools?.actions ?? [];
+    this.deps.report(this.callId, {
+      status,
+      end_reason: reason,
+      at: endedAt.toISOString(),
+      ...(this.transcript.length ? { transcript: this.transcript } : {}),
+      ...(actions.length ? { actions } : {}),
+    });
 
     let saved: RecordingOutcome = { key: null, error: null };
     if (this.recording) {

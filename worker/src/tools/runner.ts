@@ -20,6 +20,8 @@ export const MAX_RESULT_CHARS = 4000;
 /** What an action record keeps of a result, in characters. */
 export const MAX_ACTION_RESULT_CHARS = 1000;
 export const DEFAULT_TIMEOUT_MS = 5000;
+/** Actions one call keeps (the call record's limit, schemas MAX_CALL_ACTIONS); later runs still run. */
+export const MAX_ACTIONS = 200;
 /** A response body larger than this is not read further (it could not go back whole anyway). */
 const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -73,7 +75,8 @@ export interface ToolAction {
   at: string;
   duration_ms: number;
   status: 'ok' | 'failed';
-  arguments: unknown;
+  /** As the model gave them, when they were an object. */
+  arguments?: Record<string, unknown>;
   result: string | null;
   error: string | null;
 }
@@ -121,6 +124,24 @@ export function toolSignature(secret: string, t: number, body: string): string {
 export function toolsOf(raw: unknown): ToolConfig[] {
   if (!Array.isArray(raw)) return [];
   return raw.filter((t): t is ToolConfig => typeof t === 'object' && t !== null && typeof (t as { name?: unknown }).name === 'string');
+}
+
+/**
+ * The call's runner from its runtime config: the bot's tools and tool secret, the call's identity. Fields
+ * the backend may not send yet (tool_secret, from_number) are read as optional.
+ */
+export function toolRunnerFor(cfg: { bot: { id: string; tools?: unknown }; call: { id: string; direction?: string; to_number?: string | null; variables?: Record<string, string> } | null }, opts: Omit<ToolRunnerOptions, 'secret'>): ToolRunner {
+  const bot = cfg.bot as { id: string; tools?: unknown; tool_secret?: unknown };
+  const call = cfg.call as (NonNullable<typeof cfg.call> & { from_number?: unknown }) | null;
+  const identity: CallIdentity = {
+    call_id: call?.id ?? '',
+    bot_id: bot.id,
+    direction: call?.direction ?? null,
+    to_number: call?.to_number ?? null,
+    from_number: typeof call?.from_number === 'string' ? call.from_number : null,
+    variables: call?.variables ?? {},
+  };
+  return new ToolRunner(toolsOf(bot.tools), identity, { ...opts, secret: typeof bot.tool_secret === 'string' && bot.tool_secret ? bot.tool_secret : null });
 }
 
 export class ToolRunner {
@@ -187,22 +208,24 @@ export class ToolRunner {
     }
     const duration_ms = Math.round(performance.now() - started);
     const error = result.ok ? null : (JSON.parse(result.output) as { error: string }).error;
-    this.actions.push({
-      type: 'tool',
-      name,
-      at,
-      duration_ms,
-      status: result.ok ? 'ok' : 'failed',
-      arguments: parsed,
-      result: result.ok ? result.output.slice(0, MAX_ACTION_RESULT_CHARS) : null,
-      error,
-    });
+    if (this.actions.length < MAX_ACTIONS) {
+      this.actions.push({
+        type: 'tool',
+        name: name.slice(0, 64),
+        at,
+        duration_ms,
+        status: result.ok ? 'ok' : 'failed',
+        ...(isObject(parsed) ? { arguments: parsed } : {}),
+        result: result.ok ? result.output.slice(0, MAX_ACTION_RESULT_CHARS) : null,
+        error,
+      });
+    }
     this.opts.logger?.info({ tool: name, status: result.ok ? 'ok' : 'failed', duration_ms, ...(error ? { error } : {}) }, 'tool ran');
     return result;
   }
 
   private validate(tool: ToolConfig, args: unknown): void {
-    if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new ToolError('invalid_arguments', 'arguments are not an object', [{ path: '', message: 'must be object' }]);
+    if (!isObject(args)) throw new ToolError('invalid_arguments', 'arguments are not an object', [{ path: '', message: 'must be object' }]);
     if (!tool.parameters) return;
     let v = this.validators.get(tool.name);
     if (!v) {
@@ -296,6 +319,8 @@ export class ToolRunner {
     });
   }
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The model's arguments text as an object ('' is no arguments). */
 function parseArguments(text: string): unknown {
