@@ -110,8 +110,6 @@ const DTMF_SCHEMA = { type: 'object', properties: { digits: { type: 'string', pa
 // Ours: a tool's own headers never replace them.
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-voice-tool-call-id', 'x-voice-signature']);
 
-/** A tool schema may use any keyword (the backend stores it as given, checked to compile). */
-const ajv = new Ajv({ strict: false, allErrors: true });
 
 const agents = { 'http:': new http.Agent({ keepAlive: false }), 'https:': new https.Agent({ keepAlive: false }) };
 
@@ -149,6 +147,8 @@ export class ToolRunner {
   readonly actions: ToolAction[] = [];
   private readonly tools = new Map<string, ToolConfig>();
   private readonly validators = new Map<string, ValidateFunction | Error>();
+  /** The call's own compiler: Ajv keeps every schema it compiled, so a process-wide one would grow with each call. */
+  private ajv: Ajv | null = null;
   private readonly lookup: ReturnType<typeof guardedLookup>;
 
   constructor(
@@ -230,7 +230,9 @@ export class ToolRunner {
     let v = this.validators.get(tool.name);
     if (!v) {
       try {
-        v = ajv.compile(tool.parameters);
+        // A tool schema may use any keyword (the backend stores it as given, checked to compile).
+        this.ajv ??= new Ajv({ strict: false, allErrors: true });
+        v = this.ajv.compile(tool.parameters);
       } catch (err) {
         v = err instanceof Error ? err : new Error(String(err));
       }
