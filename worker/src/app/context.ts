@@ -1,0 +1,148 @@
+// What the worker's parts share (the entry, the call dispatcher, the lifecycle): its services, the slots
+// and the heartbeat that leases calls, the live sessions, and the call events' way to the backend.
+// createWorker (app.ts) builds one per worker.
+import path from 'node:path';
+import type { Redis } from 'ioredis';
+import type { RuntimeConfig } from '@voice-platform/schemas';
+import type { Settings } from '../settings.js';
+import type { Logger } from '../logger.js';
+import { createMetrics, type Metrics } from '../metrics.js';
+import { BackendClient } from '../backend.js';
+import { RECORDINGS_SUBDIR, RecordingStore } from '../call/recording.js';
+import { CallSession, type CallObserver } from '../call/session.js';
+import { createProviders, type CallProviders } from '../providers.js';
+import { Spawner } from '../proc/spawner.js';
+import { Heartbeat, Slots } from '../fleet/capacity.js';
+import type { CallTransport, TelephonyDialer } from '../transports/transport.js';
+import { liveKitDialerFromSettings } from '../transports/livekit.js';
+import { createCallEvents, type CallEvents } from './callEvents.js';
+
+export interface WorkerDeps {
+  settings: Settings;
+  logger: Logger;
+  /** Commands: heartbeat, fleet view, job acks. */
+  redis: Redis;
+  /** A second connection for the claim loop's blocking reads; no claim loop without it. */
+  blockingRedis?: Redis;
+  backend?: BackendClient;
+  storage?: RecordingStore | null;
+  metrics?: Metrics;
+  /** Places dial-out calls; default: LiveKit when LIVEKIT_URL/KEY/SECRET are set, else none (jobs end `no_telephony_transport`). */
+  dialer?: TelephonyDialer | null;
+  observer?: CallObserver;
+  /** Builds a call's providers (tests swap nothing here in practice; the bench counts them). */
+  providers?: (cfg: RuntimeConfig) => Promise<CallProviders>;
+  /** Starts the offline providers' processes; default: a new one, which the worker closes last. */
+  spawner?: Spawner;
+  version?: string;
+}
+
+export interface WorkerContext {
+  readonly settings: Settings;
+  readonly logger: Logger;
+  readonly redis: Redis;
+  readonly version: string;
+  readonly metrics: Metrics;
+  readonly backend: BackendClient;
+  readonly slots: Slots;
+  readonly heartbeat: Heartbeat;
+  /** The telephony plane; null: calls to phones and rooms end `no_telephony_transport`. */
+  readonly dialer: TelephonyDialer | null;
+  readonly spawner: Spawner;
+  readonly recordingDir: string;
+  readonly sessions: Map<string, CallSession>;
+  readonly events: CallEvents;
+  /** Work drain must wait for besides the sessions (WebSocket calls still being set up). */
+  readonly pending: ReadonlySet<Promise<unknown>>;
+  track<T>(p: Promise<T>): Promise<T>;
+  /** Config → providers → session; any failure is a BackendError/ProviderError for the caller. */
+  newSession(cfg: RuntimeConfig): Promise<CallSession>;
+  /** Starts the session on its transport, known to `sessions` until it is done. */
+  startSession(session: CallSession, transport: CallTransport): Promise<CallSession>;
+}
+
+export function createContext(deps: WorkerDeps, version: string): WorkerContext {
+  const { settings, logger, redis } = deps;
+  const metrics = deps.metrics ?? createMetrics();
+  const backend = deps.backend ?? new BackendClient({ configUrl: settings.SERVICE_CONFIG_URL, token: settings.WORKER_AUTH_TOKEN, timeoutMs: settings.BACKEND_TIMEOUT_MS });
+  const storage =
+    deps.storage !== undefined
+      ? deps.storage
+      : new RecordingStore({
+          endpoint: settings.STORAGE_ENDPOINT,
+          accessKey: settings.STORAGE_ACCESS_KEY,
+          secretKey: settings.STORAGE_SECRET_KEY,
+          bucket: settings.STORAGE_BUCKET,
+          secure: settings.STORAGE_SECURE,
+          timeoutMs: settings.STORAGE_TIMEOUT_MS,
+        });
+  const spawner = deps.spawner ?? new Spawner();
+  const providers = deps.providers ?? ((cfg: RuntimeConfig) => createProviders(cfg, settings, spawner));
+  const sessions = new Map<string, CallSession>();
+  const pending = new Set<Promise<unknown>>();
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    pending.add(p);
+    void p.finally(() => pending.delete(p)).catch(() => undefined);
+    return p;
+  };
+
+  // The slots nudge the heartbeat, which reports the slots: the heartbeat comes second.
+  let beat: Heartbeat | null = null;
+  const slots = new Slots(
+    settings.MAX_CONCURRENT_CALLS,
+    () => {
+      metrics.activeCalls.set(slots.active);
+      beat?.nudge();
+    },
+    settings.TEST_CALL_SHARE,
+  );
+  metrics.maxCalls.set(settings.MAX_CONCURRENT_CALLS);
+  const heartbeat = new Heartbeat(
+    redis,
+    () => ({ worker_id: settings.WORKER_ID, active_calls: slots.active, max_calls: slots.max, draining: slots.draining, test_calls: slots.testActive, max_test_calls: slots.testMax, version, updated_at: Date.now() }),
+    logger,
+  );
+  beat = heartbeat;
+
+  const dialer: TelephonyDialer | null = deps.dialer !== undefined ? deps.dialer : liveKitDialerFromSettings(settings, logger);
+  const events = createCallEvents({ backend, redis, heartbeat, metrics, logger, retryMaxMs: settings.CALL_EVENT_RETRY_MAX_MS });
+
+  const recordingDir = path.join(settings.RECORDING_DIR, RECORDINGS_SUBDIR);
+  const callDeps = {
+    report: events.report,
+    storage,
+    metrics,
+    logger,
+    sampleRate: settings.AUDIO_SAMPLE_RATE,
+    recordingDir,
+    observer: deps.observer,
+    testCallIdleTimeoutMs: settings.TEST_CALL_IDLE_TIMEOUT_SECONDS * 1000,
+  };
+
+  return {
+    settings,
+    logger,
+    redis,
+    version,
+    metrics,
+    backend,
+    slots,
+    heartbeat,
+    dialer,
+    spawner,
+    recordingDir,
+    sessions,
+    events,
+    pending,
+    track,
+    async newSession(cfg) {
+      return new CallSession(cfg, await providers(cfg), callDeps);
+    },
+    async startSession(session, transport) {
+      sessions.set(session.callId, session);
+      void session.done.finally(() => sessions.delete(session.callId));
+      await session.start(transport);
+      return session;
+    },
+  };
+}
