@@ -82,12 +82,13 @@ export function llmFor(cfg: RuntimeConfig, s: ProviderSettings): LlmProvider {
     case 'scripted':
       return new ScriptedLlm(cfg.bot.policy, cfg.call?.variables ?? {});
     case 'openai': {
-      // A bot's own server (vLLM, Ollama, llama.cpp) may need no key: without one none is sent.
-      const own = (cfg.bot.llm as { base_url?: unknown }).base_url;
+      // A bot's own server (vLLM, Ollama, llama.cpp) gets no key: the worker's OPENAI_API_KEY is never sent
+      // to an address whoever edits a bot chose.
+      const own = cfg.bot.llm.base_url;
       const baseUrl = typeof own === 'string' && own ? own : null;
       return new OpenAiLlm({
         baseUrl: baseUrl ?? s.OPENAI_BASE_URL,
-        apiKey: baseUrl ? s.OPENAI_API_KEY : need('llm', s.OPENAI_API_KEY, 'OPENAI_API_KEY'),
+        apiKey: baseUrl ? '' : need('llm', s.OPENAI_API_KEY, 'OPENAI_API_KEY'),
         model,
         temperature,
         timeoutMs: s.PROVIDER_TIMEOUT_MS,

@@ -178,12 +178,13 @@ describe('OpenAI-compatible tool calling', () => {
     expect(stage.messages[stage.messages.length - 1]).toEqual({ role: 'assistant', content: 'Sure, go on.' });
   });
 
-  it("a bot's llm.base_url replaces OPENAI_BASE_URL and needs no OPENAI_API_KEY", async () => {
+  it("a bot's llm.base_url replaces OPENAI_BASE_URL, needs no OPENAI_API_KEY and is never sent the worker's", async () => {
     const cfg = {
       bot: { llm: { provider: 'openai', model: 'local-model', temperature: 0, base_url: `${cloud.url}/v1` }, policy: null },
       call: null,
     } as unknown as RuntimeConfig;
-    const provider = llmFor(cfg, { OPENAI_API_KEY: '', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', PROVIDER_TIMEOUT_MS: 2000 } as never);
+    // The worker has a key: it goes to OPENAI_BASE_URL only, never to an address a bot's editor chose.
+    const provider = llmFor(cfg, { OPENAI_API_KEY: 'sk-worker-key', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', PROVIDER_TIMEOUT_MS: 2000 } as never);
     const r = await llmStage(provider, 'hello');
     expect(r.error).toBeNull();
     expect(cloud.requests[0]!.headers.authorization).toBeUndefined();
