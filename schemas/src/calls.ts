@@ -34,6 +34,8 @@ export const TranscriptEntry = Type.Object(
     role: Type.Union([Type.Literal('user'), Type.Literal('bot')]),
     text: Type.String({ minLength: 1, maxLength: 4000 }),
     at: Type.String({ format: 'date-time' }),
+    /** Keys, not words: the caller's keypad turn (user) or keys the bot sent (bot), docs/design.md §9. */
+    dtmf: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

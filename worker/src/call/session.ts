@@ -22,6 +22,7 @@ import { CallRecording, recordingKey, type RecordingOutcome, type RecordingStore
 import { RecorderProcessor } from './recording/processor.js';
 import { CallLimits, LIMIT_REASONS } from './limits.js';
 import { toolRunnerFor, type ToolRunner } from '../tools/runner.js';
+import { DEFAULT_INTER_DIGIT_TIMEOUT_MS, KeypadProcessor, type KeypadTurn } from '../transports/keypad.js';
 
 export type EndStatus = 'completed' | 'failed';
 
@@ -113,7 +114,12 @@ export class CallSession {
     const o = this.deps.observer;
     const recorder = () => this.recording?.recorder ?? null;
     this.input = new TransportInputProcessor(rate);
-    this.tools = toolRunnerFor(this.config, { allowPrivate: this.providers.toolsAllowPrivate ?? false, logger: this.log });
+    this.tools = toolRunnerFor(this.config, {
+      allowPrivate: this.providers.toolsAllowPrivate ?? false,
+      logger: this.log,
+      keypad: (digits, signal) => this.sendKeys(digits, signal),
+    });
+    const interDigitMs = (bot as { dtmf?: { inter_digit_timeout_ms?: number } }).dtmf?.inter_digit_timeout_ms ?? DEFAULT_INTER_DIGIT_TIMEOUT_MS;
     const output = new OutputProcessor(rate, {
       onTurn: (t) => {
         this.turns.push(t);
@@ -128,6 +134,7 @@ export class CallSession {
     this.pipeline = new Pipeline(
       [
         this.input,
+        new KeypadProcessor(interDigitMs, (t) => this.onKeypadTurn(t)),
         new RecorderProcessor('user', recorder),
         new VadProcessor(this.providers.vad, rate, { endOfTurnSilenceMs: bot.turn_detection?.end_of_turn_silence_ms ?? 700 }),
         stt,
@@ -166,6 +173,7 @@ export class CallSession {
     transport.attach({
       onAudio: (pcm) => this.onAudio(pcm),
       onHangup: (reason) => void this.end(reason, 'completed'),
+      onDtmf: (digits) => this.onDtmf(digits),
     });
     this.deps.report(this.callId, { status: 'in_progress', at: this.startedAt.toISOString() });
     transport.sendMessage({ type: 'started', call_id: this.callId });
@@ -184,7 +192,7 @@ export class CallSession {
   /** Every message to the caller passes here; final transcripts are kept for the call record. */
   private toCaller(msg: ServerMessage): void {
     if (msg.type === 'transcript' && msg.final && msg.text.trim() && this.transcript.length < MAX_TRANSCRIPT_ENTRIES) {
-      this.transcript.push({ role: msg.role, text: msg.text.slice(0, 4000), at: new Date().toISOString() });
+      this.transcript.push({ role: msg.role, text: msg.text.slice(0, 4000), at: new Date().toISOString(), ...(msg.dtmf ? { dtmf: true } : {}) });
     }
     this.transport?.sendMessage(msg);
   }
@@ -194,6 +202,27 @@ export class CallSession {
     const now = performance.now();
     this.limits?.heard(now);
     this.input.receive(pcm, now);
+  }
+
+  /** Keys the caller pressed: into the pipeline (the keypad stage collects them into a turn). */
+  private onDtmf(digits: string): void {
+    if (this.ended || !this.input) return;
+    const now = performance.now();
+    this.limits?.heard(now);
+    for (const d of digits) this.input.receiveDtmf(d, now);
+  }
+
+  /** A keypad turn is one of the call's actions (dtmf_in). */
+  private onKeypadTurn(t: KeypadTurn): void {
+    this.tools?.record({ type: 'dtmf_in', name: 'keypad', at: t.startedAt.toISOString(), duration_ms: t.durationMs, status: 'ok', arguments: { digits: t.digits }, result: null, error: null });
+  }
+
+  /** send_dtmf: the keys go out on the call's line (WebSocket and browser calls have none: logged), and into the transcript. */
+  private async sendKeys(digits: string, signal?: AbortSignal): Promise<void> {
+    if (this.ended) throw new Error('the call has ended');
+    if (this.transport?.sendDtmf) await this.transport.sendDtmf(digits, signal);
+    else this.log.info({ keys: digits.length, transport: this.transport?.kind }, 'keys not sent: the transport has no keypad');
+    this.toCaller({ type: 'transcript', role: 'bot', text: digits, final: true, dtmf: true });
   }
 
   private onUpstream(frame: Frame): void {

@@ -12,6 +12,7 @@ import type { Direction, Frame } from '../pipeline/frames.js';
 import { FrameProcessor } from '../pipeline/processor.js';
 import { asProviderError } from '../providers/errors.js';
 import { DEFAULT_RETRY, retryStream, type Resume, type RetryPolicy } from '../providers/retry.js';
+import { keypadTurn } from './scripted.js';
 
 /** Rounds of tool calls one user turn may run. */
 export const MAX_TOOL_ROUNDS = 5;
@@ -134,7 +135,8 @@ export class LlmProcessor extends FrameProcessor {
     this.push(frame, dir);
     if (frame.kind === 'transcript' && frame.role === 'user' && frame.final && frame.text.trim()) {
       if (this.pendingTools) await this.pendingTools;
-      this.messages.push({ role: 'user', content: frame.text });
+      // A keypad turn reaches the model (and the scripted policy's `dtmf` intents) in words.
+      this.messages.push({ role: 'user', content: frame.dtmf ? keypadTurn(frame.text) : frame.text });
       await this.respond();
     }
   }

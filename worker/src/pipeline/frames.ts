@@ -20,7 +20,10 @@ export type Frame =
   | { kind: 'user_started_speaking'; atMs: number }
   /** End of the user's turn: `speechEndAtMs` is the end of the last voiced frame. */
   | { kind: 'user_stopped_speaking'; atMs: number; speechEndAtMs: number; silenceMs: number }
-  | { kind: 'transcript'; role: Role; text: string; final: boolean }
+  /** `dtmf`: a keypad turn (the keys, `#` left out) rather than words. */
+  | { kind: 'transcript'; role: Role; text: string; final: boolean; dtmf?: boolean }
+  /** One key the caller pressed (0-9, *, #); `atMs` is when it arrived (performance.now()). */
+  | { kind: 'dtmf'; digit: string; atMs: number }
   /** Something the bot must say as is (greeting); the LLM stage adds it to the conversation. */
   | { kind: 'say'; text: string; endCall?: boolean }
   /** One sentence of the bot's reply, for the TTS. */

@@ -68,9 +68,9 @@ export class ToolError extends Error {
   }
 }
 
-/** One run, for the call record (docs/design.md §9 "On the call record"). */
+/** One run, for the call record (docs/design.md §9 "On the call record"); keys in and out are actions too. */
 export interface ToolAction {
-  type: 'tool';
+  type: 'tool' | 'dtmf_in' | 'dtmf_out';
   name: string;
   at: string;
   duration_ms: number;
@@ -103,7 +103,12 @@ export interface ToolRunnerOptions {
   logger?: Logger;
   /** Unix seconds for signatures (tests). */
   nowS?: () => number;
+  /** Presses keys on the call (send_dtmf); without it, send_dtmf answers not_runnable. */
+  keypad?: (digits: string, signal?: AbortSignal) => Promise<void>;
 }
+
+/** What `send_dtmf` accepts (schemas DTMF_PATTERN). */
+const DTMF_DIGITS = /^[0-9*#]{1,32}$/;
 
 const EMPTY_OBJECT_SCHEMA = { type: 'object', properties: {} };
 const DTMF_SCHEMA = { type: 'object', properties: { digits: { type: 'string', pattern: '^[0-9*#]{1,32}$', description: 'the keys to press' } }, required: ['digits'] };
@@ -193,15 +198,25 @@ export class ToolRunner {
     const at = new Date().toISOString();
     let parsed: unknown = args;
     let result: ToolRunResult;
+    let kind: ToolAction['type'] = 'tool';
     try {
       parsed = typeof args === 'string' ? parseArguments(args) : args;
       const tool = this.tools.get(name);
       if (!tool) throw new ToolError('unknown_tool', `no tool named ${name}`);
       this.validate(tool, parsed);
       const type = tool.type ?? (tool.url ? 'http' : undefined);
-      if (type !== 'http') throw new ToolError('not_runnable', `tool type ${type ?? '(none)'} does not run here`);
-      const value = await this.http(tool, parsed as Record<string, unknown>, signal);
-      result = { ok: true, output: JSON.stringify(value).slice(0, MAX_RESULT_CHARS), value };
+      if (type === 'send_dtmf' && this.opts.keypad) {
+        kind = 'dtmf_out';
+        const digits = (parsed as { digits?: unknown }).digits;
+        if (typeof digits !== 'string' || !DTMF_DIGITS.test(digits)) throw new ToolError('invalid_arguments', 'digits must be 1-32 of 0-9, * and #', [{ path: '/digits', message: 'must match ^[0-9*#]{1,32}$' }]);
+        await this.opts.keypad(digits, signal);
+        const value = { ok: true, sent: digits };
+        result = { ok: true, output: JSON.stringify(value), value };
+      } else {
+        if (type !== 'http') throw new ToolError('not_runnable', `tool type ${type ?? '(none)'} does not run here`);
+        const value = await this.http(tool, parsed as Record<string, unknown>, signal);
+        result = { ok: true, output: JSON.stringify(value).slice(0, MAX_RESULT_CHARS), value };
+      }
     } catch (err) {
       const e = err instanceof ToolError ? err : new ToolError('bad_response', err instanceof Error ? err.message : String(err));
       result = { ok: false, output: e.output };
@@ -210,7 +225,7 @@ export class ToolRunner {
     const error = result.ok ? null : (JSON.parse(result.output) as { error: string }).error;
     if (this.actions.length < MAX_ACTIONS) {
       this.actions.push({
-        type: 'tool',
+        type: kind,
         name: name.slice(0, 64),
         at,
         duration_ms,
@@ -222,6 +237,11 @@ export class ToolRunner {
     }
     this.opts.logger?.info({ tool: name, status: result.ok ? 'ok' : 'failed', duration_ms, ...(error ? { error } : {}) }, 'tool ran');
     return result;
+  }
+
+  /** Records something done outside a tool run (the caller's keypad turns: dtmf_in). */
+  record(action: ToolAction): void {
+    if (this.actions.length < MAX_ACTIONS) this.actions.push(action);
   }
 
   private validate(tool: ToolConfig, args: unknown): void {

@@ -24,6 +24,12 @@ export class TransportInputProcessor extends FrameProcessor {
     for (const frame of this.chunker.push(pcm)) this.queueFrame({ kind: 'audio_in', pcm: frame, sampleRate: this.sampleRate, atMs }, 'downstream');
   }
 
+  /** A key the caller pressed, in order with the audio around it. */
+  receiveDtmf(digit: string, atMs: number): void {
+    if (this.cancelled) return;
+    this.queueFrame({ kind: 'dtmf', digit, atMs }, 'downstream');
+  }
+
   protected override onCancel(): void {
     this.chunker.clear();
   }

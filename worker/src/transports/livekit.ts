@@ -21,7 +21,7 @@ import type { Logger } from '../logger.js';
 import type { Settings } from '../settings.js';
 import { RoomEventRouter } from './roomEvents.js';
 import { RtcCapture } from './rtcCapture.js';
-import { DialError, outcomeForSipStatus, type CallTransport, type DialRequest, type InboundCallRequest, type ServerMessage, type TelephonyDialer, type TransportHandlers, type WebCallRequest } from './transport.js';
+import { DialError, DTMF_EVENT_CODES, outcomeForSipStatus, type CallTransport, type DialRequest, type InboundCallRequest, type ServerMessage, type TelephonyDialer, type TransportHandlers, type WebCallRequest } from './transport.js';
 
 export interface LiveKitOptions {
   url: string;
@@ -53,6 +53,8 @@ const WEB_CALLER: Peer = { identity: WEB_CALLER_IDENTITY, sip: false, hangupReas
 const isPeer = (peer: Peer, p: { identity: string; kind?: ParticipantKind }) => (peer.identity === null ? p.kind === ParticipantKind.SIP : p.identity === peer.identity);
 
 const SIP_STATUS_ATTRIBUTE = 'sip.callStatus';
+/** send_dtmf: one key every this many ms (docs/design.md §9). */
+export const DTMF_KEY_INTERVAL_MS = 250;
 
 /** The dialer a worker's settings describe; null without all three LIVEKIT_* settings. */
 export function liveKitDialerFromSettings(
@@ -332,6 +334,24 @@ export class LiveKitTransport implements CallTransport {
       if (isPeer(peer, p) || (peer.sip && p.kind === ParticipantKind.SIP)) this.hangup(peer.hangupReason);
     });
     room.on(RoomEvent.Disconnected, () => this.hangup('connection_lost'));
+    // The peer's keypad: livekit-sip turns RFC 4733 events (and SIP INFO) into SipDTMF packets in the room.
+    room.on(RoomEvent.DtmfReceived, (_code, digit, p) => {
+      if (!isPeer(peer, p) && !(peer.sip && p.kind === ParticipantKind.SIP)) return;
+      if (typeof digit === 'string' && /^[0-9*#]$/.test(digit)) this.handlers?.onDtmf?.(digit);
+    });
+  }
+
+  /** Presses `digits` on the line, one key every DTMF_KEY_INTERVAL_MS (livekit-sip sends RFC 4733 to the phone). */
+  async sendDtmf(digits: string, signal?: AbortSignal): Promise<void> {
+    for (let i = 0; i < digits.length; i++) {
+      if (this.closed || !this.room.isConnected) throw new Error('the call has ended');
+      if (signal?.aborted) throw new Error('cancelled');
+      const digit = digits[i]!;
+      const code = DTMF_EVENT_CODES[digit];
+      if (code === undefined) throw new Error(`not a key: ${digit}`);
+      await this.room.localParticipant!.publishDtmf(code, digit);
+      if (i < digits.length - 1) await new Promise((resolve) => setTimeout(resolve, DTMF_KEY_INTERVAL_MS));
+    }
   }
 
   attach(handlers: TransportHandlers): void {

@@ -59,7 +59,7 @@ export class OutputProcessor extends FrameProcessor {
         for (const pcm of this.chunker.push(frame.pcm)) this.enqueue({ t: 'audio', pcm });
         return;
       case 'transcript':
-        if (frame.role === 'user') this.message({ type: 'transcript', role: 'user', text: frame.text, final: frame.final });
+        if (frame.role === 'user') this.message({ type: 'transcript', role: 'user', text: frame.text, final: frame.final, ...(frame.dtmf ? { dtmf: true } : {}) });
         else this.enqueue({ t: 'msg', msg: { type: 'transcript', role: 'bot', text: frame.text, final: frame.final } });
         return;
       case 'response_end':

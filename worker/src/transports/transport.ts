@@ -3,7 +3,7 @@
 
 export type ServerMessage =
   | { type: 'started'; call_id: string }
-  | { type: 'transcript'; role: 'user' | 'bot'; text: string; final: boolean }
+  | { type: 'transcript'; role: 'user' | 'bot'; text: string; final: boolean; dtmf?: boolean }
   | { type: 'ended'; reason: string }
   | { type: 'error'; code: string; message: string };
 
@@ -12,6 +12,8 @@ export interface TransportHandlers {
   onAudio(pcm: Int16Array): void;
   /** The caller hung up (or the connection dropped). */
   onHangup(reason: string): void;
+  /** The caller pressed keys (0-9, *, #), in order. */
+  onDtmf?(digits: string): void;
 }
 
 export interface CallTransport {
@@ -25,7 +27,12 @@ export interface CallTransport {
   close(code: number, reason: string): void;
   /** Drops bot audio the connection still buffers (barge-in); transports that buffer nothing omit it. */
   interrupt?(): void;
+  /** Presses keys on the call (RFC 4733 on a phone line); transports without a keypad omit it. */
+  sendDtmf?(digits: string, signal?: AbortSignal): Promise<void>;
 }
+
+/** RFC 4733 event codes of the keys a keypad has. */
+export const DTMF_EVENT_CODES: Readonly<Record<string, number>> = { '0': 0, '1': 1, '2': 2, '3': 3, '4': 4, '5': 5, '6': 6, '7': 7, '8': 8, '9': 9, '*': 10, '#': 11 };
 
 /** What a carrier can answer instead of picking up, as the call record shows it (docs/design.md §7). */
 export interface DialOutcome {

@@ -1,5 +1,6 @@
 // `WS /ws/{bot_id}` (docs/design.md §4). Client: optional first text message {"type":"start","variables":{…}},
-// then binary PCM16LE mono at AUDIO_SAMPLE_RATE, and {"type":"stop"} to hang up. Server: {"type":"started"},
+// then binary PCM16LE mono at AUDIO_SAMPLE_RATE, {"type":"dtmf","digits":"12#"} for keys pressed (1–32 of
+// 0-9, * and #: docs/design.md §9 keypad), and {"type":"stop"} to hang up. Server: {"type":"started"},
 // binary bot audio, transcripts, {"type":"ended"} or {"type":"error"} followed by a close.
 // Hostile clients: a frame over the server's maxPayload is closed 1009 and text that is not UTF-8 1007 by
 // the WebSocket layer; a start whose variables break the CallVariables schema is invalid_message (4400); a
@@ -12,7 +13,9 @@ import { CallVariables } from '@voice-platform/schemas';
 import { PcmBytes } from '../audio/pcm.js';
 import type { CallTransport, ServerMessage, TransportHandlers } from './transport.js';
 
-export type ClientMessage = { type: 'start'; variables: Record<string, string> } | { type: 'stop' };
+export type ClientMessage = { type: 'start'; variables: Record<string, string> } | { type: 'stop' } | { type: 'dtmf'; digits: string };
+
+const DTMF_DIGITS = /^[0-9*#]{1,32}$/;
 
 export function parseClientMessage(text: string): ClientMessage | null {
   let msg: unknown;
@@ -22,8 +25,9 @@ export function parseClientMessage(text: string): ClientMessage | null {
     return null;
   }
   if (!msg || typeof msg !== 'object') return null;
-  const m = msg as { type?: unknown; variables?: unknown };
+  const m = msg as { type?: unknown; variables?: unknown; digits?: unknown };
   if (m.type === 'stop') return { type: 'stop' };
+  if (m.type === 'dtmf') return typeof m.digits === 'string' && DTMF_DIGITS.test(m.digits) ? { type: 'dtmf', digits: m.digits } : null;
   if (m.type !== 'start') return null;
   const vars = m.variables ?? {};
   // The backend's own schema for a call's variables: names, at most 50, values strings of ≤ 4000 characters.
@@ -44,6 +48,8 @@ export class WebSocketTransport implements CallTransport {
   private hungUp: string | null = null;
   private closed = false;
   private invalid = 0;
+  /** Keys pressed before the call started (delivered with the early audio). */
+  private earlyKeys = '';
   /** Carries an odd trailing byte over to the next frame. */
   private readonly pcm = new PcmBytes();
 
@@ -65,8 +71,12 @@ export class WebSocketTransport implements CallTransport {
     }
     const msg = parseClientMessage(data.toString('utf8'));
     if (msg?.type === 'stop') this.hangup('caller_hangup');
+    else if (msg?.type === 'dtmf') {
+      if (this.handlers) this.handlers.onDtmf?.(msg.digits);
+      else this.earlyKeys = (this.earlyKeys + msg.digits).slice(0, 64);
+    }
     else if (++this.invalid > MAX_INVALID_MESSAGES) this.fail(4400, 'invalid_message', 'too many invalid messages');
-    else this.sendMessage({ type: 'error', code: 'invalid_message', message: 'expected {"type":"stop"} or binary PCM16LE audio' });
+    else this.sendMessage({ type: 'error', code: 'invalid_message', message: 'expected {"type":"stop"}, {"type":"dtmf","digits":…} or binary PCM16LE audio' });
   }
 
   private audio(handlers: TransportHandlers, data: Buffer): void {
@@ -78,6 +88,8 @@ export class WebSocketTransport implements CallTransport {
     this.handlers = handlers;
     for (const b of this.early) this.audio(handlers, b);
     this.early = [];
+    if (this.earlyKeys) handlers.onDtmf?.(this.earlyKeys);
+    this.earlyKeys = '';
     if (this.hungUp) handlers.onHangup(this.hungUp);
   }
 
