@@ -167,8 +167,8 @@ afterAll(async () => {
   await env?.stop();
 });
 
-/** A number the phone answers and talks on (+15005551000–+15005558999), unique per call. */
-const answering = () => `+1500555${String(Math.floor(1000 + Math.random() * 7999))}`;
+/** A number the phone answers and talks on (+15005555000–+15005558999: not a keypad, agent or holding number), unique per call. */
+const answering = () => `+1500555${String(Math.floor(5000 + Math.random() * 3999))}`;
 
 async function dialOnce(phase: string, to = answering()): Promise<Dial> {
   try {

@@ -16,9 +16,15 @@ interface Packet {
 }
 
 const PCMU = 0;
+const TELEPHONE_EVENT = 101;
+
+/** RFC 4733 event codes → keys. */
+const KEYS = '0123456789*#ABCD';
 
 export class PhoneEar {
   private readonly streams = new Map<number, Packet[]>();
+  /** Keys heard as RFC 4733 events (telephone-event, payload type 101 as the phone's SDP names it), in order. */
+  private readonly events: Array<{ ssrc: number; timestamp: number; key: string }> = [];
 
   private constructor(private readonly socket: Socket) {
     socket.on('message', (msg) => this.onPacket(msg));
@@ -37,6 +43,7 @@ export class PhoneEar {
   }
 
   private onPacket(msg: Buffer): void {
+    if (msg.length >= 16 && msg[0]! >> 6 === 2 && (msg[1]! & 0x7f) === TELEPHONE_EVENT) return this.onEvent(msg);
     if (msg.length < 12 || msg[0]! >> 6 !== 2 || (msg[1]! & 0x7f) !== PCMU) return; // RTP v2, PCMU only (not RTCP, not DTMF)
     const csrcs = msg[0]! & 0x0f;
     let at = 12 + 4 * csrcs;
@@ -47,6 +54,21 @@ export class PhoneEar {
     const packets = this.streams.get(ssrc) ?? [];
     packets.push({ timestamp: msg.readUInt32BE(4), payload: msg.subarray(at, msg.length - padding) });
     this.streams.set(ssrc, packets);
+  }
+
+  /** One key press is every packet with the same timestamp (RFC 4733 §2.5.1.2): the first one names it. */
+  private onEvent(msg: Buffer): void {
+    const at = 12 + 4 * (msg[0]! & 0x0f) + (msg[0]! & 0x10 ? 4 + 4 * msg.readUInt16BE(12 + 4 * (msg[0]! & 0x0f) + 2) : 0);
+    if (at >= msg.length) return;
+    const ssrc = msg.readUInt32BE(8);
+    const timestamp = msg.readUInt32BE(4);
+    if (this.events.some((e) => e.ssrc === ssrc && e.timestamp === timestamp)) return;
+    this.events.push({ ssrc, timestamp, key: KEYS[msg[at]!] ?? '?' });
+  }
+
+  /** The keys the line carried as RFC 4733 events, in the order they were pressed. */
+  keys(): string {
+    return this.events.map((e) => e.key).join('');
   }
 
   /** Every stream heard so far, in the order they began. */

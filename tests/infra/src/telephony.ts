@@ -162,6 +162,65 @@ export function listenNumber(seconds: number): string {
   return `+150055507${String(seconds).padStart(2, '0')}`;
 }
 
+/**
+ * `+15005552` and 1–6 keys: answers, presses those keys and `#` 3 s later (RFC 4733 events, one every
+ * KEY_GAP_MS), then speaks its phrase `speakAfterMs` after that and stays on like an answering number.
+ */
+export function keypadNumber(keys: string): string {
+  if (!/^[0-9]{1,6}$/.test(keys)) throw new RangeError(`keypad keys ${JSON.stringify(keys)}: 1–6 of 0-9`);
+  return `+15005552${keys}`;
+}
+const MAX_KEYPAD_KEYS = 6;
+/** Before the first key (after the answer), and from one key to the next. */
+const KEYPAD_DELAY_MS = 3000;
+const KEY_GAP_MS = 250;
+/** The keys a keypad pcap exists for, by file name. */
+const KEY_FILES: Record<string, string> = { '0': '0', '1': '1', '2': '2', '3': '3', '4': '4', '5': '5', '6': '6', '7': '7', '8': '8', '9': '9', '#': 'pound' };
+/** A key's RFC 4733 pcap; `parity` alternates from key to key (see writeKeyPcap). */
+const keyPcapName = (parity: number, key: string) => `key-${parity}-${KEY_FILES[key]}.pcap`;
+
+/**
+ * The keypad numbers' steps: the keys are read off the dialled number with one regular expression per
+ * position and key (sipp plays only pcaps named in the scenario), each key played from its own pcap.
+ */
+function keypadSteps(keyPcap: (parity: number, key: string) => string, phrasePcap: string, silencePcap: string): { match: string; steps: string } {
+  const match: string[] = [`      <ereg regexp="INVITE sip:\\+?15005552[0-9]{1,${MAX_KEYPAD_KEYS}}@" search_in="msg" check_it="false" assign_to="keypad"/>`];
+  const steps: string[] = [
+    '  <label id="keypad"/>',
+    '  <nop>',
+    '    <action>',
+    `      <exec play_pcap_audio="${silencePcap}"/>`,
+    '    </action>',
+    '  </nop>',
+    `  <pause milliseconds="${KEYPAD_DELAY_MS}"/>`,
+  ];
+  const play = (label: string, pcap: string, next: string) => [
+    `  <label id="${label}"/>`,
+    '  <nop>',
+    '    <action>',
+    `      <exec play_pcap_audio="${pcap}"/>`,
+    '    </action>',
+    '  </nop>',
+    `  <pause milliseconds="${KEY_GAP_MS}" next="${next}"/>`,
+  ];
+  for (let p = 1; p <= MAX_KEYPAD_KEYS + 1; p++) {
+    steps.push(`  <label id="kpos${p}"/>`);
+    if (p <= MAX_KEYPAD_KEYS) {
+      for (let d = 0; d <= 9; d++) {
+        const before = p > 1 ? `[0-9]{${p - 1}}` : '';
+        match.push(`      <ereg regexp="INVITE sip:\\+?15005552${before}${d}[0-9]*@" search_in="msg" check_it="false" assign_to="k${p}is${d}"/>`);
+        steps.push(`  <nop test="k${p}is${d}" next="kpress${p}d${d}"/>`);
+      }
+    }
+    // No key at this position: the keys are done, `#` ends them.
+    steps.push(`  <nop next="kpound${p % 2}"/>`);
+    if (p <= MAX_KEYPAD_KEYS) for (let d = 0; d <= 9; d++) steps.push(...play(`kpress${p}d${d}`, keyPcap(p % 2, String(d)), `kpos${p + 1}`));
+  }
+  for (const parity of [0, 1]) steps.push(...play(`kpound${parity}`, keyPcap(parity, '#'), 'kspeak'));
+  steps.push('  <label id="kspeak"/>', '  <nop next="listen">', '    <action>', `      <exec play_pcap_audio="${phrasePcap}"/>`, '    </action>', '  </nop>');
+  return { match: match.join('\n'), steps: steps.join('\n') };
+}
+
 const digits = (n: string) => n.replace('+', '\\+?');
 
 /** The SDP both sipp roles (the phone and the caller) offer: PCMU and DTMF events, 20 ms frames. */
@@ -207,7 +266,8 @@ const hangUp = (byeHeaders: string) => `  <send retrans="500">
   <nop next="end"/>`;
 
 /** The phone's scenario: one UAS that branches on the dialled number. */
-export function phoneScenario(pcap: string, earlyPcap: string, silencePcap: string): string {
+export function phoneScenario(pcap: string, earlyPcap: string, silencePcap: string, keyPcap: (parity: number, key: string) => string): string {
+  const keypad = keypadSteps(keyPcap, pcap, silencePcap);
   const reply = (status: string, extra = '', body = '') => `
   <send>
     <![CDATA[
@@ -239,6 +299,7 @@ ${body}
       <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.interrupts)}@" search_in="msg" check_it="false" assign_to="interrupts"/>
       <ereg regexp="INVITE sip:\\+?15005559([0-9]{3})@" search_in="msg" check_it="false" assign_to="holds,hold_s"/>
       <ereg regexp="INVITE sip:\\+?150055507([0-9]{2})@" search_in="msg" check_it="false" assign_to="listens,listen_s"/>
+${keypad.match}
       <ereg regexp="CSeq: *[0-9]+ INVITE" search_in="msg" check_it="true" assign_to="invite_cseq"/>
       <ereg regexp=".*" search_in="hdr" header="From:" check_it="true" assign_to="remote_from"/>
       <ereg regexp=".*" search_in="hdr" header="To:" check_it="true" assign_to="remote_to"/>
@@ -257,6 +318,7 @@ ${reply('200 OK', sdp, sdpBody)}
   <nop test="hangsup" next="hangsup"/>
   <nop test="interrupts" next="early"/>
   <nop test="holds" next="holds"/>
+  <nop test="keypad" next="keypad"/>
   <nop>
     <action>
       <exec play_pcap_audio="${pcap}"/>
@@ -273,6 +335,8 @@ ${reply('200 OK')}
       <exec play_pcap_audio="${earlyPcap}"/>
     </action>
   </nop>
+
+${keypad.steps}
 
   <label id="holds"/>
   <nop>
@@ -352,6 +416,51 @@ export function writeRtpPcap(file: string, ulaw: Buffer, leadMs: number, totalMs
   const lead = Buffer.alloc(Math.round((leadMs / 1000) * 8000), silence);
   const tailLen = Math.max(0, Math.round((totalMs / 1000) * 8000) - lead.length - ulaw.length);
   const audio = Buffer.concat([lead, ulaw, Buffer.alloc(tailLen, silence)]);
+  const packets: Array<{ rtp: Buffer; tUs: number }> = [];
+  for (let i = 0, seq = 0; i < audio.length; i += frame, seq++) {
+    const payload = Buffer.alloc(frame, silence);
+    audio.copy(payload, 0, i, Math.min(i + frame, audio.length));
+    // marker on the first packet; payload type 0 (PCMU)
+    packets.push({ rtp: Buffer.concat([rtpHeader(seq === 0, 0, seq, seq * frame), payload]), tUs: seq * 20_000 });
+  }
+  writePcap(file, packets);
+}
+
+/** The phone's one RTP stream (audio and key events alike). */
+const PHONE_SSRC = 0x5eed1234;
+/** RFC 4733's payload type as the phone's SDP names it (telephone-event/8000). */
+const TELEPHONE_EVENT_PT = 101;
+
+function rtpHeader(marker: boolean, payloadType: number, seq: number, timestamp: number): Buffer {
+  const rtp = Buffer.alloc(12);
+  rtp[0] = 0x80;
+  rtp[1] = (marker ? 0x80 : 0) | payloadType;
+  rtp.writeUInt16BE(seq & 0xffff, 2);
+  rtp.writeUInt32BE(timestamp >>> 0, 4);
+  rtp.writeUInt32BE(PHONE_SSRC, 8);
+  return rtp;
+}
+
+/**
+ * One key press as RFC 4733 events (the way a phone sends DTMF, and what sip-tester's dtmf_2833 pcaps
+ * hold): 160 ms of the event, a packet every 20 ms with its growing duration, then the end packet three
+ * times. livekit-sip takes a packet whose timestamp differs from the last event's as a new key, so keys
+ * alternate between two timestamps (`parity`): the same key twice in a row is two presses.
+ */
+export function writeKeyPcap(file: string, key: string, parity: number): void {
+  const code = { '*': 10, '#': 11 }[key] ?? Number(key);
+  if (!Number.isInteger(code) || code < 0 || code > 11) throw new RangeError(`not a key: ${key}`);
+  const timestamp = (parity % 2 === 0 ? 0x00100000 : 0x00200000) >>> 0;
+  const event = (duration: number, end: boolean) => Buffer.from([code, (end ? 0x80 : 0) | 10, (duration >> 8) & 0xff, duration & 0xff]);
+  const packets: Array<{ rtp: Buffer; tUs: number }> = [];
+  const seq0 = parity % 2 === 0 ? 40_000 : 50_000;
+  for (let i = 0; i < 8; i++) packets.push({ rtp: Buffer.concat([rtpHeader(i === 0, TELEPHONE_EVENT_PT, seq0 + i, timestamp), event((i + 1) * 160, false)]), tUs: i * 20_000 });
+  for (let i = 0; i < 3; i++) packets.push({ rtp: Buffer.concat([rtpHeader(false, TELEPHONE_EVENT_PT, seq0 + 8, timestamp), event(8 * 160, true)]), tUs: 160_000 + i * 50 });
+  writePcap(file, packets);
+}
+
+/** RTP packets in a classic pcap file (Ethernet/IPv4/UDP, port 6000 to 6000: sipp rewrites the addresses). */
+function writePcap(file: string, rtpPackets: Array<{ rtp: Buffer; tUs: number }>): void {
   const packets: Buffer[] = [];
   const header = Buffer.alloc(24);
   header.writeUInt32LE(0xa1b2c3d4, 0);
@@ -360,16 +469,9 @@ export function writeRtpPcap(file: string, ulaw: Buffer, leadMs: number, totalMs
   header.writeUInt32LE(65535, 16);
   header.writeUInt32LE(1, 20); // Ethernet
   packets.push(header);
-  const ssrc = 0x5eed1234;
-  for (let i = 0, seq = 0; i < audio.length; i += frame, seq++) {
-    const payload = Buffer.alloc(frame, silence);
-    audio.copy(payload, 0, i, Math.min(i + frame, audio.length));
-    const rtp = Buffer.alloc(12);
-    rtp[0] = 0x80;
-    rtp[1] = seq === 0 ? 0x80 : 0x00; // marker on the first packet; payload type 0 (PCMU)
-    rtp.writeUInt16BE(seq & 0xffff, 2);
-    rtp.writeUInt32BE((seq * frame) >>> 0, 4);
-    rtp.writeUInt32BE(ssrc, 8);
+  for (const { rtp: body, tUs } of rtpPackets) {
+    const rtp = body.subarray(0, 12);
+    const payload = body.subarray(12);
     const udpLen = 8 + rtp.length + payload.length;
     const udp = Buffer.alloc(8);
     udp.writeUInt16BE(6000, 0);
@@ -390,7 +492,6 @@ export function writeRtpPcap(file: string, ulaw: Buffer, leadMs: number, totalMs
     eth.writeUInt16BE(0x0800, 12);
     const pkt = Buffer.concat([eth, ip, udp, rtp, payload]);
     const rec = Buffer.alloc(16);
-    const tUs = seq * 20_000;
     rec.writeUInt32LE(Math.floor(tUs / 1e6), 0);
     rec.writeUInt32LE(tUs % 1e6, 4);
     rec.writeUInt32LE(pkt.length, 8);
@@ -416,6 +517,8 @@ export function speakUlaw(text: string, dir: string): Buffer {
  */
 export function writePhoneFiles(dir: string, phrase: string, speakAfterMs: number, mediaDir = dir): string {
   const files = { pcap: 'phrase.pcap', earlyPcap: 'phrase-early.pcap', silencePcap: 'silence.pcap' };
+  const keyFiles = [0, 1].flatMap((parity) => Object.keys(KEY_FILES).map((key) => ({ parity, key, file: keyPcapName(parity, key) })));
+  for (const k of keyFiles) if (!existsSync(path.join(dir, k.file))) writeKeyPcap(path.join(dir, k.file), k.key, k.parity);
   if (!Object.values(files).every((f) => existsSync(path.join(dir, f)))) {
     const ulaw = speakUlaw(phrase, dir);
     writeRtpPcap(path.join(dir, files.pcap), ulaw, speakAfterMs, 60_000);
@@ -425,7 +528,7 @@ export function writePhoneFiles(dir: string, phrase: string, speakAfterMs: numbe
   }
   const scenario = path.join(dir, 'phone.xml');
   const at = (f: string) => path.join(mediaDir, f);
-  writeFileSync(scenario, phoneScenario(at(files.pcap), at(files.earlyPcap), at(files.silencePcap)));
+  writeFileSync(scenario, phoneScenario(at(files.pcap), at(files.earlyPcap), at(files.silencePcap), (parity, key) => at(keyPcapName(parity, key))));
   return scenario;
 }
 

@@ -98,7 +98,7 @@ describe('dial-out claim loop', () => {
 
   it('never dials a job whose call the backend already ended', async () => {
     const idle = await startWorker({ DIALOUT_ENABLED: 'false' });
-    const to = `+1500555${String(Math.floor(1000 + Math.random() * 7999))}`; // the phone would answer it (not a +15005559SSS holding number)
+    const to = `+1500555${String(Math.floor(5000 + Math.random() * 3999))}`; // the phone would answer it (not a keypad, agent or +15005559SSS holding number)
     let callId: string;
     try {
       callId = await dialout(to);

@@ -43,8 +43,9 @@ afterAll(async () => {
 });
 
 /** A number the phone answers, unique per call so its SIP messages can be told apart. */
-// A number the phone answers and talks on: +15005551000–+15005558999 (not the +15005559SSS holding numbers).
-const answering = () => `+1500555${String(Math.floor(1000 + Math.random() * 7999))}`;
+// A number the phone answers and talks on: +15005555000–+15005558999 (not the +15005552… keypad, +15005553… agent
+// or +15005559SSS holding numbers).
+const answering = () => `+1500555${String(Math.floor(5000 + Math.random() * 3999))}`;
 
 async function dialout(to: string, extra: Record<string, unknown> = {}): Promise<string> {
   const res = await fetch(`${backendUrl()}/api/v1/sip/dialout`, {

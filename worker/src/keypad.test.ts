@@ -1,0 +1,140 @@
+// The keypad (docs/design.md §9), with real services: keys pressed by a WebSocket caller
+// ({"type":"dtmf"}) and by the test phone on a real SIP line (a `+15005552…` keypad number: sipp sends
+// RFC 4733 events, livekit-sip turns them into SipDTMF packets in the call's LiveKit room) become one
+// user turn that selects the scripted policy's `dtmf` intent; send_dtmf presses keys back.
+import { dispose } from '@livekit/rtc-node';
+import type { Call } from '@voice-platform/schemas';
+import { keypadNumber } from '@voice-platform/tests/infra';
+import { admin, backendUrl, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES } from './testing/backend.js';
+import { startCall } from './testing/client.js';
+import { startCloudStandIn, type CloudStandIn } from './testing/cloud.js';
+import { startWorker, telephonyEnv, type TestWorker } from './testing/worker.js';
+
+let w: TestWorker;
+let apiKey: string;
+let cloud: CloudStandIn;
+beforeAll(async () => {
+  apiKey = await createApiKey();
+  await ensureTrunk();
+  cloud = await startCloudStandIn();
+  w = await startWorker(telephonyEnv());
+});
+afterAll(async () => {
+  await w?.stop();
+  await cloud?.close();
+  await dispose();
+});
+
+/** A scripted bot whose intents answer keys: `42` ends the call, `1` is a menu choice. */
+async function keypadBot(greeting = ''): Promise<string> {
+  const res = await admin('POST', '/api/v1/bots', {
+    name: 'keypad bot',
+    greeting,
+    variables: TEST_VARIABLES,
+    turn_detection: { end_of_turn_silence_ms: 600 },
+    max_call_seconds: 90,
+    policy: {
+      intents: [
+        { name: 'account', examples: [], dtmf: '42', reply: 'Account {{digits}} found. Goodbye.', end_call: true },
+        { name: 'menu', examples: [], dtmf: '1', reply: 'You chose the first option.' },
+        { name: 'stop', examples: ['stop calling', 'goodbye'], reply: 'Understood.', end_call: true },
+      ],
+      fallback: { reply: 'Sorry, I did not catch that.' },
+    },
+  });
+  if (res.status !== 201) throw new Error(`bot create failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.id as string;
+}
+
+const ended = (c: Call) => c.status === 'failed' || c.recording_key !== null || c.recording_error !== null;
+const lines = (c: Call) => c.transcript.map((e) => [e.role, e.text]);
+
+describe('the keypad on a WebSocket call', () => {
+  it('{"type":"dtmf","digits":"1#"} is one user turn that selects the dtmf intent', async () => {
+    const botId = await keypadBot();
+    const { caller, callId } = await startCall(w.wsUrl, botId, { customer_name: 'Sam' });
+    caller.send({ type: 'dtmf', digits: '1#' });
+    const turn = await caller.until(() => caller.message('transcript', (m) => m.role === 'user' && m.final === true), 'the keypad turn');
+    expect(turn).toMatchObject({ role: 'user', text: '1', final: true, dtmf: true });
+    await caller.until(() => caller.message('transcript', (m) => m.role === 'bot' && m.text === 'You chose the first option.'), 'the intent\'s reply');
+
+    // Keys without `#` form their turn after the pause (1500 ms).
+    caller.send({ type: 'dtmf', digits: '4' });
+    caller.send({ type: 'dtmf', digits: '2' });
+    // A bad key string is refused like any other bad message; the call goes on.
+    caller.send({ type: 'dtmf', digits: '12a' });
+    await caller.until(() => caller.message('error', (m) => m.code === 'invalid_message'), 'the refusal');
+    await caller.closed;
+
+    const call = await callUntil(callId, ended, 'the end of the call', 30_000);
+    expect(call).toMatchObject({ status: 'completed', end_reason: 'bot_hangup' });
+    expect(lines(call)).toEqual([
+      ['user', '1'],
+      ['bot', 'You chose the first option.'],
+      ['user', '42'],
+      ['bot', 'Account 42 found.'],
+      ['bot', 'Goodbye.'],
+    ]);
+    expect(call.actions.map((a) => [a.type, a.name, a.status, a.arguments])).toEqual([
+      ['dtmf_in', 'keypad', 'ok', { digits: '1' }],
+      ['dtmf_in', 'keypad', 'ok', { digits: '42' }],
+    ]);
+    // The pause-ended turn took the inter-digit timeout to form.
+    expect(call.actions[1]!.duration_ms).toBeGreaterThanOrEqual(1400);
+  });
+
+  it('the LLM sees the keys in words and presses keys back with send_dtmf', async () => {
+    const res = await admin('POST', '/api/v1/bots', {
+      name: 'keypad llm bot',
+      greeting: '',
+      llm: { provider: 'openai', model: 'local-model', temperature: 0, base_url: `${cloud.url}/v1` },
+      tools: [{ name: 'press_keys', description: 'Presses keys on the line', type: 'send_dtmf' }],
+    });
+    expect(res.status).toBe(201);
+    cloud.reset();
+    cloud.chatScript = [{ toolCalls: [{ id: 'call_1', name: 'press_keys', arguments: '{"digits":"123#"}' }] }, { text: 'I pressed them for you.' }];
+    const { caller, callId } = await startCall(w.wsUrl, res.body.id as string);
+    caller.send({ type: 'dtmf', digits: '0#' });
+    await caller.until(() => caller.message('transcript', (m) => m.role === 'bot' && m.text === 'I pressed them for you.'), 'the reply after the tool');
+    expect(caller.message('transcript', (m) => m.role === 'bot' && m.text === '123#')).toMatchObject({ final: true, dtmf: true });
+    expect(cloud.chats[0]!.messages.filter((m: { role: string }) => m.role === 'user')).toEqual([{ role: 'user', content: 'The caller pressed 0 on the keypad.' }]);
+    expect(cloud.chats[1]!.messages.find((m: { role: string }) => m.role === 'tool')).toMatchObject({ tool_call_id: 'call_1', content: '{"ok":true,"sent":"123#"}' });
+    caller.send({ type: 'stop' });
+    await caller.closed;
+    const call = await callUntil(callId, ended, 'the end of the call', 30_000);
+    expect(lines(call)).toEqual([
+      ['user', '0'],
+      ['bot', '123#'],
+      ['bot', 'I pressed them for you.'],
+    ]);
+    expect(call.actions.map((a) => [a.type, a.name, a.status, a.arguments])).toEqual([
+      ['dtmf_in', 'keypad', 'ok', { digits: '0' }],
+      ['dtmf_out', 'press_keys', 'ok', { digits: '123#' }],
+    ]);
+  });
+});
+
+describe('the keypad on a real phone line', () => {
+  it('a +15005552… number presses its keys and #: one user turn, the dtmf intent answers', async () => {
+    const botId = await keypadBot('Hello {{customer_name}}, please enter your account number.');
+    const to = keypadNumber('42');
+    const res = await fetch(`${backendUrl()}/api/v1/sip/dialout`, {
+      method: 'POST',
+      headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ bot_id: botId, to_number: to, variables: { customer_name: 'Sam' } }),
+    });
+    expect(res.status).toBe(201);
+    const { call_id: callId } = (await res.json()) as { call_id: string };
+    const call = await callUntil(callId, ended, 'the end of the call and its recording', 60_000);
+    // The phone presses 4, 2 and # 3 s after answering: the bot's reply to the keys ends the call before
+    // the phone would speak (5 s after the keys).
+    expect(call).toMatchObject({ status: 'completed', end_reason: 'bot_hangup' });
+    expect(lines(call)).toEqual([
+      ['bot', 'Hello Sam, please enter your account number.'],
+      ['user', '42'],
+      ['bot', 'Account 42 found.'],
+      ['bot', 'Goodbye.'],
+    ]);
+    expect(call.actions).toEqual([expect.objectContaining({ type: 'dtmf_in', name: 'keypad', status: 'ok', arguments: { digits: '42' } })]);
+  });
+});
