@@ -2,12 +2,14 @@
 // listen, then the roles of ROLES: `api` serves the HTTP API; `dialler` runs the stale-call sweeper, the
 // webhook deliverer and the campaign dialler (a dialler-only process still listens, for the probes and /metrics). SIGTERM/SIGINT stop
 // the sweeper (waiting for a pass in flight) and the deliverer (cutting attempts in flight short), close
-// the server, wait for in-flight requests, then the store clients.
+// the server, wait for in-flight requests, store the webhook events held in memory (if a store takes them
+// within HELD_EVENTS_FLUSH_MS; else they are counted lost), then close the store clients.
 import { settingsOrExit } from '@voice-platform/schemas';
 import { createApp, createProbeApp } from './app.js';
 import { createHttpServer } from './server.js';
 import { createSweeper } from './calls/sweeper.js';
 import { createWebhookDeliverer } from './webhooks/deliverer.js';
+import { flushHeldWebhookEvents } from './webhooks/outbox.js';
 import { createCampaignDialler } from './campaigns/dialler.js';
 import { loadSettings } from './settings.js';
 import { createLogger } from './logger.js';
@@ -15,6 +17,9 @@ import { connectMongo, connectRedis, StoreUnreachableError } from './connect.js'
 import { prepareStores } from './stores.js';
 import { VERSION } from './deps.js';
 import { telephonyFromSettings } from './telephony/livekit.js';
+
+/** How long shutdown tries to store webhook events that neither Redis nor MongoDB took yet. */
+const HELD_EVENTS_FLUSH_MS = 5000;
 
 async function main(): Promise<void> {
   const settings = settingsOrExit('backend', () => loadSettings(process.env));
@@ -60,6 +65,7 @@ async function main(): Promise<void> {
     server.close(async () => {
       clearTimeout(force);
       await sweeperStopped;
+      await flushHeldWebhookEvents({ timeoutMs: HELD_EVENTS_FLUSH_MS });
       await mongo.close().catch(() => undefined);
       await redis.quit().catch(() => undefined);
       logger.info('stopped');

@@ -47,10 +47,25 @@ export function createMetrics() {
   });
   const webhookEmitFailures = new client.Counter({
     name: 'backend_webhook_events_lost_total',
-    help: 'Webhook events that could not be written to the outbox (Redis unavailable); the API call went on',
+    help: 'Webhook events stored nowhere: neither Redis nor MongoDB took them before the process exited or while its in-memory queue was full',
     registers: [registry],
   });
-  return { registry, httpDuration, dialouts, keyAuthFailures, slotReleases, callsSwept, callsLost, webhookAttempts, webhookEmitFailures };
+  const webhookFallbacks = new client.Counter({
+    name: 'backend_webhook_events_fallback_total',
+    help: 'Webhook events written to the MongoDB fallback outbox (webhook_outbox) because the Redis outbox failed',
+    registers: [registry],
+  });
+  const webhookHeldTotal = new client.Counter({
+    name: 'backend_webhook_events_held_total',
+    help: 'Webhook events kept in process memory because neither Redis nor MongoDB took them; retried with backoff',
+    registers: [registry],
+  });
+  const webhookHeld = new client.Gauge({
+    name: 'backend_webhook_events_held',
+    help: 'Webhook events in process memory now, waiting for Redis or MongoDB to take them',
+    registers: [registry],
+  });
+  return { registry, httpDuration, dialouts, keyAuthFailures, slotReleases, callsSwept, callsLost, webhookAttempts, webhookEmitFailures, webhookFallbacks, webhookHeldTotal, webhookHeld };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

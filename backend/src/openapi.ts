@@ -213,7 +213,8 @@ export function openapiDocument(version: string) {
             'backend_api_key_auth_failures_total{reason}, backend_capacity_slot_releases_total{outcome}, ' +
             'backend_calls_swept_total (dialler role: unclaimed dial-out calls failed with end_reason not_claimed), ' +
             'backend_calls_lost_total (dialler role: calls failed with end_reason worker_lost), ' +
-            'backend_webhook_attempts_total{result} (dialler role: delivered, failed, dead), backend_webhook_events_lost_total',
+            'backend_webhook_attempts_total{result} (dialler role: delivered, failed, dead), backend_webhook_events_fallback_total, ' +
+            'backend_webhook_events_held_total, backend_webhook_events_held, backend_webhook_events_lost_total',
           responses: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } },
         },
       },

@@ -15,6 +15,8 @@ export const COLLECTIONS = {
   webhooks: 'webhooks',
   webhookDeliveries: 'webhook_deliveries',
   webhookAttempts: 'webhook_attempts',
+  /** Webhook events the Redis outbox could not take (webhooks/outbox.ts); the deliverer fans them out and deletes them. */
+  webhookOutbox: 'webhook_outbox',
   campaigns: 'campaigns',
   campaignContacts: 'campaign_contacts',
   dnc: 'dnc_numbers',
@@ -31,6 +33,8 @@ export async function createIndexes(db: Db): Promise<void> {
   await db.collection(COLLECTIONS.calls).createIndex({ created_at: -1, _id: -1 }, { name: 'created_cursor' });
   // The dialler's stale-call sweep: queued calls by age (bot_status_created leads with bot_id, so it cannot serve it).
   await db.collection(COLLECTIONS.calls).createIndex({ status: 1, created_at: 1 }, { name: 'status_created' });
+  // The deliverer's scan for status events still due (webhooks/outbox.ts: stranded by a process that died).
+  await db.collection(COLLECTIONS.calls).createIndex({ webhook_due: 1 }, { name: 'webhook_due' });
   await db.collection(COLLECTIONS.bots).createIndex({ created_at: -1, _id: -1 }, { name: 'created_cursor' });
   await db.collection(COLLECTIONS.trunks).createIndex({ numbers: 1 }, { name: 'numbers' });
   // Webhooks (at most MAX_WEBHOOKS, no index needed): the deliverer's due scan, a webhook's deliveries log (newest first, cursor), and the retention prune.
@@ -39,6 +43,8 @@ export async function createIndexes(db: Db): Promise<void> {
   await db.collection(COLLECTIONS.webhookDeliveries).createIndex({ updated_at: 1 }, { name: 'updated' });
   await db.collection(COLLECTIONS.webhookAttempts).createIndex({ webhook_id: 1, attempted_at: -1, _id: -1 }, { name: 'webhook_attempted_cursor' });
   await db.collection(COLLECTIONS.webhookAttempts).createIndex({ attempted_at: 1 }, { name: 'attempted' });
+  // The deliverer drains the fallback outbox oldest first.
+  await db.collection(COLLECTIONS.webhookOutbox).createIndex({ created_at: 1, _id: 1 }, { name: 'created' });
   // Campaigns: the list (newest first, cursor); a number once per campaign (duplicates); the dialler's due
   // scan and live count; the contacts list (upload order, cursor); do-not-call by number and its list.
   await db.collection(COLLECTIONS.campaigns).createIndex({ created_at: -1, _id: -1 }, { name: 'created_cursor' });

@@ -2,7 +2,9 @@
 // dialler's stale-call sweeper (sweeper.ts) both go through applyCallMove. Status only moves
 // forward, each move is timestamped (never before the call: checkTimes), the check and the write hold
 // the call's lock (see locks.ts), and a terminal move releases the capacity reservation; ZREM's result
-// makes that release count exactly once. Each move that lands emits its webhook event (webhooks/outbox.ts).
+// makes that release count exactly once. Each move that lands emits its webhook event (webhooks/outbox.ts),
+// marked due on the call in the move's own write until the outbox has it, so a move whose emit never
+// happened (a crash or a store failure after the write) is sent by the call's next move or repeat.
 import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -12,7 +14,7 @@ import type { FieldProblem } from '../validate.js';
 import type { Metrics } from '../metrics.js';
 import { releaseSlot } from '../redisScripts.js';
 import { withDocLock } from '../locks.js';
-import { emitCallMove, emitRecordingArrived } from '../webhooks/outbox.js';
+import { emitCallMove, emitDueEvents, emitRecordingArrived, moveEvent } from '../webhooks/outbox.js';
 import { calls, findCall, type CallDoc } from './store.js';
 import { settleContact } from '../campaigns/store.js';
 
@@ -95,11 +97,14 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
   const allowedFrom = (s: CallStatus) => !opts.onlyFrom || opts.onlyFrom.includes(s);
 
   let moved = false;
-  const emit = { redis: deps.redis, logger: deps.logger, clock: deps.clock, metrics };
+  const emit = { redis: deps.redis, db: deps.db, logger: deps.logger, clock: deps.clock, metrics };
   // One move at a time per call: the status check and the write must not interleave (see locks.ts).
   await withDocLock(deps.redis, `call:${id}`, async () => {
     const current = await findCall(deps.db, id);
     if (!current) throw apiError('call_not_found');
+    // Events of moves that landed without reaching the outbox go first, whatever this request turns out to
+    // be (a retry of that very move, even one answered as already applied, included).
+    if (current.webhook_due?.length) await emitDueEvents(emit, current, opts.recordingFollows ?? true);
     checkTimes(current, ev);
     if (!allowedFrom(current.status)) throw conflict(current.status, ev.status);
     if (current.status !== ev.status) {
@@ -109,14 +114,17 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
       if (ev.status === 'in_progress') set.started_at = ev.at;
       if (isTerminal(ev.status)) set.ended_at = ev.at;
       // Conditional on a predecessor status: of racing moves only forward ones can land.
-      const res = await callDocs.updateOne({ _id: id, status: { $in: before } }, { $set: set });
+      // The move's event is due until the outbox has it (emitCallMove removes the mark).
+      const due = moveEvent(ev.status);
+      const res = await callDocs.updateOne({ _id: id, status: { $in: before } }, { $set: set, ...(due ? { $push: { webhook_due: due } } : {}) });
       if (res.matchedCount === 0) {
         const now = await findCall(deps.db, id);
         if (now?.status !== ev.status) throw conflict(now?.status, ev.status);
       } else {
         moved = true;
         // The call as this move left it (a later move may land before a re-read); emitted under the lock,
-        // so the outbox holds a call's events in the order of its moves.
+        // so the stream holds a call's events in the order of its moves (not so via the MongoDB fallback:
+        // delivery is unordered).
         const after: CallDoc = { ...current, ...extra, status: ev.status, status_times: { ...current.status_times, [ev.status]: ev.at } };
         if (ev.status === 'in_progress') after.started_at = ev.at;
         if (isTerminal(ev.status)) after.ended_at = ev.at;

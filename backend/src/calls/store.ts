@@ -23,6 +23,9 @@ export interface CallDoc {
   sip_status_code?: number | null;
   transcript?: Array<{ role: 'user' | 'bot'; text: string; at: Date }>;
   status_times: Partial<Record<CallStatus, Date>>;
+  /** Status events whose move landed but which the webhook outbox has not taken yet (set in the move's own
+   *  write, removed after the emit: webhooks/outbox.ts); a later move or repeat of the call sends them. */
+  webhook_due?: Array<'call.ringing' | 'call.in_progress' | 'call.ended'>;
   /** Inbound calls only: the room LiveKit's dispatch rule put the caller in (other calls' rooms are named by the id). */
   room_name?: string;
   /** Campaign dials only (campaigns/): the campaign, its contact and which attempt of that contact this is. */

@@ -8,8 +8,7 @@ import { TERMINAL_CALL_STATUSES } from '@voice-platform/schemas';
 import { COLLECTIONS } from '../stores.js';
 import { withDocLock } from '../locks.js';
 import type { CallDoc } from '../calls/store.js';
-import { emitWebhookEvent } from '../webhooks/outbox.js';
-import type { Metrics } from '../metrics.js';
+import { emitWebhookEvent, type WebhookEmitMetrics } from '../webhooks/outbox.js';
 import { CONTACT_STATUSES, type Campaign, type CampaignDetail, type CampaignStatus, type CallingWindow, type Contact, type ContactStatus, type RetryOutcome } from '@voice-platform/schemas';
 
 export interface CampaignDoc {
@@ -126,7 +125,7 @@ export interface CampaignDeps {
   redis: Redis;
   logger: Logger;
   clock: () => number;
-  metrics?: Pick<Metrics, 'webhookEmitFailures'>;
+  metrics?: WebhookEmitMetrics;
 }
 
 const contactLock = (id: string) => `campaign-contact:${id}`;

@@ -3,7 +3,9 @@
 // 1. Fan-out: reads the outbox stream (XREADGROUP, group `deliverers`: each entry goes to one deliverer
 //    of all replicas), inserts one delivery per subscribed active webhook (id `<event>_<webhook>`, so a
 //    second fan-out of one entry makes none), then XACKs and XDELs the entry. An entry whose deliverer
-//    died before the XACK is taken over after RECLAIM_IDLE_MS (XAUTOCLAIM).
+//    died before the XACK is taken over after RECLAIM_IDLE_MS (XAUTOCLAIM). Events the stream could not
+//    take (Redis away: outbox.ts) wait in MongoDB's webhook_outbox; each pass fans them out the same way
+//    and deletes each only after. An event in both (an XADD that timed out yet landed) makes one delivery.
 // 2. Dispatch: due pending deliveries (MongoDB, index status_due) are attempted, at most
 //    WEBHOOK_CONCURRENCY at once per process and WEBHOOK_CONCURRENCY_PER_WEBHOOK per webhook, so a slow
 //    receiver holds a bounded number of sockets and cannot starve the others. An attempt needs the
@@ -31,16 +33,21 @@ import type { AppDeps } from '../deps.js';
 import { VERSION } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { COLLECTIONS } from '../stores.js';
+import { withDocLock } from '../locks.js';
 import type { CallDoc } from '../calls/store.js';
 import { AddressRefused, bareHost, guardedLookup, isNonPublicAddress } from './addresses.js';
 import { deliveryLeaseKey, ENDED_PENDING_KEY, WEBHOOK_CONSUMER_GROUP, WEBHOOK_EVENTS_STREAM } from './keys.js';
-import { emitCallEvent, releaseHeldEnd } from './outbox.js';
+import { emitDueEvents, emitRecordingArrived, fallbackOutbox, releaseHeldEnd } from './outbox.js';
 import { attempts as attemptsOf, deliveries as deliveriesOf, webhooks as webhooksOf, webhookSecretBox, type DeliveryDoc, type DeliveryStatus } from './store.js';
 
 /** An outbox entry fanned out by nobody for this long (its deliverer died) is taken over. */
 const RECLAIM_IDLE_MS = 60_000;
 const BATCH = 100;
+/** Batches of the fallback outbox fanned out per pass at most (the rest next pass). */
+const FALLBACK_BATCHES_PER_PASS = 10;
 const PRUNE_EVERY_MS = 3_600_000;
+/** How often calls with a status event still due (CallDoc.webhook_due) are looked for (stranded ones). */
+const STRANDED_SCAN_EVERY_MS = 30_000;
 /** The lease outlives the longest attempt by this much. */
 const LEASE_MARGIN_MS = 30_000;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
@@ -53,7 +60,7 @@ interface DelivererDeps extends AppDeps {
 }
 
 interface PassResult {
-  /** Outbox entries fanned out. */
+  /** Outbox events fanned out (from the stream and the MongoDB fallback). */
   fannedOut: number;
   /** Delivery attempts made. */
   attempted: number;
@@ -116,7 +123,8 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
   const deliveries = deliveriesOf(deps.db);
   const attemptLog = attemptsOf(deps.db);
   const calls = deps.db.collection<CallDoc>(COLLECTIONS.calls);
-  const emitDeps = { redis, logger, clock, metrics: deps.metrics };
+  const fallback = fallbackOutbox(deps.db);
+  const emitDeps = { redis, db: deps.db, logger, clock, metrics: deps.metrics };
   const allowPrivate = settings.WEBHOOK_ALLOW_PRIVATE;
   const timeoutMs = settings.WEBHOOK_TIMEOUT_MS;
   const leaseMs = timeoutMs + LEASE_MARGIN_MS;
@@ -130,12 +138,16 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
   const inFlight = new Map<string, Promise<void>>();
   const perHook = new Map<string, number>();
   const controllers = new Set<AbortController>();
+  /** Leases asked for without an answer (Redis stalled): Redis may have granted them, so each is released
+   *  (by its token) once Redis answers, rather than holding its delivery back for the lease's whole time. */
+  const unanswered = new Map<string, string>();
   let stopped = true;
   /** Set by stop(): no new attempt starts (a pass still running when stop() came included). */
   let closing = false;
   let blocking: Redis | undefined;
   let loopDone: Promise<void> | undefined;
   let lastPrune = 0;
+  let lastStrandedScan = 0;
 
   // --- fan-out -------------------------------------------------------------------------------------
 
@@ -160,43 +172,65 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
     }
   }
 
+  /** One delivery per subscribed active webhook (or the test event's one webhook); a second fan-out of the event makes none. */
+  async function fanOutEvent(ev: { id: string; type: string; body: string; webhookId?: string | null }): Promise<void> {
+    const targets = ev.webhookId
+      ? await hooks.find({ _id: ev.webhookId }, { projection: { _id: 1 } }).toArray()
+      : (await hooks.find({ active: true }, { projection: { _id: 1, events: 1 } }).toArray()).filter((h) => (h.events as string[]).includes(ev.type));
+    const now = new Date(clock());
+    for (const target of targets) {
+      const doc: DeliveryDoc = {
+        _id: `${ev.id}_${target._id}`,
+        webhook_id: target._id,
+        event_id: ev.id,
+        type: ev.type as WebhookDeliveredType,
+        body: ev.body,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        last_status_code: null,
+        last_error: null,
+        delivered_at: null,
+        created_at: now,
+        updated_at: now,
+      };
+      await deliveries.insertOne(doc).catch((err: unknown) => {
+        if (!isDuplicate(err)) throw err;
+      });
+    }
+  }
+
   async function fanOut(entries: StreamEntry[]): Promise<void> {
     for (const [streamId, fields] of entries) {
       const f: Record<string, string> = {};
       for (let i = 0; fields && i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
-      if (f.id && f.type && f.body) {
-        const targets = f.webhook_id
-          ? await hooks.find({ _id: f.webhook_id }, { projection: { _id: 1 } }).toArray()
-          : (await hooks.find({ active: true }, { projection: { _id: 1, events: 1 } }).toArray()).filter((h) => (h.events as string[]).includes(f.type!));
-        const now = new Date(clock());
-        for (const target of targets) {
-          const doc: DeliveryDoc = {
-            _id: `${f.id}_${target._id}`,
-            webhook_id: target._id,
-            event_id: f.id,
-            type: f.type as WebhookDeliveredType,
-            body: f.body,
-            status: 'pending',
-            attempts: 0,
-            next_attempt_at: now,
-            last_status_code: null,
-            last_error: null,
-            delivered_at: null,
-            created_at: now,
-            updated_at: now,
-          };
-          await deliveries.insertOne(doc).catch((err: unknown) => {
-            if (!isDuplicate(err)) throw err;
-          });
-        }
-      }
+      if (f.id && f.type && f.body) await fanOutEvent({ id: f.id, type: f.type, body: f.body, webhookId: f.webhook_id });
       await redis.multi().xack(WEBHOOK_EVENTS_STREAM, WEBHOOK_CONSUMER_GROUP, streamId).xdel(WEBHOOK_EVENTS_STREAM, streamId).exec();
     }
   }
 
+  /** Fans out the events kept in MongoDB while Redis was away, oldest first; each is deleted only once fanned out. */
+  async function drainFallback(): Promise<number> {
+    let n = 0;
+    for (let batch = 0; batch < FALLBACK_BATCHES_PER_PASS; batch++) {
+      const docs = await fallback.find({}).sort({ created_at: 1, _id: 1 }).limit(BATCH).toArray();
+      for (const d of docs) {
+        await fanOutEvent({ id: d._id, type: d.type, body: d.body, webhookId: d.webhook_id });
+        await fallback.deleteOne({ _id: d._id });
+        n++;
+      }
+      if (docs.length < BATCH) break;
+    }
+    if (n) logger.info({ events: n }, 'webhook events from the MongoDB fallback fanned out');
+    return n;
+  }
+
   // --- housekeeping --------------------------------------------------------------------------------
 
-  async function maintain(): Promise<void> {
+  /** Housekeeping; resolves to the fallback events fanned out. */
+  async function maintain(): Promise<number> {
+    // First, and needing only MongoDB: events kept there while Redis was away.
+    const fromFallback = await drainFallback();
     const claimed = (await redis.call('XAUTOCLAIM', WEBHOOK_EVENTS_STREAM, WEBHOOK_CONSUMER_GROUP, consumer, String(RECLAIM_IDLE_MS), '0-0', 'COUNT', String(BATCH)).catch(
       (err: unknown) => {
         if (err instanceof Error && err.message.includes('NOGROUP')) return null;
@@ -211,9 +245,16 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
     // Held call.ended whose recording never came within the wait: sent without it.
     const cutoff = clock() - settings.WEBHOOK_RECORDING_WAIT_SECONDS * 1000;
     for (const callId of await redis.zrangebyscore(ENDED_PENDING_KEY, '-inf', cutoff, 'LIMIT', 0, BATCH)) {
-      if (!(await releaseHeldEnd(emitDeps, callId))) continue;
-      const doc = await calls.findOne({ _id: callId });
-      if (doc) await emitCallEvent(emitDeps, 'call.ended', doc);
+      // Under the call's lock, as its moves: the release clears the call's `webhook_due` mark after the emit.
+      await withDocLock(redis, `call:${callId}`, async () => {
+        const doc = await calls.findOne({ _id: callId });
+        if (doc) await emitRecordingArrived(emitDeps, doc);
+        else await releaseHeldEnd(emitDeps, callId);
+      }, { waitMs: 500 }).catch((err: unknown) => logger.warn({ err, call_id: callId }, 'held call.ended not sent yet; next pass'));
+    }
+    if (Date.now() - lastStrandedScan >= STRANDED_SCAN_EVERY_MS) {
+      lastStrandedScan = Date.now();
+      await sendStranded();
     }
     if (Date.now() - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = Date.now();
@@ -221,6 +262,34 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
       const a = await attemptLog.deleteMany({ attempted_at: { $lt: before } });
       const d = await deliveries.deleteMany({ status: { $in: ['delivered', 'dead'] }, updated_at: { $lt: before } });
       if (a.deletedCount || d.deletedCount) logger.info({ attempts: a.deletedCount, deliveries: d.deletedCount }, 'old webhook deliveries pruned');
+    }
+    return fromFallback;
+  }
+
+  /**
+   * Calls whose move landed while its event never reached the outbox, and that no later move will come for
+   * (the process that moved them died: a dialler between its sweeper's write and the emit, say). A mark
+   * found under the call's lock was left by a finished move, so sending it races no one. A call.ended held
+   * for its recording keeps its mark until sent: left alone here.
+   */
+  async function sendStranded(): Promise<void> {
+    let after = '';
+    for (;;) {
+      const page = await calls
+        .find({ webhook_due: { $in: ['call.ringing', 'call.in_progress', 'call.ended'] }, _id: { $gt: after } }, { projection: { _id: 1, webhook_due: 1 } })
+        .sort({ _id: 1 })
+        .limit(BATCH)
+        .toArray();
+      for (const { _id: callId, webhook_due: due } of page) {
+        if (due?.length === 1 && due[0] === 'call.ended' && (await redis.zscore(ENDED_PENDING_KEY, callId)) !== null) continue;
+        await withDocLock(redis, `call:${callId}`, async () => {
+          const doc = await calls.findOne({ _id: callId });
+          // Its recording may still come (a worker's report): an answered call's end is held for it first.
+          if (doc?.webhook_due?.length) await emitDueEvents(emitDeps, doc, true);
+        }, { waitMs: 500 }).catch((err: unknown) => logger.warn({ err, call_id: callId }, 'stranded call event not sent yet; next scan'));
+      }
+      if (page.length < BATCH) return;
+      after = page[page.length - 1]!._id;
     }
   }
 
@@ -376,6 +445,10 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
   }
 
   async function dispatchOnce(wait: boolean): Promise<number> {
+    for (const [token, key] of unanswered) {
+      await redis.eval(RELEASE, 1, key, token);
+      unanswered.delete(token);
+    }
     const free = concurrency - inFlight.size;
     if (free <= 0 || closing) return 0;
     // Paused webhooks keep their deliveries for when they are active again; webhooks at their limit of
@@ -393,7 +466,11 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
       if (inFlight.has(id) || (perHook.get(hookId) ?? 0) >= perWebhook) continue;
       const token = randomBytes(12).toString('hex');
       const key = deliveryLeaseKey(id);
-      if ((await redis.set(key, token, 'PX', leaseMs, 'NX')) !== 'OK') continue; // another replica has it
+      const lease = await redis.set(key, token, 'PX', leaseMs, 'NX').catch((err: unknown) => {
+        unanswered.set(token, key);
+        throw err;
+      });
+      if (lease !== 'OK') continue; // another replica has it
       perHook.set(hookId, (perHook.get(hookId) ?? 0) + 1);
       const run = (async () => {
         try {
@@ -443,11 +520,11 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
 
   return {
     async runOnce() {
-      await maintain();
+      const fromFallback = await maintain();
       const entries = await readNew(redis);
       if (entries.length) await fanOut(entries);
       const attempted = await dispatch(true);
-      return { fannedOut: entries.length, attempted };
+      return { fannedOut: fromFallback + entries.length, attempted };
     },
     start() {
       if (!stopped) return;
