@@ -4,7 +4,7 @@
 // user turn that selects the scripted policy's `dtmf` intent; send_dtmf presses keys back.
 import { dispose } from '@livekit/rtc-node';
 import type { Call } from '@voice-platform/schemas';
-import { keypadNumber } from '@voice-platform/tests/infra';
+import { keypadNumber, listenNumber, PhoneEar } from '@voice-platform/tests/infra';
 import { admin, backendUrl, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES } from './testing/backend.js';
 import { startCall } from './testing/client.js';
 import { startCloudStandIn, type CloudStandIn } from './testing/cloud.js';
@@ -136,5 +136,47 @@ describe('the keypad on a real phone line', () => {
       ['bot', 'Goodbye.'],
     ]);
     expect(call.actions).toEqual([expect.objectContaining({ type: 'dtmf_in', name: 'keypad', status: 'ok', arguments: { digits: '42' } })]);
+  });
+
+  it('keys both ways on one line: the phone\'s ear presses 5#, the bot answers with send_dtmf, the ear decodes the RFC 4733 events', async () => {
+    const bot = await admin('POST', '/api/v1/bots', {
+      name: 'keypad out bot',
+      greeting: 'Hello.',
+      max_call_seconds: 60,
+      llm: { provider: 'openai', model: 'local-model', temperature: 0, base_url: `${cloud.url}/v1` },
+      tools: [{ name: 'press_keys', description: 'Presses keys on the line', type: 'send_dtmf' }],
+    });
+    expect(bot.status).toBe(201);
+    cloud.reset();
+    cloud.chatScript = [{ toolCalls: [{ id: 'call_1', name: 'press_keys', arguments: '{"digits":"1*9#"}' }] }, { text: 'Done.', endCall: true }];
+    const ear = await PhoneEar.open(Number(process.env.SIP_PHONE_EAR_PORT));
+    try {
+      const res = await fetch(`${backendUrl()}/api/v1/sip/dialout`, {
+        method: 'POST',
+        headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ bot_id: bot.body.id, to_number: listenNumber(30), variables: {} }),
+      });
+      expect(res.status).toBe(201);
+      const { call_id: callId } = (await res.json()) as { call_id: string };
+      // The phone's side of the line: its keys go back to livekit-sip's media address as RFC 4733 events.
+      await ear.press('5#');
+      const call = await callUntil(callId, ended, 'the end of the call and its recording', 60_000);
+      expect(call).toMatchObject({ status: 'completed', end_reason: 'bot_hangup' });
+      expect(cloud.chats[0]!.messages.filter((m: { role: string }) => m.role === 'user')).toEqual([{ role: 'user', content: 'The caller pressed 5 on the keypad.' }]);
+      expect(lines(call)).toEqual([
+        ['bot', 'Hello.'],
+        ['user', '5'],
+        ['bot', '1*9#'],
+        ['bot', 'Done.'],
+      ]);
+      // What livekit-sip sent the phone: the four keys, in order, as RFC 4733 events.
+      expect(ear.keys()).toBe('1*9#');
+      const out = call.actions.find((a) => a.type === 'dtmf_out')!;
+      expect(out).toMatchObject({ name: 'press_keys', status: 'ok', arguments: { digits: '1*9#' } });
+      // Sent one every 250 ms; the tool answered once the line had carried all four (livekit-sip plays a key in about 500 ms).
+      expect(out.duration_ms).toBeGreaterThanOrEqual(4 * 500);
+    } finally {
+      await ear.close();
+    }
   });
 });

@@ -26,8 +26,56 @@ export class PhoneEar {
   /** Keys heard as RFC 4733 events (telephone-event, payload type 101 as the phone's SDP names it), in order. */
   private readonly events: Array<{ ssrc: number; timestamp: number; key: string }> = [];
 
+  /** Where the line's RTP comes from (livekit-sip's media socket), once a packet came. */
+  private peer: { address: string; port: number } | null = null;
+  private gotPeer!: () => void;
+  /** Resolves once the line's first RTP packet arrived (the call is up, its media flowing). */
+  readonly flowing = new Promise<void>((resolve) => (this.gotPeer = resolve));
+
   private constructor(private readonly socket: Socket) {
-    socket.on('message', (msg) => this.onPacket(msg));
+    socket.on('message', (msg, rinfo) => {
+      if (!this.peer) {
+        this.peer = { address: rinfo.address, port: rinfo.port };
+        this.gotPeer();
+      }
+      this.onPacket(msg);
+    });
+  }
+
+  /**
+   * Presses `keys` on the phone's side of the line, back to where its RTP comes from: RFC 4733 events
+   * (payload type 101), each key 160 ms of events and its end packet three times, a key every 250 ms.
+   */
+  async press(keys: string): Promise<void> {
+    await this.flowing;
+    const { address, port } = this.peer!;
+    const ssrc = 0x4b455953;
+    let seq = 1;
+    const send = (buf: Buffer) => new Promise<void>((resolve, reject) => this.socket.send(buf, port, address, (err) => (err ? reject(err) : resolve())));
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    for (let k = 0; k < keys.length; k++) {
+      const code = KEYS.indexOf(keys[k]!);
+      if (code < 0) throw new RangeError(`not a key: ${keys[k]}`);
+      const timestamp = (1000 + k * 2000) >>> 0; // a new timestamp: a new key
+      const packet = (duration: number, end: boolean, marker: boolean) => {
+        const b = Buffer.alloc(16);
+        b[0] = 0x80;
+        b[1] = (marker ? 0x80 : 0) | TELEPHONE_EVENT;
+        b.writeUInt16BE(seq++ & 0xffff, 2);
+        b.writeUInt32BE(timestamp, 4);
+        b.writeUInt32BE(ssrc, 8);
+        b[12] = code;
+        b[13] = (end ? 0x80 : 0) | 10;
+        b.writeUInt16BE(duration, 14);
+        return b;
+      };
+      for (let i = 0; i < 8; i++) {
+        await send(packet((i + 1) * 160, false, i === 0));
+        await sleep(20);
+      }
+      for (let i = 0; i < 3; i++) await send(packet(8 * 160, true, false));
+      await sleep(90);
+    }
   }
 
   /** Listens on 127.0.0.1:`port` (the phone's `SIP_PHONE_EAR_PORT`). */

@@ -55,6 +55,12 @@ const isPeer = (peer: Peer, p: { identity: string; kind?: ParticipantKind }) => 
 const SIP_STATUS_ATTRIBUTE = 'sip.callStatus';
 /** send_dtmf: one key every this many ms (docs/design.md §9). */
 export const DTMF_KEY_INTERVAL_MS = 250;
+/**
+ * What livekit-sip v1.8 takes to play one key on the line: the event for 250 ms, then 250 ms of pause
+ * (media-sdk dtmf.Write), one key after the other. send_dtmf returns once the line has carried them all,
+ * so a hang-up right after never cuts the last keys off.
+ */
+const LINE_KEY_MS = 520;
 
 /** The dialer a worker's settings describe; null without all three LIVEKIT_* settings. */
 export function liveKitDialerFromSettings(
@@ -343,6 +349,7 @@ export class LiveKitTransport implements CallTransport {
 
   /** Presses `digits` on the line, one key every DTMF_KEY_INTERVAL_MS (livekit-sip sends RFC 4733 to the phone). */
   async sendDtmf(digits: string, signal?: AbortSignal): Promise<void> {
+    const started = performance.now();
     for (let i = 0; i < digits.length; i++) {
       if (this.closed || !this.room.isConnected) throw new Error('the call has ended');
       if (signal?.aborted) throw new Error('cancelled');
@@ -352,6 +359,8 @@ export class LiveKitTransport implements CallTransport {
       await this.room.localParticipant!.publishDtmf(code, digit);
       if (i < digits.length - 1) await new Promise((resolve) => setTimeout(resolve, DTMF_KEY_INTERVAL_MS));
     }
+    const onLine = digits.length * LINE_KEY_MS - (performance.now() - started);
+    if (onLine > 0) await new Promise((resolve) => setTimeout(resolve, onLine));
   }
 
   attach(handlers: TransportHandlers): void {
