@@ -35,6 +35,8 @@ export default async function setup() {
     LIVEKIT_API_SECRET: process.env.LIVEKIT_API_SECRET,
     // The dialler sweeps lost calls every second, so a SIGKILLed worker's call ends within seconds.
     SWEEP_INTERVAL_SECONDS: '1',
+    // Bots' HTTP tools (and webhooks) point at receivers on this machine.
+    WEBHOOK_ALLOW_PRIVATE: 'true',
   };
   execFileSync(process.execPath, [path.join(root, 'backend/dist/seed.js'), 'admin'], { env, stdio: 'pipe' });
   const backend = startProcess('backend', process.execPath, [path.join(root, 'backend/dist/main.js')], {

@@ -16,9 +16,28 @@ const DEMO_BOT: BotCreate = {
     { name: 'customer_name', required: true, description: 'How to address the callee' },
     { name: 'amount_due', required: false, description: 'Open amount, spoken as given' },
   ],
+  // "I will pay" records the promise in the CRM (make up runs a small one: tests/infra/src/crm.ts) and the bot
+  // speaks the reference it answers.
+  tools: [
+    {
+      name: 'record_promise',
+      description: 'Records that the customer promised to pay the open amount',
+      type: 'http',
+      url: process.env.DEMO_CRM_URL ?? 'http://127.0.0.1:8091/promises',
+      timeout_ms: 5000,
+      parameters: { type: 'object', properties: { customer_name: { type: 'string' }, amount_due: { type: 'string' } }, required: ['customer_name'] },
+    },
+  ],
   policy: {
     intents: [
-      { name: 'pay', examples: ['yes', 'i will pay', 'okay'], reply: 'Thank you {{customer_name}}, goodbye.', end_call: true },
+      {
+        name: 'pay',
+        examples: ['yes', 'i will pay', 'okay'],
+        action: { tool: 'record_promise', arguments: { customer_name: '{{customer_name}}', amount_due: '{{amount_due}}' } },
+        reply: 'Thank you {{customer_name}}, your promise is noted under reference {{result.reference}}. Goodbye.',
+        on_error_reply: 'Thank you {{customer_name}}, goodbye.',
+        end_call: true,
+      },
       { name: 'amount', examples: ['how much', 'what amount'], reply: 'The open amount is {{amount_due}}.' },
       { name: 'stop', examples: ['no', 'stop calling', 'goodbye'], reply: 'Understood. Goodbye.', end_call: true },
     ],
@@ -30,7 +49,7 @@ const DEMO_BOT: BotCreate = {
  *  insert, not an upsert with $setOnInsert: FerretDB's upsert drops the empty `tools: []`. */
 export async function seedDemoBot(db: Db, now: Date): Promise<'created' | 'unchanged'> {
   try {
-    await bots(db).insertOne(stored(newBotDoc(DEMO_BOT, now, DEMO_BOT_ID)));
+    await bots(db).insertOne(stored(newBotDoc(DEMO_BOT, now, null, DEMO_BOT_ID)));
     return 'created';
   } catch (err) {
     if (err instanceof MongoServerError && err.code === 11000) return 'unchanged';

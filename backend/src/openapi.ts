@@ -8,6 +8,7 @@ import {
   ApiKeyUpdate,
   Bot,
   BotCreate,
+  BotToolSecret,
   BotUpdate,
   Call as CallSchema,
   CallCreate,
@@ -282,6 +283,18 @@ export function openapiDocument(version: string) {
           security: [{ adminJwt: [] }],
           requestBody: body(BotUpdate),
           responses: { 200: ok('The bot', Bot), ...errors([...ADMIN, ...BODY, 'bot_not_found', 'conflict'], { conflict: 'Changed concurrently' }) },
+        },
+      },
+      '/api/v1/bots/{id}/tool-secret': {
+        parameters: [idParam('Bot id')],
+        post: {
+          operationId: 'rotateBotToolSecret',
+          summary: "Create or rotate the secret the bot's HTTP tool requests are signed with",
+          description:
+            'The secret (`whsec_` + 32 characters) is in this answer only (`Cache-Control: no-store`); HTTP tool requests carry ' +
+            '`X-Voice-Signature: t=<unix s>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>` as webhooks do. A rotation replaces it at once.',
+          security: [{ adminJwt: [] }],
+          responses: { 200: ok('The new secret', BotToolSecret), ...errors([...ADMIN, 'bot_not_found']) },
         },
       },
       '/api/v1/sip/dialout': {

@@ -29,31 +29,91 @@ export type VoiceSettings = Static<typeof VoiceSettings>;
 export const SttSettings = providerSettings({ model: providerItem(), language: Type.String({ minLength: 2, maxLength: 35 }) });
 export type SttSettings = Static<typeof SttSettings>;
 
-export const LlmSettings = providerSettings({ model: providerItem(), temperature: Type.Number({ minimum: 0, maximum: 2 }) });
+export const LlmSettings = providerSettings({
+  model: providerItem(),
+  temperature: Type.Number({ minimum: 0, maximum: 2 }),
+  /** OpenAI-compatible servers: this bot's API root (a self-hosted vLLM, Ollama, llama.cpp), instead of OPENAI_BASE_URL. */
+  base_url: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2048 })),
+});
 export type LlmSettings = Static<typeof LlmSettings>;
 
-/** A tool the LLM may call (OpenAI function shape); `parameters` is a JSON Schema object. */
-export const BotTool = Type.Object(
+/** What a tool does when the LLM (or a scripted intent) calls it (docs/design.md §9). Without `type`: a tool
+ *  stored before tool types existed, offered to the LLM but not runnable (its calls answer an error). */
+export const TOOL_TYPES = ['http', 'end_call', 'transfer_call', 'send_dtmf'] as const;
+export type ToolType = (typeof TOOL_TYPES)[number];
+/** Keys a DTMF string may hold. */
+export const DTMF_PATTERN = '^[0-9*#]{1,32}$';
+export const TOOL_TIMEOUT_MS = { min: 500, max: 20_000, default: 5000 } as const;
+export const MAX_TOOL_HEADERS = 10;
+
+const TransferDestination = Type.Object(
   {
-    name: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }),
-    description: Type.String({ maxLength: 1000, default: '' }),
-    parameters: Type.Optional(
-      Type.Record(Type.String(), Type.Unknown(), {
-        description: 'the arguments\' JSON Schema, stored as given (any keys); at most 32 levels of nesting (deeper → 422 validation_failed)',
-      }),
-    ),
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    number: Type.Optional(Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164; one of number and sip_uri' })),
+    sip_uri: Type.Optional(Type.String({ pattern: '^sips?:[^\\s@]+@[^\\s]+$', maxLength: 500 })),
+    description: Type.Optional(Type.String({ maxLength: 500 })),
   },
   { additionalProperties: false },
 );
+
+/** The fields every tool type shares; the type's own fields follow (others refused: backend bots/routes.ts). */
+const toolFields = {
+  name: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }),
+  description: Type.String({ maxLength: 1000, default: '' }),
+  type: Type.Optional(Type.Union(TOOL_TYPES.map((t) => Type.Literal(t)))),
+  parameters: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), {
+      description: "the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)",
+    }),
+  ),
+  /** http: the address called (http or https; the webhook address guard applies at save and before every call). */
+  url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+  // No schema defaults on type-specific fields: a default would add them to tools of every type (the CRD).
+  method: Type.Optional(Type.Union([Type.Literal('POST'), Type.Literal('GET')], { description: 'http: POST (the default) or GET' })),
+  timeout_ms: Type.Optional(Type.Integer({ minimum: TOOL_TIMEOUT_MS.min, maximum: TOOL_TIMEOUT_MS.max, description: `http: default ${TOOL_TIMEOUT_MS.default}` })),
+  /** http: spoken when the call starts, so the line is never silent for long. */
+  say_while_waiting: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+  /** transfer_call */
+  destinations: Type.Optional(Type.Array(TransferDestination, { minItems: 1, maxItems: 20 })),
+  mode: Type.Optional(Type.Union([Type.Literal('cold'), Type.Literal('warm')], { description: 'transfer_call: cold (the default) or warm' })),
+  announcement: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+  whisper: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+  on_failure: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+};
+const ToolHeaders = Type.Record(Type.String({ pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]{1,64}$' }), Type.String({ maxLength: 4096, pattern: '^[^\\r\\n]*$' }), {
+  maxProperties: MAX_TOOL_HEADERS,
+  description: 'write-only: stored encrypted, never returned or logged (answers show header_names)',
+});
+
+/** A tool as written (POST/PATCH, the Bot resource): `headers` values are write-only. */
+export const BotTool = Type.Object({ ...toolFields, headers: Type.Optional(ToolHeaders) }, { additionalProperties: false });
 export type BotTool = Static<typeof BotTool>;
+
+/** A tool as the API answers: the header names only. */
+export const BotToolPublic = Type.Object({ ...toolFields, header_names: Type.Optional(Type.Array(Type.String())) }, { additionalProperties: false });
+export type BotToolPublic = Static<typeof BotToolPublic>;
 
 /** One intent of the offline `scripted` LLM: matched by its example phrases, answered by `reply`. */
 const PolicyIntent = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64 }),
-    examples: Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { minItems: 1, maxItems: 100 }),
-    reply: Type.String({ minLength: 1, maxLength: 2000, description: 'may hold {{variables}}' }),
+    examples: Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 100, description: 'at least one, unless `dtmf` is set' }),
+    reply: Type.String({ minLength: 1, maxLength: 2000, description: 'may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}' }),
     end_call: Type.Optional(Type.Boolean()),
+    /** Runs one of the bot's tools when the intent matches; `reply` is said once it answered. */
+    action: Type.Optional(
+      Type.Object(
+        {
+          tool: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: "a tool of the bot's" }),
+          arguments: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_]{1,64}$' }), Type.String({ maxLength: 1000, description: 'may hold {{variables}} and {{digits}}' }), { maxProperties: 20 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /** Said instead of `reply` when the action's tool fails (else the fallback's reply). */
+    on_error_reply: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
+    /** Matches when the caller presses exactly these keys. */
+    dtmf: Type.Optional(Type.String({ pattern: DTMF_PATTERN })),
   },
   { additionalProperties: false },
 );
@@ -143,9 +203,16 @@ export const Bot = Type.Object(
   {
     id: Type.String(),
     ...botFields,
+    tools: Type.Array(BotToolPublic, { maxItems: 50 }),
+    /** A tool secret exists (POST /api/v1/bots/{id}/tool-secret): HTTP tool requests are signed with it. */
+    has_tool_secret: Type.Boolean(),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
   { additionalProperties: false },
 );
 export type Bot = Static<typeof Bot>;
+
+/** `POST /api/v1/bots/{id}/tool-secret`: the new secret, shown in this answer only. */
+export const BotToolSecret = Type.Object({ bot_id: Type.String(), secret: Type.String({ pattern: '^whsec_[A-Za-z0-9]{32}$' }) }, { additionalProperties: false });
+export type BotToolSecret = Static<typeof BotToolSecret>;

@@ -41,6 +41,39 @@ export const TranscriptEntry = Type.Object(
 );
 export type TranscriptEntry = Static<typeof TranscriptEntry>;
 
+/** Most actions one call keeps (docs/design.md §9). */
+export const MAX_CALL_ACTIONS = 200;
+export const CALL_ACTION_TYPES = ['tool', 'transfer', 'dtmf_in', 'dtmf_out'] as const;
+/** One thing the bot did (or the caller pressed) during a call: a tool it ran, a transfer, keys in or out. */
+export const CallAction = Type.Object(
+  {
+    type: Type.Union(CALL_ACTION_TYPES.map((t) => Type.Literal(t))),
+    name: Type.String({ minLength: 1, maxLength: 64 }),
+    at: Type.String({ format: 'date-time' }),
+    duration_ms: Type.Integer({ minimum: 0 }),
+    status: Type.Union([Type.Literal('ok'), Type.Literal('failed')]),
+    arguments: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    /** The tool's answer as text, at most 1000 characters (never a header value). */
+    result: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])),
+    error: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+export type CallAction = Static<typeof CallAction>;
+
+/** A transfer of the call to a person (docs/design.md §9). */
+export const CallTransfer = Type.Object(
+  {
+    mode: Type.Union([Type.Literal('cold'), Type.Literal('warm')]),
+    target: Type.String({ minLength: 1, maxLength: 500 }),
+    status: Type.Union([Type.Literal('accepted'), Type.Literal('failed')]),
+    sip_status_code: Type.Union([Type.Integer({ minimum: 100, maximum: 699 }), Type.Null()]),
+    at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export type CallTransfer = Static<typeof CallTransfer>;
+
 /** The fields that name a call, first in the call record and in every call.* webhook's `data` (webhooks.ts). */
 export const callIdentityFields = {
   call_id: Type.String(),
@@ -68,6 +101,10 @@ export const Call = Type.Object(
     transcript: Type.Array(TranscriptEntry),
     /** When each status was reached. */
     status_times: Type.Record(Type.String(), Type.String({ format: 'date-time' })),
+    /** What the bot did during the call, in order (tools, transfer, keys). */
+    actions: Type.Array(CallAction),
+    /** The call's transfer to a person, if the bot made one. */
+    transfer: Type.Union([CallTransfer, Type.Null()]),
   },
   { additionalProperties: false },
 );
@@ -88,6 +125,9 @@ export const CallEvent = Type.Object(
     recording_error: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
     sip_status_code: Type.Optional(Type.Integer({ minimum: 100, maximum: 699 })),
     transcript: Type.Optional(Type.Array(TranscriptEntry, { maxItems: MAX_TRANSCRIPT_ENTRIES })),
+    /** Actions since the last event, appended to the call's (once per event id). Any status: a repeat of the current one carries them mid-call. */
+    actions: Type.Optional(Type.Array(CallAction, { maxItems: MAX_CALL_ACTIONS })),
+    transfer: Type.Optional(CallTransfer),
   },
   { additionalProperties: false },
 );

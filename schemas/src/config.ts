@@ -18,7 +18,10 @@ export const RuntimeConfig = Type.Object(
         voice: VoiceSettings,
         stt: SttSettings,
         llm: LlmSettings,
+        /** Header values in the clear: the worker sends them. */
         tools: Type.Array(BotTool),
+        /** Signs the bot's HTTP tool requests (X-Voice-Signature); null when the bot has none. */
+        tool_secret: Type.Union([Type.String(), Type.Null()]),
         /** Raw: the worker renders replies with `call.variables`. */
         policy: Type.Union([BotPolicy, Type.Null()]),
         turn_detection: TurnDetection,

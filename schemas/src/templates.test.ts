@@ -1,5 +1,5 @@
 // The template rule (docs/design.md, "Bots"): what a placeholder is, what is malformed, what renders.
-import { parseTemplate, renderTemplate, templateProblems } from './templates.js';
+import { parseTemplate, renderTemplate, renderWithResult, templateProblems } from './templates.js';
 
 const names = (text: string) => parseTemplate(text).placeholders.map((p) => p.name);
 
@@ -94,5 +94,34 @@ describe('templateProblems', () => {
       { field: 'policy.intents.0.reply', message: '{{nope}} is not a declared variable' },
       { field: 'policy.fallback.reply', message: '{{also}} is not a declared variable' },
     ]);
+  });
+
+  it('{{digits}} in policy templates, {{result.…}} in the reply of an intent with an action: nowhere else', () => {
+    expect(
+      templateProblems({
+        variables: [{ name: 'name' }],
+        prompt: '{{digits}} {{result.ref}}',
+        policy: {
+          intents: [
+            { name: 'act', examples: ['x'], action: { tool: 't', arguments: { who: '{{name}} {{digits}}', bad: '{{result.ref}}' } }, reply: 'Ref {{result.ref}} {{result.a.b}} {{digits}}', on_error_reply: 'No {{result.x}}' },
+            { name: 'plain', examples: ['y'], reply: '{{result.ref}} {{digits}}' },
+          ],
+          fallback: { reply: '{{digits}}' },
+        },
+      }),
+    ).toEqual([
+      { field: 'prompt', message: '{{digits}} is not a declared variable' },
+      { field: 'prompt', message: '{{result.ref}} is only for the reply of an intent with an action' },
+      { field: 'policy.intents.0.action.arguments.bad', message: '{{result.ref}} is only for the reply of an intent with an action' },
+      { field: 'policy.intents.0.on_error_reply', message: '{{result.x}} is only for the reply of an intent with an action' },
+      { field: 'policy.intents.1.reply', message: '{{result.ref}} is only for the reply of an intent with an action' },
+    ]);
+  });
+
+  it('renders {{result.<path>}} from a JSON answer: nested keys, objects as JSON, missing paths empty', () => {
+    const result = { reference: 'PTP-7', due: { date: '2026-12-01' }, list: [1, 2], none: null };
+    expect(renderWithResult('{{result.reference}} {{result.due.date}} {{result.due}} {{result.list}} [{{result.none}}] [{{result.gone.deeper}}] {{name}}', { name: 'Sam' }, result)).toBe(
+      'PTP-7 2026-12-01 {"date":"2026-12-01"} [1,2] [] [] Sam',
+    );
   });
 });

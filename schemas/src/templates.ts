@@ -15,6 +15,10 @@ import { VARIABLE_NAME_PATTERN, type BotPolicy } from './bot.js';
 
 const PLACEHOLDER = /\{\{\s*([^{}\s]*)\s*\}\}/g;
 const VARIABLE_NAME = new RegExp(VARIABLE_NAME_PATTERN);
+/** `{{result.<path>}}`: a value from the JSON answer of an intent's action (docs/design.md §9). */
+const RESULT_NAME = /^result(\.[A-Za-z0-9_-]{1,64}){1,8}$/;
+/** Names every policy template may use without declaring them: the keys the caller pressed. */
+export const BUILTIN_TEMPLATE_NAMES: readonly string[] = ['digits'];
 
 /** One placeholder: its variable name and where `{{ … }}` stands in the text (`end` exclusive). */
 export interface TemplatePlaceholder {
@@ -38,7 +42,7 @@ export function parseTemplate(text: string): { placeholders: TemplatePlaceholder
     const name = m[1] ?? '';
     const start = m.index;
     const end = start + m[0].length;
-    if (VARIABLE_NAME.test(name)) placeholders.push({ name, start, end });
+    if (VARIABLE_NAME.test(name) || RESULT_NAME.test(name)) placeholders.push({ name, start, end });
     else errors.push({ start, end, message: `{{${name}}} is not a valid variable name` });
   }
   return { placeholders, errors };
@@ -56,15 +60,38 @@ interface TemplatedBot {
   policy?: BotPolicy | null;
 }
 
-/** Every template field of a bot, with its field path for error details. */
-function templateFields(bot: TemplatedBot): Array<[string, string]> {
-  const out: Array<[string, string]> = [
-    ['prompt', bot.prompt ?? ''],
-    ['greeting', bot.greeting ?? ''],
+/** Which names a template field may use besides the declared variables. */
+interface FieldRules {
+  builtins: boolean;
+  results: boolean;
+}
+
+/** Every template field of a bot, with its field path for error details and what it may use. */
+function templateFields(bot: TemplatedBot): Array<[string, string, FieldRules]> {
+  const none = { builtins: false, results: false };
+  const out: Array<[string, string, FieldRules]> = [
+    ['prompt', bot.prompt ?? '', none],
+    ['greeting', bot.greeting ?? '', none],
   ];
-  bot.policy?.intents.forEach((intent, i) => out.push([`policy.intents.${i}.reply`, intent.reply]));
-  if (bot.policy) out.push(['policy.fallback.reply', bot.policy.fallback.reply]);
+  bot.policy?.intents.forEach((intent, i) => {
+    const policy = { builtins: true, results: false };
+    out.push([`policy.intents.${i}.reply`, intent.reply, { builtins: true, results: intent.action !== undefined }]);
+    for (const [k, v] of Object.entries(intent.action?.arguments ?? {})) out.push([`policy.intents.${i}.action.arguments.${k}`, v, policy]);
+    if (intent.on_error_reply !== undefined) out.push([`policy.intents.${i}.on_error_reply`, intent.on_error_reply, policy]);
+  });
+  if (bot.policy) out.push(['policy.fallback.reply', bot.policy.fallback.reply, { builtins: true, results: false }]);
   return out;
+}
+
+/** Renders `{{result.<path>}}` placeholders from a tool's JSON answer (a missing path renders empty), then the variables. */
+export function renderWithResult(text: string, variables: Readonly<Record<string, string>>, result: unknown): string {
+  const withResult = text.replace(PLACEHOLDER, (whole, name: string) => {
+    if (!RESULT_NAME.test(name)) return whole;
+    let v: unknown = result;
+    for (const key of name.split('.').slice(1)) v = v !== null && typeof v === 'object' && Object.hasOwn(v, key) ? (v as Record<string, unknown>)[key] : undefined;
+    return v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  });
+  return renderTemplate(withResult, variables);
 }
 
 /**
@@ -79,12 +106,12 @@ export function templateProblems(bot: TemplatedBot): Array<{ field: string; mess
     if (declared.has(v.name)) problems.push({ field: `variables.${i}.name`, message: `${v.name} is declared twice` });
     declared.add(v.name);
   });
-  for (const [field, text] of templateFields(bot)) {
+  for (const [field, text, rules] of templateFields(bot)) {
     const { placeholders, errors } = parseTemplate(text);
-    const found = [
-      ...errors,
-      ...placeholders.filter((p) => !declared.has(p.name)).map((p) => ({ ...p, message: `{{${p.name}}} is not a declared variable` })),
-    ];
+    const message = (name: string) =>
+      RESULT_NAME.test(name) ? `{{${name}}} is only for the reply of an intent with an action` : `{{${name}}} is not a declared variable`;
+    const allowed = (name: string) => declared.has(name) || (rules.builtins && BUILTIN_TEMPLATE_NAMES.includes(name)) || (rules.results && RESULT_NAME.test(name));
+    const found = [...errors, ...placeholders.filter((p) => !allowed(p.name)).map((p) => ({ ...p, message: message(p.name) }))];
     for (const p of found.sort((a, b) => a.start - b.start)) problems.push({ field, message: p.message });
   }
   return problems;

@@ -1,7 +1,7 @@
 // Call webhooks (docs/design.md §8): the admin API's bodies, the deliveries log, and what a receiver gets.
 // The signing secret appears only in WebhookCreated.
 import { Type, type Static } from '@sinclair/typebox';
-import { callIdentityFields } from './calls.js';
+import { CallAction, CallTransfer, callIdentityFields } from './calls.js';
 import { CallVariables } from './dialout.js';
 
 /** Event types a webhook can subscribe to. */
@@ -120,6 +120,8 @@ export const WebhookCallData = Type.Object(
     variables: CallVariables,
     campaign_id: Type.Union([Type.String(), Type.Null()], { description: 'the campaign that placed the call; null otherwise' }),
     status_times: Type.Record(Type.String(), time),
+    actions: Type.Array(CallAction, { description: 'what the bot did so far (tools, transfer, keys)' }),
+    transfer: Type.Union([CallTransfer, Type.Null()]),
   },
   { additionalProperties: false },
 );

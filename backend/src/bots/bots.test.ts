@@ -26,6 +26,7 @@ describe('bots', () => {
       stt: { provider: 'pocketsphinx', model: 'en-us', language: 'en-US' },
       llm: { provider: 'scripted', model: 'policy', temperature: 0 },
       tools: [],
+      has_tool_secret: false,
       policy: null,
       turn_detection: { end_of_turn_silence_ms: 700 },
       max_call_seconds: 300,
@@ -130,7 +131,9 @@ describe('every stored bot comes back in the documented shape', () => {
     expect(await seedDemoBot(h.db, new Date())).toBe('unchanged');
     const stored = await h.db.collection(COLLECTIONS.bots).findOne({ _id: DEMO_BOT_ID as never });
     const { _id, created_at, updated_at, ...fields } = stored!;
-    expect(Object.keys(fields).sort()).toEqual(Object.keys(Bot.properties).filter((k) => !['id', 'created_at', 'updated_at'].includes(k)).sort());
+    // Every answered field is stored, has_tool_secret as the sealed secret it is derived from.
+    const answered = Object.keys(Bot.properties).map((k) => (k === 'has_tool_secret' ? 'tool_secret_sealed' : k));
+    expect(Object.keys(fields).sort()).toEqual(answered.filter((k) => !['id', 'created_at', 'updated_at'].includes(k)).sort());
     const one = await h.http.get(`/api/v1/bots/${DEMO_BOT_ID}`).set('Authorization', auth).expect(200);
     expect(shapeErrors(validBot, one.body)).toEqual([]);
     const list = await h.http.get('/api/v1/bots').set('Authorization', auth).expect(200);

@@ -2,14 +2,18 @@
 // placeholder nobody is asked to provide.
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
-import { BotCreate, BotUpdate, templateProblems, type BotCreate as BotCreateT, type BotTool } from '@voice-platform/schemas';
+import { Ajv } from 'ajv';
+import { BotCreate, BotUpdate, templateProblems, type BotCreate as BotCreateT, type BotPolicy, type BotTool, type ToolType } from '@voice-platform/schemas';
+import { AddressRefused, checkHost } from '../webhooks/addresses.js';
+import { generateWebhookSecret } from '../webhooks/store.js';
 import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { check, type FieldProblem } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
-import { bots, findBot, publicBot, readBot, stored, withDefaults, type BotDoc } from './store.js';
+import { bots, findBot, publicBot, readBot, sealToolHeaders, stored, toolSecretBox, withDefaults, type BotDoc } from './store.js';
+import type { SecretBox } from '../secretBox.js';
 
 /** Deepest nesting a tool's `parameters` may have (a JSON Schema of a function's arguments needs a few levels). */
 const MAX_TOOL_PARAMETERS_DEPTH = 32;
@@ -22,12 +26,88 @@ function tooDeep(v: unknown, limit: number, level = 1): boolean {
   return false;
 }
 
+/** The fields of each tool type besides the common ones (name, description, type, parameters). */
+const TYPE_FIELDS: Record<ToolType | 'none', readonly string[]> = {
+  none: [],
+  http: ['url', 'method', 'headers', 'timeout_ms', 'say_while_waiting'],
+  end_call: [],
+  transfer_call: ['destinations', 'mode', 'announcement', 'whisper', 'on_failure'],
+  send_dtmf: [],
+};
+const COMMON_FIELDS = new Set(['name', 'description', 'type', 'parameters']);
+/** A JSON Schema compiler apart from the one that checks requests (a tool's schema may use any keyword). */
+const schemaCompiler = new Ajv({ strict: false, allErrors: false, validateSchema: true });
+
+/** The rules of tools a schema cannot hold (docs/design.md §9); HTTP tool URLs are checked by checkToolUrls. */
 function checkTools(tools: BotTool[]): void {
   const problems: FieldProblem[] = [];
+  const seen = new Set<string>();
   tools.forEach((t, i) => {
+    const at = `tools.${i}`;
+    if (seen.has(t.name)) problems.push({ field: `${at}.name`, message: `${t.name} names another tool already` });
+    seen.add(t.name);
     if (t.parameters !== undefined && tooDeep(t.parameters, MAX_TOOL_PARAMETERS_DEPTH)) {
-      problems.push({ field: `tools.${i}.parameters`, message: `nests deeper than ${MAX_TOOL_PARAMETERS_DEPTH} levels` });
+      problems.push({ field: `${at}.parameters`, message: `nests deeper than ${MAX_TOOL_PARAMETERS_DEPTH} levels` });
+    } else if (t.parameters !== undefined) {
+      if (t.parameters.type !== undefined && t.parameters.type !== 'object') problems.push({ field: `${at}.parameters`, message: 'must be a JSON Schema of an object (type "object")' });
+      try {
+        schemaCompiler.compile(t.parameters);
+      } catch (err) {
+        problems.push({ field: `${at}.parameters`, message: `is not a JSON Schema: ${err instanceof Error ? err.message.slice(0, 200) : 'invalid'}` });
+      }
     }
+    const own = TYPE_FIELDS[t.type ?? 'none'];
+    for (const key of Object.keys(t)) {
+      if (!COMMON_FIELDS.has(key) && !own.includes(key)) problems.push({ field: `${at}.${key}`, message: `is not a field of ${t.type ? `a ${t.type} tool` : 'a tool without a type'}` });
+    }
+    if (t.type === 'http' && t.url === undefined) problems.push({ field: `${at}.url`, message: 'is required for an http tool' });
+    if (t.type === 'transfer_call') {
+      if (!t.destinations) problems.push({ field: `${at}.destinations`, message: 'is required for a transfer_call tool' });
+      t.destinations?.forEach((d, j) => {
+        if ((d.number === undefined) === (d.sip_uri === undefined)) problems.push({ field: `${at}.destinations.${j}`, message: 'needs exactly one of number and sip_uri' });
+      });
+      if (t.whisper !== undefined && t.mode !== 'warm') problems.push({ field: `${at}.whisper`, message: 'is said to the person taking the call in warm mode only (mode: "warm")' });
+    }
+  });
+  if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
+}
+
+/** An HTTP tool's URL: parsed, http(s), no credentials, and its host public unless WEBHOOK_ALLOW_PRIVATE (the webhooks' guard). */
+async function checkToolUrls(svc: Services, tools: BotTool[]): Promise<void> {
+  const problems: FieldProblem[] = [];
+  for (const [i, t] of tools.entries()) {
+    if (t.type !== 'http' || t.url === undefined) continue;
+    const field = `tools.${i}.url`;
+    let parsed: URL;
+    try {
+      parsed = new URL(t.url);
+    } catch {
+      problems.push({ field, message: 'is not a valid URL' });
+      continue;
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') problems.push({ field, message: 'must be an http:// or https:// URL' });
+    else if (parsed.username || parsed.password) problems.push({ field, message: 'must not contain a user name or password (use headers)' });
+    else {
+      try {
+        await checkHost(parsed.hostname, svc.settings.WEBHOOK_ALLOW_PRIVATE);
+      } catch (err) {
+        if (!(err instanceof AddressRefused)) throw err;
+        problems.push({ field, message: err.reason });
+      }
+    }
+  }
+  if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
+}
+
+/** The policy's rules a schema cannot hold: an intent is matched by examples or keys, and acts with a tool the bot has. */
+function checkPolicy(policy: BotPolicy | null, tools: ReadonlyArray<{ name: string; type?: string }>): void {
+  const problems: FieldProblem[] = [];
+  policy?.intents.forEach((intent, i) => {
+    if (intent.examples.length === 0 && intent.dtmf === undefined) problems.push({ field: `policy.intents.${i}.examples`, message: 'needs at least one example, or dtmf' });
+    const tool = intent.action && tools.find((t) => t.name === intent.action!.tool);
+    if (intent.action && !tool) problems.push({ field: `policy.intents.${i}.action.tool`, message: `${intent.action.tool} is not one of the bot's tools` });
+    else if (tool && tool.type !== 'http') problems.push({ field: `policy.intents.${i}.action.tool`, message: `${tool.name} is not an http tool (a scripted action calls an http tool)` });
+    if (intent.on_error_reply !== undefined && !intent.action) problems.push({ field: `policy.intents.${i}.on_error_reply`, message: 'is said when the action fails: it needs an action' });
   });
   if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
 }
@@ -38,19 +118,22 @@ function checkTemplates(bot: Omit<BotDoc, '_id' | 'created_at' | 'updated_at'>):
   if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
 }
 
-/** Builds a bot document (also used by the demo seed). */
-export function newBotDoc(body: BotCreateT, now: Date, id = new ObjectId().toHexString()): BotDoc {
+/** Builds a bot document (also used by the demo seed): header values sealed in `box`. */
+export function newBotDoc(body: BotCreateT, now: Date, box: SecretBox | null, id = new ObjectId().toHexString()): BotDoc {
   const fields = withDefaults(check(BotCreate, body));
   checkTemplates(fields);
   checkTools(fields.tools);
-  return { _id: id, ...fields, created_at: now, updated_at: now };
+  checkPolicy(fields.policy, fields.tools);
+  return { _id: id, ...fields, tools: sealToolHeaders(box, fields.tools), tool_secret_sealed: null, created_at: now, updated_at: now };
 }
 
 export function botRoutes(router: Router, svc: Services): void {
   const admin = requireAdmin(svc);
+  const box = toolSecretBox(svc.settings.JWT_SECRET);
 
   router.post('/api/v1/bots', admin, jsonBody(), async (ctx) => {
-    const doc = newBotDoc(ctx.request.body as BotCreateT, svc.now());
+    const doc = newBotDoc(ctx.request.body as BotCreateT, svc.now(), box);
+    await checkToolUrls(svc, (ctx.request.body as BotCreateT).tools ?? []);
     await bots(svc.db).insertOne(stored(doc));
     ctx.status = 201;
     ctx.set('Location', `/api/v1/bots/${doc._id}`);
@@ -74,16 +157,35 @@ export function botRoutes(router: Router, svc: Services): void {
     await withDocLock(svc.redis, `bot:${ctx.params.id!}`, async () => {
       const existing = await bots(svc.db).findOne({ _id: ctx.params.id! });
       if (!existing) throw apiError('bot_not_found');
-      const { _id, created_at, updated_at, ...current } = readBot(existing);
-      const merged = withDefaults({ ...current, ...patch } as BotCreateT);
+      const { _id, created_at, updated_at, tool_secret_sealed, tools: currentTools, ...current } = readBot(existing);
+      const { tools: patchTools, ...rest } = patch;
+      const merged = withDefaults({ ...current, ...rest, tools: [] } as BotCreateT);
       checkTemplates(merged);
-      checkTools(merged.tools);
+      let tools = currentTools;
+      if (patchTools !== undefined) {
+        checkTools(patchTools);
+        await checkToolUrls(svc, patchTools);
+        tools = sealToolHeaders(box, patchTools.map((t) => ({ ...t, description: t.description ?? '' })), currentTools);
+      }
+      checkPolicy(merged.policy, tools);
       // Guarded by the version we read, so two concurrent edits cannot silently merge into an invalid bot.
       const now = svc.now();
+      const doc = { ...merged, tools, tool_secret_sealed };
       // Every replica's cached copy is dropped before this answers (cache.ts).
-      const res = await svc.cache.write(() => bots(svc.db).updateOne({ _id, updated_at }, { $set: { ...stored(merged), updated_at: now } }));
+      const res = await svc.cache.write(() => bots(svc.db).updateOne({ _id, updated_at }, { $set: { ...stored(doc), updated_at: now } }));
       if (res.matchedCount === 0) throw apiError('conflict', 'the bot was changed concurrently; retry');
-      ctx.body = publicBot({ _id, ...merged, created_at, updated_at: now });
+      ctx.body = publicBot({ _id, ...doc, created_at, updated_at: now });
     });
+  });
+
+  // Creates or rotates the secret HTTP tool requests are signed with; shown in this answer only.
+  router.post('/api/v1/bots/:id/tool-secret', admin, async (ctx) => {
+    const secret = generateWebhookSecret();
+    await withDocLock(svc.redis, `bot:${ctx.params.id!}`, async () => {
+      const res = await svc.cache.write(() => bots(svc.db).updateOne({ _id: ctx.params.id! }, { $set: { tool_secret_sealed: box.seal(secret), updated_at: svc.now() } }));
+      if (res.matchedCount === 0) throw apiError('bot_not_found');
+    });
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { bot_id: ctx.params.id!, secret };
   });
 }

@@ -1,38 +1,79 @@
 // Bots as stored: the document, its public shape, reading with defaults (migrate on read), and the lookup
 // dial-out, the worker config, inbound and call creation use. The admin routes are in routes.ts.
 import type { Db } from 'mongodb';
-import { BOT_DEFAULTS, type Bot, type BotCreate, type BotTool } from '@voice-platform/schemas';
+import { BOT_DEFAULTS, type Bot, type BotCreate, type BotTool, type BotToolPublic } from '@voice-platform/schemas';
 import { COLLECTIONS } from '../stores.js';
 import type { CacheTable, CacheView } from '../cacheTable.js';
+import { SecretBox } from '../secretBox.js';
 
-export type BotDoc = Omit<Bot, 'id' | 'created_at' | 'updated_at'> & { _id: string; created_at: Date; updated_at: Date };
+/** A tool as kept: its header values sealed (write-only), their names in the clear. */
+export type DocTool = BotToolPublic & { headers_sealed?: string };
+
+export type BotDoc = Omit<Bot, 'id' | 'created_at' | 'updated_at' | 'tools' | 'has_tool_secret'> & {
+  _id: string;
+  tools: DocTool[];
+  /** AES-GCM box (secretBox.ts) of the secret that signs HTTP tool requests; absent without one. */
+  tool_secret_sealed?: string | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+/** The box of tool header values and tool secrets (keyed from JWT_SECRET like trunk passwords). */
+export const toolSecretBox = (jwtSecret: string) => new SecretBox(jwtSecret, 'bot-tool-secrets');
+
+/**
+ * The tools as written (headers in the clear) as they are kept: header values sealed. A tool written
+ * without `headers` keeps the ones the same-named tool had (write-only values are never sent back, so an
+ * edit that did not mean to change them does not send them); `headers: {}` removes them.
+ */
+export function sealToolHeaders(box: SecretBox | null, tools: BotTool[], before: DocTool[] = []): DocTool[] {
+  return tools.map((t) => {
+    const { headers, ...rest } = t;
+    if (headers === undefined) {
+      const prior = before.find((b) => b.name === t.name);
+      return prior?.headers_sealed ? { ...rest, header_names: prior.header_names ?? [], headers_sealed: prior.headers_sealed } : rest;
+    }
+    const names = Object.keys(headers);
+    if (names.length && !box) throw new Error('tool headers need a secret box');
+    return names.length ? { ...rest, header_names: names, headers_sealed: box!.seal(JSON.stringify(headers)) } : rest;
+  });
+}
+
+/** The tools as the worker needs them: header values opened (a box not ours reads as no headers). */
+export function openToolHeaders(box: SecretBox, tools: DocTool[]): BotTool[] {
+  return tools.map((t) => {
+    const { headers_sealed, header_names, ...rest } = t;
+    const opened = headers_sealed ? box.open(headers_sealed) : null;
+    return opened ? { ...rest, headers: JSON.parse(opened) as Record<string, string> } : rest;
+  });
+}
 
 export const bots = (db: Db) => db.collection<BotDoc>(COLLECTIONS.bots);
 
 /** Every documented field, also for documents stored before a field existed: those read as its default
  *  (migrate on read; stores.ts migrateBots also writes them once at boot). */
 export function readBot(doc: BotDoc): BotDoc {
-  const { _id, created_at, updated_at, ...rest } = doc;
-  const fields = withDefaults(rest);
-  return { _id, ...fields, tools: fields.tools.map(openTool), created_at, updated_at: updated_at ?? created_at };
+  const { _id, created_at, updated_at, tool_secret_sealed, ...rest } = doc;
+  const fields = withDefaults(rest as BotCreate);
+  return { _id, ...fields, tools: (fields.tools as StoredTool[]).map(openTool), tool_secret_sealed: tool_secret_sealed ?? null, created_at, updated_at: updated_at ?? created_at };
 }
 
-type StoredTool = Omit<BotTool, 'parameters'> & { parameters?: Record<string, unknown>; parameters_json?: string };
+type StoredTool = Omit<DocTool, 'parameters'> & { parameters?: Record<string, unknown>; parameters_json?: string };
 
 /** A tool's `parameters` is the user's JSON Schema: stored as JSON text, so any key ($ref, dots, NUL) survives BSON. */
-function sealTool(t: BotTool): StoredTool {
+function sealTool(t: DocTool): StoredTool {
   const { parameters, ...rest } = t;
   return parameters === undefined ? rest : { ...rest, parameters_json: JSON.stringify(parameters) };
 }
 
-function openTool(t: StoredTool): BotTool {
+function openTool(t: StoredTool): DocTool {
   const { parameters_json, ...rest } = t;
-  return parameters_json === undefined ? (rest as BotTool) : { ...rest, parameters: JSON.parse(parameters_json) as Record<string, unknown> };
+  return parameters_json === undefined ? (rest as DocTool) : { ...rest, parameters: JSON.parse(parameters_json) as Record<string, unknown> };
 }
 
 /** The document as stored (see sealTool). */
-export function stored<T extends { tools: BotTool[] }>(doc: T): T {
-  return { ...doc, tools: doc.tools.map(sealTool) as unknown as BotTool[] };
+export function stored<T extends { tools: DocTool[] }>(doc: T): T {
+  return { ...doc, tools: doc.tools.map(sealTool) as unknown as DocTool[] };
 }
 
 /** One bot by id, in the documented shape (see readBot), or null. */
@@ -47,8 +88,15 @@ export function cachedBot(svc: { db: Db; cache: { bots: CacheTable<BotDoc> } }, 
 }
 
 export function publicBot(doc: BotDoc): Bot {
-  const { _id, created_at, updated_at, ...rest } = readBot(doc);
-  return { id: _id, ...rest, created_at: created_at.toISOString(), updated_at: updated_at.toISOString() };
+  const { _id, created_at, updated_at, tool_secret_sealed, tools, ...rest } = readBot(doc);
+  return {
+    id: _id,
+    ...rest,
+    tools: tools.map(({ headers_sealed: _sealed, ...t }) => t),
+    has_tool_secret: Boolean(tool_secret_sealed),
+    created_at: created_at.toISOString(),
+    updated_at: updated_at.toISOString(),
+  };
 }
 
 /** The body's fields with every default filled in. */

@@ -61,6 +61,8 @@ describe('call lifecycle events', () => {
       sip_status_code: null,
       transcript,
       status_times: { queued: new Date(t0).toISOString(), dialing: at(1), in_progress: at(3), completed: at(9) },
+      actions: [],
+      transfer: null,
     });
     for (const status of ['failed', 'queued', 'in_progress']) {
       expect((await event(id, { status }).expect(409)).body.error.code).toBe('conflict');
@@ -68,6 +70,30 @@ describe('call lifecycle events', () => {
     // The recording arrives after the end: a repeat of the terminal status may add it.
     const rec = await event(id, { status: 'completed', recording_key: `recordings/2025/01/01/${id}.wav` }).expect(200);
     expect(rec.body).toMatchObject({ status: 'completed', ended_at: at(9), recording_key: `recordings/2025/01/01/${id}.wav` });
+  });
+
+  it('appends the actions events carry (mid-call and with the end), each event once however often it is sent', async () => {
+    const id = await dial();
+    const at = (s: number) => new Date(h.clock.ms + s * 1000).toISOString();
+    await event(id, { status: 'in_progress', at: at(1), event_id: 'w1-1' }).expect(200);
+    const tool = { type: 'tool', name: 'record_promise', at: at(2), duration_ms: 120, status: 'ok', arguments: { amount: 42 }, result: '{"reference":"PTP-1"}', error: null };
+    const mid = { status: 'in_progress', event_id: 'w1-2', actions: [tool] };
+    await event(id, mid).expect(200);
+    await event(id, mid).expect(200); // the worker's retry of an event whose answer it lost
+    const keys = { type: 'dtmf_out', name: 'send_dtmf', at: at(3), duration_ms: 500, status: 'ok', arguments: { digits: '12#' } };
+    const transfer = { mode: 'cold', target: 'tel:+15005553000', status: 'failed', sip_status_code: 603, at: at(4) };
+    const end = { status: 'completed', end_reason: 'bot_hangup', at: at(5), event_id: 'w1-3', actions: [keys], transfer };
+    const done = await event(id, end).expect(200);
+    await event(id, end).expect(200);
+    expect(done.body.actions).toEqual([tool, { ...keys }]);
+    expect(done.body.transfer).toEqual(transfer);
+    const read = (await h.http.get(`/api/v1/calls/${id}`).set('X-API-Key', key).expect(200)).body;
+    expect(read.actions).toEqual([tool, keys]);
+    expect(read.transfer).toEqual(transfer);
+    // A bad action is a 422 naming it, and nothing is stored.
+    const bad = await event(id, { status: 'completed', event_id: 'w1-4', actions: [{ ...tool, type: 'magic' }] }).expect(422);
+    expect(bad.body.error.code).toBe('validation_failed');
+    expect((await h.http.get(`/api/v1/calls/${id}`).set('X-API-Key', key).expect(200)).body.actions).toHaveLength(2);
   });
 
   it('refuses event times that are no real time or lie before the call, allowing 60 s of clock skew, and stores nothing then', async () => {

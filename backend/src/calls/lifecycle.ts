@@ -8,7 +8,7 @@
 import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { CALL_STATUSES, CALL_STATUS_RANK, TERMINAL_CALL_STATUSES, type CallStatus } from '@voice-platform/schemas';
+import { CALL_STATUSES, CALL_STATUS_RANK, MAX_CALL_ACTIONS, TERMINAL_CALL_STATUSES, type CallAction, type CallStatus, type CallTransfer } from '@voice-platform/schemas';
 import { apiError } from '../errors.js';
 import type { FieldProblem } from '../validate.js';
 import type { Metrics } from '../metrics.js';
@@ -28,6 +28,10 @@ interface LifecycleDeps {
 
 interface CallMove {
   status: CallStatus;
+  actions?: CallAction[];
+  transfer?: CallTransfer;
+  /** The reporter's id for this event (a worker's retries repeat it): an event already applied changes nothing. */
+  event_id?: string;
   at: Date;
   end_reason?: string;
   recording_key?: string;
@@ -56,6 +60,8 @@ interface MoveResult {
 }
 
 const isTerminal = (s: CallStatus) => TERMINAL_CALL_STATUSES.includes(s);
+/** Event ids kept per call for deduplication; a call has a few lifecycle events, so this is never reached in practice. */
+const MAX_EVENT_IDS = 200;
 
 /** How far the clocks of the machines that report a call (backend, dialler, workers) may disagree: an
  *  event time up to this much before the call's creation or its last status is skew, not an error. */
@@ -105,18 +111,26 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
     // Events of moves that landed without reaching the outbox go first, whatever this request turns out to
     // be (a retry of that very move, even one answered as already applied, included).
     if (current.webhook_due?.length) await emitDueEvents(emit, current, opts.recordingFollows ?? true);
+    // Applied before (its answer was lost, so the reporter sent it again): the same answer, nothing changes.
+    if (ev.event_id !== undefined && current.event_ids?.includes(ev.event_id)) return;
     checkTimes(current, ev);
     if (!allowedFrom(current.status)) throw conflict(current.status, ev.status);
+    const seen = ev.event_id !== undefined && (current.event_ids?.length ?? 0) < MAX_EVENT_IDS ? { $addToSet: { event_ids: ev.event_id } } : {};
+    // The event's actions join the call's (at most MAX_CALL_ACTIONS); its transfer is set once.
+    const acts = (ev.actions ?? []).slice(0, Math.max(0, MAX_CALL_ACTIONS - (current.actions?.length ?? 0))).map((a) => ({ ...a, at: new Date(a.at) }));
+    const transfer = ev.transfer && !current.transfer ? { ...ev.transfer, at: new Date(ev.transfer.at) } : null;
+    const withActions = (doc: CallDoc): CallDoc => ({ ...doc, actions: [...(doc.actions ?? []), ...acts], ...(transfer ? { transfer } : {}) });
     if (current.status !== ev.status) {
       if (isTerminal(current.status) || CALL_STATUS_RANK[ev.status] <= CALL_STATUS_RANK[current.status]) throw conflict(current.status, ev.status);
       const before = CALL_STATUSES.filter((s) => CALL_STATUS_RANK[s] < CALL_STATUS_RANK[ev.status] && allowedFrom(s));
-      const set: Record<string, unknown> = { status: ev.status, [`status_times.${ev.status}`]: ev.at, ...extra };
+      const set: Record<string, unknown> = { status: ev.status, [`status_times.${ev.status}`]: ev.at, ...extra, ...(transfer ? { transfer } : {}) };
       if (ev.status === 'in_progress') set.started_at = ev.at;
       if (isTerminal(ev.status)) set.ended_at = ev.at;
       // Conditional on a predecessor status: of racing moves only forward ones can land.
       // The move's event is due until the outbox has it (emitCallMove removes the mark).
       const due = moveEvent(ev.status);
-      const res = await callDocs.updateOne({ _id: id, status: { $in: before } }, { $set: set, ...(due ? { $push: { webhook_due: due } } : {}) });
+      const push = { ...(due ? { webhook_due: due } : {}), ...(acts.length ? { actions: { $each: acts } } : {}) };
+      const res = await callDocs.updateOne({ _id: id, status: { $in: before } }, { $set: set, ...(Object.keys(push).length ? { $push: push } : {}), ...seen });
       if (res.matchedCount === 0) {
         const now = await findCall(deps.db, id);
         if (now?.status !== ev.status) throw conflict(now?.status, ev.status);
@@ -125,21 +139,22 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
         // The call as this move left it (a later move may land before a re-read); emitted under the lock,
         // so the stream holds a call's events in the order of its moves (not so via the MongoDB fallback:
         // delivery is unordered).
-        const after: CallDoc = { ...current, ...extra, status: ev.status, status_times: { ...current.status_times, [ev.status]: ev.at } };
+        const after: CallDoc = withActions({ ...current, ...extra, status: ev.status, status_times: { ...current.status_times, [ev.status]: ev.at } });
         if (ev.status === 'in_progress') after.started_at = ev.at;
         if (isTerminal(ev.status)) after.ended_at = ev.at;
         await emitCallMove(emit, after, opts.recordingFollows ?? true);
       }
-    } else if (Object.keys(extra).length) {
-      // A repeat of the current status may add what was not known yet (e.g. the recording after the end).
-      const fill: Record<string, unknown> = {};
+    } else if (Object.keys(extra).length || acts.length || transfer) {
+      // A repeat of the current status may add what was not known yet (e.g. the recording after the end,
+      // the actions of a call in progress).
+      const fill: Record<string, unknown> = transfer ? { transfer } : {};
       for (const [k, v] of Object.entries(extra)) {
         const had = current[k as keyof CallDoc];
         if (had == null || (Array.isArray(had) && had.length === 0)) fill[k] = v;
       }
-      if (Object.keys(fill).length) {
-        await callDocs.updateOne({ _id: id }, { $set: fill });
-        if (isTerminal(current.status) && ('recording_key' in fill || 'recording_error' in fill)) await emitRecordingArrived(emit, { ...current, ...fill });
+      if (Object.keys(fill).length || acts.length) {
+        await callDocs.updateOne({ _id: id }, { ...(Object.keys(fill).length ? { $set: fill } : {}), ...(acts.length ? { $push: { actions: { $each: acts } } } : {}), ...seen });
+        if (isTerminal(current.status) && ('recording_key' in fill || 'recording_error' in fill)) await emitRecordingArrived(emit, withActions({ ...current, ...fill }));
       }
     }
   });

@@ -1,7 +1,7 @@
 // Calls as stored: the document, its public shape and the collection every part that records or moves a
 // call uses (routes.ts, lifecycle.ts, dial-out, inbound calls, the worker config, the dialler).
 import type { Db } from 'mongodb';
-import type { Call, CallDirection, CallStatus, callIdentityFields } from '@voice-platform/schemas';
+import type { Call, CallAction, CallDirection, CallStatus, CallTransfer, callIdentityFields } from '@voice-platform/schemas';
 import { COLLECTIONS } from '../stores.js';
 
 export interface CallDoc {
@@ -26,6 +26,11 @@ export interface CallDoc {
   /** Status events whose move landed but which the webhook outbox has not taken yet (set in the move's own
    *  write, removed after the emit: webhooks/outbox.ts); a later move or repeat of the call sends them. */
   webhook_due?: Array<'call.ringing' | 'call.in_progress' | 'call.ended'>;
+  /** Ids of the reported events applied to this call (lifecycle.ts dedupes retries on them). */
+  event_ids?: string[];
+  /** What the bot did, appended from the worker's events (absent on calls stored before actions). */
+  actions?: Array<Omit<CallAction, 'at'> & { at: Date }>;
+  transfer?: (Omit<CallTransfer, 'at'> & { at: Date }) | null;
   /** Inbound calls only: the room LiveKit's dispatch rule put the caller in (other calls' rooms are named by the id). */
   room_name?: string;
   /** Campaign dials only (campaigns/): the campaign, its contact and which attempt of that contact this is. */
@@ -101,5 +106,14 @@ export function publicCall(doc: CallDoc): Call {
     sip_status_code: doc.sip_status_code ?? null,
     transcript: (doc.transcript ?? []).map((t) => ({ role: t.role, text: t.text, at: t.at.toISOString() })),
     status_times: statusTimes(doc),
+    ...callActions(doc),
+  };
+}
+
+/** The call's actions and transfer in their public shape (the call record and every call.* webhook). */
+export function callActions(doc: CallDoc): Pick<Call, 'actions' | 'transfer'> {
+  return {
+    actions: (doc.actions ?? []).map((a) => ({ ...a, at: a.at.toISOString() })),
+    transfer: doc.transfer ? { ...doc.transfer, at: doc.transfer.at.toISOString() } : null,
   };
 }

@@ -2,7 +2,7 @@
 // through runOnce(), so nothing waits for the timer.
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
 import { RoomServiceClient } from 'livekit-server-sdk';
-import { CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
+import { CALL_FINAL_EVENTS_KEY, CALL_LEASE_TTL_MS, CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
 import { adminToken, createBot, createTrunk, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 
@@ -82,11 +82,86 @@ describe('calls whose worker was lost', () => {
   });
 });
 
+describe('no call stays live without a worker', () => {
+  const lost = async (m: Metrics) => (await m.callsLost.get()).values[0]?.value ?? 0;
+  beforeEach(() => h.redis.del(CALL_LEASES_KEY, CALL_FINAL_EVENTS_KEY));
+
+  it('closes a dialing, ringing or in-progress call that holds no lease once its last move is older than twice the lease TTL', async () => {
+    const ids = { dialing: await dial(), ringing: await dial(), in_progress: await dial() };
+    for (const [status, id] of Object.entries(ids)) await event(id, { status }).expect(200);
+    const leased = await dial();
+    await event(leased, { status: 'in_progress' }).expect(200);
+    await h.redis.zadd(CALL_LEASES_KEY, Date.now() + 60_000, leased);
+    const sweeper = h.sweeper();
+    h.clock.advance(2 * CALL_LEASE_TTL_MS - 1000); // a lease lost to a Redis outage may yet be written again
+    expect(await sweeper.runOnce()).toBe(0);
+    h.clock.advance(2000);
+    expect(await sweeper.runOnce()).toBe(3);
+    for (const id of Object.values(ids)) {
+      expect(await read(id)).toMatchObject({ status: 'failed', end_reason: 'worker_lost', ended_at: new Date(h.clock.ms).toISOString() });
+      expect(await reservation(id)).toBeNull();
+    }
+    expect(await read(leased)).toMatchObject({ status: 'in_progress', ended_at: null });
+    expect(await lost(h.app.metrics)).toBe(3);
+    expect(h.logs.some((l) => l.includes('live calls without a lease closed'))).toBe(true);
+    expect(await sweeper.runOnce()).toBe(0);
+  });
+
+  it('closes a lost call its worker had ended as it ended (the parked final event), and the worker\'s late retry of that event changes nothing', async () => {
+    const id = await dial();
+    await event(id, { status: 'in_progress', event_id: 'ev-1' }).expect(200);
+    const at = new Date(h.clock.ms + 5000).toISOString();
+    const final = { status: 'completed', end_reason: 'bot_hangup', event_id: 'ev-2', at, transcript: [{ role: 'bot', text: 'Hello Sam.', at }] };
+    await h.redis.hset(CALL_FINAL_EVENTS_KEY, id, JSON.stringify(final));
+    await h.redis.zadd(CALL_LEASES_KEY, Date.now() - 1000, id); // the worker died before the backend took the end
+    expect(await h.sweeper().runOnce()).toBe(1);
+    const call = await read(id);
+    expect(call).toMatchObject({
+      status: 'completed',
+      end_reason: 'bot_hangup',
+      ended_at: at,
+      transcript: [{ role: 'bot', text: 'Hello Sam.', at }],
+      recording_key: null,
+      recording_error: 'the worker stopped before uploading the recording',
+    });
+    expect(await h.redis.hexists(CALL_FINAL_EVENTS_KEY, id)).toBe(0);
+    expect(await h.redis.zscore(CALL_LEASES_KEY, id)).toBeNull();
+    expect(await reservation(id)).toBeNull();
+    // The same event sent again (its worker's outbox retrying) and an earlier one: taken, nothing moves.
+    expect((await event(id, final).expect(200)).body).toMatchObject({ status: 'completed', end_reason: 'bot_hangup' });
+    expect((await event(id, { status: 'in_progress', event_id: 'ev-1' }).expect(200)).body).toMatchObject({ status: 'completed' });
+    // A new event that would move it back is still a conflict.
+    await event(id, { status: 'in_progress', event_id: 'ev-3' }).expect(409);
+  });
+
+  it('an unreadable parked event closes the call worker_lost', async () => {
+    const id = await dial();
+    await event(id, { status: 'in_progress' }).expect(200);
+    await h.redis.hset(CALL_FINAL_EVENTS_KEY, id, '{"status":"completed","end_reason":');
+    await h.redis.zadd(CALL_LEASES_KEY, Date.now() - 1000, id);
+    expect(await h.sweeper().runOnce()).toBe(1);
+    expect(await read(id)).toMatchObject({ status: 'failed', end_reason: 'worker_lost' });
+  });
+
+  it('leaves a queued call alone while a live worker holds its lease (its dialing report is on the way), and closes it when the lease expires', async () => {
+    const id = await dial();
+    await h.redis.zadd(CALL_LEASES_KEY, Date.now() + 60_000, id);
+    h.clock.advance((TIMEOUT_S + 1) * 1000);
+    const sweeper = h.sweeper();
+    expect(await sweeper.runOnce()).toBe(0);
+    expect(await read(id)).toMatchObject({ status: 'queued' });
+    await h.redis.zadd(CALL_LEASES_KEY, Date.now() - 1000, id);
+    expect(await sweeper.runOnce()).toBe(1);
+    expect(await read(id)).toMatchObject({ status: 'failed', end_reason: 'worker_lost' });
+  });
+});
+
 describe('stale-call sweeper', () => {
   it('fails calls queued past the timeout (dial-outs not_claimed, test calls not_started), and frees each reservation once', async () => {
     const old = await dial();
     const dialing = await dial();
     await event(dialing, { status: 'dialing' }).expect(200);
+    await h.redis.zadd(CALL_LEASES_KEY, Date.now() + 60_000, dialing); // its worker lives
     const ws = (await h.http.post('/api/v1/calls').set('Authorization', worker).send({ bot_id: botId, direction: 'websocket' }).expect(201)).body.call_id as string;
     h.clock.advance(500_000);
     const young = await dial();
@@ -117,6 +192,7 @@ describe('stale-call sweeper', () => {
     expect(line).toMatchObject({ found: 2, swept: 2, lost_race: 0 });
     expect((line!.call_ids as string[]).sort()).toEqual([old, ws].sort());
     expect(JSON.stringify(line)).not.toContain('+1415');
+    await h.redis.zrem(CALL_LEASES_KEY, dialing);
   });
 
   it('handles at most one batch per pass, oldest first', async () => {

@@ -1,11 +1,16 @@
-// Dialler role: the stale-call sweeper. Two kinds of call would otherwise never end:
+// Dialler role: the stale-call sweeper. No call may stay non-terminal for ever:
 // - a dial-out whose job no worker ever claimed (every worker died after the reservation, or the job was
 //   lost) stays `queued` while its reservation simply expires: failed with end_reason `not_claimed`; a
-//   WebSocket or browser call its worker recorded but never started: failed with `not_started`;
+//   WebSocket or browser call its worker recorded but never started: failed with `not_started`. A queued
+//   call a live worker holds the lease of is not swept: the worker took it and its report is on the way;
 // - a call whose worker died mid-call (SIGKILL, OOM, node lost): its lease (CALL_LEASES_KEY, renewed by
-//   the worker's heartbeat) expires; the call is failed with `worker_lost` and its LiveKit room deleted,
-//   which hangs up the callee. Nothing waits for the worker to come back.
-// Both go through the same lifecycle path as a worker's terminal event. Several dialler replicas may
+//   the worker's heartbeat) expires; the call is closed and its LiveKit room deleted, which hangs up the
+//   callee. Nothing waits for the worker to come back;
+// - a `dialing`, `ringing` or `in_progress` call with no lease at all (its lease was lost with a Redis
+//   outage, or its worker gave up reporting): closed the same way once it has had time to be leased.
+// A lost call the worker had already ended is closed as it ended: the worker parks the final event in
+// CALL_FINAL_EVENTS_KEY until the backend took it. Without one it fails `worker_lost`.
+// All go through the same lifecycle path as a worker's terminal event. Several dialler replicas may
 // sweep at once: the per-call lock and the `onlyFrom` moves make a double pass harmless, and a worker's
 // own move that lands first wins.
 import type { AppDeps } from '../deps.js';
@@ -14,13 +19,20 @@ import { ApiError } from '../errors.js';
 import { COLLECTIONS } from '../stores.js';
 import { applyCallMove } from './lifecycle.js';
 import type { CallDoc } from './store.js';
-import { CALL_LEASES_KEY } from '@voice-platform/schemas';
+import { CALL_FINAL_EVENTS_KEY, CALL_LEASE_TTL_MS, CALL_LEASES_KEY, CallEvent, TERMINAL_CALL_STATUSES, type CallStatus } from '@voice-platform/schemas';
+import { check } from '../validate.js';
 
 const NOT_CLAIMED = 'not_claimed';
 /** A WebSocket or browser call recorded by a worker that never started it (the worker died at once). */
 const NOT_STARTED = 'not_started';
 const WORKER_LOST = 'worker_lost';
+const RECORDING_LOST = 'the worker stopped before uploading the recording';
 const DEFAULT_BATCH_SIZE = 100;
+/** A live call's statuses after the claim: its worker holds a lease the whole time. */
+const LIVE_STATUSES = ['dialing', 'ringing', 'in_progress'] as const satisfies readonly CallStatus[];
+/** A live call without a lease is an orphan only once its last move is older than this (a lease is taken before
+ *  the first move; this leaves room for a heartbeat that re-takes a lease a Redis outage lost). */
+const ORPHAN_AFTER_MS = 2 * CALL_LEASE_TTL_MS;
 
 interface SweeperDeps extends AppDeps {
   /** The process's metrics registry (the one its /metrics serves). */
@@ -46,48 +58,99 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
   const intervalMs = deps.settings.SWEEP_INTERVAL_SECONDS * 1000;
   const batchSize = deps.batchSize ?? DEFAULT_BATCH_SIZE;
 
-  /** Calls whose worker stopped renewing their lease: failed `worker_lost`, room deleted, lease removed. */
+  /**
+   * The final event the call's worker parked before it died (CALL_FINAL_EVENTS_KEY), if any and valid;
+   * an unreadable one is ignored (the call then fails `worker_lost`).
+   */
+  async function parkedEnd(id: string): Promise<CallEvent | null> {
+    const raw = await deps.redis.hget(CALL_FINAL_EVENTS_KEY, id);
+    if (!raw) return null;
+    try {
+      const ev = check(CallEvent, JSON.parse(raw));
+      return TERMINAL_CALL_STATUSES.includes(ev.status) ? ev : null;
+    } catch {
+      logger.warn({ call_id: id }, 'parked final event unreadable; the call fails worker_lost');
+      return null;
+    }
+  }
+
+  /** Closes a call no worker runs any more: as its worker ended it (parked event), else `worker_lost`. True if this moved it. */
+  async function closeLost(id: string): Promise<boolean> {
+    const parked = await parkedEnd(id);
+    const now = new Date(clock());
+    // An answered call whose worker died before its upload says so: its recording is gone with the worker.
+    const noRecording = parked?.status === 'completed' && parked.recording_key === undefined && parked.recording_error === undefined ? { recording_error: RECORDING_LOST } : {};
+    const move = parked
+      ? { ...parked, ...noRecording, at: parked.at ? new Date(parked.at) : now, transcript: parked.transcript?.map((t) => ({ ...t, at: new Date(t.at) })) }
+      : { status: 'failed' as const, end_reason: WORKER_LOST, at: now };
+    let moved = false;
+    try {
+      const res = await applyCallMove(lifecycle, deps.metrics, id, move, {
+        onlyFrom: ['queued', ...LIVE_STATUSES],
+        logContext: { by: 'sweeper' },
+        recordingFollows: false, // the worker is gone
+      });
+      moved = res.moved;
+    } catch (err) {
+      // 409: it ended (its worker reported the end but died before removing the lease); 404: gone.
+      if (!(err instanceof ApiError && (err.status === 409 || err.status === 404))) throw err;
+    }
+    if (moved) {
+      deps.metrics.callsLost.inc();
+      logger.warn({ call_id: id, status: move.status, end_reason: move.end_reason, from_parked_event: parked !== null }, 'call lost with its worker: ended');
+    }
+    // Hang up whoever is still in the call's room (a SIP callee gets a BYE).
+    if (deps.telephony) {
+      // An inbound call's room is the one LiveKit made for the caller; every other call's is its id.
+      const room = (await calls.findOne({ _id: id }, { projection: { room_name: 1 } }))?.room_name ?? id;
+      await deps.telephony.deleteRoom(room);
+    }
+    await deps.redis.multi().zrem(CALL_LEASES_KEY, id).hdel(CALL_FINAL_EVENTS_KEY, id).exec();
+    return moved;
+  }
+
+  /** Calls whose worker stopped renewing their lease: closed, room deleted, lease removed. */
   async function sweepLost(): Promise<number> {
     // Leases carry the workers' wall-clock expiry, so they are compared with real time, not the test clock.
     const expired = await deps.redis.zrangebyscore(CALL_LEASES_KEY, '-inf', Date.now(), 'LIMIT', 0, batchSize);
     let failed = 0;
     for (const id of expired) {
-      let moved = false;
       try {
-        const res = await applyCallMove(lifecycle, deps.metrics, id, { status: 'failed', end_reason: WORKER_LOST, at: new Date(clock()) }, {
-          onlyFrom: ['queued', 'dialing', 'ringing', 'in_progress'],
-          logContext: { by: 'sweeper' },
-          recordingFollows: false, // the worker is gone
-        });
-        moved = res.moved;
+        if (await closeLost(id)) failed++;
       } catch (err) {
-        // 409: it ended (its worker reported the end but died before removing the lease); 404: gone.
-        if (!(err instanceof ApiError && (err.status === 409 || err.status === 404))) throw err;
+        logger.warn({ call_id: id, err }, 'could not close a lost call; retrying next pass'); // class + brief message (logger.ts)
       }
-      if (moved) {
-        failed++;
-        deps.metrics.callsLost.inc();
-        logger.warn({ call_id: id, end_reason: WORKER_LOST }, 'call lost with its worker: ended');
-      }
-      // Hang up whoever is still in the call's room (a SIP callee gets a BYE), then forget the lease.
-      if (deps.telephony) {
-        try {
-          // An inbound call's room is the one LiveKit made for the caller; every other call's is its id.
-          const room = (await calls.findOne({ _id: id }, { projection: { room_name: 1 } }))?.room_name ?? id;
-          await deps.telephony.deleteRoom(room);
-        } catch (err) {
-          logger.warn({ call_id: id, err }, 'could not delete a lost call\'s room; retrying next pass'); // class + brief message (logger.ts)
-          continue;
-        }
-      }
-      await deps.redis.zrem(CALL_LEASES_KEY, id);
     }
     return failed;
   }
 
+  /** Live calls (dialing, ringing, in progress) that hold no lease: nobody will ever report their end. */
+  async function sweepOrphans(): Promise<number> {
+    const cutoff = clock() - ORPHAN_AFTER_MS;
+    const live = await calls
+      .find({ status: { $in: [...LIVE_STATUSES] } }, { projection: { _id: 1, status: 1, status_times: 1, created_at: 1 } })
+      .toArray();
+    // Only calls whose last move is old enough (status_times holds every move's time).
+    const old = live.filter((c) => Math.max(c.created_at.getTime(), ...Object.values(c.status_times ?? {}).map((d) => (d as Date).getTime())) < cutoff);
+    if (!old.length) return 0;
+    const scores = await deps.redis.zmscore(CALL_LEASES_KEY, ...old.map((c) => c._id));
+    const orphans = old.filter((_, i) => scores[i] === null).slice(0, batchSize);
+    let closed = 0;
+    for (const { _id: id } of orphans) {
+      try {
+        if (await closeLost(id)) closed++;
+      } catch (err) {
+        logger.warn({ call_id: id, err }, 'could not close a call without a lease; retrying next pass');
+      }
+    }
+    if (orphans.length) logger.warn({ found: orphans.length, closed }, 'live calls without a lease closed');
+    return closed;
+  }
+
   async function runOnce(): Promise<number> {
     const lost = await sweepLost();
-    return lost + (await sweepUnclaimed());
+    const orphaned = await sweepOrphans();
+    return lost + orphaned + (await sweepUnclaimed());
   }
 
   async function sweepUnclaimed(): Promise<number> {
@@ -102,7 +165,13 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
     let swept = 0;
     let lost = 0;
     const sweptIds: string[] = [];
-    for (const { _id: id, direction } of stale) {
+    // A queued call with a live lease was claimed by a worker whose report has not landed yet (the backend
+    // was slow): not ours to fail. Should that worker die, its lease expires and sweepLost closes the call.
+    const leases = stale.length ? await deps.redis.zmscore(CALL_LEASES_KEY, ...stale.map((c) => c._id)) : [];
+    const now = Date.now();
+    for (const [i, { _id: id, direction }] of stale.entries()) {
+      const lease = leases[i];
+      if (lease != null && Number(lease) > now) continue;
       try {
         const res = await applyCallMove(lifecycle, deps.metrics, id, { status: 'failed', end_reason: direction === 'outbound' ? NOT_CLAIMED : NOT_STARTED, at: new Date(clock()) }, {
           onlyFrom: ['queued'],

@@ -3,7 +3,7 @@ import type { Router } from '@koa/router';
 import { RESOURCE_ID_PATTERN, renderTemplate, type RuntimeConfig } from '@voice-platform/schemas';
 import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
-import { cachedBot } from '../bots/store.js';
+import { cachedBot, openToolHeaders, toolSecretBox } from '../bots/store.js';
 import { requestView } from '../cacheTable.js';
 import { calls, type CallDoc } from '../calls/store.js';
 import { requireWorker } from '../auth/worker.js';
@@ -11,6 +11,7 @@ import { requireWorker } from '../auth/worker.js';
 const ID = new RegExp(RESOURCE_ID_PATTERN);
 
 export function configRoutes(router: Router, svc: Services): void {
+  const box = toolSecretBox(svc.settings.JWT_SECRET);
   router.get('/api/v1/config', requireWorker(svc), async (ctx) => {
     const botId = ctx.query.bot_id;
     const callId = ctx.query.call_id;
@@ -23,11 +24,13 @@ export function configRoutes(router: Router, svc: Services): void {
     const bot = await cachedBot(svc, await requestView(svc.cache, ctx.state), botId as string);
     if (!bot) throw apiError('bot_not_found');
     if (!bot.active) throw apiError('bot_inactive');
-    let call: Pick<CallDoc, '_id' | 'direction' | 'to_number' | 'variables'> | null = null;
+    let call: Pick<CallDoc, '_id' | 'bot_id' | 'direction' | 'to_number' | 'variables'> | null = null;
     if (typeof callId === 'string') {
-      // Only the fields sent back: not the transcript, which grows with the call.
-      call = await calls(svc.db).findOne({ _id: callId, bot_id: bot._id }, { projection: { _id: 1, direction: 1, to_number: 1, variables: 1 } });
-      if (!call) throw apiError('call_not_found', 'call not found for this bot');
+      // By _id alone, the bot compared here: FerretDB (v1, SQLite) looks a document up by its key only for a
+      // filter of `_id` and nothing else, and scans the whole collection, every call's transcript included,
+      // for any other. Only the fields sent back are returned: not the transcript, which grows with the call.
+      call = await calls(svc.db).findOne({ _id: callId }, { projection: { _id: 1, bot_id: 1, direction: 1, to_number: 1, variables: 1 } });
+      if (!call || call.bot_id !== bot._id) throw apiError('call_not_found', 'call not found for this bot');
     }
     const variables = call?.variables ?? {};
     const body: RuntimeConfig = {
@@ -40,7 +43,8 @@ export function configRoutes(router: Router, svc: Services): void {
         voice: bot.voice,
         stt: bot.stt,
         llm: bot.llm,
-        tools: bot.tools,
+        tools: openToolHeaders(box, bot.tools),
+        tool_secret: bot.tool_secret_sealed ? box.open(bot.tool_secret_sealed) : null,
         policy: bot.policy,
         turn_detection: bot.turn_detection,
         max_call_seconds: bot.max_call_seconds,

@@ -29,7 +29,7 @@ import type { Logger } from 'pino';
 import { TERMINAL_CALL_STATUSES, type CallStatus, type WebhookCallData, type WebhookDeliveredType, type WebhookEventType } from '@voice-platform/schemas';
 import type { Metrics } from '../metrics.js';
 import { COLLECTIONS } from '../stores.js';
-import { calls, callIdentity, iso, statusTimes, type CallDoc } from '../calls/store.js';
+import { callActions, calls, callIdentity, iso, statusTimes, type CallDoc } from '../calls/store.js';
 import { ENDED_PENDING_KEY, OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from './keys.js';
 
 export type WebhookEmitMetrics = Pick<Metrics, 'webhookEmitFailures' | 'webhookFallbacks' | 'webhookHeldTotal' | 'webhookHeld'>;
@@ -218,6 +218,7 @@ export function callEventData(doc: CallDoc): WebhookCallData {
     variables: doc.variables,
     campaign_id: (doc as CallDoc & { campaign_id?: string | null }).campaign_id ?? null,
     status_times: statusTimes(doc),
+    ...callActions(doc),
   };
 }
 

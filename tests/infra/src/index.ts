@@ -6,3 +6,4 @@ export { binary, parseEnvFile, repoRoot, versions } from './versions.js';
 export { LiveKit, Phone, PHONE_NUMBERS, holdNumber, keypadNumber, listenNumber, LIVEKIT_DEV_KEY, LIVEKIT_DEV_SECRET, writeRtpPcap, speakUlaw, callInbound, type InboundCallResult } from './telephony.js';
 export { keepLogs, logRoot, saveLogs } from './logs.js';
 export { PhoneEar, ulawToLinear, type HeardStream } from './ear.js';
+export { startCrm, verifySignature, type CrmOptions } from './crm.js';

@@ -69,6 +69,7 @@ describe('make up / make down', () => {
       backend: await freePort(),
       worker: await freePort(),
       console: await freePort(),
+      crm: await freePort(),
     };
     env = { ...process.env, VP_RUN_DIR: runDir, VP_STACK_PORTS: JSON.stringify(ports) };
 
@@ -143,6 +144,12 @@ describe('make up / make down', () => {
     expect(call).toMatchObject({ status: 'completed', end_reason: 'bot_hangup', from_number: '+15550100000', recording_error: null });
     expect(Object.keys(call.status_times as object).sort()).toEqual(['completed', 'dialing', 'in_progress', 'queued', 'ringing']);
     expect((call.transcript as Array<{ role: string; text: string }>)[0]).toEqual(expect.objectContaining({ role: 'bot', text: 'Hello Ada, this is a friendly reminder from Example Company.' }));
+    // "Yes, I will pay": the demo bot records the promise in the stack's CRM through its signed HTTP tool and
+    // speaks the reference the CRM answered; the call lists the action.
+    expect((call.transcript as Array<{ role: string; text: string }>).map((t) => t.text)).toContain('Thank you Ada, your promise is noted under reference PTP-1001.');
+    expect(call.actions).toEqual([expect.objectContaining({ type: 'tool', name: 'record_promise', status: 'ok', arguments: { customer_name: 'Ada', amount_due: '42 dollars' }, result: '{"reference":"PTP-1001","recorded":true}' })]);
+    const promises = (await (await fetch(`http://127.0.0.1:${ports.crm}/promises`)).json()) as { items: Array<Record<string, unknown>> };
+    expect(promises.items).toEqual([expect.objectContaining({ reference: 'PTP-1001', call_id: callId })]);
 
     // The README's call-in: the local phone calls the seeded inbound number through livekit-sip; LiveKit's
     // webhook reaches the backend, the worker answers with the demo bot, which hangs up after "yes i will pay".
@@ -151,7 +158,8 @@ describe('make up / make down', () => {
     const callIn = await run('make', ['call-in'], { cwd: repoRoot, env, maxBuffer: 16 << 20 });
     expect(callIn.stdout).toContain('==> answered; the bot hung up');
     expect(callIn.stdout).toMatch(/==> call [0-9a-f]{24}: completed \/ bot_hangup, \+15550109999 → \+15550100200/);
-    expect(callIn.stdout).toContain('bot  Thank you caller, goodbye.');
+    expect(callIn.stdout).toContain('bot  Thank you caller, your promise is noted under reference PTP-1002.');
+    expect(callIn.stdout).toMatch(/action record_promise ok \([0-9]+ ms\) → \{"reference":"PTP-1002","recorded":true\}/);
 
     const second = await run('make', ['up'], { cwd: repoRoot, env, maxBuffer: 16 << 20 });
     expect(second.stdout).toContain('ferretdb already running');
@@ -163,6 +171,8 @@ describe('make up / make down', () => {
     expect(second.stdout).toContain('worker already running');
     expect(second.stdout).toContain('console already running');
     expect(second.stdout).toContain('seed: inbound number +15550100200 present, unchanged');
+    expect(second.stdout).toContain('crm already running');
+    expect(second.stdout).toContain('seed: demo bot tool secret present, unchanged');
 
     // The suite's own Redis is not the stack's: make down must leave it alone.
     const outsider = Number(new URL(process.env.REDIS_URL!).port);

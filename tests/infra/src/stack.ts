@@ -32,6 +32,7 @@ const defaultPorts = {
   backend: 8080,
   worker: 8000,
   console: 5173,
+  crm: 8091,
 };
 const portOverrides = JSON.parse(process.env.VP_STACK_PORTS ?? '{}') as Partial<typeof defaultPorts>;
 const stackPorts: typeof defaultPorts = { ...defaultPorts, ...portOverrides };
@@ -74,7 +75,12 @@ function appEnv(settings: Record<string, string>, port: number): NodeJS.ProcessE
   };
 }
 
-const backendEnv = (settings: Record<string, string>) => appEnv(settings, stackPorts.backend);
+/** The demo bot's HTTP tool goes to the stack's small CRM (crm.ts), which reads the bot's tool secret here. */
+const crmDir = () => path.join(runDir, 'crm');
+const crmSecretFile = () => path.join(crmDir(), 'tool-secret');
+const crmUrl = () => `http://127.0.0.1:${stackPorts.crm}/promises`;
+
+const backendEnv = (settings: Record<string, string>) => ({ ...appEnv(settings, stackPorts.backend), DEMO_CRM_URL: crmUrl() });
 
 /** Settings of the backend alone, its secrets among them: the worker (which runs bots, tools and
  *  providers) never reads them, so it is not given them; what it does not hold it cannot leak. */
@@ -146,6 +152,17 @@ async function seedBackend(settings: Record<string, string>): Promise<void> {
     if (res.status !== 201) throw new Error(`seeding the trunk: ${res.status} ${await res.text()}`);
     console.log(`==> seed: default trunk to the test phone 127.0.0.1:${stackPorts.phone} created`);
   }
+  // The demo bot's tool requests are signed: the CRM gets the secret (created once, again if its file is gone).
+  const demo = (await (await fetch(`${api}/bots/demo-bot`, { headers: auth })).json()) as { has_tool_secret?: boolean };
+  if (demo.has_tool_secret && existsSync(crmSecretFile())) {
+    console.log('==> seed: demo bot tool secret present, unchanged');
+  } else {
+    const res = await fetch(`${api}/bots/demo-bot/tool-secret`, { method: 'POST', headers: auth });
+    if (res.status !== 200) throw new Error(`seeding the demo bot's tool secret: ${res.status} ${await res.text()}`);
+    mkdirSync(crmDir(), { recursive: true });
+    writeFileSync(crmSecretFile(), ((await res.json()) as { secret: string }).secret, { mode: 0o600 });
+    console.log(`==> seed: demo bot tool secret created (the CRM on ${stackPorts.crm} checks its requests with it)`);
+  }
   // A number of our own the demo bot answers (`make call-in` rings it).
   const inbound = (await (await fetch(`${api}/sip/inbound-numbers`, { headers: auth })).json()) as { items: Array<{ number: string }> };
   if (inbound.items.some((n) => n.number === STACK_INBOUND_NUMBER)) {
@@ -186,7 +203,27 @@ export async function callIn(number = STACK_INBOUND_NUMBER, phrase = 'yes i will
   }
   console.log(`==> call ${call.call_id as string}: ${call.status as string} / ${call.end_reason as string}, ${call.from_number as string} → ${call.to_number as string}`);
   for (const t of (call.transcript as Array<{ role: string; text: string }> | undefined) ?? []) console.log(`    ${t.role.padEnd(4)} ${t.text}`);
+  for (const a of (call.actions as Array<{ name: string; status: string; duration_ms: number; result?: string | null; error?: string | null }> | undefined) ?? []) {
+    console.log(`    action ${a.name} ${a.status} (${a.duration_ms} ms) → ${a.result ?? a.error ?? ''}`);
+  }
   console.log(`    recording ${(call.recording_key as string | null) ?? (call.recording_error as string | null) ?? 'none'}  (GET ${api}/calls/${call.call_id as string})`);
+}
+
+/** The demo CRM (crm.ts) as a process of the stack. */
+function crmApp(port: number): Startable {
+  let proc: ManagedProcess | undefined;
+  return {
+    async start() {
+      mkdirSync(crmDir(), { recursive: true });
+      proc = startProcess('crm', process.execPath, [path.join(repoRoot, 'tests', 'dist', 'infra', 'src', 'crm.js')], {
+        env: { ...process.env, CRM_PORT: String(port), CRM_SECRET_FILE: crmSecretFile(), CRM_PROMISES_FILE: path.join(crmDir(), 'promises.jsonl') },
+        logFile: path.join(crmDir(), 'crm.log'),
+        persistent: true,
+      });
+      await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, { what: 'crm', proc, timeoutMs: 30_000 });
+    },
+    processes: () => (proc?.isRunning() ? [proc] : []),
+  };
 }
 
 /**
@@ -279,6 +316,13 @@ function entries(settings: Record<string, string>): StackEntry[] {
       url: `sip:127.0.0.1:${p.phone}  (sipp: ${PHONE_NUMBERS.busy} busy, ${PHONE_NUMBERS.noAnswer} no answer, any other number answers)`,
       create: () => Phone.create({ dir: dir('phone'), ports: [p.phone, p.phoneMedia, p.phoneControl], persistent: true }),
       healthy: async () => true,
+    },
+    {
+      name: 'crm',
+      port: p.crm,
+      url: `${crmUrl()}  (the demo bot's record_promise tool; GET lists the promises)`,
+      create: async () => crmApp(p.crm),
+      healthy: async () => (await fetch(`http://127.0.0.1:${p.crm}/healthz`)).status === 200,
     },
     {
       name: 'backend',

@@ -1,8 +1,8 @@
 // The offline `scripted` LLM: the bot's policy picks the reply. The caller's words are matched against
 // each intent's example phrases; the best match above a threshold wins, otherwise the fallback.
 // Replies are rendered with the call's {{variables}} (schemas/src/templates.ts).
-import { renderTemplate, type BotPolicy } from '@voice-platform/schemas';
-import type { ChatMessage, LlmChunk, LlmProvider } from './llm.js';
+import { renderTemplate, renderWithResult, type BotPolicy } from '@voice-platform/schemas';
+import type { ChatMessage, GenerateOptions, LlmChunk, LlmProvider } from './llm.js';
 
 const MATCH_THRESHOLD = 0.5;
 
@@ -39,33 +39,83 @@ export interface ScriptedDecision {
   endCall: boolean;
 }
 
-export function decide(policy: BotPolicy | null, utterance: string, variables: Record<string, string>): ScriptedDecision {
-  if (!policy) return { intent: null, reply: `You said: ${utterance}`, endCall: false };
-  let best: { score: number; intent: BotPolicy['intents'][number] } | null = null;
+type Intent = BotPolicy['intents'][number];
+
+/** How the LLM stage words a keypad turn (docs/design.md §9); the keys it names select `dtmf` intents. */
+export const keypadTurn = (digits: string) => `The caller pressed ${digits} on the keypad.`;
+const KEYPAD_TURN = /^The caller pressed ([0-9*#]{1,32}) on the keypad\.$/;
+
+/** The intent the caller's words (or keys) select, or null (the fallback). */
+function match(policy: BotPolicy, utterance: string): Intent | null {
+  const keys = KEYPAD_TURN.exec(utterance.trim())?.[1];
+  if (keys !== undefined) return policy.intents.find((i) => i.dtmf === keys) ?? null;
+  let best: { score: number; intent: Intent } | null = null;
   for (const intent of policy.intents) {
     for (const ex of intent.examples) {
       const score = similarity(utterance, ex);
       if (!best || score > best.score) best = { score, intent };
     }
   }
-  if (best && best.score >= MATCH_THRESHOLD) {
-    return { intent: best.intent.name, reply: renderTemplate(best.intent.reply, variables), endCall: best.intent.end_call ?? false };
-  }
-  return { intent: null, reply: renderTemplate(policy.fallback.reply, variables), endCall: policy.fallback.end_call ?? false };
+  return best && best.score >= MATCH_THRESHOLD ? best.intent : null;
 }
 
-/** Resume: `chars`. The same messages give the same reply, so a resumed attempt is exact (it never fails, though). */
+/** The keys of a keypad turn, for `{{digits}}` ('' for spoken words). */
+const digitsOf = (utterance: string) => KEYPAD_TURN.exec(utterance.trim())?.[1] ?? '';
+
+export function decide(policy: BotPolicy | null, utterance: string, variables: Record<string, string>): ScriptedDecision {
+  if (!policy) return { intent: null, reply: `You said: ${utterance}`, endCall: false };
+  const vars = { digits: digitsOf(utterance), ...variables };
+  const intent = match(policy, utterance);
+  if (intent) return { intent: intent.name, reply: renderTemplate(intent.reply, vars), endCall: intent.end_call ?? false };
+  return { intent: null, reply: renderTemplate(policy.fallback.reply, vars), endCall: policy.fallback.end_call ?? false };
+}
+
+/**
+ * Resume: `chars`. The same messages give the same reply, so a resumed attempt is exact (it never fails, though).
+ * An intent with an `action` answers in two rounds, as a model calling a tool would: first the tool call
+ * (its arguments rendered), then, with the tool's answer in the history, the reply with `{{result.…}}`
+ * (or `on_error_reply`, else the fallback, when the tool failed).
+ */
 export class ScriptedLlm implements LlmProvider {
   readonly name = 'scripted';
   readonly resume = 'chars' as const;
+  private calls = 0;
   constructor(
     private readonly policy: BotPolicy | null,
     private readonly variables: Record<string, string>,
   ) {}
 
-  async *generate(messages: ChatMessage[], _signal?: AbortSignal): AsyncIterable<LlmChunk> {
-    const last = [...messages].reverse().find((m) => m.role === 'user');
-    const d = decide(this.policy, typeof last?.content === 'string' ? last.content : '', this.variables);
+  async *generate(messages: ChatMessage[], _signal?: AbortSignal, opts?: GenerateOptions): AsyncIterable<LlmChunk> {
+    const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+    const utterance = lastUser >= 0 && typeof messages[lastUser]!.content === 'string' ? (messages[lastUser]!.content as string) : '';
+    const intent = this.policy ? match(this.policy, utterance) : null;
+    const vars = { digits: digitsOf(utterance), ...this.variables };
+    if (this.policy && intent?.action) {
+      const answer = messages.slice(lastUser + 1).find((m) => m.role === 'tool');
+      if (!answer && opts?.toolChoice !== 'none') {
+        const args = Object.fromEntries(Object.entries(intent.action.arguments ?? {}).map(([k, v]) => [k, renderTemplate(v, vars)]));
+        yield { type: 'tool_calls', calls: [{ id: `scripted_${++this.calls}`, type: 'function', function: { name: intent.action.tool, arguments: JSON.stringify(args) } }] };
+        return;
+      }
+      let result: unknown = null;
+      try {
+        result = answer ? JSON.parse(answer.content as string) : null;
+      } catch {
+        result = null;
+      }
+      const failed = result === null || typeof result !== 'object' || Object.hasOwn(result, 'error');
+      if (failed) {
+        // on_error_reply ends the step as the reply would have (end_call included); the fallback is the fallback.
+        const [text, ends] = intent.on_error_reply !== undefined ? [intent.on_error_reply, intent.end_call] : [this.policy.fallback.reply, this.policy.fallback.end_call];
+        yield { type: 'text', text: renderTemplate(text, vars) };
+        if (ends) yield { type: 'end_call' };
+        return;
+      }
+      yield { type: 'text', text: renderWithResult(intent.reply, vars, result) };
+      if (intent.end_call) yield { type: 'end_call' };
+      return;
+    }
+    const d = decide(this.policy, utterance, this.variables);
     yield { type: 'text', text: d.reply };
     if (d.endCall) yield { type: 'end_call' };
   }
