@@ -171,4 +171,22 @@ describe('HTTP tools', () => {
     expect((await r.run('legacy', '{}')).output).toBe('{"error":"not_runnable"}');
     expect(r.specs).toEqual([{ name: 'legacy', description: 'stored before tool types', parameters: { type: 'object', properties: {} } }]);
   });
+
+  it('send_dtmf presses keys through the call (keys checked first) and is recorded as dtmf_out', async () => {
+    const pressed: string[] = [];
+    const keypad = async (digits: string) => void pressed.push(digits);
+    const r = new ToolRunner([{ name: 'press', type: 'send_dtmf' }], call, { secret: null, allowPrivate: true, keypad });
+    expect(r.specs[0]!.parameters).toMatchObject({ required: ['digits'] });
+    expect((await r.run('press', '{"digits":"12#"}')).output).toBe('{"ok":true,"sent":"12#"}');
+    expect(JSON.parse((await r.run('press', '{"digits":"12a"}')).output)).toMatchObject({ error: 'invalid_arguments' });
+    expect(JSON.parse((await r.run('press', '{}')).output)).toMatchObject({ error: 'invalid_arguments' });
+    expect(pressed).toEqual(['12#']);
+    expect(r.actions.map((a) => [a.type, a.name, a.status, a.arguments, a.error])).toEqual([
+      ['dtmf_out', 'press', 'ok', { digits: '12#' }, null],
+      ['dtmf_out', 'press', 'failed', { digits: '12a' }, 'invalid_arguments'],
+      ['dtmf_out', 'press', 'failed', {}, 'invalid_arguments'],
+    ]);
+    // Without a keypad (no call to press them on) the tool does not run.
+    expect(JSON.parse((await new ToolRunner([{ name: 'press', type: 'send_dtmf' }], call, { secret: null, allowPrivate: true }).run('press', '{"digits":"1"}')).output)).toEqual({ error: 'not_runnable' });
+  });
 });
