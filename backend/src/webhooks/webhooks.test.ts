@@ -269,7 +269,8 @@ describe('webhook deliveries', () => {
     await event(callId, { status: 'dialing', at: new Date(t0 + 100).toISOString() });
     await event(callId, { status: 'ringing', at: new Date(t0 + 500).toISOString() });
     await event(callId, { status: 'in_progress', at: new Date(t0 + 2_000).toISOString() });
-    await event(callId, { status: 'completed', end_reason: 'bot_hangup', at: new Date(t0 + 9_500).toISOString() });
+    const action = { type: 'tool', name: 'record_promise', at: new Date(t0 + 8_000).toISOString(), duration_ms: 40, status: 'ok', arguments: { amount: '42' }, result: '{"reference":"PTP-1"}', error: null };
+    await event(callId, { status: 'completed', end_reason: 'bot_hangup', at: new Date(t0 + 9_500).toISOString(), actions: [action] });
     await waitUntil(() => r.got.length === 3, { what: 'call.queued, call.ringing and call.in_progress', timeoutMs: 20_000 });
     // The end of an answered call waits for the worker's recording report, which follows the end.
     expect(await h.redis.zscore(ENDED_PENDING_KEY, callId)).not.toBeNull();
@@ -316,6 +317,8 @@ describe('webhook deliveries', () => {
         in_progress: new Date(t0 + 2_000).toISOString(),
         completed: new Date(t0 + 9_500).toISOString(),
       },
+      actions: [action],
+      transfer: null,
     });
 
     // A receiver's verifier refuses a tampered body, another secret, or another time.
