@@ -1,0 +1,2 @@
+export const VALIDATED: string[];
+export function validatorsCode(schemas: Record<string, unknown>): string;
