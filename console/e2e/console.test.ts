@@ -15,6 +15,8 @@ const MASK = '••••••••';
 /** The test phone answers this number 404 Not Found: a real dial that fails fast. */
 const TO_NUMBER = PHONE_NUMBERS.notFound;
 const TRUNKS = '/api/v1/sip/outbound-trunks';
+/** An HTTP tool's address (the suite's backend allows loopback; nothing calls it here). */
+const ORDERS_URL = 'http://127.0.0.1:9/orders';
 
 let browser: Browser;
 let context: BrowserContext;
@@ -169,6 +171,7 @@ describe('console', () => {
     await page.locator('#bot-tools').screenshot({ path: path.join(SHOTS, 'bot-tools-errors.png') });
     await tool.getByRole('textbox', { name: 'Tool name' }).fill('lookup_order');
     await tool.getByRole('textbox', { name: 'Tool description' }).fill('Find an order by its number.');
+    await tool.getByRole('textbox', { name: 'URL', exact: true }).fill(ORDERS_URL); // a new tool calls a URL
     await tool.getByRole('textbox', { name: 'Parameters (JSON Schema)' }).fill('{"type": "object", "properties": {"order_id": {"type": "string"}}}');
 
     await page.getByLabel('Speed').fill('1.2');
@@ -195,7 +198,7 @@ describe('console', () => {
       voice: { provider: 'espeak-ng', voice_id: 'en-us', speed: 1.2 },
       llm: { provider: 'scripted', model: 'policy', temperature: 0 },
       policy: { intents: [{ name: 'confirm', examples: ['yes', 'sure'], reply: 'Great, {{customer_name}}. Goodbye.', end_call: true }], fallback: { reply: 'Sorry, could you repeat that?' } },
-      tools: [{ name: 'lookup_order', description: 'Find an order by its number.', parameters: { type: 'object', properties: { order_id: { type: 'string' } } } }],
+      tools: [{ name: 'lookup_order', description: 'Find an order by its number.', type: 'http', url: ORDERS_URL, method: 'POST', parameters: { type: 'object', properties: { order_id: { type: 'string' } } } }],
     });
 
     await page.getByLabel('Greeting').fill('Hi {{customer_name}}, this is Acme.');
@@ -225,22 +228,23 @@ describe('console', () => {
     await tool1.getByRole('textbox', { name: 'Tool description' }).fill('Look up an order.');
     await tool1.getByRole('textbox', { name: 'Parameters (JSON Schema)' }).fill(JSON.stringify(params));
     await page.getByRole('button', { name: 'Add tool' }).click();
-    await page.keyboard.type('transfer-to-agent'); // the new tool's name has the focus
+    await page.keyboard.type('hang-up'); // the new tool's name has the focus
+    await page.getByRole('group', { name: 'Tool 2' }).getByLabel('Tool type').selectOption({ label: 'End the call' });
     await saveBot();
     let stored = await adminGet<{ tools: unknown[]; greeting: string }>(`/api/v1/bots/${botId}`);
     expect(stored.tools).toEqual([
-      { name: 'lookup_order', description: 'Look up an order.', parameters: params },
-      { name: 'transfer-to-agent', description: '' },
+      { name: 'lookup_order', description: 'Look up an order.', type: 'http', url: ORDERS_URL, method: 'POST', parameters: params },
+      { name: 'hang-up', description: '', type: 'end_call' },
     ]);
     expect(stored.greeting).toBe('Hi {{customer_name}}, this is Acme.'); // the rest of the bot is untouched
     await page.locator('#bot-tools').screenshot({ path: path.join(SHOTS, 'bot-tools.png') });
 
     await page.getByRole('button', { name: 'Remove tool 1' }).click();
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('bot-add-tool');
-    expect(await page.getByRole('group', { name: 'Tool 1' }).getByRole('textbox', { name: 'Tool name' }).inputValue()).toBe('transfer-to-agent');
+    expect(await page.getByRole('group', { name: 'Tool 1' }).getByRole('textbox', { name: 'Tool name' }).inputValue()).toBe('hang-up');
     await saveBot();
     stored = await adminGet(`/api/v1/bots/${botId}`);
-    expect(stored.tools).toEqual([{ name: 'transfer-to-agent', description: '' }]);
+    expect(stored.tools).toEqual([{ name: 'hang-up', description: '', type: 'end_call' }]);
 
     await page.getByRole('button', { name: 'Remove tool 1' }).click();
     expect(await page.getByRole('group', { name: /^Tool \d/ }).count()).toBe(0);
@@ -451,7 +455,7 @@ describe('console', () => {
     expect(await page.getByTestId('sip-status').textContent()).toBe('404');
     expect(await page.getByTestId('recording-key').textContent()).toBe('No recording');
     expect(await page.getByTestId('from-number').textContent()).toBe('+15005550199');
-    expect(await page.getByRole('region', { name: 'Transcript' }).getByText('Nothing was said on this call.').count()).toBe(1);
+    expect(await page.getByRole('region', { name: 'Timeline' }).getByText('Nothing was said on this call.').count()).toBe(1);
     const call = await adminGet<{ status: string; status_times: Record<string, string> }>(`/api/v1/calls/${callId}`);
     expect(call.status).toBe('failed');
     expect(Object.keys(call.status_times).sort()).toEqual(['dialing', 'failed', 'queued']);
@@ -555,10 +559,10 @@ describe('console', () => {
     ];
     expect((await post({ status: 'completed', end_reason: 'bot_hangup', at: at(6), transcript })).status).toBe(200);
     await page.goto(`${CONSOLE}/calls/${id}`);
-    const list = page.getByTestId('transcript');
-    await list.waitFor();
-    expect(await list.locator('li .who').allTextContents()).toEqual(['Bot', 'Caller', 'Bot']);
-    expect(await list.locator('li p').allTextContents()).toEqual(transcript.map((t) => t.text));
+    const list = page.getByTestId('call-events');
+    await list.locator('li[data-kind="turn"]').first().waitFor();
+    expect(await list.locator('li[data-kind="turn"] .who').allTextContents()).toEqual(['Bot', 'Caller', 'Bot']);
+    expect(await list.locator('li[data-kind="turn"] p').allTextContents()).toEqual(transcript.map((t) => t.text));
     expect(await page.getByTestId('from-number').textContent()).toBe('—');
     expect(await page.getByTestId('sip-status').count()).toBe(0);
     await shot('call-transcript');

@@ -1,7 +1,7 @@
 // The one API client: base URL from VITE_API_URL, the admin bearer token, error bodies turned into
 // ApiError with a readable message, and an expired or rejected token sending the user back to login.
 import type { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyUpdate } from '@voice-platform/schemas/apiKeys.js';
-import type { Bot, BotCreate, BotUpdate } from '@voice-platform/schemas/bot.js';
+import type { Bot, BotCreate, BotToolSecret, BotUpdate } from '@voice-platform/schemas/bot.js';
 import type { Call, CallStatus } from '@voice-platform/schemas/calls.js';
 import type { OutboundTrunk, OutboundTrunkCreate, OutboundTrunkUpdate } from '@voice-platform/schemas/trunks.js';
 import type { InboundNumber, InboundNumberCreate, InboundNumberUpdate } from '@voice-platform/schemas/inbound.js';
@@ -100,6 +100,8 @@ export const api = {
   getBot: (id: string) => request<Bot>('GET', `/api/v1/bots/${encodeURIComponent(id)}`),
   createBot: (body: BotCreate) => request<Bot>('POST', '/api/v1/bots', body),
   updateBot: (id: string, body: BotUpdate) => request<Bot>('PATCH', `/api/v1/bots/${encodeURIComponent(id)}`, body),
+  /** Creates or replaces the secret HTTP tool requests are signed with; this answer is the only one holding it. */
+  rotateToolSecret: (id: string) => request<BotToolSecret>('POST', `/api/v1/bots/${encodeURIComponent(id)}/tool-secret`),
 
   listCalls(filters: CallFilters = {}) {
     const q = new URLSearchParams();

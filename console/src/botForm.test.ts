@@ -1,11 +1,13 @@
-// The tools part of the bot form: stored tools ↔ form text ↔ API body.
+// The tools part of the bot form: stored tools ↔ form text ↔ API body, write-only headers, and the
+// rules checked before sending.
 import { BOT_DEFAULTS, type Bot } from '@voice-platform/schemas/bot.js';
-import { botToForm, emptyTool, formToBody, parseParameters, toolToBody, toolToForm } from './botForm.js';
+import { botToForm, emptyHeader, emptyTool, formToBody, headersChanged, parseParameters, toolProblems, toolToBody, toolToForm, type ToolForm } from './botForm.js';
+import { validateBot } from './validation.js';
 
 const params = { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] };
 
 function storedBot(tools: Bot['tools']): Bot {
-  return { ...BOT_DEFAULTS, id: 'b1', name: 'Shop', tools, created_at: '2025-01-01T00:00:00.000Z', updated_at: '2025-01-01T00:00:00.000Z' };
+  return { ...BOT_DEFAULTS, id: 'b1', name: 'Shop', tools, has_tool_secret: false, created_at: '2025-01-01T00:00:00.000Z', updated_at: '2025-01-01T00:00:00.000Z' };
 }
 
 describe('bot tools in the form', () => {
@@ -16,12 +18,13 @@ describe('bot tools in the form', () => {
   });
 
   it('shows stored parameters as pretty JSON and an absent description or parameters as empty text', () => {
-    expect(toolToForm({ name: 'lookup_order', description: 'Find an order', parameters: params })).toEqual({
+    expect(toolToForm({ name: 'lookup_order', description: 'Find an order', parameters: params })).toMatchObject({
       name: 'lookup_order',
       description: 'Find an order',
+      type: '',
       parameters: JSON.stringify(params, null, 2),
     });
-    expect(toolToForm({ name: 'hang_up' } as Bot['tools'][number])).toEqual({ name: 'hang_up', description: '', parameters: '' });
+    expect(toolToForm({ name: 'hang_up' } as Bot['tools'][number])).toMatchObject({ name: 'hang_up', description: '', parameters: '' });
   });
 
   it('round-trips stored tools unchanged', () => {
@@ -33,8 +36,8 @@ describe('bot tools in the form', () => {
   });
 
   it('trims the name, keeps the description as typed, and leaves out blank parameters', () => {
-    expect(toolToBody({ name: '  lookup_order ', description: ' Find it ', parameters: '  \n ' })).toEqual({ name: 'lookup_order', description: ' Find it ' });
-    expect(toolToBody({ ...emptyTool(), name: 'x', parameters: '{}' })).toEqual({ name: 'x', description: '', parameters: {} });
+    expect(toolToBody({ ...emptyTool(''), name: '  lookup_order ', description: ' Find it ', parameters: '  \n ' })).toEqual({ name: 'lookup_order', description: ' Find it ' });
+    expect(toolToBody({ ...emptyTool(''), name: 'x', parameters: '{}' })).toEqual({ name: 'x', description: '', parameters: {} });
   });
 
   it('keeps parameters that are not JSON as text, so the schema names the field', () => {
@@ -43,3 +46,137 @@ describe('bot tools in the form', () => {
     expect(parseParameters('')).toBeUndefined();
   });
 });
+
+const httpTool = { name: 'record_promise', description: 'Record a promise to pay', type: 'http' as const, url: 'https://crm.example.com/promises', method: 'POST' as const, timeout_ms: 3000, say_while_waiting: 'One moment.', parameters: params };
+const transferTool = {
+  name: 'to_agent',
+  description: '',
+  type: 'transfer_call' as const,
+  destinations: [
+    { name: 'billing', number: '+4915112345678', description: 'money questions' },
+    { name: 'pbx', sip_uri: 'sip:agent@pbx.example.com' },
+  ],
+  mode: 'warm' as const,
+  announcement: 'Let me connect you.',
+  whisper: 'A caller about {{summary}}.',
+  on_failure: 'Nobody is free right now.',
+};
+
+describe('tool types in the form', () => {
+  it('round-trips a tool of each type as stored (header names aside)', () => {
+    const tools = [httpTool, transferTool, { name: 'hang_up', description: 'End the call', type: 'end_call' as const }, { name: 'press', description: '', type: 'send_dtmf' as const }];
+    expect(formToBody(botToForm(storedBot(tools))).tools).toEqual(tools);
+  });
+
+  it('a new tool calls a URL with POST and sends only what was filled in', () => {
+    const t: ToolForm = { ...emptyTool(), name: 'lookup', url: ' https://api.example.com/x ' };
+    expect(toolToBody(t)).toEqual({ name: 'lookup', description: '', type: 'http', url: 'https://api.example.com/x', method: 'POST' });
+    expect(toolToBody({ ...t, timeout_ms: '2000', method: 'GET', say_while_waiting: '  ' })).toEqual({ name: 'lookup', description: '', type: 'http', url: 'https://api.example.com/x', method: 'GET', timeout_ms: 2000 });
+    // A timeout that is not a number stays text: the schema names the field.
+    expect(validateBot({ name: 'b', tools: [toolToBody({ ...t, timeout_ms: 'soon' })] })).toEqual({ 'tools.0.timeout_ms': 'Must be a whole number.' });
+    expect(validateBot({ name: 'b', tools: [toolToBody({ ...t, timeout_ms: '100' })] })).toEqual({ 'tools.0.timeout_ms': 'Must be at least 500.' });
+  });
+
+  it('sends only the chosen type’s fields, whatever else was typed', () => {
+    const t: ToolForm = { ...toolToForm(transferTool), url: 'https://typed.example.com', headers: [{ name: 'X-A', value: 'v', stored: false }] };
+    expect(toolToBody({ ...t, type: 'end_call' })).toEqual({ name: 'to_agent', description: '', type: 'end_call' });
+    expect(Object.keys(toolToBody({ ...t, type: 'http' })).sort()).toEqual(['description', 'headers', 'method', 'name', 'type', 'url']);
+    expect(Object.keys(toolToBody(t)).sort()).toEqual(['announcement', 'description', 'destinations', 'mode', 'name', 'on_failure', 'type', 'whisper']);
+  });
+
+  it('tells a number from a SIP URI and says the whisper in warm mode only', () => {
+    const t = toolToForm(transferTool);
+    expect(t.destinations.map((d) => d.target)).toEqual(['+4915112345678', 'sip:agent@pbx.example.com']);
+    t.destinations[0]!.target = ' SIPS:desk@pbx.example.com ';
+    t.mode = 'cold';
+    const body = toolToBody(t);
+    expect(body.destinations![0]).toEqual({ name: 'billing', sip_uri: 'SIPS:desk@pbx.example.com', description: 'money questions' });
+    expect(body).not.toHaveProperty('whisper');
+    expect(body.mode).toBe('cold');
+  });
+});
+
+describe('write-only tool headers', () => {
+  const stored = { ...httpTool, header_names: ['Authorization', 'X-Tenant'] };
+
+  it('shows the stored names with empty values, and sends no headers while they are untouched (the values are kept)', () => {
+    const t = toolToForm(stored);
+    expect(t.headers).toEqual([
+      { name: 'Authorization', value: '', stored: true },
+      { name: 'X-Tenant', value: '', stored: true },
+    ]);
+    expect(headersChanged(t)).toBe(false);
+    expect(toolToBody(t)).not.toHaveProperty('headers');
+    expect(toolToBody(t)).not.toHaveProperty('header_names');
+    t.description = 'edited';
+    expect(toolToBody(t)).not.toHaveProperty('headers');
+    expect(toolProblems([t])).toEqual({});
+  });
+
+  it('sends every header once one changes, asking again for the values it cannot keep', () => {
+    const t = toolToForm(stored);
+    t.headers[0]!.value = 'Bearer new';
+    expect(toolToBody(t).headers).toEqual({ Authorization: 'Bearer new', 'X-Tenant': '' });
+    expect(toolProblems([t])).toEqual({ 'tools.0.headers.1.value': expect.stringMatching(/^Enter the value again/) });
+    t.headers[1]!.value = 'acme';
+    expect(toolProblems([t])).toEqual({});
+    expect(toolToBody(t).headers).toEqual({ Authorization: 'Bearer new', 'X-Tenant': 'acme' });
+  });
+
+  it('removing every row sends {} (the stored values are deleted); adding one sends it', () => {
+    const t = toolToForm(stored);
+    t.headers = [];
+    expect(toolToBody(t).headers).toEqual({});
+    const fresh: ToolForm = { ...emptyTool(), name: 'x', url: 'https://a.example.com', headers: [{ ...emptyHeader(), name: ' X-Key ', value: 's3cret' }] };
+    expect(toolToBody(fresh).headers).toEqual({ 'X-Key': 's3cret' });
+    expect(toolToBody({ ...fresh, headers: [] })).not.toHaveProperty('headers'); // nothing stored, nothing to delete
+  });
+
+  it('a renamed tool keeps nothing (values are kept by tool name): its values are asked for again', () => {
+    const t = toolToForm(stored);
+    t.name = 'record_promise_v2';
+    expect(headersChanged(t)).toBe(true);
+    expect(Object.keys(toolProblems([t]))).toEqual(['tools.0.headers.0.value', 'tools.0.headers.1.value']);
+  });
+
+  it('checks header names, duplicates and an http tool’s URL before sending', () => {
+    const t: ToolForm = {
+      ...emptyTool(),
+      name: 'a',
+      headers: [
+        { name: '', value: 'x', stored: false },
+        { name: 'Bad Name', value: 'x', stored: false },
+        { name: 'x-key', value: 'x', stored: false },
+        { name: 'X-Key', value: 'y', stored: false },
+      ],
+    };
+    expect(toolProblems([t, { ...emptyTool('end_call'), name: 'a' }])).toEqual({
+      'tools.0.url': 'This field is required.',
+      'tools.0.headers.0.name': 'This field is required.',
+      'tools.0.headers.1.name': expect.stringMatching(/^Letters, digits/),
+      'tools.0.headers.3.name': 'Another header has this name already.',
+      'tools.1.name': 'Another tool has this name already.',
+    });
+    const transfer = { ...toolToForm(transferTool) };
+    transfer.destinations[1]!.target = ' ';
+    expect(toolProblems([transfer])).toEqual({ 'tools.0.destinations.1.number': expect.stringMatching(/^Enter a number/) });
+  });
+});
+
+describe('the rest of the bot survives the form', () => {
+  it('keeps an intent’s action, keys and error reply, and the LLM base URL', () => {
+    const bot = storedBot([httpTool]);
+    bot.llm = { provider: 'openai', model: 'local', temperature: 0.2, base_url: 'http://vllm.internal:8000/v1' };
+    bot.policy = {
+      intents: [{ name: 'promise', examples: ['I will pay'], reply: 'Noted: {{result.ref}}.', action: { tool: 'record_promise', arguments: { amount: '{{digits}}' } }, on_error_reply: 'Sorry.', dtmf: '1' }],
+      fallback: { reply: 'Pardon?' },
+    };
+    const body = formToBody(botToForm(bot));
+    expect(body.llm).toEqual(bot.llm);
+    expect(body.policy).toEqual(bot.policy);
+    const form = botToForm(bot);
+    form.llm.base_url = ' ';
+    expect(formToBody(form).llm).not.toHaveProperty('base_url');
+  });
+});
+

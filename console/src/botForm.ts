@@ -1,19 +1,52 @@
 // The bot form's state (strings as typed) ↔ the API body. Numbers that do not parse stay strings so
 // the shared schema reports them ("Must be a number.") exactly like the backend would.
-import { BOT_DEFAULTS, type Bot, type BotCreate, type BotTool } from '@voice-platform/schemas/bot.js';
+import { BOT_DEFAULTS, type Bot, type BotCreate, type BotTool, type BotToolPublic, type ToolType } from '@voice-platform/schemas/bot.js';
 
 interface IntentForm {
   name: string;
   examples: string; // one phrase per line
   reply: string;
   end_call: boolean;
+  /** Fields this form does not edit (action, dtmf, on_error_reply): sent back as they were. */
+  kept: Omit<NonNullable<BotCreate['policy']>['intents'][number], 'name' | 'examples' | 'reply' | 'end_call'>;
 }
 
-/** A tool as edited: `parameters` is the JSON text of its JSON Schema ('' for none). */
-interface ToolForm {
+/** One header row. `stored`: the name came from the API's `header_names`, its value is unknown (write-only). */
+export interface HeaderRow {
+  name: string;
+  value: string;
+  stored: boolean;
+}
+
+/** One transfer destination; `target` is a number (E.164) or a `sip:`/`sips:` URI, told apart when sent. */
+export interface DestinationForm {
+  name: string;
+  target: string;
+  description: string;
+}
+
+/**
+ * A tool as edited: every type's fields, so switching the type back and forth loses nothing typed;
+ * only the chosen type's fields are sent. `type: ''` is a tool stored before types existed.
+ */
+export interface ToolForm {
   name: string;
   description: string;
+  type: ToolType | '';
+  /** The JSON text of its JSON Schema ('' for none). */
   parameters: string;
+  url: string;
+  method: 'POST' | 'GET';
+  timeout_ms: string;
+  say_while_waiting: string;
+  headers: HeaderRow[];
+  /** What was loaded: the stored tool's name and header names (the backend keeps values by tool name). */
+  loaded: { name: string; header_names: string[] } | null;
+  destinations: DestinationForm[];
+  mode: 'cold' | 'warm';
+  announcement: string;
+  whisper: string;
+  on_failure: string;
 }
 
 export interface BotForm {
@@ -25,7 +58,7 @@ export interface BotForm {
   variables: Array<{ name: string; required: boolean; description: string }>;
   voice: { provider: string; voice_id: string; speed: string };
   stt: { provider: string; model: string; language: string };
-  llm: { provider: string; model: string; temperature: string };
+  llm: { provider: string; model: string; temperature: string; base_url: string };
   max_call_seconds: string;
   end_of_turn_silence_ms: string;
   tools: ToolForm[];
@@ -34,12 +67,57 @@ export interface BotForm {
   fallback: { reply: string; end_call: boolean };
 }
 
-export const emptyIntent = (): IntentForm => ({ name: '', examples: '', reply: '', end_call: false });
-export const emptyTool = (): ToolForm => ({ name: '', description: '', parameters: '' });
+export const TOOL_TYPE_LABELS: Record<ToolType, string> = {
+  http: 'Call a URL (HTTP)',
+  end_call: 'End the call',
+  transfer_call: 'Transfer to a person',
+  send_dtmf: 'Press keys (DTMF)',
+};
+
+export const emptyIntent = (): IntentForm => ({ name: '', examples: '', reply: '', end_call: false, kept: {} });
+export const emptyDestination = (): DestinationForm => ({ name: '', target: '', description: '' });
+export const emptyHeader = (): HeaderRow => ({ name: '', value: '', stored: false });
+/** A new tool calls a URL: the type that does something the built-ins cannot. */
+export const emptyTool = (type: ToolType | '' = 'http'): ToolForm => ({
+  name: '',
+  description: '',
+  type,
+  parameters: '',
+  url: '',
+  method: 'POST',
+  timeout_ms: '',
+  say_while_waiting: '',
+  headers: [],
+  loaded: null,
+  destinations: [emptyDestination()],
+  mode: 'cold',
+  announcement: '',
+  whisper: '',
+  on_failure: '',
+});
 
 /** A stored tool as form text; parameters pretty-printed so they can be edited by hand. */
-export function toolToForm(t: BotTool): ToolForm {
-  return { name: t.name, description: t.description ?? '', parameters: t.parameters === undefined ? '' : JSON.stringify(t.parameters, null, 2) };
+export function toolToForm(t: BotToolPublic): ToolForm {
+  const names = t.header_names ?? [];
+  return {
+    ...emptyTool(t.type ?? ''),
+    name: t.name,
+    description: t.description ?? '',
+    parameters: t.parameters === undefined ? '' : JSON.stringify(t.parameters, null, 2),
+    url: t.url ?? '',
+    method: t.method ?? 'POST',
+    timeout_ms: t.timeout_ms === undefined ? '' : String(t.timeout_ms),
+    say_while_waiting: t.say_while_waiting ?? '',
+    headers: names.map((name) => ({ name, value: '', stored: true })),
+    loaded: { name: t.name, header_names: names },
+    destinations: t.destinations?.length
+      ? t.destinations.map((d) => ({ name: d.name, target: d.number ?? d.sip_uri ?? '', description: d.description ?? '' }))
+      : [emptyDestination()],
+    mode: t.mode ?? 'cold',
+    announcement: t.announcement ?? '',
+    whisper: t.whisper ?? '',
+    on_failure: t.on_failure ?? '',
+  };
 }
 
 /**
@@ -56,13 +134,105 @@ export function parseParameters(text: string): unknown {
   }
 }
 
+/**
+ * Whether the tool's headers must be sent. Values are write-only: a tool sent without `headers` keeps
+ * the stored ones of the same-named tool, so they are sent only when the rows differ from what was
+ * loaded (a value typed, a row added, removed or renamed) or the tool was renamed (nothing to keep then).
+ */
+export function headersChanged(t: ToolForm): boolean {
+  const loaded = t.loaded?.header_names ?? [];
+  if (t.loaded && t.loaded.name !== t.name.trim() && loaded.length) return true;
+  if (t.headers.some((h) => h.value !== '' || !h.stored)) return true;
+  const names = t.headers.map((h) => h.name.trim());
+  return names.length !== loaded.length || names.some((n, i) => n !== loaded[i]);
+}
+
+/** A header name as the shared schema's ToolHeaders allows it (an HTTP token). */
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
+
+/** Trimmed optional text: absent when blank. */
+const opt = (s: string): string | undefined => (s.trim() === '' ? undefined : s.trim());
+/** An optional typed number: absent when blank, the raw text when it does not parse (the schema names it). */
+const optNumber = (s: string): number | undefined => (s.trim() === '' ? undefined : (parseNumber(s) as number));
+/** Drops the keys whose value is undefined (the body then holds only what the user set). */
+function defined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
 export function toolToBody(t: ToolForm): BotTool {
   const parameters = parseParameters(t.parameters);
-  return {
+  const common = {
     name: t.name.trim(),
     description: t.description,
+    ...(t.type ? { type: t.type } : {}),
     ...(parameters !== undefined ? { parameters: parameters as BotTool['parameters'] } : {}),
   };
+  switch (t.type) {
+    case 'http':
+      return defined({
+        ...common,
+        url: t.url.trim(),
+        method: t.method,
+        timeout_ms: optNumber(t.timeout_ms),
+        say_while_waiting: opt(t.say_while_waiting),
+        // A row without a name is flagged by toolProblems; sent, it would only add a nameless schema error.
+        headers: headersChanged(t) ? Object.fromEntries(t.headers.filter((h) => h.name.trim()).map((h) => [h.name.trim(), h.value])) : undefined,
+      });
+    case 'transfer_call':
+      return defined({
+        ...common,
+        destinations: t.destinations.map((d) => {
+          const target = d.target.trim();
+          return defined({
+            name: d.name.trim(),
+            ...(/^sips?:/i.test(target) ? { sip_uri: target } : { number: target }),
+            description: opt(d.description),
+          });
+        }),
+        mode: t.mode,
+        announcement: opt(t.announcement),
+        // Said to the person taking the call: a warm transfer only (the backend refuses it on a cold one).
+        whisper: t.mode === 'warm' ? opt(t.whisper) : undefined,
+        on_failure: opt(t.on_failure),
+      });
+    default:
+      return common;
+  }
+}
+
+/**
+ * The tool rules the shared schema cannot hold, checked before sending as the backend checks them
+ * (backend bots/routes.ts): unique names, an http tool's URL, a value for every header sent.
+ */
+export function toolProblems(tools: ToolForm[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  const seen = new Set<string>();
+  tools.forEach((t, i) => {
+    const name = t.name.trim();
+    if (name && seen.has(name)) out[`tools.${i}.name`] = 'Another tool has this name already.';
+    seen.add(name);
+    if (t.type === 'http') {
+      if (!t.url.trim()) out[`tools.${i}.url`] = 'This field is required.';
+      if (headersChanged(t)) {
+        const names = new Set<string>();
+        t.headers.forEach((h, j) => {
+          const n = h.name.trim().toLowerCase();
+          if (!n) out[`tools.${i}.headers.${j}.name`] = 'This field is required.';
+          else if (!HEADER_NAME.test(n)) out[`tools.${i}.headers.${j}.name`] = 'Letters, digits and !#$%&\'*+.^_`|~- only (1 to 64 characters), e.g. Authorization.';
+          else if (names.has(n)) out[`tools.${i}.headers.${j}.name`] = 'Another header has this name already.';
+          names.add(n);
+          // A changed set of headers replaces the stored one: values left empty could not be kept.
+          if (h.stored && h.value === '') out[`tools.${i}.headers.${j}.value`] = 'Enter the value again: changing this tool’s headers (or its name) replaces all of them.';
+        });
+      }
+    }
+    if (t.type === 'transfer_call') {
+      t.destinations.forEach((d, j) => {
+        if (!d.target.trim()) out[`tools.${i}.destinations.${j}.number`] = 'Enter a number (E.164, e.g. +4915112345678) or a SIP URI (sip:agent@pbx.example.com).';
+      });
+    }
+  });
+  return out;
 }
 
 export function botToForm(bot?: Bot): BotForm {
@@ -76,12 +246,12 @@ export function botToForm(bot?: Bot): BotForm {
     variables: b.variables.map((v) => ({ name: v.name, required: v.required ?? false, description: v.description ?? '' })),
     voice: { ...b.voice, speed: String(b.voice.speed) },
     stt: { ...b.stt },
-    llm: { ...b.llm, temperature: String(b.llm.temperature) },
+    llm: { provider: b.llm.provider, model: b.llm.model, temperature: String(b.llm.temperature), base_url: b.llm.base_url ?? '' },
     max_call_seconds: String(b.max_call_seconds),
     end_of_turn_silence_ms: String(b.turn_detection.end_of_turn_silence_ms),
     tools: b.tools.map(toolToForm),
     usePolicy: b.policy !== null,
-    intents: (b.policy?.intents ?? []).map((i) => ({ name: i.name, examples: i.examples.join('\n'), reply: i.reply, end_call: i.end_call ?? false })),
+    intents: (b.policy?.intents ?? []).map(({ name, examples, reply, end_call, ...kept }) => ({ name, examples: examples.join('\n'), reply, end_call: end_call ?? false, kept })),
     fallback: { reply: b.policy?.fallback.reply ?? '', end_call: b.policy?.fallback.end_call ?? false },
   };
 }
@@ -102,13 +272,14 @@ export function formToBody(f: BotForm): BotCreate {
     variables: f.variables.map((v) => ({ name: v.name.trim(), required: v.required, description: v.description })),
     voice: { provider: f.voice.provider.trim(), voice_id: f.voice.voice_id.trim(), speed: parseNumber(f.voice.speed) as number },
     stt: { provider: f.stt.provider.trim(), model: f.stt.model.trim(), language: f.stt.language.trim() },
-    llm: { provider: f.llm.provider.trim(), model: f.llm.model.trim(), temperature: parseNumber(f.llm.temperature) as number },
+    llm: defined({ provider: f.llm.provider.trim(), model: f.llm.model.trim(), temperature: parseNumber(f.llm.temperature) as number, base_url: opt(f.llm.base_url) }),
     max_call_seconds: parseNumber(f.max_call_seconds) as number,
     turn_detection: { end_of_turn_silence_ms: parseNumber(f.end_of_turn_silence_ms) as number },
     tools: f.tools.map(toolToBody),
     policy: f.usePolicy
       ? {
           intents: f.intents.map((i) => ({
+            ...i.kept,
             name: i.name.trim(),
             examples: i.examples.split('\n').map((s) => s.trim()).filter(Boolean),
             reply: i.reply,

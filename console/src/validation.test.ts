@@ -4,7 +4,7 @@ import { BOT_DEFAULTS, type BotCreate } from '@voice-platform/schemas/bot.js';
 import { newBotDoc } from '../../backend/src/bots/routes.js';
 import { ApiError as BackendError } from '../../backend/src/errors.js';
 import { readableMessage } from './errorMessage.js';
-import { botToForm, formToBody, toolToBody } from './botForm.js';
+import { botToForm, emptyTool, formToBody, toolToBody } from './botForm.js';
 import { detailFieldErrors, errorFor, friendlyMessage, validateApiKeyCreate, validateBot } from './validation.js';
 
 const now = new Date('2025-03-10T12:00:00.000Z');
@@ -30,16 +30,16 @@ function validBot(): BotCreate {
   form.greeting = 'Hello {{customer_name}}';
   form.variables = [{ name: 'customer_name', required: true, description: 'who we call' }];
   form.usePolicy = true;
-  form.intents = [{ name: 'yes', examples: 'yes\n\n sure ', reply: 'Great, {{customer_name}}.', end_call: true }];
+  form.intents = [{ name: 'yes', examples: 'yes\n\n sure ', reply: 'Great, {{customer_name}}.', end_call: true, kept: {} }];
   form.fallback = { reply: 'Sorry?', end_call: false };
-  form.tools = [{ name: 'lookup_order', description: 'Find an order', parameters: '{"type": "object", "properties": {"order_id": {"type": "string"}}}' }];
+  form.tools = [{ ...emptyTool(''), name: 'lookup_order', description: 'Find an order', parameters: '{"type": "object", "properties": {"order_id": {"type": "string"}}}' }];
   return formToBody(form);
 }
 
 /** Field paths the backend's own bot builder rejects (422 details), or [] when it accepts. */
 function backendProblems(body: unknown): string[] {
   try {
-    newBotDoc(body as BotCreate, now);
+    newBotDoc(body as BotCreate, now, null);
     return [];
   } catch (err) {
     if (!(err instanceof BackendError)) throw err;
@@ -80,12 +80,12 @@ describe('validateBot', () => {
     ['an empty fallback', (b) => (b.policy!.fallback.reply = ''), { 'policy.fallback.reply': 'This field is required.' }],
     ['a temperature below 0', (b) => (b.llm!.temperature = -1), { 'llm.temperature': 'Must be at least 0.' }],
     ['a tool name with a space', (b) => (b.tools![0]!.name = 'look up'), { 'tools.0.name': 'Letters, digits, _ and - only (1 to 64 characters).' }],
-    ['an empty tool name', (b) => b.tools!.push(toolToBody({ name: ' ', description: '', parameters: '' })), { 'tools.1.name': 'Letters, digits, _ and - only (1 to 64 characters).' }],
+    ['an empty tool name', (b) => b.tools!.push(toolToBody({ ...emptyTool(''), name: ' ', description: '', parameters: '' })), { 'tools.1.name': 'Letters, digits, _ and - only (1 to 64 characters).' }],
     ['a tool description too long', (b) => (b.tools![0]!.description = 'x'.repeat(1001)), { 'tools.0.description': 'Must be at most 1000 characters.' }],
-    ['tool parameters that are not JSON', (b) => (b.tools![0] = toolToBody({ name: 'x', description: '', parameters: '{"type": "object"' })), {
+    ['tool parameters that are not JSON', (b) => (b.tools![0] = toolToBody({ ...emptyTool(''), name: 'x', description: '', parameters: '{"type": "object"' })), {
       'tools.0.parameters': 'Must be a JSON object, e.g. {"type": "object"}.',
     }],
-    ['tool parameters that are a list', (b) => (b.tools![0] = toolToBody({ name: 'x', description: '', parameters: '[1, 2]' })), {
+    ['tool parameters that are a list', (b) => (b.tools![0] = toolToBody({ ...emptyTool(''), name: 'x', description: '', parameters: '[1, 2]' })), {
       'tools.0.parameters': 'Must be a JSON object, e.g. {"type": "object"}.',
     }],
     ['more than 50 tools', (b) => (b.tools = Array.from({ length: 51 }, (_, i) => ({ name: `t${i}`, description: '' }))), { tools: 'At most 50 allowed.' }],

@@ -22,10 +22,13 @@ const TONE: Record<string, string> = {
   pending: 'neutral',
   retry_scheduled: 'warn',
   skipped_dnc: 'neutral',
+  // A call's actions and transfer.
+  ok: 'good',
+  accepted: 'good',
 };
 
 /** Where the plain words of the status would not do. */
-const LABEL: Record<string, string> = { skipped_dnc: 'Skipped (do-not-call)' };
+const LABEL: Record<string, string> = { skipped_dnc: 'Skipped (do-not-call)', ok: 'OK' };
 
 export class VpStatusBadge extends LightElement {
   static override properties = { status: { type: String } };

@@ -1,11 +1,11 @@
 // Create or edit a bot: prompt, greeting, declared variables, voice/STT/LLM settings, tools, the
 // scripted policy, limits. Validated with the shared schema before it is sent; API 422 details land on fields.
 import { html, nothing, type TemplateResult } from 'lit';
-import type { Bot } from '@voice-platform/schemas/bot.js';
+import { MAX_TOOL_HEADERS, TOOL_TIMEOUT_MS, TOOL_TYPES, type Bot, type ToolType } from '@voice-platform/schemas/bot.js';
 import { LightElement } from '../components/base.js';
 import { checkbox, errorBanner, field } from '../components/field.js';
 import { api, ApiError } from '../api.js';
-import { botToForm, emptyIntent, emptyTool, formToBody, type BotForm } from '../botForm.js';
+import { botToForm, emptyDestination, emptyHeader, emptyIntent, emptyTool, formToBody, TOOL_TYPE_LABELS, toolProblems, type BotForm, type ToolForm } from '../botForm.js';
 import { setFlash, takeFlash } from '../flash.js';
 import { navigate } from '../router.js';
 import { errorFor, validateBot, type FieldErrors } from '../validation.js';
@@ -26,6 +26,10 @@ export class VpBotEditPage extends LightElement {
     loadError: { state: true },
     busy: { state: true },
     notice: { state: true },
+    secret: { state: true },
+    copyStatus: { state: true },
+    confirmRotate: { state: true },
+    secretError: { state: true },
   };
   declare botId: string | undefined;
   declare bot: Bot | null;
@@ -35,6 +39,11 @@ export class VpBotEditPage extends LightElement {
   declare loadError: string | null;
   declare busy: boolean;
   declare notice: string | null;
+  /** A new tool secret, only while its once-only dialog is open. */
+  declare secret: string | null;
+  declare copyStatus: string;
+  declare confirmRotate: boolean;
+  declare secretError: string | null;
 
   constructor() {
     super();
@@ -46,6 +55,10 @@ export class VpBotEditPage extends LightElement {
     this.loadError = null;
     this.busy = false;
     this.notice = takeFlash();
+    this.secret = null;
+    this.copyStatus = '';
+    this.confirmRotate = false;
+    this.secretError = null;
   }
 
   private loadedFor: string | undefined;
@@ -82,7 +95,8 @@ export class VpBotEditPage extends LightElement {
     this.error = null;
     this.notice = null;
     const body = formToBody(this.form);
-    this.errors = validateBot(body);
+    // The schema's errors first; then the tool rules it cannot hold (as the backend checks them).
+    this.errors = { ...toolProblems(this.form.tools), ...validateBot(body) };
     if (Object.keys(this.errors).length) {
       this.error = 'Fix the highlighted fields and save again.';
       await this.updateComplete;
@@ -149,35 +163,220 @@ export class VpBotEditPage extends LightElement {
     this.querySelector<HTMLElement>(`#bot-tools-${this.form!.tools.length - 1}-name`)?.focus();
   }
 
+  /** Drops the errors under `prefix`: they are keyed by position and would land on the row that moves up. */
+  private dropErrors(prefix: string): void {
+    this.errors = Object.fromEntries(Object.entries(this.errors).filter(([k]) => !k.startsWith(prefix)));
+  }
+
   private async removeTool(i: number): Promise<void> {
-    // Errors are keyed by position: drop them so they do not land on the tool that moves up.
-    this.errors = Object.fromEntries(Object.entries(this.errors).filter(([k]) => !k.startsWith('tools.')));
+    this.dropErrors('tools.');
     this.change((x) => x.tools.splice(i, 1));
     await this.updateComplete;
     this.querySelector<HTMLElement>('#bot-add-tool')?.focus();
   }
 
+  /** A select bound to a form path (the error key and the id as for text). */
+  private select<T extends string>(path: string, label: string, value: T, options: ReadonlyArray<readonly [T, string]>, set: (v: T) => void, hint?: string): TemplateResult {
+    const id = `bot-${path.replace(/\./g, '-')}`;
+    return field({ id, label, error: errorFor(this.errors, path), hint }, (a) =>
+      html`<select id=${a.id} aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid} @change=${(e: Event) => this.change(() => set((e.target as HTMLSelectElement).value as T))}>
+        ${options.map(([v, l]) => html`<option value=${v} .selected=${v === value}>${l}</option>`)}
+      </select>`,
+    );
+  }
+
+  private renderHeaders(t: ToolForm, i: number) {
+    const at = `tools.${i}.headers`;
+    return html`<div class="sub-rows" role="group" aria-labelledby="bot-tools-${i}-headers-label">
+      <p class="sub-head" id="bot-tools-${i}-headers-label">Headers</p>
+      <p class="hint note">Sent with every request, e.g. <code>Authorization</code>. Values are write-only: once saved they are never shown again.</p>
+      ${t.headers.map((h, j) => {
+        // Backend 422 details name a header by its name (tools.0.headers.X-Token); this form by its row.
+        const valueError = errorFor(this.errors, `${at}.${j}.value`) ?? (h.name.trim() ? this.errors[`${at}.${h.name.trim()}`] : undefined);
+        return html`<div class="grid header-row" role="group" aria-label="Header ${j + 1}">
+          ${this.text(`${at}.${j}.name`, 'Header name', h.name, (s) => (h.name = s), { required: true })}
+          ${field(
+            { id: `bot-tools-${i}-headers-${j}-value`, label: 'Header value', error: valueError, hint: h.stored ? 'Leave empty to keep the stored value.' : undefined, required: !h.stored },
+            (a) => html`<input id=${a.id} type="password" autocomplete="new-password" .value=${h.value} placeholder=${h.stored ? 'leave empty to keep' : nothing}
+              aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid} @input=${(e: Event) => this.change(() => (h.value = (e.target as HTMLInputElement).value))} />`,
+          )}
+          <div class="field row-remove"><button type="button" class="small link-danger" aria-label="Remove header ${j + 1} of tool ${i + 1}" @click=${() => {
+            this.dropErrors(`${at}.`);
+            this.change(() => t.headers.splice(j, 1));
+          }}>Remove</button></div>
+        </div>`;
+      })}
+      ${this.errors[at] ? html`<p class="error-text">${this.errors[at]}</p>` : nothing}
+      <button type="button" class="small" ?disabled=${t.headers.length >= MAX_TOOL_HEADERS} @click=${() => this.change(() => t.headers.push(emptyHeader()))}>Add header</button>
+    </div>`;
+  }
+
+  private renderHttp(t: ToolForm, i: number) {
+    return html`<div class="grid">
+        ${this.text(`tools.${i}.url`, 'URL', t.url, (s) => (t.url = s), { required: true, hint: 'http:// or https://; called with the arguments and the call’s identity, signed with the tool secret.' })}
+        ${this.select(`tools.${i}.method`, 'Method', t.method, [['POST', 'POST (arguments as JSON)'], ['GET', 'GET (arguments as query string)']], (v) => (t.method = v))}
+        ${this.text(`tools.${i}.timeout_ms`, 'Timeout (ms)', t.timeout_ms, (s) => (t.timeout_ms = s), { inputmode: 'numeric', hint: `${TOOL_TIMEOUT_MS.min} to ${TOOL_TIMEOUT_MS.max}; empty for ${TOOL_TIMEOUT_MS.default}.` })}
+        ${this.text(`tools.${i}.say_while_waiting`, 'Say while waiting', t.say_while_waiting, (s) => (t.say_while_waiting = s), { hint: 'Optional, e.g. “One moment, let me check.”' })}
+      </div>
+      ${this.renderHeaders(t, i)}`;
+  }
+
+  private renderTransfer(t: ToolForm, i: number) {
+    const at = `tools.${i}.destinations`;
+    return html`<div class="sub-rows" role="group" aria-labelledby="bot-tools-${i}-destinations-label">
+        <p class="sub-head" id="bot-tools-${i}-destinations-label">Destinations</p>
+        ${t.destinations.map((d, j) => {
+          // One input holds a number or a SIP URI: the backend's errors on either (or on the pair) land on it.
+          const id = `bot-tools-${i}-destinations-${j}-target`;
+          const error = errorFor(this.errors, `${at}.${j}.number`) ?? errorFor(this.errors, `${at}.${j}.sip_uri`) ?? this.errors[`${at}.${j}`];
+          return html`<div class="grid" role="group" aria-label="Destination ${j + 1}">
+            ${this.text(`${at}.${j}.name`, 'Destination name', d.name, (s) => (d.name = s), { required: true, hint: 'e.g. billing' })}
+            ${field({ id, label: 'Number or SIP URI', error, hint: '+4915112345678 or sip:agent@pbx.example.com', required: true }, (a) =>
+              html`<input id=${a.id} .value=${d.target} aria-required="true" aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid}
+                @input=${(e: Event) => this.change(() => (d.target = (e.target as HTMLInputElement).value))} />`,
+            )}
+            ${this.text(`${at}.${j}.description`, 'When to use it', d.description, (s) => (d.description = s))}
+            <div class="field row-remove"><button type="button" class="small link-danger" aria-label="Remove destination ${j + 1} of tool ${i + 1}" ?disabled=${t.destinations.length <= 1}
+              @click=${() => {
+                this.dropErrors(`${at}.`);
+                this.change(() => t.destinations.splice(j, 1));
+              }}>Remove</button></div>
+          </div>`;
+        })}
+        ${this.errors[at] ? html`<p class="error-text">${this.errors[at]}</p>` : nothing}
+        <button type="button" class="small" ?disabled=${t.destinations.length >= 20} @click=${() => this.change(() => t.destinations.push(emptyDestination()))}>Add destination</button>
+      </div>
+      <div class="grid">
+        ${this.select(`tools.${i}.mode`, 'Mode', t.mode, [['cold', 'Cold (hand the call over)'], ['warm', 'Warm (introduce the caller first)']], (v) => (t.mode = v))}
+        ${this.text(`tools.${i}.announcement`, 'Announcement', t.announcement, (s) => (t.announcement = s), { hint: 'Said to the caller first, e.g. “Let me connect you.”' })}
+        ${t.mode === 'warm' ? this.text(`tools.${i}.whisper`, 'Whisper', t.whisper, (s) => (t.whisper = s), { hint: 'Said to the person taking the call. May use {{variables}} and {{summary}}.' }) : nothing}
+        ${this.text(`tools.${i}.on_failure`, 'On failure', t.on_failure, (s) => (t.on_failure = s), { hint: 'Said if nobody takes the call; the call goes on.' })}
+      </div>`;
+  }
+
+  private renderTool(t: ToolForm, i: number) {
+    const types: Array<readonly [ToolType | '', string]> = TOOL_TYPES.map((k) => [k, TOOL_TYPE_LABELS[k]] as const);
+    // A tool stored before types existed keeps its (not runnable) state until a type is picked.
+    if (t.type === '') types.push(['', 'No type (offered to the LLM, never run)']);
+    return html`<div class="row-item" role="group" aria-label="Tool ${i + 1}">
+      <div class="row-head"><span>Tool ${i + 1}${t.name.trim() ? html`: <code>${t.name.trim()}</code>` : nothing}</span>
+        <button type="button" class="small link-danger" aria-label="Remove tool ${i + 1}" @click=${() => this.removeTool(i)}>Remove</button></div>
+      <div class="grid">
+        ${this.text(`tools.${i}.name`, 'Tool name', t.name, (s) => (t.name = s), { required: true, hint: 'Letters, digits, _ and -, e.g. lookup_order.' })}
+        ${this.select(`tools.${i}.type`, 'Tool type', t.type, types, (v) => (t.type = v))}
+      </div>
+      ${this.text(`tools.${i}.description`, 'Tool description', t.description, (s) => (t.description = s), { hint: 'Tells the LLM when to call it.' })}
+      ${t.type === 'http' ? this.renderHttp(t, i) : nothing}
+      ${t.type === 'transfer_call' ? this.renderTransfer(t, i) : nothing}
+      ${t.type === 'send_dtmf' ? html`<p class="hint note">The LLM passes the keys to press as <code>digits</code> (0–9, * and #, up to 32).</p>` : nothing}
+      ${t.type === 'end_call' ? html`<p class="hint note">The LLM calls it to hang up once the conversation is over.</p>` : nothing}
+      ${this.text(`tools.${i}.parameters`, 'Parameters (JSON Schema)', t.parameters, (s) => (t.parameters = s), {
+        area: true,
+        mono: true,
+        hint: 'A JSON object describing the arguments, e.g. {"type": "object", "properties": {"order_id": {"type": "string"}}}. Leave empty for none.',
+      })}
+    </div>`;
+  }
+
+  private renderToolSecret() {
+    const bot = this.bot;
+    return html`<div class="tool-secret" data-testid="tool-secret">
+      <p class="hint note">
+        ${bot
+          ? bot.has_tool_secret
+            ? html`<strong>Tool secret: set.</strong> HTTP tool requests carry <code>X-Voice-Signature</code>, keyed with it.`
+            : html`<strong>Tool secret: none.</strong> Create one so your endpoints can check that requests come from this platform.`
+          : 'Save the bot first; then create the secret its HTTP tool requests are signed with.'}
+      </p>
+      ${bot
+        ? html`<button type="button" class="small" ?disabled=${this.busy} @click=${() => (bot.has_tool_secret ? this.askRotate() : this.createSecret())}>
+            ${bot.has_tool_secret ? 'Rotate secret' : 'Create secret'}</button>`
+        : nothing}
+    </div>`;
+  }
+
+  private askRotate(): void {
+    this.confirmRotate = true;
+    this.secretError = null;
+  }
+
+  private async createSecret(): Promise<void> {
+    const bot = this.bot;
+    if (!bot || this.busy) return;
+    this.busy = true;
+    this.secretError = null;
+    try {
+      const r = await api.rotateToolSecret(bot.id);
+      this.confirmRotate = false;
+      this.secret = r.secret;
+      this.copyStatus = '';
+      // Only the flag: the form may hold unsaved edits, so it is not reloaded.
+      this.bot = { ...bot, has_tool_secret: true };
+    } catch (err) {
+      this.secretError = err instanceof ApiError ? err.message : 'Could not create the tool secret.';
+      if (!this.confirmRotate) this.error = this.secretError;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async copySecret(): Promise<void> {
+    if (!this.secret) return;
+    try {
+      await navigator.clipboard.writeText(this.secret);
+      this.copyStatus = 'Copied to the clipboard.';
+    } catch {
+      // No clipboard permission: select the text so the user can press Ctrl+C.
+      const input = this.querySelector<HTMLInputElement>('#tool-secret-value');
+      input?.focus();
+      input?.select();
+      this.copyStatus = 'Copying is blocked by the browser: the secret is selected, press Ctrl+C.';
+    }
+  }
+
+  private closeSecret(): void {
+    this.secret = null; // the only copy of the secret in the page goes away here
+    this.copyStatus = '';
+    this.notice = 'Tool secret saved. Its value is no longer shown.';
+  }
+
+  private renderSecretDialogs() {
+    return html`<vp-dialog
+        heading="Copy the tool secret"
+        .open=${this.secret !== null}
+        @vp-close=${() => this.closeSecret()}
+        .content=${this.secret
+          ? html`<div class="banner banner-warn" role="alert" id="tool-secret-warning">
+                This is the only time the secret is shown: you will not see it again. Copy it now and store it where your tool endpoints can check signatures with it.
+              </div>
+              <label for="tool-secret-value">Tool secret of “${this.bot?.name ?? ''}”</label>
+              <div class="secret">
+                <input id="tool-secret-value" readonly .value=${this.secret} aria-describedby="tool-secret-warning" @focus=${(e: Event) => (e.target as HTMLInputElement).select()} />
+                <button class="primary" @click=${() => this.copySecret()} autofocus>Copy</button>
+              </div>
+              <p class="hint" role="status" aria-live="polite">${this.copyStatus}</p>`
+          : nothing}
+        .actions=${html`<button @click=${() => this.closeSecret()}>I have copied the secret</button>`}
+      ></vp-dialog>
+      <vp-dialog
+        heading="Rotate the tool secret?"
+        .open=${this.confirmRotate}
+        @vp-close=${() => (this.confirmRotate = false)}
+        .content=${html`<p>A new secret replaces the current one at once: requests are signed with the new one from now on, and endpoints that check the old one refuse them until you update them.</p>
+          ${errorBanner(this.secretError)}`}
+        .actions=${html`<button @click=${() => (this.confirmRotate = false)} autofocus>Cancel</button>
+          <button class="danger" ?disabled=${this.busy} @click=${() => this.createSecret()}>Rotate secret</button>`}
+      ></vp-dialog>`;
+  }
+
   private renderTools(f: BotForm) {
     return html`<fieldset id="bot-tools">
       <legend>Tools</legend>
-      <p class="hint" style="margin-bottom:12px">Functions the LLM may call during a call (OpenAI function shape). At most 50.</p>
-      ${f.tools.map(
-        (t, i) => html`<div class="row-item" role="group" aria-label="Tool ${i + 1}">
-          <div class="row-head"><span>Tool ${i + 1}${t.name.trim() ? html`: <code>${t.name.trim()}</code>` : nothing}</span>
-            <button type="button" class="small link-danger" aria-label="Remove tool ${i + 1}" @click=${() => this.removeTool(i)}>Remove</button></div>
-          <div class="grid">
-            ${this.text(`tools.${i}.name`, 'Tool name', t.name, (s) => (t.name = s), { required: true, hint: 'Letters, digits, _ and -, e.g. lookup_order.' })}
-            ${this.text(`tools.${i}.description`, 'Tool description', t.description, (s) => (t.description = s), { hint: 'Tells the LLM when to call it.' })}
-          </div>
-          ${this.text(`tools.${i}.parameters`, 'Parameters (JSON Schema)', t.parameters, (s) => (t.parameters = s), {
-            area: true,
-            mono: true,
-            hint: 'A JSON object describing the arguments, e.g. {"type": "object", "properties": {"order_id": {"type": "string"}}}. Leave empty for none.',
-          })}
-        </div>`,
-      )}
+      <p class="hint" style="margin-bottom:12px">What the bot can do during a call: call your API, hang up, transfer to a person, press keys. The LLM calls them as functions. At most 50.</p>
+      ${this.renderToolSecret()}
+      ${f.tools.map((t, i) => this.renderTool(t, i))}
       ${this.errors.tools ? html`<p class="error-text">${this.errors.tools}</p>` : nothing}
-      <button type="button" class="small" id="bot-add-tool" @click=${() => this.addTool()}>Add tool</button>
+      <button type="button" class="small" id="bot-add-tool" ?disabled=${f.tools.length >= 50} @click=${() => this.addTool()}>Add tool</button>
     </fieldset>`;
   }
 
@@ -251,6 +450,7 @@ export class VpBotEditPage extends LightElement {
           ${this.text('llm.model', 'LLM model', f.llm.model, (s) => (f.llm.model = s), { required: true })}
           ${this.text('llm.temperature', 'Temperature', f.llm.temperature, (s) => (f.llm.temperature = s), { inputmode: 'decimal', hint: '0 to 2.' })}
         </div>
+        ${this.text('llm.base_url', 'LLM base URL', f.llm.base_url, (s) => (f.llm.base_url = s), { hint: 'OpenAI-compatible servers only: this bot’s API root (vLLM, Ollama, llama.cpp). Empty for the platform’s.' })}
       </fieldset>
       ${this.renderTools(f)}
       ${this.renderPolicy(f)}
@@ -273,7 +473,8 @@ export class VpBotEditPage extends LightElement {
       ${this.notice ? html`<div class="banner banner-ok" role="status">${this.notice}</div>` : nothing}
       ${this.loadError ? html`${errorBanner(this.loadError)}<a href="/bots">Back to the bots</a>` : nothing}
       ${!this.form && !this.loadError ? html`<p class="loading" role="status">Loading bot…</p>` : nothing}
-      ${this.form ? this.renderForm(this.form) : nothing}`;
+      ${this.form ? this.renderForm(this.form) : nothing}
+      ${this.renderSecretDialogs()}`;
   }
 }
 customElements.define('vp-bot-edit-page', VpBotEditPage);

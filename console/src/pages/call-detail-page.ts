@@ -1,14 +1,21 @@
-// One call: its fields, the status timeline (every move timestamped), the recording key. Refreshes
-// itself while the call is still moving.
+// One call: its fields, the status timeline (every move timestamped), the recording key, and its
+// timeline: statuses, what was said, the bot's actions and transfer, in time order. Refreshes itself
+// while the call is still moving.
 import { html, nothing } from 'lit';
-import { TERMINAL_CALL_STATUSES, type Call } from '@voice-platform/schemas/calls.js';
-import { timeline } from '../callTimeline.js';
+import { TERMINAL_CALL_STATUSES, type Call, type CallAction } from '@voice-platform/schemas/calls.js';
+import { actionDetail, callEvents, timeline, type CallEvent } from '../callTimeline.js';
 import { LightElement } from '../components/base.js';
 import { errorBanner } from '../components/field.js';
 import { api, ApiError } from '../api.js';
 import { formatDateTime, statusLabel } from '../format.js';
 
 const POLL_MS = 2000;
+const ACTION_LABEL: Record<CallAction['type'], string> = {
+  tool: 'Tool',
+  transfer: 'Transfer',
+  dtmf_in: 'Keys pressed',
+  dtmf_out: 'Keys sent',
+};
 
 export class VpCallDetailPage extends LightElement {
   static override properties = { callId: { attribute: false }, call: { state: true }, error: { state: true } };
@@ -41,6 +48,34 @@ export class VpCallDetailPage extends LightElement {
       if (!TERMINAL_CALL_STATUSES.includes(this.call.status) && this.isConnected) this.timer = setTimeout(() => void this.load(), POLL_MS);
     } catch (err) {
       this.error = err instanceof ApiError ? err.message : 'Could not load the call.';
+    }
+  }
+
+  private renderEvent(e: CallEvent) {
+    const at = html`<time datetime=${e.at}>${formatDateTime(e.at)}</time>`;
+    switch (e.kind) {
+      case 'status':
+        return html`<li class="status" data-kind="status"><span class="who">Status</span> ${at}<p class="what"><vp-status-badge status=${e.status}></vp-status-badge></p></li>`;
+      case 'turn':
+        return html`<li class=${e.turn.role} data-kind="turn"><span class="who">${e.turn.role === 'bot' ? 'Bot' : 'Caller'}</span> ${at}<p>${e.turn.text}</p></li>`;
+      case 'action': {
+        const a = e.action;
+        const args = actionDetail(a.arguments);
+        const outcome = a.status === 'ok' ? actionDetail(a.result) : a.error ?? '';
+        return html`<li class="action ${a.status}" data-kind="action">
+          <span class="who">${ACTION_LABEL[a.type]}</span> ${at}
+          <p class="what"><code>${a.name}</code> <vp-status-badge status=${a.status}></vp-status-badge> <span class="duration">${a.duration_ms} ms</span></p>
+          ${args ? html`<p class="detail"><span class="label">Arguments</span> <code>${args}</code></p>` : nothing}
+          ${outcome ? html`<p class="detail"><span class="label">${a.status === 'ok' ? 'Result' : 'Error'}</span> <code>${outcome}</code></p>` : nothing}
+        </li>`;
+      }
+      case 'transfer': {
+        const t = e.transfer;
+        return html`<li class="action transfer" data-kind="transfer">
+          <span class="who">Transfer (${t.mode})</span> ${at}
+          <p class="what"><span class="mono">${t.target}</span> <vp-status-badge status=${t.status}></vp-status-badge>${t.sip_status_code !== null ? html` <span class="duration">SIP ${t.sip_status_code}</span>` : nothing}</p>
+        </li>`;
+      }
     }
   }
 
@@ -81,15 +116,12 @@ export class VpCallDetailPage extends LightElement {
               </ol>
             </section>
           </div>
-          <section class="panel" aria-labelledby="call-transcript">
-            <h2 id="call-transcript">Transcript</h2>
-            ${c.transcript?.length
-              ? html`<ol class="transcript" data-testid="transcript">
-                  ${c.transcript.map(
-                    (t) => html`<li class=${t.role}><span class="who">${t.role === 'bot' ? 'Bot' : 'Caller'}</span> <time datetime=${t.at}>${formatDateTime(t.at)}</time><p>${t.text}</p></li>`,
-                  )}
-                </ol>`
-              : html`<p class="empty">${TERMINAL_CALL_STATUSES.includes(c.status) ? 'Nothing was said on this call.' : 'The transcript is stored when the call ends.'}</p>`}
+          <section class="panel" aria-labelledby="call-events">
+            <h2 id="call-events">Timeline</h2>
+            ${c.transcript?.length ? nothing : html`<p class="empty">${TERMINAL_CALL_STATUSES.includes(c.status) ? 'Nothing was said on this call.' : 'The transcript is stored when the call ends.'}</p>`}
+            <ol class="transcript events" data-testid="call-events">
+              ${callEvents(c).map((e) => this.renderEvent(e))}
+            </ol>
           </section>
           <section class="panel" aria-labelledby="call-variables">
             <h2 id="call-variables">Variables</h2>

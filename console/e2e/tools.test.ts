@@ -1,0 +1,366 @@
+// The bot editor's tools and the call page's actions, in headless Chromium against the real backend:
+// a bot with a tool of each type created through the editor (the exact body it sends checked), HTTP tool
+// header values that never come back to the page, the tool secret shown once, and a call whose record
+// holds actions and a transfer shown in time order with its transcript and statuses.
+// The worker's view of the bot (GET /api/v1/config, worker token) proves what was stored: it is the one
+// answer that holds header values and the tool secret.
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { admin, BACKEND, CONSOLE, launchPage, recordResponseBodies, SHOTS, signInAt } from './support.js';
+
+const HEADER_VALUE = 'Bearer tool-e2e-3f9c1a7b2d64';
+const NEW_HEADER_VALUE = 'Bearer tool-e2e-rotated-8e21';
+const TENANT = 'acme-tenant-51d0';
+/** Loopback: the suite's backend runs with WEBHOOK_ALLOW_PRIVATE (no request is made at save). */
+const TOOL_URL = 'http://127.0.0.1:9/promises';
+const WORKER = { Authorization: `Bearer ${process.env.VP_WORKER_TOKEN!}`, 'Content-Type': 'application/json' };
+const PARAMS = { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] };
+
+let browser: Browser;
+let page: Page;
+const bodies: string[] = [];
+const pageErrors: string[] = [];
+let botId = '';
+
+/** The bot as the worker gets it: header values opened, the tool secret in the clear. */
+async function workerConfig(): Promise<{ bot: { tools: Array<Record<string, unknown>>; tool_secret: string | null } }> {
+  const r = await fetch(`${BACKEND}/api/v1/config?bot_id=${botId}`, { headers: WORKER });
+  expect(r.status).toBe(200);
+  return (await r.json()) as { bot: { tools: Array<Record<string, unknown>>; tool_secret: string | null } };
+}
+
+/** Everything the page holds: its markup, its text, every input's current value, its storage. */
+async function everythingOnPage(): Promise<string> {
+  return page.evaluate(
+    () =>
+      document.documentElement.outerHTML +
+      document.body.innerText +
+      Array.from(document.querySelectorAll('input, textarea')).map((el) => (el as HTMLInputElement).value).join('\n') +
+      JSON.stringify({ ...sessionStorage }) +
+      JSON.stringify({ ...localStorage }),
+  );
+}
+
+/** The JSON body of the next request `method path` the page sends, once `act` has run. */
+async function sentBody(method: string, urlPath: string, act: () => Promise<void>): Promise<Record<string, any>> {
+  const req = page.waitForRequest((r) => r.method() === method && new URL(r.url()).pathname === urlPath);
+  await act();
+  return JSON.parse((await req).postData() ?? 'null') as Record<string, any>;
+}
+
+async function saveChanges(): Promise<Record<string, any>> {
+  const body = await sentBody('PATCH', `/api/v1/bots/${botId}`, () => page.getByRole('button', { name: 'Save changes' }).click());
+  await page.getByRole('status').filter({ hasText: 'Changes saved.' }).waitFor();
+  return body;
+}
+
+const tool = (n: number) => page.getByRole('group', { name: `Tool ${n}`, exact: true });
+
+beforeAll(async () => {
+  ({ browser, page } = await launchPage());
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: CONSOLE });
+  recordResponseBodies(page, bodies);
+  // A script error (a CSP refusal among them) would otherwise show only as a button that does nothing.
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('bot tools in the console', () => {
+  it('creates a bot with a tool of each type through the editor, sending exactly the body', async () => {
+    await signInAt(page, '/bots/new');
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Promise taker');
+
+    await page.getByRole('button', { name: 'Add tool' }).click();
+    const http = tool(1);
+    expect(await http.getByLabel('Tool type').inputValue()).toBe('http'); // a new tool calls a URL
+    await http.getByRole('textbox', { name: 'Tool name' }).fill('record_promise');
+    await http.getByRole('textbox', { name: 'Tool description' }).fill('Record a promise to pay.');
+    // Before sending: the URL an http tool needs, and a header without a name, named on their inputs.
+    await http.getByRole('button', { name: 'Add header' }).click();
+    await http.getByRole('group', { name: 'Header 1' }).getByLabel('Header value').fill(HEADER_VALUE);
+    const before = bodies.length;
+    await page.getByRole('button', { name: 'Create bot' }).click();
+    expect(await page.locator('#bot-tools-0-url-error').textContent()).toBe('This field is required.');
+    expect(await page.locator('#bot-tools-0-headers-0-name-error').textContent()).toBe('This field is required.');
+    expect(bodies.length).toBe(before);
+
+    await http.getByRole('textbox', { name: 'URL', exact: true }).fill(TOOL_URL);
+    await http.getByLabel('Method').selectOption('POST');
+    await http.getByRole('textbox', { name: 'Timeout (ms)' }).fill('3000');
+    await http.getByRole('textbox', { name: 'Say while waiting' }).fill('One moment, please.');
+    await http.getByRole('textbox', { name: 'Parameters (JSON Schema)' }).fill(JSON.stringify(PARAMS));
+    await http.getByRole('group', { name: 'Header 1' }).getByRole('textbox', { name: 'Header name' }).fill('Authorization');
+    await http.getByRole('button', { name: 'Add header' }).click();
+    await http.getByRole('group', { name: 'Header 2' }).getByRole('textbox', { name: 'Header name' }).fill('X-Tenant');
+    await http.getByRole('group', { name: 'Header 2' }).getByLabel('Header value').fill(TENANT);
+
+    await page.getByRole('button', { name: 'Add tool' }).click();
+    const transfer = tool(2);
+    await transfer.getByRole('textbox', { name: 'Tool name' }).fill('to_agent');
+    await transfer.getByLabel('Tool type').selectOption({ label: 'Transfer to a person' });
+    expect(await transfer.getByRole('textbox', { name: 'Whisper' }).count()).toBe(0); // warm mode only
+    const dest = transfer.getByRole('group', { name: 'Destination 1' });
+    await dest.getByRole('textbox', { name: 'Destination name' }).fill('billing');
+    await dest.getByRole('textbox', { name: 'Number or SIP URI' }).fill('+15005553000');
+    await dest.getByRole('textbox', { name: 'When to use it' }).fill('Questions about money.');
+    await transfer.getByRole('button', { name: 'Add destination' }).click();
+    const dest2 = transfer.getByRole('group', { name: 'Destination 2' });
+    await dest2.getByRole('textbox', { name: 'Destination name' }).fill('desk');
+    await dest2.getByRole('textbox', { name: 'Number or SIP URI' }).fill('sip:desk@pbx.example.com');
+    await transfer.getByLabel('Mode').selectOption('warm');
+    await transfer.getByRole('textbox', { name: 'Announcement' }).fill('Let me connect you.');
+    await transfer.getByRole('textbox', { name: 'Whisper' }).fill('A caller about {{summary}}.');
+    await transfer.getByRole('textbox', { name: 'On failure' }).fill('Nobody is free right now.');
+
+    await page.getByRole('button', { name: 'Add tool' }).click();
+    await tool(3).getByRole('textbox', { name: 'Tool name' }).fill('hang_up');
+    await tool(3).getByLabel('Tool type').selectOption({ label: 'End the call' });
+    await page.getByRole('button', { name: 'Add tool' }).click();
+    await tool(4).getByRole('textbox', { name: 'Tool name' }).fill('press_keys');
+    await tool(4).getByLabel('Tool type').selectOption({ label: 'Press keys (DTMF)' });
+    await page.locator('#bot-tools').screenshot({ path: path.join(SHOTS, 'bot-tool-types.png') });
+
+    const body = await sentBody('POST', '/api/v1/bots', () => page.getByRole('button', { name: 'Create bot' }).click());
+    const tools = [
+      {
+        name: 'record_promise',
+        description: 'Record a promise to pay.',
+        type: 'http',
+        parameters: PARAMS,
+        url: TOOL_URL,
+        method: 'POST',
+        timeout_ms: 3000,
+        say_while_waiting: 'One moment, please.',
+        headers: { Authorization: HEADER_VALUE, 'X-Tenant': TENANT },
+      },
+      {
+        name: 'to_agent',
+        description: '',
+        type: 'transfer_call',
+        destinations: [
+          { name: 'billing', number: '+15005553000', description: 'Questions about money.' },
+          { name: 'desk', sip_uri: 'sip:desk@pbx.example.com' },
+        ],
+        mode: 'warm',
+        announcement: 'Let me connect you.',
+        whisper: 'A caller about {{summary}}.',
+        on_failure: 'Nobody is free right now.',
+      },
+      { name: 'hang_up', description: '', type: 'end_call' },
+      { name: 'press_keys', description: '', type: 'send_dtmf' },
+    ];
+    expect(body).toEqual({
+      name: 'Promise taker',
+      active: true,
+      language: 'en-US',
+      prompt: '',
+      greeting: '',
+      variables: [],
+      voice: { provider: 'espeak-ng', voice_id: 'en-us', speed: 1 },
+      stt: { provider: 'pocketsphinx', model: 'en-us', language: 'en-US' },
+      llm: { provider: 'scripted', model: 'policy', temperature: 0 },
+      max_call_seconds: 300,
+      turn_detection: { end_of_turn_silence_ms: 700 },
+      tools,
+      policy: null,
+    });
+
+    await page.getByRole('heading', { name: 'Edit bot: Promise taker' }).waitFor();
+    botId = new URL(page.url()).pathname.split('/').pop()!;
+    // The API answers header names only; the worker gets the values.
+    const stored = (await admin('GET', `/api/v1/bots/${botId}`)).body as { tools: Array<Record<string, unknown>>; has_tool_secret: boolean };
+    expect(stored.tools[0]).toMatchObject({ name: 'record_promise', header_names: ['Authorization', 'X-Tenant'] });
+    expect(stored.tools[0]).not.toHaveProperty('headers');
+    expect(stored.has_tool_secret).toBe(false);
+    expect((await workerConfig()).bot.tools).toEqual(tools);
+
+    // The saved page shows the names, empty values and the hint; the values are nowhere.
+    const saved = tool(1);
+    for (const [j, name] of [['1', 'Authorization'], ['2', 'X-Tenant']] as const) {
+      const row = saved.getByRole('group', { name: `Header ${j}` });
+      expect(await row.getByRole('textbox', { name: 'Header name' }).inputValue()).toBe(name);
+      expect(await row.getByLabel('Header value').inputValue()).toBe('');
+      expect(await row.getByText('Leave empty to keep the stored value.').count()).toBe(1);
+    }
+    expect(await tool(2).getByRole('group', { name: 'Destination 2' }).getByRole('textbox', { name: 'Number or SIP URI' }).inputValue()).toBe('sip:desk@pbx.example.com');
+    const onPage = await everythingOnPage();
+    expect(onPage).not.toContain(HEADER_VALUE);
+    expect(onPage).not.toContain(TENANT);
+    const created = bodies.findIndex((b) => b.includes('"Promise taker"'));
+    expect(created).toBeGreaterThanOrEqual(0);
+    for (const b of bodies.slice(created)) {
+      expect(b).not.toContain(HEADER_VALUE);
+      expect(b).not.toContain(TENANT);
+    }
+    await page.locator('#bot-tools').screenshot({ path: path.join(SHOTS, 'bot-tool-headers-saved.png') });
+  });
+
+  it('keeps header values on an edit that does not touch them, shows the backend’s 422 on the tool’s input, and replaces them all once one changes', async () => {
+    await tool(1).getByRole('textbox', { name: 'Tool description' }).fill('Record a promise to pay, with the amount.');
+    const edit = await saveChanges();
+    expect(edit.tools[0]).not.toHaveProperty('headers');
+    expect(edit.tools[0].description).toBe('Record a promise to pay, with the amount.');
+    expect((await workerConfig()).bot.tools[0]).toMatchObject({ headers: { Authorization: HEADER_VALUE, 'X-Tenant': TENANT } });
+
+    // Not checked before sending (the schema takes any text): the backend's detail lands on the URL input.
+    const url = tool(1).getByRole('textbox', { name: 'URL', exact: true });
+    await url.fill('ftp://files.example.com/promises');
+    const refused = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/api/v1/bots/${botId}`));
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    expect((await refused).status()).toBe(422);
+    await page.locator('#bot-tools-0-url-error').getByText('Must be an http:// or https:// URL.', { exact: true }).waitFor();
+    expect(await url.getAttribute('aria-invalid')).toBe('true');
+    await url.fill(TOOL_URL);
+
+    // One value changed: every header is sent, so the one left empty must be typed again.
+    const row1 = tool(1).getByRole('group', { name: 'Header 1' });
+    const row2 = tool(1).getByRole('group', { name: 'Header 2' });
+    await row1.getByLabel('Header value').fill(NEW_HEADER_VALUE);
+    const before = bodies.length;
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    expect(await page.locator('#bot-tools-0-headers-1-value-error').textContent()).toBe('Enter the value again: changing this tool’s headers (or its name) replaces all of them.');
+    expect(bodies.length).toBe(before);
+    await row2.getByLabel('Header value').fill(TENANT);
+    const replaced = await saveChanges();
+    expect(replaced.tools[0].headers).toEqual({ Authorization: NEW_HEADER_VALUE, 'X-Tenant': TENANT });
+    expect((await workerConfig()).bot.tools[0]).toMatchObject({ headers: { Authorization: NEW_HEADER_VALUE, 'X-Tenant': TENANT } });
+    expect(await everythingOnPage()).not.toContain(NEW_HEADER_VALUE);
+
+    // Removing every row sends {}: the stored values go.
+    await tool(1).getByRole('button', { name: 'Remove header 2 of tool 1' }).click();
+    await tool(1).getByRole('button', { name: 'Remove header 1 of tool 1' }).click();
+    const cleared = await saveChanges();
+    expect(cleared.tools[0].headers).toEqual({});
+    expect((await workerConfig()).bot.tools[0]).not.toHaveProperty('headers');
+    expect(await tool(1).getByRole('group', { name: /^Header \d/ }).count()).toBe(0);
+  });
+
+  it('creates the tool secret and rotates it after a confirmation, each shown once', async () => {
+    expect(await page.getByTestId('tool-secret').textContent()).toContain('Tool secret: none.');
+    await page.getByRole('button', { name: 'Create secret' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Copy the tool secret' });
+    await dialog.waitFor();
+    expect(await dialog.getByRole('alert').textContent()).toContain('This is the only time the secret is shown: you will not see it again.');
+    const first = await dialog.getByLabel('Tool secret of “Promise taker”').inputValue();
+    expect(first).toMatch(/^whsec_[A-Za-z0-9]{32}$/);
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Copy');
+    await dialog.getByRole('button', { name: 'Copy' }).click();
+    await dialog.getByText('Copied to the clipboard.').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(first);
+    expect((await workerConfig()).bot.tool_secret).toBe(first);
+    await page.screenshot({ path: path.join(SHOTS, 'bot-tool-secret.png'), fullPage: true });
+    await dialog.getByRole('button', { name: 'I have copied the secret' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await page.getByRole('status').first().textContent()).toBe('Tool secret saved. Its value is no longer shown.');
+    expect(await everythingOnPage()).not.toContain(first);
+    expect(await page.getByTestId('tool-secret').textContent()).toContain('Tool secret: set.');
+
+    // Rotating asks first: Cancel sends nothing and keeps the secret.
+    const confirm = page.getByRole('dialog', { name: 'Rotate the tool secret?' });
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await confirm.waitFor();
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
+    const before = bodies.length;
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    expect(bodies.length).toBe(before);
+    expect((await workerConfig()).bot.tool_secret).toBe(first);
+
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const rotated = await sentBody('POST', `/api/v1/bots/${botId}/tool-secret`, () => confirm.getByRole('button', { name: 'Rotate secret' }).click());
+    expect(rotated).toBeNull(); // no body: the backend makes the secret
+    await dialog.waitFor();
+    const second = await dialog.getByLabel('Tool secret of “Promise taker”').inputValue();
+    expect(second).toMatch(/^whsec_[A-Za-z0-9]{32}$/);
+    expect(second).not.toBe(first);
+    expect((await workerConfig()).bot.tool_secret).toBe(second);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await everythingOnPage()).not.toContain(second);
+
+    // After a reload nothing the page receives holds either secret.
+    const fromReload = bodies.length;
+    await page.reload();
+    await page.getByRole('button', { name: 'Rotate secret' }).waitFor();
+    const html = await everythingOnPage();
+    for (const s of [first, second]) {
+      expect(html).not.toContain(s);
+      for (const b of bodies.slice(fromReload)) expect(b).not.toContain(s);
+    }
+    expect((await admin('GET', `/api/v1/bots/${botId}`)).body.has_tool_secret).toBe(true);
+  });
+
+  it('shows a call’s actions and transfer in its timeline, in time order with the transcript and statuses', async () => {
+    // A call as a worker records it: created, answered, ended with its transcript, actions and transfer.
+    const created = await fetch(`${BACKEND}/api/v1/calls`, { method: 'POST', headers: WORKER, body: JSON.stringify({ bot_id: botId, direction: 'websocket' }) });
+    expect(created.status).toBe(201);
+    const id = ((await created.json()) as { call_id: string }).call_id;
+    const t0 = Date.now();
+    const at = (s: number) => new Date(t0 + s * 1000).toISOString();
+    const post = (body: object) => fetch(`${BACKEND}/api/v1/calls/${id}/events`, { method: 'POST', headers: WORKER, body: JSON.stringify(body) });
+    expect((await post({ status: 'in_progress', at: at(1) })).status).toBe(200);
+    const transcript = [
+      { role: 'bot', text: 'Hello, this is your reminder.', at: at(1) },
+      { role: 'user', text: 'I will pay forty dollars', at: at(3) },
+      { role: 'bot', text: 'Noted, your reference is P-17.', at: at(5) },
+      { role: 'user', text: 'let me talk to someone', at: at(6) },
+      { role: 'bot', text: 'Nobody is free right now. Goodbye.', at: at(9) },
+    ];
+    const actions = [
+      { type: 'tool', name: 'record_promise', at: at(4), duration_ms: 412, status: 'ok', arguments: { amount: 40 }, result: '{"ref":"P-17"}' },
+      { type: 'dtmf_in', name: 'keypad', at: at(5.5), duration_ms: 0, status: 'ok', arguments: { digits: '1#' } },
+      { type: 'transfer', name: 'to_agent', at: at(7), duration_ms: 1800, status: 'failed', arguments: { destination: 'billing' }, error: 'busy' },
+      { type: 'dtmf_out', name: 'press_keys', at: at(8), duration_ms: 500, status: 'ok', arguments: { digits: '2' } },
+      { type: 'tool', name: 'record_promise', at: at(8.5), duration_ms: 5000, status: 'failed', arguments: { amount: 40 }, error: 'timeout' },
+    ];
+    const transfer = { mode: 'warm', target: '+15005553000', status: 'failed', sip_status_code: 486, at: at(7.5) };
+    expect((await post({ status: 'completed', end_reason: 'bot_hangup', at: at(10), transcript, actions, transfer })).status).toBe(200);
+    const call = (await admin('GET', `/api/v1/calls/${id}`)).body as { actions: unknown[]; transfer: unknown; status_times: Record<string, string> };
+    expect(call.actions).toMatchObject(actions);
+    expect(call.transfer).toEqual(transfer);
+    // The statuses a worker-created call passed before it was answered (its creation), each before the rest.
+    const early = Object.entries(call.status_times)
+      .filter(([s]) => s !== 'in_progress' && s !== 'completed')
+      .sort(([, a], [, b]) => a.localeCompare(b));
+    for (const [, t] of early) expect(new Date(t).getTime()).toBeLessThanOrEqual(t0 + 1000);
+    const label = (s: string) => s.charAt(0).toUpperCase() + s.slice(1).replace(/_/g, ' ');
+
+    await page.goto(`${CONSOLE}/calls/${id}`);
+    const list = page.getByRole('region', { name: 'Timeline' }).getByTestId('call-events');
+    await list.locator('li').first().waitFor();
+    const rows = await list.locator(':scope > li').evaluateAll((lis) =>
+      lis.map((li) => [
+        li.getAttribute('data-kind'),
+        li.querySelector('.who')?.textContent?.trim(),
+        li.querySelector('time')?.getAttribute('datetime'),
+        (li.querySelector('.what') ?? li.querySelector('p'))?.textContent?.replace(/\s+/g, ' ').trim(),
+      ]),
+    );
+    expect(rows).toEqual([
+      ...early.map(([s, t]) => ['status', 'Status', t, label(s)]),
+      ['status', 'Status', at(1), 'In progress'],
+      ['turn', 'Bot', at(1), 'Hello, this is your reminder.'],
+      ['turn', 'Caller', at(3), 'I will pay forty dollars'],
+      ['action', 'Tool', at(4), 'record_promise OK 412 ms'],
+      ['turn', 'Bot', at(5), 'Noted, your reference is P-17.'],
+      ['action', 'Keys pressed', at(5.5), 'keypad OK 0 ms'],
+      ['turn', 'Caller', at(6), 'let me talk to someone'],
+      ['action', 'Transfer', at(7), 'to_agent Failed 1800 ms'],
+      ['transfer', 'Transfer (warm)', at(7.5), '+15005553000 Failed SIP 486'],
+      ['action', 'Keys sent', at(8), 'press_keys OK 500 ms'],
+      ['action', 'Tool', at(8.5), 'record_promise Failed 5000 ms'],
+      ['turn', 'Bot', at(9), 'Nobody is free right now. Goodbye.'],
+      ['status', 'Status', at(10), 'Completed'],
+    ]);
+    // Arguments and the result or error, on the action's row.
+    const promise = list.locator('li[data-kind="action"]').first();
+    expect(await promise.locator('.detail').allTextContents()).toEqual(['Arguments {"amount":40}', 'Result {"ref":"P-17"}']);
+    expect(await list.locator('li[data-kind="action"]').last().locator('.detail').allTextContents()).toEqual(['Arguments {"amount":40}', 'Error timeout']);
+    expect(await page.getByTestId('end-reason').textContent()).toBe('bot_hangup');
+    await page.screenshot({ path: path.join(SHOTS, 'call-actions.png'), fullPage: true });
+    expect(pageErrors).toEqual([]);
+  });
+});
