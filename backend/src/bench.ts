@@ -30,6 +30,7 @@ import { readCacheEpoch, readCacheEpochAndTakeToken } from './cache.js';
 import { callEventData } from './webhooks/outbox.js';
 import { OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from './webhooks/keys.js';
 import type { CallDoc } from './calls/store.js';
+import { configUnderLoad, printConfigLoad, seedPastCalls } from './benchConfigLoad.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 /** A directory: each run's CPU profile of this process is written there (open in Chrome DevTools). */
@@ -40,6 +41,13 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 /** autocannon's own threads (0: on the app's event loop): the load generator is not the app's share. */
 const LOAD_WORKERS = Number(process.env.BENCH_LOAD_WORKERS ?? 0);
+/** `config`: only the config read under dial-out load (benchConfigLoad.ts), not the saturation rounds. */
+const ONLY = process.env.BENCH_ONLY;
+/** The config read under load: dial-outs per second, and how long the load (and, before it, the unloaded baseline) runs. */
+const CONFIG_LOAD_RATE = Number(process.env.BENCH_CONFIG_LOAD_RATE ?? 5);
+const CONFIG_LOAD_SECONDS = Number(process.env.BENCH_CONFIG_LOAD_SECONDS ?? 30);
+/** Ended calls (with transcripts) stored before the config-read figure, as a database in use for a while holds. */
+const CONFIG_LOAD_PAST_CALLS = Number(process.env.BENCH_CONFIG_LOAD_PAST_CALLS ?? 2000);
 
 interface Row {
   name: string;
@@ -233,7 +241,7 @@ async function main(): Promise<void> {
     };
     const rawConfig = async () => {
       await readCacheEpoch(redis);
-      await db.collection(COLLECTIONS.calls).findOne({ _id: callId as never, bot_id: botId }, { projection: { _id: 1, direction: 1, to_number: 1, variables: 1 } });
+      await db.collection(COLLECTIONS.calls).findOne({ _id: callId as never }, { projection: { _id: 1, bot_id: 1, direction: 1, to_number: 1, variables: 1 } });
     };
 
     const dialout: autocannon.Options = {
@@ -249,7 +257,7 @@ async function main(): Promise<void> {
 
     const base = await measure('baseline node:http JSON', trips, { url: `${baseline.url}/` });
     // Rounds alternate which side runs first, so a machine getting busier or quieter favours neither.
-    const endpoints: Array<{ name: string; app: autocannon.Options; raw: () => Promise<unknown> }> = [
+    const endpoints: Array<{ name: string; app: autocannon.Options; raw: () => Promise<unknown> }> = ONLY === 'config' ? [] : [
       { name: 'POST /api/v1/sip/dialout', app: dialout, raw: rawDialout },
       { name: 'GET /api/v1/config', app: config, raw: rawConfig },
     ];
@@ -271,6 +279,10 @@ async function main(): Promise<void> {
       }
       results.push({ name: e.name, rounds });
     }
+    const loadOpts = { base: api.url, apiKey, botId, callId, workerToken: settings.WORKER_AUTH_TOKEN, ratePerSecond: CONFIG_LOAD_RATE, seconds: CONFIG_LOAD_SECONDS };
+    await seedPastCalls(db, botId, CONFIG_LOAD_PAST_CALLS);
+    const storedCalls = await db.collection(COLLECTIONS.calls).countDocuments({});
+    const configLoad = await configUnderLoad(loadOpts);
     stopHeartbeat();
 
     const fmt = (r: Row) =>
@@ -320,6 +332,7 @@ async function main(): Promise<void> {
       console.log(`\nWARNING: the raw operations no longer match the app's (update them in bench.ts):\n  ${drifted.join('\n  ')}`);
       process.exitCode = 1;
     }
+    printConfigLoad({ ...loadOpts, storedCalls }, configLoad);
     console.log(`\nbaseline node:http JSON: ${base.rps.toFixed(0)} req/s (the HTTP ceiling of this process on this machine now)`);
     const calls = await db.collection('calls').countDocuments({ direction: 'outbound', api_key_id: { $exists: true } });
     console.log(`calls placed during the run (app and raw): ${calls}`);
@@ -328,6 +341,7 @@ async function main(): Promise<void> {
     redis.disconnect();
     beatRedis.disconnect();
     if ([base, ...results.flatMap((e) => e.rounds.flat())].some((r) => r.non2xx > 0 || r.errors > 0)) process.exitCode = 1;
+    if (Object.values(configLoad).some((f) => f.failed > 0)) process.exitCode = 1;
   } finally {
     await mongo.close();
     await env.stop();

@@ -29,20 +29,28 @@ async function retry<T>(store: 'mongodb' | 'redis', timeoutSeconds: number, logg
 }
 
 /** The store timeouts of settings.ts: they bound how long a request can wait on a store that is gone. */
-type StoreTimeouts = Pick<Settings, 'MONGODB_SERVER_SELECTION_TIMEOUT_MS' | 'MONGODB_SOCKET_TIMEOUT_MS' | 'REDIS_COMMAND_TIMEOUT_MS'>;
+type StoreTimeouts = Pick<Settings, 'MONGODB_SERVER_SELECTION_TIMEOUT_MS' | 'MONGODB_SOCKET_TIMEOUT_MS' | 'MONGODB_OPERATION_TIMEOUT_MS' | 'REDIS_COMMAND_TIMEOUT_MS'>;
 
 /**
  * A MongoDB client whose operations fail (the API answers 503) instead of waiting for a server that is
- * gone or swamped: server selection, then the wait for a pooled connection, each at most
- * MONGODB_SERVER_SELECTION_TIMEOUT_MS; a reply at most MONGODB_SOCKET_TIMEOUT_MS of silence.
+ * gone, stalled or swamped. Each step of an operation waits at most MONGODB_OPERATION_TIMEOUT_MS (or the
+ * step's own setting when lower): server selection, the wait for a pooled connection, a new connection's
+ * handshake, the reply. A frozen server is the slow case: the server stays selectable and connections
+ * open, so the reply's wait is the one that ends it; the driver then drops that connection and opens
+ * new ones when asked, so the pool serves again as soon as the server answers. Reads are not retried by
+ * the driver (a retry would wait the limit a second time: the client retries on the 503 instead). The
+ * driver's timeoutMS (whole-operation limits) is ignored by mongodb 6.22, so these are what bound an
+ * operation.
  */
 export function mongoClient(uri: string, t: StoreTimeouts, logger: Logger): MongoClient {
-  const connectTimeoutMS = Math.min(5000, t.MONGODB_SERVER_SELECTION_TIMEOUT_MS);
+  const stepMs = Math.min(t.MONGODB_SERVER_SELECTION_TIMEOUT_MS, t.MONGODB_OPERATION_TIMEOUT_MS);
+  const connectTimeoutMS = Math.min(5000, stepMs);
   const client = new MongoClient(uri, {
-    serverSelectionTimeoutMS: t.MONGODB_SERVER_SELECTION_TIMEOUT_MS,
-    waitQueueTimeoutMS: t.MONGODB_SERVER_SELECTION_TIMEOUT_MS,
+    serverSelectionTimeoutMS: stepMs,
+    waitQueueTimeoutMS: stepMs,
     connectTimeoutMS,
-    socketTimeoutMS: t.MONGODB_SOCKET_TIMEOUT_MS,
+    socketTimeoutMS: Math.min(t.MONGODB_SOCKET_TIMEOUT_MS, t.MONGODB_OPERATION_TIMEOUT_MS),
+    retryReads: false,
   });
   watchMonitor(client, connectTimeoutMS, logger);
   return client;
@@ -99,6 +107,9 @@ export async function connectMongo(uri: string, timeoutSeconds: number, logger: 
   });
 }
 
+/** ioredis's rejection of a command without a reply within commandTimeout (it has no class of its own). */
+const COMMAND_TIMED_OUT = 'Command timed out';
+
 /** A Redis command that failed for want of Redis (the API answers 503 naming it); `cause` is ioredis's error. */
 export class RedisUnavailableError extends Error {
   constructor(override readonly cause: Error) {
@@ -119,7 +130,7 @@ function commandFailure(err: Error): Error {
   return new RedisUnavailableError(err);
 }
 
-/** A Redis client whose commands fail fast while Redis is away (the API answers 503), never queue for it. */
+/** A Redis client whose commands fail fast while Redis is away or stalled (the API answers 503), never queue for it. */
 export function redisClient(url: string, t: Pick<StoreTimeouts, 'REDIS_COMMAND_TIMEOUT_MS'>): Redis {
   const client = new Redis(url, {
     lazyConnect: true,
@@ -136,10 +147,18 @@ export function redisClient(url: string, t: Pick<StoreTimeouts, 'REDIS_COMMAND_T
   });
   // Every command (pipelined and scripted ones too) goes through sendCommand; its rejection, wherever
   // ioredis decides it (on sending, on the connection's close, on the command timeout), is command.reject.
+  // A command that timed out on a live connection means Redis has stalled (a frozen or swamped server):
+  // the connection is dropped, so every later command fails at once (offline queue off) instead of each
+  // waiting out its own timeout, and the client reconnects by itself, ready again when Redis answers.
+  // Only the connection the command went out on: a late timeout must not drop a fresh connection.
   const send = client.sendCommand.bind(client);
   client.sendCommand = (command, stream) => {
     const reject = command.reject;
-    command.reject = (err) => reject(commandFailure(err));
+    const sentOn = client.stream;
+    command.reject = (err) => {
+      if (err.message === COMMAND_TIMED_OUT && client.status === 'ready' && client.stream === sentOn) sentOn.destroy();
+      reject(commandFailure(err));
+    };
     return send(command, stream);
   };
   return client;

@@ -35,6 +35,9 @@ export const SettingsSchema = Type.Object({
   MONGODB_SERVER_SELECTION_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 5000 }),
   /** How long one MongoDB operation waits on a silent connection before it fails (a hung or swamped server; a dead one fails at once). */
   MONGODB_SOCKET_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600000, default: 30000 }),
+  /** How long any step of one MongoDB operation waits (server selection, a pooled connection, its reply: it caps the two
+   *  settings above), so a stalled server fails a request within it (503 naming mongodb). Below a worker's backend timeout. */
+  MONGODB_OPERATION_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 2000 }),
   /** How long one Redis command waits for its reply before it fails (a hung server; a dead one fails at once). */
   REDIS_COMMAND_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60000, default: 2000 }),
   /** A request body must arrive in full within this long, else 408 `request_timeout` and the connection is

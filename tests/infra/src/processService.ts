@@ -1,7 +1,7 @@
 // The shape every real service of the launcher has, and the base for those made of processes.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { freePort, startProcess, type ManagedProcess } from './process.js';
+import { freePort, killGroup, startProcess, type ManagedProcess } from './process.js';
 
 export type ServiceName = 'mongodb' | 'redis' | 'minio' | 'kube' | 'livekit' | 'phone';
 export const allServices: ServiceName[] = ['mongodb', 'redis', 'minio', 'kube', 'livekit', 'phone'];
@@ -12,6 +12,10 @@ export interface Service {
   readonly env: Record<string, string>;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** SIGSTOP to its processes: they keep their sockets open but answer nothing (a stalled server), until thaw(). */
+  freeze(): void;
+  /** SIGCONT: a frozen service carries on where it stopped. */
+  thaw(): void;
   /** Live processes, for the guardian that cleans up after an interrupted run. */
   processes(): ManagedProcess[];
 }
@@ -57,8 +61,15 @@ export abstract class ProcessService implements Service {
   }
   abstract start(): Promise<void>;
   async stop(): Promise<void> {
+    this.thaw(); // a stopped process would not act on SIGTERM, only on the SIGKILL after the grace time
     for (const proc of [...this.procs].reverse()) await proc.stop(this.stopGraceMs);
     this.procs = [];
+  }
+  freeze(): void {
+    for (const proc of this.processes()) killGroup(proc.pid, 'SIGSTOP');
+  }
+  thaw(): void {
+    for (const proc of this.processes()) killGroup(proc.pid, 'SIGCONT');
   }
   processes(): ManagedProcess[] {
     return this.procs.filter((p) => p.isRunning());
