@@ -85,7 +85,8 @@ async function actingBot(url: string): Promise<string> {
   return res.body.id as string;
 }
 
-const answering = () => `+1500555${String(Math.floor(1000 + Math.random() * 7999))}`;
+// A number the phone answers and talks on (+15005555000–+15005558999: not a keypad, agent or holding number).
+const answering = () => `+1500555${String(Math.floor(5000 + Math.random() * 3999))}`;
 async function dialout(botId: string): Promise<string> {
   const res = await fetch(`${backendUrl()}/api/v1/sip/dialout`, {
     method: 'POST',
