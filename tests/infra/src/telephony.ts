@@ -138,7 +138,7 @@ export const PHONE_NUMBERS = {
   hangsUp: '+15005550001',
   /** Answers and speaks its phrase 1.5 s later, into the greeting (barge-in). */
   interrupts: '+15005550002',
-  /** Any other number (but the holding ones below) answers, speaks the phrase and stays on until the bot hangs up (or 60 s). */
+  /** Any other number (but the holding, listening and keypad ones below) answers, speaks the phrase and stays on until the bot hangs up (or 60 s). */
   answers: '+15005550100',
 } as const;
 
