@@ -70,10 +70,44 @@ async function createStream(redis: Redis): Promise<void> {
   }
 }
 
+/** The job stream's name before it carried browser and inbound calls too (releases before 2026-11-25). */
+export const LEGACY_JOBS_STREAM_KEY = 'vp:jobs:dialout';
+/**
+ * Moves the jobs of the old stream that no worker has read yet (after its group's last-delivered id) to
+ * the call-job stream, in one Lua script per batch, so replicas booting at once never move a job twice.
+ * Jobs an old worker already holds stay where they are (should that worker die, the sweeper ends their
+ * calls). Returns how many moved.
+ */
+const MOVE_LEGACY_JOBS = `
+local groups = redis.call('XINFO', 'GROUPS', KEYS[1])
+local last = '0-0'
+for _, g in ipairs(groups) do
+  local f = {}
+  for i = 1, #g, 2 do f[g[i]] = g[i + 1] end
+  if f['name'] == ARGV[1] then last = f['last-delivered-id'] end
+end
+local entries = redis.call('XRANGE', KEYS[1], '(' .. last, '+', 'COUNT', 100)
+for _, e in ipairs(entries) do
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', '100000', '*', unpack(e[2]))
+  redis.call('XDEL', KEYS[1], e[1])
+end
+return #entries`;
+
+export async function migrateLegacyJobs(redis: Redis): Promise<number> {
+  if (!(await redis.exists(LEGACY_JOBS_STREAM_KEY))) return 0;
+  let moved = 0;
+  for (;;) {
+    const n = (await redis.eval(MOVE_LEGACY_JOBS, 2, LEGACY_JOBS_STREAM_KEY, CALL_JOBS_STREAM_KEY, CALL_JOBS_CONSUMER_GROUP)) as number;
+    moved += n;
+    if (n === 0) return moved;
+  }
+}
+
 export async function prepareStores(db: Db, redis: Redis): Promise<void> {
   await createIndexes(db);
   await migrateBots(db);
   await createStream(redis);
+  await migrateLegacyJobs(redis);
 }
 
 /** Bots stored before a field existed get its default, once: only documents lacking the field match, so

@@ -30,7 +30,8 @@ export function sealToolHeaders(box: SecretBox | null, tools: BotTool[], before:
   return tools.map((t) => {
     const { headers, ...rest } = t;
     if (headers === undefined) {
-      const prior = before.find((b) => b.name === t.name);
+      // Only to an http tool: a tool of another type under the same name has no headers to keep.
+      const prior = t.type === 'http' ? before.find((b) => b.name === t.name) : undefined;
       return prior?.headers_sealed ? { ...rest, header_names: prior.header_names ?? [], headers_sealed: prior.headers_sealed } : rest;
     }
     const names = Object.keys(headers);

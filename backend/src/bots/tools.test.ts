@@ -63,6 +63,13 @@ describe('bot tools', () => {
     expect((await config(id)).body.bot.tools[0].headers).toBeUndefined();
   });
 
+  it('a tool that changes type under the same name leaves its headers behind', async () => {
+    const id = (await post({ name: 'retyped', tools: [promise] }).expect(201)).body.id as string;
+    const res = await patch(id, { tools: [{ name: promise.name, description: '', type: 'end_call' }] }).expect(200);
+    expect(res.body.tools[0]).toEqual({ name: promise.name, description: '', type: 'end_call' });
+    expect((await config(id)).body.bot.tools[0]).toEqual({ name: promise.name, description: '', type: 'end_call' });
+  });
+
   it('creates and rotates the tool secret, shown once (no-store), given to the worker only', async () => {
     const id = (await post({ name: 'signed', tools: [promise] }).expect(201)).body.id as string;
     const first = await h.http.post(`/api/v1/bots/${id}/tool-secret`).set('Authorization', auth).expect(200);

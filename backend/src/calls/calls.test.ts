@@ -82,7 +82,8 @@ describe('call lifecycle events', () => {
     await event(id, mid).expect(200); // the worker's retry of an event whose answer it lost
     const keys = { type: 'dtmf_out', name: 'send_dtmf', at: at(3), duration_ms: 500, status: 'ok', arguments: { digits: '12#' } };
     const transfer = { mode: 'cold', target: 'tel:+15005553000', status: 'failed', sip_status_code: 603, at: at(4) };
-    const end = { status: 'completed', end_reason: 'bot_hangup', at: at(5), event_id: 'w1-3', actions: [keys], transfer };
+    const transcript = [{ role: 'user', text: '12', at: at(2), dtmf: true }, { role: 'bot', text: 'Thanks.', at: at(3) }];
+    const end = { status: 'completed', end_reason: 'bot_hangup', at: at(5), event_id: 'w1-3', actions: [keys], transfer, transcript };
     const done = await event(id, end).expect(200);
     await event(id, end).expect(200);
     expect(done.body.actions).toEqual([tool, { ...keys }]);
@@ -90,6 +91,7 @@ describe('call lifecycle events', () => {
     const read = (await h.http.get(`/api/v1/calls/${id}`).set('X-API-Key', key).expect(200)).body;
     expect(read.actions).toEqual([tool, keys]);
     expect(read.transfer).toEqual(transfer);
+    expect(read.transcript).toEqual(transcript); // keys pressed keep their dtmf mark
     // A bad action is a 422 naming it, and nothing is stored.
     const bad = await event(id, { status: 'completed', event_id: 'w1-4', actions: [{ ...tool, type: 'magic' }] }).expect(422);
     expect(bad.body.error.code).toBe('validation_failed');

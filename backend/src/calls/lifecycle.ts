@@ -37,7 +37,7 @@ interface CallMove {
   recording_key?: string;
   recording_error?: string;
   sip_status_code?: number;
-  transcript?: Array<{ role: 'user' | 'bot'; text: string; at: Date }>;
+  transcript?: Array<{ role: 'user' | 'bot'; text: string; at: Date; dtmf?: boolean }>;
 }
 
 interface MoveOptions {
@@ -122,15 +122,16 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
     const withActions = (doc: CallDoc): CallDoc => ({ ...doc, actions: [...(doc.actions ?? []), ...acts], ...(transfer ? { transfer } : {}) });
     if (current.status !== ev.status) {
       if (isTerminal(current.status) || CALL_STATUS_RANK[ev.status] <= CALL_STATUS_RANK[current.status]) throw conflict(current.status, ev.status);
-      const before = CALL_STATUSES.filter((s) => CALL_STATUS_RANK[s] < CALL_STATUS_RANK[ev.status] && allowedFrom(s));
       const set: Record<string, unknown> = { status: ev.status, [`status_times.${ev.status}`]: ev.at, ...extra, ...(transfer ? { transfer } : {}) };
       if (ev.status === 'in_progress') set.started_at = ev.at;
       if (isTerminal(ev.status)) set.ended_at = ev.at;
-      // Conditional on a predecessor status: of racing moves only forward ones can land.
       // The move's event is due until the outbox has it (emitCallMove removes the mark).
       const due = moveEvent(ev.status);
       const push = { ...(due ? { webhook_due: due } : {}), ...(acts.length ? { actions: { $each: acts } } : {}) };
-      const res = await callDocs.updateOne({ _id: id, status: { $in: before } }, { $set: set, ...(Object.keys(push).length ? { $push: push } : {}), ...seen });
+      // By _id alone: FerretDB (v1, SQLite) uses its key index only for a filter of `_id` and nothing else and
+      // scans every call for any other (seconds under load). The status guard is the lock's: the read above
+      // and this write happen under it, so no other move can land in between.
+      const res = await callDocs.updateOne({ _id: id }, { $set: set, ...(Object.keys(push).length ? { $push: push } : {}), ...seen });
       if (res.matchedCount === 0) {
         const now = await findCall(deps.db, id);
         if (now?.status !== ev.status) throw conflict(now?.status, ev.status);

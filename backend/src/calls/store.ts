@@ -21,7 +21,7 @@ export interface CallDoc {
   recording_key: string | null;
   recording_error: string | null;
   sip_status_code?: number | null;
-  transcript?: Array<{ role: 'user' | 'bot'; text: string; at: Date }>;
+  transcript?: Array<{ role: 'user' | 'bot'; text: string; at: Date; dtmf?: boolean }>;
   status_times: Partial<Record<CallStatus, Date>>;
   /** Status events whose move landed but which the webhook outbox has not taken yet (set in the move's own
    *  write, removed after the emit: webhooks/outbox.ts); a later move or repeat of the call sends them. */
@@ -104,7 +104,7 @@ export function publicCall(doc: CallDoc): Call {
     recording_key: doc.recording_key,
     recording_error: doc.recording_error,
     sip_status_code: doc.sip_status_code ?? null,
-    transcript: (doc.transcript ?? []).map((t) => ({ role: t.role, text: t.text, at: t.at.toISOString() })),
+    transcript: (doc.transcript ?? []).map((t) => ({ role: t.role, text: t.text, at: t.at.toISOString(), ...(t.dtmf ? { dtmf: true } : {}) })),
     status_times: statusTimes(doc),
     ...callActions(doc),
   };

@@ -147,9 +147,15 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
     return closed;
   }
 
+  /** When the orphan scan last ran: it reads every live call (a scan on FerretDB), so it runs at most every half ORPHAN_AFTER_MS. */
+  let orphansScannedAt = -Infinity;
   async function runOnce(): Promise<number> {
     const lost = await sweepLost();
-    const orphaned = await sweepOrphans();
+    let orphaned = 0;
+    if (clock() - orphansScannedAt >= ORPHAN_AFTER_MS / 2) {
+      orphaned = await sweepOrphans();
+      orphansScannedAt = clock();
+    }
     return lost + orphaned + (await sweepUnclaimed());
   }
 

@@ -52,6 +52,7 @@ describe('GET /api/v1/config', () => {
         stt: { provider: 'pocketsphinx', model: 'en-us', language: 'en-US' },
         llm: { provider: 'scripted', model: 'policy', temperature: 0 },
         tools: [],
+        tool_secret: null,
         policy,
         turn_detection: { end_of_turn_silence_ms: 700 },
         max_call_seconds: 300,

@@ -12,7 +12,7 @@ import type { Direction, Frame } from '../pipeline/frames.js';
 import { FrameProcessor } from '../pipeline/processor.js';
 import { asProviderError } from '../providers/errors.js';
 import { DEFAULT_RETRY, retryStream, type Resume, type RetryPolicy } from '../providers/retry.js';
-import { keypadTurn } from './scripted.js';
+import { keypadTurn } from './keypad.js';
 
 /** Rounds of tool calls one user turn may run. */
 export const MAX_TOOL_ROUNDS = 5;

@@ -3,6 +3,7 @@
 // Replies are rendered with the call's {{variables}} (schemas/src/templates.ts).
 import { renderTemplate, renderWithResult, type BotPolicy } from '@voice-platform/schemas';
 import type { ChatMessage, GenerateOptions, LlmChunk, LlmProvider } from './llm.js';
+import { keysOf } from './keypad.js';
 
 const MATCH_THRESHOLD = 0.5;
 
@@ -41,14 +42,12 @@ export interface ScriptedDecision {
 
 type Intent = BotPolicy['intents'][number];
 
-/** How the LLM stage words a keypad turn (docs/design.md §9); the keys it names select `dtmf` intents. */
-export const keypadTurn = (digits: string) => `The caller pressed ${digits} on the keypad.`;
-const KEYPAD_TURN = /^The caller pressed ([0-9*#]{1,32}) on the keypad\.$/;
+export { keypadTurn } from './keypad.js';
 
 /** The intent the caller's words (or keys) select, or null (the fallback). */
 function match(policy: BotPolicy, utterance: string): Intent | null {
-  const keys = KEYPAD_TURN.exec(utterance.trim())?.[1];
-  if (keys !== undefined) return policy.intents.find((i) => i.dtmf === keys) ?? null;
+  const keys = keysOf(utterance);
+  if (keys !== null) return policy.intents.find((i) => i.dtmf === keys) ?? null;
   let best: { score: number; intent: Intent } | null = null;
   for (const intent of policy.intents) {
     for (const ex of intent.examples) {
@@ -60,7 +59,7 @@ function match(policy: BotPolicy, utterance: string): Intent | null {
 }
 
 /** The keys of a keypad turn, for `{{digits}}` ('' for spoken words). */
-const digitsOf = (utterance: string) => KEYPAD_TURN.exec(utterance.trim())?.[1] ?? '';
+const digitsOf = (utterance: string) => keysOf(utterance) ?? '';
 
 export function decide(policy: BotPolicy | null, utterance: string, variables: Record<string, string>): ScriptedDecision {
   if (!policy) return { intent: null, reply: `You said: ${utterance}`, endCall: false };
