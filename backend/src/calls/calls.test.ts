@@ -76,7 +76,8 @@ describe('call lifecycle events', () => {
     const id = await dial();
     const at = (s: number) => new Date(h.clock.ms + s * 1000).toISOString();
     await event(id, { status: 'in_progress', at: at(1), event_id: 'w1-1' }).expect(200);
-    const tool = { type: 'tool', name: 'record_promise', at: at(2), duration_ms: 120, status: 'ok', arguments: { amount: 42 }, result: '{"reference":"PTP-1"}', error: null };
+    // Arguments are the model's: any keys and nesting (nested arrays, '', dots, $) come back as sent.
+    const tool = { type: 'tool', name: 'record_promise', at: at(2), duration_ms: 120, status: 'ok', arguments: { amount: 42, '': [[1, [2]], null], 'a.b': { $x: [] } }, result: '{"reference":"PTP-1"}', error: null };
     const mid = { status: 'in_progress', event_id: 'w1-2', actions: [tool] };
     await event(id, mid).expect(200);
     await event(id, mid).expect(200); // the worker's retry of an event whose answer it lost

@@ -15,7 +15,7 @@ import type { Metrics } from '../metrics.js';
 import { releaseSlot } from '../redisScripts.js';
 import { withDocLock } from '../locks.js';
 import { emitCallMove, emitDueEvents, emitRecordingArrived, moveEvent } from '../webhooks/outbox.js';
-import { calls, findCall, type CallDoc } from './store.js';
+import { calls, findCall, storedAction, type CallDoc } from './store.js';
 import { settleContact } from '../campaigns/store.js';
 
 interface LifecycleDeps {
@@ -117,7 +117,7 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
     if (!allowedFrom(current.status)) throw conflict(current.status, ev.status);
     const seen = ev.event_id !== undefined && (current.event_ids?.length ?? 0) < MAX_EVENT_IDS ? { $addToSet: { event_ids: ev.event_id } } : {};
     // The event's actions join the call's (at most MAX_CALL_ACTIONS); its transfer is set once.
-    const acts = (ev.actions ?? []).slice(0, Math.max(0, MAX_CALL_ACTIONS - (current.actions?.length ?? 0))).map((a) => ({ ...a, at: new Date(a.at) }));
+    const acts = (ev.actions ?? []).slice(0, Math.max(0, MAX_CALL_ACTIONS - (current.actions?.length ?? 0))).map(storedAction);
     const transfer = ev.transfer && !current.transfer ? { ...ev.transfer, at: new Date(ev.transfer.at) } : null;
     const withActions = (doc: CallDoc): CallDoc => ({ ...doc, actions: [...(doc.actions ?? []), ...acts], ...(transfer ? { transfer } : {}) });
     if (current.status !== ev.status) {

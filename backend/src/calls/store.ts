@@ -29,7 +29,7 @@ export interface CallDoc {
   /** Ids of the reported events applied to this call (lifecycle.ts dedupes retries on them). */
   event_ids?: string[];
   /** What the bot did, appended from the worker's events (absent on calls stored before actions). */
-  actions?: Array<Omit<CallAction, 'at'> & { at: Date }>;
+  actions?: StoredAction[];
   transfer?: (Omit<CallTransfer, 'at'> & { at: Date }) | null;
   /** Inbound calls only: the room LiveKit's dispatch rule put the caller in (other calls' rooms are named by the id). */
   room_name?: string;
@@ -110,10 +110,23 @@ export function publicCall(doc: CallDoc): Call {
   };
 }
 
+/** An action as kept: its arguments as JSON text, so any keys and nesting survive (FerretDB v1 refuses
+ *  nested arrays and some keys a tool's arguments may well hold). */
+export type StoredAction = Omit<CallAction, 'at' | 'arguments'> & { at: Date; arguments_json?: string };
+
+export function storedAction(a: CallAction): StoredAction {
+  const { arguments: args, ...rest } = a;
+  return { ...rest, at: new Date(a.at), ...(args === undefined ? {} : { arguments_json: JSON.stringify(args) }) };
+}
+
 /** The call's actions and transfer in their public shape (the call record and every call.* webhook). */
 export function callActions(doc: CallDoc): Pick<Call, 'actions' | 'transfer'> {
   return {
-    actions: (doc.actions ?? []).map((a) => ({ ...a, at: a.at.toISOString() })),
+    actions: (doc.actions ?? []).map(({ arguments_json, ...a }) => ({
+      ...a,
+      at: a.at.toISOString(),
+      ...(arguments_json === undefined ? {} : { arguments: JSON.parse(arguments_json) as Record<string, unknown> }),
+    })),
     transfer: doc.transfer ? { ...doc.transfer, at: doc.transfer.at.toISOString() } : null,
   };
 }

@@ -35,6 +35,19 @@ _rule(("createApiKey", "updateApiKey"), r"expires_at", r"^must be in the future$
 _rule(("createBot", "updateBot"), r"variables\.\d+\.name", r" is declared twice$")
 _rule(("createBot", "updateBot"), r"prompt|greeting|policy\.intents\.\d+\.reply|policy\.fallback\.reply", r"^\{\{.*\}\} is not a declared variable$")
 _rule(("createBot", "updateBot"), r"tools\.\d+\.parameters", r"^nests deeper than \d+ levels$")
+# Policy templates: {{result.…}} only in an acting intent's reply; arguments and on_error_reply are templates too.
+_rule(("createBot", "updateBot"), r"prompt|greeting|policy\.intents\.\d+\.(reply|on_error_reply|action\.arguments\..+)|policy\.fallback\.reply", r"^\{\{.*\}\} (is not a declared variable|is only for the reply of an intent with an action)$")
+# Tools (docs/design.md §9): names unique, a type's own fields only, what each type needs, the URL guard.
+_rule(("createBot", "updateBot"), r"tools\.\d+\.name", r" names another tool already$")
+_rule(("createBot", "updateBot"), r"tools\.\d+\.parameters", r"^(must be a JSON Schema of an object|is not a JSON Schema)")
+_rule(("createBot", "updateBot"), r"tools\.\d+\.\w+", r"^is not a field of ")
+_rule(("createBot", "updateBot"), r"tools\.\d+\.url", r"^(is required for an http tool|is not a valid URL|must be an http:// or https:// URL|must not contain a user name or password.*|host does not resolve|host could not be resolved in time|resolves to .*|\S+ is a loopback, private, link-local or otherwise non-public address)$")
+_rule(("createBot", "updateBot"), r"tools\.\d+\.destinations(\.\d+)?", r"^(is required for a transfer_call tool|needs exactly one of number and sip_uri)$")
+_rule(("createBot", "updateBot"), r"tools\.\d+\.whisper", r"warm mode only")
+# The policy against the bot's tools: an intent matched by examples or keys, acting with an http tool it has.
+_rule(("createBot", "updateBot"), r"policy\.intents\.\d+\.examples", r"^needs at least one example, or dtmf$")
+_rule(("createBot", "updateBot"), r"policy\.intents\.\d+\.action\.tool", r"(is not one of the bot's tools|is not an http tool)")
+_rule(("createBot", "updateBot"), r"policy\.intents\.\d+\.on_error_reply", r"it needs an action$")
 # PATCH of a trunk: a new password needs a username, this PATCH's or the stored one.
 _rule(("updateOutboundTrunk",), r"auth_password", r"^needs auth_username$")
 # Call events: times may not lie before the call's creation or its last status time (server state).
