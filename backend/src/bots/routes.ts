@@ -65,6 +65,8 @@ function checkTools(tools: BotTool[]): void {
       if (!t.destinations) problems.push({ field: `${at}.destinations`, message: 'is required for a transfer_call tool' });
       t.destinations?.forEach((d, j) => {
         if ((d.number === undefined) === (d.sip_uri === undefined)) problems.push({ field: `${at}.destinations.${j}`, message: 'needs exactly one of number and sip_uri' });
+        // Warm mode dials the person through the call's trunk, which takes a phone number.
+        else if (t.mode === 'warm' && d.sip_uri !== undefined) problems.push({ field: `${at}.destinations.${j}.sip_uri`, message: 'a warm transfer dials a number (E.164) through the call\'s trunk: use number, or mode "cold" for a SIP URI' });
       });
       if (t.whisper !== undefined && t.mode !== 'warm') problems.push({ field: `${at}.whisper`, message: 'is said to the person taking the call in warm mode only (mode: "warm")' });
     }
@@ -99,6 +101,9 @@ async function checkToolUrls(svc: Services, tools: BotTool[]): Promise<void> {
   if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
 }
 
+/** The tools a scripted intent may act with; hanging up is the intent's own `end_call`. */
+const SCRIPTED_ACTION_TYPES: ReadonlySet<string> = new Set(['http', 'transfer_call', 'send_dtmf']);
+
 /** The policy's rules a schema cannot hold: an intent is matched by examples or keys, and acts with a tool the bot has. */
 function checkPolicy(policy: BotPolicy | null, tools: ReadonlyArray<{ name: string; type?: string }>): void {
   const problems: FieldProblem[] = [];
@@ -106,7 +111,7 @@ function checkPolicy(policy: BotPolicy | null, tools: ReadonlyArray<{ name: stri
     if (intent.examples.length === 0 && intent.dtmf === undefined) problems.push({ field: `policy.intents.${i}.examples`, message: 'needs at least one example, or dtmf' });
     const tool = intent.action && tools.find((t) => t.name === intent.action!.tool);
     if (intent.action && !tool) problems.push({ field: `policy.intents.${i}.action.tool`, message: `${intent.action.tool} is not one of the bot's tools` });
-    else if (tool && tool.type !== 'http') problems.push({ field: `policy.intents.${i}.action.tool`, message: `${tool.name} is not an http tool (a scripted action calls an http tool)` });
+    else if (tool && !SCRIPTED_ACTION_TYPES.has(tool.type ?? '')) problems.push({ field: `policy.intents.${i}.action.tool`, message: `${tool.name} is not an http, transfer_call or send_dtmf tool (to hang up, set end_call)` });
     if (intent.on_error_reply !== undefined && !intent.action) problems.push({ field: `policy.intents.${i}.on_error_reply`, message: 'is said when the action fails: it needs an action' });
   });
   if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });

@@ -109,6 +109,7 @@ describe('bot tools', () => {
       ['a field of another type', { name: 'bye', description: '', type: 'end_call', url: 'https://93.184.216.34' }, 'tools.0.url'],
       ['a destination with both a number and a SIP URI', { ...transfer, destinations: [{ name: 'x', number: '+15005553000', sip_uri: 'sip:a@b.example.com' }] }, 'tools.0.destinations.0'],
       ['a whisper in cold mode', { ...transfer, mode: 'cold' }, 'tools.0.whisper'],
+      ['a SIP URI in warm mode', { ...transfer, destinations: [{ name: 'x', sip_uri: 'sip:desk@pbx.example.com' }] }, 'tools.0.destinations.0.sip_uri'],
       ['a header value with a line break', { ...plain, headers: { 'X-A': 'a\r\nInjected: 1' } }, 'tools.0.headers.X-A'],
       ['11 headers', { ...plain, headers: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`X-${i}`, 'v'])) }, 'tools.0.headers'],
       ['a timeout under 500 ms', { ...plain, timeout_ms: 100 }, 'tools.0.timeout_ms'],
@@ -124,6 +125,18 @@ describe('bot tools', () => {
       expect(edited.body.error.details.map((d: { field: string }) => d.field)).toContain(field);
       expect(await h.db.collection(COLLECTIONS.bots).countDocuments()).toBe(count);
       expect(await h.db.collection(COLLECTIONS.bots).findOne({ _id: id as never })).toEqual(before);
+    });
+
+    it('a scripted intent acts with an http, transfer_call or send_dtmf tool of the bot; not with one that hangs up or one it lacks', async () => {
+      const tools = [promise, transfer, { name: 'keys', description: '', type: 'send_dtmf' }, { name: 'bye', description: '', type: 'end_call' }];
+      const policy = (tool: string) => ({ intents: [{ name: 'act', examples: ['do it'], reply: 'Done.', action: { tool } }], fallback: { reply: 'Sorry?' } });
+      for (const ok of ['record_promise', 'to_agent', 'keys']) await post({ name: `acts with ${ok}`, tools, policy: policy(ok) }).expect(201);
+      const count = await h.db.collection(COLLECTIONS.bots).countDocuments();
+      const hangsUp = await post({ name: 'bad', tools, policy: policy('bye') }).expect(422);
+      expect(hangsUp.body.error.details).toEqual([{ field: 'policy.intents.0.action.tool', message: 'bye is not an http, transfer_call or send_dtmf tool (to hang up, set end_call)' }]);
+      const missing = await post({ name: 'bad', tools, policy: policy('nope') }).expect(422);
+      expect(missing.body.error.details).toEqual([{ field: 'policy.intents.0.action.tool', message: "nope is not one of the bot's tools" }]);
+      expect(await h.db.collection(COLLECTIONS.bots).countDocuments()).toBe(count);
     });
 
     it('51 tools, or two with one name', async () => {

@@ -42,11 +42,11 @@ _rule(("createBot", "updateBot"), r"tools\.\d+\.name", r" names another tool alr
 _rule(("createBot", "updateBot"), r"tools\.\d+\.parameters", r"^(must be a JSON Schema of an object|is not a JSON Schema)")
 _rule(("createBot", "updateBot"), r"tools\.\d+\.\w+", r"^is not a field of ")
 _rule(("createBot", "updateBot"), r"tools\.\d+\.url", r"^(is required for an http tool|is not a valid URL|must be an http:// or https:// URL|must not contain a user name or password.*|host does not resolve|host could not be resolved in time|resolves to .*|\S+ is a loopback, private, link-local or otherwise non-public address)$")
-_rule(("createBot", "updateBot"), r"tools\.\d+\.destinations(\.\d+)?", r"^(is required for a transfer_call tool|needs exactly one of number and sip_uri)$")
+_rule(("createBot", "updateBot"), r"tools\.\d+\.destinations(\.\d+)?(\.sip_uri)?", r"^(is required for a transfer_call tool|needs exactly one of number and sip_uri|a warm transfer dials a number .*)$")
 _rule(("createBot", "updateBot"), r"tools\.\d+\.whisper", r"warm mode only")
-# The policy against the bot's tools: an intent matched by examples or keys, acting with an http tool it has.
+# The policy against the bot's tools: an intent matched by examples or keys, acting with an http, transfer_call or send_dtmf tool it has.
 _rule(("createBot", "updateBot"), r"policy\.intents\.\d+\.examples", r"^needs at least one example, or dtmf$")
-_rule(("createBot", "updateBot"), r"policy\.intents\.\d+\.action\.tool", r"(is not one of the bot's tools|is not an http tool)")
+_rule(("createBot", "updateBot"), r"policy\.intents\.\d+\.action\.tool", r"(is not one of the bot's tools|is not an http, transfer_call or send_dtmf tool.*)")
 _rule(("createBot", "updateBot"), r"policy\.intents\.\d+\.on_error_reply", r"it needs an action$")
 # PATCH of a trunk: a new password needs a username, this PATCH's or the stored one.
 _rule(("updateOutboundTrunk",), r"auth_password", r"^needs auth_username$")
