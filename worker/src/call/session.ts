@@ -4,7 +4,7 @@
 // failing, the caller vanishing, storage down) ends in exactly one terminal event, and nothing in one
 // call can throw into another.
 import path from 'node:path';
-import { MAX_TRANSCRIPT_ENTRIES, type CallEvent, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
+import { MAX_TRANSCRIPT_ENTRIES, renderTemplate, type CallEvent, type CallTransfer, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Frame } from '../pipeline/frames.js';
@@ -12,22 +12,23 @@ import { Pipeline } from '../pipeline/pipeline.js';
 import type { CallProviders } from '../providers.js';
 import { LlmProcessor, sentencesOf } from '../llm/llm.js';
 import { SttProcessor } from '../stt/stt.js';
-import { TtsProcessor } from '../tts/tts.js';
+import { speak, TtsProcessor } from '../tts/tts.js';
 import { VadProcessor } from '../vad/vad.js';
 import { OutputProcessor, type TurnTiming } from '../transports/output.js';
 import { TransportInputProcessor, TransportOutputProcessor } from '../transports/io.js';
-import type { CallTransport, ServerMessage } from '../transports/transport.js';
+import type { CallTransport, ServerMessage, TransferOutcome } from '../transports/transport.js';
 import { callEndFor, type CallEnd } from '../providers/errors.js';
 import { CallRecording, recordingKey, type RecordingOutcome, type RecordingStore } from './recording.js';
 import { RecorderProcessor } from './recording/processor.js';
 import { CallLimits, LIMIT_REASONS } from './limits.js';
-import { toolRunnerFor, type ToolRunner } from '../tools/runner.js';
+import { toolRunnerFor, ToolError, type ToolConfig, type ToolRunner, type TransferDestination } from '../tools/runner.js';
+import { HoldTone } from './holdTone.js';
 import { DEFAULT_INTER_DIGIT_TIMEOUT_MS, KeypadProcessor, type KeypadTurn } from '../transports/keypad.js';
 
 export type EndStatus = 'completed' | 'failed';
 
 /** End reasons the session itself decides (docs/design.md §7); hang-ups come from the transport. */
-export const END_REASONS = { botHangup: 'bot_hangup', ...LIMIT_REASONS } as const;
+export const END_REASONS = { botHangup: 'bot_hangup', transferred: 'transferred', ...LIMIT_REASONS } as const;
 
 export interface CallObserver {
   onTurn?(callId: string, t: TurnTiming): void;
@@ -72,6 +73,12 @@ export class CallSession {
   readonly transcript: TranscriptEntry[] = [];
   /** The bot's tools for this call; its `actions` are reported with the call's end. */
   private tools: ToolRunner | null = null;
+  /** The call's transfer to a person, once one was tried (reported with the call's end). */
+  private transferRecord: CallTransfer | null = null;
+  /** A transfer under way: a hang-up meanwhile waits for its outcome (a cold transfer's caller leaves when it works). */
+  private transferring: Promise<unknown> | null = null;
+  /** The caller was handed to a person: however the bot's side ends now, it ends `transferred`. */
+  private handedOff = false;
   private resolveDone!: (r: CallResult) => void;
   /** Resolves when the call has ended, its recording is uploaded and every event is handed to the outbox
    *  (which may still be retrying them: the call's lease stays until it has delivered them). */
@@ -118,6 +125,8 @@ export class CallSession {
       allowPrivate: this.providers.toolsAllowPrivate ?? false,
       logger: this.log,
       keypad: (digits, signal) => this.sendKeys(digits, signal),
+      transfer: (req) => this.transfer(req.tool, req.destination, req.spoken, req.signal),
+      render: (text) => renderTemplate(text, this.config.call?.variables ?? {}),
     });
     const interDigitMs = (bot as { dtmf?: { inter_digit_timeout_ms?: number } }).dtmf?.inter_digit_timeout_ms ?? DEFAULT_INTER_DIGIT_TIMEOUT_MS;
     const output = new OutputProcessor(rate, {
@@ -172,7 +181,7 @@ export class CallSession {
     this.recording = new CallRecording(rate, performance.now(), path.join(this.deps.recordingDir, this.callId), this.deps.metrics, this.log);
     transport.attach({
       onAudio: (pcm) => this.onAudio(pcm),
-      onHangup: (reason) => void this.end(reason, 'completed'),
+      onHangup: (reason) => void this.hungUp(reason),
       onDtmf: (digits) => this.onDtmf(digits),
     });
     this.deps.report(this.callId, { status: 'in_progress', at: this.startedAt.toISOString() });
@@ -225,6 +234,71 @@ export class CallSession {
     this.toCaller({ type: 'transcript', role: 'bot', text: digits, final: true, dtmf: true });
   }
 
+  /** The caller's side is gone; during a transfer, its outcome decides what the end is called. */
+  private async hungUp(reason: string): Promise<void> {
+    if (this.transferring) {
+      await this.transferring;
+      // After the tool run has recorded the transfer action (it resolves with the transfer).
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    void this.end(reason, 'completed');
+  }
+
+  /** transfer_call (docs/design.md §9): resolves once the caller was handed over, else throws a transfer_failed ToolError. */
+  private async transfer(tool: ToolConfig, destination: TransferDestination, spoken: Promise<void>, signal?: AbortSignal): Promise<{ sipStatusCode: number | null }> {
+    const run = this.handOver(tool, destination, spoken, signal);
+    this.transferring = run.catch(() => undefined);
+    try {
+      return await run;
+    } finally {
+      this.transferring = null;
+    }
+  }
+
+  private async handOver(tool: ToolConfig, destination: TransferDestination, spoken: Promise<void>, signal?: AbortSignal): Promise<{ sipStatusCode: number | null }> {
+    const mode = tool.mode ?? 'cold';
+    const target = destination.number ?? destination.sip_uri ?? '';
+    const at = new Date().toISOString();
+    // The announcement first, as the caller hears it (a barge-in or the call's end cuts it short).
+    await Promise.race([spoken, new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }))]);
+    const transport = this.transport;
+    if (this.ended || signal?.aborted || !transport) throw new ToolError('cancelled', 'the call ended');
+    const callSignal = signal ?? new AbortController().signal;
+    let outcome: TransferOutcome;
+    if (!transport.transfer) {
+      // A test call has no phone line: it ends as a transfer would, and the log says so.
+      this.log.info({ mode, transport: transport.kind }, 'transfer not placed: the transport has no phone line');
+      outcome = { status: 'accepted', sipStatusCode: null };
+    } else if (mode === 'warm') {
+      const hold = new HoldTone(this.deps.sampleRate, (pcm) => transport.sendAudio(pcm));
+      hold.start();
+      try {
+        outcome = destination.number
+          ? await transport.transfer({ mode: 'warm', number: destination.number, whisper: () => this.whisper(tool.whisper, callSignal), signal: callSignal })
+          : { status: 'failed', sipStatusCode: null, detail: 'a warm transfer needs a number' };
+      } finally {
+        hold.stop();
+      }
+    } else {
+      outcome = await transport.transfer({ mode: 'cold', target: destination.number ? `tel:${destination.number}` : target, signal: callSignal });
+    }
+    this.transferRecord = { mode, target, status: outcome.status, sip_status_code: outcome.sipStatusCode, at };
+    this.log.info({ mode, status: outcome.status, sip_status_code: outcome.sipStatusCode, ...(outcome.detail ? { detail: outcome.detail.slice(0, 200) } : {}) }, 'transfer');
+    if (outcome.status === 'failed') throw new ToolError('transfer_failed', `the transfer failed (${outcome.sipStatusCode ?? 'no SIP answer'})`, { sip_status_code: outcome.sipStatusCode });
+    this.handedOff = true;
+    // The bot's part is over; after the tool run has recorded the action (it resolves first), the call ends.
+    setImmediate(() => void this.end(END_REASONS.transferred, 'completed'));
+    return { sipStatusCode: outcome.sipStatusCode };
+  }
+
+  /** A warm transfer's whisper as audio: the tool's text with the call's {{variables}} and {{summary}} (the caller's turns so far). */
+  private async *whisper(text: string | undefined, signal: AbortSignal): AsyncIterable<Int16Array> {
+    const summary = this.transcript.filter((t) => t.role === 'user').map((t) => t.text).join(' ');
+    const words = renderTemplate(text?.trim() ?? '', { ...(this.config.call?.variables ?? {}), summary }).trim();
+    if (!words) return;
+    yield* speak(this.providers.tts, words, signal, this.providers.retry, this.deps.sampleRate);
+  }
+
   private onUpstream(frame: Frame): void {
     if (frame.kind !== 'error') return;
     this.log.warn({ code: frame.code, source: frame.source, fatal: frame.fatal, err: frame.message }, 'pipeline error');
@@ -237,7 +311,9 @@ export class CallSession {
   async end(how: string | CallEnd, status: EndStatus): Promise<CallResult> {
     if (this.ended) return this.done;
     this.ended = true;
-    const { endReason: reason, closeCode } = typeof how === 'string' ? { endReason: how, closeCode: 1000 } : how;
+    const asked = typeof how === 'string' ? { endReason: how, closeCode: 1000 } : how;
+    // Once the caller was handed to a person, the bot's side ends as the transfer, however it goes.
+    const { endReason: reason, closeCode } = this.handedOff ? { endReason: END_REASONS.transferred, closeCode: 1000 } : asked;
     this.limits?.stop();
     this.pipeline?.cancel(reason);
     const endedAt = new Date();
@@ -254,6 +330,7 @@ export class CallSession {
       at: endedAt.toISOString(),
       ...(this.transcript.length ? { transcript: this.transcript } : {}),
       ...(actions.length ? { actions } : {}),
+      ...(this.transferRecord ? { transfer: this.transferRecord } : {}),
     });
 
     let saved: RecordingOutcome = { key: null, error: null };

@@ -52,9 +52,13 @@ export interface LlmTools {
   readonly specs: ToolSpec[];
   /** True for a call that hangs up rather than runs. */
   endsCall(name: string): boolean;
-  sayWhileWaiting(name: string): string | undefined;
-  /** Never throws: `output` is the tool message's content (`{"error":…}` on failure). */
-  run(name: string, args: string, signal?: AbortSignal): Promise<{ output: string }>;
+  sayWhileWaiting(name: string, args?: string): string | undefined;
+  /**
+   * Never throws: `output` is the tool message's content (`{"error":…}` on failure). `endsTurn`: the model is
+   * not asked again until the caller speaks (a transfer), after `say`, the tool's last word (its on_failure).
+   * `spoken` resolves once the phrase said before the run has been played.
+   */
+  run(name: string, args: string, signal?: AbortSignal, opts?: { spoken?: Promise<void> }): Promise<{ output: string; endsTurn?: boolean; say?: string }>;
 }
 
 export interface LlmProvider {
@@ -161,6 +165,10 @@ export class LlmProcessor extends FrameProcessor {
     };
     /** This round's spoken text, until it joins the history. */
     const spoken = { text: '' };
+    const emit = (sentences: string[], into: { text: string }) => {
+      for (const s of sentences) into.text += (into.text ? ' ' : '') + s;
+      say(sentences);
+    };
     let endCall = false;
     this.push({ kind: 'response_start' });
     try {
@@ -173,17 +181,25 @@ export class LlmProcessor extends FrameProcessor {
         if (!toolsAllowed || calls.every((c) => this.endsCall(c.function.name))) break;
         const text = spoken.text;
         spoken.text = '';
-        const outputs = calls.map((c) => {
-          if (this.endsCall(c.function.name)) return Promise.resolve('{"ok":true}');
-          if (!this.tools) return Promise.resolve('{"error":"unknown_tool"}');
-          const phrase = this.tools.sayWhileWaiting(c.function.name);
-          if (phrase) say(sentencesOf(phrase));
-          return this.tools.run(c.function.name, c.function.arguments, this.toolsAbort.signal).then((r) => r.output);
+        const outputs = calls.map((c): Promise<{ output: string; endsTurn?: boolean; say?: string }> => {
+          if (this.endsCall(c.function.name)) return Promise.resolve({ output: '{"ok":true}' });
+          if (!this.tools) return Promise.resolve({ output: '{"error":"unknown_tool"}' });
+          const phrase = this.tools.sayWhileWaiting(c.function.name, c.function.arguments);
+          let spoken: Promise<void> | undefined;
+          if (phrase) {
+            say(sentencesOf(phrase));
+            spoken = this.mark();
+          }
+          return this.tools.run(c.function.name, c.function.arguments, this.toolsAbort.signal, { spoken });
         });
+        let lastWords = '';
+        let turnOver = false;
         // The assistant message and its answers join the history together, whenever they are in.
         const settled = Promise.all(outputs).then((out) => {
           this.messages.push({ role: 'assistant', content: text || null, tool_calls: calls });
-          calls.forEach((c, i) => this.messages.push({ role: 'tool', tool_call_id: c.id, content: out[i]! }));
+          calls.forEach((c, i) => this.messages.push({ role: 'tool', tool_call_id: c.id, content: out[i]!.output }));
+          lastWords = out.map((o) => o.say ?? '').filter(Boolean).join(' ');
+          turnOver = out.some((o) => o.endsTurn);
         });
         this.pendingTools = settled;
         void settled.finally(() => {
@@ -193,6 +209,11 @@ export class LlmProcessor extends FrameProcessor {
         await Promise.race([settled, aborted]);
         if (abort.signal.aborted) return; // a barge-in: the results still land (pendingTools), nothing more is said
         if (endCall) break; // the model hung up: the other tools ran, nothing more to ask
+        if (turnOver) {
+          // A transfer decides the turn: the call is handed over, or its on_failure is the bot's last word.
+          if (lastWords) emit(sentencesOf(lastWords), spoken);
+          break;
+        }
       }
       this.push({ kind: 'response_end', endCall });
     } catch (err) {
@@ -248,6 +269,11 @@ export class LlmProcessor extends FrameProcessor {
     // Text before a tool call is spoken before the tools run.
     emit(splitter.flush());
     return calls;
+  }
+
+  /** Resolves once what was pushed before it has been played (or dropped: a barge-in, the call's end). */
+  private mark(): Promise<void> {
+    return new Promise<void>((reached) => this.push({ kind: 'mark', reached }));
   }
 
   protected override onInterrupt(): void {

@@ -11,7 +11,7 @@ import { Pipeline } from '../pipeline/pipeline.js';
 import type { Frame } from '../pipeline/frames.js';
 import { retryPolicy } from '../providers/retry.js';
 import { llmFor } from '../providers.js';
-import { ToolRunner, type ToolConfig } from '../tools/runner.js';
+import { ToolError, ToolRunner, type ToolConfig, type TransferHandler } from '../tools/runner.js';
 import { LlmProcessor, MAX_TOOL_ROUNDS, type ChatMessage, type LlmChunk } from './llm.js';
 import { OpenAiLlm } from './openai.js';
 
@@ -192,5 +192,94 @@ describe('OpenAI-compatible tool calling', () => {
     // Without a base_url of its own the key is still required.
     const plain = { ...cfg, bot: { ...cfg.bot, llm: { provider: 'openai', model: 'm', temperature: 0 } } } as RuntimeConfig;
     expect(() => llmFor(plain, { OPENAI_API_KEY: '', OPENAI_BASE_URL: cloud.url, PROVIDER_TIMEOUT_MS: 2000 } as never)).toThrow(/OPENAI_API_KEY/);
+  });
+});
+
+describe('transfer_call in the LLM stage', () => {
+  const transferTool: ToolConfig = {
+    name: 'to_person',
+    description: 'Hands the caller to a person',
+    type: 'transfer_call',
+    mode: 'cold',
+    destinations: [{ name: 'billing', number: '+15005553000' }, { name: 'sales', sip_uri: 'sip:sales@pbx.example.com' }],
+    announcement: 'Let me connect you, {{customer_name}}.',
+    on_failure: 'Nobody is free right now.',
+  };
+  /** The stage with a runner whose transfers go to `handler`; marks are reached as they leave (no output stage here). */
+  function staged(handler: TransferHandler) {
+    const r = new ToolRunner([transferTool], { call_id: 'c_1', bot_id: 'b_1', direction: 'outbound', to_number: null, from_number: null, variables: {} }, {
+      secret: null,
+      allowPrivate: true,
+      transfer: handler,
+      render: (t) => t.replace('{{customer_name}}', 'Sam'),
+    });
+    const frames: Frame[] = [];
+    const stage = new LlmProcessor(llm(), '', retryPolicy(2), r);
+    const pipeline = new Pipeline([stage], {
+      downstream: (f) => {
+        frames.push(f);
+        if (f.kind === 'mark') f.reached();
+      },
+    });
+    return { r, frames, stage, pipeline };
+  }
+  const TRANSFER = { id: 'call_t1', name: 'to_person', arguments: '{"destination":"billing"}' };
+
+  it('offers the destinations by name, says the announcement before the transfer starts, and asks nothing more once it worked', async () => {
+    cloud.chatScript = [{ text: 'Of course. ', toolCalls: [TRANSFER] }, { text: 'never asked' }];
+    let seenAtTransfer: string[] = [];
+    const { r, frames, pipeline } = staged(async (req) => {
+      await req.spoken;
+      seenAtTransfer = texts(frames);
+      expect(req.destination).toEqual({ name: 'billing', number: '+15005553000' });
+      return { sipStatusCode: 202 };
+    });
+    pipeline.push({ kind: 'transcript', role: 'user', text: 'a person please', final: true });
+    await pipeline.idle();
+    expect(seenAtTransfer).toEqual(['Of course.', 'Let me connect you, Sam.']);
+    expect(texts(frames)).toEqual(['Of course.', 'Let me connect you, Sam.']);
+    expect(cloud.chats).toHaveLength(1);
+    expect(cloud.requests[0]!.body.tools).toContainEqual({
+      type: 'function',
+      function: {
+        name: 'to_person',
+        description: 'Hands the caller to a person',
+        parameters: { type: 'object', properties: { destination: { type: 'string', enum: ['billing', 'sales'], description: 'who to transfer the caller to: billing; sales' } }, required: ['destination'] },
+      },
+    });
+    expect(r.actions).toEqual([expect.objectContaining({ type: 'transfer', name: 'to_person', status: 'ok', arguments: { destination: 'billing' }, error: null })]);
+  });
+
+  it('a failed transfer: on_failure is the last word of the turn, the model gets the error in the history', async () => {
+    cloud.chatScript = [{ toolCalls: [TRANSFER] }, { text: 'never asked' }];
+    const { r, frames, stage, pipeline } = staged(async () => {
+      throw new ToolError('transfer_failed', 'refused', { sip_status_code: 603 });
+    });
+    pipeline.push({ kind: 'transcript', role: 'user', text: 'a person please', final: true });
+    await pipeline.idle();
+    expect(texts(frames)).toEqual(['Let me connect you, Sam.', 'Nobody is free right now.']);
+    expect(cloud.chats).toHaveLength(1);
+    expect(stage.messages).toEqual([
+      { role: 'user', content: 'a person please' },
+      { role: 'assistant', content: null, tool_calls: [asCall(TRANSFER)] },
+      { role: 'tool', tool_call_id: 'call_t1', content: '{"error":"transfer_failed","details":{"sip_status_code":603}}' },
+      { role: 'assistant', content: 'Nobody is free right now.' },
+    ]);
+    expect(r.actions).toEqual([expect.objectContaining({ type: 'transfer', status: 'failed', error: 'transfer_failed' })]);
+  });
+
+  it('a destination the tool does not have is invalid_arguments; the transfer is not tried', async () => {
+    cloud.chatScript = [{ toolCalls: [{ ...TRANSFER, arguments: '{"destination":"legal"}' }] }, { text: 'I cannot do that.' }];
+    let tried = false;
+    const { pipeline, frames } = staged(async () => {
+      tried = true;
+      return { sipStatusCode: 202 };
+    });
+    pipeline.push({ kind: 'transcript', role: 'user', text: 'a lawyer please', final: true });
+    await pipeline.idle();
+    expect(tried).toBe(false);
+    // Nothing announced for a transfer that cannot be made.
+    expect(texts(frames)).toEqual(['I cannot do that.']);
+    expect(JSON.parse(cloud.chats[1]!.messages[2].content)).toEqual({ error: 'invalid_arguments', details: [{ path: '/destination', message: 'must be one of: billing, sales' }] });
   });
 });

@@ -17,6 +17,11 @@ export type Frame =
   | { kind: 'transport_message'; msg: ServerMessage }
   /** The reply that ends the call has been spoken in full. */
   | { kind: 'end_call' }
+  /**
+   * A point in the bot's speech: the output calls `reached` once the audio before it has been played (or
+   * dropped by a barge-in or the call's end), so an action can wait for what the bot says first (a transfer's announcement).
+   */
+  | { kind: 'mark'; reached: () => void }
   | { kind: 'user_started_speaking'; atMs: number }
   /** End of the user's turn: `speechEndAtMs` is the end of the last voiced frame. */
   | { kind: 'user_stopped_speaking'; atMs: number; speechEndAtMs: number; silenceMs: number }

@@ -38,7 +38,23 @@ export interface ToolConfig {
   headers?: Record<string, string>;
   timeout_ms?: number;
   say_while_waiting?: string;
+  destinations?: TransferDestination[];
+  mode?: 'cold' | 'warm';
+  announcement?: string;
+  whisper?: string;
+  on_failure?: string;
 }
+
+/** Who a transfer_call tool may hand the caller to: one of number (E.164) and sip_uri. */
+export interface TransferDestination {
+  name: string;
+  number?: string;
+  sip_uri?: string;
+  description?: string;
+}
+
+/** What a transfer_call run asks of the call (the session): hand the caller over; resolves with the SIP answer, throws a ToolError when it failed. */
+export type TransferHandler = (req: { tool: ToolConfig; destination: TransferDestination; spoken: Promise<void>; signal?: AbortSignal }) => Promise<{ sipStatusCode: number | null }>;
 
 /** Who is calling: sent with every HTTP tool request. */
 export interface CallIdentity {
@@ -51,7 +67,7 @@ export interface CallIdentity {
 }
 
 /** The failures the model sees as `{"error": code}`. */
-export type ToolErrorCode = 'invalid_arguments' | 'timeout' | `http_${number}` | 'bad_response' | 'refused' | 'unknown_tool' | 'not_runnable' | 'cancelled';
+export type ToolErrorCode = 'invalid_arguments' | 'timeout' | `http_${number}` | 'bad_response' | 'refused' | 'unknown_tool' | 'not_runnable' | 'cancelled' | 'transfer_failed';
 
 /** The one typed failure of a tool run; `toolOutput` is what the model gets. */
 export class ToolError extends Error {
@@ -70,7 +86,7 @@ export class ToolError extends Error {
 
 /** One run, for the call record (docs/design.md §9 "On the call record"); keys in and out are actions too. */
 export interface ToolAction {
-  type: 'tool' | 'dtmf_in' | 'dtmf_out';
+  type: 'tool' | 'transfer' | 'dtmf_in' | 'dtmf_out';
   name: string;
   at: string;
   duration_ms: number;
@@ -94,6 +110,14 @@ export interface ToolRunResult {
   ok: boolean;
   /** The parsed JSON result (ok runs). */
   value?: unknown;
+  /** The model is asked nothing more until the caller speaks again (a transfer ran), after `say` (its on_failure). */
+  endsTurn?: boolean;
+  say?: string;
+}
+
+/** What a tool run may wait for: the phrase said before it (a transfer's announcement) has been played. */
+export interface RunOptions {
+  spoken?: Promise<void>;
 }
 
 export interface ToolRunnerOptions {
@@ -105,12 +129,22 @@ export interface ToolRunnerOptions {
   nowS?: () => number;
   /** Presses keys on the call (send_dtmf); without it, send_dtmf answers not_runnable. */
   keypad?: (digits: string, signal?: AbortSignal) => Promise<void>;
+  /** Hands the caller to a person (transfer_call); without it, transfer_call answers not_runnable. */
+  transfer?: TransferHandler;
+  /** The call's {{variables}}, for announcements and on_failure. */
+  render?: (template: string) => string;
 }
 
 /** What `send_dtmf` accepts (schemas DTMF_PATTERN). */
 const DTMF_DIGITS = /^[0-9*#]{1,32}$/;
 
 const EMPTY_OBJECT_SCHEMA = { type: 'object', properties: {} };
+/** A transfer_call tool without its own `parameters`: the model names a destination (it may leave out the only one). */
+function transferSchema(t: ToolConfig): Record<string, unknown> {
+  const names = (t.destinations ?? []).map((d) => d.name);
+  const described = (t.destinations ?? []).map((d) => (d.description ? `${d.name} (${d.description})` : d.name)).join('; ');
+  return { type: 'object', properties: { destination: { type: 'string', enum: names, description: `who to transfer the caller to: ${described}` } }, required: names.length > 1 ? ['destination'] : [] };
+}
 const DTMF_SCHEMA = { type: 'object', properties: { digits: { type: 'string', pattern: '^[0-9*#]{1,32}$', description: 'the keys to press' } }, required: ['digits'] };
 // Ours: a tool's own headers never replace them.
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-voice-tool-call-id', 'x-voice-signature']);
@@ -170,7 +204,7 @@ export class ToolRunner {
     return [...this.tools.values()].map((t) => ({
       name: t.name,
       description: t.description ?? '',
-      parameters: t.parameters ?? (t.type === 'send_dtmf' ? DTMF_SCHEMA : EMPTY_OBJECT_SCHEMA),
+      parameters: t.parameters ?? (t.type === 'send_dtmf' ? DTMF_SCHEMA : t.type === 'transfer_call' ? transferSchema(t) : EMPTY_OBJECT_SCHEMA),
     }));
   }
 
@@ -183,17 +217,31 @@ export class ToolRunner {
     return name === 'end_call' || this.tools.get(name)?.type === 'end_call';
   }
 
-  /** The phrase to say while `name` runs, if it has one. */
-  sayWhileWaiting(name: string): string | undefined {
+  /** The phrase to say while `name` runs (a transfer's announcement: before it, when `args` name a destination it has), if it has one. */
+  sayWhileWaiting(name: string, args?: string): string | undefined {
     const t = this.tools.get(name);
+    if (t?.type === 'transfer_call') {
+      let parsed: unknown;
+      try {
+        parsed = parseArguments(args ?? '');
+      } catch {
+        return undefined;
+      }
+      return isObject(parsed) && destinationOf(t, parsed) ? this.rendered(t.announcement) : undefined;
+    }
     return t?.type === 'http' || (t && !t.type && t.url) ? t.say_while_waiting?.trim() || undefined : undefined;
+  }
+
+  private rendered(text: string | undefined): string | undefined {
+    const t = text?.trim();
+    return t ? (this.opts.render?.(t) ?? t) : undefined;
   }
 
   /**
    * Runs tool `name` with the model's arguments (JSON text, or already parsed) and records the action.
    * Never throws: a failure is `{"error":…}` in `output`. `signal` aborts it (the call ended).
    */
-  async run(name: string, args: string | Record<string, unknown>, signal?: AbortSignal): Promise<ToolRunResult> {
+  async run(name: string, args: string | Record<string, unknown>, signal?: AbortSignal, opts: RunOptions = {}): Promise<ToolRunResult> {
     const started = performance.now();
     const at = new Date().toISOString();
     let parsed: unknown = args;
@@ -212,6 +260,9 @@ export class ToolRunner {
         await this.opts.keypad(digits, signal);
         const value = { ok: true, sent: digits };
         result = { ok: true, output: JSON.stringify(value), value };
+      } else if (type === 'transfer_call' && this.opts.transfer) {
+        kind = 'transfer';
+        result = await this.transfer(tool, parsed as Record<string, unknown>, opts.spoken ?? Promise.resolve(), signal);
       } else {
         if (type !== 'http') throw new ToolError('not_runnable', `tool type ${type ?? '(none)'} does not run here`);
         const value = await this.http(tool, parsed as Record<string, unknown>, signal);
@@ -219,7 +270,9 @@ export class ToolRunner {
       }
     } catch (err) {
       const e = err instanceof ToolError ? err : new ToolError('bad_response', err instanceof Error ? err.message : String(err));
-      result = { ok: false, output: e.output };
+      // A failed transfer's on_failure is the turn's last word; without one, the model answers the error.
+      const onFailure = kind === 'transfer' && e.code === 'transfer_failed' ? this.rendered(this.tools.get(name)?.on_failure) : undefined;
+      result = { ok: false, output: e.output, ...(onFailure ? { endsTurn: true, say: onFailure } : {}) };
     }
     const duration_ms = Math.round(performance.now() - started);
     const error = result.ok ? null : (JSON.parse(result.output) as { error: string }).error;
@@ -237,6 +290,17 @@ export class ToolRunner {
     }
     this.opts.logger?.info({ tool: name, status: result.ok ? 'ok' : 'failed', duration_ms, ...(error ? { error } : {}) }, 'tool ran');
     return result;
+  }
+
+  /** transfer_call: the destination the model named (the only one when there is one), handed to the call. */
+  private async transfer(tool: ToolConfig, args: Record<string, unknown>, spoken: Promise<void>, signal?: AbortSignal): Promise<ToolRunResult> {
+    const destination = destinationOf(tool, args);
+    if (!destination) {
+      throw new ToolError('invalid_arguments', 'no such destination', [{ path: '/destination', message: `must be one of: ${(tool.destinations ?? []).map((d) => d.name).join(', ')}` }]);
+    }
+    const { sipStatusCode } = await this.opts.transfer!({ tool, destination, spoken, signal });
+    const value = { ok: true, transferred_to: destination.name, sip_status_code: sipStatusCode };
+    return { ok: true, output: JSON.stringify(value), value, endsTurn: true };
   }
 
   /** Records something done outside a tool run (the caller's keypad turns: dtmf_in). */
@@ -340,6 +404,13 @@ export class ToolRunner {
       req.end(body || undefined);
     });
   }
+}
+
+/** The destination a transfer_call's arguments name (the only one, when they name none). */
+function destinationOf(tool: ToolConfig, args: Record<string, unknown>): TransferDestination | undefined {
+  const destinations = tool.destinations ?? [];
+  const named = typeof args.destination === 'string' ? args.destination : undefined;
+  return named === undefined && destinations.length === 1 ? destinations[0] : destinations.find((d) => d.name === named);
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -5,6 +5,7 @@
 // LiveKitTransport. Deleting the room is how a call ends: LiveKit removes the SIP participant, which
 // sends the BYE (or the CANCEL while it still rings).
 import {
+  AudioFrame,
   AudioSource,
   AudioStream,
   LocalAudioTrack,
@@ -21,7 +22,20 @@ import type { Logger } from '../logger.js';
 import type { Settings } from '../settings.js';
 import { RoomEventRouter } from './roomEvents.js';
 import { RtcCapture } from './rtcCapture.js';
-import { DialError, DTMF_EVENT_CODES, outcomeForSipStatus, type CallTransport, type DialRequest, type InboundCallRequest, type ServerMessage, type TelephonyDialer, type TransportHandlers, type WebCallRequest } from './transport.js';
+import {
+  DialError,
+  DTMF_EVENT_CODES,
+  outcomeForSipStatus,
+  type CallTransport,
+  type DialRequest,
+  type InboundCallRequest,
+  type ServerMessage,
+  type TelephonyDialer,
+  type TransferOutcome,
+  type TransferRequest,
+  type TransportHandlers,
+  type WebCallRequest,
+} from './transport.js';
 
 export interface LiveKitOptions {
   url: string;
@@ -35,6 +49,12 @@ export interface LiveKitOptions {
 
 const BOT_IDENTITY = 'bot';
 const CALLEE_IDENTITY = 'callee';
+/** The person a warm transfer dials (docs/design.md §9), in the consult room and then in the caller's. */
+const AGENT_IDENTITY = 'agent';
+/** How long a warm transfer's person may ring before the transfer fails (no answer). */
+const AGENT_RINGING_TIMEOUT_S = 30;
+/** A cold transfer's REFER: the phone network's answer (the NOTIFY) comes within this long, or it failed. */
+const REFER_TIMEOUT_S = 30;
 /** The identity the backend gives a browser caller's token (docs/design.md §7 widget). */
 export const WEB_CALLER_IDENTITY = 'caller';
 
@@ -50,9 +70,17 @@ const SIP_CALLEE: Peer = { identity: CALLEE_IDENTITY, sip: true, hangupReason: '
 const SIP_CALLER: Peer = { identity: null, sip: true, hangupReason: 'caller_hangup' };
 const WEB_CALLER: Peer = { identity: WEB_CALLER_IDENTITY, sip: false, hangupReason: 'caller_hangup' };
 
-const isPeer = (peer: Peer, p: { identity: string; kind?: ParticipantKind }) => (peer.identity === null ? p.kind === ParticipantKind.SIP : p.identity === peer.identity);
+const isPeer = (peer: Peer, p: { identity: string; kind?: ParticipantKind }) => (peer.identity === null ? p.kind === ParticipantKind.SIP && p.identity !== AGENT_IDENTITY : p.identity === peer.identity);
 
 const SIP_STATUS_ATTRIBUTE = 'sip.callStatus';
+
+/** The SIP status of a failed createSipParticipant/transferSipParticipant (livekit-server-sdk SipCallError), if it carries one. */
+function sipStatusOf(err: unknown): number | null {
+  const e = err as { sipStatusCode?: number; metadata?: Record<string, string> };
+  const raw = e.sipStatusCode ?? Number(e.metadata?.sip_status_code ?? NaN);
+  return Number.isInteger(raw) && raw >= 100 && raw <= 699 ? raw : null;
+}
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 /** send_dtmf: one key every this many ms (docs/design.md §9). */
 export const DTMF_KEY_INTERVAL_MS = 250;
 /**
@@ -136,17 +164,18 @@ export class LiveKitDialer implements TelephonyDialer {
    * The call's room with the bot in it, speaking on its own track, and the transport for the call with
    * `peer`: built before the peer comes, whose track and hang-up may arrive at any moment after.
    */
-  private async openRoom(roomName: string, peer: Peer, log: Logger): Promise<{ room: Room; transport: LiveKitTransport; cleanup: () => Promise<void> }> {
+  private async openRoom(roomName: string, peer: Peer, log: Logger, line: CallLine | null = null): Promise<{ room: Room; transport: LiveKitTransport; cleanup: () => Promise<void> }> {
     const room = new Room();
     // No queue in rtc-node: the output processor already paces the bot's audio in real time. A queued
     // source feeds the Opus encoder 10 ms of silence whenever it runs dry, so every call would encode all
     // the time; unqueued, the encoder (and the RTP stream) runs only while the bot speaks.
     const source = new AudioSource(this.opts.sampleRate, 1, 0);
     let cleaned = false;
-    const cleanup = async () => {
+    // `keepRoom`: the call was handed to a person (warm transfer) who talks on in the room after the bot left.
+    const cleanup = async (keepRoom = false) => {
       if (cleaned) return;
       cleaned = true;
-      await this.deleteRoom(roomName).catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not delete the room'));
+      if (!keepRoom) await this.deleteRoom(roomName).catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not delete the room'));
       await room.disconnect().catch(() => undefined);
       this.router.drop(room);
       await source.close().catch(() => undefined);
@@ -160,7 +189,8 @@ export class LiveKitDialer implements TelephonyDialer {
       await cleanup();
       throw err;
     }
-    return { room, transport: new LiveKitTransport(room, source, this.opts.sampleRate, cleanup, log, this.router, peer), cleanup };
+    const handOver = peer.sip ? (req: TransferRequest, identity: string) => this.transfer(room, identity, req, line, log) : null;
+    return { room, transport: new LiveKitTransport(room, source, this.opts.sampleRate, cleanup, log, this.router, peer, handOver), cleanup: () => cleanup() };
   }
 
   /**
@@ -232,7 +262,7 @@ export class LiveKitDialer implements TelephonyDialer {
     const log = this.opts.logger.child({ call_id: req.callId });
     let cleanup: () => Promise<void> = async () => undefined;
     try {
-      const opened = await this.openRoom(req.callId, SIP_CALLEE, log);
+      const opened = await this.openRoom(req.callId, SIP_CALLEE, log, { trunkId: req.sipTrunkId, fromNumber: req.fromNumber });
       const { room, transport } = opened;
       cleanup = opened.cleanup;
 
@@ -272,11 +302,9 @@ export class LiveKitDialer implements TelephonyDialer {
         created.catch(() => undefined);
       } catch (err) {
         if (err instanceof DialError) throw err;
-        const e = err as { sipStatusCode?: number; metadata?: Record<string, string>; message?: string; status?: number };
         // No HTTP status: LiveKit itself was not reached (handled below as dial_failed).
-        if (typeof e.status !== 'number') throw err;
-        const raw = e.sipStatusCode ?? Number(e.metadata?.sip_status_code ?? NaN);
-        const code = Number.isInteger(raw) && raw >= 100 && raw <= 699 ? raw : null;
+        if (typeof (err as { status?: unknown }).status !== 'number') throw err;
+        const code = sipStatusOf(err);
         // The phone rang until the ringing timeout: nobody picked up. A SIP failure without a final
         // response (the carrier's address answers nothing) is a sip_error with no status.
         const outcome = code !== null ? outcomeForSipStatus(code) : ringing ? outcomeForSipStatus(408) : { status: 'failed' as const, reason: 'sip_error' as const, sipStatusCode: null };
@@ -293,6 +321,108 @@ export class LiveKitDialer implements TelephonyDialer {
       throw new DialError({ status: 'failed', reason: 'dial_failed', sipStatusCode: null }, 'the telephony plane is unreachable');
     }
   }
+  /**
+   * Hands the call's SIP peer (`identity` in `room`) to a person (docs/design.md §9 Transfer). Cold: SIP REFER
+   * through livekit-sip, accepted once the phone network's NOTIFY says 200. Warm: the person is dialled
+   * through the call's trunk and hears the whisper before the two are put together, then the bot leaves
+   * them the room. Never throws.
+   *
+   * DESIGN has the person dialled into a consult room and moved (MoveParticipant), but livekit-server
+   * v1.13.5 answers MoveParticipant "not implemented" (a LiveKit Cloud feature: roommanager.go). So the
+   * person is dialled into the caller's room itself, and the server keeps the two apart until the whisper
+   * is done (UpdateSubscriptions): the caller hears the hold tone, not the person nor the whisper; the
+   * person hears the whisper, on a track of its own, not the caller nor the hold tone.
+   */
+  private async transfer(room: Room, identity: string, req: TransferRequest, line: CallLine | null, log: Logger): Promise<TransferOutcome> {
+    const roomName = room.name ?? '';
+    if (req.mode === 'cold') {
+      try {
+        await this.sip.transferSipParticipant(roomName, identity, req.target, { playDialtone: false, timeout: REFER_TIMEOUT_S });
+        return { status: 'accepted', sipStatusCode: 202 };
+      } catch (err) {
+        return { status: 'failed', sipStatusCode: sipStatusOf(err), detail: errorText(err) };
+      }
+    }
+    if (!line) return { status: 'failed', sipStatusCode: null, detail: 'the call has no outbound trunk to dial the person through' };
+    const me = room.localParticipant!;
+    const audioOf = (pubs: Iterable<{ kind?: TrackKind; sid?: string; name?: string }>) => [...pubs].filter((p) => p.kind === TrackKind.KIND_AUDIO).map((p) => p.sid!).filter(Boolean);
+    const voice = [...me.trackPublications.values()].filter((p) => p.name === 'bot-voice').map((p) => p.sid!);
+    const caller = audioOf(room.remoteParticipants.get(identity)?.trackPublications.values() ?? []);
+    const source = new AudioSource(this.opts.sampleRate, 1, 1000);
+    const apart = (who: string, sids: string[], subscribe: boolean) =>
+      sids.length ? this.rooms.updateSubscriptions(roomName, who, sids, subscribe).catch((err: unknown) => log.warn({ err: errorText(err), subscribe }, 'could not change the subscriptions of a transfer')) : Promise.resolve();
+    let agentTracks: string[] = [];
+    const onJoined = (p: { identity: string }) => {
+      if (p.identity === AGENT_IDENTITY) void apart(AGENT_IDENTITY, [...voice, ...caller], false);
+    };
+    const onPublished = (pub: { kind?: TrackKind; sid?: string }, p: { identity: string }) => {
+      if (p.identity !== AGENT_IDENTITY || pub.kind !== TrackKind.KIND_AUDIO || !pub.sid) return;
+      agentTracks.push(pub.sid);
+      void apart(identity, [pub.sid], false);
+    };
+    let whisperSid: string | undefined;
+    room.on(RoomEvent.ParticipantConnected, onJoined);
+    room.on(RoomEvent.TrackPublished, onPublished);
+    try {
+      const published = await me.publishTrack(LocalAudioTrack.createAudioTrack('bot-whisper', source), new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE, dtx: true, red: false }));
+      whisperSid = published.sid;
+      // The whisper is for the person only.
+      await apart(identity, whisperSid ? [whisperSid] : [], false);
+      try {
+        await this.sip.createSipParticipant(line.trunkId, req.number, roomName, {
+          participantIdentity: AGENT_IDENTITY,
+          participantName: 'agent',
+          fromNumber: line.fromNumber,
+          waitUntilAnswered: true,
+          ringingTimeout: AGENT_RINGING_TIMEOUT_S,
+          timeout: AGENT_RINGING_TIMEOUT_S + 15,
+        });
+      } catch (err) {
+        // Busy, no answer, no such number: the caller stays with the bot.
+        return { status: 'failed', sipStatusCode: sipStatusOf(err), detail: errorText(err) };
+      }
+      if (req.signal.aborted) return this.dropAgent(roomName, 'the call ended', log);
+      // What the person's line may already carry of the call, in case it joined before these handlers saw it.
+      agentTracks = [...new Set([...agentTracks, ...audioOf(room.remoteParticipants.get(AGENT_IDENTITY)?.trackPublications.values() ?? [])])];
+      await Promise.all([apart(AGENT_IDENTITY, [...voice, ...caller], false), apart(identity, agentTracks, false)]);
+      // The whisper, at the pace the line plays it (the source's queue holds a second), then until it is out.
+      const frame = this.opts.sampleRate / 50;
+      for await (const pcm of req.whisper()) {
+        if (req.signal.aborted) break;
+        for (let at = 0; at < pcm.length; at += frame) {
+          const chunk = pcm.slice(at, Math.min(pcm.length, at + frame));
+          await source.captureFrame(new AudioFrame(chunk, this.opts.sampleRate, 1, chunk.length));
+        }
+      }
+      await source.waitForPlayout();
+      if (req.signal.aborted) return this.dropAgent(roomName, 'the call ended', log);
+      // Together: each hears the other from now on; the bot leaves them the room.
+      await Promise.all([apart(AGENT_IDENTITY, caller, true), apart(identity, agentTracks, true)]);
+      log.info('warm transfer: the person and the caller are put together');
+      return { status: 'accepted', sipStatusCode: 200 };
+    } catch (err) {
+      return this.dropAgent(roomName, errorText(err), log);
+    } finally {
+      room.off(RoomEvent.ParticipantConnected, onJoined);
+      room.off(RoomEvent.TrackPublished, onPublished);
+      if (whisperSid) await me.unpublishTrack(whisperSid).catch(() => undefined);
+      await source.close().catch(() => undefined);
+    }
+  }
+
+  /** A warm transfer that cannot go on: the person's line is hung up, the caller stays with the bot. */
+  private async dropAgent(roomName: string, detail: string, log: Logger): Promise<TransferOutcome> {
+    await this.rooms.removeParticipant(roomName, AGENT_IDENTITY).catch((err: unknown) => {
+      if ((err as { status?: number }).status !== 404) log.warn({ err: errorText(err) }, 'could not hang up the person of a failed transfer');
+    });
+    return { status: 'failed', sipStatusCode: null, detail };
+  }
+}
+
+/** The call's outbound line (dial-outs): what a warm transfer dials the person through. */
+interface CallLine {
+  trunkId: string;
+  fromNumber: string;
 }
 
 /** A call's audio and events over its LiveKit room: the peer's track in (a SIP callee or a browser), the bot's track out. */
@@ -313,16 +443,31 @@ export class LiveKitTransport implements CallTransport {
   /** Resolves with the reason once the peer is gone (before or during the call). */
   readonly hungUpWith = new Promise<string>((resolve) => (this.markHungUp = resolve));
 
+  /** Hands the caller to a person (a phone line's peer only: docs/design.md §9). */
+  readonly transfer?: (req: TransferRequest) => Promise<TransferOutcome>;
+  /** The peer talks on with a person after the bot leaves: the room stays (LiveKit closes it when the last one leaves). */
+  private keepRoom = false;
+
   constructor(
     private readonly room: Room,
     private readonly source: AudioSource,
     private readonly sampleRate: number,
-    private readonly cleanup: () => Promise<void>,
+    private readonly cleanup: (keepRoom?: boolean) => Promise<void>,
     private readonly log: Logger,
     private readonly router: RoomEventRouter | null = null,
     private readonly peer: Peer = SIP_CALLEE,
+    handOver: ((req: TransferRequest, identity: string) => Promise<TransferOutcome>) | null = null,
   ) {
     this.kind = peer.sip ? 'sip' : 'livekit';
+    if (handOver) {
+      this.transfer = async (req) => {
+        const identity = peer.identity ?? [...room.remoteParticipants.values()].find((p) => p.kind === ParticipantKind.SIP)?.identity;
+        if (!identity || this.closed) return { status: 'failed', sipStatusCode: null, detail: 'the caller has left' };
+        const outcome = await handOver(req, identity);
+        if (outcome.status === 'accepted' && req.mode === 'warm') this.keepRoom = true;
+        return outcome;
+      };
+    }
     this.capture = new RtcCapture(source, sampleRate);
     // The peer's audio may be subscribed before or after the call starts: listen from the start.
     for (const p of room.remoteParticipants.values()) {
@@ -337,12 +482,14 @@ export class LiveKitTransport implements CallTransport {
       setImmediate(() => this.listen());
     });
     room.on(RoomEvent.ParticipantDisconnected, (p) => {
+      // A person a warm transfer dialled is not the caller.
+      if (p.identity === AGENT_IDENTITY) return;
       if (isPeer(peer, p) || (peer.sip && p.kind === ParticipantKind.SIP)) this.hangup(peer.hangupReason);
     });
     room.on(RoomEvent.Disconnected, () => this.hangup('connection_lost'));
     // The peer's keypad: livekit-sip turns RFC 4733 events (and SIP INFO) into SipDTMF packets in the room.
     room.on(RoomEvent.DtmfReceived, (_code, digit, p) => {
-      if (!isPeer(peer, p) && !(peer.sip && p.kind === ParticipantKind.SIP)) return;
+      if (p.identity === AGENT_IDENTITY || (!isPeer(peer, p) && !(peer.sip && p.kind === ParticipantKind.SIP))) return;
       if (typeof digit === 'string' && /^[0-9*#]$/.test(digit)) this.handlers?.onDtmf?.(digit);
     });
   }
@@ -424,6 +571,6 @@ export class LiveKitTransport implements CallTransport {
     this.hungUp ??= 'closed_by_worker';
     void this.stream?.cancel().catch(() => undefined);
     this.releaseStream?.();
-    void this.cleanup();
+    void this.cleanup(this.keepRoom);
   }
 }

@@ -79,4 +79,24 @@ describe('paced output and barge-in', () => {
     expect(t.ended()).toBe(0);
     expect(t.output.speaking).toBe(false);
   });
+
+  it('a mark is reached once the speech before it has been sent, and at once when a barge-in drops that speech', async () => {
+    const t = await botPipeline();
+    let reachedAtFrame = -1;
+    t.pipeline.push({ kind: 'response_start' });
+    t.pipeline.push({ kind: 'text', text: 'One moment please.' });
+    t.pipeline.push({ kind: 'mark', reached: () => (reachedAtFrame = t.sent.length) });
+    await until(() => reachedAtFrame >= 0, 'the first mark');
+    // Every frame of the sentence had gone out (the paced queue was empty) when the mark was reached.
+    expect(reachedAtFrame).toBeGreaterThan(20);
+    expect(t.output.speaking).toBe(false);
+
+    let dropped = false;
+    t.pipeline.push({ kind: 'text', text: 'This is a long sentence that the caller is going to interrupt quite soon.' });
+    t.pipeline.push({ kind: 'mark', reached: () => (dropped = true) });
+    await until(() => t.sent.length >= reachedAtFrame + 10, 'the second sentence to start');
+    expect(dropped).toBe(false);
+    await speak(t.pipeline, concatPcm([speech('stop calling'), silence(300)]));
+    await until(() => dropped, 'the mark after the dropped speech');
+  });
 });

@@ -25,7 +25,7 @@ export interface OutputEvents {
   onFrameGap?(ms: number): void;
 }
 
-type Item = { t: 'audio'; pcm: Int16Array } | { t: 'msg'; msg: ServerMessage } | { t: 'end' };
+type Item = { t: 'audio'; pcm: Int16Array } | { t: 'msg'; msg: ServerMessage } | { t: 'end' } | { t: 'mark'; reached: () => void };
 
 export class OutputProcessor extends FrameProcessor {
   private readonly frameMs = 20;
@@ -66,6 +66,10 @@ export class OutputProcessor extends FrameProcessor {
         for (const pcm of this.chunker.flush()) this.enqueue({ t: 'audio', pcm });
         if (frame.endCall) this.enqueue({ t: 'end' });
         return;
+      case 'mark':
+        for (const pcm of this.chunker.flush()) this.enqueue({ t: 'audio', pcm });
+        this.enqueue({ t: 'mark', reached: frame.reached });
+        return;
       case 'user_stopped_speaking':
         this.turn = { speechEndAtMs: frame.speechEndAtMs, silenceMs: frame.silenceMs, providerMs: 0 };
         return;
@@ -91,6 +95,8 @@ export class OutputProcessor extends FrameProcessor {
   }
 
   private clear(): void {
+    // Whoever waits for a mark is not left waiting: what came before it will never be played.
+    for (const item of this.outQueue) if (item.t === 'mark') item.reached();
     this.outQueue.length = 0;
     this.chunker.clear();
     this.stopTimer();
@@ -121,6 +127,7 @@ export class OutputProcessor extends FrameProcessor {
       const item = this.outQueue.shift()!;
       if (item.t === 'msg') this.message(item.msg);
       else if (item.t === 'end') this.push({ kind: 'end_call' });
+      else if (item.t === 'mark') item.reached();
       else this.sendFrame(item.pcm, now);
     }
     if (!this.outQueue.length) return;

@@ -29,6 +29,32 @@ export interface CallTransport {
   interrupt?(): void;
   /** Presses keys on the call (RFC 4733 on a phone line); transports without a keypad omit it. */
   sendDtmf?(digits: string, signal?: AbortSignal): Promise<void>;
+  /** Hands the caller to a person (docs/design.md §9); transports without a phone line omit it. */
+  transfer?(req: TransferRequest): Promise<TransferOutcome>;
+}
+
+/** A transfer of the call's peer (docs/design.md §9 Transfer). */
+export type TransferRequest =
+  /** SIP REFER to `target` (`tel:+…` or `sip:…`): the phone network connects the caller and the bot's line ends. */
+  | { mode: 'cold'; target: string; signal: AbortSignal }
+  | {
+      /**
+       * The worker dials `number` (E.164) through the call's trunk into a consult room, plays `whisper` there, then
+       * moves the person into the caller's room and leaves it to the two of them.
+       */
+      mode: 'warm';
+      number: string;
+      /** The whisper as audio at the call's rate, synthesised once the person answered. */
+      whisper: () => AsyncIterable<Int16Array>;
+      signal: AbortSignal;
+    };
+
+export interface TransferOutcome {
+  status: 'accepted' | 'failed';
+  /** The SIP answer that decided it (202 REFER accepted, 200 the person answered, 486, 603…); null when none came. */
+  sipStatusCode: number | null;
+  /** Why it failed, for the log (never shown to the caller). */
+  detail?: string;
 }
 
 /** RFC 4733 event codes of the keys a keypad has. */

@@ -50,7 +50,7 @@ export abstract class HttpPcmTts<O extends HttpTtsOptions> implements TtsProvide
 }
 
 /** The provider's audio for `text` with the stage's retries, at the call's rate. */
-async function* speak(provider: TtsProvider, text: string, signal: AbortSignal, policy: RetryPolicy, callSampleRate: number): AsyncIterable<Int16Array> {
+export async function* speak(provider: TtsProvider, text: string, signal: AbortSignal, policy: RetryPolicy, callSampleRate: number): AsyncIterable<Int16Array> {
   const resampler = new Resampler(provider.sampleRate, callSampleRate);
   for await (const chunk of retryStream({ stage: 'tts', policy, resume: provider.resume, signal, attempt: () => provider.synthesize(text, signal) })) {
     const pcm = resampler.push(chunk);
