@@ -2,8 +2,10 @@
 // started by jest.global-setup.js): Chromium's fake microphone plays a WAV of a phrase of the bot's
 // policy (espeak-ng; Chromium loops the file), the page asks POST /livekit/widget for a call, joins the
 // room with livekit-client and shows the live transcript: the greeting, the caller's phrase, the bot's
-// reply. Hanging up leaves a completed `web` call with a recording. Also: a dropped connection, the
-// no-capacity message and a denied microphone. Screenshots go to test-artifacts/console/.
+// reply. Hanging up leaves a completed `web` call with a recording. The keypad presses keys into the call
+// (LiveKit DTMF packets, which the worker collects into a keypad turn and answers from a `dtmf` intent).
+// Also: a dropped connection, the no-capacity message and a denied microphone. Screenshots go to
+// test-artifacts/console/.
 import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync } from 'node:fs';
@@ -18,6 +20,8 @@ import { admin, ADMIN, BACKEND, CONSOLE, SHOTS } from './support.js';
 const BOT_NAME = 'Test call bot (e2e)';
 /** What the fake microphone says: an example phrase of the bot's `amount` intent. */
 const PHRASE = 'how much';
+/** The reply of the bot's `keys` intent to the keys 1 2 (then #). */
+const KEYS_REPLY = 'Keys one and two: 12 received.';
 
 interface Call {
   id: string;
@@ -26,7 +30,8 @@ interface Call {
   end_reason: string | null;
   recording_key: string | null;
   variables: Record<string, string>;
-  transcript: Array<{ role: string; text: string }>;
+  transcript: Array<{ role: string; text: string; dtmf?: boolean }>;
+  actions?: Array<{ type: string; name: string; arguments: unknown }>;
 }
 
 let browser: Browser;
@@ -105,6 +110,8 @@ beforeAll(async () => {
       intents: [
         { name: 'amount', examples: ['how much', 'what amount'], reply: 'The open amount is {{amount_due}} dollars.' },
         { name: 'stop', examples: ['stop calling', 'goodbye'], reply: 'Understood. Goodbye {{customer_name}}.', end_call: true },
+        // Selected by the keypad alone.
+        { name: 'keys', examples: [], dtmf: '12', reply: 'Keys one and two: {{digits}} received.' },
       ],
       fallback: { reply: 'Sorry, I did not catch that.' },
     },
@@ -203,6 +210,57 @@ describe('test call', () => {
     await page.getByRole('link', { name: callId, exact: true }).click();
     await page.getByRole('heading', { name: `Call ${callId}` }).waitFor();
     await page.getByTestId('recording-key').getByText(call.recording_key!).waitFor();
+  });
+
+  it('presses keys on the keypad: the keys show as a keypad turn and the bot answers the intent they select', async () => {
+    await page.goto(`${CONSOLE}/bots/${botId}/test-call`);
+    // No keypad before a call.
+    await page.getByRole('button', { name: 'Start test call' }).waitFor();
+    expect(await page.getByRole('group', { name: 'Keypad' }).count()).toBe(0);
+    const widget = page.waitForResponse((r) => r.url() === `${BACKEND}/livekit/widget` && r.request().method() === 'POST');
+    await page.getByRole('button', { name: 'Start test call' }).click();
+    const callId = ((await (await widget).json()) as { call_id: string }).call_id;
+    const transcript = page.getByRole('log', { name: 'Live transcript' });
+    await transcript.locator('li.bot:not(.interim)').filter({ hasText: 'Hello Alex, this is a test call.' }).waitFor({ timeout: 45_000 });
+    // The fake microphone says its phrase over and over: muted, no late words of it interrupt the keys' answer.
+    await page.getByRole('button', { name: 'Mute microphone' }).click();
+    await page.getByText('Microphone muted', { exact: true }).waitFor();
+    await page.waitForTimeout(3000);
+
+    const keypad = page.getByRole('group', { name: 'Keypad' });
+    expect(await keypad.getByRole('button').evaluateAll((keys) => keys.map((k) => [k.textContent, k.getAttribute('aria-label')]))).toEqual(
+      ['1', '2', '3', '4', '5', '6', '7', '8', '9', '*', '0', '#'].map((k) => [k, `Key ${k === '*' ? 'star' : k === '#' ? 'hash' : k}`]),
+    );
+    // 1 clicked, 2 typed while the keypad has focus, # clicked: the worker takes the keys up to # as one turn.
+    await keypad.getByRole('button', { name: 'Key 1', exact: true }).click();
+    await page.keyboard.press('2');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Key 2');
+    // Shown until the worker echoes them (# ends the turn at once; without it, a 1.5 s pause would).
+    expect(await page.getByTestId('keys-pressed').textContent()).toBe('Pressed: 12');
+    await keypad.getByRole('button', { name: 'Key hash' }).click();
+
+    const keysLine = transcript.locator('li.user.dtmf');
+    await keysLine.waitFor({ timeout: 15_000 });
+    expect(await keysLine.locator('p').textContent()).toBe('⌨ 12');
+    expect(await keysLine.getByRole('img').getAttribute('aria-label')).toBe('Keys pressed:');
+    // Echoed: the keys shown as pressed are cleared.
+    expect((await page.getByTestId('keys-pressed').textContent())?.trim()).toBe('');
+    await transcript.locator('li.bot:not(.interim)').filter({ has: page.getByText(KEYS_REPLY, { exact: true }) }).waitFor({ timeout: 30_000 });
+    await page.locator('main').screenshot({ path: path.join(SHOTS, 'test-call-keypad.png') });
+
+    await page.getByRole('button', { name: 'Hang up' }).click();
+    await page.getByTestId('call-end').getByText('You hung up.', { exact: true }).waitFor();
+    expect(await page.getByRole('group', { name: 'Keypad' }).count()).toBe(0);
+    // The record keeps the keypad turn (marked), the answer and the keys as an action.
+    const call = await callUntil(callId, (c) => c.status !== 'queued' && c.status !== 'in_progress', 'the end of the call');
+    const turn = call.transcript.findIndex((t) => t.dtmf === true);
+    expect(call.transcript[turn]).toMatchObject({ role: 'user', text: '12', dtmf: true });
+    expect(call.transcript.slice(turn + 1).map((t) => [t.role, t.text])).toContainEqual(['bot', KEYS_REPLY]);
+    expect(call.actions).toContainEqual(expect.objectContaining({ type: 'dtmf_in', name: 'keypad', arguments: { digits: '12' } }));
+    // The call's page marks the turn as keys too.
+    await page.getByRole('link', { name: callId, exact: true }).click();
+    const recorded = page.getByTestId('call-events').locator('li.user[data-kind="turn"]').filter({ has: page.getByRole('img', { name: 'Keys pressed:' }) });
+    expect(await recorded.locator('p').textContent()).toBe('⌨ 12');
   });
 
   it('opens the test call from the bot’s edit page', async () => {

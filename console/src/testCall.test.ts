@@ -2,8 +2,12 @@
 import {
   CONNECTION_LOST_MESSAGE,
   decodeEvent,
+  dtmfCode,
   endMessage,
   initialState,
+  isKey,
+  KEYPAD_KEYS,
+  keyLabel,
   MIC_DENIED_MESSAGE,
   NO_CAPACITY_MESSAGE,
   reduce,
@@ -25,6 +29,13 @@ describe('decodeEvent', () => {
     expect(decodeEvent('{"type":"transcript","role":"user","text":"how","final":false}')).toEqual({ type: 'transcript', role: 'user', text: 'how', final: false });
     expect(decodeEvent(bytes({ type: 'ended', reason: 'bot_hangup' }))).toEqual({ type: 'ended', reason: 'bot_hangup' });
     expect(decodeEvent(bytes({ type: 'error', code: 'stt_failed', message: 'STT is down' }))).toEqual({ type: 'error', code: 'stt_failed', message: 'STT is down' });
+  });
+
+  it('keeps the keypad mark of a transcript (dtmf: true), and only a true one', () => {
+    expect(decodeEvent(bytes({ type: 'transcript', role: 'user', text: '12', final: true, dtmf: true }))).toEqual({ type: 'transcript', role: 'user', text: '12', final: true, dtmf: true });
+    expect(decodeEvent(bytes({ type: 'transcript', role: 'bot', text: '1*9', final: true, dtmf: true }))).toMatchObject({ role: 'bot', dtmf: true });
+    expect(decodeEvent(bytes({ type: 'transcript', role: 'user', text: '12', final: true, dtmf: 'yes' }))).not.toHaveProperty('dtmf');
+    expect(decodeEvent(bytes({ type: 'transcript', role: 'user', text: 'hi', final: true, dtmf: false }))).not.toHaveProperty('dtmf');
   });
 
   it('ignores anything else', () => {
@@ -137,6 +148,54 @@ describe('the call’s states', () => {
     s = reduce(s, { type: 'muted', muted: false });
     expect(reduce(s, { type: 'speakers', bot: false, user: true }).userSpeaking).toBe(true);
     expect(reduce(initialState(), { type: 'speakers', bot: true, user: false }).botSpeaking).toBe(false);
+  });
+});
+
+describe('the keypad', () => {
+  const keys = (digits: string, from: CallState) => run([...digits].map((key) => ({ type: 'key' as const, key })), from);
+  const dtmfLine = (role: 'user' | 'bot', text: string): CallAction => ({ type: 'event', event: { type: 'transcript', role, text, final: true, dtmf: true } });
+
+  it('has a phone’s twelve keys with their RFC 4733 codes and spoken names', () => {
+    expect(KEYPAD_KEYS.join('')).toBe('123456789*0#');
+    expect(KEYPAD_KEYS.map(dtmfCode)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 0, 11]);
+    expect(['1', '0', '*', '#'].map((k) => keyLabel(k as never))).toEqual(['Key 1', 'Key 0', 'Key star', 'Key hash']);
+    expect(['5', '*', '#'].every(isKey)).toBe(true);
+    expect(['a', '12', '', ' ', 'A', '+'].some(isKey)).toBe(false);
+  });
+
+  it('shows the keys pressed during the call until the worker echoes them as a keypad turn', () => {
+    let s = keys('12#', live());
+    expect(s.pressed).toBe('12#');
+    s = reduce(s, dtmfLine('user', '12'));
+    expect(s.pressed).toBe('');
+    expect(s.lines.map((l) => [l.role, l.text, l.final, l.dtmf])).toEqual([['user', '12', true, true]]);
+    // Not a key, or not in a live call: nothing pressed.
+    expect(reduce(live(), { type: 'key', key: 'x' }).pressed).toBe('');
+    expect(keys('1', run([{ type: 'start' }, { type: 'created', callId: 'c1' }])).pressed).toBe('');
+    expect(keys('1', reduce(live(), { type: 'hangup' })).pressed).toBe('');
+    // At most 32 shown (the worker makes a turn of 32 keys at most).
+    expect(keys('1234567890'.repeat(4), live()).pressed).toBe('1234567890'.repeat(4).slice(-32));
+  });
+
+  it('a keypad turn is a line of its own: an interim spoken line stays open, the bot’s keys do not clear the caller’s', () => {
+    let s = run([{ type: 'event', event: { type: 'transcript', role: 'user', text: 'I want', final: false } }], keys('3', live()));
+    s = reduce(s, dtmfLine('user', '3'));
+    s = reduce(s, { type: 'event', event: { type: 'transcript', role: 'user', text: 'I want to pay', final: true } });
+    expect(s.lines.map((l) => [l.role, l.text, l.final, l.dtmf])).toEqual([
+      ['user', 'I want to pay', true, false],
+      ['user', '3', true, true],
+    ]);
+    s = keys('4', s);
+    s = reduce(s, dtmfLine('bot', '1*9'));
+    expect(s.pressed).toBe('4');
+    expect(s.lines.at(-1)).toMatchObject({ role: 'bot', text: '1*9', dtmf: true });
+    expect(reduce(s, dtmfLine('user', ' ')).lines).toHaveLength(3);
+  });
+
+  it('says so when a key could not be sent, during the call only', () => {
+    expect(reduce(live(), { type: 'keyFailed', message: 'not connected' }).message).toBe('A key could not be sent to the bot: not connected');
+    const ended = reduce(live(), { type: 'hangup' });
+    expect(reduce(ended, { type: 'keyFailed', message: 'not connected' })).toBe(ended);
   });
 });
 

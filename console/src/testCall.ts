@@ -1,11 +1,13 @@
 // The browser test call's logic without the browser: decoding the worker's data messages (topic
-// `events`, the WebSocket protocol's JSON shapes), the call's state as a reducer, and the messages the
-// page shows. The page (pages/test-call-page.ts) only wires LiveKit events into `reduce`.
+// `events`, the WebSocket protocol's JSON shapes), the call's state as a reducer, the messages the page
+// shows, and the keypad (docs/design.md §9: what a key press sends). The page (pages/test-call-page.ts)
+// only wires LiveKit events into `reduce`.
 
 /** What the worker sends the caller (worker/src/transports/transport.ts ServerMessage). */
 export type CallEvent =
   | { type: 'started'; call_id: string }
-  | { type: 'transcript'; role: 'user' | 'bot'; text: string; final: boolean }
+  /** `dtmf`: a keypad turn (the keys the caller pressed, or the bot's send_dtmf), not speech. */
+  | { type: 'transcript'; role: 'user' | 'bot'; text: string; final: boolean; dtmf?: true }
   | { type: 'ended'; reason: string }
   | { type: 'error'; code: string; message: string };
 
@@ -21,6 +23,8 @@ interface TranscriptLine {
   role: 'user' | 'bot';
   text: string;
   final: boolean;
+  /** Keys pressed, not words said. */
+  dtmf: boolean;
 }
 
 export interface CallState {
@@ -30,6 +34,8 @@ export interface CallState {
   botSpeaking: boolean;
   userSpeaking: boolean;
   muted: boolean;
+  /** Keys pressed on the keypad since the worker last echoed a keypad turn (it collects them to # or a pause). */
+  pressed: string;
   /** The end reason from the worker's `ended` message (or `caller_hangup` when we hung up). */
   endReason: string | null;
   /** What went wrong or how the call ended, for the banner. */
@@ -43,6 +49,10 @@ export type CallAction =
   | { type: 'event'; event: CallEvent }
   | { type: 'speakers'; bot: boolean; user: boolean }
   | { type: 'muted'; muted: boolean }
+  /** A key of the keypad was pressed (and is being sent). */
+  | { type: 'key'; key: string }
+  /** A key could not be sent into the call. */
+  | { type: 'keyFailed'; message: string }
   | { type: 'hangup' }
   /** The room connection closed. `roomDeleted`: the worker closed the room (its way of ending the call). */
   | { type: 'disconnected'; roomDeleted: boolean }
@@ -56,6 +66,7 @@ export const initialState = (): CallState => ({
   botSpeaking: false,
   userSpeaking: false,
   muted: false,
+  pressed: '',
   endReason: null,
   message: null,
   nextLineId: 1,
@@ -81,7 +92,8 @@ export function decodeEvent(payload: Uint8Array | string): CallEvent | null {
     case 'started':
       return str('call_id') ? { type: 'started', call_id: m.call_id as string } : null;
     case 'transcript':
-      return (m.role === 'user' || m.role === 'bot') && str('text') ? { type: 'transcript', role: m.role, text: m.text as string, final: m.final !== false } : null;
+      if (!(m.role === 'user' || m.role === 'bot') || !str('text')) return null;
+      return { type: 'transcript', role: m.role, text: m.text as string, final: m.final !== false, ...(m.dtmf === true ? { dtmf: true as const } : {}) };
     case 'ended':
       return str('reason') ? { type: 'ended', reason: m.reason as string } : null;
     case 'error':
@@ -124,6 +136,12 @@ export const inCall = (phase: Phase): boolean => phase === 'starting' || phase =
 
 /** A transcript message: an interim line is updated in place until its final text arrives. */
 function addTranscript(s: CallState, e: Extract<CallEvent, { type: 'transcript' }>): CallState {
+  if (e.dtmf) {
+    // A keypad turn is whole when it arrives: a line of its own, never the end of an interim spoken line.
+    if (!e.text.trim()) return s;
+    const line = { id: s.nextLineId, role: e.role, text: e.text, final: true, dtmf: true };
+    return { ...s, lines: [...s.lines, line], nextLineId: s.nextLineId + 1, pressed: e.role === 'user' ? '' : s.pressed };
+  }
   if (!e.text.trim() && !e.final) return s;
   let open = -1;
   for (let i = s.lines.length - 1; i >= 0; i--) {
@@ -140,7 +158,7 @@ function addTranscript(s: CallState, e: Extract<CallEvent, { type: 'transcript' 
     return { ...s, lines };
   }
   if (!e.text.trim()) return s;
-  return { ...s, lines: [...s.lines, { id: s.nextLineId, role: e.role, text: e.text, final: e.final }], nextLineId: s.nextLineId + 1 };
+  return { ...s, lines: [...s.lines, { id: s.nextLineId, role: e.role, text: e.text, final: e.final, dtmf: false }], nextLineId: s.nextLineId + 1 };
 }
 
 const over = (s: CallState, phase: 'ended' | 'failed', endReason: string | null, message: string): CallState => ({
@@ -150,6 +168,7 @@ const over = (s: CallState, phase: 'ended' | 'failed', endReason: string | null,
   message,
   botSpeaking: false,
   userSpeaking: false,
+  pressed: '',
   // Interim text that never became final is dropped: it was not said as shown.
   lines: s.lines.filter((l) => l.final),
 });
@@ -174,6 +193,11 @@ export function reduce(s: CallState, a: CallAction): CallState {
       return { ...s, muted: a.muted, userSpeaking: a.muted ? false : s.userSpeaking };
     case 'speakers':
       return inCall(s.phase) ? { ...s, botSpeaking: a.bot, userSpeaking: a.user && !s.muted } : s;
+    case 'key':
+      // The last MAX_SHOWN_KEYS keys: the worker makes a turn of at most 32 anyway.
+      return s.phase === 'live' && isKey(a.key) ? { ...s, pressed: (s.pressed + a.key).slice(-MAX_SHOWN_KEYS) } : s;
+    case 'keyFailed':
+      return s.phase === 'live' ? { ...s, message: `A key could not be sent to the bot: ${a.message}` } : s;
     case 'event': {
       if (!inCall(s.phase)) return s;
       const e = a.event;
@@ -205,3 +229,19 @@ export function suggestedValue(name: string, today: Date = new Date()): string {
   if (/count|number|qty|quantity/.test(n)) return '1';
   return `test ${n.replace(/_/g, ' ')}`;
 }
+
+/** The keypad's keys, in the order a phone shows them (three a row). */
+export const KEYPAD_KEYS = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '*', '0', '#'] as const;
+export type KeypadKey = (typeof KEYPAD_KEYS)[number];
+const MAX_SHOWN_KEYS = 32;
+
+/** One key of the keypad (a single character of 0–9, * or #). */
+export const isKey = (key: string): key is KeypadKey => (KEYPAD_KEYS as readonly string[]).includes(key);
+
+/** RFC 4733 event codes of the keys (0–9 as themselves, * 10, # 11): LiveKit's publishDtmf takes code and key. */
+export function dtmfCode(key: KeypadKey): number {
+  return key === '*' ? 10 : key === '#' ? 11 : Number(key);
+}
+
+/** A key as a screen reader should say it (the button's accessible name). */
+export const keyLabel = (key: KeypadKey): string => (key === '*' ? 'Key star' : key === '#' ? 'Key hash' : `Key ${key}`);

@@ -6,6 +6,7 @@ import { TERMINAL_CALL_STATUSES, type Call, type CallAction } from '@voice-platf
 import { actionDetail, callEvents, timeline, type CallEvent } from '../callTimeline.js';
 import { LightElement } from '../components/base.js';
 import { errorBanner } from '../components/field.js';
+import { keysLine } from '../components/keys.js';
 import { api, ApiError } from '../api.js';
 import { formatDateTime, statusLabel } from '../format.js';
 
@@ -57,7 +58,7 @@ export class VpCallDetailPage extends LightElement {
       case 'status':
         return html`<li class="status" data-kind="status"><span class="who">Status</span> ${at}<p class="what"><vp-status-badge status=${e.status}></vp-status-badge></p></li>`;
       case 'turn':
-        return html`<li class=${e.turn.role} data-kind="turn"><span class="who">${e.turn.role === 'bot' ? 'Bot' : 'Caller'}</span> ${at}<p>${e.turn.text}</p></li>`;
+        return html`<li class=${e.turn.role} data-kind="turn"><span class="who">${e.turn.role === 'bot' ? 'Bot' : 'Caller'}</span> ${at}<p>${e.turn.dtmf ? keysLine(e.turn.role, e.turn.text) : e.turn.text}</p></li>`;
       case 'action': {
         const a = e.action;
         const args = actionDetail(a.arguments);

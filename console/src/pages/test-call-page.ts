@@ -1,14 +1,33 @@
 // Test call: talk to a bot from the browser, as a caller would. POST /livekit/widget queues a `web`
 // call and answers a LiveKit token; the page joins the call's room with livekit-client, publishes the
 // microphone and plays the bot's track. The worker's events (transcripts, the end) arrive as data on
-// topic `events`; their meaning lives in ../testCall.ts, this page only wires the room to it.
+// topic `events`; their meaning lives in ../testCall.ts, this page only wires the room to it. While the
+// call is live a keypad presses keys as a phone would: each key goes out as a LiveKit DTMF packet (RFC 4733
+// code and key), which the worker collects into keypad turns and echoes as `dtmf` transcript lines.
 import { html, nothing } from 'lit';
 import type { DisconnectReason, LocalAudioTrack, Participant, RemoteTrack, Room } from 'livekit-client';
 import type { Bot } from '@voice-platform/schemas/bot.js';
 import { LightElement } from '../components/base.js';
 import { errorBanner, field } from '../components/field.js';
+import { keysLine } from '../components/keys.js';
 import { api, ApiError } from '../api.js';
-import { BOT_IDENTITY, decodeEvent, EVENTS_TOPIC, inCall, initialState, reduce, startErrorMessage, suggestedValue, type CallAction, type CallState } from '../testCall.js';
+import {
+  BOT_IDENTITY,
+  decodeEvent,
+  dtmfCode,
+  EVENTS_TOPIC,
+  inCall,
+  initialState,
+  isKey,
+  KEYPAD_KEYS,
+  keyLabel,
+  reduce,
+  startErrorMessage,
+  suggestedValue,
+  type CallAction,
+  type CallState,
+  type KeypadKey,
+} from '../testCall.js';
 
 type LiveKit = typeof import('livekit-client');
 // livekit-client is most of a bundle's weight: loaded with the first test call, not with the console.
@@ -41,6 +60,8 @@ export class VpTestCallPage extends LightElement {
   private room: Room | null = null;
   private mic: LocalAudioTrack | null = null;
   private loadedFor = '';
+  /** Keys go out one after the other, in the order pressed. */
+  private keysSent: Promise<void> = Promise.resolve();
 
   constructor() {
     super();
@@ -91,6 +112,7 @@ export class VpTestCallPage extends LightElement {
     const mic = this.mic;
     this.room = null;
     this.mic = null;
+    this.keysSent = Promise.resolve();
     mic?.stop();
     await room?.disconnect().catch(() => undefined);
   }
@@ -198,6 +220,38 @@ export class VpTestCallPage extends LightElement {
     await (muted ? mic.mute() : mic.unmute());
   }
 
+  /** Sends one key into the call's room (the worker hears it as the caller's keypad). */
+  private pressKey(key: KeypadKey): void {
+    const room = this.room;
+    if (!room || this.call.phase !== 'live') return;
+    this.dispatch({ type: 'key', key });
+    this.keysSent = this.keysSent
+      .then(() => room.localParticipant.publishDtmf(dtmfCode(key), key))
+      .catch((err: unknown) => {
+        if (this.room === room) this.dispatch({ type: 'keyFailed', message: err instanceof Error ? err.message : String(err) });
+      });
+  }
+
+  /** Typing 0–9, * or # while the keypad has focus presses that key (and shows which one). */
+  private keypadKeydown(e: KeyboardEvent): void {
+    if (e.ctrlKey || e.metaKey || e.altKey || !isKey(e.key)) return;
+    e.preventDefault();
+    if (e.repeat) return;
+    this.pressKey(e.key);
+    this.querySelector<HTMLElement>(`.keypad-keys [data-key="${CSS.escape(e.key)}"]`)?.focus();
+  }
+
+  private renderKeypad() {
+    return html`<section class="panel keypad" aria-labelledby="keypad-heading">
+      <h2 id="keypad-heading">Keypad</h2>
+      <p class="hint" id="keypad-hint">Press keys as on a phone: the bot gets them after # or a short pause. With the keypad focused, typing 0–9, * and # presses them too.</p>
+      <div class="keypad-keys" role="group" aria-label="Keypad" aria-describedby="keypad-hint" @keydown=${(e: KeyboardEvent) => this.keypadKeydown(e)}>
+        ${KEYPAD_KEYS.map((k) => html`<button type="button" class="keypad-key" data-key=${k} aria-label=${keyLabel(k)} @click=${() => this.pressKey(k)}>${k}</button>`)}
+      </div>
+      <p class="keypad-pressed" data-testid="keys-pressed">${this.call.pressed ? html`Pressed: <span class="keys">${this.call.pressed}</span>` : html`&nbsp;`}</p>
+    </section>`;
+  }
+
   private renderForm(bot: Bot) {
     const vars = bot.variables;
     return html`<form novalidate @submit=${this.start} aria-label="Start a test call">
@@ -254,15 +308,21 @@ export class VpTestCallPage extends LightElement {
                 html`<a href="/calls/${c.callId}" target="_blank" rel="noopener" data-testid="call-link">${c.callId}<span class="sr-only"> (opens in a new tab)</span></a>`
               : html`<a href="/calls/${c.callId}" data-testid="call-link">${c.callId}</a>`}</p>`
         : nothing}
+      <div class="test-call-body">
       ${!c.callId && !c.lines.length
         ? nothing
-        : html`<section class="panel" aria-labelledby="test-call-transcript">
+        : html`<section class="panel transcript-panel" aria-labelledby="test-call-transcript">
             <h2 id="test-call-transcript">Live transcript</h2>
             <ol class="transcript live" role="log" aria-labelledby="test-call-transcript" data-testid="live-transcript">
-              ${c.lines.map((l) => html`<li class="${l.role}${l.final ? '' : ' interim'}"><span class="who">${l.role === 'bot' ? 'Bot' : 'You'}</span>${l.final ? nothing : html` <span class="sr-only">(still listening)</span>`}<p>${l.text}</p></li>`)}
+              ${c.lines.map(
+                (l) =>
+                  html`<li class="${l.role}${l.final ? '' : ' interim'}${l.dtmf ? ' dtmf' : ''}"><span class="who">${l.role === 'bot' ? 'Bot' : 'You'}</span>${l.final ? nothing : html` <span class="sr-only">(still listening)</span>`}<p>${l.dtmf ? keysLine(l.role, l.text) : l.text}</p></li>`,
+              )}
             </ol>
             ${c.lines.length ? nothing : html`<p class="empty">${active ? 'What you and the bot say shows here.' : 'Nothing was said.'}</p>`}
-          </section>`}`;
+          </section>`}
+      ${c.phase === 'live' ? this.renderKeypad() : nothing}
+      </div>`;
   }
 
   override render() {
