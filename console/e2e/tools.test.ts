@@ -121,6 +121,14 @@ describe('bot tools in the console', () => {
     await page.getByRole('button', { name: 'Add tool' }).click();
     await tool(4).getByRole('textbox', { name: 'Tool name' }).fill('press_keys');
     await tool(4).getByLabel('Tool type').selectOption({ label: 'Press keys (DTMF)' });
+    // A warm transfer dials numbers only (through the call's trunk): its SIP URI is refused before sending.
+    const beforeWarm = bodies.length;
+    await page.getByRole('button', { name: 'Create bot' }).click();
+    expect(await page.locator('#bot-tools-1-destinations-1-target-error').textContent()).toBe(
+      'A warm transfer dials a number through the call’s trunk: enter a number (E.164), or pick cold mode for a SIP URI.',
+    );
+    expect(bodies.length).toBe(beforeWarm);
+    await dest2.getByRole('textbox', { name: 'Number or SIP URI' }).fill('+15005553001');
     await page.locator('#bot-tools').screenshot({ path: path.join(SHOTS, 'bot-tool-types.png') });
 
     const body = await sentBody('POST', '/api/v1/bots', () => page.getByRole('button', { name: 'Create bot' }).click());
@@ -142,7 +150,7 @@ describe('bot tools in the console', () => {
         type: 'transfer_call',
         destinations: [
           { name: 'billing', number: '+15005553000', description: 'Questions about money.' },
-          { name: 'desk', sip_uri: 'sip:desk@pbx.example.com' },
+          { name: 'desk', number: '+15005553001' },
         ],
         mode: 'warm',
         announcement: 'Let me connect you.',
@@ -185,7 +193,7 @@ describe('bot tools in the console', () => {
       expect(await row.getByLabel('Header value').inputValue()).toBe('');
       expect(await row.getByText('Leave empty to keep the stored value.').count()).toBe(1);
     }
-    expect(await tool(2).getByRole('group', { name: 'Destination 2' }).getByRole('textbox', { name: 'Number or SIP URI' }).inputValue()).toBe('sip:desk@pbx.example.com');
+    expect(await tool(2).getByRole('group', { name: 'Destination 2' }).getByRole('textbox', { name: 'Number or SIP URI' }).inputValue()).toBe('+15005553001');
     const onPage = await everythingOnPage();
     expect(onPage).not.toContain(HEADER_VALUE);
     expect(onPage).not.toContain(TENANT);
@@ -361,6 +369,85 @@ describe('bot tools in the console', () => {
     expect(await list.locator('li[data-kind="action"]').last().locator('.detail').allTextContents()).toEqual(['Arguments {"amount":40}', 'Error timeout']);
     expect(await page.getByTestId('end-reason').textContent()).toBe('bot_hangup');
     await page.screenshot({ path: path.join(SHOTS, 'call-actions.png'), fullPage: true });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('edits a scripted intent’s action, arguments, error reply and keys: refused before sending as the backend would, kept when reopened', async () => {
+    await page.goto(`${CONSOLE}/bots/${botId}`);
+    await page.getByRole('heading', { name: 'Edit bot: Promise taker' }).waitFor();
+    await page.getByLabel('Use a scripted dialogue policy').check();
+    await page.getByRole('button', { name: 'Add intent' }).click();
+    const intent = page.getByRole('group', { name: 'Intent 1', exact: true });
+    await intent.getByRole('textbox', { name: 'Intent name' }).fill('promise');
+    await intent.getByRole('textbox', { name: 'Reply', exact: true }).fill('Noted, your reference is {{result.ref}}.');
+    await intent.getByRole('textbox', { name: 'Keys (DTMF)' }).fill('1a');
+    await page.getByRole('textbox', { name: 'Fallback reply' }).fill('Pardon?');
+    // The action offers the tools a script can run (not hang_up); its arguments and error reply show once one is picked.
+    const action = intent.getByLabel('Action');
+    expect(await action.locator('option').allTextContents()).toEqual(['No action', 'record_promise (HTTP)', 'to_agent (transfer)', 'press_keys (press keys)']);
+    expect(await intent.getByRole('textbox', { name: 'Reply if the tool fails' }).count()).toBe(0);
+    await action.selectOption('record_promise');
+    await intent.getByRole('button', { name: 'Add argument' }).click();
+    const arg1 = intent.getByRole('group', { name: 'Argument 1 of intent 1' });
+    await arg1.getByRole('textbox', { name: 'Argument name' }).fill('amount');
+    await arg1.getByRole('textbox', { name: 'Argument value' }).fill('{{digits}}');
+    await intent.getByRole('button', { name: 'Add argument' }).click();
+    await intent.getByRole('group', { name: 'Argument 2 of intent 1' }).getByRole('textbox', { name: 'Argument name' }).fill('order-id');
+    await intent.getByRole('textbox', { name: 'Reply if the tool fails' }).fill('Sorry, I could not note that.');
+
+    // Not keys, and an argument name the API has no place for: named on their inputs, nothing sent.
+    const before = bodies.length;
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    expect(await page.locator('#bot-policy-intents-0-dtmf-error').textContent()).toBe('Keys 0–9, * and # only (1 to 32 of them), e.g. 1 or 42.');
+    expect(await page.locator('#bot-policy-intents-0-action-arguments-1-name-error').textContent()).toBe('Letters, digits and _ only (1 to 64 characters), e.g. order_id.');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('bot-policy-intents-0-dtmf');
+    expect(bodies.length).toBe(before);
+    await intent.getByRole('textbox', { name: 'Keys (DTMF)' }).fill('1');
+    await intent.getByRole('button', { name: 'Remove argument 2 of intent 1' }).click();
+    await page.getByRole('group', { name: 'Intent 1', exact: true }).screenshot({ path: path.join(SHOTS, 'bot-intent-action.png') });
+    const policy = {
+      intents: [
+        {
+          name: 'promise',
+          examples: [],
+          reply: 'Noted, your reference is {{result.ref}}.',
+          action: { tool: 'record_promise', arguments: { amount: '{{digits}}' } },
+          on_error_reply: 'Sorry, I could not note that.',
+          dtmf: '1',
+        },
+      ],
+      fallback: { reply: 'Pardon?' },
+    };
+    expect((await saveChanges()).policy).toEqual(policy);
+    expect((await admin('GET', `/api/v1/bots/${botId}`)).body.policy).toEqual(policy);
+
+    // Reopened: every field as saved.
+    await page.reload();
+    const reopened = page.getByRole('group', { name: 'Intent 1', exact: true });
+    expect(await reopened.getByRole('textbox', { name: 'Keys (DTMF)' }).inputValue()).toBe('1');
+    expect(await reopened.getByLabel('Action').inputValue()).toBe('record_promise');
+    const arg = reopened.getByRole('group', { name: 'Argument 1 of intent 1' });
+    expect([await arg.getByRole('textbox', { name: 'Argument name' }).inputValue(), await arg.getByRole('textbox', { name: 'Argument value' }).inputValue()]).toEqual(['amount', '{{digits}}']);
+    expect(await reopened.getByRole('textbox', { name: 'Reply if the tool fails' }).inputValue()).toBe('Sorry, I could not note that.');
+    expect(await reopened.getByRole('group', { name: /^Argument \d/ }).count()).toBe(1);
+
+    // A tool that now hangs up cannot be the action: refused on its select before sending.
+    await tool(1).getByLabel('Tool type').selectOption({ label: 'End the call' });
+    expect(await reopened.getByLabel('Action').locator('option:checked').textContent()).toBe('record_promise (not a tool this intent can run)');
+    const beforeRetype = bodies.length;
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    expect(await page.locator('#bot-policy-intents-0-action-tool-error').textContent()).toBe(
+      'record_promise ends the call: tick “End the call after this reply” instead, or pick another tool.',
+    );
+    expect(bodies.length).toBe(beforeRetype);
+    // Back to HTTP, and no action: the arguments and error reply typed for it are not sent (nor kept).
+    await tool(1).getByLabel('Tool type').selectOption({ label: 'Call a URL (HTTP)' });
+    await reopened.getByLabel('Action').selectOption({ label: 'No action' });
+    expect(await reopened.getByRole('textbox', { name: 'Reply if the tool fails' }).count()).toBe(0);
+    await reopened.getByRole('textbox', { name: 'Reply', exact: true }).fill('Noted.');
+    const plain = await saveChanges();
+    expect(plain.policy.intents).toEqual([{ name: 'promise', examples: [], reply: 'Noted.', dtmf: '1' }]);
+    expect(plain.tools[0]).toMatchObject({ name: 'record_promise', type: 'http', url: TOOL_URL });
     expect(pageErrors).toEqual([]);
   });
 });

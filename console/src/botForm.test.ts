@@ -1,7 +1,26 @@
-// The tools part of the bot form: stored tools ↔ form text ↔ API body, write-only headers, and the
-// rules checked before sending.
+// The tools and policy parts of the bot form: stored tools and intents ↔ form text ↔ API body, write-only
+// headers, and the rules checked before sending.
 import { BOT_DEFAULTS, type Bot } from '@voice-platform/schemas/bot.js';
-import { botToForm, emptyHeader, emptyTool, formToBody, headersChanged, parseParameters, toolProblems, toolToBody, toolToForm, type ToolForm } from './botForm.js';
+import {
+  actionTools,
+  botToForm,
+  emptyArgument,
+  emptyHeader,
+  emptyIntent,
+  emptyTool,
+  formToBody,
+  headersChanged,
+  intentToBody,
+  intentToForm,
+  parseParameters,
+  policyProblems,
+  toolProblems,
+  toolToBody,
+  toolToForm,
+  validArgumentName,
+  type IntentForm,
+  type ToolForm,
+} from './botForm.js';
 import { validateBot } from './validation.js';
 
 const params = { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] };
@@ -161,6 +180,15 @@ describe('write-only tool headers', () => {
     transfer.destinations[1]!.target = ' ';
     expect(toolProblems([transfer])).toEqual({ 'tools.0.destinations.1.number': expect.stringMatching(/^Enter a number/) });
   });
+
+  it('a warm transfer dials numbers only (through the call’s trunk); a cold one takes a SIP URI too', () => {
+    const warm = toolToForm(transferTool);
+    expect(warm.mode).toBe('warm');
+    expect(toolProblems([warm])).toEqual({
+      'tools.0.destinations.1.sip_uri': 'A warm transfer dials a number through the call’s trunk: enter a number (E.164), or pick cold mode for a SIP URI.',
+    });
+    expect(toolProblems([{ ...warm, mode: 'cold' }])).toEqual({});
+  });
 });
 
 describe('the rest of the bot survives the form', () => {
@@ -180,3 +208,95 @@ describe('the rest of the bot survives the form', () => {
   });
 });
 
+
+describe('policy intents in the form', () => {
+  const acting = { name: 'promise', examples: ['I will pay'], reply: 'Noted: {{result.ref}}.', end_call: true, action: { tool: 'record_promise', arguments: { amount: '{{digits}}', who: '{{customer_name}}' } }, on_error_reply: 'Sorry, try later.', dtmf: '1' };
+  const intent = (over: Partial<IntentForm>): IntentForm => ({ ...emptyIntent(), name: 'i', reply: 'Ok.', ...over });
+
+  it('shows an intent’s action, its arguments in order, the error reply and the keys as form text', () => {
+    expect(intentToForm(acting)).toEqual({
+      name: 'promise',
+      examples: 'I will pay',
+      reply: 'Noted: {{result.ref}}.',
+      end_call: true,
+      dtmf: '1',
+      tool: 'record_promise',
+      arguments: [
+        { name: 'amount', value: '{{digits}}' },
+        { name: 'who', value: '{{customer_name}}' },
+      ],
+      on_error_reply: 'Sorry, try later.',
+    });
+    expect(intentToForm({ name: 'plain', examples: ['hi'], reply: 'Hello.' })).toEqual({ ...emptyIntent(), name: 'plain', examples: 'hi', reply: 'Hello.' });
+  });
+
+  it('an intent saved and reopened keeps every field; a plain one gains none', () => {
+    const keysOnly = { name: 'menu', examples: [], reply: 'You pressed {{digits}}.', dtmf: '*9#' };
+    const noArgs = { name: 'ping', examples: ['ping'], reply: 'Pong.', action: { tool: 'record_promise' } };
+    const plain = { name: 'plain', examples: ['hi', 'hello'], reply: 'Hello.' };
+    for (const i of [acting, keysOnly, noArgs, plain]) expect(intentToBody(intentToForm(i))).toEqual(i);
+    const bot = storedBot([httpTool]);
+    bot.policy = { intents: [acting, keysOnly, noArgs, plain], fallback: { reply: 'Pardon?', end_call: true } };
+    expect(formToBody(botToForm(bot)).policy).toEqual(bot.policy);
+  });
+
+  it('sends no empty field: blank keys and error reply are left out, an action without arguments has none', () => {
+    const body = intentToBody(intent({ examples: ' hi \n\n', dtmf: '  ', tool: 'crm', arguments: [emptyArgument()], on_error_reply: ' ' }));
+    expect(body).toEqual({ name: 'i', examples: ['hi'], reply: 'Ok.', action: { tool: 'crm' } });
+    expect(intentToBody(intent({ dtmf: ' 12 ', tool: ' crm ', arguments: [{ name: ' n ', value: ' {{digits}} ' }], on_error_reply: ' Sorry. ' }))).toEqual({
+      name: 'i',
+      examples: [],
+      reply: 'Ok.',
+      dtmf: '12',
+      // Argument values are templates, sent as typed.
+      action: { tool: 'crm', arguments: { n: ' {{digits}} ' } },
+      on_error_reply: 'Sorry.',
+    });
+  });
+
+  it('with no action picked, the arguments and the error reply typed for one are not sent (the backend would refuse the reply)', () => {
+    const f = intent({ examples: 'hi', tool: 'crm', arguments: [{ name: 'n', value: 'v' }], on_error_reply: 'Sorry.' });
+    f.tool = '';
+    expect(intentToBody(f)).toEqual({ name: 'i', examples: ['hi'], reply: 'Ok.' });
+    expect(policyProblems({ usePolicy: true, intents: [{ ...f, arguments: [emptyArgument()] }] })).toEqual({});
+  });
+
+  it('offers the tools a script can run as actions (HTTP, transfer, keys; not hanging up), by their current names', () => {
+    const tools: ToolForm[] = [
+      toolToForm(httpTool),
+      toolToForm(transferTool),
+      { ...emptyTool('http'), name: ' lookup ' },
+      { ...emptyTool('http'), name: '' },
+      // A second tool of a name: the backend finds the first.
+      { ...emptyTool('send_dtmf'), name: 'lookup' },
+      { ...emptyTool('send_dtmf'), name: 'press' },
+      { ...emptyTool('end_call'), name: 'bye' },
+      { ...emptyTool(''), name: 'old' },
+    ];
+    expect(actionTools(tools)).toEqual([
+      { name: 'record_promise', type: 'http' },
+      { name: 'to_agent', type: 'transfer_call' },
+      { name: 'lookup', type: 'http' },
+      { name: 'press', type: 'send_dtmf' },
+    ]);
+  });
+
+  it('checks the argument rows before sending: a name for each, valid and not twice', () => {
+    const rows = [
+      { name: 'amount', value: '{{digits}}' },
+      { name: '', value: 'x' },
+      { name: 'order-id', value: '' },
+      { name: ' amount ', value: '2' },
+      { name: 'ok_2', value: '' },
+    ];
+    expect(policyProblems({ usePolicy: true, intents: [intent({ examples: 'a' }), intent({ tool: 'crm', arguments: rows })] })).toEqual({
+      'policy.intents.1.action.arguments.1.name': 'This field is required.',
+      'policy.intents.1.action.arguments.2.name': 'Letters, digits and _ only (1 to 64 characters), e.g. order_id.',
+      'policy.intents.1.action.arguments.3.name': 'Another argument has this name already.',
+    });
+    // Without the scripted policy nothing of it is sent, nor checked.
+    expect(policyProblems({ usePolicy: false, intents: [intent({ tool: 'crm', arguments: rows })] })).toEqual({});
+    expect(['a', 'A_1', ' x ', 'a'.repeat(64)].every(validArgumentName)).toBe(true);
+    expect(['', 'a-b', 'a b', 'ä', 'a'.repeat(65)].some(validArgumentName)).toBe(false);
+  });
+});

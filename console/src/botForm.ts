@@ -2,14 +2,32 @@
 // the shared schema reports them ("Must be a number.") exactly like the backend would.
 import { BOT_DEFAULTS, type Bot, type BotCreate, type BotTool, type BotToolPublic, type ToolType } from '@voice-platform/schemas/bot.js';
 
-interface IntentForm {
+type PolicyIntent = NonNullable<BotCreate['policy']>['intents'][number];
+
+/** One argument of an intent's action: its name and template (`{{variables}}`, `{{digits}}`). */
+export interface ArgumentRow {
+  name: string;
+  value: string;
+}
+
+/**
+ * An intent as edited (docs/design.md §9). `tool` names the action's tool ('' for no action); the
+ * arguments and the error reply belong to the action and are sent only with one.
+ */
+export interface IntentForm {
   name: string;
   examples: string; // one phrase per line
   reply: string;
   end_call: boolean;
-  /** Fields this form does not edit (action, dtmf, on_error_reply): sent back as they were. */
-  kept: Omit<NonNullable<BotCreate['policy']>['intents'][number], 'name' | 'examples' | 'reply' | 'end_call'>;
+  /** The keys that select this intent ('' for none). */
+  dtmf: string;
+  tool: string;
+  arguments: ArgumentRow[];
+  on_error_reply: string;
 }
+
+/** An action takes at most this many arguments (the shared schema's maxProperties). */
+export const MAX_ACTION_ARGUMENTS = 20;
 
 /** One header row. `stored`: the name came from the API's `header_names`, its value is unknown (write-only). */
 export interface HeaderRow {
@@ -74,7 +92,84 @@ export const TOOL_TYPE_LABELS: Record<ToolType, string> = {
   send_dtmf: 'Press keys (DTMF)',
 };
 
-export const emptyIntent = (): IntentForm => ({ name: '', examples: '', reply: '', end_call: false, kept: {} });
+export const emptyIntent = (): IntentForm => ({ name: '', examples: '', reply: '', end_call: false, dtmf: '', tool: '', arguments: [], on_error_reply: '' });
+export const emptyArgument = (): ArgumentRow => ({ name: '', value: '' });
+
+/** A stored intent as form text. */
+export function intentToForm(i: PolicyIntent): IntentForm {
+  return {
+    name: i.name,
+    examples: i.examples.join('\n'),
+    reply: i.reply,
+    end_call: i.end_call ?? false,
+    dtmf: i.dtmf ?? '',
+    tool: i.action?.tool ?? '',
+    arguments: Object.entries(i.action?.arguments ?? {}).map(([name, value]) => ({ name, value })),
+    on_error_reply: i.on_error_reply ?? '',
+  };
+}
+
+/** An intent as the API takes it: blank optional fields left out; arguments and error reply only with an action. */
+export function intentToBody(i: IntentForm): PolicyIntent {
+  const tool = i.tool.trim();
+  // A row without a name is flagged by policyProblems; sent, it would only add a nameless schema error.
+  const args = i.arguments.filter((a) => a.name.trim()).map((a) => [a.name.trim(), a.value] as const);
+  return defined({
+    name: i.name.trim(),
+    examples: i.examples.split('\n').map((s) => s.trim()).filter(Boolean),
+    reply: i.reply,
+    end_call: i.end_call ? true : undefined,
+    action: tool ? defined({ tool, arguments: args.length ? Object.fromEntries(args) : undefined }) : undefined,
+    on_error_reply: tool ? opt(i.on_error_reply) : undefined,
+    dtmf: opt(i.dtmf),
+  });
+}
+
+/** The tool types a scripted intent may act with (backend bots/routes.ts); hanging up is the intent's own end_call. */
+export const ACTION_TOOL_TYPES: readonly ToolType[] = ['http', 'transfer_call', 'send_dtmf'];
+
+/** The tools an intent's action may call, by name as the form holds them now (the first of a name, as the backend finds it). */
+export function actionTools(tools: ToolForm[]): Array<{ name: string; type: ToolType }> {
+  const out: Array<{ name: string; type: ToolType }> = [];
+  const seen = new Set<string>();
+  for (const t of tools) {
+    const name = t.name.trim();
+    if (!name || seen.has(name)) continue;
+    seen.add(name);
+    if (t.type !== '' && ACTION_TOOL_TYPES.includes(t.type)) out.push({ name, type: t.type });
+  }
+  return out;
+}
+
+/** An argument name as the shared schema allows it (the keys of `action.arguments`). */
+const ARGUMENT_NAME = /^[A-Za-z0-9_]{1,64}$/;
+
+/**
+ * The intents' argument rows, checked before sending: each needs a name the shared schema allows (it
+ * could only refuse a key it cannot place on a row) and no name twice (an object would keep one). The
+ * rules about the action's tool are validateBot's: they hold for the body as the backend checks it.
+ */
+export function policyProblems(f: Pick<BotForm, 'usePolicy' | 'intents'>): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!f.usePolicy) return out;
+  f.intents.forEach((intent, i) => {
+    // Rows of an intent without an action are not sent.
+    if (!intent.tool.trim()) return;
+    const names = new Set<string>();
+    intent.arguments.forEach((a, j) => {
+      const at = `policy.intents.${i}.action.arguments.${j}.name`;
+      const n = a.name.trim();
+      if (!n) out[at] = 'This field is required.';
+      else if (!ARGUMENT_NAME.test(n)) out[at] = 'Letters, digits and _ only (1 to 64 characters), e.g. order_id.';
+      else if (names.has(n)) out[at] = 'Another argument has this name already.';
+      names.add(n);
+    });
+  });
+  return out;
+}
+
+/** Whether an argument name is one the shared schema allows (its errors are keyed by that name). */
+export const validArgumentName = (name: string): boolean => ARGUMENT_NAME.test(name.trim());
 export const emptyDestination = (): DestinationForm => ({ name: '', target: '', description: '' });
 export const emptyHeader = (): HeaderRow => ({ name: '', value: '', stored: false });
 /** A new tool calls a URL: the type that does something the built-ins cannot. */
@@ -228,7 +323,10 @@ export function toolProblems(tools: ToolForm[]): Record<string, string> {
     }
     if (t.type === 'transfer_call') {
       t.destinations.forEach((d, j) => {
-        if (!d.target.trim()) out[`tools.${i}.destinations.${j}.number`] = 'Enter a number (E.164, e.g. +4915112345678) or a SIP URI (sip:agent@pbx.example.com).';
+        const target = d.target.trim();
+        if (!target) out[`tools.${i}.destinations.${j}.number`] = 'Enter a number (E.164, e.g. +4915112345678) or a SIP URI (sip:agent@pbx.example.com).';
+        // Warm mode dials the person through the call's trunk, which takes a phone number.
+        else if (t.mode === 'warm' && /^sips?:/i.test(target)) out[`tools.${i}.destinations.${j}.sip_uri`] = 'A warm transfer dials a number through the call’s trunk: enter a number (E.164), or pick cold mode for a SIP URI.';
       });
     }
   });
@@ -251,7 +349,7 @@ export function botToForm(bot?: Bot): BotForm {
     end_of_turn_silence_ms: String(b.turn_detection.end_of_turn_silence_ms),
     tools: b.tools.map(toolToForm),
     usePolicy: b.policy !== null,
-    intents: (b.policy?.intents ?? []).map(({ name, examples, reply, end_call, ...kept }) => ({ name, examples: examples.join('\n'), reply, end_call: end_call ?? false, kept })),
+    intents: (b.policy?.intents ?? []).map(intentToForm),
     fallback: { reply: b.policy?.fallback.reply ?? '', end_call: b.policy?.fallback.end_call ?? false },
   };
 }
@@ -278,13 +376,7 @@ export function formToBody(f: BotForm): BotCreate {
     tools: f.tools.map(toolToBody),
     policy: f.usePolicy
       ? {
-          intents: f.intents.map((i) => ({
-            ...i.kept,
-            name: i.name.trim(),
-            examples: i.examples.split('\n').map((s) => s.trim()).filter(Boolean),
-            reply: i.reply,
-            ...(i.end_call ? { end_call: true } : {}),
-          })),
+          intents: f.intents.map(intentToBody),
           fallback: { reply: f.fallback.reply, ...(f.fallback.end_call ? { end_call: true } : {}) },
         }
       : null,

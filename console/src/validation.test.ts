@@ -4,7 +4,7 @@ import { BOT_DEFAULTS, type BotCreate } from '@voice-platform/schemas/bot.js';
 import { newBotDoc } from '../../backend/src/bots/routes.js';
 import { ApiError as BackendError } from '../../backend/src/errors.js';
 import { readableMessage } from './errorMessage.js';
-import { botToForm, emptyTool, formToBody, toolToBody } from './botForm.js';
+import { botToForm, emptyIntent, emptyTool, formToBody, toolToBody } from './botForm.js';
 import { detailFieldErrors, errorFor, friendlyMessage, validateApiKeyCreate, validateBot } from './validation.js';
 
 const now = new Date('2025-03-10T12:00:00.000Z');
@@ -30,10 +30,16 @@ function validBot(): BotCreate {
   form.greeting = 'Hello {{customer_name}}';
   form.variables = [{ name: 'customer_name', required: true, description: 'who we call' }];
   form.usePolicy = true;
-  form.intents = [{ name: 'yes', examples: 'yes\n\n sure ', reply: 'Great, {{customer_name}}.', end_call: true, kept: {} }];
+  form.intents = [{ ...emptyIntent(), name: 'yes', examples: 'yes\n\n sure ', reply: 'Great, {{customer_name}}.', end_call: true }];
   form.fallback = { reply: 'Sorry?', end_call: false };
   form.tools = [{ ...emptyTool(''), name: 'lookup_order', description: 'Find an order', parameters: '{"type": "object", "properties": {"order_id": {"type": "string"}}}' }];
   return formToBody(form);
+}
+
+/** The first intent acting through an HTTP tool `crm` (added to the bot), with `extra` on the intent. */
+function withAction(b: BotCreate, extra: Partial<NonNullable<BotCreate['policy']>['intents'][number]>): void {
+  b.tools!.push({ name: 'crm', description: '', type: 'http', url: 'https://crm.example.com/hook' });
+  Object.assign(b.policy!.intents[0]!, { action: { tool: 'crm' }, ...extra });
 }
 
 /** Field paths the backend's own bot builder rejects (422 details), or [] when it accepts. */
@@ -76,7 +82,29 @@ describe('validateBot', () => {
     ['a speed that is not a number', (b) => (b.voice!.speed = 'fast' as unknown as number), { 'voice.speed': 'Must be a number.' }],
     ['a fractional call limit', (b) => (b.max_call_seconds = 30.5), { max_call_seconds: 'Must be a whole number.' }],
     ['an empty model', (b) => (b.llm!.model = ''), { 'llm.model': 'This field is required.' }],
-    ['an intent without examples', (b) => (b.policy!.intents[0]!.examples = []), { 'policy.intents.0.examples': 'Add at least one.' }],
+    ['an intent without examples', (b) => (b.policy!.intents[0]!.examples = []), { 'policy.intents.0.examples': 'Add at least one, or the keys that select this intent.' }],
+    ['an intent with keys that are no keys', (b) => (b.policy!.intents[0]!.dtmf = '12a'), { 'policy.intents.0.dtmf': 'Keys 0–9, * and # only (1 to 32 of them), e.g. 1 or 42.' }],
+    ['an intent with more than 32 keys', (b) => (b.policy!.intents[0]!.dtmf = '1'.repeat(33)), { 'policy.intents.0.dtmf': 'Keys 0–9, * and # only (1 to 32 of them), e.g. 1 or 42.' }],
+    ['an action calling no tool of the bot', (b) => (b.policy!.intents[0]!.action = { tool: 'record_promise' }), {
+      'policy.intents.0.action.tool': 'No tool of this bot is named record_promise. Pick one of its tools, or no action.',
+    }],
+    ['an action calling a tool without a type', (b) => (b.policy!.intents[0]!.action = { tool: 'lookup_order' }), {
+      'policy.intents.0.action.tool': 'lookup_order has no type, so it cannot run: give it one, or pick another tool.',
+    }],
+    ['an action calling a tool that hangs up', (b) => {
+      b.tools!.push({ name: 'bye', description: '', type: 'end_call' });
+      b.policy!.intents[0]!.action = { tool: 'bye' };
+    }, { 'policy.intents.0.action.tool': 'bye ends the call: tick “End the call after this reply” instead, or pick another tool.' }],
+    ['an error reply without an action', (b) => (b.policy!.intents[0]!.on_error_reply = 'Sorry.'), { 'policy.intents.0.on_error_reply': 'Said when the action fails: pick an action, or leave this empty.' }],
+    ['an empty error reply', (b) => withAction(b, { on_error_reply: '' }), { 'policy.intents.0.on_error_reply': 'This field is required.' }],
+    ['an argument value too long', (b) => withAction(b, { action: { tool: 'crm', arguments: { amount: 'x'.repeat(1001) } } }), { 'policy.intents.0.action.arguments.amount': 'Must be at most 1000 characters.' }],
+    ['more than 20 arguments', (b) => withAction(b, { action: { tool: 'crm', arguments: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`a${i}`, ''])) } }), {
+      'policy.intents.0.action.arguments': 'At most 20 entries allowed.',
+    }],
+    ['an argument with an undeclared placeholder', (b) => withAction(b, { action: { tool: 'crm', arguments: { amount: '{{amount_due}}' } } }), {
+      'policy.intents.0.action.arguments.amount': '{{amount_due}} is not a declared variable.',
+    }],
+    ['a tool result in a reply without an action', (b) => (b.policy!.intents[0]!.reply = 'Ref {{result.ref}}.'), { 'policy.intents.0.reply': '{{result.ref}} is only for the reply of an intent with an action.' }],
     ['an empty fallback', (b) => (b.policy!.fallback.reply = ''), { 'policy.fallback.reply': 'This field is required.' }],
     ['a temperature below 0', (b) => (b.llm!.temperature = -1), { 'llm.temperature': 'Must be at least 0.' }],
     ['a tool name with a space', (b) => (b.tools![0]!.name = 'look up'), { 'tools.0.name': 'Letters, digits, _ and - only (1 to 64 characters).' }],
@@ -90,6 +118,29 @@ describe('validateBot', () => {
     }],
     ['more than 50 tools', (b) => (b.tools = Array.from({ length: 51 }, (_, i) => ({ name: `t${i}`, description: '' }))), { tools: 'At most 50 allowed.' }],
   ];
+  it('accepts an intent selected by keys alone, acting through an HTTP tool, as the backend does', () => {
+    const body = validBot();
+    body.policy!.intents[0]!.examples = [];
+    body.policy!.intents[0]!.dtmf = '#';
+    withAction(body, { action: { tool: 'crm', arguments: { keys: '{{digits}}', who: '{{customer_name}}' } }, reply: 'Saved as {{result.ref}}.', on_error_reply: 'Sorry {{customer_name}}.' });
+    expect(validateBot(body)).toEqual({});
+    expect(backendProblems(body)).toEqual([]);
+  });
+
+  it('accepts intents acting through a transfer or keypad tool, as the backend does', () => {
+    const body = validBot();
+    body.tools!.push(
+      { name: 'to_desk', description: '', type: 'transfer_call', destinations: [{ name: 'desk', number: '+15005553000' }], mode: 'cold' },
+      { name: 'press', description: '', type: 'send_dtmf' },
+    );
+    body.policy!.intents = [
+      { name: 'agent', examples: ['a person please'], reply: 'Connecting.', action: { tool: 'to_desk', arguments: { destination: 'desk' } }, on_error_reply: 'Nobody is free.' },
+      { name: 'menu', examples: [], dtmf: '0', reply: 'Done.', action: { tool: 'press', arguments: { digits: '{{digits}}#' } } },
+    ];
+    expect(validateBot(body)).toEqual({});
+    expect(backendProblems(body)).toEqual([]);
+  });
+
   it.each(cases)('reports %s on the same fields as the backend', (_, mutate, expected) => {
     const body = validBot();
     mutate(body);

@@ -1,8 +1,9 @@
 // Client-side validation with the shared schemas (the backend validates with the very same ones), and
 // the mapping of schema errors and API 422 details to one readable message per form field.
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { VARIABLE_NAME_PATTERN, type BotCreate as BotCreateT } from '@voice-platform/schemas/bot.js';
+import { DTMF_PATTERN, VARIABLE_NAME_PATTERN, type BotCreate as BotCreateT } from '@voice-platform/schemas/bot.js';
 import { templateProblems } from '@voice-platform/schemas/templates.js';
+import { ACTION_TOOL_TYPES } from './botForm.js';
 import { PHONE_NUMBER_PATTERN } from '@voice-platform/schemas/formats.js';
 import { TRUNK_ADDRESS_PATTERN } from '@voice-platform/schemas/trunks.js';
 import { IP_OR_CIDR_PATTERN } from '@voice-platform/schemas/inbound.js';
@@ -19,6 +20,7 @@ export type FieldErrors = Record<string, string>;
 const PATTERN_TEXT: Record<string, string> = {
   [VARIABLE_NAME_PATTERN]: 'Must start with a letter or _, then letters, digits or _ (at most 64 characters).',
   '^[A-Za-z0-9_-]{1,64}$': 'Letters, digits, _ and - only (1 to 64 characters).',
+  [DTMF_PATTERN]: 'Keys 0–9, * and # only (1 to 32 of them), e.g. 1 or 42.',
   [PHONE_NUMBER_PATTERN]: 'Must be an E.164 number: + and the country code, digits only, e.g. +4915112345678.',
   [TRUNK_ADDRESS_PATTERN]: 'Must be a host name or IPv4 address with an optional port (1 to 65535), e.g. sip.example.com or 203.0.113.5:5060. No sip: prefix.',
   [IP_OR_CIDR_PATTERN]: 'Must be an IPv4 or IPv6 address, optionally with a prefix length, e.g. 203.0.113.5, 203.0.113.0/24 or 2001:db8::/32.',
@@ -132,9 +134,20 @@ export function validateBot(body: BotCreateT): FieldErrors {
   if (!fn(body)) return schemaFieldErrors(fn.errors);
   const errors: FieldErrors = {};
   for (const { field, message } of templateProblems(body)) errors[field] ??= `${message}.`;
-  // The backend's policy rule the schema cannot hold: an intent is matched by examples or by keys.
+  // The backend's policy rules the schema cannot hold (bots/routes.ts checkPolicy): an intent is matched
+  // by examples or by keys; its action calls one of the bot's tools, one a script can run (http,
+  // transfer_call, send_dtmf); its error reply needs an action.
   body.policy?.intents.forEach((intent, i) => {
-    if (intent.examples.length === 0 && intent.dtmf === undefined) errors[`policy.intents.${i}.examples`] ??= 'Add at least one.';
+    const at = `policy.intents.${i}`;
+    if (intent.examples.length === 0 && intent.dtmf === undefined) errors[`${at}.examples`] ??= 'Add at least one, or the keys that select this intent.';
+    if (intent.action) {
+      const name = intent.action.tool;
+      const tool = (body.tools ?? []).find((t) => t.name === name);
+      if (!tool) errors[`${at}.action.tool`] ??= `No tool of this bot is named ${name}. Pick one of its tools, or no action.`;
+      else if (tool.type === 'end_call') errors[`${at}.action.tool`] ??= `${name} ends the call: tick “End the call after this reply” instead, or pick another tool.`;
+      else if (!tool.type) errors[`${at}.action.tool`] ??= `${name} has no type, so it cannot run: give it one, or pick another tool.`;
+      else if (!ACTION_TOOL_TYPES.includes(tool.type)) errors[`${at}.action.tool`] ??= `${name} cannot be an intent’s action: pick an HTTP, transfer or keypad tool.`;
+    } else if (intent.on_error_reply !== undefined) errors[`${at}.on_error_reply`] ??= 'Said when the action fails: pick an action, or leave this empty.';
   });
   return errors;
 }

@@ -5,10 +5,36 @@ import { MAX_TOOL_HEADERS, TOOL_TIMEOUT_MS, TOOL_TYPES, type Bot, type ToolType 
 import { LightElement } from '../components/base.js';
 import { checkbox, errorBanner, field } from '../components/field.js';
 import { api, ApiError } from '../api.js';
-import { botToForm, emptyDestination, emptyHeader, emptyIntent, emptyTool, formToBody, TOOL_TYPE_LABELS, toolProblems, type BotForm, type ToolForm } from '../botForm.js';
+import {
+  actionTools,
+  botToForm,
+  emptyArgument,
+  emptyDestination,
+  emptyHeader,
+  emptyIntent,
+  emptyTool,
+  formToBody,
+  MAX_ACTION_ARGUMENTS,
+  policyProblems,
+  TOOL_TYPE_LABELS,
+  toolProblems,
+  validArgumentName,
+  type BotForm,
+  type IntentForm,
+  type ToolForm,
+} from '../botForm.js';
 import { setFlash, takeFlash } from '../flash.js';
 import { navigate } from '../router.js';
 import { errorFor, validateBot, type FieldErrors } from '../validation.js';
+
+/** How an action's tool reads in the intent's Action select. */
+const ACTION_TYPE_TEXT: Partial<Record<ToolType, string>> = { http: 'HTTP', transfer_call: 'transfer', send_dtmf: 'press keys' };
+/** What an action's arguments mean, by its tool's type (the worker's runner). */
+const ARGUMENTS_HINT: Partial<Record<ToolType, TemplateResult>> = {
+  http: html`Sent to the tool’s URL as its arguments.`,
+  transfer_call: html`<code>destination</code>: the name of one of the tool’s destinations (not needed when it has only one).`,
+  send_dtmf: html`<code>digits</code>: the keys to press, e.g. <code>1#</code>.`,
+};
 
 const SUGGESTIONS = {
   voice: ['espeak-ng', 'elevenlabs', 'openai'],
@@ -95,8 +121,8 @@ export class VpBotEditPage extends LightElement {
     this.error = null;
     this.notice = null;
     const body = formToBody(this.form);
-    // The schema's errors first; then the tool rules it cannot hold (as the backend checks them).
-    this.errors = { ...toolProblems(this.form.tools), ...validateBot(body) };
+    // The schema's errors first; then the tool and policy rules it cannot hold (as the backend checks them).
+    this.errors = { ...toolProblems(this.form.tools), ...policyProblems(this.form), ...validateBot(body) };
     if (Object.keys(this.errors).length) {
       this.error = 'Fix the highlighted fields and save again.';
       await this.updateComplete;
@@ -380,6 +406,74 @@ export class VpBotEditPage extends LightElement {
     </fieldset>`;
   }
 
+  private renderArguments(intent: IntentForm, i: number, type: ToolType | undefined) {
+    const at = `policy.intents.${i}.action.arguments`;
+    return html`<div class="sub-rows" role="group" aria-labelledby="bot-policy-intents-${i}-arguments-label">
+      <p class="sub-head" id="bot-policy-intents-${i}-arguments-label">Arguments</p>
+      <p class="hint note">${ARGUMENTS_HINT[type ?? 'http'] ?? ARGUMENTS_HINT.http} Values may use <code>{{variables}}</code> and <code>{{digits}}</code> (the keys the caller pressed).</p>
+      ${intent.arguments.map((a, j) => {
+        // Schema and template errors name an argument by its name (policy.intents.0.action.arguments.amount); this form by its row.
+        const valueError = errorFor(this.errors, `${at}.${j}.value`) ?? (validArgumentName(a.name) ? this.errors[`${at}.${a.name.trim()}`] : undefined);
+        return html`<div class="grid header-row" role="group" aria-label="Argument ${j + 1} of intent ${i + 1}">
+          ${this.text(`${at}.${j}.name`, 'Argument name', a.name, (v) => (a.name = v), { required: true, hint: 'e.g. order_id' })}
+          ${field({ id: `bot-policy-intents-${i}-action-arguments-${j}-value`, label: 'Argument value', error: valueError, hint: 'e.g. {{digits}}' }, (c) =>
+            html`<input id=${c.id} .value=${a.value} aria-describedby=${c.describedBy ?? nothing} aria-invalid=${c.invalid}
+              @input=${(e: Event) => this.change(() => (a.value = (e.target as HTMLInputElement).value))} />`,
+          )}
+          <div class="field row-remove"><button type="button" class="small link-danger" aria-label="Remove argument ${j + 1} of intent ${i + 1}" @click=${() => {
+            this.dropErrors(`${at}.`);
+            this.change(() => intent.arguments.splice(j, 1));
+          }}>Remove</button></div>
+        </div>`;
+      })}
+      ${this.errors[at] ? html`<p class="error-text">${this.errors[at]}</p>` : nothing}
+      <button type="button" class="small" ?disabled=${intent.arguments.length >= MAX_ACTION_ARGUMENTS} @click=${() => this.change(() => intent.arguments.push(emptyArgument()))}>Add argument</button>
+    </div>`;
+  }
+
+  private renderIntent(f: BotForm, intent: IntentForm, i: number) {
+    const at = `policy.intents.${i}`;
+    const tools = actionTools(f.tools);
+    const options: Array<readonly [string, string]> = [['', 'No action'], ...tools.map((t) => [t.name, `${t.name} (${ACTION_TYPE_TEXT[t.type]})`] as const)];
+    // A stored action whose tool is gone, renamed or of a type a script cannot run: shown as it is, and refused on save.
+    if (intent.tool && !tools.some((t) => t.name === intent.tool)) options.push([intent.tool, `${intent.tool} (not a tool this intent can run)`]);
+    const acting = intent.tool !== '';
+    const actingType = tools.find((t) => t.name === intent.tool)?.type;
+    return html`<div class="row-item" role="group" aria-label="Intent ${i + 1}">
+      <div class="row-head"><span>Intent ${i + 1}</span>
+        <button type="button" class="small link-danger" aria-label="Remove intent ${i + 1}" @click=${() => {
+          this.dropErrors('policy.intents.');
+          this.change((x) => x.intents.splice(i, 1));
+        }}>Remove</button></div>
+      <div class="grid">
+        ${this.text(`${at}.name`, 'Intent name', intent.name, (s) => (intent.name = s), { required: true })}
+        ${this.text(`${at}.reply`, 'Reply', intent.reply, (s) => (intent.reply = s), {
+          required: true,
+          hint: acting ? 'Said once the tool answered. May use {{variables}}, {{digits}} and {{result.field}} from its JSON answer.' : 'May use {{variables}} and {{digits}}.',
+        })}
+      </div>
+      ${this.text(`${at}.examples`, 'Example phrases', intent.examples, (s) => (intent.examples = s), {
+        area: true,
+        hint: 'One phrase per line. Not needed when keys select the intent.',
+        required: !intent.dtmf.trim(),
+      })}
+      <div class="grid">
+        ${this.text(`${at}.dtmf`, 'Keys (DTMF)', intent.dtmf, (s) => (intent.dtmf = s), {
+          inputmode: 'tel',
+          hint: 'Selects the intent when the caller presses exactly these keys, e.g. 1 or 42 (0–9, * and #). Callers end keys with # or a pause, so # counts only alone.',
+        })}
+        ${this.select(`${at}.action.tool`, 'Action', intent.tool, options, (v) => (intent.tool = v), tools.length ? 'Runs one of this bot’s tools when the intent matches; the reply is said once it answered.' : 'Add a tool above (HTTP, transfer or keypad) to run it when the intent matches.')}
+      </div>
+      ${acting
+        ? html`${this.renderArguments(intent, i, actingType)}
+          ${this.text(`${at}.on_error_reply`, 'Reply if the tool fails', intent.on_error_reply, (s) => (intent.on_error_reply = s), {
+            hint: 'Said instead of the reply when the tool fails or times out; empty for the fallback reply. May use {{variables}} and {{digits}}.',
+          })}`
+        : nothing}
+      ${checkbox({ id: `bot-policy-intents-${i}-end_call`, label: 'End the call after this reply', checked: intent.end_call, onChange: (c) => this.change(() => (intent.end_call = c)) })}
+    </div>`;
+  }
+
   private renderPolicy(f: BotForm) {
     return html`<fieldset>
       <legend>Scripted policy</legend>
@@ -387,22 +481,11 @@ export class VpBotEditPage extends LightElement {
         id: 'bot-use-policy',
         label: 'Use a scripted dialogue policy',
         checked: f.usePolicy,
-        hint: 'The offline “scripted” LLM answers by matching the caller’s words to these intents.',
+        hint: 'The offline “scripted” LLM answers by matching the caller’s words (or keypad keys) to these intents.',
         onChange: (c) => this.change((x) => (x.usePolicy = c)),
       })}
       ${f.usePolicy
-        ? html`${f.intents.map(
-              (intent, i) => html`<div class="row-item" role="group" aria-label="Intent ${i + 1}">
-                <div class="row-head"><span>Intent ${i + 1}</span>
-                  <button type="button" class="small link-danger" aria-label="Remove intent ${i + 1}" @click=${() => this.change((x) => x.intents.splice(i, 1))}>Remove</button></div>
-                <div class="grid">
-                  ${this.text(`policy.intents.${i}.name`, 'Intent name', intent.name, (s) => (intent.name = s), { required: true })}
-                  ${this.text(`policy.intents.${i}.reply`, 'Reply', intent.reply, (s) => (intent.reply = s), { required: true })}
-                </div>
-                ${this.text(`policy.intents.${i}.examples`, 'Example phrases', intent.examples, (s) => (intent.examples = s), { area: true, hint: 'One phrase per line.', required: true })}
-                ${checkbox({ id: `bot-policy-intents-${i}-end_call`, label: 'End the call after this reply', checked: intent.end_call, onChange: (c) => this.change(() => (intent.end_call = c)) })}
-              </div>`,
-            )}
+        ? html`${f.intents.map((intent, i) => this.renderIntent(f, intent, i))}
             <button type="button" class="small" @click=${() => this.change((x) => x.intents.push(emptyIntent()))}>Add intent</button>
             <div style="margin-top:16px">
               ${this.text('policy.fallback.reply', 'Fallback reply', f.fallback.reply, (s) => (f.fallback.reply = s), { required: true, hint: 'Said when no intent matches.' })}
