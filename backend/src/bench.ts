@@ -30,7 +30,7 @@ import { readCacheEpoch, readCacheEpochAndTakeToken } from './cache.js';
 import { callEventData } from './webhooks/outbox.js';
 import { OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from './webhooks/keys.js';
 import type { CallDoc } from './calls/store.js';
-import { configUnderLoad, printConfigLoad, seedPastCalls } from './benchConfigLoad.js';
+import { CommandTimes, configUnderLoad, printConfigLoad, seedPastCalls } from './benchConfigLoad.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 /** A directory: each run's CPU profile of this process is written there (open in Chrome DevTools). */
@@ -186,6 +186,7 @@ async function main(): Promise<void> {
   const trips = new Trips();
   const mongo = new MongoClient(env.env.MONGODB_URI!, { monitorCommands: true });
   mongo.on('commandStarted', (e) => trips.add('mongo', e.commandName));
+  const commandTimes = new CommandTimes(mongo);
   try {
     await mongo.connect();
     const settings = loadSettings({
@@ -279,10 +280,12 @@ async function main(): Promise<void> {
       }
       results.push({ name: e.name, rounds });
     }
-    const loadOpts = { base: api.url, apiKey, botId, callId, workerToken: settings.WORKER_AUTH_TOKEN, ratePerSecond: CONFIG_LOAD_RATE, seconds: CONFIG_LOAD_SECONDS };
+    const loadOpts = { base: api.url, apiKey, botId, workerToken: settings.WORKER_AUTH_TOKEN, ratePerSecond: CONFIG_LOAD_RATE, seconds: CONFIG_LOAD_SECONDS };
     await seedPastCalls(db, botId, CONFIG_LOAD_PAST_CALLS);
     const storedCalls = await db.collection(COLLECTIONS.calls).countDocuments({});
+    commandTimes.on = true;
     const configLoad = await configUnderLoad(loadOpts);
+    commandTimes.on = false;
     stopHeartbeat();
 
     const fmt = (r: Row) =>
@@ -333,6 +336,7 @@ async function main(): Promise<void> {
       process.exitCode = 1;
     }
     printConfigLoad({ ...loadOpts, storedCalls }, configLoad);
+    commandTimes.print('MongoDB commands during the config-read runs (unloaded and loaded), by what they do (values left out), most total time first');
     console.log(`\nbaseline node:http JSON: ${base.rps.toFixed(0)} req/s (the HTTP ceiling of this process on this machine now)`);
     const calls = await db.collection('calls').countDocuments({ direction: 'outbound', api_key_id: { $exists: true } });
     console.log(`calls placed during the run (app and raw): ${calls}`);

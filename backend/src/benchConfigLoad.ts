@@ -4,7 +4,7 @@
 // the same read with no load, measured in the same run.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ObjectId, type Db } from 'mongodb';
+import { ObjectId, type CommandFailedEvent, type CommandStartedEvent, type CommandSucceededEvent, type Db, type MongoClient } from 'mongodb';
 import { COLLECTIONS } from './stores.js';
 import type { CallDoc } from './calls/store.js';
 
@@ -12,8 +12,6 @@ export interface ConfigLoadOptions {
   base: string;
   apiKey: string;
   botId: string;
-  /** A call of the bot, for the reads of the unloaded baseline. */
-  callId: string;
   workerToken: string;
   ratePerSecond: number;
   seconds: number;
@@ -98,9 +96,21 @@ export async function configUnderLoad(o: ConfigLoadOptions): Promise<{ idle: Fig
   const worker = { Authorization: `Bearer ${o.workerToken}` };
   const readConfig = (callId: string) => fetch(`${o.base}/api/v1/config?bot_id=${o.botId}&call_id=${callId}`, { headers: worker, signal: AbortSignal.timeout(GIVE_UP_MS) });
 
+  const placeCall = () =>
+    fetch(`${o.base}/api/v1/sip/dialout`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': o.apiKey },
+      body: JSON.stringify({ bot_id: o.botId, to_number: '+4915112345678', variables: { customer_name: 'Ada' } }),
+      signal: AbortSignal.timeout(GIVE_UP_MS),
+    });
+
+  // The baseline reads a call placed now, as the loaded reads do: where a call was stored can matter (FerretDB
+  // v1 finds a document by _id by reading the collection in insertion order up to it), so an old call's read
+  // would flatter the baseline.
+  const fresh = (await (await placeCall()).json()) as { call_id: string };
   const idle = new Sample();
   console.log(`   config read with no load: ${o.ratePerSecond}/s for ${o.seconds} s`);
-  await atRate(o.ratePerSecond, o.seconds, async () => void (await idle.time(() => readConfig(o.callId))));
+  await atRate(o.ratePerSecond, o.seconds, async () => void (await idle.time(() => readConfig(fresh.call_id))));
 
 
   const loaded = new Sample();
@@ -109,14 +119,7 @@ export async function configUnderLoad(o: ConfigLoadOptions): Promise<{ idle: Fig
   let n = 0;
   console.log(`   config reads under ${o.ratePerSecond} dial-outs/s for ${o.seconds} s (and the calls' events after)`);
   await atRate(o.ratePerSecond, o.seconds, async () => {
-    const placed = (await dialouts.time(() =>
-      fetch(`${o.base}/api/v1/sip/dialout`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'X-API-Key': o.apiKey },
-        body: JSON.stringify({ bot_id: o.botId, to_number: '+4915112345678', variables: { customer_name: 'Ada' } }),
-        signal: AbortSignal.timeout(GIVE_UP_MS),
-      }),
-    )) as { call_id: string } | null;
+    const placed = (await dialouts.time(placeCall)) as { call_id: string } | null;
     if (!placed) return;
     const callId = placed.call_id;
     if (!(await loaded.time(() => readConfig(callId)))) return;
@@ -187,5 +190,56 @@ export async function seedPastCalls(db: Db, botId: string, count: number): Promi
     });
     await col.insertMany(batch, { ordered: false });
     done += batch.length;
+  }
+}
+
+/** The shape of a command's filter: its field names (and operators), values left out, e.g. `{_id}`, `{status,created_at:{$lt}}`. */
+function shape(x: unknown, depth = 0): string {
+  if (x === null || typeof x !== 'object' || Array.isArray(x) || x instanceof Date || x instanceof ObjectId || depth > 2) return '';
+  const keys = Object.keys(x as object);
+  return `{${keys.map((k) => { const inner = shape((x as Record<string, unknown>)[k], depth + 1); return inner ? `${k}:${inner}` : k; }).join(',')}}`;
+}
+
+/** What a command does, values left out: `find calls {_id}`, `update calls {_id} $set,$push`. */
+function describe(e: CommandStartedEvent): string {
+  const c = e.command as Record<string, unknown>;
+  const coll = typeof c[e.commandName] === 'string' ? String(c[e.commandName]) : '';
+  const first = (k: string) => (Array.isArray(c[k]) ? (c[k] as Array<Record<string, unknown>>)[0] : undefined);
+  let what = '';
+  if (e.commandName === 'find' || e.commandName === 'count' || e.commandName === 'findAndModify') what = shape(c.filter ?? c.query);
+  else if (e.commandName === 'update') what = `${shape(first('updates')?.q)} ${Object.keys(first('updates')?.u ?? {}).join(',')}`;
+  else if (e.commandName === 'delete') what = shape(first('deletes')?.q);
+  else if (e.commandName === 'aggregate') what = JSON.stringify((c.pipeline as object[] | undefined)?.map((st) => Object.keys(st)[0]));
+  return `${e.commandName} ${coll} ${what}`.trim();
+}
+
+/** Each MongoDB command's duration while `on`, by what it does (the client must have monitorCommands). */
+export class CommandTimes {
+  on = false;
+  private readonly started = new Map<number, string>();
+  private readonly times = new Map<string, number[]>();
+  constructor(client: MongoClient) {
+    client.on('commandStarted', (e: CommandStartedEvent) => {
+      if (this.on) this.started.set(e.requestId, describe(e));
+    });
+    const done = (e: CommandSucceededEvent | CommandFailedEvent) => {
+      const what = this.started.get(e.requestId);
+      if (what === undefined) return;
+      this.started.delete(e.requestId);
+      const key = 'failure' in e ? `${what} (failed)` : what;
+      const list = this.times.get(key) ?? [];
+      list.push(e.duration);
+      this.times.set(key, list);
+    };
+    client.on('commandSucceeded', done);
+    client.on('commandFailed', done);
+  }
+  print(title: string): void {
+    const rows = [...this.times].map(([what, ms]) => ({ what, f: figures(ms, 0, {}), total: ms.reduce((a, b) => a + b, 0) })).sort((a, b) => b.total - a.total);
+    console.log(`\n${title}`);
+    console.log(`${'command'.padEnd(70)} ${'n'.padStart(5)}   p50 ms  p95 ms  p99 ms  max ms  total s`);
+    for (const r of rows) {
+      console.log(`${r.what.slice(0, 70).padEnd(70)} ${String(r.f.n).padStart(5)} ${[r.f.p50, r.f.p95, r.f.p99, r.f.max].map((x) => x.toFixed(1).padStart(8)).join('')} ${(r.total / 1000).toFixed(1).padStart(8)}`);
+    }
   }
 }
