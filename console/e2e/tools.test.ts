@@ -172,6 +172,7 @@ describe('bot tools in the console', () => {
       llm: { provider: 'scripted', model: 'policy', temperature: 0 },
       max_call_seconds: 300,
       turn_detection: { end_of_turn_silence_ms: 700 },
+      dtmf: { inter_digit_timeout_ms: 1500 },
       tools,
       policy: null,
     });

@@ -79,6 +79,7 @@ export interface BotForm {
   llm: { provider: string; model: string; temperature: string; base_url: string };
   max_call_seconds: string;
   end_of_turn_silence_ms: string;
+  inter_digit_timeout_ms: string;
   tools: ToolForm[];
   usePolicy: boolean;
   intents: IntentForm[];
@@ -347,6 +348,8 @@ export function botToForm(bot?: Bot): BotForm {
     llm: { provider: b.llm.provider, model: b.llm.model, temperature: String(b.llm.temperature), base_url: b.llm.base_url ?? '' },
     max_call_seconds: String(b.max_call_seconds),
     end_of_turn_silence_ms: String(b.turn_detection.end_of_turn_silence_ms),
+    // A bot read from an older backend has no keypad settings: the default.
+    inter_digit_timeout_ms: String((b.dtmf ?? BOT_DEFAULTS.dtmf).inter_digit_timeout_ms),
     tools: b.tools.map(toolToForm),
     usePolicy: b.policy !== null,
     intents: (b.policy?.intents ?? []).map(intentToForm),
@@ -373,6 +376,7 @@ export function formToBody(f: BotForm): BotCreate {
     llm: defined({ provider: f.llm.provider.trim(), model: f.llm.model.trim(), temperature: parseNumber(f.llm.temperature) as number, base_url: opt(f.llm.base_url) }),
     max_call_seconds: parseNumber(f.max_call_seconds) as number,
     turn_detection: { end_of_turn_silence_ms: parseNumber(f.end_of_turn_silence_ms) as number },
+    dtmf: { inter_digit_timeout_ms: parseNumber(f.inter_digit_timeout_ms) as number },
     tools: f.tools.map(toolToBody),
     policy: f.usePolicy
       ? {

@@ -64,6 +64,7 @@ describe('validateBot', () => {
       llm: BOT_DEFAULTS.llm,
       max_call_seconds: 300,
       turn_detection: { end_of_turn_silence_ms: 700 },
+      dtmf: { inter_digit_timeout_ms: 1500 },
       policy: { intents: [{ name: 'yes', examples: ['yes', 'sure'], reply: 'Great, {{customer_name}}.', end_call: true }], fallback: { reply: 'Sorry?' } },
       tools: [{ name: 'lookup_order', description: 'Find an order', parameters: { type: 'object', properties: { order_id: { type: 'string' } } } }],
     });
@@ -73,6 +74,7 @@ describe('validateBot', () => {
 
   const cases: Array<[string, (b: BotCreate) => void, Record<string, string>]> = [
     ['an empty name', (b) => (b.name = ''), { name: 'This field is required.' }],
+    ['a keypad pause under 300 ms', (b) => (b.dtmf = { inter_digit_timeout_ms: 100 }), { 'dtmf.inter_digit_timeout_ms': 'Must be at least 300.' }],
     ['a bad variable name', (b) => (b.variables![0]!.name = '1st'), {
       'variables.0.name': 'Must start with a letter or _, then letters, digits or _ (at most 64 characters).',
     }],

@@ -310,7 +310,7 @@ return errors === 0;
 }
 
 export const BotCreate = validate12;
-const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"E.164; one of number and sip_uri","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","examples","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","required":["end_of_turn_silence_ms"],"properties":{"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"type":"integer"}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"}}};
+const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"E.164; one of number and sip_uri","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","examples","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","required":["end_of_turn_silence_ms"],"properties":{"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"}}};
 const func6 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,63}$", "u");
 const pattern1 = new RegExp("^https?://[^\\s]+$", "u");
@@ -2643,10 +2643,11 @@ vErrors.push(err188);
 errors++;
 }
 }
-if(data.max_call_seconds !== undefined){
-let data64 = data.max_call_seconds;
-if(!((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64)))){
-const err189 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.dtmf !== undefined){
+let data64 = data.dtmf;
+if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
+if(data64.inter_digit_timeout_ms === undefined){
+const err189 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/required",keyword:"required",params:{missingProperty: "inter_digit_timeout_ms"},message:"must have required property '"+"inter_digit_timeout_ms"+"'"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -2655,9 +2656,9 @@ vErrors.push(err189);
 }
 errors++;
 }
-if(typeof data64 == "number"){
-if(data64 > 7200 || isNaN(data64)){
-const err190 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 7200},message:"must be <= 7200"};
+for(const key14 in data64){
+if(!(key14 === "inter_digit_timeout_ms")){
+const err190 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -2666,8 +2667,11 @@ vErrors.push(err190);
 }
 errors++;
 }
-if(data64 < 10 || isNaN(data64)){
-const err191 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"};
+}
+if(data64.inter_digit_timeout_ms !== undefined){
+let data65 = data64.inter_digit_timeout_ms;
+if(!((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65)))){
+const err191 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -2676,16 +2680,84 @@ vErrors.push(err191);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err192 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data65 == "number"){
+if(data65 > 10000 || isNaN(data65)){
+const err192 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
 if(vErrors === null){
 vErrors = [err192];
 }
 else {
 vErrors.push(err192);
+}
+errors++;
+}
+if(data65 < 300 || isNaN(data65)){
+const err193 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
+if(vErrors === null){
+vErrors = [err193];
+}
+else {
+vErrors.push(err193);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err194 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err194];
+}
+else {
+vErrors.push(err194);
+}
+errors++;
+}
+}
+if(data.max_call_seconds !== undefined){
+let data66 = data.max_call_seconds;
+if(!((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66)))){
+const err195 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err195];
+}
+else {
+vErrors.push(err195);
+}
+errors++;
+}
+if(typeof data66 == "number"){
+if(data66 > 7200 || isNaN(data66)){
+const err196 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 7200},message:"must be <= 7200"};
+if(vErrors === null){
+vErrors = [err196];
+}
+else {
+vErrors.push(err196);
+}
+errors++;
+}
+if(data66 < 10 || isNaN(data66)){
+const err197 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"};
+if(vErrors === null){
+vErrors = [err197];
+}
+else {
+vErrors.push(err197);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err198 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err198];
+}
+else {
+vErrors.push(err198);
 }
 errors++;
 }

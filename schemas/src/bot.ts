@@ -140,6 +140,13 @@ export const TurnDetection = Type.Object(
 );
 export type TurnDetection = Static<typeof TurnDetection>;
 
+/** The keypad (docs/design.md §9): the caller's keys form one turn at `#`, or once no key came for this long. */
+export const KeypadSettings = Type.Object(
+  { inter_digit_timeout_ms: Type.Integer({ minimum: 300, maximum: 10_000, default: 1500 }) },
+  { additionalProperties: false },
+);
+export type KeypadSettings = Static<typeof KeypadSettings>;
+
 export const BOT_DEFAULTS = {
   active: true,
   language: 'en-US',
@@ -152,6 +159,7 @@ export const BOT_DEFAULTS = {
   tools: [] as BotTool[],
   policy: null as BotPolicy | null,
   turn_detection: { end_of_turn_silence_ms: 700 } as TurnDetection,
+  dtmf: { inter_digit_timeout_ms: 1500 } as KeypadSettings,
   max_call_seconds: 300,
 };
 
@@ -172,6 +180,7 @@ const botFields = {
   tools: Type.Array(BotTool, { maxItems: 50 }),
   policy: Type.Union([BotPolicy, Type.Null()]),
   turn_detection: TurnDetection,
+  dtmf: KeypadSettings,
   max_call_seconds: Type.Integer({ minimum: 10, maximum: 7200 }),
 };
 
@@ -189,6 +198,7 @@ export const BotCreate = Type.Object(
     tools: Type.Optional(botFields.tools),
     policy: Type.Optional(botFields.policy),
     turn_detection: Type.Optional(botFields.turn_detection),
+    dtmf: Type.Optional(botFields.dtmf),
     max_call_seconds: Type.Optional(botFields.max_call_seconds),
   },
   { additionalProperties: false },

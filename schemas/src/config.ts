@@ -1,6 +1,6 @@
 // The worker-facing runtime config of `GET /api/v1/config?bot_id=…[&call_id=…]`.
 import { Type, type Static } from '@sinclair/typebox';
-import { BotPolicy, BotTool, LlmSettings, SttSettings, TurnDetection, VoiceSettings } from './bot.js';
+import { BotPolicy, BotTool, KeypadSettings, LlmSettings, SttSettings, TurnDetection, VoiceSettings } from './bot.js';
 import { CallDirectionSchema } from './calls.js';
 import { CallVariables } from './dialout.js';
 
@@ -25,6 +25,7 @@ export const RuntimeConfig = Type.Object(
         /** Raw: the worker renders replies with `call.variables`. */
         policy: Type.Union([BotPolicy, Type.Null()]),
         turn_detection: TurnDetection,
+        dtmf: KeypadSettings,
         max_call_seconds: Type.Integer(),
       },
       { additionalProperties: false },

@@ -83,6 +83,28 @@ describe('the keypad on a WebSocket call', () => {
     expect(call.actions[1]!.duration_ms).toBeGreaterThanOrEqual(1400);
   });
 
+  it("keys without # form their turn after the bot's own keypad pause (dtmf.inter_digit_timeout_ms)", async () => {
+    const res = await admin('POST', '/api/v1/bots', {
+      name: 'slow keys bot',
+      greeting: '',
+      dtmf: { inter_digit_timeout_ms: 3000 },
+      policy: { intents: [{ name: 'account', examples: [], dtmf: '42', reply: 'Account {{digits}} found.', end_call: true }], fallback: { reply: 'Sorry?' } },
+    });
+    expect(res.status).toBe(201);
+    const { caller, callId } = await startCall(w.wsUrl, res.body.id as string);
+    caller.send({ type: 'dtmf', digits: '4' });
+    caller.send({ type: 'dtmf', digits: '2' });
+    await caller.closed;
+    const call = await callUntil(callId, ended, 'the end of the call', 30_000);
+    expect(lines(call)).toEqual([
+      ['user', '42'],
+      ['bot', 'Account 42 found.'],
+    ]);
+    // The turn waited for the bot's 3 s pause, not the default 1.5 s.
+    expect(call.actions[0]).toMatchObject({ type: 'dtmf_in', arguments: { digits: '42' } });
+    expect(call.actions[0]!.duration_ms).toBeGreaterThanOrEqual(2900);
+  });
+
   it('the LLM sees the keys in words and presses keys back with send_dtmf', async () => {
     const res = await admin('POST', '/api/v1/bots', {
       name: 'keypad llm bot',

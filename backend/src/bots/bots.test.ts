@@ -29,6 +29,7 @@ describe('bots', () => {
       has_tool_secret: false,
       policy: null,
       turn_detection: { end_of_turn_silence_ms: 700 },
+      dtmf: { inter_digit_timeout_ms: 1500 },
       max_call_seconds: 300,
       created_at: expect.any(String),
       updated_at: expect.any(String),
@@ -80,6 +81,18 @@ describe('bots', () => {
     expect((await h.http.get('/api/v1/bots/nope').set('Authorization', auth).expect(404)).body.error.code).toBe('bot_not_found');
   });
 
+  it('takes the keypad\'s inter-digit timeout, within 300–10000 ms, and gives it to the worker', async () => {
+    const created = await post({ name: 'Keys', dtmf: { inter_digit_timeout_ms: 3000 } }).expect(201);
+    expect(created.body.dtmf).toEqual({ inter_digit_timeout_ms: 3000 });
+    const config = await h.http.get('/api/v1/config').query({ bot_id: created.body.id }).set('Authorization', `Bearer ${WORKER_TOKEN}`).expect(200);
+    expect(config.body.bot.dtmf).toEqual({ inter_digit_timeout_ms: 3000 });
+    for (const bad of [{ inter_digit_timeout_ms: 100 }, { inter_digit_timeout_ms: 20_000 }, { inter_digit_timeout_ms: 1.5 }, { pause_ms: 900 }]) {
+      const res = await h.http.patch(`/api/v1/bots/${created.body.id}`).set('Authorization', auth).send({ dtmf: bad }).expect(422);
+      expect(res.body.error.details.map((d: { field: string }) => d.field)[0]).toMatch(/^dtmf/);
+    }
+    expect((await h.http.get(`/api/v1/bots/${created.body.id}`).set('Authorization', auth).expect(200)).body.dtmf).toEqual({ inter_digit_timeout_ms: 3000 });
+  });
+
   it('requires an admin token', async () => {
     expect((await h.http.post('/api/v1/bots').send({ name: 'x' }).expect(401)).body.error.code).toBe('unauthorized');
     expect((await h.http.get('/api/v1/bots').set('Authorization', 'Bearer x.y.z').expect(401)).body.error.code).toBe('unauthorized');
@@ -117,13 +130,13 @@ describe('every stored bot comes back in the documented shape', () => {
     for (const item of list.body.items) expect(shapeErrors(validBot, item)).toEqual([]);
     const one = await h.http.get('/api/v1/bots/legacy-bot').set('Authorization', auth).expect(200);
     expect(shapeErrors(validBot, one.body)).toEqual([]);
-    expect(one.body).toMatchObject({ tools: [], turn_detection: { end_of_turn_silence_ms: 700 }, variables: [{ name: 'customer_name', required: true, description: '' }], max_call_seconds: 120 });
+    expect(one.body).toMatchObject({ tools: [], turn_detection: { end_of_turn_silence_ms: 700 }, dtmf: { inter_digit_timeout_ms: 1500 }, variables: [{ name: 'customer_name', required: true, description: '' }], max_call_seconds: 120 });
     const config = await h.http.get('/api/v1/config').query({ bot_id: 'legacy-bot' }).set('Authorization', `Bearer ${WORKER_TOKEN}`).expect(200);
     expect(shapeErrors(validConfig, config.body)).toEqual([]);
-    expect(config.body.bot).toMatchObject({ tools: [], turn_detection: { end_of_turn_silence_ms: 700 } });
+    expect(config.body.bot).toMatchObject({ tools: [], turn_detection: { end_of_turn_silence_ms: 700 }, dtmf: { inter_digit_timeout_ms: 1500 } });
     // An edit of an old bot stores every field.
     await h.http.patch('/api/v1/bots/legacy-bot').set('Authorization', auth).send({ name: 'Legacy, edited' }).expect(200);
-    expect(await h.db.collection(COLLECTIONS.bots).findOne({ _id: 'legacy-bot' as never })).toMatchObject({ tools: [], turn_detection: { end_of_turn_silence_ms: 700 } });
+    expect(await h.db.collection(COLLECTIONS.bots).findOne({ _id: 'legacy-bot' as never })).toMatchObject({ tools: [], turn_detection: { end_of_turn_silence_ms: 700 }, dtmf: { inter_digit_timeout_ms: 1500 } });
   });
 
   it('the seeded demo bot is stored with every field and reads back in the documented shape', async () => {

@@ -116,6 +116,7 @@ export function withDefaults(body: BotCreate) {
     tools: (body.tools ?? BOT_DEFAULTS.tools).map((t) => ({ ...t, description: t.description ?? '' })),
     policy: body.policy ?? BOT_DEFAULTS.policy,
     turn_detection: body.turn_detection ?? BOT_DEFAULTS.turn_detection,
+    dtmf: body.dtmf ?? BOT_DEFAULTS.dtmf,
     max_call_seconds: body.max_call_seconds ?? BOT_DEFAULTS.max_call_seconds,
   };
 }

@@ -47,6 +47,7 @@ export function configRoutes(router: Router, svc: Services): void {
         tool_secret: bot.tool_secret_sealed ? box.open(bot.tool_secret_sealed) : null,
         policy: bot.policy,
         turn_detection: bot.turn_detection,
+        dtmf: bot.dtmf,
         max_call_seconds: bot.max_call_seconds,
       },
       call: call ? { id: call._id, direction: call.direction, to_number: call.to_number, variables: call.variables } : null,

@@ -55,6 +55,7 @@ describe('GET /api/v1/config', () => {
         tool_secret: null,
         policy,
         turn_detection: { end_of_turn_silence_ms: 700 },
+        dtmf: { inter_digit_timeout_ms: 1500 },
         max_call_seconds: 300,
       },
       call: null,

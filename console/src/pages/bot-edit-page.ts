@@ -504,6 +504,7 @@ export class VpBotEditPage extends LightElement {
           ${this.text('language', 'Language', f.language, (s) => (f.language = s), { hint: 'BCP 47 tag, e.g. en-US.' })}
           ${this.text('max_call_seconds', 'Maximum call length (seconds)', f.max_call_seconds, (s) => (f.max_call_seconds = s), { inputmode: 'numeric', hint: '10 to 7200.' })}
           ${this.text('turn_detection.end_of_turn_silence_ms', 'End-of-turn silence (ms)', f.end_of_turn_silence_ms, (s) => (f.end_of_turn_silence_ms = s), { inputmode: 'numeric', hint: '100 to 5000.' })}
+          ${this.text('dtmf.inter_digit_timeout_ms', 'Keypad pause (ms)', f.inter_digit_timeout_ms, (s) => (f.inter_digit_timeout_ms = s), { inputmode: 'numeric', hint: 'Keys the caller presses end their turn at # or after this long without a key. 300 to 10000.' })}
         </div>
         ${checkbox({ id: 'bot-active', label: 'Active (accepts calls)', checked: f.active, onChange: (c) => this.change(() => (f.active = c)) })}
         ${this.text('prompt', 'Prompt', f.prompt, (s) => (f.prompt = s), { area: true, hint: 'Instructions for the LLM. May use {{variables}}.' })}

@@ -128,7 +128,8 @@ export class CallSession {
       transfer: (req) => this.transfer(req.tool, req.destination, req.spoken, req.signal),
       render: (text) => renderTemplate(text, this.config.call?.variables ?? {}),
     });
-    const interDigitMs = (bot as { dtmf?: { inter_digit_timeout_ms?: number } }).dtmf?.inter_digit_timeout_ms ?? DEFAULT_INTER_DIGIT_TIMEOUT_MS;
+    // Configs from before the setting existed (a cached one, an older backend) have none.
+    const interDigitMs = (bot.dtmf as typeof bot.dtmf | undefined)?.inter_digit_timeout_ms ?? DEFAULT_INTER_DIGIT_TIMEOUT_MS;
     const output = new OutputProcessor(rate, {
       onTurn: (t) => {
         this.turns.push(t);
