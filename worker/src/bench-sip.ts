@@ -8,6 +8,11 @@
 // 5 s after it answered, and the bot says goodbye and hangs up. A WebSocket call: greeting, "how much" →
 // reply, "stop calling" → the bot hangs up.
 //
+// With BENCH_TOOL (default on; BENCH_TOOL=0 leaves it out) each N also runs SIP calls whose bot acts on the
+// phrase with one HTTP tool (a receiver in this process that answers at once, as a CRM would), then speaks a
+// value from its answer: the added latency of a tool round is that turn's latency minus the tool's own time
+// (the call record's action duration), beside the plain SIP turn of the same N.
+//
 // Prints, per N and path: completed calls (and what happened to the others), CPU per call (as % of one
 // core per concurrent call: CPU seconds over the run ÷ call-seconds the worker's slots were busy; worker process incl. rtc-node, its spawner, the espeak-ng/pocketsphinx processes,
 // and for SIP livekit-server and livekit-sip separately), RSS per call ((peak − idle) / N, per process),
@@ -21,6 +26,8 @@
 // caller's `start` message → the first greeting frame at the caller (this includes the call creation and
 // config round trips to the backend, which a dial-out makes before it dials).
 import { fork } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -124,7 +131,7 @@ const cpuBetween = (from: CpuReading, to: CpuReading): CpuSeconds => {
 };
 
 interface Run {
-  path: 'WS' | 'SIP';
+  path: 'WS' | 'SIP' | 'SIP+tool';
   n: number;
   ok: number;
   outcomes: string[];
@@ -145,11 +152,14 @@ interface Run {
   /** SIP: 200 OK → dial resolved, and dial resolved → first frame. */
   answerToDial: number[];
   dialToFrame: number[];
+  /** SIP+tool: per call whose action ran, its turn's latency and the tool's own time, ms. */
+  toolTurns: Array<{ latencyMs: number; toolMs: number }>;
 }
 
 async function bench(): Promise<void> {
   const sizes = (process.env.BENCH_CALLS ?? '1,10,30').split(',').map(Number);
   const dialRate = Number(process.env.BENCH_DIAL_RATE ?? 0);
+  const withTool = process.env.BENCH_TOOL !== '0';
   // The phone's phrase: one pocketsphinx hears reliably over G.711 (the worker suite's too).
   process.env.VP_PHONE_PHRASE ??= 'stop calling';
   const phrase = process.env.VP_PHONE_PHRASE;
@@ -158,8 +168,16 @@ async function bench(): Promise<void> {
   let backend: Awaited<ReturnType<typeof startBenchBackend>> | null = null;
   const redises: Redis[] = [];
   let worker: Worker | null = null;
+  // The tool run's CRM: answers every request at once with a reference.
+  const crm = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"reference":"B-1042"}'));
+  });
+  await new Promise<void>((resolve) => crm.listen(0, '127.0.0.1', resolve));
+  const crmUrl = `http://127.0.0.1:${(crm.address() as AddressInfo).port}/notes`;
   try {
-    backend = await startBenchBackend(env, 'worker_bench_sip', { DIALOUT_RATE_PER_SECOND: '1000', DIALOUT_BURST: '1000' });
+    // WEBHOOK_ALLOW_PRIVATE: the tool's URL is the local receiver.
+    backend = await startBenchBackend(env, 'worker_bench_sip', { DIALOUT_RATE_PER_SECOND: '1000', DIALOUT_BURST: '1000', WEBHOOK_ALLOW_PRIVATE: 'true' });
     const { base, token, auth } = backend;
     process.env.VP_WORKER_TOKEN = token; // the WebSocket callers (a child process) sign their test-call tokens with it
     const admin = async (method: string, p: string, body?: unknown) => {
@@ -193,10 +211,26 @@ async function bench(): Promise<void> {
       turn_detection: { end_of_turn_silence_ms: EOT_MS },
       max_call_seconds: 45,
     })).id as string;
+    // The same, but the phrase first notes the call through an HTTP tool and the goodbye speaks its answer.
+    const toolBot = (await admin('POST', '/api/v1/bots', {
+      name: 'bench sip tool',
+      greeting: GREETING,
+      variables,
+      tools: [{ name: 'note', description: 'Notes the call in the CRM', type: 'http', url: crmUrl, timeout_ms: 5000 }],
+      policy: {
+        intents: [
+          amount,
+          { name: 'stop', examples: [...new Set(['stop calling', 'goodbye', phrase])], action: { tool: 'note', arguments: { customer: '{{customer_name}}' } }, reply: 'Noted under {{result.reference}}. Goodbye.', end_call: true },
+        ],
+        fallback: { reply: 'Sorry, I did not catch that. Goodbye.', end_call: true },
+      },
+      turn_detection: { end_of_turn_silence_ms: EOT_MS },
+      max_call_seconds: 45,
+    })).id as string;
     const apiKey = (await admin('POST', '/api/v1/api-keys', { name: 'bench' })).key as string;
     await admin('POST', '/api/v1/sip/outbound-trunks', { name: 'bench phone', address: env.env.SIP_PHONE_ADDRESS, numbers: [TRUNK_NUMBER] });
 
-    const settings = benchWorkerSettings(backend, env, Math.max(...sizes), { WORKER_ID: 'bench-sip-worker', DIALOUT_ENABLED: 'true', RINGING_TIMEOUT_SECONDS: '20' });
+    const settings = benchWorkerSettings(backend, env, Math.max(...sizes), { WORKER_ID: 'bench-sip-worker', DIALOUT_ENABLED: 'true', RINGING_TIMEOUT_SECONDS: '20', TOOLS_ALLOW_PRIVATE_ADDRESSES: 'true' });
     const logger = createLogger('warn');
     const [redis, blockingRedis] = [new Redis(settings.REDIS_URL), new Redis(settings.REDIS_URL)];
     redises.push(redis, blockingRedis);
@@ -222,6 +256,8 @@ async function bench(): Promise<void> {
     );
     let turns: TurnTiming[] = [];
     let gaps: number[] = [];
+    /** Each call's turns, by call id (the tool run pairs a call's turn with its action). */
+    const turnsOf = new Map<string, TurnTiming[]>();
     const w = createWorker({
       settings,
       logger,
@@ -229,7 +265,13 @@ async function bench(): Promise<void> {
       blockingRedis,
       backend: backendClient,
       dialer,
-      observer: { onTurn: (_id, t) => turns.push(t), onFrameGap: (ms) => gaps.push(ms) },
+      observer: {
+        onTurn: (id, t) => {
+          turns.push(t);
+          turnsOf.set(id, [...(turnsOf.get(id) ?? []), t]);
+        },
+        onFrameGap: (ms) => gaps.push(ms),
+      },
     });
     worker = w;
     const port = await w.listen(0, '127.0.0.1');
@@ -313,6 +355,7 @@ async function bench(): Promise<void> {
         greeting: r.greeting,
         answerToDial: r.answerToDial ?? [],
         dialToFrame: r.dialToFrame ?? [],
+        toolTurns: [],
       };
     };
 
@@ -330,11 +373,11 @@ async function bench(): Promise<void> {
       });
 
     let seq = 0;
-    const sipRun = async (n: number): Promise<Run> => {
+    const sipRun = async (n: number, tool = false): Promise<Run> => {
       let ids: string[] = [];
       const refused: string[] = [];
       let gaveUp = false;
-      const run = await measure('SIP', n, async () => {
+      const run = await measure(tool ? 'SIP+tool' : 'SIP', n, async () => {
         const posted = await Promise.all(
           Array.from({ length: n }, async (_, i) => {
             // The same stagger as the WebSocket callers, or BENCH_DIAL_RATE dial-outs a second (a dialler's pace).
@@ -343,7 +386,7 @@ async function bench(): Promise<void> {
             const res = await fetch(`${base}/api/v1/sip/dialout`, {
               method: 'POST',
               headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
-              body: JSON.stringify({ bot_id: sipBot, to_number: to, variables: { customer_name: 'Sam' } }),
+              body: JSON.stringify({ bot_id: tool ? toolBot : sipBot, to_number: to, variables: { customer_name: 'Sam' } }),
             });
             const body = (await res.json().catch(() => null)) as { call_id?: string; error?: { code?: string } } | null;
             if (res.status === 201 && body?.call_id) return body.call_id;
@@ -387,11 +430,23 @@ async function bench(): Promise<void> {
       const counts = new Map<string, number>();
       let ok = 0;
       let recordingErrors = 0;
+      const toolTurns: Run['toolTurns'] = [];
       for (const id of ids) {
-        const c = (await admin('GET', `/api/v1/calls/${id}`)) as { status: string; end_reason: string | null; recording_error?: string | null; transcript?: Array<{ role: string; text: string }> };
+        const c = (await admin('GET', `/api/v1/calls/${id}`)) as {
+          status: string;
+          end_reason: string | null;
+          recording_error?: string | null;
+          transcript?: Array<{ role: string; text: string }>;
+          actions?: Array<{ type: string; status: string; duration_ms: number }>;
+        };
         if (c.recording_error) recordingErrors++;
         const heard = c.transcript?.filter((e) => e.role === 'user').map((e) => e.text) ?? [];
-        if (c.status === 'completed' && c.end_reason === 'bot_hangup' && heard.includes(phrase)) {
+        const action = c.actions?.find((a) => a.type === 'tool');
+        const acted = !tool || action?.status === 'ok';
+        // The tool run's one turn: the phrase, answered after the tool round.
+        const turn = turnsOf.get(id)?.[0];
+        if (tool && action?.status === 'ok' && turn) toolTurns.push({ latencyMs: turn.latencyMs, toolMs: action.duration_ms });
+        if (c.status === 'completed' && c.end_reason === 'bot_hangup' && heard.includes(phrase) && acted) {
           ok++;
           continue;
         }
@@ -405,7 +460,7 @@ async function bench(): Promise<void> {
         ...(gaveUp ? ['(the bench stopped waiting for the calls to end)'] : []),
         ...run.outcomes,
       ];
-      return { ...run, ok, outcomes };
+      return { ...run, ok, outcomes, toolTurns };
     };
 
     const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '–');
@@ -421,24 +476,24 @@ async function bench(): Promise<void> {
       if (!r.steady) return 'steady: all N were never live at once';
       const c = r.steady.cpu;
       const parts = [`${f1(steadyWorker(r))}% worker (incl. providers)`];
-      if (r.path === 'SIP') parts.push(`${f1(steadyPct(r, c.server))}% livekit-server`, `${f1(steadyPct(r, c.sip))}% livekit-sip`, `${f1(steadyPct(r, c.phone))}% phone (sipp)`);
+      if (r.path !== 'WS') parts.push(`${f1(steadyPct(r, c.server))}% livekit-server`, `${f1(steadyPct(r, c.sip))}% livekit-sip`, `${f1(steadyPct(r, c.phone))}% phone (sipp)`);
       // Where the machine's 2 cores went meanwhile (% of one core): the worker, LiveKit, the phone, everything.
       const cores = (x: number) => f0((x / r.steady!.seconds) * 100);
-      const used = `machine ${cores(c.machine)}% of 200%: worker ${cores(c.worker + c.spawner + c.providers)}%${r.path === 'SIP' ? `, LiveKit ${cores(c.server + c.sip)}%, phone ${cores(c.phone)}%` : ''}, backend ${cores(c.backend)}%`;
+      const used = `machine ${cores(c.machine)}% of 200%: worker ${cores(c.worker + c.spawner + c.providers)}%${r.path !== 'WS' ? `, LiveKit ${cores(c.server + c.sip)}%, phone ${cores(c.phone)}%` : ''}, backend ${cores(c.backend)}%`;
       return `steady (all ${r.n} live for ${f1(r.steady.seconds)} s) CPU/call ${parts.join(' + ')} (${used})`;
     };
     const line = (r: Run): string => {
       const overhead = r.turns.map((t) => t.overheadMs);
       const cpu = [`${f1(pctCore(r.cpu.worker, r))}% worker`, `${pctCore(r.cpu.spawner, r).toFixed(2)}% spawner`, `${f1(pctCore(r.cpu.providers, r))}% providers`];
-      if (r.path === 'SIP') cpu.push(`${f1(pctCore(r.cpu.server, r))}% livekit-server`, `${f1(pctCore(r.cpu.sip, r))}% livekit-sip`);
+      if (r.path !== 'WS') cpu.push(`${f1(pctCore(r.cpu.server, r))}% livekit-server`, `${f1(pctCore(r.cpu.sip, r))}% livekit-sip`);
       const rss = [`${f1(r.rss.worker / r.n / MiB)} worker`];
-      if (r.path === 'SIP') rss.push(`${f1(r.rss.server / r.n / MiB)} livekit-server`, `${f1(r.rss.sip / r.n / MiB)} livekit-sip`);
+      if (r.path !== 'WS') rss.push(`${f1(r.rss.server / r.n / MiB)} livekit-server`, `${f1(r.rss.sip / r.n / MiB)} livekit-sip`);
       const greet =
-        r.path === 'SIP'
+        r.path !== 'WS'
           ? `answer→greeting p50 ${f0(pct(r.greeting, 50))} ms p95 ${f0(pct(r.greeting, 95))} ms (200 OK→dial resolved p50 ${f0(pct(r.answerToDial, 50))}/p95 ${f0(pct(r.answerToDial, 95))}, dial resolved→first frame p50 ${f0(pct(r.dialToFrame, 50))}/p95 ${f0(pct(r.dialToFrame, 95))})`
           : `start→greeting p50 ${f0(pct(r.greeting, 50))} ms p95 ${f0(pct(r.greeting, 95))} ms`;
       return [
-        `N=${String(r.n).padStart(2)} ${r.path.padEnd(3)}`,
+        `N=${String(r.n).padStart(2)} ${r.path.padEnd(8)}`,
         `ok ${r.ok}/${r.n}`,
         `wall ${f1(r.wallS)} s (${f0(r.callS)} call-s)`,
         `CPU/call ${cpu.join(' + ')} = ${f1(platformCpu(r))}%`,
@@ -464,6 +519,20 @@ async function bench(): Promise<void> {
       ].join(' | ');
     };
 
+    /** The tool round's own cost: the turn's latency without the tool's time, beside the plain SIP turn of the same N. */
+    const toolRound = (t: Run, plain: Run): string => {
+      const base = plain.turns.map((x) => x.latencyMs);
+      const net = t.toolTurns.map((x) => x.latencyMs - x.toolMs);
+      const tools = t.toolTurns.map((x) => x.toolMs);
+      const added = (p: number) => pct(net, p) - pct(base, p);
+      return [
+        `N=${String(t.n).padStart(2)} tool round`,
+        `turn with a tool p50 ${f0(pct(t.toolTurns.map((x) => x.latencyMs), 50))} ms (tool p50 ${f0(pct(tools, 50))} ms) → without the tool's time p50 ${f0(pct(net, 50))} / p95 ${f0(pct(net, 95))} ms`,
+        `plain turn p50 ${f0(pct(base, 50))} / p95 ${f0(pct(base, 95))} ms`,
+        `added by the round p50 ${f0(added(50))} ms p95 ${f0(added(95))} ms (${ratio(pct(net, 50), pct(base, 50))} of the plain turn at p50; ${t.toolTurns.length} tool turns)`,
+      ].join(' | ');
+    };
+
     const out: string[] = [];
     const sipRuns: Run[] = [];
     for (const n of sizes) {
@@ -476,6 +545,13 @@ async function bench(): Promise<void> {
       if (s.outcomes.length) console.log(`  SIP not ok: ${s.outcomes.join('; ')}`);
       console.log(compare(s, ws));
       out.push(line(ws), line(s), ...(s.outcomes.length ? [`  SIP not ok: ${s.outcomes.join('; ')}`] : []), compare(s, ws));
+      if (withTool) {
+        const t = await sipRun(n, true);
+        console.log(line(t));
+        if (t.outcomes.length) console.log(`  SIP+tool not ok: ${t.outcomes.join('; ')}`);
+        console.log(toolRound(t, s));
+        out.push(line(t), ...(t.outcomes.length ? [`  SIP+tool not ok: ${t.outcomes.join('; ')}`] : []), toolRound(t, s));
+      }
     }
     await w.close();
     worker = null;
@@ -499,6 +575,8 @@ async function bench(): Promise<void> {
       );
     }
   } finally {
+    crm.closeAllConnections();
+    crm.close();
     await worker?.close().catch(() => undefined);
     for (const r of redises) r.disconnect();
     await dispose().catch(() => undefined);
