@@ -1,6 +1,7 @@
-// The test phone's ear. The phone (sipp) answers its listening numbers (+15005558SSS) with an SDP that
-// names this UDP port as its media address, so livekit-sip sends the call's audio (G.711 µ-law RTP) here:
-// a test hears what a callee on a real phone line would hear, after LiveKit and livekit-sip.
+// The test phone's ear. The phone (sipp) answers its listening numbers (+150055507SS) and the agent
+// (+15005553000, which also talks) with an SDP that names this UDP port as its media address, so
+// livekit-sip sends the call's audio (G.711 µ-law RTP) here: a test hears what a callee on a real phone
+// line would hear, after LiveKit and livekit-sip.
 import { createSocket, type Socket } from 'node:dgram';
 
 /** One RTP stream the ear heard: 8 kHz PCM laid out by RTP timestamp (gaps are silence). */

@@ -138,9 +138,27 @@ export const PHONE_NUMBERS = {
   hangsUp: '+15005550001',
   /** Answers and speaks its phrase 1.5 s later, into the greeting (barge-in). */
   interrupts: '+15005550002',
-  /** Any other number (but the holding, listening and keypad ones below) answers, speaks the phrase and stays on until the bot hangs up (or 60 s). */
+  /**
+   * Any number not named here (nor a holding, listening or keypad one below) answers, speaks the phrase
+   * and stays on until the bot hangs up (or 60 s). Every answering number takes a transfer like a real
+   * phone: REFER → 202, a NOTIFY saying `SIP/2.0 200 OK`, then its own BYE (Phone.refers lists them).
+   */
   answers: '+15005550100',
+  /** Answers like `answers` but refuses every transfer: 603 Decline to the REFER, and stays on. */
+  refusesTransfer: '+15005554603',
+  /**
+   * The person a warm transfer reaches: answers with its media address at the ear's port (like the
+   * listening numbers: a test hears what they hear), says "Hello, this is Sam." and hangs up 20 s later.
+   */
+  agent: '+15005553000',
+  /** An agent who is on another call: 486 Busy Here. */
+  agentBusy: '+15005553486',
 } as const;
+
+/** What the agent says once it answered (after AGENT_SPEAKS_AFTER_MS), and how long it stays on. */
+export const AGENT_PHRASE = 'Hello, this is Sam.';
+const AGENT_SPEAKS_AFTER_MS = 1000;
+const AGENT_STAYS_MS = 20_000;
 
 /**
  * `+15005559SSS`: answers, stays silent and hangs up itself after SSS seconds (1–300): a caller who holds
@@ -265,8 +283,30 @@ const hangUp = (byeHeaders: string) => `  <send retrans="500">
   <recv response="200" timeout="5000" ontimeout="end"/>
   <nop next="end"/>`;
 
-/** The phone's scenario: one UAS that branches on the dialled number. */
-export function phoneScenario(pcap: string, earlyPcap: string, silencePcap: string, keyPcap: (parity: number, key: string) => string): string {
+/** Where the phone's scenario reads its audio: the phrase (after `speakAfterMs`, and after 1.5 s), silence, the agent's words, keys. */
+export interface PhoneMedia {
+  pcap: string;
+  earlyPcap: string;
+  silencePcap: string;
+  agentPcap: string;
+  keyPcap: (parity: number, key: string) => string;
+}
+
+/** The BYE the phone hangs up with (its dialog's first request unless a NOTIFY went before it, so `cseq`). */
+const phoneBye = (cseq: number) => `BYE [$remote_contact] SIP/2.0
+      Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+      From: [$remote_to];tag=[pid]vp[call_number]
+      To: [$remote_from]
+      [last_Call-ID:]
+      CSeq: ${cseq} BYE
+      Contact: <sip:phone@[local_ip]:[local_port];transport=[transport]>
+      Max-Forwards: 70`;
+
+/**
+ * The phone's scenario: one UAS that branches on the dialled number. The sipp keys it needs: `ear_port`
+ * (the listening and agent numbers' media address) and `refer_log` (the file each REFER is appended to).
+ */
+export function phoneScenario({ pcap, earlyPcap, silencePcap, agentPcap, keyPcap }: PhoneMedia): string {
   const keypad = keypadSteps(keyPcap, pcap, silencePcap);
   const reply = (status: string, extra = '', body = '') => `
   <send>
@@ -282,6 +322,20 @@ export function phoneScenario(pcap: string, earlyPcap: string, silencePcap: stri
 ${body}
     ]]>
   </send>`;
+  // A response within the dialog: the request's To already carries the phone's tag.
+  const inDialogReply = (status: string) => `
+  <send>
+    <![CDATA[
+      SIP/2.0 ${status}
+      [last_Via:]
+      [last_From:]
+      [last_To:]
+      [last_Call-ID:]
+      [last_CSeq:]
+      Contact: <sip:phone@[local_ip]:[local_port];transport=[transport]>
+      Content-Length: 0
+    ]]>
+  </send>`;
   const sdp = `Content-Type: application/sdp
       `;
   const sdpBody = `
@@ -292,6 +346,9 @@ ${body}
   <recv request="INVITE" crlf="true">
     <action>
       <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.busy)}@" search_in="msg" check_it="false" assign_to="busy"/>
+      <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.agentBusy)}@" search_in="msg" check_it="false" assign_to="busy"/>
+      <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.refusesTransfer)}@" search_in="msg" check_it="false" assign_to="refuses"/>
+      <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.agent)}@" search_in="msg" check_it="false" assign_to="agent"/>
       <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.noAnswer)}@" search_in="msg" check_it="false" assign_to="noanswer"/>
       <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.notFound)}@" search_in="msg" check_it="false" assign_to="notfound"/>
       <ereg regexp="INVITE sip:${digits(PHONE_NUMBERS.unavailable)}@" search_in="msg" check_it="false" assign_to="unavailable"/>
@@ -313,7 +370,21 @@ ${keypad.match}
 ${reply('180 Ringing')}
   <pause milliseconds="300"/>
   <nop test="listens" next="listens"/>
+  <nop test="agent" next="agent"/>
 ${reply('200 OK', sdp, sdpBody)}
+  <!--
+    A REFER at any point of an answered call: optional="global" has sipp look back for it from wherever
+    the call is, a pause included (every answering branch comes later in this file; sipp wants a
+    mandatory recv after an optional one: the ACK). Logged as "<Call-ID> <Refer-To>"; each value stops
+    at a quote, so neither can leave the shell's single quotes.
+  -->
+  <recv request="REFER" optional="global" next="refer">
+    <action>
+      <ereg regexp="[^'[:space:]]+" search_in="hdr" header="Call-ID:" check_it="true" assign_to="refer_call"/>
+      <ereg regexp="[^'[:space:]][^']*" search_in="hdr" header="Refer-To:" check_it="true" assign_to="refer_to"/>
+      <exec command="echo '[$refer_call] [$refer_to]' >> '[refer_log]'"/>
+    </action>
+  </recv>
   <recv request="ACK" timeout="10000" ontimeout="end"/>
   <nop test="hangsup" next="hangsup"/>
   <nop test="interrupts" next="early"/>
@@ -326,7 +397,50 @@ ${reply('200 OK', sdp, sdpBody)}
   </nop>
   <label id="listen"/>
   <recv request="BYE" timeout="60000" ontimeout="hangup"/>
-${reply('200 OK')}
+${inDialogReply('200 OK')}
+  <nop next="end"/>
+
+  <label id="refer"/>
+  <nop test="refuses" next="refuse"/>
+${inDialogReply('202 Accepted')}
+  <!-- What a transferee tells the transferor once the new call is up (RFC 3515), then it leaves this call. -->
+  <send retrans="500">
+    <![CDATA[
+      NOTIFY [$remote_contact] SIP/2.0
+      Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+      From: [$remote_to];tag=[pid]vp[call_number]
+      To: [$remote_from]
+      [last_Call-ID:]
+      CSeq: 1 NOTIFY
+      Contact: <sip:phone@[local_ip]:[local_port];transport=[transport]>
+      Max-Forwards: 70
+      Event: refer
+      Subscription-State: terminated;reason=noresource
+      Content-Type: message/sipfrag;version=2.0
+      Content-Length: [len]
+
+      SIP/2.0 200 OK
+    ]]>
+  </send>
+  <recv response="200" timeout="5000" ontimeout="transferred"/>
+  <label id="transferred"/>
+${hangUp(phoneBye(2))}
+
+  <label id="refuse"/>
+${inDialogReply('603 Decline')}
+  <nop next="listen"/>
+
+  <label id="agent"/>
+${reply('200 OK', sdp, `
+      ${audioSdp('phone', '[ear_port]')}`)}
+  <recv request="ACK" timeout="10000" ontimeout="end"/>
+  <nop>
+    <action>
+      <exec play_pcap_audio="${agentPcap}"/>
+    </action>
+  </nop>
+  <recv request="BYE" timeout="${AGENT_STAYS_MS}" ontimeout="hangup"/>
+${inDialogReply('200 OK')}
   <nop next="end"/>
 
   <label id="early"/>
@@ -362,14 +476,7 @@ ${reply('200 OK', sdp, `
   <label id="hangsup"/>
   <pause milliseconds="1500"/>
   <label id="hangup"/>
-${hangUp(`BYE [$remote_contact] SIP/2.0
-      Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-      From: [$remote_to];tag=[pid]vp[call_number]
-      To: [$remote_from]
-      [last_Call-ID:]
-      CSeq: 1 BYE
-      Contact: <sip:phone@[local_ip]:[local_port];transport=[transport]>
-      Max-Forwards: 70`)}
+${hangUp(phoneBye(1))}
 
   <label id="busy"/>
 ${reply('486 Busy Here')}
@@ -511,25 +618,49 @@ export function speakUlaw(text: string, dir: string): Buffer {
 }
 
 /**
- * The phone's scenario and audio in `dir` (made once): the phrase after `speakAfterMs`, the phrase after
- * 1.5 s (barge-in), and silence for the holding numbers. `mediaDir` is where sipp will read the audio
- * (another path when the files are copied into an image). Returns the scenario's path.
+ * The phone's scenario and audio in `dir` (each file made once): the phrase after `speakAfterMs`, the
+ * phrase after 1.5 s (barge-in), silence for the holding numbers, and the agent's words. `mediaDir` is
+ * where sipp will read the audio (another path when the files are copied into an image). Returns the
+ * scenario's path.
  */
 export function writePhoneFiles(dir: string, phrase: string, speakAfterMs: number, mediaDir = dir): string {
-  const files = { pcap: 'phrase.pcap', earlyPcap: 'phrase-early.pcap', silencePcap: 'silence.pcap' };
   const keyFiles = [0, 1].flatMap((parity) => Object.keys(KEY_FILES).map((key) => ({ parity, key, file: keyPcapName(parity, key) })));
   for (const k of keyFiles) if (!existsSync(path.join(dir, k.file))) writeKeyPcap(path.join(dir, k.file), k.key, k.parity);
-  if (!Object.values(files).every((f) => existsSync(path.join(dir, f)))) {
-    const ulaw = speakUlaw(phrase, dir);
-    writeRtpPcap(path.join(dir, files.pcap), ulaw, speakAfterMs, 60_000);
-    writeRtpPcap(path.join(dir, files.earlyPcap), ulaw, 1500, 60_000);
+  let ulaw: Buffer | undefined;
+  const spoken = () => (ulaw ??= speakUlaw(phrase, dir));
+  const files = {
+    pcap: { file: 'phrase.pcap', write: (f: string) => writeRtpPcap(f, spoken(), speakAfterMs, 60_000) },
+    earlyPcap: { file: 'phrase-early.pcap', write: (f: string) => writeRtpPcap(f, spoken(), 1500, 60_000) },
     // A silent line still sends RTP (livekit-sip hangs up on a line that sends nothing).
-    writeRtpPcap(path.join(dir, files.silencePcap), Buffer.alloc(0), 0, (MAX_HOLD_SECONDS + 5) * 1000);
-  }
+    silencePcap: { file: 'silence.pcap', write: (f: string) => writeRtpPcap(f, Buffer.alloc(0), 0, (MAX_HOLD_SECONDS + 5) * 1000) },
+    agentPcap: { file: 'agent.pcap', write: (f: string) => writeRtpPcap(f, speakUlaw(AGENT_PHRASE, dir), AGENT_SPEAKS_AFTER_MS, AGENT_STAYS_MS + 5000) },
+  };
+  for (const { file, write } of Object.values(files)) if (!existsSync(path.join(dir, file))) write(path.join(dir, file));
   const scenario = path.join(dir, 'phone.xml');
   const at = (f: string) => path.join(mediaDir, f);
-  writeFileSync(scenario, phoneScenario(at(files.pcap), at(files.earlyPcap), at(files.silencePcap), (parity, key) => at(keyPcapName(parity, key))));
+  writeFileSync(scenario, phoneScenario({
+    pcap: at(files.pcap.file),
+    earlyPcap: at(files.earlyPcap.file),
+    silencePcap: at(files.silencePcap.file),
+    agentPcap: at(files.agentPcap.file),
+    keyPcap: (parity, key) => at(keyPcapName(parity, key)),
+  }));
   return scenario;
+}
+
+/** One REFER the phone received: its call's SIP Call-ID and its Refer-To as livekit-sip sent it (`tel:…` bare, a sip: URI as `<sip:…>`). */
+export interface PhoneRefer {
+  callId: string;
+  referTo: string;
+}
+
+/** A phone's refer.log (`SIP_PHONE_REFER_LOG`, Phone.referLog) read: empty before the first REFER. */
+export function readRefers(file: string): PhoneRefer[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').split('\n').map((l) => l.trim()).filter(Boolean).map((l) => {
+    const space = l.indexOf(' ');
+    return space < 0 ? { callId: l, referTo: '' } : { callId: l.slice(0, space), referTo: l.slice(space + 1) };
+  });
 }
 
 export interface PhoneOptions extends Opts {
@@ -545,20 +676,28 @@ export class Phone extends Procs {
   sipPort = 0;
   private mediaPort = 0;
   private controlPort = 0;
-  /** Where the listening numbers send the call's audio (a test's PhoneEar binds it). */
+  /** Where the listening and agent numbers have the call's audio sent (a test's PhoneEar binds it). */
   private earPort = 0;
   readonly messageLog: string;
+  /** One line per REFER the phone received (`<Call-ID> <Refer-To>`), in its run folder; absent until the first. */
+  readonly referLog: string;
   static readonly defaultPhrase = 'yes i will pay';
 
   private constructor(private readonly popts: PhoneOptions) {
     super(popts);
     this.messageLog = path.join(popts.dir, 'messages.log');
+    this.referLog = path.join(popts.dir, 'refer.log');
+  }
+
+  /** The transfers the phone was asked for, accepted or refused, in the order they came. */
+  refers(): PhoneRefer[] {
+    return readRefers(this.referLog);
   }
 
   static async create(opts: PhoneOptions): Promise<Phone> {
     const svc = new Phone(opts);
     [svc.sipPort, svc.mediaPort, svc.controlPort, svc.earPort] = await pick(opts, 4);
-    svc.env = { SIP_PHONE_ADDRESS: `127.0.0.1:${svc.sipPort}`, SIP_PHONE_MESSAGES: svc.messageLog, SIP_PHONE_EAR_PORT: String(svc.earPort) };
+    svc.env = { SIP_PHONE_ADDRESS: `127.0.0.1:${svc.sipPort}`, SIP_PHONE_MESSAGES: svc.messageLog, SIP_PHONE_EAR_PORT: String(svc.earPort), SIP_PHONE_REFER_LOG: svc.referLog };
     return svc;
   }
 
@@ -569,6 +708,7 @@ export class Phone extends Procs {
       '-sf', scenario,
       ...sippLoopback(this.sipPort, this.mediaPort, this.controlPort),
       '-key', 'ear_port', String(this.earPort),
+      '-key', 'refer_log', this.referLog,
       ...sippTraces(this.messageLog, path.join(dir, 'errors.log')),
       '-fd', '3600',
       // An unexpected BYE (the bot hanging up while the phone still talks) ends the call normally.
