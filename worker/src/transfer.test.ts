@@ -7,13 +7,13 @@
 // together and leaves: the slot is free while the two talk, and the room goes when the last one leaves. A
 // WebSocket call has no phone line: it ends as a transfer would.
 import { readFileSync, existsSync } from 'node:fs';
-import path from 'node:path';
 import { dispose } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import { Redis } from 'ioredis';
 import { CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY, type Call, type RuntimeConfig } from '@voice-platform/schemas';
-import { PHONE_NUMBERS, PhoneEar, waitUntil } from '@voice-platform/tests/infra';
+import { listenNumber, PHONE_NUMBERS, PhoneEar, waitUntil } from '@voice-platform/tests/infra';
 import { envelopeMatch } from './testing/audio.js';
+import { readRecording } from './testing/recordings.js';
 import { admin, backendUrl, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES } from './testing/backend.js';
 import { startCall } from './testing/client.js';
 import { startWorker, telephonyEnv, type TestWorker } from './testing/worker.js';
@@ -90,9 +90,9 @@ const answering = () => `+1500555${String(Math.floor(5000 + Math.random() * 3999
 const ended = (c: Call) => c.status === 'failed' || c.recording_key !== null || c.recording_error !== null;
 const botLines = (c: Call) => c.transcript.filter((t) => t.role === 'bot').map((t) => t.text);
 
-/** The REFERs the suite's phone received: `<Call-ID> <Refer-To>` lines of refer.log beside its message trace. */
+/** The REFERs the suite's phone received: the `<Call-ID> <Refer-To>` lines of its refer.log. */
 function refers(): string[] {
-  const file = path.join(path.dirname(process.env.SIP_PHONE_MESSAGES!), 'refer.log');
+  const file = process.env.SIP_PHONE_REFER_LOG!;
   return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
 }
 
@@ -141,15 +141,25 @@ describe('cold transfer (SIP REFER)', () => {
 });
 
 describe('warm transfer (whisper, then the two together)', () => {
-  it('the agent hears the whisper, ends up with the caller, the bot leaves and its slot is free; the room goes with the last one', async () => {
+  it('the agent hears the whisper and the caller only the hold tone; then the two talk, the bot gone and its slot free; the room goes with the last one', async () => {
+    // Both the caller (a listening number) and the agent answer with their media at the ear: two streams, the caller's first.
     const ear = await PhoneEar.open(Number(process.env.SIP_PHONE_EAR_PORT));
     try {
-      const callId = await dialout(await transferBot('warm', PHONE_NUMBERS.agent), answering());
+      const callId = await dialout(await transferBot('warm', PHONE_NUMBERS.agent), listenNumber(45));
+      // The caller presses 0 (the intent "person") once the line is up.
+      await ear.press('0#');
       const call = await callUntil(callId, (c) => c.status === 'completed' && c.recording_key !== null, 'the bot’s end of the call', 60_000);
       expect(call).toMatchObject({ status: 'completed', end_reason: 'transferred', recording_error: null });
       expect(call.transfer).toEqual({ mode: 'warm', target: PHONE_NUMBERS.agent, status: 'accepted', sip_status_code: 200, at: expect.any(String) });
-      expect(botLines(call)).toEqual(['Hello Sam.', 'Let me put you through to a colleague.']);
-      expect(call.actions).toEqual([expect.objectContaining({ type: 'transfer', name: 'to_person', status: 'ok' })]);
+      expect(call.transcript.map((t) => [t.role, t.text])).toEqual([
+        ['bot', 'Hello Sam.'],
+        ['user', '0'],
+        ['bot', 'Let me put you through to a colleague.'],
+      ]);
+      expect(call.actions.map((a) => [a.type, a.name, a.status])).toEqual([
+        ['dtmf_in', 'keypad', 'ok'],
+        ['transfer', 'to_person', 'ok'],
+      ]);
 
       // The caller and the agent talk on in the caller's room without the bot.
       await waitUntil(async () => !(await rooms().listParticipants(callId)).some((p) => p.identity === 'bot'), { what: 'the bot gone from the room', timeoutMs: 10_000 });
@@ -157,14 +167,31 @@ describe('warm transfer (whisper, then the two together)', () => {
       await slotFreed(callId);
       expect((await rooms().listParticipants(callId)).map((p) => p.identity).sort()).toEqual(['agent', 'callee']);
 
-      // What the agent heard in the consult room: the whisper, with the caller's words as its summary.
-      const said = call.transcript.filter((t) => t.role === 'user').map((t) => t.text).join(' ');
-      const whisper = await synthesise(`Sam says ${said}, about the unpaid invoice.`);
-      const streams = ear.heard();
-      expect(streams.length).toBeGreaterThanOrEqual(1);
-      const line = streams[0]!.pcm;
-      const start = Math.max(0, line.findIndex((v) => Math.abs(v) > 2000) - 1600);
-      expect(envelopeMatch(line.subarray(start), 8000, whisper, 16000).correlation).toBeGreaterThan(0.8);
+      const [callerLine, agentLine] = ear.heard().map((h) => h.pcm);
+      expect(agentLine).toBeDefined();
+      // The agent heard the whisper, with the caller's turns as its summary.
+      const whisper = await synthesise('Sam says 0, about the unpaid invoice.');
+      const start = Math.max(0, agentLine!.findIndex((v) => Math.abs(v) > 2000) - 1600);
+      expect(envelopeMatch(agentLine!.subarray(start), 8000, whisper, 16000).correlation).toBeGreaterThan(0.8);
+      // The caller heard the bot (greeting, announcement) and, after it, only the hold tone: neither the
+      // agent's answer ("Hello, this is Sam.") nor the whisper, though the agent was in the room.
+      const { right: bot } = await readRecording(call.recording_key!);
+      // The line and the recording both start at the answer: the bot's last word ends at about the same
+      // time in both, and nothing loud follows on the line (the agent's answer and the whisper would).
+      const lastLoud = (pcm: Int16Array, rate: number) => {
+        let i = pcm.length - 1;
+        while (i > 0 && Math.abs(pcm[i]!) < 3000) i--;
+        return (i / rate) * 1000;
+      };
+      const saidMs = lastLoud(bot, 16000);
+      const lineMs = lastLoud(callerLine!, 8000);
+      expect(Math.abs(lineMs - saidMs)).toBeLessThan(1000);
+      const after = callerLine!.subarray(Math.round((saidMs + 500) * 8));
+      expect(after.length).toBeGreaterThan(8000 * 3); // the line stayed up through the dial and the whisper
+      let loudest = 0;
+      for (const v of after) loudest = Math.max(loudest, Math.abs(v));
+      expect(loudest).toBeLessThan(3000);
+      expect(loudest).toBeGreaterThan(1000); // the hold tone (2000)
 
       // The caller hangs up; the agent stays until its own hang-up (20 s after answering); then the room is deleted.
       await rooms().removeParticipant(callId, 'callee');

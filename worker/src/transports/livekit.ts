@@ -53,6 +53,8 @@ const CALLEE_IDENTITY = 'callee';
 const AGENT_IDENTITY = 'agent';
 /** How long a warm transfer's person may ring before the transfer fails (no answer). */
 const AGENT_RINGING_TIMEOUT_S = 30;
+/** How long livekit-sip may take to subscribe a caller's line to a new track of the bot's (its first subscriber). */
+const CALLER_SUBSCRIBES_WITHIN_MS = 3000;
 /** A cold transfer's REFER: the phone network's answer (the NOTIFY) comes within this long, or it failed. */
 const REFER_TIMEOUT_S = 30;
 /** The identity the backend gives a browser caller's token (docs/design.md §7 widget). */
@@ -364,9 +366,24 @@ export class LiveKitDialer implements TelephonyDialer {
     room.on(RoomEvent.ParticipantConnected, onJoined);
     room.on(RoomEvent.TrackPublished, onPublished);
     try {
-      const published = await me.publishTrack(LocalAudioTrack.createAudioTrack('bot-whisper', source), new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE, dtx: true, red: false }));
-      whisperSid = published.sid;
-      // The whisper is for the person only.
+      // The whisper is for the person only. livekit-sip subscribes the caller's line to every new track
+      // itself, and a subscription it asks for after the server took it away would win: the caller is
+      // taken off once its subscription is in (the track's first subscriber, reported to the publisher).
+      const whisperTrack = LocalAudioTrack.createAudioTrack('bot-whisper', source);
+      let onSubscribed: ((t: { sid?: string }) => void) | null = null;
+      const callerSubscribed = new Promise<void>((resolve) => {
+        onSubscribed = (t) => {
+          if (t.sid && t.sid === whisperTrack.sid) resolve();
+        };
+        room.on(RoomEvent.LocalTrackSubscribed, onSubscribed);
+      });
+      try {
+        const published = await me.publishTrack(whisperTrack, new TrackPublishOptions({ source: TrackSource.SOURCE_MICROPHONE, dtx: true, red: false }));
+        whisperSid = published.sid;
+        await Promise.race([callerSubscribed, new Promise((resolve) => setTimeout(resolve, CALLER_SUBSCRIBES_WITHIN_MS))]);
+      } finally {
+        if (onSubscribed) room.off(RoomEvent.LocalTrackSubscribed, onSubscribed);
+      }
       await apart(identity, whisperSid ? [whisperSid] : [], false);
       try {
         await this.sip.createSipParticipant(line.trunkId, req.number, roomName, {
