@@ -2,6 +2,7 @@
 // signalled), output to a log file, with readiness polling that fails fast if the process dies.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
+import dgram from 'node:dgram';
 import net from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 
@@ -134,8 +135,18 @@ export async function waitUntil(check: () => Promise<boolean> | boolean, opts: W
   }
 }
 
-/** A free TCP port on loopback, from the kernel's ephemeral range (never the `make up` ports). */
-export function freePort(): Promise<number> {
+/**
+ * A port free on loopback for TCP and UDP alike (SIP and media listen on UDP), from the kernel's ephemeral
+ * range (never the `make up` ports, nor LiveKit's RTP ranges below it).
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    const port = await freeTcpPort();
+    if ((await udpFree(port)) || attempt >= 20) return port;
+  }
+}
+
+function freeTcpPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
@@ -144,6 +155,18 @@ export function freePort(): Promise<number> {
       const address = server.address();
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });
+  });
+}
+
+function udpFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = dgram.createSocket('udp4');
+    socket.unref();
+    socket.once('error', () => {
+      socket.close();
+      resolve(false);
+    });
+    socket.bind(port, '127.0.0.1', () => socket.close(() => resolve(true)));
   });
 }
 

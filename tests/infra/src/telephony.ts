@@ -56,7 +56,8 @@ export class LiveKit extends Procs {
     const svc = new LiveKit(opts);
     [svc.httpPort, svc.udpPort, svc.redisPort, svc.sipPort, svc.sipHealthPort] = await pick(opts, 5);
     // A 200-port RTP range that is unlikely to collide with another suite's (RTP is UDP only).
-    svc.rtpStart = opts.ports?.[5] ?? 20000 + Math.floor(Math.random() * 200) * 200;
+    // Below the kernel's ephemeral range (32768 up), where freePort's ports (sipp's, other services') come from.
+    svc.rtpStart = opts.ports?.[5] ?? 10000 + Math.floor(Math.random() * 100) * 200;
     svc.env = {
       LIVEKIT_URL: `ws://127.0.0.1:${svc.httpPort}`,
       LIVEKIT_API_KEY: svc.apiKey,
