@@ -6,6 +6,8 @@
 // MoveParticipant: see transports/livekit.ts), whispers to it (the agent's ear hears it), puts the two
 // together and leaves: the slot is free while the two talk, and the room goes when the last one leaves. A
 // WebSocket call has no phone line: it ends as a transfer would.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readFileSync, existsSync } from 'node:fs';
 import { dispose } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
@@ -24,15 +26,34 @@ import { speak } from './tts/tts.js';
 let w: TestWorker;
 let apiKey: string;
 let redis: Redis;
+/** call.ended webhooks the suite's backend sent here (every test file's calls: read by call id). */
+const endedHooks: Array<{ data: { call_id: string; end_reason: string; transfer: unknown; actions: unknown[] } }> = [];
+let receiver: http.Server;
+let hookId: string;
 const rooms = () => new RoomServiceClient(process.env.LIVEKIT_URL!.replace(/^ws/, 'http'), process.env.LIVEKIT_API_KEY!, process.env.LIVEKIT_API_SECRET!);
 
 beforeAll(async () => {
   apiKey = await createApiKey();
   await ensureTrunk();
   redis = new Redis(process.env.REDIS_URL!);
+  receiver = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      endedHooks.push(JSON.parse(body));
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const hook = await admin('POST', '/api/v1/webhooks', { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['call.ended'] });
+  if (hook.status !== 201) throw new Error(`webhook: ${hook.status} ${JSON.stringify(hook.body)}`);
+  hookId = hook.body.id as string;
   w = await startWorker(telephonyEnv());
 });
 afterAll(async () => {
+  if (hookId) await admin('DELETE', `/api/v1/webhooks/${hookId}`);
+  receiver?.closeAllConnections();
+  receiver?.close();
   await w?.stop();
   redis?.disconnect();
   await dispose();
@@ -126,6 +147,10 @@ describe('cold transfer (SIP REFER)', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(new RegExp(`^\\S+ <?tel:\\${target}>?$`));
     await slotFreed(callId);
+    // The CRM learns it from call.ended: the end reason, the transfer and the action.
+    await waitUntil(() => endedHooks.some((h) => h.data.call_id === callId), { what: 'call.ended at the receiver', timeoutMs: 15_000 });
+    const hook = endedHooks.find((h) => h.data.call_id === callId)!;
+    expect(hook.data).toMatchObject({ end_reason: 'transferred', transfer: call.transfer, actions: call.actions });
   });
 
   it('a REFER refused (603): the bot says on_failure and the call goes on', async () => {
