@@ -1,7 +1,7 @@
 // Store connections with retry and exponential backoff until a deadline, then a clear failure naming
 // the store (never the URL: it may hold a password).
 import { setTimeout as delay } from 'node:timers/promises';
-import { MongoClient } from 'mongodb';
+import { MongoClient, type MongoClientOptions } from 'mongodb';
 import { Redis, ReplyError } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Settings } from './settings.js';
@@ -42,7 +42,7 @@ type StoreTimeouts = Pick<Settings, 'MONGODB_SERVER_SELECTION_TIMEOUT_MS' | 'MON
  * driver's timeoutMS (whole-operation limits) is ignored by mongodb 6.22, so these are what bound an
  * operation.
  */
-export function mongoClient(uri: string, t: StoreTimeouts, logger: Logger): MongoClient {
+export function mongoClient(uri: string, t: StoreTimeouts, logger: Logger, extra: Pick<MongoClientOptions, 'monitorCommands'> = {}): MongoClient {
   const stepMs = Math.min(t.MONGODB_SERVER_SELECTION_TIMEOUT_MS, t.MONGODB_OPERATION_TIMEOUT_MS);
   const connectTimeoutMS = Math.min(5000, stepMs);
   const client = new MongoClient(uri, {
@@ -51,6 +51,7 @@ export function mongoClient(uri: string, t: StoreTimeouts, logger: Logger): Mong
     connectTimeoutMS,
     socketTimeoutMS: Math.min(t.MONGODB_SOCKET_TIMEOUT_MS, t.MONGODB_OPERATION_TIMEOUT_MS),
     retryReads: false,
+    ...extra,
   });
   watchMonitor(client, connectTimeoutMS, logger);
   return client;

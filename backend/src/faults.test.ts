@@ -8,8 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { startTestEnv, waitUntil, type Service, type TestEnv } from '@voice-platform/tests/infra';
 import { CALL_JOBS_STREAM_KEY, TERMINAL_CALL_STATUSES } from '@voice-platform/schemas';
 import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, type Harness } from './testing/harness.js';
-import { COLLECTIONS } from './stores.js';
-import type { CallDoc } from './calls/store.js';
+import { findCalls } from './calls/store.js';
 
 const INTERVAL_MS = 25; // one dial-out every 25 ms, whatever the previous ones are doing
 const OUTAGE_MS = 3000; // each store stays down at least this long…
@@ -207,7 +206,7 @@ describe('dial-outs while the stores fail', () => {
     // retry never has a call placed).
     const placed = new Set(outcomes.filter((o) => o.status === 201).map((o) => o.body!.call_id!));
     const jobs = new Set(((await h.redis.xrange(CALL_JOBS_STREAM_KEY, '-', '+')) as Array<[string, string[]]>).map(([, f]) => f[f.indexOf('call_id') + 1]!));
-    const readCalls = () => h.db.collection<CallDoc>(COLLECTIONS.calls).find({}, { projection: { status: 1, end_reason: 1 } }).toArray();
+    const readCalls = () => findCalls(h.db, {}, { projection: { status: 1, end_reason: 1, created_at: 1 } });
     await waitUntil(
       async () => {
         const orphans = (await readCalls()).filter((c) => !jobs.has(c._id) && !TERMINAL_CALL_STATUSES.includes(c.status));

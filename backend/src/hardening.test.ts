@@ -10,6 +10,7 @@ import jwt from 'jsonwebtoken';
 import { FLEET_RESERVATIONS_KEY, FLEET_TEST_RESERVATIONS_KEY, FLEET_WORKERS_KEY } from '@voice-platform/schemas';
 import { adminToken, ADMIN, createBot, createKey, createTrunk, heartbeat, JWT_SECRET, startHarness, type Harness } from './testing/harness.js';
 import { createHttpServer } from './server.js';
+import { findCalls } from './calls/store.js';
 
 const BODY_READ_TIMEOUT_MS = 1000;
 let h: Harness;
@@ -84,7 +85,7 @@ describe('browser test calls and the test-call share (TEST_CALL_SHARE)', () => {
       '5',
       JSON.stringify({ error: { code: 'fleet_at_capacity', message: 'test calls hold their share of every voice worker; the rest is kept for dial-outs', details: { live_workers: 1 } } }),
     ]);
-    expect(await h.db.collection('calls').countDocuments({ direction: 'web' })).toBe(0);
+    expect(await findCalls(h.db, { direction: 'web' })).toEqual([]);
     expect([await h.redis.zcard(FLEET_RESERVATIONS_KEY), await h.redis.zcard(FLEET_TEST_RESERVATIONS_KEY)]).toEqual([0, 0]);
 
     // The two free slots are the dial-outs'.

@@ -1,5 +1,6 @@
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
 import { adminToken, createBot, createTrunk, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { findCall } from './store.js';
 
 let env: TestEnv;
 let h: Harness;
@@ -206,7 +207,7 @@ describe('reading calls', () => {
 
     const failed = await h.http.get('/api/v1/calls').query({ bot_id: bot, status: 'failed' }).set('Authorization', auth).expect(200);
     expect(failed.body.items.map((c: { call_id: string }) => c.call_id)).toEqual([ids[0]]);
-    const created = await h.db.collection('calls').findOne({ _id: ids[4] as never });
+    const created = await findCall(h.db, ids[4]!);
     const window = await h.http
       .get('/api/v1/calls')
       .query({ bot_id: bot, created_after: new Date(created!.created_at.getTime() - 1).toISOString(), created_before: new Date(created!.created_at.getTime() + 1).toISOString() })
@@ -239,7 +240,7 @@ describe('reading calls', () => {
     expect(page.body.next_cursor).toMatch(/^(?:0|[1-9][0-9]{0,14})\.[A-Za-z0-9_-]{1,128}$/);
     expect(page.body.items.map((c: { call_id: string }) => c.call_id)).toEqual([second]);
     // A cursor the client wrote itself names a position too: after (t, id), newest first.
-    const created = (await h.db.collection('calls').findOne({ _id: second as never }))!.created_at.getTime();
+    const created = (await findCall(h.db, second))!.created_at.getTime();
     const made = await h.http.get('/api/v1/calls').query({ bot_id: bot, cursor: `${created}.${second}` }).set('Authorization', auth).expect(200);
     expect(made.body.items.map((c: { call_id: string }) => c.call_id)).toEqual([first]);
     expect((await h.http.get('/api/v1/calls').query({ bot_id: bot, cursor: '0.x' }).set('Authorization', auth).expect(200)).body.items).toEqual([]);

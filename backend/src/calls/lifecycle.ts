@@ -4,7 +4,9 @@
 // the call's lock (see locks.ts), and a terminal move releases the capacity reservation; ZREM's result
 // makes that release count exactly once. Each move that lands emits its webhook event (webhooks/outbox.ts),
 // marked due on the call in the move's own write until the outbox has it, so a move whose emit never
-// happened (a crash or a store failure after the write) is sent by the call's next move or repeat.
+// happened (a crash or a store failure after the write) is sent by the call's next move or repeat. A move
+// that leaves the call settled (ended, no event due) moves its record from `calls_live` to `calls`
+// (calls/store.ts), under the same lock.
 import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -15,7 +17,7 @@ import type { Metrics } from '../metrics.js';
 import { releaseSlot } from '../redisScripts.js';
 import { withDocLock } from '../locks.js';
 import { emitCallMove, emitDueEvents, emitRecordingArrived, moveEvent } from '../webhooks/outbox.js';
-import { calls, findCall, storedAction, type CallDoc } from './store.js';
+import { archiveIfSettled, callCollection, locateCall, storedAction, type CallDoc } from './store.js';
 import { settleContact } from '../campaigns/store.js';
 
 interface LifecycleDeps {
@@ -93,7 +95,6 @@ const conflict = (from: CallStatus | undefined, to: CallStatus) =>
   apiError('conflict', { message: `a call cannot move from ${from} to ${to}`, details: { from, to } });
 
 export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: string, ev: CallMove, opts: MoveOptions = {}): Promise<MoveResult> {
-  const callDocs = calls(deps.db);
   const extra: Partial<CallDoc> = {};
   if (ev.end_reason !== undefined) extra.end_reason = ev.end_reason;
   if (ev.recording_key !== undefined) extra.recording_key = ev.recording_key;
@@ -105,9 +106,21 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
   let moved = false;
   const emit = { redis: deps.redis, db: deps.db, logger: deps.logger, clock: deps.clock, metrics };
   // One move at a time per call: the status check and the write must not interleave (see locks.ts).
-  await withDocLock(deps.redis, `call:${id}`, async () => {
-    const current = await findCall(deps.db, id);
-    if (!current) throw apiError('call_not_found');
+  const doc = await withDocLock(deps.redis, `call:${id}`, async () => {
+    const found = await locateCall(deps.db, id);
+    if (!found) throw apiError('call_not_found');
+    const { doc: current, live } = found;
+    const callDocs = callCollection(deps.db, live);
+    await move(current, callDocs);
+    // The call as this request leaves it, read under the lock; settled, its record moves to `calls` (a retry
+    // of an event that settled it completes a move cut short).
+    const after = await callDocs.findOne({ _id: id });
+    if (!after) throw apiError('call_not_found');
+    if (live) await archiveIfSettled(deps.db, after);
+    return after;
+  });
+
+  async function move(current: CallDoc, callDocs: ReturnType<typeof callCollection>): Promise<void> {
     // Events of moves that landed without reaching the outbox go first, whatever this request turns out to
     // be (a retry of that very move, even one answered as already applied, included).
     if (current.webhook_due?.length) await emitDueEvents(emit, current, opts.recordingFollows ?? true);
@@ -128,12 +141,12 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
       // The move's event is due until the outbox has it (emitCallMove removes the mark).
       const due = moveEvent(ev.status);
       const push = { ...(due ? { webhook_due: due } : {}), ...(acts.length ? { actions: { $each: acts } } : {}) };
-      // By _id alone: FerretDB (v1, SQLite) uses its key index only for a filter of `_id` and nothing else and
-      // scans every call for any other (seconds under load). The status guard is the lock's: the read above
-      // and this write happen under it, so no other move can land in between.
+      // By _id alone: FerretDB (v1, SQLite) hands SQLite a filter of `_id` and nothing else, and decodes every
+      // document of the collection for any other. The status guard is the lock's: the read above and this
+      // write happen under it, so no other move can land in between.
       const res = await callDocs.updateOne({ _id: id }, { $set: set, ...(Object.keys(push).length ? { $push: push } : {}), ...seen });
       if (res.matchedCount === 0) {
-        const now = await findCall(deps.db, id);
+        const now = await callDocs.findOne({ _id: id });
         if (now?.status !== ev.status) throw conflict(now?.status, ev.status);
       } else {
         moved = true;
@@ -158,7 +171,7 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
         if (isTerminal(current.status) && ('recording_key' in fill || 'recording_error' in fill)) await emitRecordingArrived(emit, withActions({ ...current, ...fill }));
       }
     }
-  });
+  }
   let released: boolean | null = null;
   if (isTerminal(ev.status)) {
     // Also on a repeat: if a crash came between the status write and this ZREM, the retry frees it.
@@ -166,8 +179,6 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
     metrics.slotReleases.inc({ outcome: released ? 'released' : 'already_gone' });
     if (released) deps.logger.info({ ...opts.logContext, call_id: id, status: ev.status }, 'capacity slot released');
   }
-  const doc = await findCall(deps.db, id);
-  if (!doc) throw apiError('call_not_found');
   // A campaign call's end moves its contact on. Also on a repeat of the end (a retried report repairs a
   // crash in between); if this fails, the dialler's reconcile settles the contact from this record.
   if (isTerminal(doc.status) && doc.campaign_contact_id) {

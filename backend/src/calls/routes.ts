@@ -16,7 +16,7 @@ import { findBot } from '../bots/store.js';
 import { checkVariables } from '../dialout/variables.js';
 import { applyCallMove } from './lifecycle.js';
 import { emitCallEvent } from '../webhooks/outbox.js';
-import { calls, findCall, publicCall, queuedCall, type CallDoc } from './store.js';
+import { findCall, findCalls, insertCall, publicCall, queuedCall, type CallDoc } from './store.js';
 
 interface Cursor {
   t: number;
@@ -96,7 +96,7 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
 
   router.get('/api/v1/calls', requireAdmin(svc), async (ctx) => {
     const { filter, limit } = listFilter(ctx);
-    const docs = await calls(svc.db).find(filter).sort({ created_at: -1, _id: -1 }).limit(limit + 1).toArray();
+    const docs = await findCalls(svc.db, filter, { sort: { created_at: -1, _id: -1 }, limit: limit + 1 });
     const page = docs.slice(0, limit);
     const last = page[page.length - 1];
     ctx.body = {
@@ -114,7 +114,7 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
     checkVariables(bot.variables, variables);
     const now = svc.now();
     const doc = queuedCall({ _id: new ObjectId().toHexString(), bot_id: bot._id, direction: body.direction, to_number: null, from_number: null, variables, api_key_id: null }, now);
-    await calls(svc.db).insertOne(doc);
+    await insertCall(svc.db, doc);
     await emitCallEvent({ ...svc, metrics }, 'call.queued', doc);
     ctx.status = 201;
     ctx.set('Location', `/api/v1/calls/${doc._id}`);

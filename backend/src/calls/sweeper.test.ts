@@ -5,6 +5,7 @@ import { RoomServiceClient } from 'livekit-server-sdk';
 import { CALL_FINAL_EVENTS_KEY, CALL_LEASE_TTL_MS, CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
 import { adminToken, createBot, createTrunk, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { createMetrics, type Metrics } from '../metrics.js';
+import { findCall } from './store.js';
 
 // The reservation TTL is long here so that dialling a younger call (whose Lua script drops expired
 // reservations) leaves the older calls' reservations in place for the sweeper to release.
@@ -185,7 +186,7 @@ describe('stale-call sweeper', () => {
     expect(await reservation(young)).not.toBeNull();
     expect(await read(dialing)).toMatchObject({ status: 'dialing', ended_at: null, end_reason: null });
     // A WebSocket call its worker recorded and never started (the worker died at once) ends too.
-    expect(await h.db.collection('calls').findOne({ _id: ws as never })).toMatchObject({ status: 'failed', end_reason: 'not_started' });
+    expect(await findCall(h.db, ws)).toMatchObject({ status: 'failed', end_reason: 'not_started' });
 
     // A second pass finds nothing and releases nothing again.
     expect(await sweeper.runOnce()).toBe(0);

@@ -16,9 +16,9 @@
 import type { AppDeps } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { ApiError } from '../errors.js';
-import { COLLECTIONS } from '../stores.js';
+import { withDocLock } from '../locks.js';
 import { applyCallMove } from './lifecycle.js';
-import type { CallDoc } from './store.js';
+import { archiveIfSettled, findCall, liveCalls } from './store.js';
 import { CALL_FINAL_EVENTS_KEY, CALL_LEASE_TTL_MS, CALL_LEASES_KEY, CallEvent, TERMINAL_CALL_STATUSES, type CallStatus } from '@voice-platform/schemas';
 import { check } from '../validate.js';
 
@@ -53,7 +53,8 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
   const clock = deps.clock ?? Date.now;
   const logger = deps.logger.child({ role: 'dialler' });
   const lifecycle = { db: deps.db, redis: deps.redis, logger, clock };
-  const calls = deps.db.collection<CallDoc>(COLLECTIONS.calls);
+  // Calls not settled (calls/store.ts): every queued or live call is there.
+  const calls = liveCalls(deps.db);
   const timeoutMs = deps.settings.QUEUED_CALL_TIMEOUT_SECONDS * 1000;
   const intervalMs = deps.settings.SWEEP_INTERVAL_SECONDS * 1000;
   const batchSize = deps.batchSize ?? DEFAULT_BATCH_SIZE;
@@ -102,7 +103,7 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
     // Hang up whoever is still in the call's room (a SIP callee gets a BYE).
     if (deps.telephony) {
       // An inbound call's room is the one LiveKit made for the caller; every other call's is its id.
-      const room = (await calls.findOne({ _id: id }, { projection: { room_name: 1 } }))?.room_name ?? id;
+      const room = (await findCall(deps.db, id, { room_name: 1 }))?.room_name ?? id;
       await deps.telephony.deleteRoom(room);
     }
     await deps.redis.multi().zrem(CALL_LEASES_KEY, id).hdel(CALL_FINAL_EVENTS_KEY, id).exec();
@@ -156,7 +157,30 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
       orphaned = await sweepOrphans();
       orphansScannedAt = clock();
     }
-    return lost + orphaned + (await sweepUnclaimed());
+    const failed = lost + orphaned + (await sweepUnclaimed());
+    await archiveSettled();
+    return failed;
+  }
+
+  /** Settled calls still in calls_live (closed outside a move, e.g. a dial-out without a job, or a move cut
+   *  short before its archive): moved to `calls`, each under its lock. Returns how many moved. */
+  async function archiveSettled(): Promise<number> {
+    // An ended call with an event still due is left to the outbox, which sends it and moves the call.
+    const ended = await calls.find({ status: { $in: [...TERMINAL_CALL_STATUSES] } }, { projection: { _id: 1, webhook_due: 1 } }).toArray();
+    const settled = ended.filter((c) => !c.webhook_due?.length).slice(0, batchSize);
+    let moved = 0;
+    for (const { _id: id } of settled) {
+      try {
+        await withDocLock(deps.redis, `call:${id}`, async () => {
+          const doc = await calls.findOne({ _id: id });
+          if (doc && (await archiveIfSettled(deps.db, doc))) moved++;
+        }, { waitMs: 500 });
+      } catch (err) {
+        logger.warn({ call_id: id, err }, 'settled call not moved to calls yet; next pass');
+      }
+    }
+    if (moved) logger.info({ moved }, 'settled calls moved to calls');
+    return moved;
   }
 
   async function sweepUnclaimed(): Promise<number> {

@@ -6,7 +6,7 @@ import { startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/inf
 import { CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY, FLEET_WORKERS_KEY } from '@voice-platform/schemas';
 import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { COLLECTIONS } from '../stores.js';
-import type { CallDoc } from '../calls/store.js';
+import { findCalls, liveCalls as liveCallDocs } from '../calls/store.js';
 import { WEBHOOK_EVENTS_STREAM } from '../webhooks/keys.js';
 import { attemptCallId, rateWindow, type CampaignDialler } from './dialler.js';
 import type { ContactDoc } from './store.js';
@@ -62,7 +62,7 @@ const someContacts = (n: number, extra: Record<string, unknown> = {}) => Array.f
 const action = (id: string, what: string) => h.http.post(`/api/v1/campaigns/${id}/${what}`).set(admin());
 const detail = async (id: string) => (await h.http.get(`/api/v1/campaigns/${id}`).set(admin()).expect(200)).body;
 const contactDocs = (id: string) => h.db.collection<ContactDoc>(COLLECTIONS.campaignContacts).find({ campaign_id: id }).sort({ created_at: 1, _id: 1 }).toArray();
-const campaignCalls = (id: string) => h.db.collection<CallDoc>(COLLECTIONS.calls).find({ campaign_id: id }).toArray();
+const campaignCalls = (id: string) => findCalls(h.db, { campaign_id: id });
 const liveCalls = async (id: string) => (await campaignCalls(id)).filter((c) => !['completed', 'failed', 'busy', 'no_answer', 'canceled'].includes(c.status));
 /** A worker's report of a call's end, through the calls API. */
 const report = (callId: string, status: string, end_reason: string, extra: Record<string, unknown> = {}) =>
@@ -417,7 +417,7 @@ describe('campaign dialler', () => {
     const [call] = await liveCalls(id);
     // The call's end written as the lifecycle writes it, and then a crash before the contact was touched.
     const ended = new Date(h.clock.ms);
-    await h.db.collection<CallDoc>(COLLECTIONS.calls).updateOne({ _id: call!._id }, { $set: { status: 'no_answer', end_reason: 'no_answer', ended_at: ended, 'status_times.no_answer': ended } });
+    await liveCallDocs(h.db).updateOne({ _id: call!._id }, { $set: { status: 'no_answer', end_reason: 'no_answer', ended_at: ended, 'status_times.no_answer': ended } });
     expect((await contactDocs(id))[0]!.status).toBe('dialing');
     await dialler.runOnce();
     const [contact] = await contactDocs(id);

@@ -7,7 +7,7 @@ import { freePort, saveLogs, startTestEnv, waitUntil, type TestEnv } from '@voic
 import { FLEET_RESERVATIONS_KEY, FLEET_WORKERS_KEY } from '@voice-platform/schemas';
 import { adminToken, createBot, createTrunk, heartbeat, JWT_SECRET, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { COLLECTIONS } from '../stores.js';
-import type { CallDoc } from '../calls/store.js';
+import { findCalls } from '../calls/store.js';
 import { attemptCallId } from './dialler.js';
 import type { ContactDoc } from './store.js';
 
@@ -73,7 +73,7 @@ it('a dialler killed mid-campaign (SIGKILL) and two replicas taking over dial ev
   expect((await h.http.post(`/api/v1/campaigns/${id}/contacts`).set('Authorization', auth).send({ contacts }).expect(200)).body).toEqual({ added: 40, duplicates: 0, rejected: [] });
   await h.http.post(`/api/v1/campaigns/${id}/start`).set('Authorization', auth).expect(200);
 
-  const calls = () => h.db.collection<CallDoc>(COLLECTIONS.calls).find({ campaign_id: id }).toArray();
+  const calls = () => findCalls(h.db, { campaign_id: id });
   const first = await dialler();
   await waitUntil(async () => (await calls()).length >= 8, { what: 'the first dialler to dial', timeoutMs: 90_000 });
   first.child.kill('SIGKILL');

@@ -24,10 +24,9 @@ import { VERSION } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { ApiError } from '../errors.js';
 import { StoreCache } from '../cache.js';
-import { COLLECTIONS } from '../stores.js';
 import { freeSlots } from '../redisScripts.js';
 import { withDocLock } from '../locks.js';
-import type { CallDoc } from '../calls/store.js';
+import { findCall, findCalls } from '../calls/store.js';
 import { CALL_EXISTS, joblessCloser, placeCall } from '../dialout/routes.js';
 import { isDoNotCall } from './dnc.js';
 import { inWindow } from './windows.js';
@@ -110,7 +109,6 @@ export function createCampaignDialler(deps: CampaignDiallerDeps): CampaignDialle
   const redis: Redis = deps.redis;
   const token = randomBytes(12).toString('hex'); // this replica, in leases and claims
   const leaseMs = deps.settings.CAMPAIGN_LEASE_MS;
-  const calls = deps.db.collection<CallDoc>(COLLECTIONS.calls);
   let crashed = false;
   let rotation = 0;
 
@@ -126,7 +124,7 @@ export function createCampaignDialler(deps: CampaignDiallerDeps): CampaignDialle
     const dialing = await contacts(deps.db).find({ status: 'dialing' }, { projection: { current_call_id: 1 } }).limit(RECONCILE_LIMIT).toArray();
     const ids = dialing.map((c) => c.current_call_id).filter((id): id is string => !!id);
     if (!ids.length) return;
-    const ended = await calls.find({ _id: { $in: ids }, status: { $in: [...TERMINAL_CALL_STATUSES] } }).toArray();
+    const ended = await findCalls(deps.db, { _id: { $in: ids }, status: { $in: [...TERMINAL_CALL_STATUSES] } });
     for (const call of ended) await settleContact(cdeps, call);
     if (ended.length) logger.debug({ settled: ended.length }, 'campaign contacts reconciled');
   }
@@ -215,7 +213,7 @@ export function createCampaignDialler(deps: CampaignDiallerDeps): CampaignDialle
       if (err.code === 'fleet_at_capacity') return 'fleet_full'; // not an attempt: the contact stays due
       if (err.code === CALL_EXISTS) {
         // Placed by a replica (or an earlier life of this one) that did not get to record it.
-        const existing = await calls.findOne({ _id: callId });
+        const existing = await findCall(deps.db, callId);
         await recordDial(cdeps, contact._id, callId, n, existing?.created_at ?? at);
         if (existing && TERMINAL_CALL_STATUSES.includes(existing.status)) await settleContact(cdeps, existing);
         logger.info({ campaign_id: c._id, contact_id: contact._id, call_id: callId }, 'campaign call placed earlier adopted');

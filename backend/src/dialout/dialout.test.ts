@@ -1,6 +1,7 @@
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
 import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
 import { adminToken, createBot, createTrunk, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { findCalls } from '../calls/store.js';
 
 let env: TestEnv;
 let h: Harness;
@@ -141,7 +142,7 @@ describe('POST /api/v1/sip/dialout', () => {
     const again = await dial({ variables: { customer_name: 'Ada' }, to_number: '+4915112345678', bot_id: botId }).set('Idempotency-Key', 'order-1').expect(201);
     expect(again.body).toEqual(first.body);
     expect(again.headers['idempotent-replayed']).toBe('true');
-    expect(await h.db.collection('calls').countDocuments({ bot_id: botId, 'variables.customer_name': 'Ada', _id: first.body.call_id })).toBe(1);
+    expect(await findCalls(h.db, { bot_id: botId, 'variables.customer_name': 'Ada', _id: first.body.call_id })).toHaveLength(1);
     expect(await h.redis.zcard(FLEET_RESERVATIONS_KEY)).toBe(1);
 
     const other = await dial(body({ to_number: '+4915199999999' })).set('Idempotency-Key', 'order-1').expect(409);
@@ -159,7 +160,7 @@ describe('POST /api/v1/sip/dialout', () => {
   });
 
   it('places exactly one call for concurrent duplicates of one Idempotency-Key', async () => {
-    const before = await h.db.collection('calls').countDocuments({});
+    const before = (await findCalls(h.db, {})).length;
     const results = await Promise.all(Array.from({ length: 8 }, () => dial(body({ to_number: '+4915100000001' })).set('Idempotency-Key', 'burst-1')));
     const created = results.filter((r) => r.status === 201);
     expect(created.length).toBeGreaterThanOrEqual(1);
@@ -167,7 +168,7 @@ describe('POST /api/v1/sip/dialout', () => {
     for (const r of results.filter((r) => r.status !== 201)) {
       expect([r.status, r.body.error.code]).toEqual([409, 'conflict']);
     }
-    expect(await h.db.collection('calls').countDocuments({})).toBe(before + 1);
+    expect(await findCalls(h.db, {})).toHaveLength(before + 1);
   });
 
   it('frees the Idempotency-Key when the request fails, so a retry can succeed', async () => {

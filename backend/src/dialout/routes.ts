@@ -15,7 +15,7 @@ import { releaseSlot, reserveSlot, takeToken } from '../redisScripts.js';
 import { requireApiKey, type KeyBucket, type KeyPrincipal, type PrefetchedToken } from '../apiKeys/keys.js';
 import { cachedBot } from '../bots/store.js';
 import { requestView, type CacheView } from '../cacheTable.js';
-import { calls, queuedCall, type CallDoc } from '../calls/store.js';
+import { insertCall, liveCalls, queuedCall, type CallDoc } from '../calls/store.js';
 import { checkVariables } from './variables.js';
 import { trunkForDialout } from '../trunks/store.js';
 import { claim, complete, release, requestHash } from './idempotency.js';
@@ -195,7 +195,7 @@ export async function placeCall(
     new Date(now),
   );
   try {
-    await calls(svc.db).insertOne(call);
+    await insertCall(svc.db, call, { chosenId: opts.callId !== undefined });
   } catch (err) {
     await releaseSlot(svc.redis, callId).catch(() => undefined);
     // A caller-chosen id that is taken: that record (and its job) belong to whoever inserted it first.
@@ -233,7 +233,8 @@ export function joblessCloser(svc: Services) {
   let running = false;
   const close = (ids: string[]) => {
     const ended = new Date(svc.clock());
-    return calls(svc.db).updateMany(
+    // A queued call is in calls_live; failed so, it is settled, and the sweeper moves it to `calls`.
+    return liveCalls(svc.db).updateMany(
       { _id: { $in: ids }, status: 'queued' },
       { $set: { status: 'failed', end_reason: 'enqueue_failed', ended_at: ended, 'status_times.failed': ended } },
     );

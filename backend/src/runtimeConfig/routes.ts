@@ -5,7 +5,7 @@ import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { cachedBot, openToolHeaders, toolSecretBox } from '../bots/store.js';
 import { requestView } from '../cacheTable.js';
-import { calls, type CallDoc } from '../calls/store.js';
+import { findCall, type CallDoc } from '../calls/store.js';
 import { requireWorker } from '../auth/worker.js';
 
 const ID = new RegExp(RESOURCE_ID_PATTERN);
@@ -26,10 +26,11 @@ export function configRoutes(router: Router, svc: Services): void {
     if (!bot.active) throw apiError('bot_inactive');
     let call: Pick<CallDoc, '_id' | 'bot_id' | 'direction' | 'to_number' | 'variables'> | null = null;
     if (typeof callId === 'string') {
-      // By _id alone, the bot compared here: FerretDB (v1, SQLite) looks a document up by its key only for a
-      // filter of `_id` and nothing else, and scans the whole collection, every call's transcript included,
-      // for any other. Only the fields sent back are returned: not the transcript, which grows with the call.
-      call = await calls(svc.db).findOne({ _id: callId }, { projection: { _id: 1, bot_id: 1, direction: 1, to_number: 1, variables: 1 } });
+      // By _id alone, the bot compared here: FerretDB (v1, SQLite) hands SQLite a filter of `_id` and nothing
+      // else, and decodes the whole collection, every call's transcript included, for any other. A call being
+      // started is in the small collection of calls not settled (calls/store.ts). Only the fields sent back
+      // are returned: not the transcript, which grows with the call.
+      call = await findCall(svc.db, callId, { _id: 1, bot_id: 1, direction: 1, to_number: 1, variables: 1 });
       if (!call || call.bot_id !== bot._id) throw apiError('call_not_found', 'call not found for this bot');
     }
     const variables = call?.variables ?? {};

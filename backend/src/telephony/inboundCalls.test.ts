@@ -10,7 +10,7 @@ import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
 import { adminToken, createBot, heartbeat, startHarness, type Harness } from '../testing/harness.js';
 import { COLLECTIONS } from '../stores.js';
 import { INBOUND_NUMBER_ID_ATTRIBUTE, type InboundNumberDoc } from '../inbound/store.js';
-import type { CallDoc } from '../calls/store.js';
+import { findCalls } from '../calls/store.js';
 
 let env: TestEnv;
 let h: Harness;
@@ -62,7 +62,7 @@ const post = async (body: string, authorization?: string) => {
   const req = h.http.post('/livekit/webhook').set('Content-Type', 'application/webhook+json');
   return (authorization ? req.set('Authorization', authorization) : req).send(body);
 };
-const calls = () => h.db.collection<CallDoc>(COLLECTIONS.calls).find({}).toArray();
+const calls = () => findCalls(h.db, {});
 
 describe('POST /livekit/webhook', () => {
   it('refuses events that LiveKit did not sign, or whose body was changed, and stores nothing', async () => {

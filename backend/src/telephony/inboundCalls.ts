@@ -15,7 +15,7 @@ import type { Services } from '../deps.js';
 import { readRaw } from '../body.js';
 import { releaseSlot, reserveSlot } from '../redisScripts.js';
 import { findBot } from '../bots/store.js';
-import { calls, queuedCall, type CallDoc } from '../calls/store.js';
+import { insertCall, liveCalls, queuedCall, type CallDoc } from '../calls/store.js';
 import { emitCallEvent } from '../webhooks/outbox.js';
 import { findInboundNumber, INBOUND_NUMBER_ID_ATTRIBUTE, INBOUND_ROOM_PREFIX } from '../inbound/store.js';
 /** One call per room, whatever LiveKit retries: the room's mark outlives any retry. */
@@ -92,12 +92,11 @@ async function placeInboundCall(svc: Services, event: WebhookEvent, room: string
     },
     new Date(now),
   );
-  const callDocs = calls(svc.db);
   /** The caller hears 486; the call is on record as failed, with why. */
   const failed = async (reason: string) => {
     const ended = new Date(now);
     const doc: CallDoc = { ...call, status: 'failed', end_reason: reason, ended_at: ended, sip_status_code: 486, status_times: { queued: ended, failed: ended } };
-    await callDocs.insertOne(doc);
+    await insertCall(svc.db, doc); // settled at once: stored with the ended calls
     await refuse(reason);
     await emitCallEvent(svc, 'call.ended', doc);
   };
@@ -106,7 +105,7 @@ async function placeInboundCall(svc: Services, event: WebhookEvent, room: string
   const slot = await reserveSlot(svc.redis, callId, now, svc.settings.RESERVATION_TTL_SECONDS * 1000);
   if (!slot.reserved) return failed('fleet_at_capacity');
   try {
-    await callDocs.insertOne(call);
+    await insertCall(svc.db, call);
     await svc.redis.xadd(
       CALL_JOBS_STREAM_KEY, 'MAXLEN', '~', '100000', '*',
       'call_id', callId, 'bot_id', call.bot_id, 'variables', JSON.stringify(call.variables),
@@ -115,7 +114,7 @@ async function placeInboundCall(svc: Services, event: WebhookEvent, room: string
   } catch (err) {
     // No job, no worker: the caller must not ring forever, and the record (if it landed) must not stay queued.
     await releaseSlot(svc.redis, callId).catch(() => undefined);
-    await callDocs.updateOne({ _id: callId, status: 'queued' }, { $set: { status: 'failed', end_reason: 'enqueue_failed', ended_at: new Date(now), 'status_times.failed': new Date(now) } }).catch(() => undefined);
+    await liveCalls(svc.db).updateOne({ _id: callId, status: 'queued' }, { $set: { status: 'failed', end_reason: 'enqueue_failed', ended_at: new Date(now), 'status_times.failed': new Date(now) } }).catch(() => undefined);
     await refuse('enqueue_failed');
     // Decided (the caller was refused): a retry of this webhook must not place the call again.
     log.error({ call_id: callId, err: err instanceof Error ? err.message : String(err) }, 'inbound call could not be queued');

@@ -57,6 +57,8 @@ export interface HarnessOptions {
   redisUrl?: string;
   env?: Record<string, string>;
   dbName?: string;
+  /** The app's MongoDB client emits command monitoring events (h.db.client.on('commandStarted', …)). */
+  monitorCommands?: boolean;
 }
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
@@ -79,7 +81,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     },
   });
   // The store clients main.ts makes, with the same timeouts.
-  const mongo = mongoClient(opts.mongoUri ?? process.env.MONGODB_URI!, settings, createLogger(settings.LOG_LEVEL, sink));
+  const mongo = mongoClient(opts.mongoUri ?? process.env.MONGODB_URI!, settings, createLogger(settings.LOG_LEVEL, sink), { monitorCommands: opts.monitorCommands ?? false });
   await mongo.connect();
   const db = mongo.db(opts.dbName ?? `t_${randomBytes(6).toString('hex')}`);
   const redis = redisClient(opts.redisUrl ?? process.env.REDIS_URL!, settings);

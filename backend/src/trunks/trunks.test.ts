@@ -6,6 +6,7 @@ import { CALL_JOBS_STREAM_KEY } from '@voice-platform/schemas';
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
 import { adminToken, createBot, createKey, heartbeat, startHarness, type Harness } from '../testing/harness.js';
 import { COLLECTIONS } from '../stores.js';
+import { findCalls } from '../calls/store.js';
 
 let env: TestEnv;
 let h: Harness;
@@ -151,7 +152,7 @@ describe('dial-out through a trunk', () => {
     const res = await dial(key, { bot_id: botId, to_number: '+15550109999' }).expect(409);
     expect(res.body.error.code).toBe('no_outbound_trunk');
     expect((await dial(key, { bot_id: botId, to_number: '+15550109999', variables: { nope: 'x' } }).expect(422)).body.error.code).toBe('variables_mismatch');
-    expect(await h.db.collection(COLLECTIONS.calls).countDocuments()).toBe(0);
+    expect(await findCalls(h.db, {})).toEqual([]);
   });
 
   it('from_number picks the trunk that owns it; without it the default trunk and its first number; unknown → 422', async () => {

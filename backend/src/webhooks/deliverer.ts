@@ -32,9 +32,8 @@ import { WEBHOOK_FIRST_RETRY_MS, WEBHOOK_MAX_ATTEMPTS, type WebhookAttemptResult
 import type { AppDeps } from '../deps.js';
 import { VERSION } from '../deps.js';
 import type { Metrics } from '../metrics.js';
-import { COLLECTIONS } from '../stores.js';
 import { withDocLock } from '../locks.js';
-import type { CallDoc } from '../calls/store.js';
+import { archiveIfSettled, liveCalls, locateCall } from '../calls/store.js';
 import { AddressRefused, bareHost, guardedLookup, isNonPublicAddress } from './addresses.js';
 import { deliveryLeaseKey, ENDED_PENDING_KEY, WEBHOOK_CONSUMER_GROUP, WEBHOOK_EVENTS_STREAM } from './keys.js';
 import { emitDueEvents, emitRecordingArrived, fallbackOutbox, releaseHeldEnd } from './outbox.js';
@@ -122,7 +121,8 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
   const hooks = webhooksOf(deps.db);
   const deliveries = deliveriesOf(deps.db);
   const attemptLog = attemptsOf(deps.db);
-  const calls = deps.db.collection<CallDoc>(COLLECTIONS.calls);
+  // Calls not settled (calls/store.ts): a call with an event still due is there.
+  const calls = liveCalls(deps.db);
   const fallback = fallbackOutbox(deps.db);
   const emitDeps = { redis, db: deps.db, logger, clock, metrics: deps.metrics };
   const allowPrivate = settings.WEBHOOK_ALLOW_PRIVATE;
@@ -247,9 +247,10 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
     for (const callId of await redis.zrangebyscore(ENDED_PENDING_KEY, '-inf', cutoff, 'LIMIT', 0, BATCH)) {
       // Under the call's lock, as its moves: the release clears the call's `webhook_due` mark after the emit.
       await withDocLock(redis, `call:${callId}`, async () => {
-        const doc = await calls.findOne({ _id: callId });
-        if (doc) await emitRecordingArrived(emitDeps, doc);
-        else await releaseHeldEnd(emitDeps, callId);
+        const found = await locateCall(deps.db, callId);
+        if (!found) return void (await releaseHeldEnd(emitDeps, callId));
+        await emitRecordingArrived(emitDeps, found.doc);
+        await settle(found.live, callId);
       }, { waitMs: 500 }).catch((err: unknown) => logger.warn({ err, call_id: callId }, 'held call.ended not sent yet; next pass'));
     }
     if (Date.now() - lastStrandedScan >= STRANDED_SCAN_EVERY_MS) {
@@ -264,6 +265,13 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
       if (a.deletedCount || d.deletedCount) logger.info({ attempts: a.deletedCount, deliveries: d.deletedCount }, 'old webhook deliveries pruned');
     }
     return fromFallback;
+  }
+
+  /** A call whose last event due was sent: settled, its record moves from calls_live to `calls` (under its lock). */
+  async function settle(live: boolean, callId: string): Promise<void> {
+    if (!live) return;
+    const doc = await calls.findOne({ _id: callId });
+    if (doc) await archiveIfSettled(deps.db, doc);
   }
 
   /**
@@ -286,6 +294,7 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
           const doc = await calls.findOne({ _id: callId });
           // Its recording may still come (a worker's report): an answered call's end is held for it first.
           if (doc?.webhook_due?.length) await emitDueEvents(emitDeps, doc, true);
+          await settle(true, callId);
         }, { waitMs: 500 }).catch((err: unknown) => logger.warn({ err, call_id: callId }, 'stranded call event not sent yet; next scan'));
       }
       if (page.length < BATCH) return;

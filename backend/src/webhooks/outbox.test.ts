@@ -13,7 +13,7 @@ import { startTestEnv, waitUntil, type Service, type TestEnv } from '@voice-plat
 import { adminToken, createBot, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { createLogger } from '../logger.js';
 import { COLLECTIONS } from '../stores.js';
-import type { CallDoc } from '../calls/store.js';
+import { findCall, findCalls, liveCalls } from '../calls/store.js';
 import { ENDED_PENDING_KEY, WEBHOOK_EVENTS_STREAM } from './keys.js';
 import { callEventId, emitWebhookEvent, flushHeldWebhookEvents, type EmitDeps } from './outbox.js';
 import type { WebhookDeliverer } from './deliverer.js';
@@ -117,7 +117,8 @@ async function hook(events = ALL_EVENTS): Promise<string> {
 }
 const newCall = async () => (await h.http.post('/api/v1/calls').set('Authorization', worker).send({ bot_id: botId, direction: 'websocket' }).expect(201)).body.call_id as string;
 const move = (id: string, body: object) => h.http.post(`/api/v1/calls/${id}/events`).set('Authorization', worker).send(body);
-const callDocs = () => h.db.collection<CallDoc>(COLLECTIONS.calls);
+/** Calls in progress (calls/store.ts): where a move's write lands. */
+const liveDocs = () => liveCalls(h.db);
 const metric = async (m: { get(): Promise<{ values: Array<{ value: number }> }> }) => (await m.get()).values[0]?.value ?? 0;
 /** Thaws Redis and waits until the app's client is connected again (it drops a connection that timed out). */
 async function thawRedis(): Promise<void> {
@@ -215,20 +216,20 @@ it('a move that landed without its event (a process killed between the write and
   const t0 = h.clock.ms;
   const at = (ms: number) => new Date(t0 + ms);
   // As a backend killed right after the write leaves it: moved, the event marked due, nothing in the outbox.
-  await callDocs().updateOne({ _id: id }, { $set: { status: 'ringing', 'status_times.ringing': at(100) }, $push: { webhook_due: 'call.ringing' } });
+  await liveDocs().updateOne({ _id: id }, { $set: { status: 'ringing', 'status_times.ringing': at(100) }, $push: { webhook_due: 'call.ringing' } });
   expect(await d.runOnce()).toEqual({ fannedOut: 0, attempted: 0 });
   // The worker's retry of the same move: a repeat, answered as before, and now the event goes out.
   expect((await move(id, { status: 'ringing', at: at(100).toISOString() })).status).toBe(200);
   expect(await d.runOnce()).toEqual({ fannedOut: 1, attempted: 1 });
   expect(r.got).toEqual([{ id: callEventId(id, 'call.ringing'), type: 'call.ringing', created_at: expect.any(String), data: expect.objectContaining({ call_id: id, status: 'ringing' }) }]);
-  expect((await callDocs().findOne({ _id: id }))!.webhook_due).toEqual([]);
+  expect((await findCall(h.db, id))!.webhook_due).toEqual([]);
   // A further repeat sends nothing more.
   expect((await move(id, { status: 'ringing', at: at(100).toISOString() })).status).toBe(200);
   expect(await d.runOnce()).toEqual({ fannedOut: 0, attempted: 0 });
 
   // An answered call's end, moved but never handed off (its hold for the recording never made either).
   expect((await move(id, { status: 'in_progress', at: at(1000).toISOString() })).status).toBe(200);
-  await callDocs().updateOne(
+  await liveDocs().updateOne(
     { _id: id },
     { $set: { status: 'completed', end_reason: 'bot_hangup', ended_at: at(5000), 'status_times.completed': at(5000) }, $push: { webhook_due: 'call.ended' } },
   );
@@ -241,7 +242,7 @@ it('a move that landed without its event (a process killed between the write and
   await d.runOnce();
   expect(r.got.map((x) => x.type)).toEqual(['call.ringing', 'call.in_progress', 'call.ended']);
   expect(r.got[2]).toMatchObject({ id: callEventId(id, 'call.ended'), data: { status: 'completed', end_reason: 'bot_hangup', recording_key: `recordings/${id}.wav`, duration_ms: 4000 } });
-  expect((await callDocs().findOne({ _id: id }))!.webhook_due).toEqual([]);
+  expect((await findCall(h.db, id))!.webhook_due).toEqual([]);
   expect([...counts().values()]).toEqual([1, 1, 1]);
 });
 
@@ -251,8 +252,8 @@ it('a move stranded without its event and with no retry to come (its process die
   const swept = await newCall();
   const at = new Date(h.clock.ms + 100);
   // As a dialler killed between its sweeper's write and the emit leaves a call, and a backend killed after a ringing move the worker then gave up on.
-  await callDocs().updateOne({ _id: swept }, { $set: { status: 'failed', end_reason: 'not_claimed', ended_at: at, 'status_times.failed': at }, $push: { webhook_due: 'call.ended' } });
-  await callDocs().updateOne({ _id: ringing }, { $set: { status: 'ringing', 'status_times.ringing': at }, $push: { webhook_due: 'call.ringing' } });
+  await liveDocs().updateOne({ _id: swept }, { $set: { status: 'failed', end_reason: 'not_claimed', ended_at: at, 'status_times.failed': at }, $push: { webhook_due: 'call.ended' } });
+  await liveDocs().updateOne({ _id: ringing }, { $set: { status: 'ringing', 'status_times.ringing': at }, $push: { webhook_due: 'call.ringing' } });
   expect(await deliverer().runOnce()).toMatchObject({ attempted: 2 });
   expect(r.got.map((x) => [x.id, x.type, x.data.status]).sort()).toEqual(
     [
@@ -260,7 +261,7 @@ it('a move stranded without its event and with no retry to come (its process die
       [callEventId(ringing, 'call.ringing'), 'call.ringing', 'ringing'],
     ].sort(),
   );
-  expect(await callDocs().countDocuments({ webhook_due: { $in: ['call.ringing', 'call.ended'] } })).toBe(0);
+  expect(await findCalls(h.db, { webhook_due: { $in: ['call.ringing', 'call.ended'] } })).toEqual([]);
   // A later scan (another replica's) finds nothing left to send.
   expect(await deliverer().runOnce()).toEqual({ fannedOut: 0, attempted: 0 });
   expect(r.got).toHaveLength(2);

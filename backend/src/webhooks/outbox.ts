@@ -29,7 +29,7 @@ import type { Logger } from 'pino';
 import { TERMINAL_CALL_STATUSES, type CallStatus, type WebhookCallData, type WebhookDeliveredType, type WebhookEventType } from '@voice-platform/schemas';
 import type { Metrics } from '../metrics.js';
 import { COLLECTIONS } from '../stores.js';
-import { callActions, calls, callIdentity, iso, statusTimes, type CallDoc } from '../calls/store.js';
+import { callActions, callIdentity, clearDue, iso, statusTimes, type CallDoc } from '../calls/store.js';
 import { ENDED_PENDING_KEY, OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from './keys.js';
 
 export type WebhookEmitMetrics = Pick<Metrics, 'webhookEmitFailures' | 'webhookFallbacks' | 'webhookHeldTotal' | 'webhookHeld'>;
@@ -246,9 +246,7 @@ export const moveEvent = (status: CallStatus): CallMoveEvent | null => (TERMINAL
 async function sendMoveEvent(deps: EmitDeps, type: CallMoveEvent, doc: CallDoc): Promise<void> {
   const sent = await emitCallEvent(deps, type, doc);
   if (!sent || sent.handoff === 'held') return; // the mark stays: the call's next move or repeat sends it again
-  await calls(deps.db)
-    .updateOne({ _id: doc._id }, { $pull: { webhook_due: type } })
-    .catch((err: unknown) => deps.logger.warn({ err, call_id: doc._id, event_type: type }, 'webhook event sent but not marked on the call; its next move sends it again (same id)'));
+  await clearDue(deps.db, doc._id, type).catch((err: unknown) => deps.logger.warn({ err, call_id: doc._id, event_type: type }, 'webhook event sent but not marked on the call; its next move sends it again (same id)'));
 }
 
 /**
