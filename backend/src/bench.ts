@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import inspector from 'node:inspector/promises';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { MongoClient, ObjectId } from 'mongodb';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -29,7 +30,7 @@ import { reserveSlot } from './redisScripts.js';
 import { readCacheEpoch, readCacheEpochAndTakeToken } from './cache.js';
 import { callEventData } from './webhooks/outbox.js';
 import { OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from './webhooks/keys.js';
-import type { CallDoc } from './calls/store.js';
+import { findCall, findCalls } from './calls/store.js';
 import { CommandTimes, configUnderLoad, printConfigLoad, seedPastCalls } from './benchConfigLoad.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
@@ -223,7 +224,7 @@ async function main(): Promise<void> {
     // With the replica's cache warm (cache.ts), a dial-out reads no document: its key, bot and trunk come
     // from memory under the epoch it reads from Redis first.
     const keyDoc = await db.collection(COLLECTIONS.apiKeys).findOne({ key_hash: hashApiKey(apiKey) });
-    const sampleCall = (await db.collection<CallDoc>(COLLECTIONS.calls).findOne({ _id: callId }))!;
+    const sampleCall = (await findCall(db, callId))!;
     const trunk = await db.collection(COLLECTIONS.trunks).findOne({ default: true });
     const eventBody = JSON.stringify({ id: `evt_${new ObjectId().toHexString()}`, type: 'call.queued', created_at: new Date().toISOString(), data: callEventData(sampleCall) });
     const rawDialout = async () => {
@@ -231,7 +232,7 @@ async function main(): Promise<void> {
       const id = new ObjectId().toHexString();
       const now = Date.now();
       await reserveSlot(redis, id, now, settings.RESERVATION_TTL_SECONDS * 1000);
-      await db.collection(COLLECTIONS.calls).insertOne({
+      await db.collection(COLLECTIONS.liveCalls).insertOne({
         _id: id as never, bot_id: botId, direction: 'outbound', to_number: '+4915112345678', from_number: '+15550100000', status: 'queued',
         variables: { customer_name: 'Ada' }, api_key_id: keyDoc!._id, created_at: new Date(now), started_at: null, ended_at: null, end_reason: null,
         recording_key: null, recording_error: null, sip_status_code: null, transcript: [], status_times: { queued: new Date(now) },
@@ -242,7 +243,7 @@ async function main(): Promise<void> {
     };
     const rawConfig = async () => {
       await readCacheEpoch(redis);
-      await db.collection(COLLECTIONS.calls).findOne({ _id: callId as never }, { projection: { _id: 1, bot_id: 1, direction: 1, to_number: 1, variables: 1 } });
+      await db.collection(COLLECTIONS.liveCalls).findOne({ _id: callId as never }, { projection: { _id: 1, bot_id: 1, direction: 1, to_number: 1, variables: 1 } });
     };
 
     const dialout: autocannon.Options = {
@@ -280,12 +281,15 @@ async function main(): Promise<void> {
       }
       results.push({ name: e.name, rounds });
     }
-    const loadOpts = { base: api.url, apiKey, botId, workerToken: settings.WORKER_AUTH_TOKEN, ratePerSecond: CONFIG_LOAD_RATE, seconds: CONFIG_LOAD_SECONDS };
+    const loadOpts = {
+      base: api.url, apiKey, botId, workerToken: settings.WORKER_AUTH_TOKEN, ratePerSecond: CONFIG_LOAD_RATE, seconds: CONFIG_LOAD_SECONDS,
+      onPhase: (phase: string | null) => void (commandTimes.phase = phase),
+    };
     await seedPastCalls(db, botId, CONFIG_LOAD_PAST_CALLS);
-    const storedCalls = await db.collection(COLLECTIONS.calls).countDocuments({});
-    commandTimes.on = true;
+    const storedCalls = (await findCalls(db, {}, { projection: { _id: 1 } })).length;
+    const loadBefore = loadavg()[0]!;
     const configLoad = await configUnderLoad(loadOpts);
-    commandTimes.on = false;
+    const loadAfter = loadavg()[0]!;
     stopHeartbeat();
 
     const fmt = (r: Row) =>
@@ -336,9 +340,10 @@ async function main(): Promise<void> {
       process.exitCode = 1;
     }
     printConfigLoad({ ...loadOpts, storedCalls }, configLoad);
-    commandTimes.print('MongoDB commands during the config-read runs (unloaded and loaded), by what they do (values left out), most total time first');
+    console.log(`machine load average (1 min) before / after the config-read runs: ${loadBefore.toFixed(2)} / ${loadAfter.toFixed(2)} on ${cpus().length} CPUs (other work on the machine shows here)`);
+    commandTimes.print('MongoDB commands during the config-read runs, by run and what they do (values left out), most total time first (a command still running at the end fails when the client closes)');
     console.log(`\nbaseline node:http JSON: ${base.rps.toFixed(0)} req/s (the HTTP ceiling of this process on this machine now)`);
-    const calls = await db.collection('calls').countDocuments({ direction: 'outbound', api_key_id: { $exists: true } });
+    const calls = (await findCalls(db, { direction: 'outbound', api_key_id: { $exists: true } }, { projection: { _id: 1 } })).length;
     console.log(`calls placed during the run (app and raw): ${calls}`);
     await api.close();
     await baseline.close();

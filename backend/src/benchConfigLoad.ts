@@ -15,6 +15,8 @@ export interface ConfigLoadOptions {
   workerToken: string;
   ratePerSecond: number;
   seconds: number;
+  /** Told when the unloaded run starts ('no load'), the loaded one ('under load'), and the end (null). */
+  onPhase?: (phase: string | null) => void;
 }
 
 export interface Figures {
@@ -110,6 +112,7 @@ export async function configUnderLoad(o: ConfigLoadOptions): Promise<{ idle: Fig
   const fresh = (await (await placeCall()).json()) as { call_id: string };
   const idle = new Sample();
   console.log(`   config read with no load: ${o.ratePerSecond}/s for ${o.seconds} s`);
+  o.onPhase?.('no load');
   await atRate(o.ratePerSecond, o.seconds, async () => void (await idle.time(() => readConfig(fresh.call_id))));
 
 
@@ -118,6 +121,7 @@ export async function configUnderLoad(o: ConfigLoadOptions): Promise<{ idle: Fig
   const events = new Sample();
   let n = 0;
   console.log(`   config reads under ${o.ratePerSecond} dial-outs/s for ${o.seconds} s (and the calls' events after)`);
+  o.onPhase?.('under load');
   await atRate(o.ratePerSecond, o.seconds, async () => {
     const placed = (await dialouts.time(placeCall)) as { call_id: string } | null;
     if (!placed) return;
@@ -142,6 +146,7 @@ export async function configUnderLoad(o: ConfigLoadOptions): Promise<{ idle: Fig
       );
     }
   });
+  o.onPhase?.(null);
   return { idle: idle.figures(), loaded: loaded.figures(), dialouts: dialouts.figures(), events: events.figures() };
 }
 
@@ -213,14 +218,14 @@ function describe(e: CommandStartedEvent): string {
   return `${e.commandName} ${coll} ${what}`.trim();
 }
 
-/** Each MongoDB command's duration while `on`, by what it does (the client must have monitorCommands). */
+/** Each MongoDB command's duration while a phase is set, by phase and what it does (the client must have monitorCommands). */
 export class CommandTimes {
-  on = false;
+  phase: string | null = null;
   private readonly started = new Map<number, string>();
   private readonly times = new Map<string, number[]>();
   constructor(client: MongoClient) {
     client.on('commandStarted', (e: CommandStartedEvent) => {
-      if (this.on) this.started.set(e.requestId, describe(e));
+      if (this.phase) this.started.set(e.requestId, `${this.phase}: ${describe(e)}`);
     });
     const done = (e: CommandSucceededEvent | CommandFailedEvent) => {
       const what = this.started.get(e.requestId);
@@ -235,11 +240,14 @@ export class CommandTimes {
     client.on('commandFailed', done);
   }
   print(title: string): void {
-    const rows = [...this.times].map(([what, ms]) => ({ what, f: figures(ms, 0, {}), total: ms.reduce((a, b) => a + b, 0) })).sort((a, b) => b.total - a.total);
+    const phases = [...new Set([...this.times.keys()].map((k) => k.slice(0, k.indexOf(':'))))];
+    const rows = [...this.times]
+      .map(([what, ms]) => ({ what, f: figures(ms, 0, {}), total: ms.reduce((a, b) => a + b, 0) }))
+      .sort((a, b) => phases.indexOf(a.what.slice(0, a.what.indexOf(':'))) - phases.indexOf(b.what.slice(0, b.what.indexOf(':'))) || b.total - a.total);
     console.log(`\n${title}`);
-    console.log(`${'command'.padEnd(70)} ${'n'.padStart(5)}   p50 ms  p95 ms  p99 ms  max ms  total s`);
+    console.log(`${'phase: command'.padEnd(80)} ${'n'.padStart(5)}   p50 ms  p95 ms  p99 ms  max ms  total s`);
     for (const r of rows) {
-      console.log(`${r.what.slice(0, 70).padEnd(70)} ${String(r.f.n).padStart(5)} ${[r.f.p50, r.f.p95, r.f.p99, r.f.max].map((x) => x.toFixed(1).padStart(8)).join('')} ${(r.total / 1000).toFixed(1).padStart(8)}`);
+      console.log(`${r.what.slice(0, 80).padEnd(80)} ${String(r.f.n).padStart(5)} ${[r.f.p50, r.f.p95, r.f.p99, r.f.max].map((x) => x.toFixed(1).padStart(8)).join('')} ${(r.total / 1000).toFixed(1).padStart(8)}`);
     }
   }
 }
