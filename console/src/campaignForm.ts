@@ -37,7 +37,7 @@ export interface CampaignForm {
 }
 
 export const DAY_LABELS: Record<Weekday, string> = { mon: 'Mon', tue: 'Tue', wed: 'Wed', thu: 'Thu', fri: 'Fri', sat: 'Sat', sun: 'Sun' };
-export const RETRY_LABELS: Record<RetryOutcome, string> = { busy: 'Busy', no_answer: 'No answer', failed: 'Failed (not for numbers that do not exist)' };
+export const RETRY_LABELS: Record<RetryOutcome, string> = { busy: 'Busy', no_answer: 'No answer', failed: 'Failed (not for numbers that do not exist)', voicemail: 'Voicemail (a machine answered; not when a message was left)' };
 
 /** A new campaign: one call at a time is not assumed; a modest pace, no retries, no windows. */
 export const emptyCampaignForm = (timezone: string, botId = ''): CampaignForm => ({

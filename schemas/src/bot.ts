@@ -147,6 +147,21 @@ export const KeypadSettings = Type.Object(
 );
 export type KeypadSettings = Static<typeof KeypadSettings>;
 
+/** Answering machine detection on outbound SIP calls (docs/design.md §10). */
+export const ON_MACHINE = ['hangup', 'leave_message'] as const;
+export const AnsweringMachine = Type.Object(
+  {
+    /** Listen before greeting: a person is greeted, a machine gets on_machine. */
+    detect: Type.Boolean({ default: false }),
+    on_machine: Type.Union(ON_MACHINE.map((o) => Type.Literal(o)), { default: 'hangup', description: 'hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left' }),
+    /** Said to the machine (leave_message); may hold {{variables}}. */
+    message: Type.String({ maxLength: 1000, default: '', description: 'leave_message: what is said after the beep ({{variables}}); required for leave_message' }),
+    max_wait_for_beep_seconds: Type.Integer({ minimum: 5, maximum: 120, default: 30, description: 'leave_message: the message goes at the latest this long after the machine was detected' }),
+  },
+  { additionalProperties: false },
+);
+export type AnsweringMachine = Static<typeof AnsweringMachine>;
+
 export const BOT_DEFAULTS = {
   active: true,
   language: 'en-US',
@@ -160,6 +175,7 @@ export const BOT_DEFAULTS = {
   policy: null as BotPolicy | null,
   turn_detection: { end_of_turn_silence_ms: 700 } as TurnDetection,
   dtmf: { inter_digit_timeout_ms: 1500 } as KeypadSettings,
+  answering_machine: { detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 } as AnsweringMachine,
   max_call_seconds: 300,
 };
 
@@ -181,6 +197,7 @@ const botFields = {
   policy: Type.Union([BotPolicy, Type.Null()]),
   turn_detection: TurnDetection,
   dtmf: KeypadSettings,
+  answering_machine: AnsweringMachine,
   max_call_seconds: Type.Integer({ minimum: 10, maximum: 7200 }),
 };
 
@@ -199,6 +216,8 @@ export const BotCreate = Type.Object(
     policy: Type.Optional(botFields.policy),
     turn_detection: Type.Optional(botFields.turn_detection),
     dtmf: Type.Optional(botFields.dtmf),
+    /** Fields left out keep their defaults (on PATCH: their current values). */
+    answering_machine: Type.Optional(Type.Partial(botFields.answering_machine)),
     max_call_seconds: Type.Optional(botFields.max_call_seconds),
   },
   { additionalProperties: false },

@@ -61,6 +61,11 @@ export const CallAction = Type.Object(
 );
 export type CallAction = Static<typeof CallAction>;
 
+/** Who answered an outbound call, when the bot listened first (docs/design.md §10). */
+export const ANSWERED_BY = ['human', 'machine', 'fax', 'unknown'] as const;
+export const AnsweredBy = Type.Union(ANSWERED_BY.map((a) => Type.Literal(a)));
+export type AnsweredBy = Static<typeof AnsweredBy>;
+
 /** A transfer of the call to a person (docs/design.md §9). */
 export const CallTransfer = Type.Object(
   {
@@ -105,6 +110,10 @@ export const Call = Type.Object(
     actions: Type.Array(CallAction),
     /** The call's transfer to a person, if the bot made one. */
     transfer: Type.Union([CallTransfer, Type.Null()]),
+    /** Answering machine detection's verdict (null: not detected). */
+    answered_by: Type.Union([AnsweredBy, Type.Null()]),
+    /** From the answer to the verdict, ms. */
+    amd_ms: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
   },
   { additionalProperties: false },
 );
@@ -128,6 +137,8 @@ export const CallEvent = Type.Object(
     /** Actions since the last event, appended to the call's (once per event id). Any status: a repeat of the current one carries them mid-call. */
     actions: Type.Optional(Type.Array(CallAction, { maxItems: MAX_CALL_ACTIONS })),
     transfer: Type.Optional(CallTransfer),
+    answered_by: Type.Optional(AnsweredBy),
+    amd_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
   },
   { additionalProperties: false },
 );

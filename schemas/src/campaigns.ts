@@ -2,12 +2,14 @@
 // requests and builds the OpenAPI document with them; the console checks its forms with the same ones.
 import { Type, type Static } from '@sinclair/typebox';
 import { CURSOR_PATTERN, PHONE_NUMBER_PATTERN, RESOURCE_ID_PATTERN } from './formats.js';
+import { AnsweringMachine } from './bot.js';
 
 export const CAMPAIGN_STATUSES = ['draft', 'running', 'paused', 'completed', 'canceled'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 export const CONTACT_STATUSES = ['pending', 'dialing', 'completed', 'busy', 'no_answer', 'failed', 'retry_scheduled', 'skipped_dnc', 'canceled'] as const;
 export type ContactStatus = (typeof CONTACT_STATUSES)[number];
-export const RETRY_OUTCOMES = ['busy', 'no_answer', 'failed'] as const;
+/** `voicemail`: an answering machine took the call and the bot hung up (docs/design.md §10). */
+export const RETRY_OUTCOMES = ['busy', 'no_answer', 'failed', 'voicemail'] as const;
 export type RetryOutcome = (typeof RETRY_OUTCOMES)[number];
 export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
@@ -45,13 +47,16 @@ const RetryRule = Type.Object(
     max_attempts: Type.Integer({ minimum: 1, maximum: 10, description: 'dials of one contact at most, the first included' }),
     delay_seconds: Type.Integer({ minimum: 30, maximum: 604800, description: 'wait after a retried outcome before the next dial' }),
     on: Type.Array(Type.Union(RETRY_OUTCOMES.map((o) => Type.Literal(o))), {
-      maxItems: 3,
+      maxItems: RETRY_OUTCOMES.length,
       uniqueItems: true,
-      description: 'outcomes that are retried; `failed` never covers end_reason `invalid_number`',
+      description: 'outcomes that are retried; `failed` never covers end_reason `invalid_number`; `voicemail` is a call a machine answered (end_reason voicemail, not voicemail_left)',
     }),
   },
   { additionalProperties: false },
 );
+
+/** A campaign's answering machine settings over its bot's (docs/design.md §10): what it leaves out is the bot's. */
+const AnsweringMachineOverride = Type.Partial(Type.Pick(AnsweringMachine, ['detect', 'on_machine']), { additionalProperties: false });
 
 export const CampaignCreate = Type.Object(
   {
@@ -63,6 +68,7 @@ export const CampaignCreate = Type.Object(
     max_concurrency: Type.Integer({ minimum: 1, maximum: 1000, description: "this campaign's calls live at once, at most" }),
     calls_per_second: Type.Number({ exclusiveMinimum: 0, maximum: 10, description: 'dials per second at most (below 1: one dial per 1/calls_per_second seconds)' }),
     retry: RetryRule,
+    answering_machine: Type.Optional(AnsweringMachineOverride),
   },
   { additionalProperties: false },
 );
@@ -84,6 +90,8 @@ export const Campaign = Type.Object(
     max_concurrency: Type.Integer(),
     calls_per_second: Type.Number(),
     retry: RetryRule,
+    /** Overrides the bot's answering machine settings for this campaign's calls; null: the bot's. */
+    answering_machine: Type.Union([AnsweringMachineOverride, Type.Null()]),
     status: Type.Union(CAMPAIGN_STATUSES.map((s) => Type.Literal(s))),
     /** Why the dialler paused a running campaign by itself (bot gone or inactive, no trunk); null otherwise. */
     paused_reason: Type.Union([Type.String(), Type.Null()]),

@@ -1,6 +1,6 @@
 // The worker-facing runtime config of `GET /api/v1/config?bot_id=…[&call_id=…]`.
 import { Type, type Static } from '@sinclair/typebox';
-import { BotPolicy, BotTool, KeypadSettings, LlmSettings, SttSettings, TurnDetection, VoiceSettings } from './bot.js';
+import { AnsweringMachine, BotPolicy, BotTool, KeypadSettings, LlmSettings, SttSettings, TurnDetection, VoiceSettings } from './bot.js';
 import { CallDirectionSchema } from './calls.js';
 import { CallVariables } from './dialout.js';
 
@@ -26,6 +26,8 @@ export const RuntimeConfig = Type.Object(
         policy: Type.Union([BotPolicy, Type.Null()]),
         turn_detection: TurnDetection,
         dtmf: KeypadSettings,
+        /** The bot's, with the call's campaign's override applied. */
+        answering_machine: AnsweringMachine,
         max_call_seconds: Type.Integer(),
       },
       { additionalProperties: false },

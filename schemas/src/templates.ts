@@ -58,6 +58,7 @@ interface TemplatedBot {
   prompt?: string;
   greeting?: string;
   policy?: BotPolicy | null;
+  answering_machine?: { message?: string };
 }
 
 /** Which names a template field may use besides the declared variables. */
@@ -80,6 +81,7 @@ function templateFields(bot: TemplatedBot): Array<[string, string, FieldRules]> 
     if (intent.on_error_reply !== undefined) out.push([`policy.intents.${i}.on_error_reply`, intent.on_error_reply, policy]);
   });
   if (bot.policy) out.push(['policy.fallback.reply', bot.policy.fallback.reply, { builtins: true, results: false }]);
+  if (bot.answering_machine?.message) out.push(['answering_machine.message', bot.answering_machine.message, none]);
   return out;
 }
 

@@ -19,6 +19,13 @@ export function createMetrics(defaults = true) {
     draining: new Gauge({ name: 'voice_worker_draining', help: '1 while the worker drains', registers: [registry] }),
     callsTotal: new Counter({ name: 'voice_worker_calls_total', help: 'Calls by result', labelNames: ['result'], registers: [registry] }),
     callsRefused: new Counter({ name: 'voice_worker_calls_refused_total', help: 'Calls refused at start, by code', labelNames: ['code'], registers: [registry] }),
+    amdTotal: new Counter({ name: 'voice_worker_amd_total', help: 'Answering machine detection verdicts (human, machine, fax, unknown)', labelNames: ['result'], registers: [registry] }),
+    amdDecision: new Histogram({
+      name: 'voice_worker_amd_decision_seconds',
+      help: 'Answer → answering machine detection verdict',
+      buckets: [0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10],
+      registers: [registry],
+    }),
     turnLatency: new Histogram({
       name: 'voice_worker_turn_latency_seconds',
       help: 'User stops speaking → first bot audio frame',

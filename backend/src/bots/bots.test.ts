@@ -30,6 +30,7 @@ describe('bots', () => {
       policy: null,
       turn_detection: { end_of_turn_silence_ms: 700 },
       dtmf: { inter_digit_timeout_ms: 1500 },
+      answering_machine: { detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 },
       max_call_seconds: 300,
       created_at: expect.any(String),
       updated_at: expect.any(String),
@@ -91,6 +92,22 @@ describe('bots', () => {
       expect(res.body.error.details.map((d: { field: string }) => d.field)[0]).toMatch(/^dtmf/);
     }
     expect((await h.http.get(`/api/v1/bots/${created.body.id}`).set('Authorization', auth).expect(200)).body.dtmf).toEqual({ inter_digit_timeout_ms: 3000 });
+  });
+
+  it('answering machine settings: defaults, a partial edit keeps the rest, leave_message needs its message', async () => {
+    const created = await post({ name: 'Screens', variables: [{ name: 'customer_name', required: false }], answering_machine: { detect: true } }).expect(201);
+    expect(created.body.answering_machine).toEqual({ detect: true, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 });
+    const id = created.body.id as string;
+    const edited = await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({ answering_machine: { on_machine: 'leave_message', message: 'Hi {{customer_name}}, please call us back.' } }).expect(200);
+    expect(edited.body.answering_machine).toEqual({ detect: true, on_machine: 'leave_message', message: 'Hi {{customer_name}}, please call us back.', max_wait_for_beep_seconds: 30 });
+    const before = await h.db.collection(COLLECTIONS.bots).findOne({ _id: id as never });
+    const noMessage = await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({ answering_machine: { message: '' } }).expect(422);
+    expect(noMessage.body.error.details).toEqual([{ field: 'answering_machine.message', message: 'is said to the machine: required for on_machine "leave_message"' }]);
+    const ghost = await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({ answering_machine: { message: 'Hi {{ghost}}' } }).expect(422);
+    expect(ghost.body.error.details).toEqual([{ field: 'answering_machine.message', message: '{{ghost}} is not a declared variable' }]);
+    const wait = await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({ answering_machine: { max_wait_for_beep_seconds: 1 } }).expect(422);
+    expect(wait.body.error.details.map((d: { field: string }) => d.field)[0]).toMatch(/^answering_machine/);
+    expect(await h.db.collection(COLLECTIONS.bots).findOne({ _id: id as never })).toEqual(before);
   });
 
   it('requires an admin token', async () => {

@@ -101,6 +101,13 @@ async function checkToolUrls(svc: Services, tools: BotTool[]): Promise<void> {
   if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
 }
 
+/** Answering machine detection: leaving a message needs the message. */
+function checkAnsweringMachine(am: { on_machine: string; message: string }): void {
+  if (am.on_machine === 'leave_message' && !am.message.trim()) {
+    throw apiError('validation_failed', { message: 'the bot is invalid', details: [{ field: 'answering_machine.message', message: 'is said to the machine: required for on_machine "leave_message"' }] });
+  }
+}
+
 /** The tools a scripted intent may act with; hanging up is the intent's own `end_call`. */
 const SCRIPTED_ACTION_TYPES: ReadonlySet<string> = new Set(['http', 'transfer_call', 'send_dtmf']);
 
@@ -129,6 +136,7 @@ export function newBotDoc(body: BotCreateT, now: Date, box: SecretBox | null, id
   checkTemplates(fields);
   checkTools(fields.tools);
   checkPolicy(fields.policy, fields.tools);
+  checkAnsweringMachine(fields.answering_machine);
   return { _id: id, ...fields, tools: sealToolHeaders(box, fields.tools), tool_secret_sealed: null, created_at: now, updated_at: now };
 }
 
@@ -164,7 +172,7 @@ export function botRoutes(router: Router, svc: Services): void {
       if (!existing) throw apiError('bot_not_found');
       const { _id, created_at, updated_at, tool_secret_sealed, tools: currentTools, ...current } = readBot(existing);
       const { tools: patchTools, ...rest } = patch;
-      const merged = withDefaults({ ...current, ...rest, tools: [] } as BotCreateT);
+      const merged = withDefaults({ ...current, ...rest, answering_machine: { ...current.answering_machine, ...rest.answering_machine }, tools: [] } as BotCreateT);
       checkTemplates(merged);
       let tools = currentTools;
       if (patchTools !== undefined) {
@@ -173,6 +181,7 @@ export function botRoutes(router: Router, svc: Services): void {
         tools = sealToolHeaders(box, patchTools.map((t) => ({ ...t, description: t.description ?? '' })), currentTools);
       }
       checkPolicy(merged.policy, tools);
+      checkAnsweringMachine(merged.answering_machine);
       // Guarded by the version we read, so two concurrent edits cannot silently merge into an invalid bot.
       const now = svc.now();
       const doc = { ...merged, tools, tool_secret_sealed };

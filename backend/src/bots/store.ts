@@ -117,6 +117,7 @@ export function withDefaults(body: BotCreate) {
     policy: body.policy ?? BOT_DEFAULTS.policy,
     turn_detection: body.turn_detection ?? BOT_DEFAULTS.turn_detection,
     dtmf: body.dtmf ?? BOT_DEFAULTS.dtmf,
+    answering_machine: { ...BOT_DEFAULTS.answering_machine, ...body.answering_machine },
     max_call_seconds: body.max_call_seconds ?? BOT_DEFAULTS.max_call_seconds,
   };
 }

@@ -64,6 +64,8 @@ describe('call lifecycle events', () => {
       status_times: { queued: new Date(t0).toISOString(), dialing: at(1), in_progress: at(3), completed: at(9) },
       actions: [],
       transfer: null,
+      answered_by: null,
+      amd_ms: null,
     });
     for (const status of ['failed', 'queued', 'in_progress']) {
       expect((await event(id, { status }).expect(409)).body.error.code).toBe('conflict');

@@ -10,7 +10,7 @@
 import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { CALL_STATUSES, CALL_STATUS_RANK, MAX_CALL_ACTIONS, TERMINAL_CALL_STATUSES, type CallAction, type CallStatus, type CallTransfer } from '@voice-platform/schemas';
+import { CALL_STATUSES, CALL_STATUS_RANK, MAX_CALL_ACTIONS, TERMINAL_CALL_STATUSES, type AnsweredBy, type CallAction, type CallStatus, type CallTransfer } from '@voice-platform/schemas';
 import { apiError } from '../errors.js';
 import type { FieldProblem } from '../validate.js';
 import type { Metrics } from '../metrics.js';
@@ -32,6 +32,8 @@ interface CallMove {
   status: CallStatus;
   actions?: CallAction[];
   transfer?: CallTransfer;
+  answered_by?: AnsweredBy;
+  amd_ms?: number;
   /** The reporter's id for this event (a worker's retries repeat it): an event already applied changes nothing. */
   event_id?: string;
   at: Date;
@@ -101,6 +103,8 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
   if (ev.recording_error !== undefined) extra.recording_error = ev.recording_error;
   if (ev.sip_status_code !== undefined) extra.sip_status_code = ev.sip_status_code;
   if (ev.transcript !== undefined && ev.transcript.length) extra.transcript = ev.transcript;
+  if (ev.answered_by !== undefined) extra.answered_by = ev.answered_by;
+  if (ev.amd_ms !== undefined) extra.amd_ms = ev.amd_ms;
   const allowedFrom = (s: CallStatus) => !opts.onlyFrom || opts.onlyFrom.includes(s);
 
   let moved = false;

@@ -16,7 +16,7 @@
 // `calls_live`, where its moves go until it is archived again. A call stored in `calls` while not settled
 // (before this split; moveUnsettledCalls in stores.ts moves those at boot) is moved where it is.
 import { MongoServerError, type Db, type Document, type Filter, type FindOptions } from 'mongodb';
-import { TERMINAL_CALL_STATUSES, type Call, type CallAction, type CallDirection, type CallStatus, type CallTransfer, type callIdentityFields } from '@voice-platform/schemas';
+import { TERMINAL_CALL_STATUSES, type AnsweredBy, type Call, type CallAction, type CallDirection, type CallStatus, type CallTransfer, type callIdentityFields } from '@voice-platform/schemas';
 import { COLLECTIONS } from '../stores.js';
 
 export interface CallDoc {
@@ -46,6 +46,9 @@ export interface CallDoc {
   /** What the bot did, appended from the worker's events (absent on calls stored before actions). */
   actions?: StoredAction[];
   transfer?: (Omit<CallTransfer, 'at'> & { at: Date }) | null;
+  /** Answering machine detection's verdict and when it came (absent: not detected). */
+  answered_by?: AnsweredBy | null;
+  amd_ms?: number | null;
   /** Inbound calls only: the room LiveKit's dispatch rule put the caller in (other calls' rooms are named by the id). */
   room_name?: string;
   /** Campaign dials only (campaigns/): the campaign, its contact and which attempt of that contact this is. */
@@ -223,6 +226,8 @@ export function publicCall(doc: CallDoc): Call {
     transcript: (doc.transcript ?? []).map((t) => ({ role: t.role, text: t.text, at: t.at.toISOString(), ...(t.dtmf ? { dtmf: true } : {}) })),
     status_times: statusTimes(doc),
     ...callActions(doc),
+    answered_by: doc.answered_by ?? null,
+    amd_ms: doc.amd_ms ?? null,
   };
 }
 

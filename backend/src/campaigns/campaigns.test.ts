@@ -98,6 +98,7 @@ describe('campaign API', () => {
       max_concurrency: 5,
       calls_per_second: 10,
       retry: { max_attempts: 3, delay_seconds: 300, on: ['busy', 'no_answer'] },
+      answering_machine: null,
       status: 'draft',
       paused_reason: null,
       created_at: now,
@@ -319,6 +320,32 @@ describe('campaign dialler', () => {
     await dialler.runOnce();
     expect((await detail(id)).status).toBe('completed');
     expect((await detail(id)).counts).toEqual({ ...ZERO, busy: 1, failed: 1 });
+  });
+
+  it('retries a contact a machine answered (voicemail) when the rule says so, not one it left a message on or a person took', async () => {
+    const id = await createCampaign({ retry: { max_attempts: 2, delay_seconds: 60, on: ['voicemail'] }, answering_machine: { detect: true } });
+    expect((await detail(id)).answering_machine).toEqual({ detect: true });
+    const [machine, left, person] = someContacts(3);
+    await addContacts(id, [machine!, left!, person!]);
+    await action(id, 'start').expect(200);
+    const dialler = h.campaignDialler();
+    const contactOf = async (n: string) => (await contactDocs(id)).find((c) => c.to_number === n)!;
+    await dialler.runOnce();
+    await report((await contactOf(machine!.to_number as string)).current_call_id!, 'completed', 'voicemail');
+    await report((await contactOf(left!.to_number as string)).current_call_id!, 'completed', 'voicemail_left');
+    await report((await contactOf(person!.to_number as string)).current_call_id!, 'completed', 'bot_hangup');
+    expect((await contactDocs(id)).map((c) => [c.to_number, c.status])).toEqual([
+      [machine!.to_number, 'retry_scheduled'],
+      [left!.to_number, 'completed'],
+      [person!.to_number, 'completed'],
+    ]);
+    h.clock.advance(60_000);
+    await dialler.runOnce();
+    const again = await contactOf(machine!.to_number as string);
+    expect([again.status, again.attempts?.length]).toEqual(['dialing', 2]);
+    // The second machine answer is the last attempt: completed (a machine answered), not retried again.
+    await report(again.current_call_id!, 'completed', 'voicemail');
+    expect((await contactOf(machine!.to_number as string)).status).toBe('completed');
   });
 
   it('skips numbers on the do-not-call list, checked right before the dial', async () => {

@@ -121,6 +121,7 @@ export function campaignRoutes(router: Router, svc: Services, metrics: Metrics):
       max_concurrency: body.max_concurrency,
       calls_per_second: body.calls_per_second,
       retry: body.retry,
+      answering_machine: body.answering_machine ?? null,
       ...draftLifecycle(now),
     };
     await campaigns(svc.db).insertOne(doc);

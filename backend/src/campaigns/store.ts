@@ -21,6 +21,8 @@ export interface CampaignDoc {
   max_concurrency: number;
   calls_per_second: number;
   retry: { max_attempts: number; delay_seconds: number; on: RetryOutcome[] };
+  /** Over the bot's answering machine settings (absent on campaigns made before it existed). */
+  answering_machine?: { detect?: boolean; on_machine?: 'hangup' | 'leave_message' } | null;
   status: CampaignStatus;
   paused_reason: string | null;
   created_at: Date;
@@ -81,6 +83,7 @@ export function publicCampaign(doc: CampaignDoc): Campaign {
     max_concurrency: doc.max_concurrency,
     calls_per_second: doc.calls_per_second,
     retry: { ...doc.retry, on: doc.retry.on ?? [] },
+    answering_machine: doc.answering_machine ?? null,
     status: doc.status,
     paused_reason: doc.paused_reason ?? null,
     created_at: doc.created_at.toISOString(),
@@ -199,11 +202,13 @@ export async function settleContact(deps: CampaignDeps, call: CallDoc): Promise<
     const set: Partial<ContactDoc> = { attempts, updated_at: now };
     if (live) {
       const outcome: ContactStatus = call.status === 'completed' ? 'completed' : call.status === 'busy' ? 'busy' : call.status === 'no_answer' ? 'no_answer' : 'failed';
+      // A machine took the call and the bot hung up: `completed`, unless the rule retries `voicemail`.
+      const retriedAs: RetryOutcome | null = outcome !== 'completed' ? (outcome as RetryOutcome) : call.end_reason === 'voicemail' ? 'voicemail' : null;
       const retry = campaign?.retry;
       const retried =
-        outcome !== 'completed' &&
+        retriedAs !== null &&
         retry !== undefined &&
-        (retry.on ?? []).includes(outcome as RetryOutcome) &&
+        (retry.on ?? []).includes(retriedAs) &&
         call.end_reason !== 'invalid_number' &&
         attempts.length < retry.max_attempts &&
         campaign?.status !== 'canceled' &&

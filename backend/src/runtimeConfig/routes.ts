@@ -6,6 +6,7 @@ import type { Services } from '../deps.js';
 import { cachedBot, openToolHeaders, toolSecretBox } from '../bots/store.js';
 import { requestView } from '../cacheTable.js';
 import { findCall, type CallDoc } from '../calls/store.js';
+import { campaigns } from '../campaigns/store.js';
 import { requireWorker } from '../auth/worker.js';
 
 const ID = new RegExp(RESOURCE_ID_PATTERN);
@@ -24,16 +25,18 @@ export function configRoutes(router: Router, svc: Services): void {
     const bot = await cachedBot(svc, await requestView(svc.cache, ctx.state), botId as string);
     if (!bot) throw apiError('bot_not_found');
     if (!bot.active) throw apiError('bot_inactive');
-    let call: Pick<CallDoc, '_id' | 'bot_id' | 'direction' | 'to_number' | 'variables'> | null = null;
+    let call: Pick<CallDoc, '_id' | 'bot_id' | 'direction' | 'to_number' | 'variables' | 'campaign_id'> | null = null;
     if (typeof callId === 'string') {
       // By _id alone, the bot compared here: FerretDB (v1, SQLite) hands SQLite a filter of `_id` and nothing
       // else, and decodes the whole collection, every call's transcript included, for any other. A call being
       // started is in the small collection of calls not settled (calls/store.ts). Only the fields sent back
       // are returned: not the transcript, which grows with the call.
-      call = await findCall(svc.db, callId, { _id: 1, bot_id: 1, direction: 1, to_number: 1, variables: 1 });
+      call = await findCall(svc.db, callId, { _id: 1, bot_id: 1, direction: 1, to_number: 1, variables: 1, campaign_id: 1 });
       if (!call || call.bot_id !== bot._id) throw apiError('call_not_found', 'call not found for this bot');
     }
     const variables = call?.variables ?? {};
+    // A campaign's call: its answering machine settings over the bot's (a small read by _id).
+    const override = call?.campaign_id ? (await campaigns(svc.db).findOne({ _id: call.campaign_id }, { projection: { answering_machine: 1 } }))?.answering_machine : null;
     const body: RuntimeConfig = {
       bot: {
         id: bot._id,
@@ -49,6 +52,7 @@ export function configRoutes(router: Router, svc: Services): void {
         policy: bot.policy,
         turn_detection: bot.turn_detection,
         dtmf: bot.dtmf,
+        answering_machine: { ...bot.answering_machine, ...(override ?? {}) },
         max_call_seconds: bot.max_call_seconds,
       },
       call: call ? { id: call._id, direction: call.direction, to_number: call.to_number, variables: call.variables } : null,

@@ -1,4 +1,7 @@
+import { ObjectId } from 'mongodb';
 import { adminToken, createBot, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { COLLECTIONS } from '../stores.js';
+import { insertCall, queuedCall } from '../calls/store.js';
 
 let h: Harness;
 let auth: string;
@@ -56,6 +59,7 @@ describe('GET /api/v1/config', () => {
         policy,
         turn_detection: { end_of_turn_silence_ms: 700 },
         dtmf: { inter_digit_timeout_ms: 1500 },
+        answering_machine: { detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 },
         max_call_seconds: 300,
       },
       call: null,
@@ -70,6 +74,18 @@ describe('GET /api/v1/config', () => {
     expect(res.body.bot.greeting).toBe('Hi Ada!');
     expect(res.body.bot.policy).toEqual(policy);
     expect(res.body.call).toEqual({ id: call.body.call_id, direction: 'websocket', to_number: null, variables: { customer_name: 'Ada', amount_due: '12.50 EUR' } });
+  });
+
+  it("gives a campaign's call its campaign's answering machine settings over the bot's", async () => {
+    const bot = await createBot(h, auth, { name: 'Screening bot', answering_machine: { detect: false, message: 'Call us back, {{customer_name}}.' }, variables: [{ name: 'customer_name', required: false, description: '' }] });
+    const campaign = new ObjectId().toHexString();
+    await h.db.collection(COLLECTIONS.campaigns).insertOne({ _id: campaign as never, answering_machine: { detect: true, on_machine: 'leave_message' } });
+    const id = new ObjectId().toHexString();
+    await insertCall(h.db, { ...queuedCall({ _id: id, bot_id: bot, direction: 'outbound', to_number: '+15005550100', from_number: '+15550001111', variables: {}, api_key_id: null }, new Date()), campaign_id: campaign });
+    const res = await config({ bot_id: bot, call_id: id }).expect(200);
+    expect(res.body.bot.answering_machine).toEqual({ detect: true, on_machine: 'leave_message', message: 'Call us back, {{customer_name}}.', max_wait_for_beep_seconds: 30 });
+    // Without a campaign: the bot's.
+    expect((await config({ bot_id: bot }).expect(200)).body.bot.answering_machine).toEqual({ detect: false, on_machine: 'hangup', message: 'Call us back, {{customer_name}}.', max_wait_for_beep_seconds: 30 });
   });
 
   it('answers 404 for unknown bots and calls, 409 for inactive bots, 422 without bot_id', async () => {

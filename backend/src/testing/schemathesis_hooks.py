@@ -36,7 +36,9 @@ _rule(("createBot", "updateBot"), r"variables\.\d+\.name", r" is declared twice$
 _rule(("createBot", "updateBot"), r"prompt|greeting|policy\.intents\.\d+\.reply|policy\.fallback\.reply", r"^\{\{.*\}\} is not a declared variable$")
 _rule(("createBot", "updateBot"), r"tools\.\d+\.parameters", r"^nests deeper than \d+ levels$")
 # Policy templates: {{result.…}} only in an acting intent's reply; arguments and on_error_reply are templates too.
-_rule(("createBot", "updateBot"), r"prompt|greeting|policy\.intents\.\d+\.(reply|on_error_reply|action\.arguments\..+)|policy\.fallback\.reply", r"^\{\{.*\}\} (is not a declared variable|is only for the reply of an intent with an action)$")
+_rule(("createBot", "updateBot"), r"prompt|greeting|policy\.intents\.\d+\.(reply|on_error_reply|action\.arguments\..+)|policy\.fallback\.reply|answering_machine\.message", r"^\{\{.*\}\} (is not a declared variable|is only for the reply of an intent with an action)$")
+# Answering machines: leaving a message needs the message.
+_rule(("createBot", "updateBot"), r"answering_machine\.message", r"(required for on_machine .*|^\{\{.*\}\} is not a declared variable)$")
 # Tools (docs/design.md §9): names unique, a type's own fields only, what each type needs, the URL guard.
 _rule(("createBot", "updateBot"), r"tools\.\d+\.name", r" names another tool already$")
 _rule(("createBot", "updateBot"), r"tools\.\d+\.parameters", r"^(must be a JSON Schema of an object|is not a JSON Schema)")

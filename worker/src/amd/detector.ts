@@ -115,6 +115,12 @@ export class AmdDetector {
     this.revised = new Promise((resolve) => (this.resolveRevised = resolve));
   }
 
+  /** Still worth hearing: undecided, a machine (its beep or greeting end awaited), or a person's ambiguous answer within the beep watch. */
+  get listening(): boolean {
+    if (!this.decision || this.decision.answeredBy === 'machine' || this.cueWaiter) return true;
+    return this.decision.rule === 'long_answer' && this.ms - this.decision.atMs <= AMD.BEEP_WATCH_MS;
+  }
+
   /** Audio time since the answer. */
   get elapsedMs(): number {
     return this.ms;

@@ -23,12 +23,24 @@ import { RecorderProcessor } from './recording/processor.js';
 import { CallLimits, LIMIT_REASONS } from './limits.js';
 import { toolRunnerFor, ToolError, type ToolConfig, type ToolRunner, type TransferDestination } from '../tools/runner.js';
 import { HoldTone } from './holdTone.js';
+import { AmdDetector, type AmdDecision, type AnsweredBy } from '../amd/detector.js';
+import { createWebRtcVad } from '../vad/webrtc.js';
 import { DEFAULT_INTER_DIGIT_TIMEOUT_MS, KeypadProcessor, type KeypadTurn } from '../transports/keypad.js';
 
 export type EndStatus = 'completed' | 'failed';
 
 /** End reasons the session itself decides (docs/design.md §7); hang-ups come from the transport. */
-export const END_REASONS = { botHangup: 'bot_hangup', transferred: 'transferred', ...LIMIT_REASONS } as const;
+export const END_REASONS = { botHangup: 'bot_hangup', transferred: 'transferred', voicemail: 'voicemail', voicemailLeft: 'voicemail_left', fax: 'fax', ...LIMIT_REASONS } as const;
+
+/** A bot's answering machine settings (docs/design.md §10), as its runtime config carries them. */
+export interface AnsweringMachineSettings {
+  detect: boolean;
+  on_machine: 'hangup' | 'leave_message';
+  message: string;
+  max_wait_for_beep_seconds: number;
+}
+/** Wall-clock bound on the screening when no audio comes at all (the detector's clock is the audio's). */
+const SCREENING_MAX_SILENT_MS = 3500;
 
 export interface CallObserver {
   onTurn?(callId: string, t: TurnTiming): void;
@@ -79,6 +91,13 @@ export class CallSession {
   private transferring: Promise<unknown> | null = null;
   /** The caller was handed to a person: however the bot's side ends now, it ends `transferred`. */
   private handedOff = false;
+  /** Answering machine detection: listening before the greeting (outbound SIP calls of bots that detect). */
+  private screening: AmdDetector | null = null;
+  /** The caller's audio goes to the pipeline (false while screening, and while a machine is dealt with). */
+  private hearing = true;
+  private amd: { answered_by: AnsweredBy; amd_ms: number } | null = null;
+  /** The message left on a machine is being said: its end is `voicemail_left`. */
+  private leavingMessage = false;
   private resolveDone!: (r: CallResult) => void;
   /** Resolves when the call has ended, its recording is uploaded and every event is handed to the outbox
    *  (which may still be retrying them: the call's lease stays until it has delivered them). */
@@ -156,7 +175,7 @@ export class CallSession {
           sendAudio: (pcm) => this.transport?.sendAudio(pcm),
           sendMessage: (msg) => this.toCaller(msg),
           interrupt: () => this.transport?.interrupt?.(),
-          onEndCall: () => void this.end(END_REASONS.botHangup, 'completed'),
+          onEndCall: () => void this.end(this.leavingMessage ? END_REASONS.voicemailLeft : END_REASONS.botHangup, 'completed'),
         }),
       ],
       { upstream: (f) => this.onUpstream(f) },
@@ -195,8 +214,61 @@ export class CallSession {
       (reason) => void this.end(reason, 'completed'),
     );
     this.limits.start();
-    if (bot.greeting.trim()) this.pipeline!.push({ kind: 'say', text: bot.greeting.trim() });
+    // Configs from before the setting existed (an older backend) have none.
+    const am = bot.answering_machine as AnsweringMachineSettings | undefined;
+    if (am?.detect && direction === 'outbound' && transport.kind === 'sip') {
+      // Listen first: a person is greeted at once, a machine gets the bot's on_machine.
+      this.screening = new AmdDetector(await createWebRtcVad(), rate);
+      this.hearing = false;
+      void this.screen(this.screening, am);
+    } else this.greet();
     this.log.info({ direction: this.config.call?.direction, stt: this.providers.stt.name, llm: this.providers.llm.name, tts: this.providers.tts.name }, 'call started');
+  }
+
+  private greet(): void {
+    const greeting = this.config.bot.greeting.trim();
+    if (greeting && !this.ended) this.pipeline!.push({ kind: 'say', text: greeting });
+  }
+
+  /** Answering machine detection: the verdict, then the greeting (a person) or the bot's on_machine. */
+  private async screen(detector: AmdDetector, am: AnsweringMachineSettings): Promise<void> {
+    // No audio at all (a silent line) still gets a verdict.
+    const silent = setTimeout(() => detector.stop(), SCREENING_MAX_SILENT_MS);
+    const decision = await detector.decided;
+    clearTimeout(silent);
+    if (this.ended) return;
+    this.noteVerdict(decision);
+    if (decision.answeredBy === 'fax') return void this.end({ endReason: END_REASONS.fax, closeCode: 1000 }, 'failed');
+    if (decision.answeredBy === 'machine') return this.onMachine(detector, am);
+    // A person (or nobody yet): greeted at once; the detector listens on for a machine's late beep.
+    this.hearing = true;
+    this.greet();
+    const revised = await Promise.race([detector.revised, this.done.then(() => null)]);
+    if (!revised || this.ended) return;
+    this.log.info({ rule: revised.rule, amd_ms: Math.round(revised.atMs) }, 'answering machine: a beep after the greeting began');
+    this.noteVerdict(revised);
+    // What the bot was saying goes to the machine's recording: stopped, then on_machine.
+    this.pipeline?.push({ kind: 'interruption' });
+    await this.onMachine(detector, am);
+  }
+
+  private noteVerdict(d: AmdDecision): void {
+    this.amd = { answered_by: d.answeredBy, amd_ms: Math.round(d.atMs) };
+    this.deps.metrics.amdTotal.inc({ result: d.answeredBy });
+    this.deps.metrics.amdDecision.observe(d.atMs / 1000);
+    this.log.info({ answered_by: d.answeredBy, rule: d.rule, amd_ms: Math.round(d.atMs) }, 'answering machine detection');
+  }
+
+  /** A machine answered: hang up, or leave the message once its beep (or greeting) is over. */
+  private async onMachine(detector: AmdDetector, am: AnsweringMachineSettings): Promise<void> {
+    this.hearing = false;
+    const message = renderTemplate(am.message.trim(), this.config.call?.variables ?? {}).trim();
+    if (am.on_machine !== 'leave_message' || !message) return void this.end(END_REASONS.voicemail, 'completed');
+    const cue = await Promise.race([detector.messageCue(am.max_wait_for_beep_seconds * 1000), this.done.then(() => null)]);
+    if (!cue || this.ended) return;
+    this.log.info({ cue }, 'answering machine: leaving the message');
+    this.leavingMessage = true;
+    this.pipeline!.push({ kind: 'say', text: message, endCall: true });
   }
 
   /** Every message to the caller passes here; final transcripts are kept for the call record. */
@@ -211,7 +283,11 @@ export class CallSession {
     if (this.ended || !this.input) return;
     const now = performance.now();
     this.limits?.heard(now);
-    this.input.receive(pcm, now);
+    // The detector hears the call from the answer on (after a person's verdict too: a late beep revises it).
+    if (this.screening?.listening) this.screening.push(pcm);
+    if (this.hearing) this.input.receive(pcm, now);
+    // Unheard by the bot (a machine's greeting), but on the recording all the same.
+    else this.recording?.recorder?.writeUser(pcm, now);
   }
 
   /** Keys the caller pressed: into the pipeline (the keypad stage collects them into a turn). */
@@ -312,6 +388,7 @@ export class CallSession {
   async end(how: string | CallEnd, status: EndStatus): Promise<CallResult> {
     if (this.ended) return this.done;
     this.ended = true;
+    this.screening?.stop();
     const asked = typeof how === 'string' ? { endReason: how, closeCode: 1000 } : how;
     // Once the caller was handed to a person, the bot's side ends as the transfer, however it goes.
     const { endReason: reason, closeCode } = this.handedOff ? { endReason: END_REASONS.transferred, closeCode: 1000 } : asked;
@@ -332,6 +409,7 @@ export class CallSession {
       ...(this.transcript.length ? { transcript: this.transcript } : {}),
       ...(actions.length ? { actions } : {}),
       ...(this.transferRecord ? { transfer: this.transferRecord } : {}),
+      ...(this.amd ?? {}),
     });
 
     let saved: RecordingOutcome = { key: null, error: null };
