@@ -54,13 +54,26 @@ describe('answering machine detection', () => {
     expect(await d.decided).toEqual({ answeredBy: 'unknown', atMs: AMD.SILENCE_MS, rule: 'silence' });
   });
 
-  it('a long greeting: machine once it has talked 6 s without a real pause', async () => {
-    const greeting = line(speech("Hi, you've reached Dana and Mark. We can't take your call right now. Please leave your name, your number and a short message, and we will call you back as soon as we can.", RATE));
+  it('a long greeting in one breath: machine once it has talked 6 s without a real pause', async () => {
+    const greeting = line(speech('Hi you have reached Dana and Mark and we cannot take your call right now so please leave your name and your number and a short message and we will call you back as soon as we can', RATE));
     expect(durationMs(greeting)).toBeGreaterThan(8000);
     const d = await run(concatPcm([silence(400), greeting, silence(2000)]));
     const decision = await d.decided;
     expect(decision).toMatchObject({ answeredBy: 'machine', rule: 'long_greeting' });
     expect(decision.atMs).toBeLessThan(400 + 8000);
+  });
+
+  it('a greeting read out in sentences, without a beep: machine by its phrases, before it ends', async () => {
+    const greeting = line(speech("Hi, this is Priya. Sorry I missed you. Leave me a message and I'll call you back.", RATE));
+    const d = await run(concatPcm([silence(400), greeting, silence(3000)]));
+    const decision = await d.decided;
+    expect(decision).toMatchObject({ answeredBy: 'machine', rule: 'phrases' });
+    expect(decision.atMs).toBeLessThan(400 + durationMs(greeting));
+  });
+
+  it('two sentences, then quiet: a greeting, not an answer', async () => {
+    const d = await run(concatPcm([silence(300), line(speech("Hello. I'm not available.", RATE)), silence(3000)]));
+    expect(await d.decided).toMatchObject({ answeredBy: 'machine', rule: 'phrases' });
   });
 
   it('a greeting and its beep: machine at the beep; the message goes once the beep ended', async () => {

@@ -5,10 +5,10 @@
 //
 // Everything is measured in the audio's own time (samples since the answer), frame by frame: voice
 // activity (the WebRTC VAD), and the purest tone between 350 and 2100 Hz (Goertzel), so a decision is
-// the same however fast the audio comes. Where the rhythm is ambiguous (one phrase of 1.5–6 s, then a
-// pause: a long-winded "Hello, this is John speaking, how can I help you today?" or a short greeting)
-// the caller is taken for a person, so nobody is hung up on; the detector listens on, and a beep in the
-// next seconds revises it to a machine. Words would help here, but pocketsphinx's open model does not
+// the same however fast the audio comes. A greeting is read out in sentences, with short pauses (200–800
+// ms) between them; a person's long answer ("Hello, this is John speaking, how can I help you today?")
+// runs on in one breath. One phrase of 1.5–6 s, then a pause, is taken for a person, so nobody is hung
+// up on; the detector listens on, and a beep in the next seconds revises any person's verdict. Words would help here, but pocketsphinx's open model does not
 // catch a greeting's "leave a message" on a phone line (tried: it heard "are you you we to it a the").
 import { Rechunker, samplesFor } from '../audio/pcm.js';
 import { Resampler } from '../audio/resample.js';
@@ -21,7 +21,7 @@ export interface AmdDecision {
   /** Audio time from the answer to the decision. */
   atMs: number;
   /** Which rule decided (for the log and the bench). */
-  rule: 'short_answer' | 'silence' | 'long_greeting' | 'beep' | 'fax_tone' | 'long_answer' | 'late_beep';
+  rule: 'short_answer' | 'silence' | 'long_greeting' | 'phrases' | 'beep' | 'fax_tone' | 'long_answer' | 'late_beep';
 }
 
 /** Where to speak after a machine's greeting: its beep ended, its greeting ended, or the wait ran out. */
@@ -34,8 +34,13 @@ export const AMD = {
   QUIET_MS: 800,
   /** This much speech without a pause of QUIET_MS: a machine's greeting (a person's longest answer is shorter). */
   LONG_GREETING_MS: 6000,
-  /** After an ambiguous answer taken for a person: a beep this soon after it revises it to a machine. */
+  /** After a person's verdict: a beep this soon after it revises it to a machine. */
   BEEP_WATCH_MS: 10_000,
+  /** A pause this long (and shorter than QUIET_MS) between two stretches of speech parts two phrases. */
+  PHRASE_PAUSE_MS: 200,
+  /** This many phrases (and at least MIN_PHRASES_SPEECH_MS of speech) are a greeting read out, not an answer. */
+  MACHINE_PHRASES: 3,
+  MIN_PHRASES_SPEECH_MS: 2000,
   /** Nothing heard this long after the answer: nobody is talking; greet. */
   SILENCE_MS: 2500,
   /** A tone this long is a beep. */
@@ -89,6 +94,8 @@ export class AmdDetector {
   private readonly chunker: Rechunker;
   private ms = 0;
   private speechMs = 0;
+  /** Stretches of speech parted by PHRASE_PAUSE_MS or more. */
+  private phrases = 0;
   private firstVoiceAt: number | null = null;
   private lastVoiceAt: number | null = null;
   /** The current tone: since when, at what frequency. */
@@ -118,7 +125,7 @@ export class AmdDetector {
   /** Still worth hearing: undecided, a machine (its beep or greeting end awaited), or a person's ambiguous answer within the beep watch. */
   get listening(): boolean {
     if (!this.decision || this.decision.answeredBy === 'machine' || this.cueWaiter) return true;
-    return this.decision.rule === 'long_answer' && this.ms - this.decision.atMs <= AMD.BEEP_WATCH_MS;
+    return this.decision.answeredBy !== 'fax' && this.ms - this.decision.atMs <= AMD.BEEP_WATCH_MS;
   }
 
   /** Audio time since the answer. */
@@ -162,12 +169,13 @@ export class AmdDetector {
     // A tone is not speech (the VAD takes a beep for a voice).
     const voiced = !isTone && this.vad.isSpeech(frame);
     if (voiced) {
+      if (this.lastVoiceAt === null || t - this.lastVoiceAt > AMD.PHRASE_PAUSE_MS) this.phrases++;
       this.firstVoiceAt ??= t;
       this.lastVoiceAt = t;
       this.speechMs += FRAME_MS;
     }
     if (!this.decision) this.rules(t, toneMs);
-    else if (this.decision.rule === 'long_answer' && toneMs >= AMD.BEEP_MIN_MS && t - this.decision.atMs <= AMD.BEEP_WATCH_MS) this.revise(t);
+    else if (this.decision.answeredBy !== 'machine' && this.decision.answeredBy !== 'fax' && toneMs >= AMD.BEEP_MIN_MS && t - this.decision.atMs <= AMD.BEEP_WATCH_MS) this.revise(t);
     const cue = this.cueWaiter && (this.cueNow() ?? (t >= this.cueWaiter.deadlineMs ? 'timeout' : null));
     if (cue && this.cueWaiter) {
       const { resolve } = this.cueWaiter;
@@ -208,16 +216,20 @@ export class AmdDetector {
       return;
     }
     if (this.speechMs >= AMD.LONG_GREETING_MS) return this.decide('machine', 'long_greeting');
+    // Sentences read out one after the other: a greeting (a person answers in one breath, then waits).
+    if (this.phrases >= AMD.MACHINE_PHRASES && this.speechMs >= AMD.MIN_PHRASES_SPEECH_MS) return this.decide('machine', 'phrases');
     const quietMs = t - this.lastVoiceAt!;
     if (quietMs < AMD.QUIET_MS) return;
-    // A pause: the caller waits for an answer (a person), or a short greeting ended (a machine,
-    // recording, or about to beep: see revise).
-    this.decide('human', this.speechMs < AMD.SHORT_ANSWER_MS ? 'short_answer' : 'long_answer');
+    // A pause: the caller waits for an answer (a person), or a short greeting ended (a machine, recording,
+    // or about to beep: see revise). Two sentences with a pause between are a greeting too.
+    if (this.speechMs < AMD.SHORT_ANSWER_MS) return this.decide('human', 'short_answer');
+    if (this.phrases >= 2) return this.decide('machine', 'phrases');
+    this.decide('human', 'long_answer');
   }
 
-  /** A beep after an ambiguous answer: it was a machine's greeting after all. */
+  /** A beep after a person's verdict: it was a machine's greeting after all. */
   private revise(t: number): void {
-    if (!this.decision || this.decision.answeredBy !== 'human') return;
+    if (!this.decision || (this.decision.answeredBy !== 'human' && this.decision.answeredBy !== 'unknown')) return;
     this.decision = { answeredBy: 'machine', atMs: t, rule: 'late_beep' };
     this.resolveRevised(this.decision);
   }
