@@ -313,7 +313,7 @@ function entries(settings: Record<string, string>): StackEntry[] {
     {
       name: 'phone',
       port: p.phone,
-      url: `sip:127.0.0.1:${p.phone}  (sipp: ${PHONE_NUMBERS.busy} busy, ${PHONE_NUMBERS.noAnswer} no answer, any other number answers)`,
+      url: `sip:127.0.0.1:${p.phone}  (sipp: ${PHONE_NUMBERS.busy} busy, ${PHONE_NUMBERS.noAnswer} no answer, +15005558NNN answering machines and +15005556NNN people (docs/amd-answers.md), any other number answers)`,
       create: () => Phone.create({ dir: dir('phone'), ports: [p.phone, p.phoneMedia, p.phoneControl], persistent: true }),
       healthy: async () => true,
     },

@@ -5,9 +5,11 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { binary } from './versions.js';
+import { binary, repoRoot } from './versions.js';
 import { freePort, redisPing, startProcess, waitUntil } from './process.js';
 import { ports as pick, ProcessService, type ServiceOptions } from './processService.js';
+import { AMD_ANSWERS, amdPcapName, amdTimeline, writeAmdPcaps, type AmdAnswer } from './amdAnswers.js';
+import { readVoicemail, type Voicemail } from './voicemail.js';
 
 type Opts = ServiceOptions;
 
@@ -140,9 +142,10 @@ export const PHONE_NUMBERS = {
   /** Answers and speaks its phrase 1.5 s later, into the greeting (barge-in). */
   interrupts: '+15005550002',
   /**
-   * Any number not named here (nor a holding, listening or keypad one below) answers, speaks the phrase
-   * and stays on until the bot hangs up (or 60 s). Every answering number takes a transfer like a real
-   * phone: REFER → 202, a NOTIFY saying `SIP/2.0 200 OK`, then its own BYE (Phone.refers lists them).
+   * Any number not named here (nor a holding, listening, keypad, machine or human one below: AMD_ANSWERS
+   * defines the machines and people, docs/amd-answers.md) answers, speaks the phrase and stays on until
+   * the bot hangs up (or 60 s). Every answering number takes a transfer like a real phone: REFER → 202, a
+   * NOTIFY saying `SIP/2.0 200 OK`, then its own BYE (Phone.refers lists them).
    */
   answers: '+15005550100',
   /** Answers like `answers` but refuses every transfer: 603 Decline to the REFER, and stays on. */
@@ -155,6 +158,15 @@ export const PHONE_NUMBERS = {
   /** An agent who is on another call: 486 Busy Here. */
   agentBusy: '+15005553486',
 } as const;
+
+/**
+ * A random number that answers plainly (the phrase, then on until hung up or 60 s): +15005555000–
+ * +15005555999 or +15005557000–+15005557999, which hold no holding, listening, keypad, agent, machine or
+ * person number. 2000 of them: a test's calls can be told apart by number in the phone's message trace.
+ */
+export function answeringNumber(): string {
+  return `+1500555${Math.random() < 0.5 ? 5 : 7}${String(Math.floor(Math.random() * 1000)).padStart(3, '0')}`;
+}
 
 /** What the agent says once it answered (after AGENT_SPEAKS_AFTER_MS), and how long it stays on. */
 export const AGENT_PHRASE = 'Hello, this is Sam.';
@@ -242,6 +254,49 @@ function keypadSteps(keyPcap: (parity: number, key: string) => string, phrasePca
 
 const digits = (n: string) => n.replace('+', '\\+?');
 
+/**
+ * The answering machines' and people's steps (AMD_ANSWERS): only the numbers defined there are
+ * recognised (a regular expression each, sipp plays only pcaps named in the scenario); the others of
+ * +15005558… and +15005556… answer plainly. Each plays its pcap (what it says, then silence or line
+ * noise) and waits for the caller's BYE until it hangs up itself (amdTimeline's hangsUpMs).
+ */
+function amdSteps(amdPcap: (a: AmdAnswer) => string) {
+  const label = (a: AmdAnswer) => `amd${a.number.slice(-4)}`;
+  const group = (l: AmdAnswer['label']) => AMD_ANSWERS.filter((a) => a.label === l);
+  const any = (l: AmdAnswer['label'], name: string) =>
+    `      <ereg regexp="INVITE sip:\\+?1500555${l === 'machine' ? 8 : 6}(${group(l).map((a) => a.number.slice(-3)).join('|')})@" search_in="msg" check_it="false" assign_to="${name}"/>`;
+  const match = [
+    any('machine', 'machine'),
+    any('human', 'human'),
+    ...AMD_ANSWERS.map((a) => `      <ereg regexp="INVITE sip:${digits(a.number)}@" search_in="msg" check_it="false" assign_to="${label(a)}"/>`),
+    // What the machines log for the recorder: the number dialled, livekit-sip's RTP port, the Call-ID.
+    // (The whole match and the group go to the same variable: the group is assigned last, and sipp refuses
+    // a variable it sees only once.)
+    '      <ereg regexp="INVITE sip:\\+?([0-9]+)@" search_in="msg" check_it="false" assign_to="dialled,dialled"/>',
+    '      <ereg regexp="m=audio ([0-9]+)" search_in="msg" check_it="false" assign_to="rtp_port,rtp_port"/>',
+    `      <ereg regexp="[^'[:space:]]+" search_in="hdr" header="Call-ID:" check_it="false" assign_to="invite_call"/>`,
+  ].join('\n');
+  const steps = (l: AmdAnswer['label'], byeReply: string) => {
+    const answers = group(l);
+    return [
+      ...answers.map((a) => `  <nop test="${label(a)}" next="${label(a)}"/>`),
+      '  <nop next="end"/>',
+      ...answers.flatMap((a) => [
+        `  <label id="${label(a)}"/>`,
+        '  <nop>',
+        '    <action>',
+        `      <exec play_pcap_audio="${amdPcap(a)}"/>`,
+        '    </action>',
+        '  </nop>',
+        `  <recv request="BYE" timeout="${amdTimeline(a).hangsUpMs}" ontimeout="hangup"/>`,
+        byeReply,
+        '  <nop next="end"/>',
+      ]),
+    ].join('\n');
+  };
+  return { match, machineSteps: (byeReply: string) => steps('machine', byeReply), humanSteps: (byeReply: string) => steps('human', byeReply) };
+}
+
 /** The SDP both sipp roles (the phone and the caller) offer: PCMU and DTMF events, 20 ms frames. */
 const audioSdp = (user: string, port = '[media_port]') => `v=0
       o=${user} 53655765 2353687637 IN IP[local_ip_type] [local_ip]
@@ -291,6 +346,8 @@ export interface PhoneMedia {
   silencePcap: string;
   agentPcap: string;
   keyPcap: (parity: number, key: string) => string;
+  /** An answer's audio (amdAnswers.ts), from the answer until its number hangs up. */
+  amdPcap: (a: AmdAnswer) => string;
 }
 
 /** The BYE the phone hangs up with (its dialog's first request unless a NOTIFY went before it, so `cseq`). */
@@ -305,10 +362,13 @@ const phoneBye = (cseq: number) => `BYE [$remote_contact] SIP/2.0
 
 /**
  * The phone's scenario: one UAS that branches on the dialled number. The sipp keys it needs: `ear_port`
- * (the listening and agent numbers' media address) and `refer_log` (the file each REFER is appended to).
+ * (the listening and agent numbers' media address), `refer_log` (the file each REFER is appended to),
+ * `recorder_port` (the answering machines' media address: phone-recorder.mjs) and `voicemail_dir`
+ * (where the machines log each call they answer, calls.log, for the recorder).
  */
-export function phoneScenario({ pcap, earlyPcap, silencePcap, agentPcap, keyPcap }: PhoneMedia): string {
+export function phoneScenario({ pcap, earlyPcap, silencePcap, agentPcap, keyPcap, amdPcap }: PhoneMedia): string {
   const keypad = keypadSteps(keyPcap, pcap, silencePcap);
+  const amd = amdSteps(amdPcap);
   const reply = (status: string, extra = '', body = '') => `
   <send>
     <![CDATA[
@@ -358,6 +418,7 @@ ${body}
       <ereg regexp="INVITE sip:\\+?15005559([0-9]{3})@" search_in="msg" check_it="false" assign_to="holds,hold_s"/>
       <ereg regexp="INVITE sip:\\+?150055507([0-9]{2})@" search_in="msg" check_it="false" assign_to="listens,listen_s"/>
 ${keypad.match}
+${amd.match}
       <ereg regexp="CSeq: *[0-9]+ INVITE" search_in="msg" check_it="true" assign_to="invite_cseq"/>
       <ereg regexp=".*" search_in="hdr" header="From:" check_it="true" assign_to="remote_from"/>
       <ereg regexp=".*" search_in="hdr" header="To:" check_it="true" assign_to="remote_to"/>
@@ -372,6 +433,7 @@ ${reply('180 Ringing')}
   <pause milliseconds="300"/>
   <nop test="listens" next="listens"/>
   <nop test="agent" next="agent"/>
+  <nop test="machine" next="machine"/>
 ${reply('200 OK', sdp, sdpBody)}
   <!--
     A REFER at any point of an answered call: optional="global" has sipp look back for it from wherever
@@ -391,6 +453,7 @@ ${reply('200 OK', sdp, sdpBody)}
   <nop test="interrupts" next="early"/>
   <nop test="holds" next="holds"/>
   <nop test="keypad" next="keypad"/>
+  <nop test="human" next="human"/>
   <nop>
     <action>
       <exec play_pcap_audio="${pcap}"/>
@@ -452,6 +515,25 @@ ${inDialogReply('200 OK')}
   </nop>
 
 ${keypad.steps}
+
+  <!--
+    An answering machine: logs the call for the recorder ("<ms> <number> <livekit-sip's RTP port>
+    <Call-ID>"; each value stops at a quote, so none can leave the shell's single quotes), then answers
+    with its media address at the recorder's port, so what the caller says is recorded.
+  -->
+  <label id="machine"/>
+  <nop>
+    <action>
+      <exec command="echo $(date +%s%3N) '+[$dialled] [$rtp_port] [$invite_call]' >> '[voicemail_dir]/calls.log'"/>
+    </action>
+  </nop>
+${reply('200 OK', sdp, `
+      ${audioSdp('phone', '[recorder_port]')}`)}
+  <recv request="ACK" timeout="10000" ontimeout="end"/>
+${amd.machineSteps(inDialogReply('200 OK'))}
+
+  <label id="human"/>
+${amd.humanSteps(inDialogReply('200 OK'))}
 
   <label id="holds"/>
   <nop>
@@ -620,9 +702,9 @@ export function speakUlaw(text: string, dir: string): Buffer {
 
 /**
  * The phone's scenario and audio in `dir` (each file made once): the phrase after `speakAfterMs`, the
- * phrase after 1.5 s (barge-in), silence for the holding numbers, and the agent's words. `mediaDir` is
- * where sipp will read the audio (another path when the files are copied into an image). Returns the
- * scenario's path.
+ * phrase after 1.5 s (barge-in), silence for the holding numbers, the agent's words, and the answering
+ * machines' and people's answers (AMD_ANSWERS). `mediaDir` is where sipp will read the audio (another
+ * path when the files are copied into an image). Returns the scenario's path.
  */
 export function writePhoneFiles(dir: string, phrase: string, speakAfterMs: number, mediaDir = dir): string {
   const keyFiles = [0, 1].flatMap((parity) => Object.keys(KEY_FILES).map((key) => ({ parity, key, file: keyPcapName(parity, key) })));
@@ -637,6 +719,7 @@ export function writePhoneFiles(dir: string, phrase: string, speakAfterMs: numbe
     agentPcap: { file: 'agent.pcap', write: (f: string) => writeRtpPcap(f, speakUlaw(AGENT_PHRASE, dir), AGENT_SPEAKS_AFTER_MS, AGENT_STAYS_MS + 5000) },
   };
   for (const { file, write } of Object.values(files)) if (!existsSync(path.join(dir, file))) write(path.join(dir, file));
+  writeAmdPcaps(dir, (file, ulaw) => writeRtpPcap(file, ulaw, 0, (ulaw.length / 8000) * 1000));
   const scenario = path.join(dir, 'phone.xml');
   const at = (f: string) => path.join(mediaDir, f);
   writeFileSync(scenario, phoneScenario({
@@ -645,6 +728,7 @@ export function writePhoneFiles(dir: string, phrase: string, speakAfterMs: numbe
     silencePcap: at(files.silencePcap.file),
     agentPcap: at(files.agentPcap.file),
     keyPcap: (parity, key) => at(keyPcapName(parity, key)),
+    amdPcap: (a) => at(amdPcapName(a)),
   }));
   return scenario;
 }
@@ -670,7 +754,13 @@ export interface PhoneOptions extends Opts {
   speakAfterMs?: number;
 }
 
-/** The local test phone: sipp as a SIP user agent server on loopback. Ports: [sip, media, control, ear]. */
+/** The voicemail recorder the phone starts beside sipp (plain Node: it runs without a build). */
+const RECORDER_SCRIPT = path.join(repoRoot, 'tests', 'infra', 'phone-recorder.mjs');
+
+/**
+ * The local test phone: sipp as a SIP user agent server on loopback, and its voicemail recorder
+ * (phone-recorder.mjs). Ports: [sip, media, control, ear, recorder].
+ */
 export class Phone extends Procs {
   readonly name = 'phone' as const;
   env: Record<string, string> = {};
@@ -682,12 +772,22 @@ export class Phone extends Procs {
   readonly messageLog: string;
   /** One line per REFER the phone received (`<Call-ID> <Refer-To>`), in its run folder; absent until the first. */
   readonly referLog: string;
+  /** Where the answering machines (+15005558NNN) send what they hear: the recorder's UDP port. */
+  private recorderPort = 0;
+  /** What the answering machines recorded, one WAV per call, and calls.log (voicemail.ts); in the run folder. */
+  readonly voicemailDir: string;
   static readonly defaultPhrase = 'yes i will pay';
 
   private constructor(private readonly popts: PhoneOptions) {
     super(popts);
     this.messageLog = path.join(popts.dir, 'messages.log');
     this.referLog = path.join(popts.dir, 'refer.log');
+    this.voicemailDir = path.join(popts.dir, 'voicemail');
+  }
+
+  /** What the answering machine at `number` recorded on the last call to it (null before its first call). */
+  voicemail(number: string): Voicemail | null {
+    return readVoicemail(this.voicemailDir, number);
   }
 
   /** The transfers the phone was asked for, accepted or refused, in the order they came. */
@@ -697,19 +797,33 @@ export class Phone extends Procs {
 
   static async create(opts: PhoneOptions): Promise<Phone> {
     const svc = new Phone(opts);
-    [svc.sipPort, svc.mediaPort, svc.controlPort, svc.earPort] = await pick(opts, 4);
-    svc.env = { SIP_PHONE_ADDRESS: `127.0.0.1:${svc.sipPort}`, SIP_PHONE_MESSAGES: svc.messageLog, SIP_PHONE_EAR_PORT: String(svc.earPort), SIP_PHONE_REFER_LOG: svc.referLog };
+    [svc.sipPort, svc.mediaPort, svc.controlPort, svc.earPort, svc.recorderPort] = await pick(opts, 5);
+    svc.env = {
+      SIP_PHONE_ADDRESS: `127.0.0.1:${svc.sipPort}`,
+      SIP_PHONE_MESSAGES: svc.messageLog,
+      SIP_PHONE_EAR_PORT: String(svc.earPort),
+      SIP_PHONE_REFER_LOG: svc.referLog,
+      SIP_PHONE_VOICEMAIL_DIR: svc.voicemailDir,
+    };
     return svc;
   }
 
   async start(): Promise<void> {
     const dir = this.opts.dir;
     const scenario = writePhoneFiles(dir, this.popts.phrase ?? Phone.defaultPhrase, this.popts.speakAfterMs ?? 5000);
+    mkdirSync(this.voicemailDir, { recursive: true });
+    const recorder = this.launch('phone-recorder', process.execPath, [RECORDER_SCRIPT], {
+      PHONE_RECORDER_PORT: String(this.recorderPort),
+      PHONE_VOICEMAIL_DIR: this.voicemailDir,
+    });
+    await waitUntil(() => udpBound(this.recorderPort), { what: 'phone-recorder', proc: recorder, timeoutMs: 15_000 });
     const proc = this.launch('sipp', binary('sipp'), [
       '-sf', scenario,
       ...sippLoopback(this.sipPort, this.mediaPort, this.controlPort),
       '-key', 'ear_port', String(this.earPort),
       '-key', 'refer_log', this.referLog,
+      '-key', 'recorder_port', String(this.recorderPort),
+      '-key', 'voicemail_dir', this.voicemailDir,
       ...sippTraces(this.messageLog, path.join(dir, 'errors.log')),
       '-fd', '3600',
       // An unexpected BYE (the bot hanging up while the phone still talks) ends the call normally.

@@ -11,7 +11,7 @@ import { AccessToken, RoomServiceClient, SipCallError, SipClient } from 'livekit
 import { PhoneEar } from './ear.js';
 import { startTestEnv, type TestEnv } from './env.js';
 import { waitUntil } from './process.js';
-import { holdNumber, keypadNumber, listenNumber, PHONE_NUMBERS, type Phone } from './telephony.js';
+import { answeringNumber, holdNumber, keypadNumber, listenNumber, PHONE_NUMBERS, type Phone } from './telephony.js';
 
 let env: TestEnv;
 let phone: Phone;
@@ -36,7 +36,7 @@ afterAll(async () => {
 
 const roomName = (what: string) => `${what}-${randomBytes(4).toString('hex')}`;
 /** A number the phone answers and talks on, unique per call so its SIP messages can be told apart. */
-const answering = () => `+1500555${String(Math.floor(5000 + Math.random() * 3999))}`;
+const answering = answeringNumber;
 const call = (number: string, room: string, identity = 'callee') => sip.createSipParticipant(trunkId, number, room, { participantIdentity: identity, waitUntilAnswered: true });
 const failure = (p: Promise<unknown>) => p.then(() => { throw new Error('resolved'); }, (err: unknown) => err);
 
