@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { BOT_DEFAULTS, CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, TERMINAL_CALL_STATUSES } from '@voice-platform/schemas';
 import { WEBHOOK_CONSUMER_GROUP, WEBHOOK_EVENTS_STREAM } from './webhooks/keys.js';
 import { withDocLock } from './locks.js';
+import { ApiError } from './errors.js';
 
 export const COLLECTIONS = {
   users: 'users',
@@ -145,16 +146,23 @@ export async function moveUnsettledCalls(db: Db, redis: Redis): Promise<number> 
   const live = db.collection<{ _id: string }>(COLLECTIONS.liveCalls);
   const unsettled = { $or: [{ status: { $nin: [...TERMINAL_CALL_STATUSES] } }, { webhook_due: { $in: ['call.ringing', 'call.in_progress', 'call.ended'] } }] };
   const found = await ended.find(unsettled, { projection: { _id: 1 } }).toArray();
+  let left = 0;
   for (const { _id: id } of found) {
-    await withDocLock(redis, `call:${id}`, async () => {
+    // A call whose lock stays taken (a move of it in progress elsewhere) is left for the next boot.
+    const moved = await withDocLock(redis, `call:${id}`, async () => {
       const doc = await ended.findOne({ _id: id });
       if (!doc) return;
       await live.insertOne(doc).catch((err: unknown) => {
         if ((err as { code?: unknown }).code !== 11000) throw err;
       });
       await ended.deleteOne({ _id: id });
+    }).then(() => true, (err: unknown) => {
+      if (!(err instanceof ApiError && err.code === 'conflict')) throw err;
+      return false;
     });
+    if (!moved) left++;
   }
+  if (left) return found.length - left;
   await done.insertOne({ _id: name, at: new Date() }).catch((err: unknown) => {
     if ((err as { code?: unknown }).code !== 11000) throw err;
   });

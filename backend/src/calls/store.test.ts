@@ -134,11 +134,16 @@ it('calls stored in calls before the split that are not settled move to calls_li
     status,
     webhook_due: due,
   });
-  const [queued, live, held, settled] = [make('queued'), make('in_progress', ['call.in_progress']), make('completed', ['call.ended']), make('completed')];
-  await calls(h.db).insertMany([queued, live, held, settled]);
+  const [queued, live, held, settled, busy] = [make('queued'), make('in_progress', ['call.in_progress']), make('completed', ['call.ended']), make('completed'), make('ringing')];
+  await calls(h.db).insertMany([queued, live, held, settled, busy]);
   await h.db.collection(COLLECTIONS.migrations).deleteMany({});
+  // A call whose lock stays taken (a move of it elsewhere) is left, and so is the mark: the next boot moves it.
+  await h.redis.set(`vp:lock:call:${busy._id}`, 'elsewhere', 'PX', 10_000);
   expect(await moveUnsettledCalls(h.db, h.redis)).toBe(3);
-  for (const d of [queued, live, held]) expect(await where(d._id)).toEqual([true, false]);
+  expect(await where(busy._id)).toEqual([false, true]);
+  await h.redis.del(`vp:lock:call:${busy._id}`);
+  expect(await moveUnsettledCalls(h.db, h.redis)).toBe(1);
+  for (const d of [queued, live, held, busy]) expect(await where(d._id)).toEqual([true, false]);
   expect(await where(settled._id)).toEqual([false, true]);
   expect(await liveCalls(h.db).findOne({ _id: live._id })).toEqual(live);
   // Marked done: a later boot reads nothing of calls.
