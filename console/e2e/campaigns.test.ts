@@ -4,7 +4,7 @@
 // line, bad rows) previewed and mapped (same-named columns mapped already, the rest by hand), uploaded as
 // the backend's CSV with the per-row report, then started and watched to `completed` (progress bar and
 // counts refreshed by the page: the phone hangs up on one number, answers another busy, knows no third);
-// and a second campaign, outside its calling window, started, paused, resumed and canceled (after
+// and a second campaign, outside its calling window (with answering machine settings of its own and a voicemail retry), started, paused, resumed and canceled (after
 // confirming), with the backend's refusal of a stale action shown. Screenshots go to test-artifacts/console/.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -107,6 +107,8 @@ describe('campaigns pages', () => {
       retry: { max_attempts: 1, delay_seconds: 600, on: [] },
     });
     await page.getByRole('heading', { name: 'Campaign Renewals Q3', level: 1 }).waitFor();
+    expect((await admin('GET', `/api/v1/campaigns/${id}`)).body.answering_machine).toBeNull(); // the bot's settings
+    expect(await page.getByTestId('campaign-amd').textContent()).toBe('The bot’s settings');
     expect(await page.getByTestId('notice').textContent()).toBe('Campaign Renewals Q3 created as a draft. Add its contacts, then start it.');
     expect(await statusText()).toBe('Draft');
     expect(await page.getByRole('button', { name: 'Start' }).isDisabled()).toBe(true); // no contacts yet
@@ -279,6 +281,15 @@ describe('campaigns pages', () => {
     await dialog.getByLabel('Dials per contact, at most').fill('3');
     await dialog.getByLabel('Wait before a retry (seconds)').fill('60');
     await dialog.getByLabel('Busy').check();
+    await dialog.getByLabel('Voicemail').check();
+    // Its own answering machine settings over the bot's (which neither detects nor has a message to leave).
+    const detect = dialog.getByLabel('Detect answering machines');
+    expect(await detect.locator('option').allTextContents()).toEqual(['The bot’s setting (does not detect)', 'Detect', 'Don’t detect']);
+    expect(await dialog.getByTestId('campaign-amd-note').textContent()).toBe('Machines are not detected on these calls: none ends as voicemail, so the voicemail retry never applies.');
+    await detect.selectOption({ label: 'Detect' });
+    await dialog.getByLabel('When a machine answers').selectOption({ label: 'Leave a message' });
+    expect(await dialog.getByTestId('campaign-amd-note').textContent()).toBe('This bot has no message for machines, so it hangs up on them: write one in the bot’s Answering machines section.');
+    await shot('campaign-answering-machine');
     await page.getByRole('button', { name: 'Create draft' }).click();
     await page.waitForURL(/\/campaigns\/[0-9a-f]{24}$/);
     const id = campaignIdFromUrl();
@@ -286,8 +297,11 @@ describe('campaigns pages', () => {
     expect((await admin('GET', `/api/v1/campaigns/${id}`)).body).toMatchObject({
       status: 'draft',
       windows: [{ days: [WEEKDAYS[day]], start: '09:00', end: '17:00' }],
-      retry: { max_attempts: 3, delay_seconds: 60, on: ['busy'] },
+      retry: { max_attempts: 3, delay_seconds: 60, on: ['busy', 'voicemail'] },
+      answering_machine: { detect: true, on_machine: 'leave_message' },
     });
+    expect(JSON.parse(sent.filter((r) => r.method === 'POST' && r.path === '/api/v1/campaigns').pop()!.body!)).toMatchObject({ answering_machine: { detect: true, on_machine: 'leave_message' } });
+    expect(await page.getByTestId('campaign-amd').textContent()).toBe('Detection: on · when a machine answers: leave a message');
 
     const file = path.join(tmp, 'off-hours.csv');
     writeFileSync(file, 'to_number,customer_name\n+15005551001,Gus\n+15005551002,Hal\n');

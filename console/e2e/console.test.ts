@@ -1,5 +1,5 @@
 // The console in headless Chromium against the real backend (FerretDB + Redis) and a real worker:
-// sign-in, bots (with tools), API keys (shown once, working on dial-out, renamed and re-dated, refused
+// sign-in, bots (with tools and answering machine settings), API keys (shown once, working on dial-out, renamed and re-dated, refused
 // once deactivated), calls (refreshing themselves), and session expiry. Screenshots of the main pages go to test-artifacts/console/.
 // Dial-outs need an outbound trunk: one to the suite's test phone (sipp) is created through the API and
 // deleted after it. The worker really dials: the phone's 404 number, so each call ends at once `failed` /
@@ -252,6 +252,62 @@ describe('console', () => {
     expect((await adminGet<{ tools: unknown[] }>(`/api/v1/bots/${botId}`)).tools).toEqual([]);
   });
 
+  it('saves the bot’s answering machine settings, checked like the API, and reopens them as saved', async () => {
+    const saveBot = async () => {
+      const saved = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/api/v1/bots/${botId}`));
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      expect((await saved).status()).toBe(200);
+      await page.getByRole('status').filter({ hasText: 'Changes saved.' }).waitFor();
+    };
+    const section = page.getByRole('group', { name: 'Answering machines' });
+    const detect = section.getByLabel('Detect answering machines');
+    const onMachine = section.getByLabel('When a machine answers');
+    const message = section.getByRole('textbox', { name: 'Message for the machine' });
+    const wait = section.getByRole('textbox', { name: 'Longest wait for the beep (seconds)' });
+    // A bot made before: no detection, hang up; the message belongs to "leave a message" and is not shown.
+    expect(await detect.isChecked()).toBe(false);
+    expect(await onMachine.inputValue()).toBe('hangup');
+    expect(await message.count()).toBe(0);
+
+    await detect.check();
+    await onMachine.selectOption({ label: 'Leave a message' });
+    expect(await wait.inputValue()).toBe('30');
+    const before = sent.length;
+    // The schema first (the wait's range), then the API's rules: a message is required, its placeholders declared.
+    await wait.fill('200');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    expect(await page.locator('#bot-answering_machine-max_wait_for_beep_seconds-error').textContent()).toBe('Must be at most 120.');
+    await wait.fill('45');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    expect(await page.locator('#bot-answering_machine-message-error').textContent()).toBe('Said to the machine after its beep: required when the bot leaves a message.');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('bot-answering_machine-message');
+    await message.fill('Hello {{customer}}, please call Acme back.');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    expect(await page.locator('#bot-answering_machine-message-error').textContent()).toBe('{{customer}} is not a declared variable.');
+    expect(sent.slice(before).filter((r) => r.startsWith('PATCH'))).toEqual([]);
+    await message.fill('Hello {{customer_name}}, please call Acme back.');
+    await saveBot();
+    const am = { detect: true, on_machine: 'leave_message', message: 'Hello {{customer_name}}, please call Acme back.', max_wait_for_beep_seconds: 45 };
+    expect((await adminGet<{ answering_machine: unknown }>(`/api/v1/bots/${botId}`)).answering_machine).toEqual(am);
+    await page.locator('#bot-answering-machine').screenshot({ path: path.join(SHOTS, 'bot-answering-machine.png') });
+
+    await page.reload();
+    expect(await detect.isChecked()).toBe(true);
+    expect(await onMachine.inputValue()).toBe('leave_message');
+    expect(await message.inputValue()).toBe(am.message);
+    expect(await wait.inputValue()).toBe('45');
+
+    // Hanging up instead hides the message, and keeps it: back to "leave a message", it is there again.
+    await onMachine.selectOption({ label: 'Hang up' });
+    expect(await message.count()).toBe(0);
+    await saveBot();
+    expect((await adminGet<{ answering_machine: unknown }>(`/api/v1/bots/${botId}`)).answering_machine).toEqual({ ...am, on_machine: 'hangup' });
+    await page.reload();
+    expect(await onMachine.inputValue()).toBe('hangup');
+    await onMachine.selectOption({ label: 'Leave a message' });
+    expect(await message.inputValue()).toBe(am.message);
+  });
+
   it('deactivates and reactivates a bot from the list', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Bots' }).click();
     const row = page.getByRole('row').filter({ hasText: 'Renewal reminder' });
@@ -452,6 +508,8 @@ describe('console', () => {
     await timeline.locator('[data-status="failed"]').waitFor({ timeout: 30_000 });
     expect(await timeline.locator('vp-status-badge').allTextContents()).toEqual(['Queued', 'Dialing', 'Failed']);
     expect(await page.getByTestId('end-reason').textContent()).toBe('invalid_number');
+    expect(await page.getByTestId('answered-by').textContent()).toBe('—'); // it never got answered: nothing listened
+    expect(await page.getByTestId('amd-ms').count()).toBe(0);
     expect(await page.getByTestId('sip-status').textContent()).toBe('404');
     expect(await page.getByTestId('recording-key').textContent()).toBe('No recording');
     expect(await page.getByTestId('from-number').textContent()).toBe('+15005550199');
@@ -464,7 +522,8 @@ describe('console', () => {
     await page.getByRole('link', { name: '← All calls' }).click();
     const row = page.locator(`tr[data-call-id="${callId}"]`);
     await row.waitFor();
-    expect(await row.getByRole('cell').allTextContents()).toEqual([callId, 'Renewal reminder', 'Outbound', TO_NUMBER, 'Failed', expect.any(String)]);
+    expect(await row.getByRole('cell').allTextContents()).toEqual([callId, 'Renewal reminder', 'Outbound', TO_NUMBER, 'Failed', '—', expect.any(String)]);
+    expect(await page.getByRole('columnheader').allTextContents()).toEqual(['Call', 'Bot', 'Direction', 'To', 'Status', 'Answered by', 'Created']);
     await shot('calls');
 
     await page.getByLabel('Status').selectOption({ label: 'Failed' });
@@ -565,7 +624,27 @@ describe('console', () => {
     expect(await list.locator('li[data-kind="turn"] p').allTextContents()).toEqual(transcript.map((t) => t.text));
     expect(await page.getByTestId('from-number').textContent()).toBe('—');
     expect(await page.getByTestId('sip-status').count()).toBe(0);
+    expect(await page.getByTestId('answered-by').textContent()).toBe('—');
     await shot('call-transcript');
+
+    // A call a machine answered, as a worker reports it: the verdict and its time on the call's facts, the
+    // end reason in words, the verdict in the list.
+    const machineCall = await fetch(`${BACKEND}/api/v1/calls`, { method: 'POST', headers: worker, body: JSON.stringify({ bot_id: botId, direction: 'websocket' }) });
+    const machineId = ((await machineCall.json()) as { call_id: string }).call_id;
+    const report = (body: object) => fetch(`${BACKEND}/api/v1/calls/${machineId}/events`, { method: 'POST', headers: worker, body: JSON.stringify(body) });
+    expect((await report({ status: 'in_progress', at: at(1), answered_by: 'machine', amd_ms: 2437 })).status).toBe(200);
+    expect((await report({ status: 'completed', end_reason: 'voicemail_left', at: at(20) })).status).toBe(200);
+    await page.goto(`${CONSOLE}/calls/${machineId}`);
+    await page.getByTestId('answered-by').getByText('Machine', { exact: true }).waitFor();
+    expect(await page.getByTestId('amd-ms').textContent()).toBe('2.4 s');
+    expect(await page.getByTestId('end-reason').textContent()).toBe('Message left on voicemail');
+    expect(await page.getByTestId('end-reason').getAttribute('data-end-reason')).toBe('voicemail_left');
+    await shot('call-voicemail');
+    await page.goto(`${CONSOLE}/calls?bot_id=${botId}`);
+    const machineRow = page.locator(`tr[data-call-id="${machineId}"]`);
+    await machineRow.waitFor();
+    expect(await machineRow.getByTestId('answered-by').textContent()).toBe('Machine');
+    expect(await page.locator(`tr[data-call-id="${id}"]`).getByTestId('answered-by').textContent()).toBe('—');
   });
 
   it('sends an expired or rejected session back to sign-in with a message', async () => {

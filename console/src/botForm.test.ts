@@ -3,6 +3,8 @@
 import { BOT_DEFAULTS, type Bot } from '@voice-platform/schemas/bot.js';
 import {
   actionTools,
+  answeringMachineToBody,
+  answeringMachineToForm,
   botToForm,
   emptyArgument,
   emptyHeader,
@@ -298,5 +300,40 @@ describe('policy intents in the form', () => {
     expect(policyProblems({ usePolicy: false, intents: [intent({ tool: 'crm', arguments: rows })] })).toEqual({});
     expect(['a', 'A_1', ' x ', 'a'.repeat(64)].every(validArgumentName)).toBe(true);
     expect(['', 'a-b', 'a b', 'ä', 'a'.repeat(65)].some(validArgumentName)).toBe(false);
+  });
+});
+
+describe('answering machines in the form', () => {
+  const am = { detect: true, on_machine: 'leave_message' as const, message: 'Hello {{customer_name}}, please call us back.', max_wait_for_beep_seconds: 45 };
+
+  it('a new bot does not detect machines and hangs up on them, and sends the defaults', () => {
+    const form = botToForm();
+    expect(form.answering_machine).toEqual({ detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: '30' });
+    expect(formToBody(form).answering_machine).toEqual(BOT_DEFAULTS.answering_machine);
+  });
+
+  it('round-trips stored settings unchanged', () => {
+    const bot = { ...storedBot([]), answering_machine: am };
+    expect(botToForm(bot).answering_machine).toEqual({ ...am, max_wait_for_beep_seconds: '45' });
+    expect(formToBody(botToForm(bot)).answering_machine).toEqual(am);
+  });
+
+  it('keeps and sends the message when the bot hangs up instead, so switching back loses nothing', () => {
+    const form = botToForm({ ...storedBot([]), answering_machine: am });
+    form.answering_machine.on_machine = 'hangup';
+    expect(formToBody(form).answering_machine).toEqual({ ...am, on_machine: 'hangup' });
+  });
+
+  it('fills what a bot from an older backend lacks with the defaults', () => {
+    const old = { ...storedBot([]) } as Partial<Bot>;
+    delete old.answering_machine;
+    expect(botToForm(old as Bot).answering_machine).toEqual(answeringMachineToForm(BOT_DEFAULTS.answering_machine));
+    expect(answeringMachineToForm({ detect: true })).toEqual({ detect: true, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: '30' });
+  });
+
+  it('sends a wait that is no number as typed, so the schema names the field', () => {
+    const body = answeringMachineToBody({ detect: true, on_machine: 'leave_message', message: 'Hi.', max_wait_for_beep_seconds: ' soon ' });
+    expect(body.max_wait_for_beep_seconds).toBe('soon');
+    expect(validateBot({ ...formToBody(botToForm()), name: 'x', answering_machine: body })).toEqual({ 'answering_machine.max_wait_for_beep_seconds': 'Must be a whole number.' });
   });
 });

@@ -1,6 +1,6 @@
 // The bot form's state (strings as typed) ↔ the API body. Numbers that do not parse stay strings so
 // the shared schema reports them ("Must be a number.") exactly like the backend would.
-import { BOT_DEFAULTS, type Bot, type BotCreate, type BotTool, type BotToolPublic, type ToolType } from '@voice-platform/schemas/bot.js';
+import { BOT_DEFAULTS, type AnsweringMachine, type Bot, type BotCreate, type BotTool, type BotToolPublic, type ToolType } from '@voice-platform/schemas/bot.js';
 
 type PolicyIntent = NonNullable<BotCreate['policy']>['intents'][number];
 
@@ -67,6 +67,25 @@ export interface ToolForm {
   on_failure: string;
 }
 
+/** What the bot does when a machine answers an outbound call (docs/design.md §10). */
+export type OnMachine = AnsweringMachine['on_machine'];
+
+/**
+ * Answering machine detection as edited. The message is kept (and sent) whatever `on_machine` is, so
+ * switching to "hang up" and back loses nothing and a saved bot reopens as it was stored.
+ */
+export interface AnsweringMachineForm {
+  detect: boolean;
+  on_machine: OnMachine;
+  message: string;
+  max_wait_for_beep_seconds: string;
+}
+
+export const ON_MACHINE_LABELS: Record<OnMachine, string> = {
+  hangup: 'Hang up',
+  leave_message: 'Leave a message',
+};
+
 export interface BotForm {
   name: string;
   active: boolean;
@@ -80,6 +99,7 @@ export interface BotForm {
   max_call_seconds: string;
   end_of_turn_silence_ms: string;
   inter_digit_timeout_ms: string;
+  answering_machine: AnsweringMachineForm;
   tools: ToolForm[];
   usePolicy: boolean;
   intents: IntentForm[];
@@ -350,11 +370,23 @@ export function botToForm(bot?: Bot): BotForm {
     end_of_turn_silence_ms: String(b.turn_detection.end_of_turn_silence_ms),
     // A bot read from an older backend has no keypad settings: the default.
     inter_digit_timeout_ms: String((b.dtmf ?? BOT_DEFAULTS.dtmf).inter_digit_timeout_ms),
+    answering_machine: answeringMachineToForm(b.answering_machine),
     tools: b.tools.map(toolToForm),
     usePolicy: b.policy !== null,
     intents: (b.policy?.intents ?? []).map(intentToForm),
     fallback: { reply: b.policy?.fallback.reply ?? '', end_call: b.policy?.fallback.end_call ?? false },
   };
+}
+
+/** Stored settings as form text; a bot read from an older backend has none: the defaults. */
+export function answeringMachineToForm(am: Partial<AnsweringMachine> | undefined): AnsweringMachineForm {
+  const a = { ...BOT_DEFAULTS.answering_machine, ...am };
+  return { detect: a.detect, on_machine: a.on_machine, message: a.message, max_wait_for_beep_seconds: String(a.max_wait_for_beep_seconds) };
+}
+
+/** The settings as the API takes them: all four, the message as typed (its placeholders are checked as typed). */
+export function answeringMachineToBody(f: AnsweringMachineForm): AnsweringMachine {
+  return { detect: f.detect, on_machine: f.on_machine, message: f.message, max_wait_for_beep_seconds: parseNumber(f.max_wait_for_beep_seconds) as number };
 }
 
 /** A typed number, or the raw text when it is not one (the schema then names the problem). */
@@ -377,6 +409,7 @@ export function formToBody(f: BotForm): BotCreate {
     max_call_seconds: parseNumber(f.max_call_seconds) as number,
     turn_detection: { end_of_turn_silence_ms: parseNumber(f.end_of_turn_silence_ms) as number },
     dtmf: { inter_digit_timeout_ms: parseNumber(f.inter_digit_timeout_ms) as number },
+    answering_machine: answeringMachineToBody(f.answering_machine),
     tools: f.tools.map(toolToBody),
     policy: f.usePolicy
       ? {

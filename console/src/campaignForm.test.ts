@@ -1,6 +1,23 @@
 // The new-campaign form: the body it sends, its problems by field (the shared schema plus time zones and
 // window order), API refusals on fields, and how a campaign's progress, counts and actions read.
-import { campaignActions, campaignApiErrors, campaignCreateBody, campaignProgress, countsSummary, emptyCampaignForm, isLive, newWindow, type CampaignCounts } from './campaignForm.js';
+import { BOT_DEFAULTS } from '@voice-platform/schemas/bot.js';
+import { RETRY_OUTCOMES } from '@voice-platform/schemas/campaigns.js';
+import {
+  amdChoices,
+  amdNote,
+  amdOverrideBody,
+  amdOverrideSummary,
+  campaignActions,
+  campaignApiErrors,
+  campaignCreateBody,
+  campaignProgress,
+  countsSummary,
+  emptyCampaignForm,
+  isLive,
+  newWindow,
+  RETRY_LABELS,
+  type CampaignCounts,
+} from './campaignForm.js';
 
 const form = () => ({ ...emptyCampaignForm('Europe/Berlin', '65f0c0ffee65f0c0ffee65f0'), name: ' Renewals ' });
 const counts = (patch: Partial<CampaignCounts>): CampaignCounts => ({
@@ -93,6 +110,59 @@ describe('campaign form', () => {
     expect(campaignApiErrors({ code: 'bot_not_found', fieldErrors: {} })).toEqual({ bot_id: 'This bot no longer exists; choose another.' });
     expect(campaignApiErrors({ code: 'unknown_from_number', fieldErrors: {} })).toEqual({ from_number: 'Not a number of any outbound trunk.' });
     expect(campaignApiErrors({ code: 'validation_failed', fieldErrors: { timezone: 'Is not an IANA time zone this server knows.' } })).toEqual({ timezone: 'Is not an IANA time zone this server knows.' });
+  });
+});
+
+describe('campaign answering machines', () => {
+  const bot = (patch: Partial<typeof BOT_DEFAULTS.answering_machine> = {}) => ({ answering_machine: { ...BOT_DEFAULTS.answering_machine, ...patch } });
+
+  it('sends no override while both follow the bot, else only what the campaign chooses', () => {
+    expect(emptyCampaignForm('UTC')).toMatchObject({ amd_detect: 'bot', amd_on_machine: 'bot' });
+    expect(campaignCreateBody(form()).body).not.toHaveProperty('answering_machine');
+    expect(amdOverrideBody({ amd_detect: 'on', amd_on_machine: 'bot' })).toEqual({ answering_machine: { detect: true } });
+    expect(amdOverrideBody({ amd_detect: 'off', amd_on_machine: 'bot' })).toEqual({ answering_machine: { detect: false } });
+    expect(amdOverrideBody({ amd_detect: 'bot', amd_on_machine: 'hangup' })).toEqual({ answering_machine: { on_machine: 'hangup' } });
+    const { body, errors } = campaignCreateBody({ ...form(), amd_detect: 'on', amd_on_machine: 'leave_message' });
+    expect(errors).toEqual({});
+    expect(body.answering_machine).toEqual({ detect: true, on_machine: 'leave_message' });
+  });
+
+  it('retries voicemail among the outcomes, in their order, with words for it', () => {
+    expect(RETRY_OUTCOMES).toContain('voicemail');
+    const { body, errors } = campaignCreateBody({ ...form(), max_attempts: '2', retry_on: ['voicemail', 'busy'] });
+    expect(errors).toEqual({});
+    expect(body.retry).toEqual({ max_attempts: 2, delay_seconds: 600, on: ['busy', 'voicemail'] });
+    expect(RETRY_LABELS.voicemail).toBe('Voicemail (a machine answered; not when a message was left)');
+  });
+
+  it('names the bot’s own setting in the choices once the bot is known', () => {
+    expect(amdChoices().detect.map(([, l]) => l)).toEqual(['The bot’s setting', 'Detect', 'Don’t detect']);
+    expect(amdChoices().onMachine).toEqual([['bot', 'The bot’s setting'], ['hangup', 'Hang up'], ['leave_message', 'Leave a message']]);
+    const choices = amdChoices(bot({ detect: true, on_machine: 'leave_message', message: 'Call us.' }));
+    expect(choices.detect[0]).toEqual(['bot', 'The bot’s setting (detects)']);
+    expect(choices.onMachine[0]).toEqual(['bot', 'The bot’s setting (leave a message)']);
+    expect(amdChoices(bot()).detect[0]).toEqual(['bot', 'The bot’s setting (does not detect)']);
+    expect(amdChoices({}).onMachine[0]).toEqual(['bot', 'The bot’s setting (hang up)']); // a bot from an older backend
+  });
+
+  it('points out a message to leave that the bot lacks, and choices nothing detects', () => {
+    const f = { ...form() };
+    expect(amdNote(f, undefined)).toBeNull();
+    expect(amdNote(f, bot())).toBeNull();
+    expect(amdNote({ ...f, amd_detect: 'on', amd_on_machine: 'leave_message' }, bot())).toBe('This bot has no message for machines, so it hangs up on them: write one in the bot’s Answering machines section.');
+    expect(amdNote({ ...f, amd_detect: 'on', amd_on_machine: 'leave_message' }, bot({ message: 'Call us.' }))).toBeNull();
+    expect(amdNote({ ...f, amd_detect: 'bot', amd_on_machine: 'bot' }, bot({ detect: true, on_machine: 'leave_message', message: ' ' }))).toMatch(/^This bot has no message/);
+    expect(amdNote({ ...f, amd_on_machine: 'hangup' }, bot())).toBe('Machines are not detected on these calls, so this choice does not apply.');
+    expect(amdNote({ ...f, amd_detect: 'off', retry_on: ['voicemail'] }, bot({ detect: true }))).toBe('Machines are not detected on these calls: none ends as voicemail, so the voicemail retry never applies.');
+    expect(amdNote({ ...f, amd_detect: 'on', retry_on: ['voicemail'] }, bot())).toBeNull();
+  });
+
+  it('reads the stored override on the campaign page', () => {
+    expect(amdOverrideSummary(null)).toBe('The bot’s settings');
+    expect(amdOverrideSummary({})).toBe('The bot’s settings');
+    expect(amdOverrideSummary({ detect: true })).toBe('Detection: on · when a machine answers: the bot’s setting');
+    expect(amdOverrideSummary({ detect: false, on_machine: 'leave_message' })).toBe('Detection: off · when a machine answers: leave a message');
+    expect(amdOverrideSummary({ on_machine: 'hangup' })).toBe('Detection: the bot’s setting · when a machine answers: hang up');
   });
 });
 

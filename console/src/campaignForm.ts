@@ -12,6 +12,8 @@ import {
   type RetryOutcome,
   type Weekday,
 } from '@voice-platform/schemas/campaigns.js';
+import { BOT_DEFAULTS, type AnsweringMachine } from '@voice-platform/schemas/bot.js';
+import { ON_MACHINE_LABELS, type OnMachine } from './botForm.js';
 import { parseNumber } from './inboundForm.js';
 import { validateCampaignCreate, type FieldErrors } from './validation.js';
 
@@ -34,7 +36,13 @@ export interface CampaignForm {
   max_attempts: string;
   delay_seconds: string;
   retry_on: RetryOutcome[];
+  /** Answering machines: `bot` keeps the bot's setting, the rest overrides it for this campaign's calls. */
+  amd_detect: 'bot' | 'on' | 'off';
+  amd_on_machine: 'bot' | OnMachine;
 }
+
+/** A campaign's answering machine override as the API has it (what it leaves out is the bot's). */
+export type AnsweringMachineOverride = Partial<Pick<AnsweringMachine, 'detect' | 'on_machine'>>;
 
 export const DAY_LABELS: Record<Weekday, string> = { mon: 'Mon', tue: 'Tue', wed: 'Wed', thu: 'Thu', fri: 'Fri', sat: 'Sat', sun: 'Sun' };
 export const RETRY_LABELS: Record<RetryOutcome, string> = { busy: 'Busy', no_answer: 'No answer', failed: 'Failed (not for numbers that do not exist)', voicemail: 'Voicemail (a machine answered; not when a message was left)' };
@@ -51,6 +59,8 @@ export const emptyCampaignForm = (timezone: string, botId = ''): CampaignForm =>
   max_attempts: '1',
   delay_seconds: '600',
   retry_on: [],
+  amd_detect: 'bot',
+  amd_on_machine: 'bot',
 });
 
 /** A window added to the form: office hours on weekdays. */
@@ -108,6 +118,7 @@ export function campaignCreateBody(form: CampaignForm): { body: CampaignCreate; 
     max_concurrency: num(form.max_concurrency),
     calls_per_second: num(form.calls_per_second),
     retry: { max_attempts: num(form.max_attempts), delay_seconds: num(form.delay_seconds), on: RETRY_OUTCOMES.filter((o) => form.retry_on.includes(o)) },
+    ...amdOverrideBody(form),
   } as CampaignCreate;
   const errors = friendlier(validateCampaignCreate(body));
   if (!form.bot_id) errors.bot_id = 'Choose the bot that makes the calls.';
@@ -117,6 +128,65 @@ export function campaignCreateBody(form: CampaignForm): { body: CampaignCreate; 
     if (!errors[key] && !errors[`windows.${i}.start`] && minutes(w.end) <= minutes(w.start)) errors[key] = 'Must be after the start.';
   });
   return { body, errors };
+}
+
+/** The override sent with the campaign: nothing while both follow the bot (the campaign then answers null). */
+export function amdOverrideBody(form: Pick<CampaignForm, 'amd_detect' | 'amd_on_machine'>): { answering_machine?: AnsweringMachineOverride } {
+  const o: AnsweringMachineOverride = {};
+  if (form.amd_detect !== 'bot') o.detect = form.amd_detect === 'on';
+  if (form.amd_on_machine !== 'bot') o.on_machine = form.amd_on_machine;
+  return Object.keys(o).length ? { answering_machine: o } : {};
+}
+
+/** A bot's answering machine settings (a bot from an older backend has none: the defaults). */
+const botAmd = (bot: { answering_machine?: AnsweringMachine } | undefined): AnsweringMachine => ({ ...BOT_DEFAULTS.answering_machine, ...bot?.answering_machine });
+
+/** The choices of the override's two selects; the bot's own setting named when the bot is known. */
+export function amdChoices(bot?: { answering_machine?: AnsweringMachine }): {
+  detect: Array<readonly [CampaignForm['amd_detect'], string]>;
+  onMachine: Array<readonly [CampaignForm['amd_on_machine'], string]>;
+} {
+  const am = bot ? botAmd(bot) : null;
+  const botsDetect = am ? ` (${am.detect ? 'detects' : 'does not detect'})` : '';
+  const botsOnMachine = am ? ` (${ON_MACHINE_LABELS[am.on_machine].toLowerCase()})` : '';
+  return {
+    detect: [
+      ['bot', `The bot’s setting${botsDetect}`],
+      ['on', 'Detect'],
+      ['off', 'Don’t detect'],
+    ],
+    onMachine: [
+      ['bot', `The bot’s setting${botsOnMachine}`],
+      ['hangup', ON_MACHINE_LABELS.hangup],
+      ['leave_message', ON_MACHINE_LABELS.leave_message],
+    ],
+  };
+}
+
+/**
+ * What the form should point out about the override with this bot (not a refusal: the API takes it, and
+ * the bot may change before the campaign runs): a message to leave that the bot does not have, or a choice
+ * for machines (or a voicemail retry) that no call uses because nothing detects them.
+ */
+export function amdNote(form: Pick<CampaignForm, 'amd_detect' | 'amd_on_machine' | 'retry_on'>, bot: { answering_machine?: AnsweringMachine } | undefined): string | null {
+  if (!bot) return null;
+  const am = botAmd(bot);
+  const detect = form.amd_detect === 'bot' ? am.detect : form.amd_detect === 'on';
+  const onMachine = form.amd_on_machine === 'bot' ? am.on_machine : form.amd_on_machine;
+  if (!detect) {
+    if (form.retry_on.includes('voicemail')) return 'Machines are not detected on these calls: none ends as voicemail, so the voicemail retry never applies.';
+    return form.amd_on_machine !== 'bot' ? 'Machines are not detected on these calls, so this choice does not apply.' : null;
+  }
+  if (onMachine === 'leave_message' && !am.message.trim()) return 'This bot has no message for machines, so it hangs up on them: write one in the bot’s Answering machines section.';
+  return null;
+}
+
+/** The override as the campaign page reads it. */
+export function amdOverrideSummary(o: AnsweringMachineOverride | null | undefined): string {
+  if (!o || (o.detect === undefined && o.on_machine === undefined)) return 'The bot’s settings';
+  const detect = o.detect === undefined ? 'the bot’s setting' : o.detect ? 'on' : 'off';
+  const onMachine = o.on_machine === undefined ? 'the bot’s setting' : ON_MACHINE_LABELS[o.on_machine].toLowerCase();
+  return `Detection: ${detect} · when a machine answers: ${onMachine}`;
 }
 
 /** An API refusal of the create body on the form's fields; what has no field stays in the banner. */

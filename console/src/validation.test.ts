@@ -118,6 +118,17 @@ describe('validateBot', () => {
     ['tool parameters that are a list', (b) => (b.tools![0] = toolToBody({ ...emptyTool(''), name: 'x', description: '', parameters: '[1, 2]' })), {
       'tools.0.parameters': 'Must be a JSON object, e.g. {"type": "object"}.',
     }],
+    ['leaving a message without one', (b) => (b.answering_machine = { detect: true, on_machine: 'leave_message', message: '  ' }), {
+      'answering_machine.message': 'Said to the machine after its beep: required when the bot leaves a message.',
+    }],
+    ['a message for machines with an undeclared placeholder', (b) => (b.answering_machine = { on_machine: 'leave_message', message: 'Call {{agent_name}} back.' }), {
+      'answering_machine.message': '{{agent_name}} is not a declared variable.',
+    }],
+    ['a built-in placeholder in the message for machines', (b) => (b.answering_machine = { on_machine: 'hangup', message: 'You pressed {{digits}}.' }), {
+      'answering_machine.message': '{{digits}} is not a declared variable.',
+    }],
+    ['a wait for the beep under 5 s', (b) => (b.answering_machine = { max_wait_for_beep_seconds: 4 }), { 'answering_machine.max_wait_for_beep_seconds': 'Must be at least 5.' }],
+    ['a wait for the beep over 120 s', (b) => (b.answering_machine = { detect: true, max_wait_for_beep_seconds: 121 }), { 'answering_machine.max_wait_for_beep_seconds': 'Must be at most 120.' }],
     ['more than 50 tools', (b) => (b.tools = Array.from({ length: 51 }, (_, i) => ({ name: `t${i}`, description: '' }))), { tools: 'At most 50 allowed.' }],
   ];
   it('accepts an intent selected by keys alone, acting through an HTTP tool, as the backend does', () => {
@@ -127,6 +138,20 @@ describe('validateBot', () => {
     withAction(body, { action: { tool: 'crm', arguments: { keys: '{{digits}}', who: '{{customer_name}}' } }, reply: 'Saved as {{result.ref}}.', on_error_reply: 'Sorry {{customer_name}}.' });
     expect(validateBot(body)).toEqual({});
     expect(backendProblems(body)).toEqual([]);
+  });
+
+  it('accepts a message for machines with declared variables, and any subset of the settings, as the backend does', () => {
+    for (const am of [
+      { detect: true, on_machine: 'leave_message' as const, message: 'Hello {{customer_name}}, please call us back.', max_wait_for_beep_seconds: 120 },
+      { detect: true },
+      { on_machine: 'hangup' as const, message: '' },
+      { on_machine: 'leave_message' as const, message: 'Call us.' },
+      {},
+    ]) {
+      const body = { ...validBot(), answering_machine: am };
+      expect(validateBot(body)).toEqual({});
+      expect(backendProblems(body)).toEqual([]);
+    }
   });
 
   it('accepts intents acting through a transfer or keypad tool, as the backend does', () => {

@@ -149,6 +149,11 @@ export function validateBot(body: BotCreateT): FieldErrors {
       else if (!ACTION_TOOL_TYPES.includes(tool.type)) errors[`${at}.action.tool`] ??= `${name} cannot be an intent’s action: pick an HTTP, transfer or keypad tool.`;
     } else if (intent.on_error_reply !== undefined) errors[`${at}.on_error_reply`] ??= 'Said when the action fails: pick an action, or leave this empty.';
   });
+  // The backend's answering machine rule (bots/routes.ts checkAnsweringMachine): leaving a message needs one.
+  const am = body.answering_machine;
+  if (am?.on_machine === 'leave_message' && !(am.message ?? '').trim()) {
+    errors['answering_machine.message'] ??= 'Said to the machine after its beep: required when the bot leaves a message.';
+  }
   return errors;
 }
 

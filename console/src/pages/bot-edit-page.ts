@@ -1,7 +1,7 @@
 // Create or edit a bot: prompt, greeting, declared variables, voice/STT/LLM settings, tools, the
 // scripted policy, limits. Validated with the shared schema before it is sent; API 422 details land on fields.
 import { html, nothing, type TemplateResult } from 'lit';
-import { MAX_TOOL_HEADERS, TOOL_TIMEOUT_MS, TOOL_TYPES, type Bot, type ToolType } from '@voice-platform/schemas/bot.js';
+import { MAX_TOOL_HEADERS, ON_MACHINE, TOOL_TIMEOUT_MS, TOOL_TYPES, type Bot, type ToolType } from '@voice-platform/schemas/bot.js';
 import { LightElement } from '../components/base.js';
 import { checkbox, errorBanner, field } from '../components/field.js';
 import { api, ApiError } from '../api.js';
@@ -15,12 +15,14 @@ import {
   emptyTool,
   formToBody,
   MAX_ACTION_ARGUMENTS,
+  ON_MACHINE_LABELS,
   policyProblems,
   TOOL_TYPE_LABELS,
   toolProblems,
   validArgumentName,
   type BotForm,
   type IntentForm,
+  type OnMachine,
   type ToolForm,
 } from '../botForm.js';
 import { setFlash, takeFlash } from '../flash.js';
@@ -165,7 +167,7 @@ export class VpBotEditPage extends LightElement {
   private renderVariables(f: BotForm) {
     return html`<fieldset>
       <legend>Variables</legend>
-      <p class="hint" style="margin-bottom:12px">Data a call may carry (e.g. from the CRM). Use them as <code>{{name}}</code> in the prompt, greeting and replies.</p>
+      <p class="hint" style="margin-bottom:12px">Data a call may carry (e.g. from the CRM). Use them as <code>{{name}}</code> in the prompt, greeting, replies and the message for answering machines.</p>
       ${f.variables.map(
         (v, i) => html`<div class="row-item" role="group" aria-label="Variable ${i + 1}">
           <div class="row-head"><span>Variable ${i + 1}</span>
@@ -495,6 +497,44 @@ export class VpBotEditPage extends LightElement {
     </fieldset>`;
   }
 
+  /**
+   * Answering machine detection (docs/design.md §10). The message and the wait for the beep belong to
+   * "leave a message"; they stay in the form (and are sent) otherwise, and show whenever they hold an error.
+   */
+  private renderAnsweringMachine(f: BotForm) {
+    const am = f.answering_machine;
+    const leaving = am.on_machine === 'leave_message';
+    const options = ON_MACHINE.map((o) => [o, ON_MACHINE_LABELS[o]] as const);
+    return html`<fieldset id="bot-answering-machine">
+      <legend>Answering machines</legend>
+      <p class="hint" style="margin-bottom:12px">Outbound phone calls only. With detection on, the bot listens before it greets: a person is greeted at once, a machine gets what you choose below, a fax machine ends the call.</p>
+      ${checkbox({
+        id: 'bot-answering_machine-detect',
+        label: 'Detect answering machines',
+        checked: am.detect,
+        hint: 'Campaigns may turn this on or off for their own calls.',
+        onChange: (c) => this.change(() => (am.detect = c)),
+      })}
+      <div class="grid">
+        ${this.select<OnMachine>('answering_machine.on_machine', 'When a machine answers', am.on_machine, options, (v) => (am.on_machine = v),
+          leaving ? 'The bot waits for the beep (or the end of the machine’s greeting), says the message, and hangs up.' : 'The call ends at once, as voicemail (a campaign may retry it).')}
+        ${leaving || errorFor(this.errors, 'answering_machine.max_wait_for_beep_seconds')
+          ? this.text('answering_machine.max_wait_for_beep_seconds', 'Longest wait for the beep (seconds)', am.max_wait_for_beep_seconds, (s) => (am.max_wait_for_beep_seconds = s), {
+              inputmode: 'numeric',
+              hint: '5 to 120: with no beep heard by then, the message is said anyway.',
+            })
+          : nothing}
+      </div>
+      ${leaving || errorFor(this.errors, 'answering_machine.message')
+        ? this.text('answering_machine.message', 'Message for the machine', am.message, (s) => (am.message = s), {
+            area: true,
+            required: leaving,
+            hint: 'Said after the beep, then the bot hangs up. May use {{variables}}, e.g. Hello {{customer_name}}, please call us back.',
+          })
+        : nothing}
+    </fieldset>`;
+  }
+
   private renderForm(f: BotForm) {
     return html`<form novalidate @submit=${this.save}>
       <fieldset>
@@ -536,6 +576,7 @@ export class VpBotEditPage extends LightElement {
         </div>
         ${this.text('llm.base_url', 'LLM base URL', f.llm.base_url, (s) => (f.llm.base_url = s), { hint: 'OpenAI-compatible servers only: this bot’s API root (vLLM, Ollama, llama.cpp). Empty for the platform’s.' })}
       </fieldset>
+      ${this.renderAnsweringMachine(f)}
       ${this.renderTools(f)}
       ${this.renderPolicy(f)}
       ${Object.entries(SUGGESTIONS).map(([k, items]) => html`<datalist id="${k}-providers">${items.map((i) => html`<option value=${i}></option>`)}</datalist>`)}

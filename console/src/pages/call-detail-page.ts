@@ -1,9 +1,10 @@
-// One call: its fields, the status timeline (every move timestamped), the recording key, and its
+// One call: its fields (with who answered it and how long detecting that took), the status timeline (every move timestamped), the recording key, and its
 // timeline: statuses, what was said, the bot's actions and transfer, in time order. Refreshes itself
 // while the call is still moving.
 import { html, nothing } from 'lit';
 import { TERMINAL_CALL_STATUSES, type Call, type CallAction } from '@voice-platform/schemas/calls.js';
 import { actionDetail, callEvents, timeline, type CallEvent } from '../callTimeline.js';
+import { amdDuration, answeredByLabel, endReasonLabel } from '../callOutcome.js';
 import { LightElement } from '../components/base.js';
 import { errorBanner } from '../components/field.js';
 import { keysLine } from '../components/keys.js';
@@ -99,7 +100,9 @@ export class VpCallDetailPage extends LightElement {
                 <dt>Created</dt><dd>${formatDateTime(c.created_at)}</dd>
                 <dt>Started</dt><dd>${formatDateTime(c.started_at)}</dd>
                 <dt>Ended</dt><dd>${formatDateTime(c.ended_at)}</dd>
-                <dt>End reason</dt><dd data-testid="end-reason">${c.end_reason ?? '—'}</dd>
+                <dt>End reason</dt><dd data-testid="end-reason" data-end-reason=${c.end_reason ?? nothing}>${endReasonLabel(c.end_reason)}</dd>
+                <dt>Answered by</dt><dd data-testid="answered-by">${answeredByLabel(c.answered_by)}</dd>
+                ${c.amd_ms !== null && c.amd_ms !== undefined ? html`<dt>Detection time</dt><dd data-testid="amd-ms" title="From the answer to the verdict">${amdDuration(c.amd_ms)}</dd>` : nothing}
                 ${c.sip_status_code !== null && c.sip_status_code !== undefined ? html`<dt>SIP status</dt><dd data-testid="sip-status">${c.sip_status_code}</dd>` : nothing}
                 <dt>Recording key</dt><dd class="mono" data-testid="recording-key">${c.recording_key ?? 'No recording'}</dd>
                 ${c.recording_error ? html`<dt>Recording error</dt><dd>${c.recording_error}</dd>` : nothing}

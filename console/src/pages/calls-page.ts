@@ -12,6 +12,7 @@ import { api, ApiError } from '../api.js';
 import { formatDateTime, formatTime, statusLabel } from '../format.js';
 import { navigate } from '../router.js';
 import { refetchPages } from '../callPages.js';
+import { answeredByLabel } from '../callOutcome.js';
 import { Poller } from '../poller.js';
 
 /** How often the list refreshes itself while visible. */
@@ -173,7 +174,7 @@ export class VpCallsPage extends LightElement {
     const botName = (id: string) => this.bots.find((b) => b.id === id)?.name ?? id;
     return html`<div class="table-wrap"><table aria-label="Calls">
         <thead><tr><th scope="col">Call</th><th scope="col">Bot</th><th scope="col">Direction</th><th scope="col">To</th>
-          <th scope="col">Status</th><th scope="col">Created</th></tr></thead>
+          <th scope="col">Status</th><th scope="col">Answered by</th><th scope="col">Created</th></tr></thead>
         <tbody>
           ${repeat(
             this.calls,
@@ -184,6 +185,7 @@ export class VpCallsPage extends LightElement {
               <td>${statusLabel(c.direction)}</td>
               <td class="mono">${c.to_number ?? '—'}</td>
               <td><vp-status-badge status=${c.status}></vp-status-badge></td>
+              <td data-testid="answered-by">${answeredByLabel(c.answered_by)}</td>
               <td>${formatDateTime(c.created_at)}</td>
             </tr>`,
           )}

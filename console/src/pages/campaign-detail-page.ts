@@ -11,7 +11,7 @@ import { LightElement } from '../components/base.js';
 import { errorBanner, field } from '../components/field.js';
 import { progressBar } from '../components/progress.js';
 import { api, ApiError } from '../api.js';
-import { campaignActions, COUNT_LABELS, DAY_LABELS, isLive, RETRY_LABELS, type CampaignAction } from '../campaignForm.js';
+import { amdOverrideSummary, campaignActions, COUNT_LABELS, DAY_LABELS, isLive, RETRY_LABELS, type CampaignAction } from '../campaignForm.js';
 import {
   autoMap,
   CsvError,
@@ -351,6 +351,7 @@ export class VpCampaignDetailPage extends LightElement {
         <dt>Retries</dt><dd>${c.retry.on.length && c.retry.max_attempts > 1
           ? `Up to ${c.retry.max_attempts} dials, ${c.retry.delay_seconds} s apart, when: ${c.retry.on.map((o) => RETRY_LABELS[o].toLowerCase()).join(', ')}`
           : 'None: one dial per contact'}</dd>
+        <dt>Answering machines</dt><dd data-testid="campaign-amd">${amdOverrideSummary(c.answering_machine)}</dd>
         <dt>Created</dt><dd>${formatDateTime(c.created_at)}</dd>
         <dt>Started</dt><dd>${formatDateTime(c.started_at)}</dd>
         ${c.completed_at ? html`<dt>Completed</dt><dd>${formatDateTime(c.completed_at)}</dd>` : nothing}

@@ -1,6 +1,7 @@
 // Campaigns: a bot dialling a list of contacts. The list (newest first) with each campaign's bot, status,
 // progress bar and counts, refreshed while one of them runs or is paused; and "New campaign", a dialog
-// that creates a draft (checked with the shared schema first) and leads to its page for the contacts.
+// that creates a draft (checked with the shared schema first; answering machine settings of its own or the
+// bot's) and leads to its page for the contacts.
 import { html, nothing } from 'lit';
 import { repeat } from 'lit/directives/repeat.js';
 import { RETRY_OUTCOMES, WEEKDAYS, type CampaignDetail, type RetryOutcome, type Weekday } from '@voice-platform/schemas/campaigns.js';
@@ -9,7 +10,21 @@ import { LightElement } from '../components/base.js';
 import { errorBanner, field } from '../components/field.js';
 import { progressBar } from '../components/progress.js';
 import { api, ApiError } from '../api.js';
-import { campaignApiErrors, campaignCreateBody, countsSummary, browserTimeZone, DAY_LABELS, emptyCampaignForm, isLive, newWindow, RETRY_LABELS, type CampaignForm, type WindowForm } from '../campaignForm.js';
+import {
+  amdChoices,
+  amdNote,
+  campaignApiErrors,
+  campaignCreateBody,
+  countsSummary,
+  browserTimeZone,
+  DAY_LABELS,
+  emptyCampaignForm,
+  isLive,
+  newWindow,
+  RETRY_LABELS,
+  type CampaignForm,
+  type WindowForm,
+} from '../campaignForm.js';
 import { setFlash } from '../flash.js';
 import { formatDateTime } from '../format.js';
 import { navigate } from '../router.js';
@@ -197,6 +212,30 @@ export class VpCampaignsPage extends LightElement {
     </fieldset>`;
   }
 
+  /** A select of the form; `key` is the error key. */
+  private choice<T extends string>(id: string, key: string, label: string, value: T, options: ReadonlyArray<readonly [T, string]>, onChange: (v: T) => void, hint?: string) {
+    return field({ id, label, error: this.errors[key], hint }, (a) =>
+      html`<select id=${a.id} aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid} @change=${(e: Event) => onChange((e.target as HTMLSelectElement).value as T)}>
+        ${options.map(([v, l]) => html`<option value=${v} .selected=${v === value}>${l}</option>`)}
+      </select>`,
+    );
+  }
+
+  /** The campaign's answering machine override (docs/design.md §10): each of the two follows the bot unless chosen here. */
+  private renderAnsweringMachine(f: CampaignForm) {
+    const bot = this.bots.find((b) => b.id === f.bot_id);
+    const choices = amdChoices(bot);
+    const note = amdNote(f, bot);
+    return html`<fieldset>
+      <legend>Answering machines</legend>
+      <div class="inline-form">
+        ${this.choice('campaign-amd-detect', 'answering_machine.detect', 'Detect answering machines', f.amd_detect, choices.detect, (v) => this.set({ amd_detect: v }, 'answering_machine.detect'))}
+        ${this.choice('campaign-amd-on-machine', 'answering_machine.on_machine', 'When a machine answers', f.amd_on_machine, choices.onMachine, (v) => this.set({ amd_on_machine: v }, 'answering_machine.on_machine'))}
+      </div>
+      <p class="hint" aria-live="polite" data-testid="campaign-amd-note">${note ?? 'A message left is the bot’s own message for machines.'}</p>
+    </fieldset>`;
+  }
+
   private renderForm() {
     const f = this.form;
     return html`${errorBanner(this.formError)}
@@ -229,6 +268,7 @@ export class VpCampaignsPage extends LightElement {
           ${this.input('campaign-max-concurrency', 'max_concurrency', 'Calls at once, at most', f.max_concurrency, (v) => this.set({ max_concurrency: v }, 'max_concurrency'), { type: 'number', required: true })}
           ${this.input('campaign-cps', 'calls_per_second', 'Dials per second, at most', f.calls_per_second, (v) => this.set({ calls_per_second: v }, 'calls_per_second'), { type: 'number', step: 'any', required: true, hint: 'Up to 10; below 1 spaces the dials out (0.5: one every 2 s).' })}
         </div>
+        ${this.renderAnsweringMachine(f)}
         <fieldset>
           <legend>Retries</legend>
           <div class="inline-form">
