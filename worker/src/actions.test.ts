@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Call } from '@voice-platform/schemas';
-import { startCrm } from '@voice-platform/tests/infra';
+import { answeringNumber, startCrm } from '@voice-platform/tests/infra';
 import { admin, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES, backendUrl } from './testing/backend.js';
 import { startWorker, telephonyEnv, type TestWorker } from './testing/worker.js';
 import { dispose } from '@livekit/rtc-node';
@@ -85,8 +85,8 @@ async function actingBot(url: string): Promise<string> {
   return res.body.id as string;
 }
 
-// A number the phone answers and talks on (+15005555000–+15005558999: not a keypad, agent or holding number).
-const answering = () => `+1500555${String(Math.floor(5000 + Math.random() * 3999))}`;
+// A number the phone answers and talks on (+15005555xxx or +15005557xxx: tests/infra answeringNumber).
+const answering = answeringNumber;
 async function dialout(botId: string): Promise<string> {
   const res = await fetch(`${backendUrl()}/api/v1/sip/dialout`, {
     method: 'POST',

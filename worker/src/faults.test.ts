@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { CALL_FINAL_EVENTS_KEY, CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY, TERMINAL_CALL_STATUSES, type Call } from '@voice-platform/schemas';
-import { freePort, holdNumber, startProcess, startTestEnv, waitUntil, type ManagedProcess, type Service, type TestEnv } from '@voice-platform/tests/infra';
+import { answeringNumber, freePort, holdNumber, startProcess, startTestEnv, waitUntil, type ManagedProcess, type Service, type TestEnv } from '@voice-platform/tests/infra';
 import { TEST_POLICY, TEST_VARIABLES } from './testing/backend.js';
 import { telephonyEnv, workerMain } from './testing/worker.js';
 
@@ -167,8 +167,8 @@ afterAll(async () => {
   await env?.stop();
 });
 
-/** A number the phone answers and talks on (+15005555000–+15005558999: not a keypad, agent or holding number), unique per call. */
-const answering = () => `+1500555${String(Math.floor(5000 + Math.random() * 3999))}`;
+/** A number the phone answers and talks on (tests/infra answeringNumber). */
+const answering = answeringNumber;
 
 async function dialOnce(phase: string, to = answering()): Promise<Dial> {
   try {

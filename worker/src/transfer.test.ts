@@ -13,7 +13,7 @@ import { dispose } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import { Redis } from 'ioredis';
 import { CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY, type Call, type RuntimeConfig } from '@voice-platform/schemas';
-import { listenNumber, PHONE_NUMBERS, PhoneEar, waitUntil } from '@voice-platform/tests/infra';
+import { answeringNumber, listenNumber, PHONE_NUMBERS, PhoneEar, waitUntil } from '@voice-platform/tests/infra';
 import { envelopeMatch } from './testing/audio.js';
 import { readRecording } from './testing/recordings.js';
 import { admin, backendUrl, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES } from './testing/backend.js';
@@ -106,8 +106,8 @@ async function dialout(botId: string, to: string): Promise<string> {
   return body.call_id;
 }
 
-// A number the phone answers and talks on (+15005555000–+15005558999).
-const answering = () => `+1500555${String(Math.floor(5000 + Math.random() * 3999))}`;
+// A number the phone answers and talks on (tests/infra answeringNumber).
+const answering = answeringNumber;
 const ended = (c: Call) => c.status === 'failed' || c.recording_key !== null || c.recording_error !== null;
 const botLines = (c: Call) => c.transcript.filter((t) => t.role === 'bot').map((t) => t.text);
 

@@ -160,13 +160,17 @@ export const PHONE_NUMBERS = {
 } as const;
 
 /**
- * A random number that answers plainly (the phrase, then on until hung up or 60 s): +15005555000–
- * +15005555999 or +15005557000–+15005557999, which hold no holding, listening, keypad, agent, machine or
- * person number. 2000 of them: a test's calls can be told apart by number in the phone's message trace.
+ * A number that answers plainly (the phrase, then on until hung up or 60 s): +15005555000–+15005555999 or
+ * +15005557000–+15005557999, which hold no holding, listening, keypad, agent, machine or person number.
+ * Tests find a call's SIP messages by its number in the phone's trace: one process never gets the same
+ * number twice (of 2000), and processes start at places far apart.
  */
 export function answeringNumber(): string {
-  return `+1500555${Math.random() < 0.5 ? 5 : 7}${String(Math.floor(Math.random() * 1000)).padStart(3, '0')}`;
+  const i = (answeringStart + answeringSeq++) % 2000;
+  return `+1500555${i < 1000 ? 5 : 7}${String(i % 1000).padStart(3, '0')}`;
 }
+const answeringStart = Math.floor(Math.random() * 2000);
+let answeringSeq = 0;
 
 /** What the agent says once it answered (after AGENT_SPEAKS_AFTER_MS), and how long it stays on. */
 export const AGENT_PHRASE = 'Hello, this is Sam.';

@@ -144,6 +144,11 @@ export class AmdDetector {
     this.decide('unknown', 'silence');
   }
 
+  /** No voice has come (whatever the audio's clock says: a line that delivers no audio at all): unknown. */
+  silent(): void {
+    if (this.firstVoiceAt === null) this.decide('unknown', 'silence');
+  }
+
   /**
    * leave_message: resolves when the message may be spoken: the machine's beep ended, or its greeting
    * did (GREETING_END_QUIET_MS of quiet after speech), or `maxWaitMs` of audio passed.

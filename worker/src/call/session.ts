@@ -39,8 +39,9 @@ export interface AnsweringMachineSettings {
   message: string;
   max_wait_for_beep_seconds: number;
 }
-/** Wall-clock bound on the screening when no audio comes at all (the detector's clock is the audio's). */
+/** Wall-clock bounds on the screening (the detector's clock is the audio's): no voice at all, and at most. */
 const SCREENING_MAX_SILENT_MS = 3500;
+const SCREENING_MAX_MS = 12_000;
 
 export interface CallObserver {
   onTurn?(callId: string, t: TurnTiming): void;
@@ -232,10 +233,12 @@ export class CallSession {
 
   /** Answering machine detection: the verdict, then the greeting (a person) or the bot's on_machine. */
   private async screen(detector: AmdDetector, am: AnsweringMachineSettings): Promise<void> {
-    // No audio at all (a silent line) still gets a verdict.
-    const silent = setTimeout(() => detector.stop(), SCREENING_MAX_SILENT_MS);
+    // A line that brings no audio at all still gets a verdict; one that talks gets the detector's in time.
+    const silent = setTimeout(() => detector.silent(), SCREENING_MAX_SILENT_MS);
+    const bound = setTimeout(() => detector.stop(), SCREENING_MAX_MS);
     const decision = await detector.decided;
     clearTimeout(silent);
+    clearTimeout(bound);
     if (this.ended) return;
     this.noteVerdict(decision);
     if (decision.answeredBy === 'fax') return void this.end({ endReason: END_REASONS.fax, closeCode: 1000 }, 'failed');

@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis';
 import { dispose } from '@livekit/rtc-node';
 import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
-import { waitUntil } from '@voice-platform/tests/infra';
+import { answeringNumber, waitUntil } from '@voice-platform/tests/infra';
 import { backendUrl, callUntil, createApiKey, createPolicyBot, ensureTrunk, workerToken } from '../testing/backend.js';
 import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
 import { invitesTo } from '../testing/phone.js';
@@ -98,7 +98,7 @@ describe('dial-out claim loop', () => {
 
   it('never dials a job whose call the backend already ended', async () => {
     const idle = await startWorker({ DIALOUT_ENABLED: 'false' });
-    const to = `+1500555${String(Math.floor(5000 + Math.random() * 3999))}`; // the phone would answer it (not a keypad, agent or +15005559SSS holding number)
+    const to = answeringNumber(); // the phone answers it and talks
     let callId: string;
     try {
       callId = await dialout(to);

@@ -4,7 +4,7 @@
 // calling" five seconds after it answers (VP_PHONE_PHRASE in jest.global-setup.js).
 import path from 'node:path';
 import { CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY, fleetWorkerKey } from '@voice-platform/schemas';
-import { freePort, holdNumber, listenNumber, PHONE_NUMBERS, PhoneEar, startProcess, waitUntil } from '@voice-platform/tests/infra';
+import { answeringNumber, freePort, holdNumber, listenNumber, PHONE_NUMBERS, PhoneEar, startProcess, waitUntil } from '@voice-platform/tests/infra';
 import { Redis } from 'ioredis';
 import { dispose } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
@@ -42,10 +42,8 @@ afterAll(async () => {
   await dispose();
 });
 
-/** A number the phone answers, unique per call so its SIP messages can be told apart. */
-// A number the phone answers and talks on: +15005555000–+15005558999 (not the +15005552… keypad, +15005553… agent
-// or +15005559SSS holding numbers).
-const answering = () => `+1500555${String(Math.floor(5000 + Math.random() * 3999))}`;
+/** A number the phone answers and talks on (tests/infra answeringNumber), random so its SIP messages can be told apart. */
+const answering = answeringNumber;
 
 async function dialout(to: string, extra: Record<string, unknown> = {}): Promise<string> {
   const res = await fetch(`${backendUrl()}/api/v1/sip/dialout`, {
