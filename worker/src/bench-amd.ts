@@ -94,7 +94,8 @@ async function bench(): Promise<void> {
       greeting: 'Hello, this is a reminder from Example Company.',
       policy: { intents: [], fallback: { reply: 'Thank you, goodbye.', end_call: true } },
       answering_machine: { detect: true, on_machine: 'hangup' },
-      max_call_seconds: 30,
+      // A person gets the greeting, then the call ends at the limit (they say nothing more).
+      max_call_seconds: 10,
     })).id as string;
     const apiKey = (await api('POST', '/api/v1/api-keys', { name: 'bench' })).key as string;
     await api('POST', '/api/v1/sip/outbound-trunks', { name: 'bench phone', address: env.env.SIP_PHONE_ADDRESS, numbers: [TRUNK_NUMBER] });
