@@ -22,3 +22,4 @@ export * from './webhooks.js';
 export * from './inbound.js';
 export * from './campaigns.js';
 export * from './errors.js';
+export * from './intents.js';

@@ -1,38 +1,12 @@
 // The offline `scripted` LLM: the bot's policy picks the reply. The caller's words are matched against
 // each intent's example phrases; the best match above a threshold wins, otherwise the fallback.
 // Replies are rendered with the call's {{variables}} (schemas/src/templates.ts).
-import { renderTemplate, renderWithResult, type BotPolicy } from '@voice-platform/schemas';
+import { keysOf, matchIntent as match, renderTemplate, renderWithResult, type BotPolicy } from '@voice-platform/schemas';
 import type { ChatMessage, GenerateOptions, LlmChunk, LlmProvider } from './llm.js';
-import { keysOf } from './keypad.js';
 
-const MATCH_THRESHOLD = 0.5;
-
-export const words = (text: string): string[] =>
-  text
-    .toLowerCase()
-    .replace(/[^a-z0-9' ]+/g, ' ')
-    .split(/\s+/)
-    .filter(Boolean);
-
-/** 1 for the same words, 0.9 when the example is contained in the utterance, else the word-overlap F1. */
-export function similarity(utterance: string, example: string): number {
-  const u = words(utterance);
-  const e = words(example);
-  if (!u.length || !e.length) return 0;
-  if (u.join(' ') === e.join(' ')) return 1;
-  if (` ${u.join(' ')} `.includes(` ${e.join(' ')} `)) return 0.9;
-  const counts = new Map<string, number>();
-  for (const w of e) counts.set(w, (counts.get(w) ?? 0) + 1);
-  let common = 0;
-  for (const w of u) {
-    const n = counts.get(w) ?? 0;
-    if (n > 0) {
-      common++;
-      counts.set(w, n - 1);
-    }
-  }
-  return (2 * common) / (u.length + e.length);
-}
+// The matching itself is shared with the backend's post-call analysis (schemas/src/intents.ts), so a call's
+// transcript is read afterwards exactly as the policy read it during the call.
+export { similarity, words } from '@voice-platform/schemas';
 
 export interface ScriptedDecision {
   intent: string | null;
@@ -40,23 +14,7 @@ export interface ScriptedDecision {
   endCall: boolean;
 }
 
-type Intent = BotPolicy['intents'][number];
-
 export { keypadTurn } from './keypad.js';
-
-/** The intent the caller's words (or keys) select, or null (the fallback). */
-function match(policy: BotPolicy, utterance: string): Intent | null {
-  const keys = keysOf(utterance);
-  if (keys !== null) return policy.intents.find((i) => i.dtmf === keys) ?? null;
-  let best: { score: number; intent: Intent } | null = null;
-  for (const intent of policy.intents) {
-    for (const ex of intent.examples) {
-      const score = similarity(utterance, ex);
-      if (!best || score > best.score) best = { score, intent };
-    }
-  }
-  return best && best.score >= MATCH_THRESHOLD ? best.intent : null;
-}
 
 /** The keys of a keypad turn, for `{{digits}}` ('' for spoken words). */
 const digitsOf = (utterance: string) => keysOf(utterance) ?? '';
