@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import inspector from 'node:inspector/promises';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import { MongoClient, ObjectId } from 'mongodb';
@@ -123,6 +123,17 @@ async function profile(name: string): Promise<() => Promise<void>> {
     session.disconnect();
     console.log(`   profile: ${file}`);
   };
+}
+
+/** CPU seconds (user + system) process `pid` has used so far, from /proc (Linux; null elsewhere). */
+function cpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime + stime, in USER_HZ (100) ticks
+  } catch {
+    return null;
+  }
 }
 
 function cpuPer(since: NodeJS.CpuUsage, requests: number): number {
@@ -281,10 +292,17 @@ async function main(): Promise<void> {
       }
       results.push({ name: e.name, rounds });
     }
-    const loadOpts = {
-      base: api.url, apiKey, botId, workerToken: settings.WORKER_AUTH_TOKEN, ratePerSecond: CONFIG_LOAD_RATE, seconds: CONFIG_LOAD_SECONDS,
-      onPhase: (phase: string | null) => void (commandTimes.phase = phase),
+    // FerretDB's own CPU time in each run: what the store spends, whatever else the machine is doing.
+    const ferret = env.services.mongodb?.processes()[0]?.pid;
+    const storeCpu: Array<{ phase: string; seconds: number | null }> = [];
+    let phaseStart: { phase: string; cpu: number | null } | null = null;
+    const onPhase = (phase: string | null) => {
+      const cpu = ferret ? cpuSeconds(ferret) : null;
+      if (phaseStart) storeCpu.push({ phase: phaseStart.phase, seconds: cpu !== null && phaseStart.cpu !== null ? cpu - phaseStart.cpu : null });
+      phaseStart = phase ? { phase, cpu } : null;
+      commandTimes.phase = phase;
     };
+    const loadOpts = { base: api.url, apiKey, botId, workerToken: settings.WORKER_AUTH_TOKEN, ratePerSecond: CONFIG_LOAD_RATE, seconds: CONFIG_LOAD_SECONDS, onPhase };
     await seedPastCalls(db, botId, CONFIG_LOAD_PAST_CALLS);
     const storedCalls = (await findCalls(db, {}, { projection: { _id: 1 } })).length;
     const loadBefore = loadavg()[0]!;
@@ -341,6 +359,11 @@ async function main(): Promise<void> {
     }
     printConfigLoad({ ...loadOpts, storedCalls }, configLoad);
     console.log(`machine load average (1 min) before / after the config-read runs: ${loadBefore.toFixed(2)} / ${loadAfter.toFixed(2)} on ${cpus().length} CPUs (other work on the machine shows here)`);
+    for (const { phase, seconds } of storeCpu) {
+      const per = phase === 'under load' ? configLoad.dialouts.n + configLoad.dialouts.failed : configLoad.idle.n + configLoad.idle.failed;
+      const what = phase === 'under load' ? 'dial-out (with its config read and events)' : 'config read';
+      if (seconds !== null) console.log(`FerretDB CPU, ${phase}: ${seconds.toFixed(1)} s in ${CONFIG_LOAD_SECONDS} s, ${((seconds * 1000) / Math.max(per, 1)).toFixed(1)} ms per ${what}`);
+    }
     commandTimes.print('MongoDB commands during the config-read runs, by run and what they do (values left out), most total time first (a command still running at the end fails when the client closes)');
     console.log(`\nbaseline node:http JSON: ${base.rps.toFixed(0)} req/s (the HTTP ceiling of this process on this machine now)`);
     const calls = (await findCalls(db, { direction: 'outbound', api_key_id: { $exists: true } }, { projection: { _id: 1 } })).length;
