@@ -8,6 +8,7 @@ import type { AppDeps, Services } from './deps.js';
 import { VERSION } from './deps.js';
 import { errorMiddleware } from './errors.js';
 import { StoreCache } from './cache.js';
+import { recordingStoreFromSettings } from './storage.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { authRoutes } from './auth/admin.js';
 import { apiKeyRoutes } from './apiKeys/routes.js';
@@ -62,7 +63,14 @@ function buildApp(deps: AppDeps, routes: (router: Router, svc: Services, metrics
   const clock = deps.clock ?? Date.now;
   // A write's pending mark (cache.ts) outlives any MongoDB operation: a retried one waits for a server twice.
   const pendingMs = 2 * (deps.settings.MONGODB_SERVER_SELECTION_TIMEOUT_MS + deps.settings.MONGODB_SOCKET_TIMEOUT_MS);
-  const svc: Services = { ...deps, clock, version: deps.version ?? VERSION, now: () => new Date(clock()), cache: new StoreCache(deps.redis, pendingMs) };
+  const svc: Services = {
+    ...deps,
+    recordings: deps.recordings !== undefined ? deps.recordings : recordingStoreFromSettings(deps.settings),
+    clock,
+    version: deps.version ?? VERSION,
+    now: () => new Date(clock()),
+    cache: new StoreCache(deps.redis, pendingMs),
+  };
   const metrics = createMetrics();
   const app = new Koa({ proxy: false }) as VoiceApp;
   app.silent = true; // errors are logged by our own middleware, without request data
@@ -99,7 +107,7 @@ function buildApp(deps: AppDeps, routes: (router: Router, svc: Services, metrics
       },
       allowMethods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
       allowHeaders: ['Content-Type', 'Authorization', 'X-API-Key', 'Idempotency-Key', 'X-Request-Id'],
-      exposeHeaders: ['Retry-After', 'X-Request-Id', 'Location', 'Idempotent-Replayed'],
+      exposeHeaders: ['Retry-After', 'X-Request-Id', 'Location', 'Idempotent-Replayed', 'Content-Disposition', 'Content-Range', 'Accept-Ranges'],
       maxAge: 600,
     }),
   );

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Settings } from './settings.js';
 import type { Telephony } from './telephony/telephony.js';
 import type { StoreCache } from './cache.js';
+import type { RecordingStore } from './storage.js';
 
 export interface AppDeps {
   settings: Settings;
@@ -13,12 +14,17 @@ export interface AppDeps {
   logger: Logger;
   /** The telephony plane (LiveKit); null when LIVEKIT_* are not set (trunk changes then answer 503). */
   telephony: Telephony | null;
+  /** Object storage the recordings are read from; null when STORAGE_* keys are not set (recordings then answer 503).
+   *  Default: made from the STORAGE_* settings. */
+  recordings?: RecordingStore | null;
   /** Epoch ms; injectable so tests can move time (expiry, token buckets) without sleeping. */
   clock?: () => number;
   version?: string;
 }
 
-export interface Services extends Required<Omit<AppDeps, 'clock' | 'version'>> {
+export interface Services extends Required<Omit<AppDeps, 'clock' | 'version' | 'recordings'>> {
+  /** Set by the app (app.ts); absent in the dialler's services, which read no recordings. */
+  recordings?: RecordingStore | null;
   clock: () => number;
   version: string;
   now(): Date;

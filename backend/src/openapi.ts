@@ -100,6 +100,12 @@ const ADMIN: ErrorCode[] = ['unauthorized', 'token_expired', 'forbidden'];
 const BODY: ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type', 'validation_failed'];
 const API_KEY: ErrorCode[] = ['missing_api_key', 'invalid_api_key', 'api_key_inactive', 'api_key_expired'];
 const WORKER_TOKEN: ErrorNotes = { unauthorized: 'Missing or wrong worker token' };
+/** The headers of a recording's 200 and 206 answers. */
+const RECORDING_HEADERS = {
+  'Content-Length': { description: 'Bytes in this answer', schema: { type: 'integer', minimum: 0 } },
+  'Accept-Ranges': { description: '`bytes`', schema: { type: 'string', enum: ['bytes'] } },
+  ETag: { description: "The recording's version (for `If-Range`)", schema: { type: 'string' } },
+};
 const TELEPHONY_DOWN: ErrorNotes = { service_unavailable: 'LiveKit is unreachable, or the telephony plane is not configured on this backend' };
 
 // The call record as served, with what its fields mean for a CRM polling it.
@@ -499,6 +505,39 @@ export function openapiDocument(version: string) {
           responses: {
             200: ok('The call', Call),
             ...errors([...API_KEY, 'unauthorized', 'token_expired', 'call_not_found']),
+          },
+        },
+      },
+      '/api/v1/calls/{id}/recording': {
+        parameters: [idParam('Call id')],
+        get: {
+          operationId: 'getCallRecording',
+          summary: "The call's recording (stereo WAV: callee left, bot right), streamed from object storage",
+          description:
+            'Read with the rights of `GET /api/v1/calls/{id}`: an admin token, or the API key that placed the call (another key\'s call: 404 ' +
+            '`call_not_found`). 404 `recording_not_found` when the call has none (`recording_key` null: not answered, not recorded, or the upload ' +
+            'failed: see `recording_error`) or it is no longer in object storage. `Range` (RFC 9110) takes one byte range, `bytes=a-b`, `bytes=a-` ' +
+            'or the last n bytes `bytes=-n`: 206 with exactly those bytes and `Content-Range: bytes a-b/<size>` (an end past the file is cut to ' +
+            'it); a range that starts past the end (or `-0`) is 416 `range_not_satisfiable` with `Content-Range: bytes */<size>`; several ranges, ' +
+            'or a header that does not parse, are ignored (200, the whole file). `If-Range` with another `ETag` than the recording\'s: the whole ' +
+            'file. HEAD answers the same headers without the body. Object storage that does not answer within STORAGE_TIMEOUT_MS (or is not ' +
+            'configured) is 503 `service_unavailable` naming `storage` in `details.failed`; a store that stalls once the data flows cuts the ' +
+            'answer short (fewer bytes than `Content-Length`).',
+          security: [{ apiKey: [] }, { adminJwt: [] }],
+          parameters: [
+            { name: 'Range', in: 'header', required: false, schema: { type: 'string' }, description: 'One byte range: `bytes=0-1023`, `bytes=1024-` or `bytes=-1024`' },
+            { name: 'If-Range', in: 'header', required: false, schema: { type: 'string' }, description: 'The `ETag` a range was read from: another one gets the whole file' },
+          ],
+          responses: {
+            200: { description: 'The whole recording', headers: RECORDING_HEADERS, content: { 'audio/wav': { schema: { type: 'string', format: 'binary' } } } },
+            206: {
+              description: 'The requested bytes of the recording',
+              headers: { ...RECORDING_HEADERS, 'Content-Range': { description: '`bytes a-b/<size>`', schema: { type: 'string', pattern: '^bytes [0-9]+-[0-9]+/[0-9]+$' } } },
+              content: { 'audio/wav': { schema: { type: 'string', format: 'binary' } } },
+            },
+            ...errors([...API_KEY, 'unauthorized', 'token_expired', 'call_not_found', 'recording_not_found', 'range_not_satisfiable', 'service_unavailable'], {
+              service_unavailable: 'Object storage (`details.failed: ["storage"]`), MongoDB or Redis is unavailable, or object storage is not configured on this backend',
+            }),
           },
         },
       },

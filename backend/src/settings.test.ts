@@ -58,3 +58,17 @@ describe('settings: the example secrets of .env.example', () => {
     expect(problems({ ...example, LOCAL_DEVELOPMENT: 'true' })).toEqual([]);
   });
 });
+
+describe('settings: object storage (recordings)', () => {
+  it("defaults to the worker's local MinIO without keys (recordings cannot be read)", () => {
+    const s = loadSettings(base);
+    expect([s.STORAGE_ENDPOINT, s.STORAGE_BUCKET, s.STORAGE_SECURE, s.STORAGE_REGION, s.STORAGE_ACCESS_KEY, s.STORAGE_TIMEOUT_MS]).toEqual(['127.0.0.1:9000', 'recordings', false, 'us-east-1', '', 10000]);
+  });
+  it('wants both keys or neither, and refuses the example secret key outside local development', () => {
+    expect(problems({ STORAGE_ACCESS_KEY: 'minio-user' })).toEqual(['STORAGE_SECRET_KEY is required when STORAGE_ACCESS_KEY is set (object storage needs both keys)']);
+    expect(problems({ STORAGE_SECRET_KEY: 'minio-secret-key' })).toEqual(['STORAGE_ACCESS_KEY is required when STORAGE_SECRET_KEY is set (object storage needs both keys)']);
+    expect(problems({ STORAGE_ACCESS_KEY: 'voiceplatform', STORAGE_SECRET_KEY: 'voiceplatform-local-secret-change-me' })).toEqual([expect.stringMatching(/^STORAGE_SECRET_KEY is the example value/)]);
+    expect(problems({ STORAGE_ACCESS_KEY: 'voiceplatform', STORAGE_SECRET_KEY: 'voiceplatform-local-secret-change-me', LOCAL_DEVELOPMENT: 'true' })).toEqual([]);
+    expect(problems({ STORAGE_ENDPOINT: 'http://minio:9000' })).toEqual([expect.stringContaining('STORAGE_ENDPOINT')]);
+  });
+});

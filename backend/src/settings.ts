@@ -96,12 +96,23 @@ export const SettingsSchema = Type.Object({
   CAMPAIGN_LEASE_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 15000 }),
   /** Campaigns dial only while more than this many fleet slots are free, so API dial-outs keep working beside them. */
   CAMPAIGN_FLEET_HEADROOM_SLOTS: Type.Integer({ minimum: 0, maximum: 100000, default: 1 }),
+  /** Object storage (S3 / MinIO) the workers upload recordings to, read by GET /api/v1/calls/{id}/recording: the
+   *  worker's settings of the same names. Without both keys recordings cannot be served (503). */
+  STORAGE_ENDPOINT: Type.String({ pattern: '^[^\\s/:]+(:[0-9]{1,5})?$', default: '127.0.0.1:9000' }),
+  STORAGE_ACCESS_KEY: Type.String({ default: '' }),
+  STORAGE_SECRET_KEY: Type.String({ default: '' }),
+  STORAGE_BUCKET: Type.String({ pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$', default: 'recordings' }),
+  STORAGE_SECURE: Type.Boolean({ default: false }),
+  /** The bucket's region, which requests are signed for (MinIO's is us-east-1). */
+  STORAGE_REGION: Type.String({ pattern: '^[a-z0-9-]{1,64}$', default: 'us-east-1' }),
+  /** How long a recording read waits for object storage (an answer, and each pause in the data) before it fails (503 naming storage). */
+  STORAGE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 10000 }),
 });
 
 export type Settings = Static<typeof SettingsSchema> & { corsOrigins: string[]; roles: Role[] };
 
 /** Names whose values must never be logged or echoed in an error. */
-const SECRET_SETTINGS = new Set(['JWT_SECRET', 'WORKER_AUTH_TOKEN', 'ADMIN_PASSWORD', 'MONGODB_URI', 'REDIS_URL', 'LIVEKIT_API_SECRET']);
+const SECRET_SETTINGS = new Set(['JWT_SECRET', 'WORKER_AUTH_TOKEN', 'ADMIN_PASSWORD', 'MONGODB_URI', 'REDIS_URL', 'LIVEKIT_API_SECRET', 'STORAGE_ACCESS_KEY', 'STORAGE_SECRET_KEY']);
 
 export { SettingsError };
 
@@ -121,12 +132,18 @@ export function loadSettings(env: NodeJS.ProcessEnv | Record<string, string | un
   if (typeof timeoutS === 'number' && typeof ttlS === 'number' && !problems.has('QUEUED_CALL_TIMEOUT_SECONDS') && !problems.has('RESERVATION_TTL_SECONDS') && timeoutS <= ttlS) {
     problems.set('QUEUED_CALL_TIMEOUT_SECONDS', `QUEUED_CALL_TIMEOUT_SECONDS must be greater than RESERVATION_TTL_SECONDS (got ${timeoutS} <= ${ttlS})`);
   }
-  refuseExampleSecrets(env, ['JWT_SECRET', 'WORKER_AUTH_TOKEN', 'ADMIN_PASSWORD', 'LIVEKIT_API_SECRET'], problems);
+  refuseExampleSecrets(env, ['JWT_SECRET', 'WORKER_AUTH_TOKEN', 'ADMIN_PASSWORD', 'LIVEKIT_API_SECRET', 'STORAGE_SECRET_KEY'], problems);
   const lk = (['LIVEKIT_URL', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET'] as const).filter((n) => env[n]);
   if (lk.length && lk.length < 3) {
     for (const n of ['LIVEKIT_URL', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET'] as const) {
       if (!env[n] && !problems.has(n)) problems.set(n, `${n} is required when ${lk.join(', ')} ${lk.length > 1 ? 'are' : 'is'} set (the telephony plane needs all three)`);
     }
+  }
+  const storageKeys = (['STORAGE_ACCESS_KEY', 'STORAGE_SECRET_KEY'] as const).filter((n) => env[n]);
+  if (storageKeys.length === 1) {
+    const [given] = storageKeys;
+    const other = given === 'STORAGE_ACCESS_KEY' ? 'STORAGE_SECRET_KEY' : 'STORAGE_ACCESS_KEY';
+    if (!problems.has(other)) problems.set(other, `${other} is required when ${given} is set (object storage needs both keys)`);
   }
   check();
   const settings = input;

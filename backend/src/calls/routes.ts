@@ -9,14 +9,14 @@ import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { check, parseDateTime } from '../validate.js';
 import { jsonBody } from '../body.js';
-import { authenticateAdmin, requireAdmin } from '../auth/admin.js';
-import { authenticateKey } from '../apiKeys/keys.js';
+import { requireAdmin } from '../auth/admin.js';
 import { requireWorker } from '../auth/worker.js';
 import { findBot } from '../bots/store.js';
 import { checkVariables } from '../dialout/variables.js';
 import { applyCallMove } from './lifecycle.js';
+import { readableCall, recordingRoutes } from './recording.js';
 import { emitCallEvent } from '../webhooks/outbox.js';
-import { findCall, findCalls, insertCall, publicCall, queuedCall, type CallDoc } from './store.js';
+import { findCalls, insertCall, publicCall, queuedCall, type CallDoc } from './store.js';
 
 interface Cursor {
   t: number;
@@ -82,17 +82,9 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
   const worker = requireWorker(svc);
 
   router.get('/api/v1/calls/:id', async (ctx) => {
-    // A CRM reads with its API key (its own calls only); the console reads with an admin token.
-    // Without a bearer token this is the CRM's X-API-Key endpoint (so no credentials → missing_api_key).
-    // Every credential the request carries must be valid (as for the widget): a bad key beside a good admin
-    // token is refused too; with both valid, the key's narrower view applies.
-    let apiKeyId: string | undefined;
-    const admin = ctx.get('Authorization') ? await authenticateAdmin(svc, ctx) : null;
-    if (!admin || ctx.headers['x-api-key'] !== undefined) apiKeyId = (await authenticateKey(svc, metrics, ctx)).id;
-    const doc = await findCall(svc.db, ctx.params.id!);
-    if (!doc || (apiKeyId !== undefined && doc.api_key_id !== apiKeyId)) throw apiError('call_not_found');
-    ctx.body = publicCall(doc);
+    ctx.body = publicCall(await readableCall(svc, metrics, ctx));
   });
+  recordingRoutes(router, svc, metrics);
 
   router.get('/api/v1/calls', requireAdmin(svc), async (ctx) => {
     const { filter, limit } = listFilter(ctx);

@@ -146,6 +146,32 @@ export function campaignPaths(d: DocHelpers): Record<string, object> {
         responses: { 200: ok('A page of contacts', ContactPage), ...errors([...ADMIN, 'not_found', 'validation_failed']) },
       },
     },
+    '/api/v1/campaigns/{id}/contacts.csv': {
+      parameters: [id],
+      get: {
+        operationId: 'exportCampaignContacts',
+        summary: "Every contact of a campaign with its last call's outcome, as a CSV download",
+        description:
+          'The rows of `GET /api/v1/campaigns/{id}/contacts` (the same `status` filter and order: upload order), all of them in one file, ' +
+          'streamed. Columns: `contact_id, to_number, status, attempts` (the count), `last_call_id, last_call_status, last_end_reason` (the ' +
+          "last attempt's call: its record's status and end reason, which once it ended are the attempt's), `answered_by, amd_ms` (answering " +
+          "machine detection on that call; empty when it did not run), `next_attempt_at`, then a `var_<name>` column for each of the bot's " +
+          'declared variables and each other variable name a contact holds (empty cells where a contact has none). RFC 4180: CRLF line ends; ' +
+          'a field with a comma, double quote or line break is quoted, its quotes doubled; empty cells for nulls. Spreadsheet-safe: a cell ' +
+          'starting with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `\'` (except a plain signed integer, such as an E.164 ' +
+          'number). `limit` and `cursor` are not taken (422 `validation_failed`), nor any other unknown parameter.',
+        security: [{ adminJwt: [] }],
+        parameters: [{ name: 'status', in: 'query', schema: { type: 'string', enum: [...CONTACT_STATUSES] } }],
+        responses: {
+          200: {
+            description: 'The CSV file (a header line, then one line per contact)',
+            headers: { 'Content-Disposition': { description: '`attachment; filename="campaign-<id>-contacts.csv"`', schema: { type: 'string' } } },
+            content: { 'text/csv': { schema: { type: 'string' } } },
+          },
+          ...errors([...ADMIN, 'not_found', 'validation_failed']),
+        },
+      },
+    },
     '/api/v1/campaigns/{id}/start': transition(
       'startCampaign',
       'Start a draft campaign (`campaign.started` webhook)',

@@ -16,6 +16,7 @@ import { findBot } from '../bots/store.js';
 import { trunkForDialout } from '../trunks/store.js';
 import { emitWebhookEvent } from '../webhooks/outbox.js';
 import { parseCsv } from './csv.js';
+import { contactsCsv } from './export.js';
 import { isTimeZone, minutesOf } from './windows.js';
 import {
   CampaignCreate,
@@ -187,6 +188,24 @@ export function campaignRoutes(router: Router, svc: Services, metrics: Metrics):
     const page = docs.slice(0, limit);
     const last = page[page.length - 1];
     ctx.body = { items: page.map(publicContact), next_cursor: docs.length > limit && last ? `${last.created_at.getTime()}.${last._id}` : null };
+  });
+
+  // The same contacts as the list above (its `status` filter, its order), all of them, as CSV (export.ts).
+  router.get('/api/v1/campaigns/:id/contacts.csv', admin, async (ctx) => {
+    const campaign = await load(ctx.params.id!);
+    const { values } = pageQuery(ctx.query, ['status'], (v) =>
+      [
+        ...['limit', 'cursor'].filter((n) => v[n] !== undefined).map((field) => ({ field, message: 'is not a parameter of the CSV export (it has every contact)' })),
+        ...(v.status !== undefined && !(CONTACT_STATUSES as readonly string[]).includes(v.status) ? [{ field: 'status', message: `must be one of ${CONTACT_STATUSES.join(', ')}` }] : []),
+      ],
+    );
+    const filter: Filter<ContactDoc> = values.status === undefined ? { campaign_id: campaign._id } : { campaign_id: campaign._id, status: values.status as ContactStatus };
+    const body = await contactsCsv(svc.db, await findBot(svc.db, campaign.bot_id), filter);
+    // Once the first line is out, a store failure can only cut the file short (the chunked answer ends without its last chunk).
+    body.once('error', (err) => svc.logger.warn({ req_id: ctx.state.requestId, campaign_id: campaign._id, err: err.message }, 'campaign CSV export broke off'));
+    ctx.body = body;
+    ctx.type = 'text/csv; charset=utf-8';
+    ctx.set({ 'Content-Disposition': `attachment; filename="campaign-${campaign._id}-contacts.csv"`, 'Cache-Control': 'private, no-store' });
   });
 
   /** One status change, checked and written under the campaign's lock. */
