@@ -24,6 +24,17 @@ else
   failed=$((failed + 1))
   printf '==> import circles FAILED: break each circle above (scripts/check-circles.js)\n'
 fi
+# Fast too: the committed OpenAPI document (docs/openapi.json, which backend/src/apiDocs.test.ts keeps equal
+# to the served one) has no lint error (Redocly's recommended rules, backend/redocly.yaml; warnings are listed).
+printf '\n==> OpenAPI lint\n'
+# (Its boxed notice that Node 20 support is ending is left out.)
+if npm run --silent lint:openapi -w backend 2>&1 | grep -Ev 'Unknown user config "nodedir"|^ *[║╔╚]'; [ "${PIPESTATUS[0]}" -eq 0 ]; then
+  passed=$((passed + 1))
+else
+  status=1
+  failed=$((failed + 1))
+  printf '==> OpenAPI lint FAILED: fix the errors above in schemas/ or backend/src/**/openapi.ts, then npm run gen:openapi -w backend\n'
+fi
 # Adds a suite's jest summary (in $log) to the totals; a suite that failed without one (a build error, a
 # crashed setup) still counts as a failure.
 tally() {

@@ -24,7 +24,7 @@ import { liveKitWebhookRoutes } from './telephony/inboundCalls.js';
 import { campaignRoutes } from './campaigns/routes.js';
 import { dncRoutes } from './campaigns/dnc.js';
 import { healthRoutes } from './health.js';
-import { openapiDocument } from './openapi.js';
+import { apiDocsRoutes } from './apiDocs.js';
 
 export type VoiceApp = Koa & { router: Router; metrics: Metrics };
 
@@ -47,10 +47,7 @@ export function createApp(deps: AppDeps): VoiceApp {
     webhookRoutes(router, svc, metrics);
     campaignRoutes(router, svc, metrics);
     dncRoutes(router, svc);
-    const doc = openapiDocument(svc.version);
-    router.get('/api/v1/openapi.json', (ctx) => {
-      ctx.body = doc;
-    });
+    apiDocsRoutes(router, svc);
   });
 }
 

@@ -151,6 +151,8 @@ const eventOperation = (type: string, summary: string, data: object) => ({
     operationId: `event_${type.replace(/\W/g, '_')}`,
     summary,
     description: SIGNING,
+    // The receiver checks X-Voice-Signature itself: no scheme of this API applies.
+    security: [],
     parameters: [
       { name: 'X-Voice-Event-Id', in: 'header', required: true, schema: { type: 'string' } },
       { name: 'X-Voice-Signature', in: 'header', required: true, schema: { type: 'string', pattern: '^t=[0-9]+,v1=[0-9a-f]{64}$' } },
@@ -173,7 +175,12 @@ const ANY_ENDPOINT = (Object.keys(ERROR_CODES) as ErrorCode[])
   .map((c) => `${ERROR_CODES[c].status} \`${c}\` (${ERROR_CODES[c].meaning})`)
   .join(', ');
 
-export function openapiDocument(version: string) {
+/**
+ * `servers`: the backend's PUBLIC_URL when it has one (without its trailing `/`), else `/`: relative, i.e. the
+ * origin the document was read from (no Host header is trusted for it). docs/openapi.json is built with
+ * OPENAPI_FILE_SERVER_URL (openapiFile.ts) in its place.
+ */
+export function openapiDocument(version: string, publicUrl?: string) {
   return {
     openapi: '3.1.0',
     info: {
@@ -184,7 +191,7 @@ export function openapiDocument(version: string) {
         `Any endpoint may also answer ${ANY_ENDPOINT}. Every response carries \`X-Request-Id\` ` +
         '(sent back when the request gives one). JSON bodies: `application/json` only, at most 64 KiB.',
     },
-    servers: [{ url: 'http://127.0.0.1:8080' }],
+    servers: [publicUrl ? { url: publicUrl.replace(/\/$/, '') } : { url: '/', description: 'The origin this document is served from (the backend has no PUBLIC_URL)' }],
     components: {
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: '`vx_` + 32 characters; created by an admin' },
@@ -200,6 +207,7 @@ export function openapiDocument(version: string) {
       '/health': {
         get: {
           operationId: 'health',
+          security: [],
           summary: 'Liveness of the API and reachability of MongoDB and Redis',
           responses: { 200: ok('Both stores reachable', Health), 503: { ...ok('A store is unreachable; `checks` names it', Health), headers: retryAfter } },
         },
@@ -207,6 +215,7 @@ export function openapiDocument(version: string) {
       '/health/live': {
         get: {
           operationId: 'liveness',
+          security: [],
           summary: 'Liveness: the process answers (does not probe the stores; use /health for readiness)',
           responses: { 200: ok('Alive', { type: 'object', required: ['status', 'version'], properties: { status: { const: 'alive' }, version: { type: 'string' } } }) },
         },
@@ -214,6 +223,7 @@ export function openapiDocument(version: string) {
       '/metrics': {
         get: {
           operationId: 'metrics',
+          security: [],
           summary: 'Prometheus metrics',
           description:
             'backend_http_request_duration_seconds{method,route,status}, backend_dialout_requests_total{result}, ' +
@@ -226,12 +236,29 @@ export function openapiDocument(version: string) {
         },
       },
       '/api/v1/openapi.json': {
-        get: { operationId: 'openapi', summary: 'This document', responses: { 200: ok('OpenAPI 3.1', { type: 'object' }) } },
+        get: { operationId: 'openapi', summary: 'This document', security: [], responses: { 200: ok('OpenAPI 3.1', { type: 'object' }) } },
+      },
+      '/docs': {
+        get: {
+          operationId: 'apiReference',
+          summary: 'This document as an HTML reference page (Redoc, served by the backend: nothing from a CDN)',
+          security: [],
+          responses: { 200: { description: 'The page', content: { 'text/html': { schema: { type: 'string' } } } } },
+        },
+      },
+      '/docs/redoc.standalone.js': {
+        get: {
+          operationId: 'apiReferenceScript',
+          summary: 'The script of the reference page (the `redoc` npm package\'s standalone bundle)',
+          security: [],
+          responses: { 200: { description: 'The script', content: { 'text/javascript': { schema: { type: 'string' } } } } },
+        },
       },
       '/api/v1/auth/login': {
         post: {
           operationId: 'login',
           summary: 'Admin login',
+          security: [],
           description:
             'Attempts are limited per client address (LOGIN_IP_MAX_ATTEMPTS per LOGIN_IP_WINDOW_SECONDS), across all clients ' +
             '(LOGIN_GLOBAL_MAX_ATTEMPTS per LOGIN_GLOBAL_WINDOW_SECONDS) and per email and client address (LOGIN_MAX_ATTEMPTS per ' +

@@ -62,6 +62,9 @@ export const SettingsSchema = Type.Object({
   LIVEKIT_WEBHOOK_API_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,128}$' })),
   /** Where browsers reach LiveKit for test calls (POST /livekit/widget); default LIVEKIT_URL. */
   LIVEKIT_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^(wss?|https?)://[^\\s]+$' })),
+  /** Where clients reach this API (`https://voice.example.com`): the OpenAPI document's `servers`, else `/` (the
+   *  origin it was read from). An http(s) origin: no path beyond `/`, no query, no credentials. */
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?/?$' })),
   /** Lifetime of a browser test call's LiveKit token (at most 10 minutes). */
   WIDGET_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 30, maximum: 600, default: 600 }),
   /** Lifetime of a WebSocket test-call token (POST /api/v1/test-calls/token): a call must start within it. */
