@@ -1,6 +1,6 @@
 // Boot: settings (all problems at once) → stores (retry with backoff) → indexes and stream group →
 // listen, then the roles of ROLES: `api` serves the HTTP API; `dialler` runs the stale-call sweeper, the
-// webhook deliverer and the campaign dialler (a dialler-only process still listens, for the probes and /metrics). SIGTERM/SIGINT stop
+// webhook deliverer, the campaign dialler and the post-call analysis runner (a dialler-only process still listens, for the probes and /metrics). SIGTERM/SIGINT stop
 // the sweeper (waiting for a pass in flight) and the deliverer (cutting attempts in flight short), close
 // the server, wait for in-flight requests, store the webhook events held in memory (if a store takes them
 // within HELD_EVENTS_FLUSH_MS; else they are counted lost), then close the store clients.
@@ -11,6 +11,7 @@ import { createSweeper } from './calls/sweeper.js';
 import { createWebhookDeliverer } from './webhooks/deliverer.js';
 import { flushHeldWebhookEvents } from './webhooks/outbox.js';
 import { createCampaignDialler } from './campaigns/dialler.js';
+import { createAnalysisRunner } from './analysis/runner.js';
 import { loadSettings } from './settings.js';
 import { createLogger } from './logger.js';
 import { connectMongo, connectRedis, StoreUnreachableError } from './connect.js';
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
   const sweeper = settings.roles.includes('dialler') ? createSweeper({ ...deps, metrics: app.metrics }) : null;
   const deliverer = settings.roles.includes('dialler') ? createWebhookDeliverer({ ...deps, metrics: app.metrics }) : null;
   const campaignDialler = settings.roles.includes('dialler') ? createCampaignDialler({ ...deps, metrics: app.metrics }) : null;
+  const analysisRunner = settings.roles.includes('dialler') ? createAnalysisRunner({ ...deps, metrics: app.metrics }) : null;
   const server = createHttpServer(app, settings);
   await new Promise<void>((resolve) => server.listen(settings.PORT, settings.HOST, resolve));
   const address = server.address();
@@ -53,6 +55,7 @@ async function main(): Promise<void> {
   sweeper?.start();
   deliverer?.start();
   campaignDialler?.start();
+  analysisRunner?.start();
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -61,7 +64,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => server.closeAllConnections(), 10_000).unref();
     // The sweeper's pass needs the stores: let it finish before they close.
-    const sweeperStopped = Promise.all([sweeper?.stop().catch(() => undefined), deliverer?.stop().catch(() => undefined), campaignDialler?.stop().catch(() => undefined)]);
+    const sweeperStopped = Promise.all([sweeper?.stop().catch(() => undefined), deliverer?.stop().catch(() => undefined), campaignDialler?.stop().catch(() => undefined), analysisRunner?.stop().catch(() => undefined)]);
     server.close(async () => {
       clearTimeout(force);
       await sweeperStopped;

@@ -65,7 +65,20 @@ export function createMetrics() {
     help: 'Webhook events in process memory now, waiting for Redis or MongoDB to take them',
     registers: [registry],
   });
-  return { registry, httpDuration, dialouts, keyAuthFailures, slotReleases, callsSwept, callsLost, webhookAttempts, webhookEmitFailures, webhookFallbacks, webhookHeldTotal, webhookHeld };
+  const analysisJobs = new client.Counter({
+    name: 'backend_analysis_jobs_total',
+    help: 'Post-call analysis attempts by result: done, skipped (no caller turn), failed (no more attempts), retry (an attempt failed; retried later) or superseded (another dialler finished it first)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const analysisDuration = new client.Histogram({
+    name: 'backend_analysis_duration_seconds',
+    help: 'Time one post-call analysis attempt took, by how it was made (scripted offline, or openai chat completions)',
+    labelNames: ['provider'] as const,
+    buckets: [0.005, 0.05, 0.25, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  return { registry, analysisJobs, analysisDuration, httpDuration, dialouts, keyAuthFailures, slotReleases, callsSwept, callsLost, webhookAttempts, webhookEmitFailures, webhookFallbacks, webhookHeldTotal, webhookHeld };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -30,6 +30,7 @@ import {
   MAX_WEBHOOKS,
   WEBHOOK_MAX_ATTEMPTS,
   Webhook,
+  WebhookCallAnalyzedData,
   WebhookCallData,
   WebhookCreate,
   WebhookCreated,
@@ -671,8 +672,15 @@ export function openapiDocument(version: string, publicUrl?: string) {
       'call.in_progress': eventOperation('call.in_progress', 'The call was answered (connected)', plain(WebhookCallData)),
       'call.ended': eventOperation(
         'call.ended',
-        'The call ended (any terminal status). For an answered call it waits for the recording report, up to WEBHOOK_RECORDING_WAIT_SECONDS',
+        'The call ended (any terminal status). For an answered call it waits for the recording report, up to WEBHOOK_RECORDING_WAIT_SECONDS. ' +
+          'To a webhook with include_transcript, `data.transcript` holds what was said',
         plain(WebhookCallData),
+      ),
+      'call.analyzed': eventOperation(
+        'call.analyzed',
+        "The call's post-call analysis is over (bots with `analysis` settings only): `data` is the call and its `analysis` " +
+          '(done, failed after 4 attempts, or skipped: no caller turn). To a webhook with include_transcript, `data.transcript` holds what was said',
+        plain(WebhookCallAnalyzedData),
       ),
       'campaign.started': eventOperation('campaign.started', 'A campaign started (POST /api/v1/campaigns/{id}/start); `data` is the campaign with its counts', plain(CampaignDetail)),
       'campaign.completed': eventOperation('campaign.completed', 'A running campaign has no contact left to dial or in a call; `data` is the campaign with its counts', plain(CampaignDetail)),

@@ -92,6 +92,18 @@ export const SettingsSchema = Type.Object({
   WEBHOOK_RECORDING_WAIT_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 60 }),
   /** Delivered and dead deliveries, and the attempts log, are kept this long. */
   WEBHOOK_LOG_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
+  /** Post-call analysis of OpenAI-compatible bots (docs/design.md §10): the API root and key, as the worker's settings
+   *  of the same names. A bot's own llm.base_url is used instead of OPENAI_BASE_URL, and never gets the key. */
+  OPENAI_BASE_URL: Type.String({ pattern: '^https?://[^\\s]+$', default: 'https://api.openai.com/v1' }),
+  OPENAI_API_KEY: Type.String({ default: '' }),
+  /** Dialler: how long one analysis request may take before the attempt fails. */
+  ANALYSIS_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 30000 }),
+  /** Dialler: a failed analysis attempt is retried this long after, doubling (3 retries). */
+  ANALYSIS_RETRY_DELAY_MS: Type.Integer({ minimum: 10, maximum: 3600000, default: 10000 }),
+  /** Dialler: how often due analyses are looked for. */
+  ANALYSIS_POLL_INTERVAL_MS: Type.Integer({ minimum: 20, maximum: 60000, default: 1000 }),
+  /** Dialler: analyses one process works on at once. */
+  ANALYSIS_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
   /** Dialler: pause between two passes of the campaign dialler (docs/design.md §8). */
   CAMPAIGN_TICK_MS: Type.Integer({ minimum: 20, maximum: 60000, default: 1000 }),
   /** Dialler: how long a replica's hold on a campaign, and its claim on one contact's attempt, outlive the
@@ -115,7 +127,7 @@ export const SettingsSchema = Type.Object({
 export type Settings = Static<typeof SettingsSchema> & { corsOrigins: string[]; roles: Role[] };
 
 /** Names whose values must never be logged or echoed in an error. */
-const SECRET_SETTINGS = new Set(['JWT_SECRET', 'WORKER_AUTH_TOKEN', 'ADMIN_PASSWORD', 'MONGODB_URI', 'REDIS_URL', 'LIVEKIT_API_SECRET', 'STORAGE_ACCESS_KEY', 'STORAGE_SECRET_KEY']);
+const SECRET_SETTINGS = new Set(['JWT_SECRET', 'WORKER_AUTH_TOKEN', 'ADMIN_PASSWORD', 'MONGODB_URI', 'REDIS_URL', 'LIVEKIT_API_SECRET', 'OPENAI_API_KEY', 'STORAGE_ACCESS_KEY', 'STORAGE_SECRET_KEY']);
 
 export { SettingsError };
 

@@ -310,7 +310,7 @@ return errors === 0;
 }
 
 export const BotCreate = validate12;
-const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"E.164; one of number and sip_uri","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","examples","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","required":["end_of_turn_silence_ms"],"properties":{"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"}}};
+const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"E.164; one of number and sip_uri","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","examples","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","required":["end_of_turn_silence_ms"],"properties":{"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"}}};
 const func6 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,63}$", "u");
 const pattern1 = new RegExp("^https?://[^\\s]+$", "u");
@@ -321,6 +321,8 @@ const pattern5 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$", "u");
 const pattern6 = new RegExp("^[^\\r\\n]*$", "u");
 const pattern8 = new RegExp("^[A-Za-z0-9_]{1,64}$", "u");
 const pattern9 = new RegExp("^[0-9*#]{1,32}$", "u");
+const pattern10 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+const pattern12 = new RegExp("\\S", "u");
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2085,7 +2087,7 @@ vErrors.push(err143);
 errors++;
 }
 for(const key9 in data47){
-if(!(((((((key9 === "name") || (key9 === "examples")) || (key9 === "reply")) || (key9 === "end_call")) || (key9 === "action")) || (key9 === "on_error_reply")) || (key9 === "dtmf"))){
+if(!((((((((key9 === "name") || (key9 === "examples")) || (key9 === "reply")) || (key9 === "end_call")) || (key9 === "action")) || (key9 === "on_error_reply")) || (key9 === "dtmf")) || (key9 === "sets"))){
 const err144 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err144];
@@ -2413,9 +2415,11 @@ vErrors.push(err170);
 errors++;
 }
 }
-}
-else {
-const err171 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data47.sets !== undefined){
+let data59 = data47.sets;
+if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+if(Object.keys(data59).length > 20){
+const err171 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -2424,10 +2428,15 @@ vErrors.push(err171);
 }
 errors++;
 }
-}
-}
-else {
-const err172 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
+for(const key12 in data59){
+if(pattern10.test(key12)){
+let data60 = data59[key12];
+const _errs150 = errors;
+let valid27 = false;
+const _errs151 = errors;
+if(typeof data60 === "string"){
+if(func2(data60) > 1000){
+const err172 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -2437,11 +2446,8 @@ vErrors.push(err172);
 errors++;
 }
 }
-if(data45.fallback !== undefined){
-let data59 = data45.fallback;
-if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
-if(data59.reply === undefined){
-const err173 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
+else {
+const err173 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -2450,9 +2456,12 @@ vErrors.push(err173);
 }
 errors++;
 }
-for(const key12 in data59){
-if(!((key12 === "reply") || (key12 === "end_call"))){
-const err174 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+var _valid4 = _errs151 === errors;
+valid27 = valid27 || _valid4;
+if(!valid27){
+const _errs153 = errors;
+if(!(typeof data60 == "number")){
+const err174 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -2461,12 +2470,12 @@ vErrors.push(err174);
 }
 errors++;
 }
-}
-if(data59.reply !== undefined){
-let data60 = data59.reply;
-if(typeof data60 === "string"){
-if(func2(data60) > 2000){
-const err175 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+var _valid4 = _errs153 === errors;
+valid27 = valid27 || _valid4;
+if(!valid27){
+const _errs155 = errors;
+if(typeof data60 !== "boolean"){
+const err175 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -2475,8 +2484,12 @@ vErrors.push(err175);
 }
 errors++;
 }
-if(func2(data60) < 1){
-const err176 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var _valid4 = _errs155 === errors;
+valid27 = valid27 || _valid4;
+}
+}
+if(!valid27){
+const err176 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -2485,9 +2498,22 @@ vErrors.push(err176);
 }
 errors++;
 }
+else {
+errors = _errs150;
+if(vErrors !== null){
+if(_errs150){
+vErrors.length = _errs150;
 }
 else {
-const err177 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+}
+}
+}
+}
+else {
+const err177 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -2497,9 +2523,9 @@ vErrors.push(err177);
 errors++;
 }
 }
-if(data59.end_call !== undefined){
-if(typeof data59.end_call !== "boolean"){
-const err178 = {instancePath:instancePath+"/policy/fallback/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+else {
+const err178 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -2511,7 +2537,7 @@ errors++;
 }
 }
 else {
-const err179 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err179 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -2521,9 +2547,11 @@ vErrors.push(err179);
 errors++;
 }
 }
-}
-else {
-const err180 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data45.fallback !== undefined){
+let data61 = data45.fallback;
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+if(data61.reply === undefined){
+const err180 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -2532,12 +2560,9 @@ vErrors.push(err180);
 }
 errors++;
 }
-var _valid3 = _errs116 === errors;
-valid17 = valid17 || _valid3;
-if(!valid17){
-const _errs154 = errors;
-if(data45 !== null){
-const err181 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+for(const key13 in data61){
+if(!((key13 === "reply") || (key13 === "end_call"))){
+const err181 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -2546,16 +2571,101 @@ vErrors.push(err181);
 }
 errors++;
 }
-var _valid3 = _errs154 === errors;
-valid17 = valid17 || _valid3;
 }
-if(!valid17){
-const err182 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data61.reply !== undefined){
+let data62 = data61.reply;
+if(typeof data62 === "string"){
+if(func2(data62) > 2000){
+const err182 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err182];
 }
 else {
 vErrors.push(err182);
+}
+errors++;
+}
+if(func2(data62) < 1){
+const err183 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
+}
+errors++;
+}
+}
+else {
+const err184 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err184];
+}
+else {
+vErrors.push(err184);
+}
+errors++;
+}
+}
+if(data61.end_call !== undefined){
+if(typeof data61.end_call !== "boolean"){
+const err185 = {instancePath:instancePath+"/policy/fallback/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err185];
+}
+else {
+vErrors.push(err185);
+}
+errors++;
+}
+}
+}
+else {
+const err186 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err186];
+}
+else {
+vErrors.push(err186);
+}
+errors++;
+}
+}
+}
+else {
+const err187 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err187];
+}
+else {
+vErrors.push(err187);
+}
+errors++;
+}
+var _valid3 = _errs116 === errors;
+valid17 = valid17 || _valid3;
+if(!valid17){
+const _errs164 = errors;
+if(data45 !== null){
+const err188 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err188];
+}
+else {
+vErrors.push(err188);
+}
+errors++;
+}
+var _valid3 = _errs164 === errors;
+valid17 = valid17 || _valid3;
+}
+if(!valid17){
+const err189 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err189];
+}
+else {
+vErrors.push(err189);
 }
 errors++;
 }
@@ -2572,93 +2682,10 @@ vErrors = null;
 }
 }
 if(data.turn_detection !== undefined){
-let data62 = data.turn_detection;
-if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
-if(data62.end_of_turn_silence_ms === undefined){
-const err183 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/required",keyword:"required",params:{missingProperty: "end_of_turn_silence_ms"},message:"must have required property '"+"end_of_turn_silence_ms"+"'"};
-if(vErrors === null){
-vErrors = [err183];
-}
-else {
-vErrors.push(err183);
-}
-errors++;
-}
-for(const key13 in data62){
-if(!(key13 === "end_of_turn_silence_ms")){
-const err184 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err184];
-}
-else {
-vErrors.push(err184);
-}
-errors++;
-}
-}
-if(data62.end_of_turn_silence_ms !== undefined){
-let data63 = data62.end_of_turn_silence_ms;
-if(!((typeof data63 == "number") && (!(data63 % 1) && !isNaN(data63)))){
-const err185 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err185];
-}
-else {
-vErrors.push(err185);
-}
-errors++;
-}
-if(typeof data63 == "number"){
-if(data63 > 5000 || isNaN(data63)){
-const err186 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
-if(vErrors === null){
-vErrors = [err186];
-}
-else {
-vErrors.push(err186);
-}
-errors++;
-}
-if(data63 < 100 || isNaN(data63)){
-const err187 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
-if(vErrors === null){
-vErrors = [err187];
-}
-else {
-vErrors.push(err187);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err188 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err188];
-}
-else {
-vErrors.push(err188);
-}
-errors++;
-}
-}
-if(data.dtmf !== undefined){
-let data64 = data.dtmf;
+let data64 = data.turn_detection;
 if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
-if(data64.inter_digit_timeout_ms === undefined){
-const err189 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/required",keyword:"required",params:{missingProperty: "inter_digit_timeout_ms"},message:"must have required property '"+"inter_digit_timeout_ms"+"'"};
-if(vErrors === null){
-vErrors = [err189];
-}
-else {
-vErrors.push(err189);
-}
-errors++;
-}
-for(const key14 in data64){
-if(!(key14 === "inter_digit_timeout_ms")){
-const err190 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+if(data64.end_of_turn_silence_ms === undefined){
+const err190 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/required",keyword:"required",params:{missingProperty: "end_of_turn_silence_ms"},message:"must have required property '"+"end_of_turn_silence_ms"+"'"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -2667,11 +2694,9 @@ vErrors.push(err190);
 }
 errors++;
 }
-}
-if(data64.inter_digit_timeout_ms !== undefined){
-let data65 = data64.inter_digit_timeout_ms;
-if(!((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65)))){
-const err191 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+for(const key14 in data64){
+if(!(key14 === "end_of_turn_silence_ms")){
+const err191 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -2680,9 +2705,11 @@ vErrors.push(err191);
 }
 errors++;
 }
-if(typeof data65 == "number"){
-if(data65 > 10000 || isNaN(data65)){
-const err192 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+}
+if(data64.end_of_turn_silence_ms !== undefined){
+let data65 = data64.end_of_turn_silence_ms;
+if(!((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65)))){
+const err192 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -2691,8 +2718,9 @@ vErrors.push(err192);
 }
 errors++;
 }
-if(data65 < 300 || isNaN(data65)){
-const err193 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
+if(typeof data65 == "number"){
+if(data65 > 5000 || isNaN(data65)){
+const err193 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -2701,11 +2729,8 @@ vErrors.push(err193);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err194 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data65 < 100 || isNaN(data65)){
+const err194 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -2715,12 +2740,10 @@ vErrors.push(err194);
 errors++;
 }
 }
-if(data.answering_machine !== undefined){
-let data66 = data.answering_machine;
-if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
-for(const key15 in data66){
-if(!((((key15 === "detect") || (key15 === "on_machine")) || (key15 === "message")) || (key15 === "max_wait_for_beep_seconds"))){
-const err195 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+}
+}
+else {
+const err195 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -2730,9 +2753,11 @@ vErrors.push(err195);
 errors++;
 }
 }
-if(data66.detect !== undefined){
-if(typeof data66.detect !== "boolean"){
-const err196 = {instancePath:instancePath+"/answering_machine/detect",schemaPath:"#/properties/answering_machine/properties/detect/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.dtmf !== undefined){
+let data66 = data.dtmf;
+if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+if(data66.inter_digit_timeout_ms === undefined){
+const err196 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/required",keyword:"required",params:{missingProperty: "inter_digit_timeout_ms"},message:"must have required property '"+"inter_digit_timeout_ms"+"'"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -2741,14 +2766,9 @@ vErrors.push(err196);
 }
 errors++;
 }
-}
-if(data66.on_machine !== undefined){
-let data68 = data66.on_machine;
-const _errs172 = errors;
-let valid30 = false;
-const _errs173 = errors;
-if(typeof data68 !== "string"){
-const err197 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key15 in data66){
+if(!(key15 === "inter_digit_timeout_ms")){
+const err197 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -2757,8 +2777,11 @@ vErrors.push(err197);
 }
 errors++;
 }
-if("hangup" !== data68){
-const err198 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/const",keyword:"const",params:{allowedValue: "hangup"},message:"must be equal to constant"};
+}
+if(data66.inter_digit_timeout_ms !== undefined){
+let data67 = data66.inter_digit_timeout_ms;
+if(!((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67)))){
+const err198 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -2767,12 +2790,9 @@ vErrors.push(err198);
 }
 errors++;
 }
-var _valid4 = _errs173 === errors;
-valid30 = valid30 || _valid4;
-if(!valid30){
-const _errs175 = errors;
-if(typeof data68 !== "string"){
-const err199 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data67 == "number"){
+if(data67 > 10000 || isNaN(data67)){
+const err199 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -2781,8 +2801,8 @@ vErrors.push(err199);
 }
 errors++;
 }
-if("leave_message" !== data68){
-const err200 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/const",keyword:"const",params:{allowedValue: "leave_message"},message:"must be equal to constant"};
+if(data67 < 300 || isNaN(data67)){
+const err200 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -2791,11 +2811,11 @@ vErrors.push(err200);
 }
 errors++;
 }
-var _valid4 = _errs175 === errors;
-valid30 = valid30 || _valid4;
 }
-if(!valid30){
-const err201 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+}
+else {
+const err201 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -2804,23 +2824,13 @@ vErrors.push(err201);
 }
 errors++;
 }
-else {
-errors = _errs172;
-if(vErrors !== null){
-if(_errs172){
-vErrors.length = _errs172;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data66.message !== undefined){
-let data69 = data66.message;
-if(typeof data69 === "string"){
-if(func2(data69) > 1000){
-const err202 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.answering_machine !== undefined){
+let data68 = data.answering_machine;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+for(const key16 in data68){
+if(!((((key16 === "detect") || (key16 === "on_machine")) || (key16 === "message")) || (key16 === "max_wait_for_beep_seconds"))){
+const err202 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -2830,8 +2840,9 @@ vErrors.push(err202);
 errors++;
 }
 }
-else {
-const err203 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data68.detect !== undefined){
+if(typeof data68.detect !== "boolean"){
+const err203 = {instancePath:instancePath+"/answering_machine/detect",schemaPath:"#/properties/answering_machine/properties/detect/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -2841,10 +2852,13 @@ vErrors.push(err203);
 errors++;
 }
 }
-if(data66.max_wait_for_beep_seconds !== undefined){
-let data70 = data66.max_wait_for_beep_seconds;
-if(!((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70)))){
-const err204 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data68.on_machine !== undefined){
+let data70 = data68.on_machine;
+const _errs182 = errors;
+let valid32 = false;
+const _errs183 = errors;
+if(typeof data70 !== "string"){
+const err204 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -2853,9 +2867,8 @@ vErrors.push(err204);
 }
 errors++;
 }
-if(typeof data70 == "number"){
-if(data70 > 120 || isNaN(data70)){
-const err205 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
+if("hangup" !== data70){
+const err205 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/const",keyword:"const",params:{allowedValue: "hangup"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -2864,8 +2877,12 @@ vErrors.push(err205);
 }
 errors++;
 }
-if(data70 < 5 || isNaN(data70)){
-const err206 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 5},message:"must be >= 5"};
+var _valid5 = _errs183 === errors;
+valid32 = valid32 || _valid5;
+if(!valid32){
+const _errs185 = errors;
+if(typeof data70 !== "string"){
+const err206 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -2874,11 +2891,8 @@ vErrors.push(err206);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err207 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if("leave_message" !== data70){
+const err207 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/const",keyword:"const",params:{allowedValue: "leave_message"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -2887,11 +2901,11 @@ vErrors.push(err207);
 }
 errors++;
 }
+var _valid5 = _errs185 === errors;
+valid32 = valid32 || _valid5;
 }
-if(data.max_call_seconds !== undefined){
-let data71 = data.max_call_seconds;
-if(!((typeof data71 == "number") && (!(data71 % 1) && !isNaN(data71)))){
-const err208 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!valid32){
+const err208 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -2900,9 +2914,23 @@ vErrors.push(err208);
 }
 errors++;
 }
-if(typeof data71 == "number"){
-if(data71 > 7200 || isNaN(data71)){
-const err209 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 7200},message:"must be <= 7200"};
+else {
+errors = _errs182;
+if(vErrors !== null){
+if(_errs182){
+vErrors.length = _errs182;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data68.message !== undefined){
+let data71 = data68.message;
+if(typeof data71 === "string"){
+if(func2(data71) > 1000){
+const err209 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -2911,8 +2939,9 @@ vErrors.push(err209);
 }
 errors++;
 }
-if(data71 < 10 || isNaN(data71)){
-const err210 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"};
+}
+else {
+const err210 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -2922,15 +2951,539 @@ vErrors.push(err210);
 errors++;
 }
 }
-}
-}
-else {
-const err211 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data68.max_wait_for_beep_seconds !== undefined){
+let data72 = data68.max_wait_for_beep_seconds;
+if(!((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72)))){
+const err211 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err211];
 }
 else {
 vErrors.push(err211);
+}
+errors++;
+}
+if(typeof data72 == "number"){
+if(data72 > 120 || isNaN(data72)){
+const err212 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
+if(vErrors === null){
+vErrors = [err212];
+}
+else {
+vErrors.push(err212);
+}
+errors++;
+}
+if(data72 < 5 || isNaN(data72)){
+const err213 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 5},message:"must be >= 5"};
+if(vErrors === null){
+vErrors = [err213];
+}
+else {
+vErrors.push(err213);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err214 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err214];
+}
+else {
+vErrors.push(err214);
+}
+errors++;
+}
+}
+if(data.analysis !== undefined){
+let data73 = data.analysis;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+for(const key17 in data73){
+if(!(((key17 === "summary") || (key17 === "fields")) || (key17 === "success"))){
+const err215 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err215];
+}
+else {
+vErrors.push(err215);
+}
+errors++;
+}
+}
+if(data73.summary !== undefined){
+if(typeof data73.summary !== "boolean"){
+const err216 = {instancePath:instancePath+"/analysis/summary",schemaPath:"#/properties/analysis/properties/summary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err216];
+}
+else {
+vErrors.push(err216);
+}
+errors++;
+}
+}
+if(data73.fields !== undefined){
+let data75 = data73.fields;
+if(Array.isArray(data75)){
+if(data75.length > 20){
+const err217 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(vErrors === null){
+vErrors = [err217];
+}
+else {
+vErrors.push(err217);
+}
+errors++;
+}
+const len5 = data75.length;
+for(let i5=0; i5<len5; i5++){
+let data76 = data75[i5];
+if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+if(data76.name === undefined){
+const err218 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err218];
+}
+else {
+vErrors.push(err218);
+}
+errors++;
+}
+if(data76.type === undefined){
+const err219 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err219];
+}
+else {
+vErrors.push(err219);
+}
+errors++;
+}
+for(const key18 in data76){
+if(!((((key18 === "name") || (key18 === "type")) || (key18 === "description")) || (key18 === "values"))){
+const err220 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err220];
+}
+else {
+vErrors.push(err220);
+}
+errors++;
+}
+}
+if(data76.name !== undefined){
+let data77 = data76.name;
+if(typeof data77 === "string"){
+if(!pattern10.test(data77)){
+const err221 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err221];
+}
+else {
+vErrors.push(err221);
+}
+errors++;
+}
+}
+else {
+const err222 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err222];
+}
+else {
+vErrors.push(err222);
+}
+errors++;
+}
+}
+if(data76.type !== undefined){
+let data78 = data76.type;
+const _errs204 = errors;
+let valid37 = false;
+const _errs205 = errors;
+if(typeof data78 !== "string"){
+const err223 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err223];
+}
+else {
+vErrors.push(err223);
+}
+errors++;
+}
+if("string" !== data78){
+const err224 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/const",keyword:"const",params:{allowedValue: "string"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err224];
+}
+else {
+vErrors.push(err224);
+}
+errors++;
+}
+var _valid6 = _errs205 === errors;
+valid37 = valid37 || _valid6;
+if(!valid37){
+const _errs207 = errors;
+if(typeof data78 !== "string"){
+const err225 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err225];
+}
+else {
+vErrors.push(err225);
+}
+errors++;
+}
+if("number" !== data78){
+const err226 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/const",keyword:"const",params:{allowedValue: "number"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err226];
+}
+else {
+vErrors.push(err226);
+}
+errors++;
+}
+var _valid6 = _errs207 === errors;
+valid37 = valid37 || _valid6;
+if(!valid37){
+const _errs209 = errors;
+if(typeof data78 !== "string"){
+const err227 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err227];
+}
+else {
+vErrors.push(err227);
+}
+errors++;
+}
+if("boolean" !== data78){
+const err228 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/const",keyword:"const",params:{allowedValue: "boolean"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err228];
+}
+else {
+vErrors.push(err228);
+}
+errors++;
+}
+var _valid6 = _errs209 === errors;
+valid37 = valid37 || _valid6;
+if(!valid37){
+const _errs211 = errors;
+if(typeof data78 !== "string"){
+const err229 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err229];
+}
+else {
+vErrors.push(err229);
+}
+errors++;
+}
+if("enum" !== data78){
+const err230 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/const",keyword:"const",params:{allowedValue: "enum"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err230];
+}
+else {
+vErrors.push(err230);
+}
+errors++;
+}
+var _valid6 = _errs211 === errors;
+valid37 = valid37 || _valid6;
+}
+}
+}
+if(!valid37){
+const err231 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err231];
+}
+else {
+vErrors.push(err231);
+}
+errors++;
+}
+else {
+errors = _errs204;
+if(vErrors !== null){
+if(_errs204){
+vErrors.length = _errs204;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data76.description !== undefined){
+let data79 = data76.description;
+if(typeof data79 === "string"){
+if(func2(data79) > 1000){
+const err232 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err232];
+}
+else {
+vErrors.push(err232);
+}
+errors++;
+}
+}
+else {
+const err233 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err233];
+}
+else {
+vErrors.push(err233);
+}
+errors++;
+}
+}
+if(data76.values !== undefined){
+let data80 = data76.values;
+if(Array.isArray(data80)){
+if(data80.length > 50){
+const err234 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(vErrors === null){
+vErrors = [err234];
+}
+else {
+vErrors.push(err234);
+}
+errors++;
+}
+if(data80.length < 1){
+const err235 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err235];
+}
+else {
+vErrors.push(err235);
+}
+errors++;
+}
+const len6 = data80.length;
+for(let i6=0; i6<len6; i6++){
+let data81 = data80[i6];
+if(typeof data81 === "string"){
+if(func2(data81) > 200){
+const err236 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err236];
+}
+else {
+vErrors.push(err236);
+}
+errors++;
+}
+if(func2(data81) < 1){
+const err237 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err237];
+}
+else {
+vErrors.push(err237);
+}
+errors++;
+}
+}
+else {
+const err238 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err238];
+}
+else {
+vErrors.push(err238);
+}
+errors++;
+}
+}
+}
+else {
+const err239 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err239];
+}
+else {
+vErrors.push(err239);
+}
+errors++;
+}
+}
+}
+else {
+const err240 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err240];
+}
+else {
+vErrors.push(err240);
+}
+errors++;
+}
+}
+}
+else {
+const err241 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err241];
+}
+else {
+vErrors.push(err241);
+}
+errors++;
+}
+}
+if(data73.success !== undefined){
+let data82 = data73.success;
+const _errs220 = errors;
+let valid40 = false;
+const _errs221 = errors;
+if(typeof data82 === "string"){
+if(func2(data82) > 1000){
+const err242 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err242];
+}
+else {
+vErrors.push(err242);
+}
+errors++;
+}
+if(func2(data82) < 1){
+const err243 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err243];
+}
+else {
+vErrors.push(err243);
+}
+errors++;
+}
+if(!pattern12.test(data82)){
+const err244 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
+if(vErrors === null){
+vErrors = [err244];
+}
+else {
+vErrors.push(err244);
+}
+errors++;
+}
+}
+else {
+const err245 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err245];
+}
+else {
+vErrors.push(err245);
+}
+errors++;
+}
+var _valid7 = _errs221 === errors;
+valid40 = valid40 || _valid7;
+if(!valid40){
+const _errs223 = errors;
+if(data82 !== null){
+const err246 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err246];
+}
+else {
+vErrors.push(err246);
+}
+errors++;
+}
+var _valid7 = _errs223 === errors;
+valid40 = valid40 || _valid7;
+}
+if(!valid40){
+const err247 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err247];
+}
+else {
+vErrors.push(err247);
+}
+errors++;
+}
+else {
+errors = _errs220;
+if(vErrors !== null){
+if(_errs220){
+vErrors.length = _errs220;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err248 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err248];
+}
+else {
+vErrors.push(err248);
+}
+errors++;
+}
+}
+if(data.max_call_seconds !== undefined){
+let data83 = data.max_call_seconds;
+if(!((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83)))){
+const err249 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err249];
+}
+else {
+vErrors.push(err249);
+}
+errors++;
+}
+if(typeof data83 == "number"){
+if(data83 > 7200 || isNaN(data83)){
+const err250 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 7200},message:"must be <= 7200"};
+if(vErrors === null){
+vErrors = [err250];
+}
+else {
+vErrors.push(err250);
+}
+errors++;
+}
+if(data83 < 10 || isNaN(data83)){
+const err251 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"};
+if(vErrors === null){
+vErrors = [err251];
+}
+else {
+vErrors.push(err251);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err252 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err252];
+}
+else {
+vErrors.push(err252);
 }
 errors++;
 }
@@ -2940,9 +3493,9 @@ return errors === 0;
 
 export const OutboundTrunkCreate = validate13;
 const schema14 = {"additionalProperties":false,"dependentRequired":{"auth_password":["auth_username"]},"type":"object","required":["name","address","numbers"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"address":{"minLength":1,"maxLength":253,"pattern":"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$","description":"host[:port] of the carrier's SIP server","type":"string"},"transport":{"anyOf":[{"const":"udp","type":"string"},{"const":"tcp","type":"string"},{"const":"tls","type":"string"}]},"numbers":{"minItems":1,"maxItems":100,"uniqueItems":true,"description":"caller IDs this trunk may present (E.164)","type":"array","items":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"E.164 caller ID","type":"string"}},"auth_username":{"minLength":1,"maxLength":128,"pattern":"^[\\x21-\\x7e]+$","type":"string"},"auth_password":{"minLength":1,"maxLength":256,"pattern":"^[\\x20-\\x7e]+$","writeOnly":true,"type":"string"},"default":{"type":"boolean"}}};
-const pattern10 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
-const pattern12 = new RegExp("^[\\x21-\\x7e]+$", "u");
-const pattern13 = new RegExp("^[\\x20-\\x7e]+$", "u");
+const pattern13 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
+const pattern15 = new RegExp("^[\\x21-\\x7e]+$", "u");
+const pattern16 = new RegExp("^[\\x20-\\x7e]+$", "u");
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3048,7 +3601,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern10.test(data1)){
+if(!pattern13.test(data1)){
 const err9 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -3277,7 +3830,7 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(!pattern12.test(data5)){
+if(!pattern15.test(data5)){
 const err26 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -3322,7 +3875,7 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!pattern13.test(data6)){
+if(!pattern16.test(data6)){
 const err30 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
@@ -3458,7 +4011,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern10.test(data1)){
+if(!pattern13.test(data1)){
 const err7 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -3690,7 +4243,7 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!pattern12.test(data5)){
+if(!pattern15.test(data5)){
 const err24 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
@@ -3776,7 +4329,7 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!pattern13.test(data6)){
+if(!pattern16.test(data6)){
 const err30 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
@@ -3876,8 +4429,8 @@ return errors === 0;
 
 export const InboundNumberCreate = validate15;
 const schema16 = {"additionalProperties":false,"type":"object","required":["number","bot_id"],"properties":{"number":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"the number callers dial (E.164); one inbound number per number","type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","description":"the bot that answers (a bot id)","type":"string"},"variables":{"maxProperties":50,"additionalProperties":false,"description":"every inbound call's variables: they must match the bot's declared variables, as a dial-out's do","type":"object","patternProperties":{"^[A-Za-z_][A-Za-z0-9_]{0,63}$":{"maxLength":4000,"type":"string"}}},"allowed_addresses":{"maxItems":32,"uniqueItems":true,"description":"the carrier's addresses (IPv4/IPv6, optionally CIDR) allowed to call this number; empty: any","type":"array","items":{"pattern":"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$","maxLength":43,"type":"string"}}}};
-const pattern19 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
-const pattern22 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
+const pattern22 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
+const pattern25 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
 
 function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3943,7 +4496,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern19.test(data1)){
+if(!pattern22.test(data1)){
 const err5 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -4056,7 +4609,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern22.test(data5)){
+if(!pattern25.test(data5)){
 const err14 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -4186,7 +4739,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern19.test(data1)){
+if(!pattern22.test(data1)){
 const err4 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -4299,7 +4852,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern22.test(data5)){
+if(!pattern25.test(data5)){
 const err13 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -4375,9 +4928,9 @@ return errors === 0;
 export const CampaignCreate = validate17;
 const schema18 = {"additionalProperties":false,"type":"object","required":["name","bot_id","timezone","windows","max_concurrency","calls_per_second","retry"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"},"from_number":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"caller ID: one of a trunk's numbers (else the default trunk)","type":"string"},"timezone":{"pattern":"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$","maxLength":64,"description":"IANA time zone of the windows for contacts without their own (must be one this server's Intl knows)","type":"string"},"windows":{"maxItems":50,"description":"when contacts may be dialled, in their own time zone; empty = always","type":"array","items":{"additionalProperties":false,"type":"object","required":["days","start","end"],"properties":{"days":{"minItems":1,"maxItems":7,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"mon","type":"string"},{"const":"tue","type":"string"},{"const":"wed","type":"string"},{"const":"thu","type":"string"},{"const":"fri","type":"string"},{"const":"sat","type":"string"},{"const":"sun","type":"string"}]}},"start":{"pattern":"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$","description":"local time of day the window opens, HH:MM","type":"string"},"end":{"pattern":"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$","description":"local time of day the window closes (exclusive), HH:MM or 24:00; must be after start","type":"string"}}}},"max_concurrency":{"minimum":1,"maximum":1000,"description":"this campaign's calls live at once, at most","type":"integer"},"calls_per_second":{"exclusiveMinimum":0,"maximum":10,"description":"dials per second at most (below 1: one dial per 1/calls_per_second seconds)","type":"number"},"retry":{"additionalProperties":false,"type":"object","required":["max_attempts","delay_seconds","on"],"properties":{"max_attempts":{"minimum":1,"maximum":10,"description":"dials of one contact at most, the first included","type":"integer"},"delay_seconds":{"minimum":30,"maximum":604800,"description":"wait after a retried outcome before the next dial","type":"integer"},"on":{"maxItems":4,"uniqueItems":true,"description":"outcomes that are retried; `failed` never covers end_reason `invalid_number`; `voicemail` is a call a machine answered (end_reason voicemail, not voicemail_left)","type":"array","items":{"anyOf":[{"const":"busy","type":"string"},{"const":"no_answer","type":"string"},{"const":"failed","type":"string"},{"const":"voicemail","type":"string"}]}}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]}}}}};
 const func0 = __equal;
-const pattern30 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
-const pattern31 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
-const pattern32 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
+const pattern33 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
+const pattern34 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
+const pattern35 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4503,7 +5056,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern19.test(data1)){
+if(!pattern22.test(data1)){
 const err11 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -4563,7 +5116,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern30.test(data3)){
+if(!pattern33.test(data3)){
 const err16 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -4902,7 +5455,7 @@ errors++;
 if(data5.start !== undefined){
 let data8 = data5.start;
 if(typeof data8 === "string"){
-if(!pattern31.test(data8)){
+if(!pattern34.test(data8)){
 const err42 = {instancePath:instancePath+"/windows/" + i0+"/start",schemaPath:"#/properties/windows/items/properties/start/pattern",keyword:"pattern",params:{pattern: "^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"},message:"must match pattern \""+"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"+"\""};
 if(vErrors === null){
 vErrors = [err42];
@@ -4927,7 +5480,7 @@ errors++;
 if(data5.end !== undefined){
 let data9 = data5.end;
 if(typeof data9 === "string"){
-if(!pattern32.test(data9)){
+if(!pattern35.test(data9)){
 const err44 = {instancePath:instancePath+"/windows/" + i0+"/end",schemaPath:"#/properties/windows/items/properties/end/pattern",keyword:"pattern",params:{pattern: "^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"},message:"must match pattern \""+"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"+"\""};
 if(vErrors === null){
 vErrors = [err44];

@@ -9,6 +9,7 @@ const stored: Webhook = {
   events: ['call.ended', 'call.queued'],
   description: 'CRM',
   active: true,
+  include_transcript: false,
   created_at: '2026-01-01T00:00:00.000Z',
   updated_at: '2026-01-01T00:00:00.000Z',
 };
@@ -30,30 +31,34 @@ const attempt = (patch: Partial<WebhookDeliveryAttempt>): WebhookDeliveryAttempt
 
 describe('webhook form', () => {
   it('starts with call.ended ticked and builds the create body in the documented event order', () => {
-    expect(emptyWebhookForm()).toEqual({ url: '', events: ['call.ended'], description: '' });
-    const { body, errors } = webhookCreateBody({ url: ' https://crm.example.com/h ', events: ['call.ended', 'call.queued'], description: '  ' });
+    expect(emptyWebhookForm()).toEqual({ url: '', events: ['call.ended'], description: '', include_transcript: false });
+    const { body, errors } = webhookCreateBody({ url: ' https://crm.example.com/h ', events: ['call.ended', 'call.queued'], description: '  ', include_transcript: false });
     expect(errors).toEqual({});
     expect(body).toEqual({ url: 'https://crm.example.com/h', events: ['call.queued', 'call.ended'] });
+    const analyzed = webhookCreateBody({ url: 'https://crm.example.com/h', events: ['call.analyzed', 'call.ended'], description: '', include_transcript: true });
+    expect(analyzed.body).toEqual({ url: 'https://crm.example.com/h', events: ['call.ended', 'call.analyzed'], include_transcript: true });
   });
 
   it('names each bad field: no URL, a URL with credentials or another scheme, no event, a long description', () => {
-    expect(webhookCreateBody({ url: '', events: [], description: '' }).errors).toEqual({ url: 'Enter the URL that receives the events.', events: 'Choose at least one event.' });
+    expect(webhookCreateBody({ url: '', events: [], description: '', include_transcript: false }).errors).toEqual({ url: 'Enter the URL that receives the events.', events: 'Choose at least one event.' });
     for (const url of ['ftp://crm.example.com/h', 'https://user:pw@crm.example.com/h', 'crm.example.com/h', 'https://']) {
-      expect(webhookCreateBody({ url, events: ['call.ended'], description: '' }).errors).toEqual({
+      expect(webhookCreateBody({ url, events: ['call.ended'], description: '', include_transcript: false }).errors).toEqual({
         url: 'Must be an http:// or https:// URL without a user name or password, e.g. https://crm.example.com/hooks/voice.',
       });
     }
-    expect(webhookCreateBody({ url: 'https://a.example', events: ['call.ended'], description: 'x'.repeat(501) }).errors).toEqual({ description: 'At most 500 characters.' });
+    expect(webhookCreateBody({ url: 'https://a.example', events: ['call.ended'], description: 'x'.repeat(501), include_transcript: false }).errors).toEqual({ description: 'At most 500 characters.' });
   });
 
   it('sends only what changed on an edit; clearing the description sends null', () => {
     expect(webhookUpdateBody(stored, webhookToForm(stored)).body).toEqual({});
     expect(webhookUpdateBody(stored, { ...webhookToForm(stored), events: ['call.queued', 'call.ended'] }).body).toEqual({});
-    expect(webhookUpdateBody(stored, { url: 'https://crm.example.com/v2', events: ['call.ended'], description: '' }).body).toEqual({
+    expect(webhookUpdateBody(stored, { url: 'https://crm.example.com/v2', events: ['call.ended'], description: '', include_transcript: false }).body).toEqual({
       url: 'https://crm.example.com/v2',
       events: ['call.ended'],
       description: null,
     });
+    expect(webhookUpdateBody(stored, { ...webhookToForm(stored), include_transcript: true }).body).toEqual({ include_transcript: true });
+    expect(webhookUpdateBody({ ...stored, include_transcript: true }, { ...webhookToForm(stored), include_transcript: false }).body).toEqual({ include_transcript: false });
   });
 
   it('reads each attempt of the deliveries log in words', () => {

@@ -7,6 +7,8 @@ export interface WebhookForm {
   url: string;
   events: WebhookEventType[];
   description: string;
+  /** call.ended and call.analyzed carry the call's transcript. */
+  include_transcript: boolean;
 }
 
 /** What each event means, for the checkboxes. */
@@ -15,14 +17,15 @@ export const EVENT_LABELS: Record<WebhookEventType, string> = {
   'call.ringing': 'Call ringing',
   'call.in_progress': 'Call answered',
   'call.ended': 'Call ended (with its outcome and recording)',
+  'call.analyzed': "Call analyzed (the bot's post-call analysis: summary, fields, success)",
   'campaign.started': 'Campaign started',
   'campaign.completed': 'Campaign completed',
 };
 
 /** A new webhook gets the event most receivers want. */
-export const emptyWebhookForm = (): WebhookForm => ({ url: '', events: ['call.ended'], description: '' });
+export const emptyWebhookForm = (): WebhookForm => ({ url: '', events: ['call.ended'], description: '', include_transcript: false });
 
-export const webhookToForm = (w: Webhook): WebhookForm => ({ url: w.url, events: [...w.events], description: w.description ?? '' });
+export const webhookToForm = (w: Webhook): WebhookForm => ({ url: w.url, events: [...w.events], description: w.description ?? '', include_transcript: w.include_transcript });
 
 const urlRe = new RegExp(WEBHOOK_URL_PATTERN);
 const DESCRIPTION_MAX = 500;
@@ -42,7 +45,10 @@ const ordered = (events: WebhookEventType[]) => WEBHOOK_EVENT_TYPES.filter((t) =
 
 export function webhookCreateBody(form: WebhookForm): { body: WebhookCreate; errors: FieldErrors } {
   const description = form.description.trim();
-  return { body: { url: form.url.trim(), events: ordered(form.events), ...(description ? { description } : {}) }, errors: check(form) };
+  return {
+    body: { url: form.url.trim(), events: ordered(form.events), ...(description ? { description } : {}), ...(form.include_transcript ? { include_transcript: true } : {}) },
+    errors: check(form),
+  };
 }
 
 /** Only what changed (an empty body: nothing to send). */
@@ -54,6 +60,7 @@ export function webhookUpdateBody(stored: Webhook, form: WebhookForm): { body: W
   if (events.join() !== ordered(stored.events).join()) body.events = events;
   const description = form.description.trim();
   if (description !== (stored.description ?? '')) body.description = description || null;
+  if (form.include_transcript !== stored.include_transcript) body.include_transcript = form.include_transcript;
   return { body, errors: check(form) };
 }
 

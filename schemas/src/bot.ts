@@ -93,6 +93,48 @@ export type BotTool = Static<typeof BotTool>;
 export const BotToolPublic = Type.Object({ ...toolFields, header_names: Type.Optional(Type.Array(Type.String())) }, { additionalProperties: false });
 export type BotToolPublic = Static<typeof BotToolPublic>;
 
+/** Post-call analysis (docs/design.md §10): what the backend works out of a call's transcript once it ended. */
+export const ANALYSIS_FIELD_TYPES = ['string', 'number', 'boolean', 'enum'] as const;
+export type AnalysisFieldType = (typeof ANALYSIS_FIELD_TYPES)[number];
+/** An analysis field's name: a key of the call's `analysis.data` (and a property of the LLM's structured answer). */
+export const ANALYSIS_FIELD_NAME_PATTERN = '^[a-z][a-z0-9_]{0,63}$';
+export const MAX_ANALYSIS_FIELDS = 20;
+export const MAX_ENUM_VALUES = 50;
+/** A value an analysis field holds (and a scripted intent's `sets` gives it). */
+export const AnalysisValue = Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean()]);
+export type AnalysisValue = Static<typeof AnalysisValue>;
+
+export const AnalysisField = Type.Object(
+  {
+    name: Type.String({ pattern: ANALYSIS_FIELD_NAME_PATTERN, description: 'unique among the fields' }),
+    type: Type.Union(ANALYSIS_FIELD_TYPES.map((t) => Type.Literal(t))),
+    /** What the field means: the LLM reads it. Default ''. */
+    description: Type.Optional(Type.String({ maxLength: 1000, default: '' })),
+    values: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: MAX_ENUM_VALUES, description: 'enum only, and required for it: the values the field may take (each once)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type AnalysisField = Static<typeof AnalysisField>;
+
+export const AnalysisSettings = Type.Object(
+  {
+    /** Write a short summary of the call. */
+    summary: Type.Boolean({ default: false }),
+    fields: Type.Array(AnalysisField, { maxItems: MAX_ANALYSIS_FIELDS, default: [] }),
+    /** What makes the call a success, in words (null: no success verdict). */
+    success: Type.Union([Type.String({ minLength: 1, maxLength: 1000, pattern: '\\S' }), Type.Null()], {
+      description: "the success criterion in words; the call's analysis.success says whether it was met (null: none)",
+    }),
+  },
+  { additionalProperties: false },
+);
+export type AnalysisSettings = Static<typeof AnalysisSettings>;
+
+/** True when the bot asks for anything: a summary, a field or a success verdict (else its calls get no analysis). */
+export const analysisWanted = (a: AnalysisSettings | null | undefined): boolean => Boolean(a && (a.summary || a.fields.length || a.success !== null));
+
 /** One intent of the offline `scripted` LLM: matched by its example phrases, answered by `reply`. */
 const PolicyIntent = Type.Object(
   {
@@ -114,6 +156,14 @@ const PolicyIntent = Type.Object(
     on_error_reply: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
     /** Matches when the caller presses exactly these keys. */
     dtmf: Type.Optional(Type.String({ pattern: DTMF_PATTERN })),
+    /** Post-call analysis (docs/design.md §10): when this intent matched a caller's turn, these analysis fields get
+     *  these values (a later intent's value wins). */
+    sets: Type.Optional(
+      Type.Record(Type.String({ pattern: ANALYSIS_FIELD_NAME_PATTERN }), AnalysisValue, {
+        maxProperties: MAX_ANALYSIS_FIELDS,
+        description: "analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -176,6 +226,7 @@ export const BOT_DEFAULTS = {
   turn_detection: { end_of_turn_silence_ms: 700 } as TurnDetection,
   dtmf: { inter_digit_timeout_ms: 1500 } as KeypadSettings,
   answering_machine: { detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 } as AnsweringMachine,
+  analysis: { summary: false, fields: [], success: null } as AnalysisSettings,
   max_call_seconds: 300,
 };
 
@@ -198,6 +249,7 @@ const botFields = {
   turn_detection: TurnDetection,
   dtmf: KeypadSettings,
   answering_machine: AnsweringMachine,
+  analysis: AnalysisSettings,
   max_call_seconds: Type.Integer({ minimum: 10, maximum: 7200 }),
 };
 
@@ -218,6 +270,8 @@ export const BotCreate = Type.Object(
     dtmf: Type.Optional(botFields.dtmf),
     /** Fields left out keep their defaults (on PATCH: their current values). */
     answering_machine: Type.Optional(Type.Partial(botFields.answering_machine)),
+    /** Fields left out keep their defaults (on PATCH: their current values); `fields` is replaced whole. */
+    analysis: Type.Optional(Type.Partial(botFields.analysis)),
     max_call_seconds: Type.Optional(botFields.max_call_seconds),
   },
   { additionalProperties: false },

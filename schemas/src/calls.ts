@@ -79,6 +79,27 @@ export const CallTransfer = Type.Object(
 );
 export type CallTransfer = Static<typeof CallTransfer>;
 
+/** Post-call analysis (docs/design.md §10): `pending` until the dialler has worked it out, then `done`, `failed`
+ *  (every attempt failed: `error` says why) or `skipped` (the caller never said or pressed anything). */
+export const ANALYSIS_STATUSES = ['pending', 'done', 'failed', 'skipped'] as const;
+export type AnalysisStatus = (typeof ANALYSIS_STATUSES)[number];
+export const CallAnalysis = Type.Object(
+  {
+    status: Type.Union(ANALYSIS_STATUSES.map((s) => Type.Literal(s))),
+    /** A few sentences on the call (the bot's analysis.summary); null otherwise or until done. */
+    summary: Type.Union([Type.String(), Type.Null()]),
+    /** Each of the bot's analysis fields by name: its value, null when the call did not tell; null until done. */
+    data: Type.Union([Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()])), Type.Null()]),
+    /** Whether the bot's success criterion was met; null without a criterion, or when it could not be judged. */
+    success: Type.Union([Type.Boolean(), Type.Null()]),
+    /** Why the analysis failed (status failed); null otherwise. */
+    error: Type.Union([Type.String(), Type.Null()]),
+    completed_at: nullableTime,
+  },
+  { additionalProperties: false },
+);
+export type CallAnalysis = Static<typeof CallAnalysis>;
+
 /** The fields that name a call, first in the call record and in every call.* webhook's `data` (webhooks.ts). */
 export const callIdentityFields = {
   call_id: Type.String(),
@@ -114,6 +135,8 @@ export const Call = Type.Object(
     answered_by: Type.Union([AnsweredBy, Type.Null()]),
     /** From the answer to the verdict, ms. */
     amd_ms: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+    /** Post-call analysis; null when the bot asks for none (docs/design.md §10). */
+    analysis: Type.Union([CallAnalysis, Type.Null()]),
   },
   { additionalProperties: false },
 );

@@ -1,11 +1,11 @@
 // Call webhooks (docs/design.md §8): the admin API's bodies, the deliveries log, and what a receiver gets.
 // The signing secret appears only in WebhookCreated.
 import { Type, type Static } from '@sinclair/typebox';
-import { CallAction, CallTransfer, callIdentityFields } from './calls.js';
+import { CallAction, CallAnalysis, CallTransfer, callIdentityFields, TranscriptEntry } from './calls.js';
 import { CallVariables } from './dialout.js';
 
 /** Event types a webhook can subscribe to. */
-export const WEBHOOK_EVENT_TYPES = ['call.queued', 'call.ringing', 'call.in_progress', 'call.ended', 'campaign.started', 'campaign.completed'] as const;
+export const WEBHOOK_EVENT_TYPES = ['call.queued', 'call.ringing', 'call.in_progress', 'call.ended', 'call.analyzed', 'campaign.started', 'campaign.completed'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** Sent to one webhook on request (`POST /api/v1/webhooks/{id}/test`), whatever it subscribes to. */
 export const WEBHOOK_TEST_EVENT = 'webhook.test';
@@ -34,10 +34,11 @@ const url = Type.String({
 });
 const events = Type.Array(eventType, { minItems: 1, maxItems: WEBHOOK_EVENT_TYPES.length, uniqueItems: true, description: 'event types to receive' });
 const description = Type.String({ maxLength: 500 });
+const includeTranscript = Type.Boolean({ description: 'call.ended and call.analyzed carry the call\'s transcript (`data.transcript`); default false' });
 const time = Type.String({ format: 'date-time' });
 const nullableTime = Type.Union([time, Type.Null()]);
 
-export const WebhookCreate = Type.Object({ url, events, description: Type.Optional(description) }, { additionalProperties: false });
+export const WebhookCreate = Type.Object({ url, events, description: Type.Optional(description), include_transcript: Type.Optional(includeTranscript) }, { additionalProperties: false });
 export type WebhookCreate = Static<typeof WebhookCreate>;
 
 /** PATCH: any field; `active: false` pauses the webhook (no new events; deliveries already queued wait), `true` resumes it. */
@@ -47,6 +48,7 @@ export const WebhookUpdate = Type.Object(
     events: Type.Optional(events),
     description: Type.Optional(Type.Union([description, Type.Null()])),
     active: Type.Optional(Type.Boolean()),
+    include_transcript: Type.Optional(includeTranscript),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -58,6 +60,7 @@ const webhookFields = {
   events: Type.Array(eventType),
   description: Type.Union([Type.String(), Type.Null()]),
   active: Type.Boolean(),
+  include_transcript: Type.Boolean(),
   created_at: time,
   updated_at: time,
 };
@@ -102,8 +105,8 @@ export type WebhookDeliveryAttempt = Static<typeof WebhookDeliveryAttempt>;
 export const WebhookEventQueued = Type.Object({ id: Type.String(), type: Type.Literal(WEBHOOK_TEST_EVENT), created_at: time }, { additionalProperties: false });
 export type WebhookEventQueued = Static<typeof WebhookEventQueued>;
 
-/** `data` of every call.* event: the call as it was when the event was made (the transcript is not
- *  included: read it with GET /api/v1/calls/{id}). */
+/** `data` of every call.* event: the call as it was when the event was made (the transcript only in call.ended and
+ *  call.analyzed, and only to a webhook with include_transcript: else read it with GET /api/v1/calls/{id}). */
 export const WebhookCallData = Type.Object(
   {
     ...callIdentityFields,
@@ -122,10 +125,15 @@ export const WebhookCallData = Type.Object(
     status_times: Type.Record(Type.String(), time),
     actions: Type.Array(CallAction, { description: 'what the bot did so far (tools, transfer, keys)' }),
     transfer: Type.Union([CallTransfer, Type.Null()]),
+    transcript: Type.Optional(Type.Array(TranscriptEntry, { description: 'call.ended and call.analyzed to a webhook with include_transcript only: what was said, in order' })),
   },
   { additionalProperties: false },
 );
 export type WebhookCallData = Static<typeof WebhookCallData>;
+
+/** `data` of call.analyzed: the call (as call.ended's) and its analysis, once done, failed or skipped. */
+export const WebhookCallAnalyzedData = Type.Object({ ...WebhookCallData.properties, analysis: CallAnalysis }, { additionalProperties: false });
+export type WebhookCallAnalyzedData = Static<typeof WebhookCallAnalyzedData>;
 
 /** The body of every delivery (its raw bytes are what X-Voice-Signature signs). */
 export const WebhookEvent = Type.Object(

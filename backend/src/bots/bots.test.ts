@@ -31,6 +31,7 @@ describe('bots', () => {
       turn_detection: { end_of_turn_silence_ms: 700 },
       dtmf: { inter_digit_timeout_ms: 1500 },
       answering_machine: { detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 },
+      analysis: { summary: false, fields: [], success: null },
       max_call_seconds: 300,
       created_at: expect.any(String),
       updated_at: expect.any(String),
@@ -108,6 +109,67 @@ describe('bots', () => {
     const wait = await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({ answering_machine: { max_wait_for_beep_seconds: 1 } }).expect(422);
     expect(wait.body.error.details.map((d: { field: string }) => d.field)[0]).toMatch(/^answering_machine/);
     expect(await h.db.collection(COLLECTIONS.bots).findOne({ _id: id as never })).toEqual(before);
+  });
+
+  it('post-call analysis settings: defaults, a partial edit keeps the rest, intents set fields of their type; every 422 names the field and changes nothing', async () => {
+    const fields = [
+      { name: 'outcome', type: 'enum', values: ['paid', 'promised', 'refused'] },
+      { name: 'amount', type: 'number', description: 'the amount promised' },
+      { name: 'callback', type: 'boolean' },
+    ];
+    const intents = [{ name: 'promise', examples: ['I will pay'], reply: 'Thanks.', sets: { outcome: 'promised', amount: 40, callback: false } }];
+    const created = await post({ name: 'Collector', analysis: { summary: true, fields }, policy: { intents, fallback: { reply: 'Sorry?' } } }).expect(201);
+    const stored = [{ ...fields[0], description: '' }, fields[1], { ...fields[2], description: '' }];
+    expect(created.body.analysis).toEqual({ summary: true, fields: stored, success: null });
+    expect(created.body.policy.intents[0].sets).toEqual({ outcome: 'promised', amount: 40, callback: false });
+    const id = created.body.id as string;
+    const patch = (body: object) => h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send(body);
+    const edited = await patch({ analysis: { success: 'the caller promised to pay' } }).expect(200);
+    expect(edited.body.analysis).toEqual({ summary: true, fields: stored, success: 'the caller promised to pay' });
+    expect((await patch({ analysis: { success: null } }).expect(200)).body.analysis.success).toBeNull();
+
+    const before = await h.db.collection(COLLECTIONS.bots).findOne({ _id: id as never });
+    const policyWith = (sets: object) => ({ policy: { intents: [{ ...intents[0], sets }], fallback: { reply: 'Sorry?' } } });
+    const cases: Array<[object, Array<{ field: string; message?: string }>]> = [
+      [{ analysis: { fields: [{ name: 'note', type: 'string' }, { name: 'note', type: 'number' }] } }, [{ field: 'analysis.fields.1.name', message: 'note names another field already' }]],
+      [{ analysis: { fields: [...fields, { name: 'kind', type: 'enum' }] } }, [{ field: 'analysis.fields.3.values', message: 'is required for an enum field: the values it may take' }]],
+      [{ analysis: { fields: [...fields, { name: 'kind', type: 'string', values: ['x'] }] } }, [{ field: 'analysis.fields.3.values', message: 'is for enum fields only (this one is a string)' }]],
+      [{ analysis: { fields: [...fields, { name: 'kind', type: 'enum', values: ['a', 'b', 'a'] }] } }, [{ field: 'analysis.fields.3.values.2', message: '"a" is listed twice' }]],
+      // Removing a field an intent still sets.
+      [{ analysis: { fields: fields.slice(0, 2) } }, [{ field: 'policy.intents.0.sets.callback', message: "callback is not one of the bot's analysis fields" }]],
+      [policyWith({ amount: 'forty' }), [{ field: 'policy.intents.0.sets.amount', message: "must be a number: the field's type" }]],
+      [policyWith({ callback: 'yes' }), [{ field: 'policy.intents.0.sets.callback', message: "must be a boolean: the field's type" }]],
+      [policyWith({ outcome: 'maybe' }), [{ field: 'policy.intents.0.sets.outcome', message: 'must be one of the enum field\'s values ("paid", "promised", "refused")' }]],
+      [policyWith({ ghost: 'x' }), [{ field: 'policy.intents.0.sets.ghost', message: "ghost is not one of the bot's analysis fields" }]],
+      // What the schema holds: names, types, sizes, a blank criterion.
+      [{ analysis: { fields: [{ name: 'Bad-Name', type: 'string' }] } }, [{ field: 'analysis.fields.0.name' }]],
+      [{ analysis: { fields: [{ name: 'x', type: 'date' }] } }, [{ field: 'analysis.fields.0.type' }]],
+      [{ analysis: { fields: Array.from({ length: 21 }, (_, i) => ({ name: `f${i}`, type: 'string' })) } }, [{ field: 'analysis.fields' }]],
+      [{ analysis: { success: '   ' } }, [{ field: 'analysis.success' }]],
+      [{ analysis: { summary: 'yes' } }, [{ field: 'analysis.summary' }]],
+      [policyWith({ amount: { value: 40 } }), [{ field: 'policy.intents.0.sets.amount' }]],
+    ];
+    for (const [body, details] of cases) {
+      const res = await patch(body).expect(422);
+      expect([body, res.body.error.code]).toEqual([body, 'validation_failed']);
+      expect([body, res.body.error.details.map((d: { field: string; message: string }) => (details[0]!.message ? d : { field: d.field }))[0]]).toEqual([body, details[0]]);
+    }
+    // A new bot is checked alike, and not stored.
+    const count = await h.db.collection(COLLECTIONS.bots).countDocuments();
+    expect((await post({ name: 'Bad', analysis: { fields: [{ name: 'kind', type: 'enum' }] } }).expect(422)).body.error.details).toEqual([
+      { field: 'analysis.fields.0.values', message: 'is required for an enum field: the values it may take' },
+    ]);
+    expect((await post({ name: 'Bad', policy: { intents: [{ ...intents[0], sets: { outcome: 'paid' } }], fallback: { reply: 'x' } } }).expect(422)).body.error.details).toEqual([
+      { field: 'policy.intents.0.sets.outcome', message: "outcome is not one of the bot's analysis fields" },
+    ]);
+    expect(await h.db.collection(COLLECTIONS.bots).countDocuments()).toBe(count);
+    expect(await h.db.collection(COLLECTIONS.bots).findOne({ _id: id as never })).toEqual(before);
+  });
+
+  it('a bot stored before analysis existed reads with the default (none)', async () => {
+    const id = (await post({ name: 'Old' }).expect(201)).body.id as string;
+    await h.db.collection(COLLECTIONS.bots).updateOne({ _id: id as never }, { $unset: { analysis: '' } });
+    expect((await h.http.get(`/api/v1/bots/${id}`).set('Authorization', auth).expect(200)).body.analysis).toEqual({ summary: false, fields: [], success: null });
   });
 
   it('requires an admin token', async () => {

@@ -3,7 +3,7 @@
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { Ajv } from 'ajv';
-import { BotCreate, BotUpdate, templateProblems, type BotCreate as BotCreateT, type BotPolicy, type BotTool, type ToolType } from '@voice-platform/schemas';
+import { BotCreate, BotUpdate, templateProblems, type AnalysisField, type AnalysisSettings, type BotCreate as BotCreateT, type BotPolicy, type BotTool, type ToolType } from '@voice-platform/schemas';
 import { AddressRefused, checkHost } from '../webhooks/addresses.js';
 import { generateWebhookSecret } from '../webhooks/store.js';
 import { apiError } from '../errors.js';
@@ -108,6 +108,37 @@ function checkAnsweringMachine(am: { on_machine: string; message: string }): voi
   }
 }
 
+/**
+ * Post-call analysis (docs/design.md §10), the rules a schema cannot hold: field names unique, `values` for enum
+ * fields only and required there; each scripted intent's `sets` names analysis fields, with a value of the field's
+ * type (an enum's one of its values).
+ */
+function checkAnalysis(analysis: AnalysisSettings, policy: BotPolicy | null): void {
+  const problems: FieldProblem[] = [];
+  const byName = new Map<string, AnalysisField>();
+  analysis.fields.forEach((f, i) => {
+    const at = `analysis.fields.${i}`;
+    if (byName.has(f.name)) problems.push({ field: `${at}.name`, message: `${f.name} names another field already` });
+    else byName.set(f.name, f);
+    if (f.type === 'enum' && f.values === undefined) problems.push({ field: `${at}.values`, message: 'is required for an enum field: the values it may take' });
+    if (f.type !== 'enum' && f.values !== undefined) problems.push({ field: `${at}.values`, message: `is for enum fields only (this one is a ${f.type})` });
+    f.values?.forEach((v, j) => {
+      if (f.values!.indexOf(v) !== j) problems.push({ field: `${at}.values.${j}`, message: `${JSON.stringify(v)} is listed twice` });
+    });
+  });
+  policy?.intents.forEach((intent, i) => {
+    for (const [name, value] of Object.entries(intent.sets ?? {})) {
+      const field = `policy.intents.${i}.sets.${name}`;
+      const f = byName.get(name);
+      if (!f) problems.push({ field, message: `${name} is not one of the bot's analysis fields` });
+      else if (f.type === 'enum' && !(typeof value === 'string' && (f.values ?? []).includes(value))) {
+        problems.push({ field, message: `must be one of the enum field's values (${(f.values ?? []).map((v) => JSON.stringify(v)).join(', ')})` });
+      } else if (f.type !== 'enum' && typeof value !== f.type) problems.push({ field, message: `must be a ${f.type}: the field's type` });
+    }
+  });
+  if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
+}
+
 /** The tools a scripted intent may act with; hanging up is the intent's own `end_call`. */
 const SCRIPTED_ACTION_TYPES: ReadonlySet<string> = new Set(['http', 'transfer_call', 'send_dtmf']);
 
@@ -137,6 +168,7 @@ export function newBotDoc(body: BotCreateT, now: Date, box: SecretBox | null, id
   checkTools(fields.tools);
   checkPolicy(fields.policy, fields.tools);
   checkAnsweringMachine(fields.answering_machine);
+  checkAnalysis(fields.analysis, fields.policy);
   return { _id: id, ...fields, tools: sealToolHeaders(box, fields.tools), tool_secret_sealed: null, created_at: now, updated_at: now };
 }
 
@@ -172,7 +204,13 @@ export function botRoutes(router: Router, svc: Services): void {
       if (!existing) throw apiError('bot_not_found');
       const { _id, created_at, updated_at, tool_secret_sealed, tools: currentTools, ...current } = readBot(existing);
       const { tools: patchTools, ...rest } = patch;
-      const merged = withDefaults({ ...current, ...rest, answering_machine: { ...current.answering_machine, ...rest.answering_machine }, tools: [] } as BotCreateT);
+      const merged = withDefaults({
+        ...current,
+        ...rest,
+        answering_machine: { ...current.answering_machine, ...rest.answering_machine },
+        analysis: { ...current.analysis, ...rest.analysis },
+        tools: [],
+      } as BotCreateT);
       checkTemplates(merged);
       let tools = currentTools;
       if (patchTools !== undefined) {
@@ -182,6 +220,7 @@ export function botRoutes(router: Router, svc: Services): void {
       }
       checkPolicy(merged.policy, tools);
       checkAnsweringMachine(merged.answering_machine);
+      checkAnalysis(merged.analysis, merged.policy);
       // Guarded by the version we read, so two concurrent edits cannot silently merge into an invalid bot.
       const now = svc.now();
       const doc = { ...merged, tools, tool_secret_sealed };

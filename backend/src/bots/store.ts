@@ -1,7 +1,7 @@
 // Bots as stored: the document, its public shape, reading with defaults (migrate on read), and the lookup
 // dial-out, the worker config, inbound and call creation use. The admin routes are in routes.ts.
 import type { Db } from 'mongodb';
-import { BOT_DEFAULTS, type Bot, type BotCreate, type BotTool, type BotToolPublic } from '@voice-platform/schemas';
+import { BOT_DEFAULTS, type AnalysisSettings, type Bot, type BotCreate, type BotTool, type BotToolPublic } from '@voice-platform/schemas';
 import { COLLECTIONS } from '../stores.js';
 import type { CacheTable, CacheView } from '../cacheTable.js';
 import { SecretBox } from '../secretBox.js';
@@ -100,6 +100,16 @@ export function publicBot(doc: BotDoc): Bot {
   };
 }
 
+/** Post-call analysis settings with their defaults (a field's description ''). */
+function withAnalysisDefaults(a: Partial<AnalysisSettings> | undefined): AnalysisSettings {
+  const d = BOT_DEFAULTS.analysis;
+  return {
+    summary: a?.summary ?? d.summary,
+    fields: (a?.fields ?? d.fields).map((f) => ({ ...f, description: f.description ?? '' })),
+    success: a?.success ?? d.success,
+  };
+}
+
 /** The body's fields with every default filled in. */
 export function withDefaults(body: BotCreate) {
   const variables = (body.variables ?? BOT_DEFAULTS.variables).map((v) => ({ name: v.name, required: v.required ?? false, description: v.description ?? '' }));
@@ -118,6 +128,7 @@ export function withDefaults(body: BotCreate) {
     turn_detection: body.turn_detection ?? BOT_DEFAULTS.turn_detection,
     dtmf: body.dtmf ?? BOT_DEFAULTS.dtmf,
     answering_machine: { ...BOT_DEFAULTS.answering_machine, ...body.answering_machine },
+    analysis: withAnalysisDefaults(body.analysis),
     max_call_seconds: body.max_call_seconds ?? BOT_DEFAULTS.max_call_seconds,
   };
 }

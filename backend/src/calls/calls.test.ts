@@ -66,6 +66,7 @@ describe('call lifecycle events', () => {
       transfer: null,
       answered_by: null,
       amd_ms: null,
+      analysis: null,
     });
     for (const status of ['failed', 'queued', 'in_progress']) {
       expect((await event(id, { status }).expect(409)).body.error.code).toBe('conflict');

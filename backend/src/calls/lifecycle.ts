@@ -6,7 +6,8 @@
 // marked due on the call in the move's own write until the outbox has it, so a move whose emit never
 // happened (a crash or a store failure after the write) is sent by the call's next move or repeat. A move
 // that leaves the call settled (ended, no event due) moves its record from `calls_live` to `calls`
-// (calls/store.ts), under the same lock.
+// (calls/store.ts), under the same lock. A terminal move of a call whose bot asks for a post-call analysis
+// records the analysis as pending in the same write (analysis/jobs.ts), so the job is never lost.
 import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -19,6 +20,7 @@ import { withDocLock } from '../locks.js';
 import { emitCallMove, emitDueEvents, emitRecordingArrived, moveEvent } from '../webhooks/outbox.js';
 import { archiveIfSettled, callCollection, locateCall, storedAction, type CallDoc } from './store.js';
 import { settleContact } from '../campaigns/store.js';
+import { analysisOnEnd, scheduleAnalysis } from '../analysis/jobs.js';
 
 interface LifecycleDeps {
   db: Db;
@@ -141,7 +143,11 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
       if (isTerminal(current.status) || CALL_STATUS_RANK[ev.status] <= CALL_STATUS_RANK[current.status]) throw conflict(current.status, ev.status);
       const set: Record<string, unknown> = { status: ev.status, [`status_times.${ev.status}`]: ev.at, ...extra, ...(transfer ? { transfer } : {}) };
       if (ev.status === 'in_progress') set.started_at = ev.at;
-      if (isTerminal(ev.status)) set.ended_at = ev.at;
+      if (isTerminal(ev.status)) {
+        set.ended_at = ev.at;
+        const analysis = await analysisOnEnd(deps.db, current.bot_id, new Date((deps.clock ?? Date.now)()));
+        if (analysis) set.analysis = analysis;
+      }
       // The move's event is due until the outbox has it (emitCallMove removes the mark).
       const due = moveEvent(ev.status);
       const push = { ...(due ? { webhook_due: due } : {}), ...(acts.length ? { actions: { $each: acts } } : {}) };
@@ -161,6 +167,7 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
         if (ev.status === 'in_progress') after.started_at = ev.at;
         if (isTerminal(ev.status)) after.ended_at = ev.at;
         await emitCallMove(emit, after, opts.recordingFollows ?? true);
+        if (set.analysis) await scheduleAnalysis(deps.redis, id, (set.analysis as { due_at: Date }).due_at.getTime());
       }
     } else if (Object.keys(extra).length || acts.length || transfer) {
       // A repeat of the current status may add what was not known yet (e.g. the recording after the end,

@@ -18,6 +18,7 @@
 import { MongoServerError, type Db, type Document, type Filter, type FindOptions } from 'mongodb';
 import { TERMINAL_CALL_STATUSES, type AnsweredBy, type Call, type CallAction, type CallDirection, type CallStatus, type CallTransfer, type callIdentityFields } from '@voice-platform/schemas';
 import { COLLECTIONS } from '../stores.js';
+import { analysisPending, publicAnalysis, type StoredAnalysis } from '../analysis/record.js';
 
 export interface CallDoc {
   _id: string;
@@ -40,7 +41,7 @@ export interface CallDoc {
   status_times: Partial<Record<CallStatus, Date>>;
   /** Status events whose move landed but which the webhook outbox has not taken yet (set in the move's own
    *  write, removed after the emit: webhooks/outbox.ts); a later move or repeat of the call sends them. */
-  webhook_due?: Array<'call.ringing' | 'call.in_progress' | 'call.ended'>;
+  webhook_due?: Array<'call.ringing' | 'call.in_progress' | 'call.ended' | 'call.analyzed'>;
   /** Ids of the reported events applied to this call (lifecycle.ts dedupes retries on them). */
   event_ids?: string[];
   /** What the bot did, appended from the worker's events (absent on calls stored before actions). */
@@ -49,6 +50,8 @@ export interface CallDoc {
   /** Answering machine detection's verdict and when it came (absent: not detected). */
   answered_by?: AnsweredBy | null;
   amd_ms?: number | null;
+  /** Post-call analysis (analysis/): pending from the end (a bot that asks for one) until the dialler has it. */
+  analysis?: StoredAnalysis | null;
   /** Inbound calls only: the room LiveKit's dispatch rule put the caller in (other calls' rooms are named by the id). */
   room_name?: string;
   /** Campaign dials only (campaigns/): the campaign, its contact and which attempt of that contact this is. */
@@ -67,8 +70,8 @@ const chosenCallIds = (db: Db) => db.collection<{ _id: string }>(COLLECTIONS.cho
 
 const isDuplicate = (err: unknown) => err instanceof MongoServerError && err.code === 11000;
 
-/** Ended and no status event of it still due: the call's record is final (but for a late recording report). */
-export const isSettled = (doc: Pick<CallDoc, 'status' | 'webhook_due'>) => TERMINAL_CALL_STATUSES.includes(doc.status) && !doc.webhook_due?.length;
+/** Ended, no status event of it still due and no analysis pending: the call's record is final (but for a late recording report). */
+export const isSettled = (doc: Pick<CallDoc, 'status' | 'webhook_due' | 'analysis'>) => TERMINAL_CALL_STATUSES.includes(doc.status) && !doc.webhook_due?.length && !analysisPending(doc.analysis);
 
 /**
  * Stores a new call (queued, or settled at once: an inbound call refused on arrival). `chosenId`: the caller
@@ -228,6 +231,7 @@ export function publicCall(doc: CallDoc): Call {
     ...callActions(doc),
     answered_by: doc.answered_by ?? null,
     amd_ms: doc.amd_ms ?? null,
+    analysis: publicAnalysis(doc.analysis),
   };
 }
 

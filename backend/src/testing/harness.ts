@@ -16,6 +16,7 @@ import { seedAdmin } from '../auth/seed.js';
 import { createSweeper, type Sweeper } from '../calls/sweeper.js';
 import { createWebhookDeliverer, type WebhookDeliverer } from '../webhooks/deliverer.js';
 import { createCampaignDialler, type CampaignDialler, type DiallerStep } from '../campaigns/dialler.js';
+import { createAnalysisRunner, type AnalysisRunner, type AnalysisRunnerOptions } from '../analysis/runner.js';
 import type { Metrics } from '../metrics.js';
 import { telephonyFromSettings } from '../telephony/livekit.js';
 
@@ -48,6 +49,8 @@ export interface Harness {
   deliverer(opts?: { metrics?: Metrics; consumerName?: string }): WebhookDeliverer;
   /** A dialler's campaign dialler on the same stores and clock (call several for several replicas). */
   campaignDialler(opts?: { crashAfter?: (step: DiallerStep, contactId: string) => boolean }): CampaignDialler;
+  /** A dialler's post-call analysis runner on the same stores, clock and log (call several for several replicas). */
+  analysisRunner(opts?: AnalysisRunnerOptions & { metrics?: Metrics }): AnalysisRunner;
   close(): Promise<void>;
 }
 
@@ -112,6 +115,9 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     },
     campaignDialler(o = {}) {
       return createCampaignDialler({ ...deps(), metrics: app.metrics, ...(o.crashAfter ? { crashAfter: o.crashAfter } : {}) });
+    },
+    analysisRunner(o = {}) {
+      return createAnalysisRunner({ ...deps(), ...o, metrics: o.metrics ?? app.metrics });
     },
     async close() {
       // The app's logs go to test-artifacts/logs/ with the suite's, for the secrets check after `make test`.

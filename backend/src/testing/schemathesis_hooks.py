@@ -50,6 +50,11 @@ _rule(("createBot", "updateBot"), r"tools\.\d+\.whisper", r"warm mode only")
 _rule(("createBot", "updateBot"), r"policy\.intents\.\d+\.examples", r"^needs at least one example, or dtmf$")
 _rule(("createBot", "updateBot"), r"policy\.intents\.\d+\.action\.tool", r"(is not one of the bot's tools|is not an http, transfer_call or send_dtmf tool.*)")
 _rule(("createBot", "updateBot"), r"policy\.intents\.\d+\.on_error_reply", r"it needs an action$")
+# Post-call analysis (docs/design.md §10): field names unique, enum values for enum fields only (required there,
+# each once); an intent's `sets` name analysis fields with a value of the field's type.
+_rule(("createBot", "updateBot"), r"analysis\.fields\.\d+\.name", r" names another field already$")
+_rule(("createBot", "updateBot"), r"analysis\.fields\.\d+\.values(\.\d+)?", r"^(is required for an enum field.*|is for enum fields only .*|.* is listed twice)$")
+_rule(("createBot", "updateBot"), r"policy\.intents\.\d+\.sets\..+", r"^(.* is not one of the bot's analysis fields|must be an? \w+: the field's type|must be one of the enum field's values .*)$")
 # PATCH of a trunk: a new password needs a username, this PATCH's or the stored one.
 _rule(("updateOutboundTrunk",), r"auth_password", r"^needs auth_username$")
 # Call events: times may not lie before the call's creation or its last status time (server state).

@@ -6,6 +6,8 @@
 //    died before the XACK is taken over after RECLAIM_IDLE_MS (XAUTOCLAIM). Events the stream could not
 //    take (Redis away: outbox.ts) wait in MongoDB's webhook_outbox; each pass fans them out the same way
 //    and deletes each only after. An event in both (an XADD that timed out yet landed) makes one delivery.
+//    A webhook with include_transcript gets call.ended and call.analyzed with the transcript the event
+//    carries beside its body (outbox.ts withTranscript); the others get the body as it is.
 // 2. Dispatch: due pending deliveries (MongoDB, index status_due) are attempted, at most
 //    WEBHOOK_CONCURRENCY at once per process and WEBHOOK_CONCURRENCY_PER_WEBHOOK per webhook, so a slow
 //    receiver holds a bounded number of sockets and cannot starve the others. An attempt needs the
@@ -36,7 +38,7 @@ import { withDocLock } from '../locks.js';
 import { archiveIfSettled, liveCalls, locateCall } from '../calls/store.js';
 import { AddressRefused, bareHost, guardedLookup, isNonPublicAddress } from './addresses.js';
 import { deliveryLeaseKey, ENDED_PENDING_KEY, WEBHOOK_CONSUMER_GROUP, WEBHOOK_EVENTS_STREAM } from './keys.js';
-import { emitDueEvents, emitRecordingArrived, fallbackOutbox, releaseHeldEnd } from './outbox.js';
+import { emitDueEvents, emitRecordingArrived, fallbackOutbox, releaseHeldEnd, withTranscript } from './outbox.js';
 import { attempts as attemptsOf, deliveries as deliveriesOf, webhooks as webhooksOf, webhookSecretBox, type DeliveryDoc, type DeliveryStatus } from './store.js';
 
 /** An outbox entry fanned out by nobody for this long (its deliverer died) is taken over. */
@@ -173,18 +175,20 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
   }
 
   /** One delivery per subscribed active webhook (or the test event's one webhook); a second fan-out of the event makes none. */
-  async function fanOutEvent(ev: { id: string; type: string; body: string; webhookId?: string | null }): Promise<void> {
+  async function fanOutEvent(ev: { id: string; type: string; body: string; webhookId?: string | null; transcript?: string | null }): Promise<void> {
     const targets = ev.webhookId
       ? await hooks.find({ _id: ev.webhookId }, { projection: { _id: 1 } }).toArray()
-      : (await hooks.find({ active: true }, { projection: { _id: 1, events: 1 } }).toArray()).filter((h) => (h.events as string[]).includes(ev.type));
+      : (await hooks.find({ active: true }, { projection: { _id: 1, events: 1, include_transcript: 1 } }).toArray()).filter((h) => (h.events as string[]).includes(ev.type));
     const now = new Date(clock());
+    let full: string | undefined;
     for (const target of targets) {
+      const body = target.include_transcript && ev.transcript ? (full ??= withTranscript(ev.body, ev.transcript)) : ev.body;
       const doc: DeliveryDoc = {
         _id: `${ev.id}_${target._id}`,
         webhook_id: target._id,
         event_id: ev.id,
         type: ev.type as WebhookDeliveredType,
-        body: ev.body,
+        body,
         status: 'pending',
         attempts: 0,
         next_attempt_at: now,
@@ -204,7 +208,7 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
     for (const [streamId, fields] of entries) {
       const f: Record<string, string> = {};
       for (let i = 0; fields && i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
-      if (f.id && f.type && f.body) await fanOutEvent({ id: f.id, type: f.type, body: f.body, webhookId: f.webhook_id });
+      if (f.id && f.type && f.body) await fanOutEvent({ id: f.id, type: f.type, body: f.body, webhookId: f.webhook_id, transcript: f.transcript });
       await redis.multi().xack(WEBHOOK_EVENTS_STREAM, WEBHOOK_CONSUMER_GROUP, streamId).xdel(WEBHOOK_EVENTS_STREAM, streamId).exec();
     }
   }
@@ -215,7 +219,7 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
     for (let batch = 0; batch < FALLBACK_BATCHES_PER_PASS; batch++) {
       const docs = await fallback.find({}).sort({ created_at: 1, _id: 1 }).limit(BATCH).toArray();
       for (const d of docs) {
-        await fanOutEvent({ id: d._id, type: d.type, body: d.body, webhookId: d.webhook_id });
+        await fanOutEvent({ id: d._id, type: d.type, body: d.body, webhookId: d.webhook_id, transcript: d.transcript });
         await fallback.deleteOne({ _id: d._id });
         n++;
       }
@@ -284,7 +288,7 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
     let after = '';
     for (;;) {
       const page = await calls
-        .find({ webhook_due: { $in: ['call.ringing', 'call.in_progress', 'call.ended'] }, _id: { $gt: after } }, { projection: { _id: 1, webhook_due: 1 } })
+        .find({ webhook_due: { $in: ['call.ringing', 'call.in_progress', 'call.ended', 'call.analyzed'] }, _id: { $gt: after } }, { projection: { _id: 1, webhook_due: 1 } })
         .sort({ _id: 1 })
         .limit(BATCH)
         .toArray();

@@ -21,15 +21,21 @@
 // in ENDED_PENDING_KEY; the report that brings recording_key or recording_error emits call.ended, or the
 // deliverer does after WEBHOOK_RECORDING_WAIT_SECONDS. Whoever removes the call from the set (ZREM → 1)
 // emits; its `webhook_due` mark stays until then.
+//
+// call.analyzed (docs/design.md §10) is recorded due on the call in the same write as its analysis result
+// (analysis/runner.ts) and sent like a status event (emitDueEvents; the deliverer's scan for stranded marks), with
+// a fixed id too. call.ended and call.analyzed carry the call's transcript beside the event (`transcript`): the
+// fan-out puts it into `data.transcript` of the deliveries to webhooks with include_transcript only.
 import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { MongoServerError, ObjectId, type Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { TERMINAL_CALL_STATUSES, type CallStatus, type WebhookCallData, type WebhookDeliveredType, type WebhookEventType } from '@voice-platform/schemas';
+import { TERMINAL_CALL_STATUSES, type CallStatus, type TranscriptEntry, type WebhookCallAnalyzedData, type WebhookCallData, type WebhookDeliveredType, type WebhookEventType } from '@voice-platform/schemas';
 import type { Metrics } from '../metrics.js';
 import { COLLECTIONS } from '../stores.js';
 import { callActions, callIdentity, clearDue, iso, statusTimes, type CallDoc } from '../calls/store.js';
+import { publicAnalysis } from '../analysis/record.js';
 import { ENDED_PENDING_KEY, OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from './keys.js';
 
 export type WebhookEmitMetrics = Pick<Metrics, 'webhookEmitFailures' | 'webhookFallbacks' | 'webhookHeldTotal' | 'webhookHeld'>;
@@ -61,6 +67,8 @@ export interface OutboxDoc {
   body: string;
   /** A test event's one webhook; null: every subscribed webhook. */
   webhook_id: string | null;
+  /** call.ended and call.analyzed: the call's transcript (JSON), for the webhooks with include_transcript (absent otherwise). */
+  transcript?: string;
   created_at: Date;
 }
 
@@ -68,10 +76,26 @@ export const fallbackOutbox = (db: Db) => db.collection<OutboxDoc>(COLLECTIONS.w
 
 const isDuplicate = (err: unknown) => err instanceof MongoServerError && err.code === 11000;
 
-function newEvent(deps: EmitDeps, type: WebhookDeliveredType, data: object, opts: { webhookId?: string; id?: string }): OutboxDoc {
+interface EventOptions {
+  webhookId?: string;
+  id?: string;
+  /** The transcript offered to webhooks with include_transcript (see withTranscript). */
+  transcript?: TranscriptEntry[];
+}
+
+function newEvent(deps: EmitDeps, type: WebhookDeliveredType, data: object, opts: EventOptions): OutboxDoc {
   const id = opts.id ?? `evt_${new ObjectId().toHexString()}`;
   const at = new Date((deps.clock ?? Date.now)());
-  return { _id: id, type, body: JSON.stringify({ id, type, created_at: at.toISOString(), data }), webhook_id: opts.webhookId ?? null, created_at: at };
+  const doc: OutboxDoc = { _id: id, type, body: JSON.stringify({ id, type, created_at: at.toISOString(), data }), webhook_id: opts.webhookId ?? null, created_at: at };
+  if (opts.transcript) doc.transcript = JSON.stringify(opts.transcript);
+  return doc;
+}
+
+/** The body delivered to a webhook with include_transcript: the event's, with its transcript as `data.transcript`. */
+export function withTranscript(body: string, transcript: string | undefined | null): string {
+  if (!transcript) return body;
+  const event = JSON.parse(body) as { data: Record<string, unknown> };
+  return JSON.stringify({ ...event, data: { ...event.data, transcript: JSON.parse(transcript) as unknown } });
 }
 
 const recorded = (doc: OutboxDoc): RecordedEvent => ({ id: doc._id, type: doc.type, created_at: doc.created_at.toISOString() });
@@ -79,8 +103,9 @@ const recorded = (doc: OutboxDoc): RecordedEvent => ({ id: doc._id, type: doc.ty
 /** The stream, else the fallback collection; throws (Redis's error) when neither takes the event. */
 async function store(deps: EmitDeps, doc: OutboxDoc): Promise<'stream' | 'fallback'> {
   const target = doc.webhook_id ? ['webhook_id', doc.webhook_id] : [];
+  const transcript = doc.transcript !== undefined ? ['transcript', doc.transcript] : [];
   try {
-    await deps.redis.xadd(WEBHOOK_EVENTS_STREAM, 'MAXLEN', '~', String(OUTBOX_MAX_EVENTS), '*', 'id', doc._id, 'type', doc.type, 'body', doc.body, ...target);
+    await deps.redis.xadd(WEBHOOK_EVENTS_STREAM, 'MAXLEN', '~', String(OUTBOX_MAX_EVENTS), '*', 'id', doc._id, 'type', doc.type, 'body', doc.body, ...target, ...transcript);
     return 'stream';
   } catch (redisErr) {
     try {
@@ -105,7 +130,7 @@ export async function recordWebhookEvent(deps: EmitDeps, type: WebhookDeliveredT
  * Emits an event to every active webhook subscribed to `type` (campaigns call this too). Never throws:
  * resolves to the event and where it went, or null when it was lost (the in-memory queue was full).
  */
-export async function emitWebhookEvent(deps: EmitDeps, type: WebhookEventType, data: object, opts: { id?: string } = {}): Promise<(RecordedEvent & { handoff: Handoff }) | null> {
+export async function emitWebhookEvent(deps: EmitDeps, type: WebhookEventType, data: object, opts: Omit<EventOptions, 'webhookId'> = {}): Promise<(RecordedEvent & { handoff: Handoff }) | null> {
   const doc = newEvent(deps, type, data, opts);
   try {
     return { ...recorded(doc), handoff: await store(deps, doc) };
@@ -222,7 +247,16 @@ export function callEventData(doc: CallDoc): WebhookCallData {
   };
 }
 
-type CallEventType = 'call.queued' | 'call.ringing' | 'call.in_progress' | 'call.ended';
+/** The call's transcript in its public shape (the call record's). */
+export const callTranscript = (doc: CallDoc): TranscriptEntry[] =>
+  (doc.transcript ?? []).map((t) => ({ role: t.role, text: t.text, at: t.at.toISOString(), ...(t.dtmf ? { dtmf: true } : {}) }));
+
+/** `data` of call.analyzed: the call as it stands and its analysis (done, failed or skipped). */
+export function analyzedEventData(doc: CallDoc): WebhookCallAnalyzedData {
+  return { ...callEventData(doc), analysis: publicAnalysis(doc.analysis)! };
+}
+
+type CallEventType = 'call.queued' | 'call.ringing' | 'call.in_progress' | 'call.ended' | 'call.analyzed';
 /** The status event a move records on the call until the outbox has it (CallDoc.webhook_due). */
 export type CallMoveEvent = NonNullable<CallDoc['webhook_due']>[number];
 
@@ -234,16 +268,18 @@ export type CallMoveEvent = NonNullable<CallDoc['webhook_due']>[number];
 export const callEventId = (callId: string, type: CallEventType) => `evt_${createHash('sha256').update(`${callId}\n${type}`).digest('hex').slice(0, 24)}`;
 
 export const emitCallEvent = (deps: EmitDeps, type: CallEventType, doc: CallDoc) =>
-  emitWebhookEvent(deps, type, callEventData(doc), { id: callEventId(doc._id, type) });
+  type === 'call.analyzed'
+    ? emitWebhookEvent(deps, type, analyzedEventData(doc), { id: callEventId(doc._id, type), transcript: callTranscript(doc) })
+    : emitWebhookEvent(deps, type, callEventData(doc), { id: callEventId(doc._id, type), ...(type === 'call.ended' ? { transcript: callTranscript(doc) } : {}) });
 
-const MOVE_EVENTS: Partial<Record<CallStatus, CallMoveEvent>> = { ringing: 'call.ringing', in_progress: 'call.in_progress' };
-const EVENT_STATUS: Record<Exclude<CallMoveEvent, 'call.ended'>, CallStatus> = { 'call.ringing': 'ringing', 'call.in_progress': 'in_progress' };
+const MOVE_EVENTS: Partial<Record<CallStatus, 'call.ringing' | 'call.in_progress'>> = { ringing: 'call.ringing', in_progress: 'call.in_progress' };
+const EVENT_STATUS: Record<Exclude<CallMoveEvent, 'call.ended' | 'call.analyzed'>, CallStatus> = { 'call.ringing': 'ringing', 'call.in_progress': 'in_progress' };
 
 /** The event of a move to `status` (none for dialing). */
-export const moveEvent = (status: CallStatus): CallMoveEvent | null => (TERMINAL_CALL_STATUSES.includes(status) ? 'call.ended' : (MOVE_EVENTS[status] ?? null));
+export const moveEvent = (status: CallStatus): Exclude<CallMoveEvent, 'call.analyzed'> | null => (TERMINAL_CALL_STATUSES.includes(status) ? 'call.ended' : (MOVE_EVENTS[status] ?? null));
 
 /** Sends a call event and, once the outbox has it (not only this process's memory), removes its `webhook_due` mark. */
-async function sendMoveEvent(deps: EmitDeps, type: CallMoveEvent, doc: CallDoc): Promise<void> {
+export async function sendMoveEvent(deps: EmitDeps, type: CallMoveEvent, doc: CallDoc): Promise<void> {
   const sent = await emitCallEvent(deps, type, doc);
   if (!sent || sent.handoff === 'held') return; // the mark stays: the call's next move or repeat sends it again
   await clearDue(deps.db, doc._id, type).catch((err: unknown) => deps.logger.warn({ err, call_id: doc._id, event_type: type }, 'webhook event sent but not marked on the call; its next move sends it again (same id)'));
@@ -276,7 +312,8 @@ export async function emitCallMove(deps: EmitDeps, doc: CallDoc, recordingFollow
  */
 export async function emitDueEvents(deps: EmitDeps, doc: CallDoc, recordingFollows: boolean): Promise<void> {
   for (const type of doc.webhook_due ?? []) {
-    await emitCallMove(deps, type === 'call.ended' ? doc : { ...doc, status: EVENT_STATUS[type] }, recordingFollows);
+    if (type === 'call.analyzed') await sendMoveEvent(deps, type, doc);
+    else await emitCallMove(deps, type === 'call.ended' ? doc : { ...doc, status: EVENT_STATUS[type] }, recordingFollows);
   }
 }
 

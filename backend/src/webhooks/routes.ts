@@ -59,6 +59,7 @@ export function webhookRoutes(router: Router, svc: Services, metrics: Metrics): 
       description: body.description ?? null,
       secret_sealed: box.seal(secret),
       active: true,
+      include_transcript: body.include_transcript ?? false,
       created_at: now,
       updated_at: now,
     };
@@ -96,6 +97,7 @@ export function webhookRoutes(router: Router, svc: Services, metrics: Metrics): 
     if (patch.events !== undefined) set.events = patch.events;
     if (patch.description !== undefined) set.description = patch.description;
     if (patch.active !== undefined) set.active = patch.active;
+    if (patch.include_transcript !== undefined) set.include_transcript = patch.include_transcript;
     const res = await col().updateOne({ _id: id }, { $set: set });
     if (res.matchedCount === 0) throw apiError('not_found', 'webhook not found');
     svc.logger.info({ req_id: ctx.state.requestId, webhook_id: id, fields: Object.keys(patch) }, 'webhook updated');

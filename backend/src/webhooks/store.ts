@@ -14,6 +14,8 @@ export interface WebhookDoc {
   /** AES-GCM box of the `whsec_…` secret. */
   secret_sealed: string;
   active: boolean;
+  /** call.ended and call.analyzed carry the transcript (absent on webhooks made before: false). */
+  include_transcript?: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -73,6 +75,7 @@ export function publicWebhook(doc: WebhookDoc): Webhook {
     events: doc.events,
     description: doc.description,
     active: doc.active,
+    include_transcript: doc.include_transcript ?? false,
     created_at: doc.created_at.toISOString(),
     updated_at: doc.updated_at.toISOString(),
   };

@@ -119,7 +119,7 @@ describe('webhooks admin API', () => {
     const secret = res.body.secret as string;
     expect(secret).toMatch(/^whsec_[A-Za-z0-9]{32}$/);
     const now = new Date(h.clock.ms).toISOString();
-    expect(res.body).toEqual({ id: expect.any(String), url: 'https://93.184.216.34/hooks', events: ['call.ended', 'call.queued'], description: 'CRM', secret, active: true, created_at: now, updated_at: now });
+    expect(res.body).toEqual({ id: expect.any(String), url: 'https://93.184.216.34/hooks', events: ['call.ended', 'call.queued'], description: 'CRM', secret, active: true, include_transcript: false, created_at: now, updated_at: now });
     expect(res.headers.location).toBe(`/api/v1/webhooks/${res.body.id}`);
     const id = res.body.id as string;
     const { secret: _shownOnce, ...shape } = res.body;

@@ -4,7 +4,7 @@
 import { html, nothing } from 'lit';
 import { WEBHOOK_EVENT_TYPES, type Webhook, type WebhookCreated, type WebhookDeliveryAttempt, type WebhookEventType } from '@voice-platform/schemas/webhooks.js';
 import { ResourcePage, type Editing as EditingOf, type Prepared } from '../components/resource-page.js';
-import { errorBanner, field } from '../components/field.js';
+import { checkbox, errorBanner, field } from '../components/field.js';
 import { api, ApiError } from '../api.js';
 import { attemptSummary, EVENT_LABELS, emptyWebhookForm, webhookCreateBody, webhookToForm, webhookUpdateBody, type WebhookForm } from '../webhookForm.js';
 
@@ -161,6 +161,13 @@ export class VpWebhooksPage extends ResourcePage<Webhook, WebhookForm, object, W
           )}
           ${this.errors.events ? html`<p class="error-text" id="webhook-events-error">${this.errors.events}</p>` : nothing}
         </fieldset>
+        ${checkbox({
+          id: 'webhook-include-transcript',
+          label: 'Include the transcript in call.ended and call.analyzed',
+          checked: f.include_transcript,
+          onChange: (c) => this.set({ include_transcript: c }, 'include_transcript'),
+          hint: 'What was said, in order (data.transcript). Off: read it with GET /api/v1/calls/{id}.',
+        })}
         ${field({ id: 'webhook-description', label: 'Description', error: this.errors.description, hint: 'Optional, for you.' }, (a) =>
           html`<input id=${a.id} .value=${f.description} maxlength="500" aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid}
             @input=${(e: Event) => this.set({ description: (e.target as HTMLInputElement).value }, 'description')} />`,
@@ -221,7 +228,7 @@ export class VpWebhooksPage extends ResourcePage<Webhook, WebhookForm, object, W
         ${this.items.map(
           (w) => html`<tr data-webhook-id=${w.id}>
             <td><code>${w.url}</code>${w.description ? html`<br /><span class="hint">${w.description}</span>` : nothing}</td>
-            <td><ul class="plain-list">${w.events.map((t) => html`<li><code>${t}</code></li>`)}</ul></td>
+            <td><ul class="plain-list">${w.events.map((t) => html`<li><code>${t}</code></li>`)}</ul>${w.include_transcript ? html`<span class="hint">with the transcript</span>` : nothing}</td>
             <td>${w.active ? html`<span class="badge badge-good" data-badge="active">Active</span>` : html`<span class="badge badge-info" data-badge="paused">Paused</span>`}</td>
             <td class="row-actions">
               <button class="small" aria-label="Edit ${w.url}" @click=${() => this.openEdit(w)}>Edit</button>

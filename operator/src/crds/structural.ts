@@ -29,6 +29,12 @@ function convert(s: Json): Json {
       const { anyOf: _anyOf, ...rest } = s;
       return convert({ ...rest, type: 'string', enum: variants.map((v) => v.const) });
     }
+    // A scalar of several types (a string, number or boolean: a post-call analysis value) takes any value here;
+    // the backend checks it.
+    if (variants.every((v) => ['string', 'number', 'integer', 'boolean'].includes(v.type as string) && v.const === undefined)) {
+      const { anyOf: _anyOf, ...rest } = s;
+      return { ...(typeof rest.description === 'string' ? { description: rest.description } : {}), 'x-kubernetes-preserve-unknown-fields': true };
+    }
     throw new Error(`unsupported anyOf in CRD schema: ${JSON.stringify(s).slice(0, 200)}`);
   }
   if (s.type === undefined && Object.keys(s).filter((k) => k !== 'description').length === 0) {
