@@ -215,3 +215,32 @@ describe('GET /api/v1/campaigns/{id}/contacts.csv', () => {
     expect(res.text).toBe(`${[...HEADER, 'var_customer_name', 'var_plan', 'var_note'].join(',')}\r\n`);
   });
 });
+
+describe('the post-call analysis columns', () => {
+  it("a bot with analysis settings adds analysis_status, analysis_summary, analysis_success and data_<field> from the last call", async () => {
+    const analysed = await createBot(h, auth, {
+      ...BOT,
+      analysis: { summary: true, fields: [{ name: 'outcome', type: 'enum', values: ['paid', 'promised'] }, { name: 'amount', type: 'number' }], success: 'The caller promised to pay.' },
+    });
+    const res = await h.http
+      .post('/api/v1/campaigns')
+      .set(admin())
+      .send({ name: 'Analysed', bot_id: analysed, timezone: 'Europe/Berlin', windows: [], max_concurrency: 5, calls_per_second: 10, retry: { max_attempts: 1, delay_seconds: 600, on: ['busy'] } })
+      .expect(201);
+    const campaignId = res.body.id as string;
+    const numbers = [freshNumber(), freshNumber(), freshNumber()];
+    await h.http.post(`/api/v1/campaigns/${campaignId}/contacts`).set(admin()).send({ contacts: numbers.map((n) => ({ to_number: n, variables: { customer_name: 'Ada' } })) }).expect(200);
+    const [done, pending] = await contacts(h.db).find({ campaign_id: campaignId }).sort({ created_at: 1, _id: 1 }).limit(2).toArray();
+    const analysis = { status: 'done' as const, summary: '=The caller promised, "soon".', data: { outcome: 'promised', amount: 40 }, success: true, error: null, completed_at: new Date(h.clock.ms) };
+    const dialAs = (contactId: string, extra: Partial<CallDoc>) => dial(campaignId, contactId, 'completed', { end_reason: 'bot_hangup', bot_id: analysed, ...extra });
+    await dialAs(done!._id, { analysis });
+    await dialAs(pending!._id, { analysis: { status: 'pending', summary: null, data: null, success: null, error: null, completed_at: null } });
+    const { header, rows } = readExport((await h.http.get(`/api/v1/campaigns/${campaignId}/contacts.csv`).set(admin()).expect(200)).text);
+    expect(header).toEqual([...HEADER, 'analysis_status', 'analysis_summary', 'analysis_success', 'data_outcome', 'data_amount', 'var_customer_name', 'var_plan', 'var_note']);
+    expect(rows.map((r) => [r.analysis_status, r.analysis_summary, r.analysis_success, r.data_outcome, r.data_amount])).toEqual([
+      ['done', `'=The caller promised, "soon".`, 'true', 'promised', '40'],
+      ['pending', '', '', '', ''],
+      ['', '', '', '', ''],
+    ]);
+  });
+});

@@ -5,6 +5,7 @@
 // and safe to open in a spreadsheet: a cell that starts like a formula is prefixed with `'`.
 import { Readable } from 'node:stream';
 import type { Db, Filter } from 'mongodb';
+import { analysisWanted } from '@voice-platform/schemas';
 import type { BotDoc } from '../bots/store.js';
 import { findCalls, type CallDoc } from '../calls/store.js';
 import { contacts, type ContactDoc } from './store.js';
@@ -17,7 +18,7 @@ type Cell = string | number | boolean | null | undefined;
 /** What one row is made from: the contact and its last call's record (null: not dialled, or the record is gone). */
 export interface ExportRow {
   contact: ContactDoc;
-  lastCall: Pick<CallDoc, '_id' | 'status' | 'end_reason' | 'answered_by' | 'amd_ms'> | null;
+  lastCall: Pick<CallDoc, '_id' | 'status' | 'end_reason' | 'answered_by' | 'amd_ms' | 'analysis'> | null;
 }
 
 export interface ExportColumn {
@@ -28,21 +29,24 @@ export interface ExportColumn {
 /** The fields of the last call the columns read (the projection of the calls query). */
 const CALL_FIELDS = { _id: 1, status: 1, end_reason: 1, answered_by: 1, amd_ms: 1 } as const;
 
-// ---------------------------------------------------------------------------------------------------------
-// Post-call analysis (docs/design.md §10) goes HERE, once calls carry `analysis`:
-//   - add `analysis: 1` to ANALYSIS_CALL_FIELDS (and `analysis` to ExportRow.lastCall's fields);
-//   - return from analysisColumns, in this order: `analysis_summary` (the call's analysis.summary, when the
-//     bot asks for a summary), `analysis_success` (analysis.success, when the bot has a success criterion),
-//     then `data_<field>` for each of the bot's analysis.fields (analysis.data[field]).
-// The columns sit between the call outcome and the variables; an empty list adds none.
-// ---------------------------------------------------------------------------------------------------------
-/** Extra fields of the last call the analysis columns read. */
-export const ANALYSIS_CALL_FIELDS: Record<string, 1> = {};
+/**
+ * Post-call analysis (docs/design.md §10), between the call outcome and the variables, for a bot that asks for one
+ * (none otherwise, or when the bot is gone): `analysis_status` (pending, done, failed or skipped; empty without an
+ * analysis), `analysis_summary` (when the bot asks for a summary), `analysis_success` (when it has a success
+ * criterion), then `data_<field>` for each of the bot's analysis fields, all from the contact's last call.
+ */
+export const ANALYSIS_CALL_FIELDS: Record<string, 1> = { analysis: 1 };
 
-/** The analysis columns of a campaign whose bot is `bot` (null: the bot is gone). None yet. */
 export function analysisColumns(bot: BotDoc | null): ExportColumn[] {
-  void bot;
-  return [];
+  const a = bot?.analysis;
+  if (!a || !analysisWanted(a)) return [];
+  const of = (r: ExportRow) => r.lastCall?.analysis ?? null;
+  return [
+    { header: 'analysis_status', cell: (r) => of(r)?.status },
+    ...(a.summary ? [{ header: 'analysis_summary', cell: (r: ExportRow) => of(r)?.summary }] : []),
+    ...(a.success !== null ? [{ header: 'analysis_success', cell: (r: ExportRow) => of(r)?.success }] : []),
+    ...a.fields.map((f) => ({ header: `data_${f.name}`, cell: (r: ExportRow) => of(r)?.data?.[f.name] })),
+  ];
 }
 
 const lastAttempt = (c: ContactDoc) => {

@@ -155,7 +155,9 @@ export function campaignPaths(d: DocHelpers): Record<string, object> {
           'The rows of `GET /api/v1/campaigns/{id}/contacts` (the same `status` filter and order: upload order), all of them in one file, ' +
           'streamed. Columns: `contact_id, to_number, status, attempts` (the count), `last_call_id, last_call_status, last_end_reason` (the ' +
           "last attempt's call: its record's status and end reason, which once it ended are the attempt's), `answered_by, amd_ms` (answering " +
-          "machine detection on that call; empty when it did not run), `next_attempt_at`, then a `var_<name>` column for each of the bot's " +
+          "machine detection on that call; empty when it did not run), `next_attempt_at`, then, for a bot with post-call analysis settings, " +
+          '`analysis_status`, `analysis_summary` (when it asks for a summary), `analysis_success` (when it has a success criterion) and a ' +
+          "`data_<field>` column per analysis field (that call's analysis), then a `var_<name>` column for each of the bot's " +
           'declared variables and each other variable name a contact holds (empty cells where a contact has none). RFC 4180: CRLF line ends; ' +
           'a field with a comma, double quote or line break is quoted, its quotes doubled; empty cells for nulls. Spreadsheet-safe: a cell ' +
           'starting with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `\'` (except a plain signed integer, such as an E.164 ' +
