@@ -3,7 +3,13 @@
 //   `chat.completion.chunk` objects, then `data: [DONE]`. Tool calls stream as the API streams them:
 //   `delta.tool_calls[]` pieces keyed by `index` (id, type and name in a call's first piece, its
 //   arguments spread over the next ones, one call after the other), then `finish_reason: "tool_calls"`.
-//   A script (`chatScript`) gives each request its reply; `chats` keeps what each request asked.
+//   A script (`chatScript`) gives each request its reply; `chats` keeps what each request asked. Without
+//   `stream: true` the answer is one `chat.completion` object (`choices[0].message`), as the API's default.
+//   Structured outputs: `response_format: {type: "json_schema", json_schema: {name, strict, schema}}` is
+//   checked as the API checks it (a name of [A-Za-z0-9_-]{1,64}, a schema; strict: every object lists all its
+//   properties in `required` and sets `additionalProperties: false`, else 400 invalid_request_error) and
+//   answered with JSON text fitting the schema: `structuredReply` when set, else a value built from the schema
+//   (each property: its first enum value or type's first non-null, "stand-in" for strings, 0, true).
 // - OpenAI speech: POST /v1/audio/speech, `response_format: "pcm"` → chunked raw 24 kHz PCM16LE
 //   (real speech here: espeak-ng + sox).
 // - Deepgram live: WS /v1/listen with `Authorization: Token …`; binary audio in; `Results` messages
@@ -31,11 +37,15 @@ export interface ChatTurn {
   endCall?: boolean;
 }
 
-/** What one chat request asked: its messages, the names of the tools offered and its tool_choice. */
+/** What one chat request asked: its messages, the names of the tools offered, its tool_choice, whether it
+ *  streams, and its response_format (null: none). */
 export interface ChatRequest {
   messages: any[];
   tools: string[];
   toolChoice: unknown;
+  stream: boolean;
+  temperature: unknown;
+  responseFormat: any;
 }
 
 export interface CloudStandIn {
@@ -49,6 +59,8 @@ export interface CloudStandIn {
   chatScript: ChatTurn[];
   /** Every chat request, in order. */
   chats: ChatRequest[];
+  /** The answer to a json_schema response_format request (JSON-serialised as the message content); null: built from the schema. */
+  structuredReply: unknown;
   deepgramTranscript: string;
   /** The key the ElevenLabs endpoint accepts in `xi-api-key`. */
   elevenlabsKey: string;
@@ -71,6 +83,7 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     chatReply: 'The open amount is forty dollars. Anything else?',
     chatEndCall: false,
     chatScript: [] as ChatTurn[],
+    structuredReply: null as unknown,
     deepgramTranscript: 'how much',
     elevenlabsKey: 'xi-local',
   });
@@ -121,16 +134,95 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     });
   });
 
+  /** The API's refusal of a bad request: 400 with its error object. */
+  function badRequest(res: http.ServerResponse, message: string, param: string): void {
+    res.writeHead(400, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ error: { message, type: 'invalid_request_error', param, code: null } }));
+  }
+
+  /** The API's strict-mode rules for a json_schema response_format: the first problem, or null. */
+  function strictProblem(schema: any, at = 'schema'): string | null {
+    if (!schema || typeof schema !== 'object') return `${at} must be an object`;
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    if (types.includes('object')) {
+      const props = Object.keys(schema.properties ?? {});
+      if (schema.additionalProperties !== false) return `In context=(${at}), 'additionalProperties' is required to be supplied and to be false`;
+      const required: string[] = schema.required ?? [];
+      const missing = props.find((p) => !required.includes(p));
+      if (missing) return `In context=(${at}), 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'`;
+      for (const p of props) {
+        const problem = strictProblem(schema.properties[p], `${at}, properties, ${p}`);
+        if (problem) return problem;
+      }
+    }
+    if (types.includes('array') && schema.items) return strictProblem(schema.items, `${at}, items`);
+    return null;
+  }
+
+  /** A value fitting `schema`: its first enum value, else one of its (first non-null) type. */
+  function exampleOf(schema: any): unknown {
+    if (Array.isArray(schema?.enum)) return schema.enum.find((v: unknown) => v !== null) ?? null;
+    const type = (Array.isArray(schema?.type) ? schema.type : [schema?.type]).find((t: unknown) => t !== 'null');
+    switch (type) {
+      case 'object':
+        return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, v]) => [k, exampleOf(v)]));
+      case 'array':
+        return [];
+      case 'string':
+        return 'stand-in';
+      case 'number':
+      case 'integer':
+        return 0;
+      case 'boolean':
+        return true;
+      default:
+        return null;
+    }
+  }
+
   /** Each event is flushed before the next, as a live model's are, so a `break_mid_stream` comes after text reached the client. */
   function chat(res: http.ServerResponse, body: any, fault: Fault): void {
+    const format = body?.response_format ?? null;
+    const stream = body?.stream === true;
+    state.chats.push({
+      messages: body?.messages ?? [],
+      tools: (body?.tools ?? []).map((t: any) => t?.function?.name),
+      toolChoice: body?.tool_choice,
+      stream,
+      temperature: body?.temperature,
+      responseFormat: format,
+    });
+    let turn: ChatTurn;
+    if (format?.type === 'json_schema') {
+      const spec = format.json_schema;
+      if (!spec || typeof spec.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(spec.name)) return badRequest(res, "Invalid 'response_format.json_schema.name': a string of a-z, A-Z, 0-9, _ and - (at most 64)", 'response_format.json_schema.name');
+      if (!spec.schema || typeof spec.schema !== 'object') return badRequest(res, "Missing required parameter: 'response_format.json_schema.schema'", 'response_format.json_schema.schema');
+      const problem = spec.strict === true ? strictProblem(spec.schema) : null;
+      if (problem) return badRequest(res, `Invalid schema for response_format '${spec.name}': ${problem}.`, 'response_format');
+      turn = { text: JSON.stringify(state.structuredReply ?? exampleOf(spec.schema)) };
+    } else if (format !== null && format?.type !== 'text' && format?.type !== 'json_object') {
+      return badRequest(res, "Invalid value for 'response_format.type': expected one of 'text', 'json_object' or 'json_schema'", 'response_format.type');
+    } else {
+      turn = state.chatScript.shift() ?? { text: state.chatReply, endCall: state.chatEndCall };
+    }
+    const calls = [...(turn.toolCalls ?? []), ...(turn.endCall ? [{ id: 'call_end', name: 'end_call', arguments: '' }] : [])];
+    const base = { id: 'chatcmpl-local', created: Math.floor(Date.now() / 1000), model: body?.model ?? 'x' };
+    if (!stream) {
+      const message = {
+        role: 'assistant',
+        content: turn.text ?? null,
+        refusal: null,
+        ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
+      };
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, logprobs: null, finish_reason: calls.length ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } }));
+      return;
+    }
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
-    const base = { id: 'chatcmpl-local', object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: body?.model ?? 'x' };
+    const chunkBase = { ...base, object: 'chat.completion.chunk' };
     const write = (text: string) => new Promise<void>((resolve) => res.write(text, () => resolve()));
     const send = (delta: object, finish: string | null = null) =>
-      write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`);
-    state.chats.push({ messages: body?.messages ?? [], tools: (body?.tools ?? []).map((t: any) => t?.function?.name), toolChoice: body?.tool_choice });
-    const turn = state.chatScript.shift() ?? { text: state.chatReply, endCall: state.chatEndCall };
-    const calls = [...(turn.toolCalls ?? []), ...(turn.endCall ? [{ id: 'call_end', name: 'end_call', arguments: '' }] : [])];
+      write(`data: ${JSON.stringify({ ...chunkBase, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`);
     void (async () => {
       await send({ role: 'assistant', content: turn.text ? '' : null });
       const words = turn.text?.match(/\S+\s*/g) ?? [];
