@@ -1,5 +1,5 @@
 // The demo bot `make up` seeds: a payment reminder that runs fully offline (espeak-ng, pocketsphinx,
-// the scripted policy).
+// the scripted policy), its calls analysed offline after they end.
 import { MongoServerError, type Db } from 'mongodb';
 import type { BotCreate } from '@voice-platform/schemas';
 import { newBotDoc } from './bots/routes.js';
@@ -37,11 +37,21 @@ const DEMO_BOT: BotCreate = {
         reply: 'Thank you {{customer_name}}, your promise is noted under reference {{result.reference}}. Goodbye.',
         on_error_reply: 'Thank you {{customer_name}}, goodbye.',
         end_call: true,
+        sets: { outcome: 'promised' },
       },
-      { name: 'amount', examples: ['how much', 'what amount'], reply: 'The open amount is {{amount_due}}.' },
-      { name: 'stop', examples: ['no', 'stop calling', 'goodbye'], reply: 'Understood. Goodbye.', end_call: true },
+      { name: 'amount', examples: ['how much', 'what amount'], reply: 'The open amount is {{amount_due}}.', sets: { asked_amount: true } },
+      { name: 'stop', examples: ['no', 'stop calling', 'goodbye'], reply: 'Understood. Goodbye.', end_call: true, sets: { outcome: 'declined' } },
     ],
     fallback: { reply: 'Sorry, I did not catch that. Will you pay the open amount?' },
+  },
+  // After each answered call the dialler reads the transcript with the same intents (docs/design.md §10).
+  analysis: {
+    summary: true,
+    fields: [
+      { name: 'outcome', type: 'enum', values: ['promised', 'declined'], description: 'Whether the customer promised to pay' },
+      { name: 'asked_amount', type: 'boolean', description: 'The customer asked how much is due' },
+    ],
+    success: 'The customer promised to pay: the pay intent matched.',
   },
 };
 
