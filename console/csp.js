@@ -3,7 +3,8 @@
 // in sessionStorage, so no script may run but the console's own files: no inline script, no eval. The
 // page talks to the API (VITE_API_URL) and, on the test-call page, to LiveKit (the `livekit_url` the
 // backend answers: LIVEKIT_PUBLIC_URL, else LIVEKIT_URL), over WebSocket and, to tell why a connection
-// failed, over HTTP(S) at the same address.
+// failed, over HTTP(S) at the same address. Media may come from `blob:` URLs: a call's recording, fetched
+// with the token (an <audio> element cannot send one) and played from memory.
 
 /** `scheme://host[:port]` of a URL, or null when it is none. */
 function origin(url) {
@@ -38,6 +39,8 @@ export function consoleCsp({ apiUrl, livekitUrl } = {}) {
     // Styles may be inline (Lit templates set style attributes; Vite's dev server injects <style>): they cannot run code.
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",
+    // The call page plays a recording it fetched with the admin token, as an object URL (src/download.ts).
+    "media-src 'self' blob:",
     `connect-src ${[...connect].join(' ')}`,
     "object-src 'none'",
     "base-uri 'self'",

@@ -18,7 +18,7 @@ if [ -n "$lk" ]; then
     *) connect="$connect ws://$host http://$host" ;;
   esac
 fi
-csp="default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src $connect; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+csp="default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; media-src 'self' blob:; connect-src $connect; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
 cat > /tmp/console-headers.conf <<CONF
 add_header Content-Security-Policy "$csp" always;
 add_header X-Content-Type-Options nosniff always;

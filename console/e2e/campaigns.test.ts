@@ -5,8 +5,9 @@
 // the backend's CSV with the per-row report, then started and watched to `completed` (progress bar and
 // counts refreshed by the page: the phone hangs up on one number, answers another busy, knows no third);
 // and a second campaign, outside its calling window (with answering machine settings of its own and a voicemail retry), started, paused, resumed and canceled (after
-// confirming), with the backend's refusal of a stale action shown. Screenshots go to test-artifacts/console/.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// confirming), with the backend's refusal of a stale action shown. The finished campaign's results download as
+// the backend's CSV (fetched with the admin token, saved under its name). Screenshots go to test-artifacts/console/.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
@@ -31,7 +32,7 @@ async function shot(name: string): Promise<void> {
 }
 
 const campaignIdFromUrl = () => new URL(page.url()).pathname.split('/')[2]!;
-const contactsOf = async (id: string) => (await admin('GET', `/api/v1/campaigns/${id}/contacts?limit=100`)).body.items as Array<{ to_number: string; status: string; attempts: Array<{ call_id: string; status: string; end_reason: string | null }> }>;
+const contactsOf = async (id: string) => (await admin('GET', `/api/v1/campaigns/${id}/contacts?limit=100`)).body.items as Array<{ id: string; to_number: string; status: string; attempts: Array<{ call_id: string; status: string; end_reason: string | null }> }>;
 const statusText = () => page.getByTestId('campaign-status').locator('[data-status]').textContent();
 const count = (s: string) => page.getByTestId(`count-${s}`).textContent();
 const selected = (id: string) => page.locator(`#${id} option:checked`).textContent();
@@ -241,6 +242,16 @@ describe('campaigns pages', () => {
     const detail = (await admin('GET', `/api/v1/campaigns/${id}`)).body;
     expect(detail).toMatchObject({ status: 'completed', counts: { completed: 1, busy: 1, failed: 1, pending: 0, dialing: 0 } });
     await shot('campaign-completed');
+
+    // Download results (CSV): the backend's export, saved under its name, one row per contact as listed.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download results (CSV)' }).click()]);
+    expect(download.suggestedFilename()).toBe(`campaign-${id}-contacts.csv`);
+    const csvLines = readFileSync((await download.path())!, 'utf8').split('\r\n');
+    expect(csvLines.pop()).toBe('');
+    expect(csvLines[0]).toMatch(/^contact_id,to_number,status,attempts,last_call_id,last_call_status,last_end_reason,answered_by,amd_ms,next_attempt_at(,var_[a-z_]+)*$/);
+    expect(csvLines.slice(1).map((l) => l.split(',').slice(0, 7))).toEqual(
+      contacts.map((c) => [c.id, c.to_number, c.status, '1', c.attempts[0]!.call_id, c.attempts[0]!.status, c.attempts[0]!.end_reason ?? '']),
+    );
 
     // Once done, the page stops reading: no request for the campaign within 2.5 refresh intervals.
     const after = sent.length;

@@ -21,6 +21,7 @@ function expectedPolicy(): string {
     "script-src 'self'",
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",
+    "media-src 'self' blob:",
     `connect-src 'self' ${BACKEND} ws://${lk.host} http://${lk.host}`,
     "object-src 'none'",
     "base-uri 'self'",

@@ -29,6 +29,8 @@ interface Call {
   status: string;
   end_reason: string | null;
   recording_key: string | null;
+  started_at: string | null;
+  ended_at: string | null;
   variables: Record<string, string>;
   transcript: Array<{ role: string; text: string; dtmf?: boolean }>;
   actions?: Array<{ type: string; name: string; arguments: unknown }>;
@@ -210,6 +212,24 @@ describe('test call', () => {
     await page.getByRole('link', { name: callId, exact: true }).click();
     await page.getByRole('heading', { name: `Call ${callId}` }).waitFor();
     await page.getByTestId('recording-key').getByText(call.recording_key!).waitFor();
+    // The recording plays on the call page: fetched with the admin token (GET …/recording), an <audio> on its
+    // object URL (media-src blob: in the CSP), which Chromium decodes and plays as the call's WAV.
+    const audio = page.getByTestId('recording-audio');
+    await audio.waitFor({ timeout: 30_000 });
+    expect(sent).toContain(`GET /api/v1/calls/${callId}/recording`);
+    expect(await audio.getAttribute('src')).toMatch(/^blob:/);
+    expect(await audio.getAttribute('controls')).not.toBeNull();
+    await page.waitForFunction((el) => (el as HTMLAudioElement).readyState >= HTMLMediaElement.HAVE_METADATA, await audio.elementHandle(), { timeout: 15_000 });
+    const duration = await audio.evaluate((a: HTMLAudioElement) => a.duration);
+    const callSeconds = (Date.parse(call.ended_at!) - Date.parse(call.started_at!)) / 1000;
+    expect(duration).toBeGreaterThan(callSeconds / 2);
+    expect(duration).toBeLessThan(callSeconds + 5);
+    await audio.evaluate(async (a: HTMLAudioElement) => {
+      a.muted = true;
+      await a.play();
+    });
+    await page.waitForFunction((el) => (el as HTMLAudioElement).currentTime > 0.2, await audio.elementHandle(), { timeout: 15_000 });
+    expect(await audio.evaluate((a: HTMLAudioElement) => a.error)).toBeNull();
   });
 
   it('presses keys on the keypad: the keys show as a keypad turn and the bot answers the intent they select', async () => {

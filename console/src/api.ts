@@ -36,24 +36,41 @@ function backToLogin(notice: string): void {
   navigate(`/login?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true });
 }
 
+/** The Authorization header of an admin request; without a session the user is sent to sign in. */
+function authHeader(): Record<string, string> {
+  const token = currentToken();
+  if (!token) {
+    backToLogin('Your session has expired. Please sign in again.');
+    throw new ApiError(401, 'token_expired', 'Your session has expired. Please sign in again.');
+  }
+  return { Authorization: `Bearer ${token}` };
+}
+
+async function send(path: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(`${API_URL}${path}`, init);
+  } catch {
+    throw new ApiError(0, 'network_error', `Cannot reach the API at ${API_URL}. Check that the backend is running.`);
+  }
+}
+
+/** An error answer as an ApiError (an expired or rejected admin token also sends the user to sign in). */
+function failure(res: Response, text: string, auth: boolean): ApiError {
+  const err = parseErrorBody(res.status, text);
+  const code = err?.code ?? `http_${res.status}`;
+  const message = readableMessage(code, err?.message ?? `The server answered ${res.status}`, err?.details);
+  if (auth && res.status === 401 && (code === 'token_expired' || code === 'unauthorized')) {
+    backToLogin(code === 'token_expired' ? 'Your session has expired. Please sign in again.' : 'Your session is no longer valid. Please sign in again.');
+  }
+  return new ApiError(res.status, code, message, err?.details);
+}
+
 /** `contentType`: the body is that text as it is (a CSV upload); else it is sent as JSON. */
 async function request<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, opts: { auth?: boolean; contentType?: string } = {}): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = opts.contentType ?? 'application/json';
-  if (opts.auth !== false) {
-    const token = currentToken();
-    if (!token) {
-      backToLogin('Your session has expired. Please sign in again.');
-      throw new ApiError(401, 'token_expired', 'Your session has expired. Please sign in again.');
-    }
-    headers.Authorization = `Bearer ${token}`;
-  }
-  let res: Response;
-  try {
-    res = await fetch(`${API_URL}${path}`, { method, headers, body: body === undefined ? undefined : opts.contentType ? String(body) : JSON.stringify(body) });
-  } catch {
-    throw new ApiError(0, 'network_error', `Cannot reach the API at ${API_URL}. Check that the backend is running.`);
-  }
+  if (opts.auth !== false) Object.assign(headers, authHeader());
+  const res = await send(path, { method, headers, body: body === undefined ? undefined : opts.contentType ? String(body) : JSON.stringify(body) });
   const text = await res.text();
   if (res.ok) {
     try {
@@ -62,14 +79,23 @@ async function request<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: str
       return undefined as T;
     }
   }
+  throw failure(res, text, opts.auth !== false);
+}
 
-  const err = parseErrorBody(res.status, text);
-  const code = err?.code ?? `http_${res.status}`;
-  const message = readableMessage(code, err?.message ?? `The server answered ${res.status}`, err?.details);
-  if (opts.auth !== false && res.status === 401 && (code === 'token_expired' || code === 'unauthorized')) {
-    backToLogin(code === 'token_expired' ? 'Your session has expired. Please sign in again.' : 'Your session is no longer valid. Please sign in again.');
-  }
-  throw new ApiError(res.status, code, message, err?.details);
+/** A file the API answers (a recording, a CSV export), read whole with the admin token, and its headers. */
+export interface Download {
+  blob: Blob;
+  headers: Headers;
+}
+
+/**
+ * GET of a file with the admin token. Media elements and links cannot send an Authorization header, so files
+ * are fetched here and handed to them as object URLs (download.ts). `HEAD`: the headers only (blob empty).
+ */
+async function requestFile(path: string, method: 'GET' | 'HEAD' = 'GET'): Promise<Download> {
+  const res = await send(path, { method, headers: authHeader() });
+  if (!res.ok) throw failure(res, method === 'HEAD' ? '' : await res.text(), true);
+  return { blob: method === 'HEAD' ? new Blob([]) : await res.blob(), headers: res.headers };
 }
 
 /** One do-not-call entry (GET /api/v1/dnc). */
@@ -110,6 +136,9 @@ export const api = {
     return request<{ items: Call[]; next_cursor: string | null }>('GET', `/api/v1/calls${qs ? `?${qs}` : ''}`);
   },
   getCall: (id: string) => request<Call>('GET', `/api/v1/calls/${encodeURIComponent(id)}`),
+  /** The call's recording (WAV): HEAD for its size (`Content-Length`), GET for the file. */
+  recordingInfo: (id: string) => requestFile(`/api/v1/calls/${encodeURIComponent(id)}/recording`, 'HEAD'),
+  recording: (id: string) => requestFile(`/api/v1/calls/${encodeURIComponent(id)}/recording`),
 
   // Outbound SIP trunks. `auth_password` goes out in a create or update body only; no answer carries it.
   listTrunks: () => request<{ items: OutboundTrunk[] }>('GET', '/api/v1/sip/outbound-trunks'),
@@ -157,5 +186,7 @@ export const api = {
     if (q.status) p.set('status', q.status);
     return request<{ items: Contact[]; next_cursor: string | null }>('GET', `/api/v1/campaigns/${encodeURIComponent(id)}/contacts?${p}`);
   },
+  /** Every contact with its last call's outcome, as the backend's CSV file (GET …/contacts.csv). */
+  contactsCsv: (id: string) => requestFile(`/api/v1/campaigns/${encodeURIComponent(id)}/contacts.csv`),
   webhookDeliveries: (id: string) => request<{ items: WebhookDeliveryAttempt[]; next_cursor: string | null }>('GET', `/api/v1/webhooks/${encodeURIComponent(id)}/deliveries`),
 };

@@ -1,6 +1,7 @@
 // One call: its fields (with who answered it and how long detecting that took), the status timeline (every move timestamped), the recording key, and its
 // timeline: statuses, what was said, the bot's actions and transfer, in time order. Refreshes itself
-// while the call is still moving.
+// while the call is still moving. Its recording plays in an <audio> element: fetched with the admin token
+// (GET /api/v1/calls/{id}/recording) and handed over as an object URL (download.ts); a long one on request.
 import { html, nothing } from 'lit';
 import { TERMINAL_CALL_STATUSES, type Call, type CallAction } from '@voice-platform/schemas/calls.js';
 import { actionDetail, callEvents, timeline, type CallEvent } from '../callTimeline.js';
@@ -9,9 +10,13 @@ import { LightElement } from '../components/base.js';
 import { errorBanner } from '../components/field.js';
 import { keysLine } from '../components/keys.js';
 import { api, ApiError } from '../api.js';
+import { autoLoadRecording, contentLength, formatBytes, ObjectUrlSlot } from '../download.js';
 import { formatDateTime, statusLabel } from '../format.js';
 
 const POLL_MS = 2000;
+
+/** Where the recording is: not asked for yet, being read, shown, too long to read unasked, or failed. */
+type RecordingState = 'none' | 'loading' | 'ready' | 'large' | 'error';
 const ACTION_LABEL: Record<CallAction['type'], string> = {
   tool: 'Tool',
   transfer: 'Transfer',
@@ -20,26 +25,88 @@ const ACTION_LABEL: Record<CallAction['type'], string> = {
 };
 
 export class VpCallDetailPage extends LightElement {
-  static override properties = { callId: { attribute: false }, call: { state: true }, error: { state: true } };
+  static override properties = {
+    callId: { attribute: false },
+    call: { state: true },
+    error: { state: true },
+    recording: { state: true },
+    recordingSize: { state: true },
+    recordingError: { state: true },
+  };
   declare callId: string;
   declare call: Call | null;
   declare error: string | null;
+  declare recording: RecordingState;
+  declare recordingSize: number | null;
+  declare recordingError: string | null;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The recording's object URL (revoked when another call is shown or the page is left). */
+  private readonly audio = new ObjectUrlSlot();
+  /** The recording key the recording was asked for (a call gets its key once, after it ended). */
+  private recordingKey: string | null = null;
 
   constructor() {
     super();
     this.callId = '';
     this.call = null;
     this.error = null;
+    this.recording = 'none';
+    this.recordingSize = null;
+    this.recordingError = null;
   }
 
   protected override willUpdate(changed: Map<string, unknown>): void {
-    if (changed.has('callId') && this.callId) void this.load();
+    if (changed.has('callId') && this.callId) {
+      this.resetRecording();
+      void this.load();
+    }
   }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     clearTimeout(this.timer);
+    this.resetRecording();
+  }
+
+  private resetRecording(): void {
+    this.audio.clear();
+    this.recordingKey = null;
+    this.recording = 'none';
+    this.recordingSize = null;
+    this.recordingError = null;
+  }
+
+  /** Reads the recording: its size first, then (if small enough, or `asked`) the file itself. */
+  private async loadRecording(asked: boolean): Promise<void> {
+    const id = this.callId;
+    const key = this.recordingKey;
+    const current = () => id === this.callId && key === this.recordingKey && this.isConnected;
+    this.recording = 'loading';
+    this.recordingError = null;
+    try {
+      if (!asked) {
+        this.recordingSize = contentLength((await api.recordingInfo(id)).headers);
+        if (!current()) return;
+        if (!autoLoadRecording(this.recordingSize)) {
+          this.recording = 'large';
+          return;
+        }
+      }
+      const { blob } = await api.recording(id);
+      if (!current()) return;
+      this.recordingSize = blob.size;
+      this.audio.set(blob.type === 'audio/wav' ? blob : new Blob([blob], { type: 'audio/wav' }));
+      this.recording = 'ready';
+    } catch (err) {
+      if (!current()) return;
+      this.recording = 'error';
+      this.recordingError =
+        err instanceof ApiError && err.code === 'recording_not_found'
+          ? 'The recording is not in storage (it may have been deleted).'
+          : err instanceof ApiError
+            ? err.message
+            : 'Could not load the recording.';
+    }
   }
 
   private async load(): Promise<void> {
@@ -47,6 +114,10 @@ export class VpCallDetailPage extends LightElement {
     try {
       this.call = await api.getCall(this.callId);
       this.error = null;
+      if (this.call.recording_key && this.call.recording_key !== this.recordingKey) {
+        this.recordingKey = this.call.recording_key;
+        void this.loadRecording(false);
+      }
       if (!TERMINAL_CALL_STATUSES.includes(this.call.status) && this.isConnected) this.timer = setTimeout(() => void this.load(), POLL_MS);
     } catch (err) {
       this.error = err instanceof ApiError ? err.message : 'Could not load the call.';
@@ -79,6 +150,27 @@ export class VpCallDetailPage extends LightElement {
         </li>`;
       }
     }
+  }
+
+  private renderRecording(c: Call) {
+    if (!c.recording_key) return nothing;
+    const size = this.recordingSize;
+    const url = this.audio.url;
+    return html`<section class="panel" aria-labelledby="call-recording">
+      <h2 id="call-recording">Recording</h2>
+      ${this.recording === 'loading' ? html`<p class="loading" role="status">Loading the recording…</p>` : nothing}
+      ${this.recording === 'ready' && url
+        ? html`<audio controls preload="metadata" src=${url} aria-label="Call recording" data-testid="recording-audio"></audio>
+            <p class="hint">Stereo WAV: the caller on the left, the bot on the right. <a href=${url} download="call-${c.call_id}.wav">Download</a>${size !== null ? ` (${formatBytes(size)})` : ''}</p>`
+        : nothing}
+      ${this.recording === 'large'
+        ? html`<p class="hint">The recording is ${size !== null ? formatBytes(size) : 'large'}: it is read whole into this page to play.</p>
+            <button class="small" @click=${() => this.loadRecording(true)}>Load the recording</button>`
+        : nothing}
+      ${this.recording === 'error'
+        ? html`${errorBanner(this.recordingError)}<button class="small" @click=${() => this.loadRecording(false)}>Try again</button>`
+        : nothing}
+    </section>`;
   }
 
   override render() {
@@ -120,6 +212,7 @@ export class VpCallDetailPage extends LightElement {
               </ol>
             </section>
           </div>
+          ${this.renderRecording(c)}
           <section class="panel" aria-labelledby="call-events">
             <h2 id="call-events">Timeline</h2>
             ${c.transcript?.length ? nothing : html`<p class="empty">${TERMINAL_CALL_STATUSES.includes(c.status) ? 'Nothing was said on this call.' : 'The transcript is stored when the call ends.'}</p>`}

@@ -2,7 +2,8 @@
 // confirming), the progress bar and counts by outcome, read again every few seconds while it runs or is
 // paused (not once it is done, nor after the page is left), its settings, the contacts with their calls,
 // and the CSV upload: a file previewed, its columns mapped to the phone number, time zone and the bot's
-// variables (same-named ones mapped already), uploaded, and the backend's per-row report.
+// variables (same-named ones mapped already), uploaded, and the backend's per-row report. "Download results
+// (CSV)" saves the backend's export of every contact with its last call (GET …/contacts.csv).
 import { html, nothing } from 'lit';
 import { repeat } from 'lit/directives/repeat.js';
 import { CONTACT_STATUSES, type CampaignDetail, type Contact } from '@voice-platform/schemas/campaigns.js';
@@ -11,6 +12,7 @@ import { LightElement } from '../components/base.js';
 import { errorBanner, field } from '../components/field.js';
 import { progressBar } from '../components/progress.js';
 import { api, ApiError } from '../api.js';
+import { attachmentFilename, saveBlob } from '../download.js';
 import { amdOverrideSummary, campaignActions, COUNT_LABELS, DAY_LABELS, isLive, RETRY_LABELS, type CampaignAction } from '../campaignForm.js';
 import {
   autoMap,
@@ -65,6 +67,8 @@ export class VpCampaignDetailPage extends LightElement {
     csvError: { state: true },
     uploading: { state: true },
     report: { state: true },
+    downloading: { state: true },
+    downloadError: { state: true },
   };
   declare campaignId: string;
   declare campaign: CampaignDetail | null;
@@ -83,6 +87,8 @@ export class VpCampaignDetailPage extends LightElement {
   declare csvError: string | null;
   declare uploading: boolean;
   declare report: UploadReport | null;
+  declare downloading: boolean;
+  declare downloadError: string | null;
   private contactPages = 1;
   /** Bumped by every read and every action: an older read answering late is dropped (it would show a stale status). */
   private seq = 0;
@@ -107,6 +113,8 @@ export class VpCampaignDetailPage extends LightElement {
     this.csvError = null;
     this.uploading = false;
     this.report = null;
+    this.downloading = false;
+    this.downloadError = null;
   }
 
   protected override willUpdate(changed: Map<string, unknown>): void {
@@ -172,6 +180,22 @@ export class VpCampaignDetailPage extends LightElement {
       this.busy = false;
     }
     await this.load();
+  }
+
+  /** Saves the backend's CSV of every contact (fetched with the admin token: a plain link could not send it). */
+  private async downloadResults(): Promise<void> {
+    if (this.downloading) return;
+    const id = this.campaignId;
+    this.downloading = true;
+    this.downloadError = null;
+    try {
+      const { blob, headers } = await api.contactsCsv(id);
+      saveBlob(blob, attachmentFilename(headers.get('content-disposition'), `campaign-${id}-contacts.csv`));
+    } catch (err) {
+      this.downloadError = err instanceof ApiError ? err.message : 'Could not download the results.';
+    } finally {
+      this.downloading = false;
+    }
   }
 
   private variableNames(): string[] {
@@ -314,7 +338,15 @@ export class VpCampaignDetailPage extends LightElement {
     const list = this.contacts;
     if (!list) return nothing;
     return html`<section class="panel" aria-labelledby="contacts-heading">
-      <h2 id="contacts-heading">Contacts</h2>
+      <div class="page-head">
+        <h2 id="contacts-heading">Contacts</h2>
+        ${list.length
+          ? html`<button class="small" ?disabled=${this.downloading} @click=${() => this.downloadResults()} title="Every contact with its last call's outcome, answering machine detection and variables">
+              ${this.downloading ? 'Preparing the CSV…' : 'Download results (CSV)'}
+            </button>`
+          : nothing}
+      </div>
+      ${errorBanner(this.downloadError)}
       ${!list.length
         ? html`<p class="hint" data-testid="contacts-empty">No contacts yet.</p>`
         : html`<div class="table-wrap"><table aria-label="Contacts">
