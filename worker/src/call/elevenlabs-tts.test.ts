@@ -23,8 +23,11 @@ const suite = useCloudCalls(
 );
 const call = () => suite.call();
 
-/** Streams silence in real time until the bot has spoken and then been quiet for `quietMs`. */
-async function waitForBotToFinish(caller: TestCaller, quietMs = 400): Promise<void> {
+/**
+ * Streams silence in real time until the bot has spoken and then been quiet for `quietMs`: long enough that
+ * a loaded machine's hiccup in the paced audio is not taken for the end of the greeting.
+ */
+async function waitForBotToFinish(caller: TestCaller, quietMs = 1000): Promise<void> {
   await caller.until(() => caller.audio.length > 0, 'bot audio');
   while (performance.now() - caller.audio[caller.audio.length - 1]!.atMs < quietMs) await caller.stream(silence(100));
 }
