@@ -3,6 +3,8 @@
 import { BOT_DEFAULTS, type Bot } from '@voice-platform/schemas/bot.js';
 import {
   actionTools,
+  analysisToBody,
+  analysisToForm,
   answeringMachineToBody,
   answeringMachineToForm,
   botToForm,
@@ -16,6 +18,8 @@ import {
   intentToForm,
   parseParameters,
   policyProblems,
+  setsProblems,
+  setValue,
   toolProblems,
   toolToBody,
   toolToForm,
@@ -228,6 +232,7 @@ describe('policy intents in the form', () => {
         { name: 'who', value: '{{customer_name}}' },
       ],
       on_error_reply: 'Sorry, try later.',
+      sets: [],
     });
     expect(intentToForm({ name: 'plain', examples: ['hi'], reply: 'Hello.' })).toEqual({ ...emptyIntent(), name: 'plain', examples: 'hi', reply: 'Hello.' });
   });
@@ -335,5 +340,74 @@ describe('answering machines in the form', () => {
     const body = answeringMachineToBody({ detect: true, on_machine: 'leave_message', message: 'Hi.', max_wait_for_beep_seconds: ' soon ' });
     expect(body.max_wait_for_beep_seconds).toBe('soon');
     expect(validateBot({ ...formToBody(botToForm()), name: 'x', answering_machine: body })).toEqual({ 'answering_machine.max_wait_for_beep_seconds': 'Must be a whole number.' });
+  });
+});
+
+describe('post-call analysis in the form', () => {
+  const analysis = {
+    summary: true,
+    fields: [
+      { name: 'outcome', type: 'enum' as const, description: 'what the caller agreed to', values: ['paid', 'refused'] },
+      { name: 'amount', type: 'number' as const, description: '' },
+      { name: 'callback', type: 'boolean' as const, description: '' },
+    ],
+    success: 'The pay intent matched.',
+  };
+  const stored = (): Bot => ({
+    ...storedBot([]),
+    analysis,
+    policy: { intents: [{ name: 'pay', examples: ['i will pay'], reply: 'Thanks.', sets: { outcome: 'paid', amount: 40, callback: false } }], fallback: { reply: 'Sorry?' } },
+  });
+
+  it('a new bot asks for nothing, and sends so', () => {
+    const form = botToForm();
+    expect(form.analysis).toEqual({ summary: false, fields: [], success: '' });
+    expect(formToBody(form).analysis).toEqual(BOT_DEFAULTS.analysis);
+  });
+
+  it('round-trips stored settings and the intents’ sets unchanged, values typed by their field', () => {
+    const form = botToForm(stored());
+    expect(form.analysis.fields[0]).toEqual({ name: 'outcome', type: 'enum', description: 'what the caller agreed to', values: 'paid\nrefused' });
+    expect(form.intents[0]!.sets).toEqual([
+      { field: 'outcome', value: 'paid' },
+      { field: 'amount', value: '40' },
+      { field: 'callback', value: 'false' },
+    ]);
+    const body = formToBody(form);
+    expect(body.analysis).toEqual(analysis);
+    expect(body.policy!.intents[0]!.sets).toEqual({ outcome: 'paid', amount: 40, callback: false });
+    expect(validateBot(body)).toEqual({});
+  });
+
+  it('keeps an enum’s values while another type is picked, and sends them with the enum only; a blank criterion is none', () => {
+    const form = botToForm(stored());
+    form.analysis.fields[0]!.type = 'string';
+    form.analysis.success = '   ';
+    expect(analysisToBody(form.analysis).fields[0]).toEqual({ name: 'outcome', type: 'string', description: 'what the caller agreed to' });
+    expect(analysisToBody(form.analysis).success).toBeNull();
+    form.analysis.fields[0]!.type = 'enum';
+    expect(analysisToBody(form.analysis).fields[0]!.values).toEqual(['paid', 'refused']);
+    form.analysis.fields[0]!.values = '\n  \n';
+    expect(analysisToBody(form.analysis).fields[0]!.values).toBeUndefined();
+    expect(analysisToForm(undefined)).toEqual({ summary: false, fields: [], success: '' });
+  });
+
+  it('types a set value by its field: a number, yes/no, an enum value trimmed, text as typed; what does not fit goes as typed', () => {
+    const fields = [...analysis.fields, { name: 'note', type: 'string' as const }];
+    expect(setValue({ field: 'amount', value: ' 12.5 ' }, fields)).toBe(12.5);
+    expect(setValue({ field: 'amount', value: 'lots' }, fields)).toBe('lots');
+    expect(setValue({ field: 'callback', value: 'true' }, fields)).toBe(true);
+    expect(setValue({ field: 'outcome', value: ' paid ' }, fields)).toBe('paid');
+    expect(setValue({ field: 'note', value: ' as typed ' }, fields)).toBe(' as typed ');
+    expect(setValue({ field: 'ghost', value: '1' }, fields)).toBe('1');
+    // An intent without sets sends none.
+    expect(intentToBody({ ...emptyIntent(), name: 'x', examples: 'x', reply: 'y' })).not.toHaveProperty('sets');
+  });
+
+  it('checks the sets rows before sending: a field picked for each, not twice', () => {
+    const form = botToForm(stored());
+    form.intents[0]!.sets.push({ field: '', value: 'x' }, { field: 'amount', value: '1' });
+    expect(setsProblems(form)).toEqual({ 'policy.intents.0.sets.3.field': 'Pick an analysis field.', 'policy.intents.0.sets.4.field': 'This intent sets this field already.' });
+    expect(setsProblems({ ...form, usePolicy: false })).toEqual({});
   });
 });

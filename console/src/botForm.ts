@@ -1,6 +1,6 @@
 // The bot form's state (strings as typed) ↔ the API body. Numbers that do not parse stay strings so
 // the shared schema reports them ("Must be a number.") exactly like the backend would.
-import { BOT_DEFAULTS, type AnsweringMachine, type Bot, type BotCreate, type BotTool, type BotToolPublic, type ToolType } from '@voice-platform/schemas/bot.js';
+import { BOT_DEFAULTS, type AnalysisFieldType, type AnalysisSettings, type AnalysisValue, type AnsweringMachine, type Bot, type BotCreate, type BotTool, type BotToolPublic, type ToolType } from '@voice-platform/schemas/bot.js';
 
 type PolicyIntent = NonNullable<BotCreate['policy']>['intents'][number];
 
@@ -24,6 +24,14 @@ export interface IntentForm {
   tool: string;
   arguments: ArgumentRow[];
   on_error_reply: string;
+  /** Post-call analysis: the fields this intent fills when it matched a caller turn, values as typed. */
+  sets: SetRow[];
+}
+
+/** One `sets` entry of an intent: an analysis field's name and its value as text ('true'/'false' for a boolean). */
+export interface SetRow {
+  field: string;
+  value: string;
 }
 
 /** An action takes at most this many arguments (the shared schema's maxProperties). */
@@ -86,6 +94,28 @@ export const ON_MACHINE_LABELS: Record<OnMachine, string> = {
   leave_message: 'Leave a message',
 };
 
+/** One post-call analysis field as edited; an enum's values one per line (kept, not sent, for other types). */
+export interface AnalysisFieldForm {
+  name: string;
+  type: AnalysisFieldType;
+  description: string;
+  values: string;
+}
+
+/** Post-call analysis as edited (docs/design.md §10); `success` '' for no criterion. */
+export interface AnalysisForm {
+  summary: boolean;
+  fields: AnalysisFieldForm[];
+  success: string;
+}
+
+export const ANALYSIS_TYPE_LABELS: Record<AnalysisFieldType, string> = {
+  string: 'Text',
+  number: 'Number',
+  boolean: 'Yes / no',
+  enum: 'One of a list',
+};
+
 export interface BotForm {
   name: string;
   active: boolean;
@@ -100,6 +130,7 @@ export interface BotForm {
   end_of_turn_silence_ms: string;
   inter_digit_timeout_ms: string;
   answering_machine: AnsweringMachineForm;
+  analysis: AnalysisForm;
   tools: ToolForm[];
   usePolicy: boolean;
   intents: IntentForm[];
@@ -113,7 +144,9 @@ export const TOOL_TYPE_LABELS: Record<ToolType, string> = {
   send_dtmf: 'Press keys (DTMF)',
 };
 
-export const emptyIntent = (): IntentForm => ({ name: '', examples: '', reply: '', end_call: false, dtmf: '', tool: '', arguments: [], on_error_reply: '' });
+export const emptyIntent = (): IntentForm => ({ name: '', examples: '', reply: '', end_call: false, dtmf: '', tool: '', arguments: [], on_error_reply: '', sets: [] });
+export const emptySet = (): SetRow => ({ field: '', value: '' });
+export const emptyAnalysisField = (): AnalysisFieldForm => ({ name: '', type: 'string', description: '', values: '' });
 export const emptyArgument = (): ArgumentRow => ({ name: '', value: '' });
 
 /** A stored intent as form text. */
@@ -127,11 +160,26 @@ export function intentToForm(i: PolicyIntent): IntentForm {
     tool: i.action?.tool ?? '',
     arguments: Object.entries(i.action?.arguments ?? {}).map(([name, value]) => ({ name, value })),
     on_error_reply: i.on_error_reply ?? '',
+    sets: Object.entries(i.sets ?? {}).map(([field, value]) => ({ field, value: String(value) })),
   };
 }
 
+/**
+ * A `sets` value as the API takes it, typed by its field (`fields`: the analysis fields as the form holds them):
+ * a number or yes/no as such when it reads as one, else the text (the backend names the field it does not fit).
+ */
+export function setValue(row: SetRow, fields: ReadonlyArray<Pick<AnalysisFieldForm, 'name' | 'type'>>): AnalysisValue {
+  const type = fields.find((f) => f.name.trim() === row.field.trim())?.type;
+  const v = row.value;
+  if (type === 'number') return parseNumber(v);
+  if (type === 'boolean' && (v === 'true' || v === 'false')) return v === 'true';
+  return type === 'enum' ? v.trim() : v;
+}
+
 /** An intent as the API takes it: blank optional fields left out; arguments and error reply only with an action. */
-export function intentToBody(i: IntentForm): PolicyIntent {
+export function intentToBody(i: IntentForm, fields: ReadonlyArray<Pick<AnalysisFieldForm, 'name' | 'type'>> = []): PolicyIntent {
+  // A row without a field is flagged by analysisProblems; sent, it would only add a nameless schema error.
+  const sets = i.sets.filter((r) => r.field.trim()).map((r) => [r.field.trim(), setValue(r, fields)] as const);
   const tool = i.tool.trim();
   // A row without a name is flagged by policyProblems; sent, it would only add a nameless schema error.
   const args = i.arguments.filter((a) => a.name.trim()).map((a) => [a.name.trim(), a.value] as const);
@@ -143,6 +191,7 @@ export function intentToBody(i: IntentForm): PolicyIntent {
     action: tool ? defined({ tool, arguments: args.length ? Object.fromEntries(args) : undefined }) : undefined,
     on_error_reply: tool ? opt(i.on_error_reply) : undefined,
     dtmf: opt(i.dtmf),
+    sets: sets.length ? Object.fromEntries(sets) : undefined,
   });
 }
 
@@ -270,6 +319,8 @@ const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
 const opt = (s: string): string | undefined => (s.trim() === '' ? undefined : s.trim());
 /** An optional typed number: absent when blank, the raw text when it does not parse (the schema names it). */
 const optNumber = (s: string): number | undefined => (s.trim() === '' ? undefined : (parseNumber(s) as number));
+/** A list, or absent when empty. */
+const nonEmpty = <T>(xs: T[]): T[] | undefined => (xs.length ? xs : undefined);
 /** Drops the keys whose value is undefined (the body then holds only what the user set). */
 function defined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
@@ -371,6 +422,7 @@ export function botToForm(bot?: Bot): BotForm {
     // A bot read from an older backend has no keypad settings: the default.
     inter_digit_timeout_ms: String((b.dtmf ?? BOT_DEFAULTS.dtmf).inter_digit_timeout_ms),
     answering_machine: answeringMachineToForm(b.answering_machine),
+    analysis: analysisToForm(b.analysis),
     tools: b.tools.map(toolToForm),
     usePolicy: b.policy !== null,
     intents: (b.policy?.intents ?? []).map(intentToForm),
@@ -387,6 +439,53 @@ export function answeringMachineToForm(am: Partial<AnsweringMachine> | undefined
 /** The settings as the API takes them: all four, the message as typed (its placeholders are checked as typed). */
 export function answeringMachineToBody(f: AnsweringMachineForm): AnsweringMachine {
   return { detect: f.detect, on_machine: f.on_machine, message: f.message, max_wait_for_beep_seconds: parseNumber(f.max_wait_for_beep_seconds) as number };
+}
+
+/** Stored analysis settings as form text; a bot read from an older backend has none: the defaults (nothing asked). */
+export function analysisToForm(a: AnalysisSettings | undefined): AnalysisForm {
+  const x = a ?? BOT_DEFAULTS.analysis;
+  return {
+    summary: x.summary,
+    fields: x.fields.map((f) => ({ name: f.name, type: f.type, description: f.description ?? '', values: (f.values ?? []).join('\n') })),
+    success: x.success ?? '',
+  };
+}
+
+/** The settings as the API takes them: every field; an enum's values (one per line, blank lines dropped) only with an enum. */
+export function analysisToBody(f: AnalysisForm): AnalysisSettings {
+  return {
+    summary: f.summary,
+    fields: f.fields.map((x) =>
+      defined({
+        name: x.name.trim(),
+        type: x.type,
+        description: x.description,
+        values: x.type === 'enum' ? nonEmpty(x.values.split('\n').map((v) => v.trim()).filter(Boolean)) : undefined,
+      }),
+    ),
+    success: f.success.trim() ? f.success.trim() : null,
+  };
+}
+
+/**
+ * The intents' `sets` rows, checked before sending: each picks an analysis field, once per intent, with a value
+ * (a number for a number field, yes or no for a yes/no field). Whether the value fits the field otherwise is
+ * validateBot's, as the backend checks it.
+ */
+export function setsProblems(f: Pick<BotForm, 'usePolicy' | 'intents'>): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!f.usePolicy) return out;
+  f.intents.forEach((intent, i) => {
+    const seen = new Set<string>();
+    intent.sets.forEach((r, j) => {
+      const at = `policy.intents.${i}.sets.${j}`;
+      const name = r.field.trim();
+      if (!name) out[`${at}.field`] = 'Pick an analysis field.';
+      else if (seen.has(name)) out[`${at}.field`] = 'This intent sets this field already.';
+      seen.add(name);
+    });
+  });
+  return out;
 }
 
 /** A typed number, or the raw text when it is not one (the schema then names the problem). */
@@ -410,10 +509,11 @@ export function formToBody(f: BotForm): BotCreate {
     turn_detection: { end_of_turn_silence_ms: parseNumber(f.end_of_turn_silence_ms) as number },
     dtmf: { inter_digit_timeout_ms: parseNumber(f.inter_digit_timeout_ms) as number },
     answering_machine: answeringMachineToBody(f.answering_machine),
+    analysis: analysisToBody(f.analysis),
     tools: f.tools.map(toolToBody),
     policy: f.usePolicy
       ? {
-          intents: f.intents.map(intentToBody),
+          intents: f.intents.map((i) => intentToBody(i, f.analysis.fields)),
           fallback: { reply: f.fallback.reply, ...(f.fallback.end_call ? { end_call: true } : {}) },
         }
       : null,

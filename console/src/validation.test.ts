@@ -130,6 +130,31 @@ describe('validateBot', () => {
     ['a wait for the beep under 5 s', (b) => (b.answering_machine = { max_wait_for_beep_seconds: 4 }), { 'answering_machine.max_wait_for_beep_seconds': 'Must be at least 5.' }],
     ['a wait for the beep over 120 s', (b) => (b.answering_machine = { detect: true, max_wait_for_beep_seconds: 121 }), { 'answering_machine.max_wait_for_beep_seconds': 'Must be at most 120.' }],
     ['more than 50 tools', (b) => (b.tools = Array.from({ length: 51 }, (_, i) => ({ name: `t${i}`, description: '' }))), { tools: 'At most 50 allowed.' }],
+    // Post-call analysis (docs/design.md §10).
+    ['an analysis field name with capitals', (b) => (b.analysis = { fields: [{ name: 'Outcome', type: 'string' }] }), {
+      'analysis.fields.0.name': 'Lowercase letters, digits and _, starting with a letter (at most 64 characters), e.g. outcome.',
+    }],
+    ['an analysis field named twice', (b) => (b.analysis = { fields: [{ name: 'outcome', type: 'string' }, { name: 'outcome', type: 'number' }] }), {
+      'analysis.fields.1.name': 'Another analysis field has this name already.',
+    }],
+    ['an enum field without values', (b) => (b.analysis = { fields: [{ name: 'outcome', type: 'enum' }] }), { 'analysis.fields.0.values': 'List the values it may take, one per line.' }],
+    ['an enum value listed twice', (b) => (b.analysis = { fields: [{ name: 'outcome', type: 'enum', values: ['paid', 'refused', 'paid'] }] }), { 'analysis.fields.0.values.2': '“paid” is listed twice.' }],
+    ['more than 20 analysis fields', (b) => (b.analysis = { fields: Array.from({ length: 21 }, (_, i) => ({ name: `f${i}`, type: 'string' as const })) }), { 'analysis.fields': 'At most 20 allowed.' }],
+    ['an intent setting no analysis field', (b) => (b.policy!.intents[0]!.sets = { outcome: 'paid' }), {
+      'policy.intents.0.sets.outcome': 'No analysis field is named outcome: add it under Post-call analysis, or pick another.',
+    }],
+    ['an intent setting a number field to text', (b) => {
+      b.analysis = { fields: [{ name: 'amount', type: 'number' }] };
+      b.policy!.intents[0]!.sets = { amount: 'forty' };
+    }, { 'policy.intents.0.sets.amount': 'Must be a number.' }],
+    ['an intent setting a yes/no field to text', (b) => {
+      b.analysis = { fields: [{ name: 'callback', type: 'boolean' }] };
+      b.policy!.intents[0]!.sets = { callback: 'yes' };
+    }, { 'policy.intents.0.sets.callback': 'Must be yes or no.' }],
+    ['an intent setting an enum field to another value', (b) => {
+      b.analysis = { fields: [{ name: 'outcome', type: 'enum', values: ['paid', 'refused'] }] };
+      b.policy!.intents[0]!.sets = { outcome: 'maybe' };
+    }, { 'policy.intents.0.sets.outcome': 'Must be one of the field’s values: paid, refused.' }],
   ];
   it('accepts an intent selected by keys alone, acting through an HTTP tool, as the backend does', () => {
     const body = validBot();
@@ -152,6 +177,23 @@ describe('validateBot', () => {
       expect(validateBot(body)).toEqual({});
       expect(backendProblems(body)).toEqual([]);
     }
+  });
+
+  it('accepts analysis settings and intents setting their fields, as the backend does', () => {
+    const body = validBot();
+    body.analysis = {
+      summary: true,
+      fields: [
+        { name: 'outcome', type: 'enum', values: ['paid', 'refused'], description: 'what the caller agreed to' },
+        { name: 'amount', type: 'number' },
+        { name: 'callback', type: 'boolean' },
+        { name: 'note', type: 'string' },
+      ],
+      success: 'The yes intent matched.',
+    };
+    body.policy!.intents[0]!.sets = { outcome: 'paid', amount: 40, callback: false, note: 'said yes' };
+    expect(validateBot(body)).toEqual({});
+    expect(backendProblems(body)).toEqual([]);
   });
 
   it('accepts intents acting through a transfer or keypad tool, as the backend does', () => {

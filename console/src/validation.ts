@@ -1,7 +1,7 @@
 // Client-side validation with the shared schemas (the backend validates with the very same ones), and
 // the mapping of schema errors and API 422 details to one readable message per form field.
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { DTMF_PATTERN, VARIABLE_NAME_PATTERN, type BotCreate as BotCreateT } from '@voice-platform/schemas/bot.js';
+import { ANALYSIS_FIELD_NAME_PATTERN, DTMF_PATTERN, VARIABLE_NAME_PATTERN, type AnalysisField, type BotCreate as BotCreateT } from '@voice-platform/schemas/bot.js';
 import { templateProblems } from '@voice-platform/schemas/templates.js';
 import { ACTION_TOOL_TYPES } from './botForm.js';
 import { PHONE_NUMBER_PATTERN } from '@voice-platform/schemas/formats.js';
@@ -21,6 +21,8 @@ const PATTERN_TEXT: Record<string, string> = {
   [VARIABLE_NAME_PATTERN]: 'Must start with a letter or _, then letters, digits or _ (at most 64 characters).',
   '^[A-Za-z0-9_-]{1,64}$': 'Letters, digits, _ and - only (1 to 64 characters).',
   [DTMF_PATTERN]: 'Keys 0–9, * and # only (1 to 32 of them), e.g. 1 or 42.',
+  [ANALYSIS_FIELD_NAME_PATTERN]: 'Lowercase letters, digits and _, starting with a letter (at most 64 characters), e.g. outcome.',
+  '\\S': 'This field is required.',
   [PHONE_NUMBER_PATTERN]: 'Must be an E.164 number: + and the country code, digits only, e.g. +4915112345678.',
   [TRUNK_ADDRESS_PATTERN]: 'Must be a host name or IPv4 address with an optional port (1 to 65535), e.g. sip.example.com or 203.0.113.5:5060. No sip: prefix.',
   [IP_OR_CIDR_PATTERN]: 'Must be an IPv4 or IPv6 address, optionally with a prefix length, e.g. 203.0.113.5, 203.0.113.0/24 or 2001:db8::/32.',
@@ -148,6 +150,29 @@ export function validateBot(body: BotCreateT): FieldErrors {
       else if (!tool.type) errors[`${at}.action.tool`] ??= `${name} has no type, so it cannot run: give it one, or pick another tool.`;
       else if (!ACTION_TOOL_TYPES.includes(tool.type)) errors[`${at}.action.tool`] ??= `${name} cannot be an intent’s action: pick an HTTP, transfer or keypad tool.`;
     } else if (intent.on_error_reply !== undefined) errors[`${at}.on_error_reply`] ??= 'Said when the action fails: pick an action, or leave this empty.';
+  });
+  // The backend's post-call analysis rules (bots/routes.ts checkAnalysis): field names unique, values for enum
+  // fields only (required there, each once); each intent's `sets` names analysis fields, with a value of the type.
+  const byName = new Map<string, AnalysisField>();
+  (body.analysis?.fields ?? []).forEach((f, i) => {
+    const at = `analysis.fields.${i}`;
+    if (byName.has(f.name)) errors[`${at}.name`] ??= 'Another analysis field has this name already.';
+    else byName.set(f.name, f);
+    if (f.type === 'enum' && f.values === undefined) errors[`${at}.values`] ??= 'List the values it may take, one per line.';
+    f.values?.forEach((v, j) => {
+      if (f.values!.indexOf(v) !== j) errors[`${at}.values.${j}`] ??= `“${v}” is listed twice.`;
+    });
+  });
+  body.policy?.intents.forEach((intent, i) => {
+    for (const [name, value] of Object.entries(intent.sets ?? {})) {
+      const at = `policy.intents.${i}.sets.${name}`;
+      const f = byName.get(name);
+      if (!f) errors[at] ??= `No analysis field is named ${name}: add it under Post-call analysis, or pick another.`;
+      else if (f.type === 'enum' && !(typeof value === 'string' && (f.values ?? []).includes(value))) errors[at] ??= `Must be one of the field’s values: ${(f.values ?? []).join(', ')}.`;
+      else if (f.type === 'number' && typeof value !== 'number') errors[at] ??= 'Must be a number.';
+      else if (f.type === 'boolean' && typeof value !== 'boolean') errors[at] ??= 'Must be yes or no.';
+      else if (f.type === 'string' && typeof value !== 'string') errors[at] ??= 'Must be text.';
+    }
   });
   // The backend's answering machine rule (bots/routes.ts checkAnsweringMachine): leaving a message needs one.
   const am = body.answering_machine;

@@ -1,26 +1,31 @@
 // Create or edit a bot: prompt, greeting, declared variables, voice/STT/LLM settings, tools, the
-// scripted policy, limits. Validated with the shared schema before it is sent; API 422 details land on fields.
+// scripted policy (with the analysis fields each intent sets), the post-call analysis, limits. Validated with the shared schema before it is sent; API 422 details land on fields.
 import { html, nothing, type TemplateResult } from 'lit';
-import { MAX_TOOL_HEADERS, ON_MACHINE, TOOL_TIMEOUT_MS, TOOL_TYPES, type Bot, type ToolType } from '@voice-platform/schemas/bot.js';
+import { ANALYSIS_FIELD_TYPES, MAX_ANALYSIS_FIELDS, MAX_TOOL_HEADERS, ON_MACHINE, TOOL_TIMEOUT_MS, TOOL_TYPES, type AnalysisFieldType, type Bot, type ToolType } from '@voice-platform/schemas/bot.js';
 import { LightElement } from '../components/base.js';
 import { checkbox, errorBanner, field } from '../components/field.js';
 import { api, ApiError } from '../api.js';
 import {
   actionTools,
+  ANALYSIS_TYPE_LABELS,
   botToForm,
+  emptyAnalysisField,
   emptyArgument,
   emptyDestination,
   emptyHeader,
   emptyIntent,
+  emptySet,
   emptyTool,
   formToBody,
   MAX_ACTION_ARGUMENTS,
   ON_MACHINE_LABELS,
   policyProblems,
+  setsProblems,
   TOOL_TYPE_LABELS,
   toolProblems,
   validArgumentName,
   type BotForm,
+  type AnalysisFieldForm,
   type IntentForm,
   type OnMachine,
   type ToolForm,
@@ -124,7 +129,7 @@ export class VpBotEditPage extends LightElement {
     this.notice = null;
     const body = formToBody(this.form);
     // The schema's errors first; then the tool and policy rules it cannot hold (as the backend checks them).
-    this.errors = { ...toolProblems(this.form.tools), ...policyProblems(this.form), ...validateBot(body) };
+    this.errors = { ...toolProblems(this.form.tools), ...policyProblems(this.form), ...setsProblems(this.form), ...validateBot(body) };
     if (Object.keys(this.errors).length) {
       this.error = 'Fix the highlighted fields and save again.';
       await this.updateComplete;
@@ -473,7 +478,92 @@ export class VpBotEditPage extends LightElement {
           })}`
         : nothing}
       ${checkbox({ id: `bot-policy-intents-${i}-end_call`, label: 'End the call after this reply', checked: intent.end_call, onChange: (c) => this.change(() => (intent.end_call = c)) })}
+      ${f.analysis.fields.some((x) => x.name.trim()) || intent.sets.length ? this.renderSets(f, intent, i) : nothing}
     </div>`;
+  }
+
+  /** An intent's `sets` (docs/design.md §10): the analysis fields it fills when it matched, each value by the field's type. */
+  private renderSets(f: BotForm, intent: IntentForm, i: number) {
+    const at = `policy.intents.${i}.sets`;
+    const named = f.analysis.fields.filter((x) => x.name.trim());
+    return html`<div class="sub-rows" role="group" aria-labelledby="bot-policy-intents-${i}-sets-label">
+      <p class="sub-head" id="bot-policy-intents-${i}-sets-label">Sets analysis fields</p>
+      <p class="hint note">After the call, when this intent matched a caller turn, these fields of the post-call analysis get these values (a later turn’s intent wins).</p>
+      ${intent.sets.map((row, j) => {
+        const fieldOf = named.find((x) => x.name.trim() === row.field.trim());
+        const options: Array<readonly [string, string]> = [['', 'Pick a field'], ...named.map((x) => [x.name.trim(), x.name.trim()] as const)];
+        // A stored field that is gone or renamed: shown as it is, and refused on save.
+        if (row.field && !fieldOf) options.push([row.field, `${row.field} (not an analysis field)`]);
+        // The backend names a value by its field (policy.intents.0.sets.outcome); this form by its row.
+        const valueError = this.errors[`${at}.${j}.value`] ?? (row.field.trim() ? this.errors[`${at}.${row.field.trim()}`] : undefined);
+        return html`<div class="grid header-row" role="group" aria-label="Field ${j + 1} set by intent ${i + 1}">
+          ${field({ id: `bot-policy-intents-${i}-sets-${j}-field`, label: 'Field', error: this.errors[`${at}.${j}.field`] }, (a) =>
+            html`<select id=${a.id} aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid} @change=${(e: Event) => this.change(() => (row.field = (e.target as HTMLSelectElement).value))}>
+              ${options.map(([v, l]) => html`<option value=${v} .selected=${v === row.field}>${l}</option>`)}
+            </select>`,
+          )}
+          ${field({ id: `bot-policy-intents-${i}-sets-${j}-value`, label: 'Value', error: valueError, hint: fieldOf ? ANALYSIS_TYPE_LABELS[fieldOf.type] : undefined }, (a) => this.setValueControl(a, row, fieldOf))}
+          <div class="field row-remove"><button type="button" class="small link-danger" aria-label="Remove field ${j + 1} set by intent ${i + 1}" @click=${() => {
+            this.dropErrors(`${at}.`);
+            this.change(() => intent.sets.splice(j, 1));
+          }}>Remove</button></div>
+        </div>`;
+      })}
+      <button type="button" class="small" ?disabled=${intent.sets.length >= MAX_ANALYSIS_FIELDS} @click=${() => this.change(() => intent.sets.push(emptySet()))}>Set a field</button>
+    </div>`;
+  }
+
+  /** The value of a `sets` row: a list for an enum or yes/no field, else typed. */
+  private setValueControl(a: { id: string; describedBy?: string; invalid: 'true' | 'false' }, row: { value: string }, f: AnalysisFieldForm | undefined): TemplateResult {
+    const choices: string[] | null = f?.type === 'enum' ? f.values.split('\n').map((v) => v.trim()).filter(Boolean) : f?.type === 'boolean' ? ['true', 'false'] : null;
+    if (choices) {
+      const label = (v: string) => (f?.type === 'boolean' ? (v === 'true' ? 'Yes' : 'No') : v);
+      const options = [...(choices.includes(row.value) ? [] : [row.value]), ...choices];
+      return html`<select id=${a.id} aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid} @change=${(e: Event) => this.change(() => (row.value = (e.target as HTMLSelectElement).value))}>
+        ${options.map((v) => html`<option value=${v} .selected=${v === row.value}>${v === '' ? 'Pick a value' : label(v)}</option>`)}
+      </select>`;
+    }
+    return html`<input id=${a.id} .value=${row.value} inputmode=${f?.type === 'number' ? 'decimal' : nothing} aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid}
+      @input=${(e: Event) => this.change(() => (row.value = (e.target as HTMLInputElement).value))} />`;
+  }
+
+  /**
+   * Post-call analysis (docs/design.md §10): a summary, fields and a success criterion, worked out after each call
+   * with a caller turn. An enum field's values stay in the form (not sent) while another type is picked.
+   */
+  private renderAnalysis(f: BotForm) {
+    const a = f.analysis;
+    const types = ANALYSIS_FIELD_TYPES.map((t) => [t, ANALYSIS_TYPE_LABELS[t]] as const);
+    return html`<fieldset id="bot-analysis">
+      <legend>Post-call analysis</legend>
+      <p class="hint" style="margin-bottom:12px">After a call in which the caller said or pressed something, the dialler works out what it achieved and puts it on the call (and in the <code>call.analyzed</code> webhook). OpenAI-compatible bots ask their model; scripted bots read the transcript with their intents (each intent’s “Sets analysis fields”).</p>
+      ${checkbox({ id: 'bot-analysis-summary', label: 'Write a summary of each call', checked: a.summary, onChange: (c) => this.change(() => (a.summary = c)) })}
+      ${a.fields.map(
+        (x, i) => html`<div class="row-item" role="group" aria-label="Analysis field ${i + 1}">
+          <div class="row-head"><span>Field ${i + 1}</span>
+            <button type="button" class="small link-danger" aria-label="Remove analysis field ${i + 1}" @click=${() => {
+              this.dropErrors('analysis.fields.');
+              this.change(() => a.fields.splice(i, 1));
+            }}>Remove</button></div>
+          <div class="grid">
+            ${this.text(`analysis.fields.${i}.name`, 'Field name', x.name, (v) => (x.name = v), { required: true, hint: 'e.g. outcome: lowercase letters, digits and _.' })}
+            ${this.select<AnalysisFieldType>(`analysis.fields.${i}.type`, 'Type', x.type, types, (v) => (x.type = v))}
+          </div>
+          ${this.text(`analysis.fields.${i}.description`, 'Description', x.description, (v) => (x.description = v), { hint: 'What the field means: the model reads it.' })}
+          ${x.type === 'enum' || errorFor(this.errors, `analysis.fields.${i}.values`)
+            ? this.text(`analysis.fields.${i}.values`, 'Values', x.values, (v) => (x.values = v), { area: true, required: x.type === 'enum', hint: 'One per line, e.g. promised, refused, callback.' })
+            : nothing}
+        </div>`,
+      )}
+      ${this.errors['analysis.fields'] ? html`<p class="error-text">${this.errors['analysis.fields']}</p>` : nothing}
+      <button type="button" class="small" id="bot-add-analysis-field" ?disabled=${a.fields.length >= MAX_ANALYSIS_FIELDS} @click=${() => this.change(() => a.fields.push(emptyAnalysisField()))}>Add field</button>
+      <div style="margin-top:16px">
+        ${this.text('analysis.success', 'Success criterion', a.success, (v) => (a.success = v), {
+          area: true,
+          hint: 'Optional: what makes a call a success, in words; the call’s analysis says whether it was met. Scripted bots judge it by the intents (or yes/no fields) it names: met when one of them matched (or is yes).',
+        })}
+      </div>
+    </fieldset>`;
   }
 
   private renderPolicy(f: BotForm) {
@@ -579,6 +669,7 @@ export class VpBotEditPage extends LightElement {
       ${this.renderAnsweringMachine(f)}
       ${this.renderTools(f)}
       ${this.renderPolicy(f)}
+      ${this.renderAnalysis(f)}
       ${Object.entries(SUGGESTIONS).map(([k, items]) => html`<datalist id="${k}-providers">${items.map((i) => html`<option value=${i}></option>`)}</datalist>`)}
       ${errorBanner(this.error)}
       <div class="form-actions">

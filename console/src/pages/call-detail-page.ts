@@ -12,6 +12,7 @@ import { keysLine } from '../components/keys.js';
 import { api, ApiError } from '../api.js';
 import { autoLoadRecording, contentLength, formatBytes, ObjectUrlSlot } from '../download.js';
 import { formatDateTime, statusLabel } from '../format.js';
+import { ANALYSIS_STATUS_LABELS, analysisRows, stillMoving, successLabel } from '../callAnalysis.js';
 
 const POLL_MS = 2000;
 
@@ -118,7 +119,8 @@ export class VpCallDetailPage extends LightElement {
         this.recordingKey = this.call.recording_key;
         void this.loadRecording(false);
       }
-      if (!TERMINAL_CALL_STATUSES.includes(this.call.status) && this.isConnected) this.timer = setTimeout(() => void this.load(), POLL_MS);
+      // An ended call is looked at again while its post-call analysis is pending.
+      if (stillMoving(this.call, TERMINAL_CALL_STATUSES) && this.isConnected) this.timer = setTimeout(() => void this.load(), POLL_MS);
     } catch (err) {
       this.error = err instanceof ApiError ? err.message : 'Could not load the call.';
     }
@@ -173,6 +175,27 @@ export class VpCallDetailPage extends LightElement {
     </section>`;
   }
 
+  /** Post-call analysis (docs/design.md §10): none for a bot that asks for none. */
+  private renderAnalysis(c: Call) {
+    const a = c.analysis;
+    if (!a) return nothing;
+    const rows = analysisRows(a);
+    return html`<section class="panel" aria-labelledby="call-analysis" data-testid="call-analysis" data-analysis-status=${a.status}>
+      <h2 id="call-analysis">Analysis</h2>
+      <dl class="props">
+        <dt>Status</dt><dd data-testid="analysis-status">${ANALYSIS_STATUS_LABELS[a.status] ?? a.status}</dd>
+        ${a.status === 'failed' ? html`<dt>Error</dt><dd data-testid="analysis-error">${a.error ?? '—'}</dd>` : nothing}
+        ${a.summary !== null ? html`<dt>Summary</dt><dd data-testid="analysis-summary">${a.summary}</dd>` : nothing}
+        ${a.status === 'done' ? html`<dt>Success</dt><dd data-testid="analysis-success" data-success=${String(a.success)}>${successLabel(a.success)}</dd>` : nothing}
+        ${a.completed_at ? html`<dt>Completed</dt><dd>${formatDateTime(a.completed_at)}</dd>` : nothing}
+      </dl>
+      ${rows.length
+        ? html`<h3>Fields</h3>
+            <dl class="props" data-testid="analysis-data">${rows.map(([k, v]) => html`<dt class="mono">${k}</dt><dd data-field=${k}>${v}</dd>`)}</dl>`
+        : nothing}
+    </section>`;
+  }
+
   override render() {
     const c = this.call;
     return html`<p><a href="/calls">← All calls</a></p>
@@ -220,6 +243,7 @@ export class VpCallDetailPage extends LightElement {
               ${callEvents(c).map((e) => this.renderEvent(e))}
             </ol>
           </section>
+          ${this.renderAnalysis(c)}
           <section class="panel" aria-labelledby="call-variables">
             <h2 id="call-variables">Variables</h2>
             ${Object.keys(c.variables).length
