@@ -13,8 +13,10 @@ export const COLLECTIONS = {
   bots: 'bots',
   /** Settled calls (calls/store.ts). */
   calls: 'calls',
-  /** Calls not settled yet: created, in progress, or ended with a status event still due (calls/store.ts). */
+  /** Calls not ended: queued, dialing, ringing, in progress (calls/store.ts). */
   liveCalls: 'calls_live',
+  /** Calls ended but not settled: a status event still due or an analysis pending (calls/store.ts). */
+  endingCalls: 'calls_ending',
   /** Ids of calls the caller chose the id of (campaign attempts), kept so each is placed once (calls/store.ts). */
   chosenCallIds: 'call_ids_chosen',
   /** Data migrations done (their names, as `_id`). */
@@ -38,15 +40,15 @@ export async function createIndexes(db: Db): Promise<void> {
   await db
     .collection(COLLECTIONS.idempotency)
     .createIndex({ api_key_id: 1, key: 1 }, { unique: true, name: 'api_key_idempotency_key_unique' });
-  // The calls list (filtered by bot and status, newest first, cursor) reads both call collections.
-  for (const name of [COLLECTIONS.calls, COLLECTIONS.liveCalls]) {
+  // The calls list (filtered by bot and status, newest first, cursor) reads every call collection.
+  for (const name of [COLLECTIONS.calls, COLLECTIONS.liveCalls, COLLECTIONS.endingCalls]) {
     await db.collection(name).createIndex({ bot_id: 1, status: 1, created_at: -1 }, { name: 'bot_status_created' });
     await db.collection(name).createIndex({ created_at: -1, _id: -1 }, { name: 'created_cursor' });
   }
   // The dialler's stale-call sweep: queued calls by age (bot_status_created leads with bot_id, so it cannot serve it).
   await db.collection(COLLECTIONS.liveCalls).createIndex({ status: 1, created_at: 1 }, { name: 'status_created' });
   // The deliverer's scan for status events still due (webhooks/outbox.ts: stranded by a process that died).
-  await db.collection(COLLECTIONS.liveCalls).createIndex({ webhook_due: 1 }, { name: 'webhook_due' });
+  for (const name of [COLLECTIONS.liveCalls, COLLECTIONS.endingCalls]) await db.collection(name).createIndex({ webhook_due: 1 }, { name: 'webhook_due' });
   await db.collection(COLLECTIONS.bots).createIndex({ created_at: -1, _id: -1 }, { name: 'created_cursor' });
   await db.collection(COLLECTIONS.trunks).createIndex({ numbers: 1 }, { name: 'numbers' });
   // Webhooks (at most MAX_WEBHOOKS, no index needed): the deliverer's due scan, a webhook's deliveries log (newest first, cursor), and the retention prune.
@@ -133,17 +135,18 @@ export async function migrateBots(db: Db): Promise<void> {
 }
 
 /**
- * Calls stored in `calls` while not settled (before calls in progress had their own collection, calls/store.ts)
- * move to `calls_live`, once per database (the `migrations` mark): the sweeper and the outbox look for calls
- * in progress there only. Each under the call's lock, read again there (a move of it may land meanwhile):
- * insert (a duplicate: moved by a replica booting at the same time), then delete.
+ * Calls stored in `calls` while not settled (before calls in progress had their own collections, calls/store.ts)
+ * move to `calls_live` (not ended) or `calls_ending` (ended, an event still due), once per database (the
+ * `migrations` mark): the sweeper and the outbox look for them there only. Each under the call's lock, read
+ * again there (a move of it may land meanwhile): insert (a duplicate: moved by a replica booting at the same
+ * time), then delete.
  */
 export async function moveUnsettledCalls(db: Db, redis: Redis): Promise<number> {
   const done = db.collection<{ _id: string; at: Date }>(COLLECTIONS.migrations);
   const name = 'calls_live_split';
   if (await done.findOne({ _id: name })) return 0;
-  const ended = db.collection<{ _id: string }>(COLLECTIONS.calls);
-  const live = db.collection<{ _id: string }>(COLLECTIONS.liveCalls);
+  const ended = db.collection<{ _id: string; status?: string }>(COLLECTIONS.calls);
+  const homes = { live: db.collection<{ _id: string; status?: string }>(COLLECTIONS.liveCalls), ending: db.collection<{ _id: string; status?: string }>(COLLECTIONS.endingCalls) };
   const unsettled = { $or: [{ status: { $nin: [...TERMINAL_CALL_STATUSES] } }, { webhook_due: { $in: ['call.ringing', 'call.in_progress', 'call.ended'] } }] };
   const found = await ended.find(unsettled, { projection: { _id: 1 } }).toArray();
   let left = 0;
@@ -152,7 +155,8 @@ export async function moveUnsettledCalls(db: Db, redis: Redis): Promise<number> 
     const moved = await withDocLock(redis, `call:${id}`, async () => {
       const doc = await ended.findOne({ _id: id });
       if (!doc) return;
-      await live.insertOne(doc).catch((err: unknown) => {
+      const over = (TERMINAL_CALL_STATUSES as readonly string[]).includes(doc.status ?? '');
+      await (over ? homes.ending : homes.live).insertOne(doc).catch((err: unknown) => {
         if ((err as { code?: unknown }).code !== 11000) throw err;
       });
       await ended.deleteOne({ _id: id });

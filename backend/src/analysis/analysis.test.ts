@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
 import type { BotCreate } from '@voice-platform/schemas';
 import { adminToken, createBot, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
-import { calls, findCall, liveCalls } from '../calls/store.js';
+import { calls, endingCalls, findCall } from '../calls/store.js';
 import type { WebhookDeliverer } from '../webhooks/deliverer.js';
 import { callEventId } from '../webhooks/outbox.js';
 import { ANALYSIS_DUE_KEY } from './jobs.js';
@@ -143,8 +143,8 @@ describe('post-call analysis of scripted bots', () => {
     const botId = await createBot(h, auth, COLLECTOR);
     const id = await call(botId, SAID);
     expect(await analysisOf(id)).toEqual({ status: 'pending', summary: null, data: null, success: null, error: null, completed_at: null });
-    // Pending keeps the call in calls_live; listed in the due set.
-    expect(await liveCalls(h.db).findOne({ _id: id })).not.toBeNull();
+    // Pending keeps the call in calls_ending (ended, not settled); listed in the due set.
+    expect(await endingCalls(h.db).findOne({ _id: id })).not.toBeNull();
     expect(await h.redis.zscore(ANALYSIS_DUE_KEY, id)).not.toBeNull();
 
     const pass = await runner().runOnce();
@@ -159,7 +159,7 @@ describe('post-call analysis of scripted bots', () => {
       completed_at: new Date(h.clock.ms).toISOString(),
     });
     // Settled: moved to calls, off the due set.
-    expect(await liveCalls(h.db).findOne({ _id: id })).toBeNull();
+    expect(await endingCalls(h.db).findOne({ _id: id })).toBeNull();
     expect(await calls(h.db).findOne({ _id: id })).not.toBeNull();
     expect(await h.redis.zscore(ANALYSIS_DUE_KEY, id)).toBeNull();
 
@@ -195,7 +195,7 @@ describe('post-call analysis of scripted bots', () => {
     const none = await call(plain, SAID);
     expect(await analysisOf(none)).toBeNull();
     expect(await h.redis.zscore(ANALYSIS_DUE_KEY, none)).toBeNull();
-    expect(await liveCalls(h.db).findOne({ _id: none })).toBeNull(); // settled at its end
+    expect(await calls(h.db).findOne({ _id: none })).not.toBeNull(); // settled at its end
 
     expect((await runner().runOnce()).results.sort()).toEqual(['skipped', 'skipped']);
     for (const id of [silent, unanswered]) {
@@ -291,14 +291,14 @@ describe('one analysis and one call.analyzed per webhook, however runners race o
     const doc = await findCall(h.db, id);
     expect(doc!.analysis!.status).toBe('done');
     expect(doc!.webhook_due).toEqual(['call.analyzed']);
-    expect(await liveCalls(h.db).findOne({ _id: id })).not.toBeNull(); // not settled while its event is due
+    expect(await endingCalls(h.db).findOne({ _id: id })).not.toBeNull(); // not settled while its event is due
     // Restarted: nothing to analyse again; the deliverer's scan for stranded events sends it.
     expect((await runner().runOnce()).results).toEqual([]);
     const d = deliverer();
     await d.runOnce();
     d.start();
     await waitUntil(() => analyzed(r, id).length === 1, { what: 'call.analyzed', timeoutMs: 20_000 });
-    await waitUntil(async () => (await calls(h.db).findOne({ _id: id })) !== null && (await liveCalls(h.db).findOne({ _id: id })) === null, { what: 'the call settled', timeoutMs: 20_000 });
+    await waitUntil(async () => (await calls(h.db).findOne({ _id: id })) !== null && (await endingCalls(h.db).findOne({ _id: id })) === null, { what: 'the call settled', timeoutMs: 20_000 });
     expect(analyzed(r, id)).toHaveLength(1);
   });
 

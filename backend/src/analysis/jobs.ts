@@ -4,8 +4,8 @@
 // Durable like the webhook outbox's call events (webhooks/outbox.ts): the job is the call's own `analysis`
 // subdocument, `pending`, set in the terminal move's own write (calls/lifecycle.ts), so a move that landed
 // has its job whatever happens next. ANALYSIS_DUE_KEY (a sorted set: call id → when due, epoch ms) only
-// says when to look; the runner rebuilds it from the pending calls (in calls_live, where a call stays
-// while its analysis is pending: calls/store.ts isSettled) after a Redis loss, and whoever works on a
+// says when to look; the runner rebuilds it from the pending calls (in calls_ending, where an ended call
+// stays while its analysis is pending: calls/store.ts isSettled) after a Redis loss, and whoever works on a
 // job holds its lease (analysisLeaseKey, SET NX PX) so two runners rarely do the same work, and write its
 // result under the call's lock only if it is still pending, so there is one result however they race.
 import type { Db } from 'mongodb';

@@ -2,9 +2,9 @@
 //
 // A call whose bot asks for an analysis ends with `analysis: {status: "pending"}`, recorded in the terminal
 // move's own write, and is listed in ANALYSIS_DUE_KEY (jobs.ts). Each pass:
-// 1. Recovery (at start, then every RECOVER_EVERY_MS): the pending analyses of calls_live (a call stays there
-//    while its analysis is pending: calls/store.ts isSettled, so this scan reads only the small collection of
-//    calls not settled, as the sweeper's and the webhook deliverer's do) are listed again (ZADD NX, due at their
+// 1. Recovery (at start, then every RECOVER_EVERY_MS): the pending analyses of calls_ending (an ended call stays
+//    there while its analysis is pending: calls/store.ts isSettled, so this scan reads only the small collection
+//    of ended calls not settled, as the webhook deliverer's does) are listed again (ZADD NX, due at their
 //    `due_at`): a job Redis lost (flushed, restarted empty, or never took) is found again.
 // 2. Due jobs are taken, at most ANALYSIS_CONCURRENCY at once per process, each under its lease (SET NX PX,
 //    longer than an attempt may take): only the holder works on it. A call whose call.ended is still held for
@@ -20,14 +20,14 @@
 //    webhook deliverer sends a mark a crash left), so each webhook gets it once. A failed attempt is retried
 //    ANALYSIS_RETRY_DELAY_MS later, doubling, 3 times; then the analysis is `failed` with the last error. A
 //    failure no retry can mend (no OPENAI_API_KEY, an LLM provider without analysis) fails at once.
-// Settled then, the call moves from calls_live to calls (archiveIfSettled), under the same lock.
+// Settled then, the call moves from calls_ending to calls (rehomeCall), under the same lock.
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { analysisWanted } from '@voice-platform/schemas';
 import type { AppDeps } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { withDocLock } from '../locks.js';
-import { archiveIfSettled, callCollection, liveCalls, locateCall, type CallDoc } from '../calls/store.js';
+import { callCollection, locateCall, rehomeCall, type CallDoc } from '../calls/store.js';
 import { findBot } from '../bots/store.js';
 import { sendMoveEvent } from '../webhooks/outbox.js';
 import { analysisPending, type StoredAnalysis } from './record.js';
@@ -98,9 +98,12 @@ export function createAnalysisRunner(deps: RunnerDeps): AnalysisRunner {
   let timer: NodeJS.Timeout | undefined;
   let passing: Promise<unknown> | undefined;
 
-  /** Lists every pending analysis of calls_live in the due set again (NX: one listed keeps its time). */
+  /** Lists every pending analysis of the calls not settled in the due set again (NX: one listed keeps its time). */
   async function recover(): Promise<number> {
-    const pending = await liveCalls(db).find({ 'analysis.status': 'pending' }, { projection: { _id: 1, analysis: 1 } }).toArray();
+    // calls_live too: an ended call whose move on was cut short (the sweeper moves it).
+    const pending = (
+      await Promise.all((['ending', 'live'] as const).map((home) => callCollection(db, home).find({ 'analysis.status': 'pending' }, { projection: { _id: 1, analysis: 1 } }).toArray()))
+    ).flat();
     for (const c of pending) await redis.zadd(ANALYSIS_DUE_KEY, 'NX', c.analysis?.due_at?.getTime() ?? clock(), c._id);
     if (pending.length) logger.debug({ pending: pending.length }, 'pending analyses listed');
     return pending.length;
@@ -151,7 +154,7 @@ export function createAnalysisRunner(deps: RunnerDeps): AnalysisRunner {
       const now = await locateCall(db, id, { analysis: 1 });
       if (!now || !analysisPending(now.doc.analysis)) return null;
       const attempt = (now.doc.analysis!.attempts ?? 0) + 1;
-      await callCollection(db, now.live).updateOne({ _id: id }, { $set: { 'analysis.attempts': attempt, 'analysis.due_at': new Date(clock() + leaseMs) } });
+      await callCollection(db, now.home).updateOne({ _id: id }, { $set: { 'analysis.attempts': attempt, 'analysis.due_at': new Date(clock() + leaseMs) } });
       return attempt;
     }, { waitMs: 1000 });
     if (n === null) {
@@ -180,7 +183,7 @@ export function createAnalysisRunner(deps: RunnerDeps): AnalysisRunner {
       const cur = await locateCall(db, id);
       // Finished by another runner (this one's lease expired meanwhile, or a second dialler): one result only.
       if (!cur || !analysisPending(cur.doc.analysis)) return 'superseded';
-      const col = callCollection(db, cur.live);
+      const col = callCollection(db, cur.home);
       const at = new Date(clock());
       let analysis: StoredAnalysis;
       if (outcome.kind === 'failure') {
@@ -203,8 +206,8 @@ export function createAnalysisRunner(deps: RunnerDeps): AnalysisRunner {
       const after = await col.findOne({ _id: id });
       if (after) {
         await sendMoveEvent(emitDeps, 'call.analyzed', after);
-        const settled = cur.live ? await col.findOne({ _id: id }) : null;
-        if (settled) await archiveIfSettled(db, settled);
+        const settled = await col.findOne({ _id: id });
+        if (settled) await rehomeCall(db, settled, cur.home);
       }
       return analysis.status as 'done' | 'skipped' | 'failed';
     }, { waitMs: 3000 });

@@ -5,9 +5,10 @@
 // makes that release count exactly once. Each move that lands emits its webhook event (webhooks/outbox.ts),
 // marked due on the call in the move's own write until the outbox has it, so a move whose emit never
 // happened (a crash or a store failure after the write) is sent by the call's next move or repeat. A move
-// that leaves the call settled (ended, no event due) moves its record from `calls_live` to `calls`
-// (calls/store.ts), under the same lock. A terminal move of a call whose bot asks for a post-call analysis
-// records the analysis as pending in the same write (analysis/jobs.ts), so the job is never lost.
+// that ends the call, or leaves it settled (ended, no event due, no analysis pending), moves its record on
+// (calls_live → calls_ending → calls: calls/store.ts), under the same lock. A terminal move of a call whose
+// bot asks for a post-call analysis records the analysis as pending in the same write (analysis/jobs.ts),
+// so the job is never lost.
 import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -18,7 +19,7 @@ import type { Metrics } from '../metrics.js';
 import { releaseSlot } from '../redisScripts.js';
 import { withDocLock } from '../locks.js';
 import { emitCallMove, emitDueEvents, emitRecordingArrived, moveEvent } from '../webhooks/outbox.js';
-import { archiveIfSettled, callCollection, locateCall, storedAction, type CallDoc } from './store.js';
+import { callCollection, locateCall, rehomeCall, storedAction, type CallDoc } from './store.js';
 import { settleContact } from '../campaigns/store.js';
 import { analysisOnEnd, scheduleAnalysis } from '../analysis/jobs.js';
 
@@ -115,14 +116,14 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
   const doc = await withDocLock(deps.redis, `call:${id}`, async () => {
     const found = await locateCall(deps.db, id);
     if (!found) throw apiError('call_not_found');
-    const { doc: current, live } = found;
-    const callDocs = callCollection(deps.db, live);
+    const { doc: current, home } = found;
+    const callDocs = callCollection(deps.db, home);
     await move(current, callDocs);
-    // The call as this request leaves it, read under the lock; settled, its record moves to `calls` (a retry
-    // of an event that settled it completes a move cut short).
+    // The call as this request leaves it, read under the lock; ended or settled, its record moves on (a retry
+    // of the event that ended or settled it completes a move cut short).
     const after = await callDocs.findOne({ _id: id });
     if (!after) throw apiError('call_not_found');
-    if (live) await archiveIfSettled(deps.db, after);
+    await rehomeCall(deps.db, after, home);
     return after;
   });
 

@@ -1,20 +1,24 @@
 // Calls as stored: the document, its public shape and the collections every part that records or moves a
 // call uses (routes.ts, lifecycle.ts, dial-out, inbound calls, the worker config, the dialler).
 //
-// A call's record lives in `calls_live` from its creation until it is settled (ended, and no status event
-// of it still due: webhook_due empty), then in `calls`, moved there by archiveIfSettled under the call's lock
-// (an insert, then the delete from `calls_live`). Why two: FerretDB v1 (SQLite) has no index it can use for
-// a lookup; a find by `_id` reads the collection in insertion order up to the document and an update or
-// delete by `_id` reads all of it, parsing every stored document's JSON, each time (measured, 2000 ended
-// calls with transcripts: ~70 ms a write, holding SQLite's one writer meanwhile; a worker's call makes
-// some 25 such reads and writes). Every read and write of a call in progress (dial-out, the worker's config
-// read, its events, the sweeper, the outbox) goes to the small collection of calls not settled; an
-// ended call is written to `calls` once, by an insert, which stays cheap however many calls it holds.
+// A call's record is kept in one of three collections, its home (homeOf), and moves on under the call's lock
+// (rehomeCall: an insert, then the delete from the collection it leaves):
+// - `calls_live` from its creation until it ends (queued, dialing, ringing, in progress);
+// - `calls_ending` from its end until it is settled: no status event of it still due (call.ended held for the
+//   recording, say) and no analysis pending;
+// - `calls` once settled.
+// Why: FerretDB v1 (SQLite) has no index it can use for a lookup; a find by `_id` parses the collection's
+// documents in insertion order up to the one it looks for, and an update or delete by `_id` parses all of
+// them, holding SQLite's one writer meanwhile (measured with 2000 ended calls stored: ~70 ms a write; a
+// worker's call makes some 25 such reads and writes). So what a call in progress does (dial-out, the worker's
+// config read, its events, the sweeper) reads and writes only the calls in progress, not the ended calls
+// waiting for their recording or analysis (each of them costs every such operation some 40 µs of FerretDB's
+// CPU), and `calls`, which grows for ever, gets one insert per call.
 //
-// Readers look in `calls_live` first, then `calls` (findCall, findCalls): the archive inserts before it
-// deletes, so a reader never misses a call, and a call in both (a crash in between) is read from
-// `calls_live`, where its moves go until it is archived again. A call stored in `calls` while not settled
-// (before this split; moveUnsettledCalls in stores.ts moves those at boot) is moved where it is.
+// Readers look in calls_live, then calls_ending, then calls (locateCall, findCall, findCalls): a move inserts
+// before it deletes, so a reader never misses a call, and a call in two (a crash in between) is read from the
+// earlier, where its writes go until it is moved again. A call stored in `calls` while not settled (before
+// this split; moveUnsettledCalls in stores.ts moves those at boot) is written where it is.
 import { MongoServerError, type Db, type Document, type Filter, type FindOptions } from 'mongodb';
 import { TERMINAL_CALL_STATUSES, type AnsweredBy, type Call, type CallAction, type CallDirection, type CallStatus, type CallTransfer, type callIdentityFields } from '@voice-platform/schemas';
 import { COLLECTIONS } from '../stores.js';
@@ -60,12 +64,14 @@ export interface CallDoc {
   campaign_attempt?: number | null;
 }
 
-/** Settled calls (ended, every status event sent), and calls stored before the split. */
+/** Settled calls (ended, every status event sent, no analysis pending), and calls stored before the split. */
 export const calls = (db: Db) => db.collection<CallDoc>(COLLECTIONS.calls);
-/** Calls not settled yet: every call in progress. */
+/** Calls not ended: queued, dialing, ringing, in progress. */
 export const liveCalls = (db: Db) => db.collection<CallDoc>(COLLECTIONS.liveCalls);
+/** Calls ended but not settled: an event still due (call.ended held for the recording, say) or an analysis pending. */
+export const endingCalls = (db: Db) => db.collection<CallDoc>(COLLECTIONS.endingCalls);
 /** The ids of calls whose id the caller chose (a campaign attempt's), kept for good: such an id is placed once,
- *  also after its call has moved from `calls_live` to `calls` (insertCall). */
+ *  also after its call has left `calls_live` (insertCall). */
 const chosenCallIds = (db: Db) => db.collection<{ _id: string }>(COLLECTIONS.chosenCallIds);
 
 const isDuplicate = (err: unknown) => err instanceof MongoServerError && err.code === 11000;
@@ -73,20 +79,26 @@ const isDuplicate = (err: unknown) => err instanceof MongoServerError && err.cod
 /** Ended, no status event of it still due and no analysis pending: the call's record is final (but for a late recording report). */
 export const isSettled = (doc: Pick<CallDoc, 'status' | 'webhook_due' | 'analysis'>) => TERMINAL_CALL_STATUSES.includes(doc.status) && !doc.webhook_due?.length && !analysisPending(doc.analysis);
 
+/** Where a call's record belongs: `live` (calls_live), `ending` (calls_ending) or `ended` (calls). */
+export type CallHome = 'live' | 'ending' | 'ended';
+/** The homes in the order a record passes through them (and readers look in them). */
+const HOMES: readonly CallHome[] = ['live', 'ending', 'ended'];
+export const homeOf = (doc: Pick<CallDoc, 'status' | 'webhook_due' | 'analysis'>): CallHome =>
+  !TERMINAL_CALL_STATUSES.includes(doc.status) ? 'live' : isSettled(doc) ? 'ended' : 'ending';
+/** The collection of a home. */
+export const callCollection = (db: Db, home: CallHome) => (home === 'live' ? liveCalls(db) : home === 'ending' ? endingCalls(db) : calls(db));
+
 /**
- * Stores a new call (queued, or settled at once: an inbound call refused on arrival). `chosenId`: the caller
- * chose the id and relies on it being placed once (campaign attempts); a taken id throws MongoDB's duplicate
- * key error (code 11000), as one collection's unique `_id` would, also when the call with that id has ended
- * and moved to `calls` (its id is in `call_ids_chosen` by then: this insert's, or the archive's after a crash
- * in between).
+ * Stores a new call (queued; or ended at once: an inbound call refused on arrival) in its home. `chosenId`: the
+ * caller chose the id and relies on it being placed once (campaign attempts); a taken id throws MongoDB's
+ * duplicate key error (code 11000), as one collection's unique `_id` would, also when the call with that id
+ * has left calls_live (its id is in `call_ids_chosen` by then: this insert's, or the move's after a crash in
+ * between).
  */
 export async function insertCall(db: Db, doc: CallDoc, opts: { chosenId?: boolean } = {}): Promise<void> {
-  if (isSettled(doc)) {
-    await calls(db).insertOne(doc);
-    return;
-  }
-  await liveCalls(db).insertOne(doc);
-  if (!opts.chosenId) return;
+  const home = homeOf(doc);
+  await callCollection(db, home).insertOne(doc);
+  if (!opts.chosenId || home !== 'live') return;
   try {
     await chosenCallIds(db).insertOne({ _id: doc._id });
   } catch (err) {
@@ -97,13 +109,14 @@ export async function insertCall(db: Db, doc: CallDoc, opts: { chosenId?: boolea
   }
 }
 
-/** One call by id, with where it is kept (`live`: calls_live), or null. */
-export async function locateCall(db: Db, id: string, projection?: Document): Promise<{ doc: CallDoc; live: boolean } | null> {
+/** One call by id, with where it is kept, or null. */
+export async function locateCall(db: Db, id: string, projection?: Document): Promise<{ doc: CallDoc; home: CallHome } | null> {
   const opts = projection ? { projection } : {};
-  const live = await liveCalls(db).findOne({ _id: id }, opts);
-  if (live) return { doc: live, live: true };
-  const ended = await calls(db).findOne({ _id: id }, opts);
-  return ended ? { doc: ended, live: false } : null;
+  for (const home of HOMES) {
+    const doc = await callCollection(db, home).findOne({ _id: id }, opts);
+    if (doc) return { doc, home };
+  }
+  return null;
 }
 
 /** One call by id, or null (`projection`: only those fields). */
@@ -111,27 +124,26 @@ export async function findCall(db: Db, id: string, projection?: Document): Promi
   return (await locateCall(db, id, projection))?.doc ?? null;
 }
 
-/** The collection a call located by locateCall is kept in. */
-export const callCollection = (db: Db, live: boolean) => (live ? liveCalls(db) : calls(db));
-
 /**
- * Calls matching `filter` from both collections, in `sort` order (created_at and _id only), at most `limit`
- * (a call in both once: as in calls_live).
+ * Calls matching `filter` from every home, in `sort` order (created_at and _id only), at most `limit` (a call in
+ * two homes once: as in the earlier one, where its moves go).
  */
 export async function findCalls(
   db: Db,
   filter: Filter<CallDoc>,
   opts: { sort?: { created_at: 1 | -1; _id: 1 | -1 }; limit?: number; projection?: FindOptions['projection'] } = {},
 ): Promise<CallDoc[]> {
-  const read = (col: ReturnType<typeof calls>) => {
-    let cursor = col.find(filter, opts.projection ? { projection: opts.projection } : {});
+  const read = (home: CallHome) => {
+    let cursor = callCollection(db, home).find(filter, opts.projection ? { projection: opts.projection } : {});
     if (opts.sort) cursor = cursor.sort(opts.sort);
     if (opts.limit) cursor = cursor.limit(opts.limit);
     return cursor.toArray();
   };
-  const [live, ended] = await Promise.all([read(liveCalls(db)), read(calls(db))]);
-  const seen = new Set(live.map((d) => d._id));
-  const all = [...live, ...ended.filter((d) => !seen.has(d._id))];
+  const seen = new Set<string>();
+  const all: CallDoc[] = [];
+  for (const docs of await Promise.all(HOMES.map(read))) {
+    for (const d of docs) if (!seen.has(d._id)) all.push(d), seen.add(d._id);
+  }
   if (opts.sort) {
     const { created_at: t, _id: i } = opts.sort;
     all.sort((a, b) => (a.created_at.getTime() - b.created_at.getTime()) * t || (a._id < b._id ? -i : a._id > b._id ? i : 0));
@@ -140,32 +152,35 @@ export async function findCalls(
 }
 
 /**
- * Moves a settled call (`doc`: as it stands in calls_live, read under the call's lock) to `calls`: insert
- * (or, when an earlier move was cut short after its insert, replace), then delete from calls_live. True if
- * moved. Call under the call's lock (locks.ts), so no move of the call lands in between.
+ * Moves a call's record (`doc`: as it stands in `from`, read under the call's lock) on to the home it belongs
+ * in now, if that is a later one: insert there (or, when an earlier move was cut short after its insert,
+ * replace), then delete from `from`. True if moved. Call under the call's lock (locks.ts), so no move of the
+ * call lands in between.
  */
-export async function archiveIfSettled(db: Db, doc: CallDoc): Promise<boolean> {
-  if (!isSettled(doc)) return false;
-  if (doc.campaign_contact_id) {
+export async function rehomeCall(db: Db, doc: CallDoc, from: CallHome): Promise<boolean> {
+  const to = homeOf(doc);
+  if (HOMES.indexOf(to) <= HOMES.indexOf(from)) return false;
+  if (from === 'live' && doc.campaign_contact_id) {
     // Its id was the caller's choice: recorded for good before the record leaves calls_live (insertCall).
     await chosenCallIds(db).insertOne({ _id: doc._id }).catch((err: unknown) => {
       if (!isDuplicate(err)) throw err;
     });
   }
   try {
-    await calls(db).insertOne(doc);
+    await callCollection(db, to).insertOne(doc);
   } catch (err) {
     if (!isDuplicate(err)) throw err;
-    await calls(db).replaceOne({ _id: doc._id }, doc);
+    await callCollection(db, to).replaceOne({ _id: doc._id }, doc);
   }
-  await liveCalls(db).deleteOne({ _id: doc._id });
+  await callCollection(db, from).deleteOne({ _id: doc._id });
   return true;
 }
 
 /** Removes a status event's `webhook_due` mark from the call, where it is kept. */
 export async function clearDue(db: Db, id: string, type: NonNullable<CallDoc['webhook_due']>[number]): Promise<void> {
-  const res = await liveCalls(db).updateOne({ _id: id }, { $pull: { webhook_due: type } });
-  if (res.matchedCount === 0) await calls(db).updateOne({ _id: id }, { $pull: { webhook_due: type } });
+  for (const home of HOMES) {
+    if ((await callCollection(db, home).updateOne({ _id: id }, { $pull: { webhook_due: type } })).matchedCount) return;
+  }
 }
 
 /** What a new call record is given; the rest is the same for every new call. */

@@ -18,7 +18,7 @@ import type { Metrics } from '../metrics.js';
 import { ApiError } from '../errors.js';
 import { withDocLock } from '../locks.js';
 import { applyCallMove } from './lifecycle.js';
-import { archiveIfSettled, findCall, liveCalls } from './store.js';
+import { callCollection, findCall, homeOf, liveCalls, rehomeCall } from './store.js';
 import { CALL_FINAL_EVENTS_KEY, CALL_LEASE_TTL_MS, CALL_LEASES_KEY, CallEvent, TERMINAL_CALL_STATUSES, type CallStatus } from '@voice-platform/schemas';
 import { check } from '../validate.js';
 
@@ -53,7 +53,7 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
   const clock = deps.clock ?? Date.now;
   const logger = deps.logger.child({ role: 'dialler' });
   const lifecycle = { db: deps.db, redis: deps.redis, logger, clock };
-  // Calls not settled (calls/store.ts): every queued or live call is there.
+  // Calls not ended (calls/store.ts): every queued or live call is there.
   const calls = liveCalls(deps.db);
   const timeoutMs = deps.settings.QUEUED_CALL_TIMEOUT_SECONDS * 1000;
   const intervalMs = deps.settings.SWEEP_INTERVAL_SECONDS * 1000;
@@ -158,28 +158,31 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
       orphansScannedAt = clock();
     }
     const failed = lost + orphaned + (await sweepUnclaimed());
-    await archiveSettled();
+    await moveOn();
     return failed;
   }
 
-  /** Settled calls still in calls_live (closed outside a move, e.g. a dial-out without a job, or a move cut
-   *  short before its archive): moved to `calls`, each under its lock. Returns how many moved. */
-  async function archiveSettled(): Promise<number> {
-    // An ended call with an event still due is left to the outbox, which sends it and moves the call.
-    const ended = await calls.find({ status: { $in: [...TERMINAL_CALL_STATUSES] } }, { projection: { _id: 1, webhook_due: 1 } }).toArray();
-    const settled = ended.filter((c) => !c.webhook_due?.length).slice(0, batchSize);
+  /** Ended calls still in calls_live and settled ones still in calls_ending (closed outside a move, e.g. a
+   *  dial-out without a job, or a move cut short before the record moved): moved on (calls/store.ts), each
+   *  under its lock. Returns how many moved. */
+  async function moveOn(): Promise<number> {
     let moved = 0;
-    for (const { _id: id } of settled) {
-      try {
-        await withDocLock(deps.redis, `call:${id}`, async () => {
-          const doc = await calls.findOne({ _id: id });
-          if (doc && (await archiveIfSettled(deps.db, doc))) moved++;
-        }, { waitMs: 500 });
-      } catch (err) {
-        logger.warn({ call_id: id, err }, 'settled call not moved to calls yet; next pass');
+    for (const from of ['live', 'ending'] as const) {
+      const col = callCollection(deps.db, from);
+      const ended = await col.find({ status: { $in: [...TERMINAL_CALL_STATUSES] } }, { projection: { _id: 1, status: 1, webhook_due: 1, analysis: 1 } }).toArray();
+      // A call with an event still due or an analysis pending stays in calls_ending: the outbox or the analysis runner moves it.
+      for (const { _id: id } of ended.filter((c) => homeOf(c) !== from).slice(0, batchSize)) {
+        try {
+          await withDocLock(deps.redis, `call:${id}`, async () => {
+            const doc = await col.findOne({ _id: id });
+            if (doc && (await rehomeCall(deps.db, doc, from))) moved++;
+          }, { waitMs: 500 });
+        } catch (err) {
+          logger.warn({ call_id: id, err }, 'ended call not moved on yet; next pass');
+        }
       }
     }
-    if (moved) logger.info({ moved }, 'settled calls moved to calls');
+    if (moved) logger.info({ moved }, 'ended calls moved on');
     return moved;
   }
 

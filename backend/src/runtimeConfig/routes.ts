@@ -29,7 +29,7 @@ export function configRoutes(router: Router, svc: Services): void {
     if (typeof callId === 'string') {
       // By _id alone, the bot compared here: FerretDB (v1, SQLite) hands SQLite a filter of `_id` and nothing
       // else, and decodes the whole collection, every call's transcript included, for any other. A call being
-      // started is in the small collection of calls not settled (calls/store.ts). Only the fields sent back
+      // started is in the small collection of calls in progress (calls/store.ts). Only the fields sent back
       // are returned: not the transcript, which grows with the call.
       call = await findCall(svc.db, callId, { _id: 1, bot_id: 1, direction: 1, to_number: 1, variables: 1, campaign_id: 1 });
       if (!call || call.bot_id !== bot._id) throw apiError('call_not_found', 'call not found for this bot');

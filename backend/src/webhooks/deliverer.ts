@@ -35,7 +35,7 @@ import type { AppDeps } from '../deps.js';
 import { VERSION } from '../deps.js';
 import type { Metrics } from '../metrics.js';
 import { withDocLock } from '../locks.js';
-import { archiveIfSettled, liveCalls, locateCall } from '../calls/store.js';
+import { callCollection, locateCall, rehomeCall, type CallHome } from '../calls/store.js';
 import { AddressRefused, bareHost, guardedLookup, isNonPublicAddress } from './addresses.js';
 import { deliveryLeaseKey, ENDED_PENDING_KEY, WEBHOOK_CONSUMER_GROUP, WEBHOOK_EVENTS_STREAM } from './keys.js';
 import { emitDueEvents, emitRecordingArrived, fallbackOutbox, releaseHeldEnd, withTranscript } from './outbox.js';
@@ -123,8 +123,6 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
   const hooks = webhooksOf(deps.db);
   const deliveries = deliveriesOf(deps.db);
   const attemptLog = attemptsOf(deps.db);
-  // Calls not settled (calls/store.ts): a call with an event still due is there.
-  const calls = liveCalls(deps.db);
   const fallback = fallbackOutbox(deps.db);
   const emitDeps = { redis, db: deps.db, logger, clock, metrics: deps.metrics };
   const allowPrivate = settings.WEBHOOK_ALLOW_PRIVATE;
@@ -254,7 +252,7 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
         const found = await locateCall(deps.db, callId);
         if (!found) return void (await releaseHeldEnd(emitDeps, callId));
         await emitRecordingArrived(emitDeps, found.doc);
-        await settle(found.live, callId);
+        await settle(found.home, callId);
       }, { waitMs: 500 }).catch((err: unknown) => logger.warn({ err, call_id: callId }, 'held call.ended not sent yet; next pass'));
     }
     if (Date.now() - lastStrandedScan >= STRANDED_SCAN_EVERY_MS) {
@@ -271,11 +269,11 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
     return fromFallback;
   }
 
-  /** A call whose last event due was sent: settled, its record moves from calls_live to `calls` (under its lock). */
-  async function settle(live: boolean, callId: string): Promise<void> {
-    if (!live) return;
-    const doc = await calls.findOne({ _id: callId });
-    if (doc) await archiveIfSettled(deps.db, doc);
+  /** A call whose last event due was sent: settled, its record moves on to `calls` (calls/store.ts; under its lock). */
+  async function settle(home: CallHome, callId: string): Promise<void> {
+    if (home === 'ended') return;
+    const doc = await callCollection(deps.db, home).findOne({ _id: callId });
+    if (doc) await rehomeCall(deps.db, doc, home);
   }
 
   /**
@@ -285,6 +283,12 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
    * for its recording keeps its mark until sent: left alone here.
    */
   async function sendStranded(): Promise<void> {
+    // Calls not settled (calls/store.ts): a call with an event still due is in calls_live or calls_ending.
+    for (const home of ['live', 'ending'] as const) await sendStrandedOf(home);
+  }
+
+  async function sendStrandedOf(home: CallHome): Promise<void> {
+    const calls = callCollection(deps.db, home);
     let after = '';
     for (;;) {
       const page = await calls
@@ -298,7 +302,7 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
           const doc = await calls.findOne({ _id: callId });
           // Its recording may still come (a worker's report): an answered call's end is held for it first.
           if (doc?.webhook_due?.length) await emitDueEvents(emitDeps, doc, true);
-          await settle(true, callId);
+          await settle(home, callId);
         }, { waitMs: 500 }).catch((err: unknown) => logger.warn({ err, call_id: callId }, 'stranded call event not sent yet; next scan'));
       }
       if (page.length < BATCH) return;
