@@ -3,7 +3,7 @@
 // left the message after its beep (completed / voicemail_left: the machine's own recording holds the
 // message, spoken after the beep; pocketsphinx recognises it in the bot's channel of the call recording,
 // which the machine's recording follows word for word in loudness); a person is greeted at once and the
-// call runs as before.
+// call runs as before. A campaign whose rule retries `voicemail` dials the machine again, the person once.
 import { dispose } from '@livekit/rtc-node';
 import type { Call } from '@voice-platform/schemas';
 import { AMD_ANSWERS, amdTimeline, readVoicemail, waitUntil, type AmdAnswer } from '@voice-platform/tests/infra';
@@ -100,3 +100,31 @@ it('a person is greeted at once after their "Hello?", and the call runs as befor
   expect(call.amd_ms! - amdTimeline(person).speechEndMs).toBeLessThanOrEqual(1200);
   expect(call.transcript[0]).toMatchObject({ role: 'bot', text: 'Hello Sam, this is your payment reminder.' });
 });
+
+it('a campaign that retries voicemail dials a machine again and a person once', async () => {
+  const machine = AMD_ANSWERS.filter((a) => a.label === 'machine' && !a.beep && !a.noise)[1]!;
+  const person = answer((a) => a.label === 'human' && a.text === 'Yes?');
+  const created = await admin('POST', '/api/v1/campaigns', {
+    name: 'voicemail retries',
+    bot_id: await screeningBot('hangup'),
+    timezone: 'UTC',
+    windows: [],
+    max_concurrency: 2,
+    calls_per_second: 2,
+    retry: { max_attempts: 2, delay_seconds: 30, on: ['voicemail'] },
+  });
+  expect(created.status).toBe(201);
+  const id = created.body.id as string;
+  const added = await admin('POST', `/api/v1/campaigns/${id}/contacts`, { contacts: [machine, person].map((a) => ({ to_number: a.number, variables: { customer_name: 'Sam' } })) });
+  expect(added.body).toMatchObject({ added: 2, rejected: [] });
+  expect((await admin('POST', `/api/v1/campaigns/${id}/start`)).status).toBe(200);
+  await waitUntil(async () => (await admin('GET', `/api/v1/campaigns/${id}`)).body.status === 'completed', { what: 'the campaign to complete', timeoutMs: 120_000, intervalMs: 1000 });
+  const contacts = (await admin('GET', `/api/v1/campaigns/${id}/contacts?limit=10`)).body.items as Array<{ to_number: string; status: string; attempts: Array<{ call_id: string; end_reason: string | null }> }>;
+  const of = (n: string) => contacts.find((c) => c.to_number === n)!;
+  // The machine: twice, each time hung up on (the second is the last attempt); the person: once.
+  expect(of(machine.number).attempts.map((a) => a.end_reason)).toEqual(['voicemail', 'voicemail']);
+  expect(of(person.number).attempts).toHaveLength(1);
+  expect(of(person.number).attempts[0]!.end_reason).not.toMatch(/voicemail/);
+  for (const a of of(machine.number).attempts) expect((await admin('GET', `/api/v1/calls/${a.call_id}`)).body.answered_by).toBe('machine');
+  expect((await admin('GET', `/api/v1/calls/${of(person.number).attempts[0]!.call_id}`)).body.answered_by).toBe('human');
+}, 180_000);
