@@ -310,7 +310,7 @@ return errors === 0;
 }
 
 export const BotCreate = validate12;
-const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"E.164; one of number and sip_uri","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","examples","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","required":["end_of_turn_silence_ms"],"properties":{"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"}}};
+const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"E.164; one of number and sip_uri","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","examples","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","required":["end_of_turn_silence_ms"],"properties":{"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"}}};
 const func6 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,63}$", "u");
 const pattern1 = new RegExp("^https?://[^\\s]+$", "u");
@@ -318,11 +318,11 @@ const pattern2 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
 const pattern3 = new RegExp("^\\+[1-9][0-9]{6,14}$", "u");
 const pattern4 = new RegExp("^sips?:[^\\s@]+@[^\\s]+$", "u");
 const pattern5 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$", "u");
-const pattern6 = new RegExp("^[^\\r\\n]*$", "u");
-const pattern8 = new RegExp("^[A-Za-z0-9_]{1,64}$", "u");
-const pattern9 = new RegExp("^[0-9*#]{1,32}$", "u");
-const pattern10 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
-const pattern12 = new RegExp("\\S", "u");
+const pattern7 = new RegExp("^[^\\r\\n]*$", "u");
+const pattern9 = new RegExp("^[A-Za-z0-9_]{1,64}$", "u");
+const pattern11 = new RegExp("^[0-9*#]{1,32}$", "u");
+const pattern12 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+const pattern15 = new RegExp("\\S", "u");
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1929,11 +1929,8 @@ vErrors.push(err130);
 errors++;
 }
 for(const key7 in data43){
-if(pattern5.test(key7)){
-let data44 = data43[key7];
-if(typeof data44 === "string"){
-if(func2(data44) > 4096){
-const err131 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(!(pattern5.test(key7))){
+const err131 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -1942,8 +1939,13 @@ vErrors.push(err131);
 }
 errors++;
 }
-if(!pattern6.test(data44)){
-const err132 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/pattern",keyword:"pattern",params:{pattern: "^[^\\r\\n]*$"},message:"must match pattern \""+"^[^\\r\\n]*$"+"\""};
+}
+for(const key8 in data43){
+if(pattern5.test(key8)){
+let data44 = data43[key8];
+if(typeof data44 === "string"){
+if(func2(data44) > 4096){
+const err132 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -1952,9 +1954,8 @@ vErrors.push(err132);
 }
 errors++;
 }
-}
-else {
-const err133 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern7.test(data44)){
+const err133 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/pattern",keyword:"pattern",params:{pattern: "^[^\\r\\n]*$"},message:"must match pattern \""+"^[^\\r\\n]*$"+"\""};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -1964,10 +1965,8 @@ vErrors.push(err133);
 errors++;
 }
 }
-}
-}
 else {
-const err134 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err134 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -1978,8 +1977,9 @@ errors++;
 }
 }
 }
+}
 else {
-const err135 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/properties/tools/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err135 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -1991,7 +1991,7 @@ errors++;
 }
 }
 else {
-const err136 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err136 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/properties/tools/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -2001,14 +2001,9 @@ vErrors.push(err136);
 errors++;
 }
 }
-if(data.policy !== undefined){
-let data45 = data.policy;
-const _errs115 = errors;
-let valid17 = false;
-const _errs116 = errors;
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
-if(data45.intents === undefined){
-const err137 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/required",keyword:"required",params:{missingProperty: "intents"},message:"must have required property '"+"intents"+"'"};
+}
+else {
+const err137 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -2017,8 +2012,15 @@ vErrors.push(err137);
 }
 errors++;
 }
-if(data45.fallback === undefined){
-const err138 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/required",keyword:"required",params:{missingProperty: "fallback"},message:"must have required property '"+"fallback"+"'"};
+}
+if(data.policy !== undefined){
+let data45 = data.policy;
+const _errs116 = errors;
+let valid17 = false;
+const _errs117 = errors;
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+if(data45.intents === undefined){
+const err138 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/required",keyword:"required",params:{missingProperty: "intents"},message:"must have required property '"+"intents"+"'"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -2027,9 +2029,8 @@ vErrors.push(err138);
 }
 errors++;
 }
-for(const key8 in data45){
-if(!((key8 === "intents") || (key8 === "fallback"))){
-const err139 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+if(data45.fallback === undefined){
+const err139 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/required",keyword:"required",params:{missingProperty: "fallback"},message:"must have required property '"+"fallback"+"'"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -2038,12 +2039,9 @@ vErrors.push(err139);
 }
 errors++;
 }
-}
-if(data45.intents !== undefined){
-let data46 = data45.intents;
-if(Array.isArray(data46)){
-if(data46.length > 200){
-const err140 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+for(const key9 in data45){
+if(!((key9 === "intents") || (key9 === "fallback"))){
+const err140 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -2052,12 +2050,12 @@ vErrors.push(err140);
 }
 errors++;
 }
-const len3 = data46.length;
-for(let i3=0; i3<len3; i3++){
-let data47 = data46[i3];
-if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
-if(data47.name === undefined){
-const err141 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data45.intents !== undefined){
+let data46 = data45.intents;
+if(Array.isArray(data46)){
+if(data46.length > 200){
+const err141 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -2066,8 +2064,12 @@ vErrors.push(err141);
 }
 errors++;
 }
-if(data47.examples === undefined){
-const err142 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "examples"},message:"must have required property '"+"examples"+"'"};
+const len3 = data46.length;
+for(let i3=0; i3<len3; i3++){
+let data47 = data46[i3];
+if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+if(data47.name === undefined){
+const err142 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -2076,8 +2078,8 @@ vErrors.push(err142);
 }
 errors++;
 }
-if(data47.reply === undefined){
-const err143 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
+if(data47.examples === undefined){
+const err143 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "examples"},message:"must have required property '"+"examples"+"'"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -2086,9 +2088,8 @@ vErrors.push(err143);
 }
 errors++;
 }
-for(const key9 in data47){
-if(!((((((((key9 === "name") || (key9 === "examples")) || (key9 === "reply")) || (key9 === "end_call")) || (key9 === "action")) || (key9 === "on_error_reply")) || (key9 === "dtmf")) || (key9 === "sets"))){
-const err144 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if(data47.reply === undefined){
+const err144 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -2097,12 +2098,9 @@ vErrors.push(err144);
 }
 errors++;
 }
-}
-if(data47.name !== undefined){
-let data48 = data47.name;
-if(typeof data48 === "string"){
-if(func2(data48) > 64){
-const err145 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+for(const key10 in data47){
+if(!((((((((key10 === "name") || (key10 === "examples")) || (key10 === "reply")) || (key10 === "end_call")) || (key10 === "action")) || (key10 === "on_error_reply")) || (key10 === "dtmf")) || (key10 === "sets"))){
+const err145 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -2111,8 +2109,12 @@ vErrors.push(err145);
 }
 errors++;
 }
-if(func2(data48) < 1){
-const err146 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data47.name !== undefined){
+let data48 = data47.name;
+if(typeof data48 === "string"){
+if(func2(data48) > 64){
+const err146 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -2121,9 +2123,8 @@ vErrors.push(err146);
 }
 errors++;
 }
-}
-else {
-const err147 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data48) < 1){
+const err147 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -2133,11 +2134,8 @@ vErrors.push(err147);
 errors++;
 }
 }
-if(data47.examples !== undefined){
-let data49 = data47.examples;
-if(Array.isArray(data49)){
-if(data49.length > 100){
-const err148 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+else {
+const err148 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -2146,12 +2144,12 @@ vErrors.push(err148);
 }
 errors++;
 }
-const len4 = data49.length;
-for(let i4=0; i4<len4; i4++){
-let data50 = data49[i4];
-if(typeof data50 === "string"){
-if(func2(data50) > 500){
-const err149 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+}
+if(data47.examples !== undefined){
+let data49 = data47.examples;
+if(Array.isArray(data49)){
+if(data49.length > 100){
+const err149 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -2160,8 +2158,12 @@ vErrors.push(err149);
 }
 errors++;
 }
-if(func2(data50) < 1){
-const err150 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len4 = data49.length;
+for(let i4=0; i4<len4; i4++){
+let data50 = data49[i4];
+if(typeof data50 === "string"){
+if(func2(data50) > 500){
+const err150 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -2170,9 +2172,8 @@ vErrors.push(err150);
 }
 errors++;
 }
-}
-else {
-const err151 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data50) < 1){
+const err151 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -2182,9 +2183,8 @@ vErrors.push(err151);
 errors++;
 }
 }
-}
 else {
-const err152 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err152 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -2194,11 +2194,9 @@ vErrors.push(err152);
 errors++;
 }
 }
-if(data47.reply !== undefined){
-let data51 = data47.reply;
-if(typeof data51 === "string"){
-if(func2(data51) > 2000){
-const err153 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+}
+else {
+const err153 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -2207,8 +2205,12 @@ vErrors.push(err153);
 }
 errors++;
 }
-if(func2(data51) < 1){
-const err154 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data47.reply !== undefined){
+let data51 = data47.reply;
+if(typeof data51 === "string"){
+if(func2(data51) > 2000){
+const err154 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -2217,9 +2219,8 @@ vErrors.push(err154);
 }
 errors++;
 }
-}
-else {
-const err155 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data51) < 1){
+const err155 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -2229,9 +2230,8 @@ vErrors.push(err155);
 errors++;
 }
 }
-if(data47.end_call !== undefined){
-if(typeof data47.end_call !== "boolean"){
-const err156 = {instancePath:instancePath+"/policy/intents/" + i3+"/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err156 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -2241,11 +2241,9 @@ vErrors.push(err156);
 errors++;
 }
 }
-if(data47.action !== undefined){
-let data53 = data47.action;
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-if(data53.tool === undefined){
-const err157 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
+if(data47.end_call !== undefined){
+if(typeof data47.end_call !== "boolean"){
+const err157 = {instancePath:instancePath+"/policy/intents/" + i3+"/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -2254,9 +2252,12 @@ vErrors.push(err157);
 }
 errors++;
 }
-for(const key10 in data53){
-if(!((key10 === "tool") || (key10 === "arguments"))){
-const err158 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+}
+if(data47.action !== undefined){
+let data53 = data47.action;
+if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
+if(data53.tool === undefined){
+const err158 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -2265,12 +2266,9 @@ vErrors.push(err158);
 }
 errors++;
 }
-}
-if(data53.tool !== undefined){
-let data54 = data53.tool;
-if(typeof data54 === "string"){
-if(!pattern2.test(data54)){
-const err159 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+for(const key11 in data53){
+if(!((key11 === "tool") || (key11 === "arguments"))){
+const err159 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -2280,8 +2278,11 @@ vErrors.push(err159);
 errors++;
 }
 }
-else {
-const err160 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data53.tool !== undefined){
+let data54 = data53.tool;
+if(typeof data54 === "string"){
+if(!pattern2.test(data54)){
+const err160 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -2291,11 +2292,8 @@ vErrors.push(err160);
 errors++;
 }
 }
-if(data53.arguments !== undefined){
-let data55 = data53.arguments;
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
-if(Object.keys(data55).length > 20){
-const err161 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+else {
+const err161 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -2304,12 +2302,12 @@ vErrors.push(err161);
 }
 errors++;
 }
-for(const key11 in data55){
-if(pattern8.test(key11)){
-let data56 = data55[key11];
-if(typeof data56 === "string"){
-if(func2(data56) > 1000){
-const err162 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments/" + key11.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+}
+if(data53.arguments !== undefined){
+let data55 = data53.arguments;
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+if(Object.keys(data55).length > 20){
+const err162 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -2318,9 +2316,9 @@ vErrors.push(err162);
 }
 errors++;
 }
-}
-else {
-const err163 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments/" + key11.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key12 in data55){
+if(!(pattern9.test(key12))){
+const err163 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -2330,10 +2328,12 @@ vErrors.push(err163);
 errors++;
 }
 }
-}
-}
-else {
-const err164 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key13 in data55){
+if(pattern9.test(key13)){
+let data56 = data55[key13];
+if(typeof data56 === "string"){
+if(func2(data56) > 1000){
+const err164 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments/" + key13.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -2343,9 +2343,8 @@ vErrors.push(err164);
 errors++;
 }
 }
-}
 else {
-const err165 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err165 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments/" + key13.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -2355,11 +2354,10 @@ vErrors.push(err165);
 errors++;
 }
 }
-if(data47.on_error_reply !== undefined){
-let data57 = data47.on_error_reply;
-if(typeof data57 === "string"){
-if(func2(data57) > 2000){
-const err166 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+}
+}
+else {
+const err166 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -2368,8 +2366,10 @@ vErrors.push(err166);
 }
 errors++;
 }
-if(func2(data57) < 1){
-const err167 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+else {
+const err167 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -2379,8 +2379,11 @@ vErrors.push(err167);
 errors++;
 }
 }
-else {
-const err168 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data47.on_error_reply !== undefined){
+let data57 = data47.on_error_reply;
+if(typeof data57 === "string"){
+if(func2(data57) > 2000){
+const err168 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -2389,12 +2392,8 @@ vErrors.push(err168);
 }
 errors++;
 }
-}
-if(data47.dtmf !== undefined){
-let data58 = data47.dtmf;
-if(typeof data58 === "string"){
-if(!pattern9.test(data58)){
-const err169 = {instancePath:instancePath+"/policy/intents/" + i3+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/pattern",keyword:"pattern",params:{pattern: "^[0-9*#]{1,32}$"},message:"must match pattern \""+"^[0-9*#]{1,32}$"+"\""};
+if(func2(data57) < 1){
+const err169 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -2405,7 +2404,7 @@ errors++;
 }
 }
 else {
-const err170 = {instancePath:instancePath+"/policy/intents/" + i3+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err170 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -2415,11 +2414,11 @@ vErrors.push(err170);
 errors++;
 }
 }
-if(data47.sets !== undefined){
-let data59 = data47.sets;
-if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
-if(Object.keys(data59).length > 20){
-const err171 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+if(data47.dtmf !== undefined){
+let data58 = data47.dtmf;
+if(typeof data58 === "string"){
+if(!pattern11.test(data58)){
+const err171 = {instancePath:instancePath+"/policy/intents/" + i3+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/pattern",keyword:"pattern",params:{pattern: "^[0-9*#]{1,32}$"},message:"must match pattern \""+"^[0-9*#]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -2428,15 +2427,9 @@ vErrors.push(err171);
 }
 errors++;
 }
-for(const key12 in data59){
-if(pattern10.test(key12)){
-let data60 = data59[key12];
-const _errs150 = errors;
-let valid27 = false;
-const _errs151 = errors;
-if(typeof data60 === "string"){
-if(func2(data60) > 1000){
-const err172 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+}
+else {
+const err172 = {instancePath:instancePath+"/policy/intents/" + i3+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -2446,8 +2439,11 @@ vErrors.push(err172);
 errors++;
 }
 }
-else {
-const err173 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data47.sets !== undefined){
+let data59 = data47.sets;
+if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+if(Object.keys(data59).length > 20){
+const err173 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -2456,12 +2452,9 @@ vErrors.push(err173);
 }
 errors++;
 }
-var _valid4 = _errs151 === errors;
-valid27 = valid27 || _valid4;
-if(!valid27){
-const _errs153 = errors;
-if(!(typeof data60 == "number")){
-const err174 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
+for(const key14 in data59){
+if(!(pattern12.test(key14))){
+const err174 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -2470,12 +2463,16 @@ vErrors.push(err174);
 }
 errors++;
 }
-var _valid4 = _errs153 === errors;
-valid27 = valid27 || _valid4;
-if(!valid27){
-const _errs155 = errors;
-if(typeof data60 !== "boolean"){
-const err175 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+for(const key15 in data59){
+if(pattern12.test(key15)){
+let data60 = data59[key15];
+const _errs153 = errors;
+let valid27 = false;
+const _errs154 = errors;
+if(typeof data60 === "string"){
+if(func2(data60) > 1000){
+const err175 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -2484,12 +2481,9 @@ vErrors.push(err175);
 }
 errors++;
 }
-var _valid4 = _errs155 === errors;
-valid27 = valid27 || _valid4;
 }
-}
-if(!valid27){
-const err176 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err176 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -2498,11 +2492,53 @@ vErrors.push(err176);
 }
 errors++;
 }
+var _valid4 = _errs154 === errors;
+valid27 = valid27 || _valid4;
+if(!valid27){
+const _errs156 = errors;
+if(!(typeof data60 == "number")){
+const err177 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err177];
+}
 else {
-errors = _errs150;
+vErrors.push(err177);
+}
+errors++;
+}
+var _valid4 = _errs156 === errors;
+valid27 = valid27 || _valid4;
+if(!valid27){
+const _errs158 = errors;
+if(typeof data60 !== "boolean"){
+const err178 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err178];
+}
+else {
+vErrors.push(err178);
+}
+errors++;
+}
+var _valid4 = _errs158 === errors;
+valid27 = valid27 || _valid4;
+}
+}
+if(!valid27){
+const err179 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err179];
+}
+else {
+vErrors.push(err179);
+}
+errors++;
+}
+else {
+errors = _errs153;
 if(vErrors !== null){
-if(_errs150){
-vErrors.length = _errs150;
+if(_errs153){
+vErrors.length = _errs153;
 }
 else {
 vErrors = null;
@@ -2513,45 +2549,7 @@ vErrors = null;
 }
 }
 else {
-const err177 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err177];
-}
-else {
-vErrors.push(err177);
-}
-errors++;
-}
-}
-}
-else {
-const err178 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err178];
-}
-else {
-vErrors.push(err178);
-}
-errors++;
-}
-}
-}
-else {
-const err179 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err179];
-}
-else {
-vErrors.push(err179);
-}
-errors++;
-}
-}
-if(data45.fallback !== undefined){
-let data61 = data45.fallback;
-if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
-if(data61.reply === undefined){
-const err180 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
+const err180 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -2560,9 +2558,10 @@ vErrors.push(err180);
 }
 errors++;
 }
-for(const key13 in data61){
-if(!((key13 === "reply") || (key13 === "end_call"))){
-const err181 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+}
+}
+else {
+const err181 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -2572,11 +2571,9 @@ vErrors.push(err181);
 errors++;
 }
 }
-if(data61.reply !== undefined){
-let data62 = data61.reply;
-if(typeof data62 === "string"){
-if(func2(data62) > 2000){
-const err182 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+}
+else {
+const err182 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -2585,8 +2582,12 @@ vErrors.push(err182);
 }
 errors++;
 }
-if(func2(data62) < 1){
-const err183 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data45.fallback !== undefined){
+let data61 = data45.fallback;
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+if(data61.reply === undefined){
+const err183 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -2595,9 +2596,9 @@ vErrors.push(err183);
 }
 errors++;
 }
-}
-else {
-const err184 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key16 in data61){
+if(!((key16 === "reply") || (key16 === "end_call"))){
+const err184 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -2607,9 +2608,11 @@ vErrors.push(err184);
 errors++;
 }
 }
-if(data61.end_call !== undefined){
-if(typeof data61.end_call !== "boolean"){
-const err185 = {instancePath:instancePath+"/policy/fallback/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data61.reply !== undefined){
+let data62 = data61.reply;
+if(typeof data62 === "string"){
+if(func2(data62) > 2000){
+const err185 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -2618,10 +2621,8 @@ vErrors.push(err185);
 }
 errors++;
 }
-}
-}
-else {
-const err186 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data62) < 1){
+const err186 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -2631,9 +2632,8 @@ vErrors.push(err186);
 errors++;
 }
 }
-}
 else {
-const err187 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err187 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -2642,12 +2642,10 @@ vErrors.push(err187);
 }
 errors++;
 }
-var _valid3 = _errs116 === errors;
-valid17 = valid17 || _valid3;
-if(!valid17){
-const _errs164 = errors;
-if(data45 !== null){
-const err188 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data61.end_call !== undefined){
+if(typeof data61.end_call !== "boolean"){
+const err188 = {instancePath:instancePath+"/policy/fallback/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -2656,11 +2654,10 @@ vErrors.push(err188);
 }
 errors++;
 }
-var _valid3 = _errs164 === errors;
-valid17 = valid17 || _valid3;
 }
-if(!valid17){
-const err189 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+else {
+const err189 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -2669,11 +2666,50 @@ vErrors.push(err189);
 }
 errors++;
 }
+}
+}
 else {
-errors = _errs115;
+const err190 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err190];
+}
+else {
+vErrors.push(err190);
+}
+errors++;
+}
+var _valid3 = _errs117 === errors;
+valid17 = valid17 || _valid3;
+if(!valid17){
+const _errs167 = errors;
+if(data45 !== null){
+const err191 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err191];
+}
+else {
+vErrors.push(err191);
+}
+errors++;
+}
+var _valid3 = _errs167 === errors;
+valid17 = valid17 || _valid3;
+}
+if(!valid17){
+const err192 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err192];
+}
+else {
+vErrors.push(err192);
+}
+errors++;
+}
+else {
+errors = _errs116;
 if(vErrors !== null){
-if(_errs115){
-vErrors.length = _errs115;
+if(_errs116){
+vErrors.length = _errs116;
 }
 else {
 vErrors = null;
@@ -2685,42 +2721,7 @@ if(data.turn_detection !== undefined){
 let data64 = data.turn_detection;
 if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
 if(data64.end_of_turn_silence_ms === undefined){
-const err190 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/required",keyword:"required",params:{missingProperty: "end_of_turn_silence_ms"},message:"must have required property '"+"end_of_turn_silence_ms"+"'"};
-if(vErrors === null){
-vErrors = [err190];
-}
-else {
-vErrors.push(err190);
-}
-errors++;
-}
-for(const key14 in data64){
-if(!(key14 === "end_of_turn_silence_ms")){
-const err191 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err191];
-}
-else {
-vErrors.push(err191);
-}
-errors++;
-}
-}
-if(data64.end_of_turn_silence_ms !== undefined){
-let data65 = data64.end_of_turn_silence_ms;
-if(!((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65)))){
-const err192 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err192];
-}
-else {
-vErrors.push(err192);
-}
-errors++;
-}
-if(typeof data65 == "number"){
-if(data65 > 5000 || isNaN(data65)){
-const err193 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
+const err193 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/required",keyword:"required",params:{missingProperty: "end_of_turn_silence_ms"},message:"must have required property '"+"end_of_turn_silence_ms"+"'"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -2729,8 +2730,9 @@ vErrors.push(err193);
 }
 errors++;
 }
-if(data65 < 100 || isNaN(data65)){
-const err194 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+for(const key17 in data64){
+if(!(key17 === "end_of_turn_silence_ms")){
+const err194 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -2740,10 +2742,10 @@ vErrors.push(err194);
 errors++;
 }
 }
-}
-}
-else {
-const err195 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data64.end_of_turn_silence_ms !== undefined){
+let data65 = data64.end_of_turn_silence_ms;
+if(!((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65)))){
+const err195 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -2752,12 +2754,9 @@ vErrors.push(err195);
 }
 errors++;
 }
-}
-if(data.dtmf !== undefined){
-let data66 = data.dtmf;
-if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
-if(data66.inter_digit_timeout_ms === undefined){
-const err196 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/required",keyword:"required",params:{missingProperty: "inter_digit_timeout_ms"},message:"must have required property '"+"inter_digit_timeout_ms"+"'"};
+if(typeof data65 == "number"){
+if(data65 > 5000 || isNaN(data65)){
+const err196 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -2766,9 +2765,8 @@ vErrors.push(err196);
 }
 errors++;
 }
-for(const key15 in data66){
-if(!(key15 === "inter_digit_timeout_ms")){
-const err197 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+if(data65 < 100 || isNaN(data65)){
+const err197 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -2778,10 +2776,10 @@ vErrors.push(err197);
 errors++;
 }
 }
-if(data66.inter_digit_timeout_ms !== undefined){
-let data67 = data66.inter_digit_timeout_ms;
-if(!((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67)))){
-const err198 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+else {
+const err198 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -2790,9 +2788,12 @@ vErrors.push(err198);
 }
 errors++;
 }
-if(typeof data67 == "number"){
-if(data67 > 10000 || isNaN(data67)){
-const err199 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+}
+if(data.dtmf !== undefined){
+let data66 = data.dtmf;
+if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+if(data66.inter_digit_timeout_ms === undefined){
+const err199 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/required",keyword:"required",params:{missingProperty: "inter_digit_timeout_ms"},message:"must have required property '"+"inter_digit_timeout_ms"+"'"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -2801,8 +2802,9 @@ vErrors.push(err199);
 }
 errors++;
 }
-if(data67 < 300 || isNaN(data67)){
-const err200 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
+for(const key18 in data66){
+if(!(key18 === "inter_digit_timeout_ms")){
+const err200 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -2812,10 +2814,10 @@ vErrors.push(err200);
 errors++;
 }
 }
-}
-}
-else {
-const err201 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data66.inter_digit_timeout_ms !== undefined){
+let data67 = data66.inter_digit_timeout_ms;
+if(!((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67)))){
+const err201 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -2824,13 +2826,9 @@ vErrors.push(err201);
 }
 errors++;
 }
-}
-if(data.answering_machine !== undefined){
-let data68 = data.answering_machine;
-if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
-for(const key16 in data68){
-if(!((((key16 === "detect") || (key16 === "on_machine")) || (key16 === "message")) || (key16 === "max_wait_for_beep_seconds"))){
-const err202 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+if(typeof data67 == "number"){
+if(data67 > 10000 || isNaN(data67)){
+const err202 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -2839,10 +2837,8 @@ vErrors.push(err202);
 }
 errors++;
 }
-}
-if(data68.detect !== undefined){
-if(typeof data68.detect !== "boolean"){
-const err203 = {instancePath:instancePath+"/answering_machine/detect",schemaPath:"#/properties/answering_machine/properties/detect/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data67 < 300 || isNaN(data67)){
+const err203 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -2852,13 +2848,10 @@ vErrors.push(err203);
 errors++;
 }
 }
-if(data68.on_machine !== undefined){
-let data70 = data68.on_machine;
-const _errs182 = errors;
-let valid32 = false;
-const _errs183 = errors;
-if(typeof data70 !== "string"){
-const err204 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+else {
+const err204 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -2867,8 +2860,13 @@ vErrors.push(err204);
 }
 errors++;
 }
-if("hangup" !== data70){
-const err205 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/const",keyword:"const",params:{allowedValue: "hangup"},message:"must be equal to constant"};
+}
+if(data.answering_machine !== undefined){
+let data68 = data.answering_machine;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+for(const key19 in data68){
+if(!((((key19 === "detect") || (key19 === "on_machine")) || (key19 === "message")) || (key19 === "max_wait_for_beep_seconds"))){
+const err205 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -2877,12 +2875,10 @@ vErrors.push(err205);
 }
 errors++;
 }
-var _valid5 = _errs183 === errors;
-valid32 = valid32 || _valid5;
-if(!valid32){
-const _errs185 = errors;
-if(typeof data70 !== "string"){
-const err206 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data68.detect !== undefined){
+if(typeof data68.detect !== "boolean"){
+const err206 = {instancePath:instancePath+"/answering_machine/detect",schemaPath:"#/properties/answering_machine/properties/detect/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -2891,8 +2887,14 @@ vErrors.push(err206);
 }
 errors++;
 }
-if("leave_message" !== data70){
-const err207 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/const",keyword:"const",params:{allowedValue: "leave_message"},message:"must be equal to constant"};
+}
+if(data68.on_machine !== undefined){
+let data70 = data68.on_machine;
+const _errs185 = errors;
+let valid32 = false;
+const _errs186 = errors;
+if(typeof data70 !== "string"){
+const err207 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -2901,11 +2903,8 @@ vErrors.push(err207);
 }
 errors++;
 }
-var _valid5 = _errs185 === errors;
-valid32 = valid32 || _valid5;
-}
-if(!valid32){
-const err208 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("hangup" !== data70){
+const err208 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/const",keyword:"const",params:{allowedValue: "hangup"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -2914,11 +2913,48 @@ vErrors.push(err208);
 }
 errors++;
 }
+var _valid5 = _errs186 === errors;
+valid32 = valid32 || _valid5;
+if(!valid32){
+const _errs188 = errors;
+if(typeof data70 !== "string"){
+const err209 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err209];
+}
 else {
-errors = _errs182;
+vErrors.push(err209);
+}
+errors++;
+}
+if("leave_message" !== data70){
+const err210 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/const",keyword:"const",params:{allowedValue: "leave_message"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err210];
+}
+else {
+vErrors.push(err210);
+}
+errors++;
+}
+var _valid5 = _errs188 === errors;
+valid32 = valid32 || _valid5;
+}
+if(!valid32){
+const err211 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err211];
+}
+else {
+vErrors.push(err211);
+}
+errors++;
+}
+else {
+errors = _errs185;
 if(vErrors !== null){
-if(_errs182){
-vErrors.length = _errs182;
+if(_errs185){
+vErrors.length = _errs185;
 }
 else {
 vErrors = null;
@@ -2930,42 +2966,7 @@ if(data68.message !== undefined){
 let data71 = data68.message;
 if(typeof data71 === "string"){
 if(func2(data71) > 1000){
-const err209 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err209];
-}
-else {
-vErrors.push(err209);
-}
-errors++;
-}
-}
-else {
-const err210 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err210];
-}
-else {
-vErrors.push(err210);
-}
-errors++;
-}
-}
-if(data68.max_wait_for_beep_seconds !== undefined){
-let data72 = data68.max_wait_for_beep_seconds;
-if(!((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72)))){
-const err211 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err211];
-}
-else {
-vErrors.push(err211);
-}
-errors++;
-}
-if(typeof data72 == "number"){
-if(data72 > 120 || isNaN(data72)){
-const err212 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
+const err212 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -2974,8 +2975,9 @@ vErrors.push(err212);
 }
 errors++;
 }
-if(data72 < 5 || isNaN(data72)){
-const err213 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 5},message:"must be >= 5"};
+}
+else {
+const err213 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -2985,10 +2987,10 @@ vErrors.push(err213);
 errors++;
 }
 }
-}
-}
-else {
-const err214 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data68.max_wait_for_beep_seconds !== undefined){
+let data72 = data68.max_wait_for_beep_seconds;
+if(!((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72)))){
+const err214 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -2997,13 +2999,9 @@ vErrors.push(err214);
 }
 errors++;
 }
-}
-if(data.analysis !== undefined){
-let data73 = data.analysis;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-for(const key17 in data73){
-if(!(((key17 === "summary") || (key17 === "fields")) || (key17 === "success"))){
-const err215 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+if(typeof data72 == "number"){
+if(data72 > 120 || isNaN(data72)){
+const err215 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -3012,10 +3010,8 @@ vErrors.push(err215);
 }
 errors++;
 }
-}
-if(data73.summary !== undefined){
-if(typeof data73.summary !== "boolean"){
-const err216 = {instancePath:instancePath+"/analysis/summary",schemaPath:"#/properties/analysis/properties/summary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data72 < 5 || isNaN(data72)){
+const err216 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 5},message:"must be >= 5"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -3025,11 +3021,10 @@ vErrors.push(err216);
 errors++;
 }
 }
-if(data73.fields !== undefined){
-let data75 = data73.fields;
-if(Array.isArray(data75)){
-if(data75.length > 20){
-const err217 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+}
+}
+else {
+const err217 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -3038,12 +3033,13 @@ vErrors.push(err217);
 }
 errors++;
 }
-const len5 = data75.length;
-for(let i5=0; i5<len5; i5++){
-let data76 = data75[i5];
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
-if(data76.name === undefined){
-const err218 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data.analysis !== undefined){
+let data73 = data.analysis;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+for(const key20 in data73){
+if(!(((key20 === "summary") || (key20 === "fields")) || (key20 === "success"))){
+const err218 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -3052,8 +3048,10 @@ vErrors.push(err218);
 }
 errors++;
 }
-if(data76.type === undefined){
-const err219 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+}
+if(data73.summary !== undefined){
+if(typeof data73.summary !== "boolean"){
+const err219 = {instancePath:instancePath+"/analysis/summary",schemaPath:"#/properties/analysis/properties/summary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -3062,9 +3060,12 @@ vErrors.push(err219);
 }
 errors++;
 }
-for(const key18 in data76){
-if(!((((key18 === "name") || (key18 === "type")) || (key18 === "description")) || (key18 === "values"))){
-const err220 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+}
+if(data73.fields !== undefined){
+let data75 = data73.fields;
+if(Array.isArray(data75)){
+if(data75.length > 20){
+const err220 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -3073,12 +3074,12 @@ vErrors.push(err220);
 }
 errors++;
 }
-}
-if(data76.name !== undefined){
-let data77 = data76.name;
-if(typeof data77 === "string"){
-if(!pattern10.test(data77)){
-const err221 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+const len5 = data75.length;
+for(let i5=0; i5<len5; i5++){
+let data76 = data75[i5];
+if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+if(data76.name === undefined){
+const err221 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -3087,9 +3088,8 @@ vErrors.push(err221);
 }
 errors++;
 }
-}
-else {
-const err222 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data76.type === undefined){
+const err222 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -3098,14 +3098,9 @@ vErrors.push(err222);
 }
 errors++;
 }
-}
-if(data76.type !== undefined){
-let data78 = data76.type;
-const _errs204 = errors;
-let valid37 = false;
-const _errs205 = errors;
-if(typeof data78 !== "string"){
-const err223 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key21 in data76){
+if(!((((key21 === "name") || (key21 === "type")) || (key21 === "description")) || (key21 === "values"))){
+const err223 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -3114,8 +3109,12 @@ vErrors.push(err223);
 }
 errors++;
 }
-if("string" !== data78){
-const err224 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/const",keyword:"const",params:{allowedValue: "string"},message:"must be equal to constant"};
+}
+if(data76.name !== undefined){
+let data77 = data76.name;
+if(typeof data77 === "string"){
+if(!pattern12.test(data77)){
+const err224 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -3124,12 +3123,9 @@ vErrors.push(err224);
 }
 errors++;
 }
-var _valid6 = _errs205 === errors;
-valid37 = valid37 || _valid6;
-if(!valid37){
-const _errs207 = errors;
-if(typeof data78 !== "string"){
-const err225 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err225 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -3138,8 +3134,14 @@ vErrors.push(err225);
 }
 errors++;
 }
-if("number" !== data78){
-const err226 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/const",keyword:"const",params:{allowedValue: "number"},message:"must be equal to constant"};
+}
+if(data76.type !== undefined){
+let data78 = data76.type;
+const _errs207 = errors;
+let valid37 = false;
+const _errs208 = errors;
+if(typeof data78 !== "string"){
+const err226 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -3148,12 +3150,8 @@ vErrors.push(err226);
 }
 errors++;
 }
-var _valid6 = _errs207 === errors;
-valid37 = valid37 || _valid6;
-if(!valid37){
-const _errs209 = errors;
-if(typeof data78 !== "string"){
-const err227 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("string" !== data78){
+const err227 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/const",keyword:"const",params:{allowedValue: "string"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -3162,8 +3160,12 @@ vErrors.push(err227);
 }
 errors++;
 }
-if("boolean" !== data78){
-const err228 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/const",keyword:"const",params:{allowedValue: "boolean"},message:"must be equal to constant"};
+var _valid6 = _errs208 === errors;
+valid37 = valid37 || _valid6;
+if(!valid37){
+const _errs210 = errors;
+if(typeof data78 !== "string"){
+const err228 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -3172,12 +3174,8 @@ vErrors.push(err228);
 }
 errors++;
 }
-var _valid6 = _errs209 === errors;
-valid37 = valid37 || _valid6;
-if(!valid37){
-const _errs211 = errors;
-if(typeof data78 !== "string"){
-const err229 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("number" !== data78){
+const err229 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/const",keyword:"const",params:{allowedValue: "number"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -3186,8 +3184,12 @@ vErrors.push(err229);
 }
 errors++;
 }
-if("enum" !== data78){
-const err230 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/const",keyword:"const",params:{allowedValue: "enum"},message:"must be equal to constant"};
+var _valid6 = _errs210 === errors;
+valid37 = valid37 || _valid6;
+if(!valid37){
+const _errs212 = errors;
+if(typeof data78 !== "string"){
+const err230 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -3196,13 +3198,8 @@ vErrors.push(err230);
 }
 errors++;
 }
-var _valid6 = _errs211 === errors;
-valid37 = valid37 || _valid6;
-}
-}
-}
-if(!valid37){
-const err231 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("boolean" !== data78){
+const err231 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/const",keyword:"const",params:{allowedValue: "boolean"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -3211,11 +3208,50 @@ vErrors.push(err231);
 }
 errors++;
 }
+var _valid6 = _errs212 === errors;
+valid37 = valid37 || _valid6;
+if(!valid37){
+const _errs214 = errors;
+if(typeof data78 !== "string"){
+const err232 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err232];
+}
 else {
-errors = _errs204;
+vErrors.push(err232);
+}
+errors++;
+}
+if("enum" !== data78){
+const err233 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/const",keyword:"const",params:{allowedValue: "enum"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err233];
+}
+else {
+vErrors.push(err233);
+}
+errors++;
+}
+var _valid6 = _errs214 === errors;
+valid37 = valid37 || _valid6;
+}
+}
+}
+if(!valid37){
+const err234 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err234];
+}
+else {
+vErrors.push(err234);
+}
+errors++;
+}
+else {
+errors = _errs207;
 if(vErrors !== null){
-if(_errs204){
-vErrors.length = _errs204;
+if(_errs207){
+vErrors.length = _errs207;
 }
 else {
 vErrors = null;
@@ -3227,42 +3263,7 @@ if(data76.description !== undefined){
 let data79 = data76.description;
 if(typeof data79 === "string"){
 if(func2(data79) > 1000){
-const err232 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err232];
-}
-else {
-vErrors.push(err232);
-}
-errors++;
-}
-}
-else {
-const err233 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err233];
-}
-else {
-vErrors.push(err233);
-}
-errors++;
-}
-}
-if(data76.values !== undefined){
-let data80 = data76.values;
-if(Array.isArray(data80)){
-if(data80.length > 50){
-const err234 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
-if(vErrors === null){
-vErrors = [err234];
-}
-else {
-vErrors.push(err234);
-}
-errors++;
-}
-if(data80.length < 1){
-const err235 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+const err235 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -3271,12 +3272,9 @@ vErrors.push(err235);
 }
 errors++;
 }
-const len6 = data80.length;
-for(let i6=0; i6<len6; i6++){
-let data81 = data80[i6];
-if(typeof data81 === "string"){
-if(func2(data81) > 200){
-const err236 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+}
+else {
+const err236 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -3285,8 +3283,12 @@ vErrors.push(err236);
 }
 errors++;
 }
-if(func2(data81) < 1){
-const err237 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data76.values !== undefined){
+let data80 = data76.values;
+if(Array.isArray(data80)){
+if(data80.length > 50){
+const err237 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -3295,9 +3297,8 @@ vErrors.push(err237);
 }
 errors++;
 }
-}
-else {
-const err238 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data80.length < 1){
+const err238 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -3306,10 +3307,12 @@ vErrors.push(err238);
 }
 errors++;
 }
-}
-}
-else {
-const err239 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len6 = data80.length;
+for(let i6=0; i6<len6; i6++){
+let data81 = data80[i6];
+if(typeof data81 === "string"){
+if(func2(data81) > 200){
+const err239 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -3318,10 +3321,8 @@ vErrors.push(err239);
 }
 errors++;
 }
-}
-}
-else {
-const err240 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data81) < 1){
+const err240 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -3331,9 +3332,8 @@ vErrors.push(err240);
 errors++;
 }
 }
-}
 else {
-const err241 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err241 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -3343,14 +3343,9 @@ vErrors.push(err241);
 errors++;
 }
 }
-if(data73.success !== undefined){
-let data82 = data73.success;
-const _errs220 = errors;
-let valid40 = false;
-const _errs221 = errors;
-if(typeof data82 === "string"){
-if(func2(data82) > 1000){
-const err242 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+}
+else {
+const err242 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -3359,8 +3354,10 @@ vErrors.push(err242);
 }
 errors++;
 }
-if(func2(data82) < 1){
-const err243 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+else {
+const err243 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -3369,8 +3366,10 @@ vErrors.push(err243);
 }
 errors++;
 }
-if(!pattern12.test(data82)){
-const err244 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
+}
+}
+else {
+const err244 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -3380,8 +3379,14 @@ vErrors.push(err244);
 errors++;
 }
 }
-else {
-const err245 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data73.success !== undefined){
+let data82 = data73.success;
+const _errs223 = errors;
+let valid40 = false;
+const _errs224 = errors;
+if(typeof data82 === "string"){
+if(func2(data82) > 1000){
+const err245 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -3390,12 +3395,8 @@ vErrors.push(err245);
 }
 errors++;
 }
-var _valid7 = _errs221 === errors;
-valid40 = valid40 || _valid7;
-if(!valid40){
-const _errs223 = errors;
-if(data82 !== null){
-const err246 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(func2(data82) < 1){
+const err246 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -3404,11 +3405,8 @@ vErrors.push(err246);
 }
 errors++;
 }
-var _valid7 = _errs223 === errors;
-valid40 = valid40 || _valid7;
-}
-if(!valid40){
-const err247 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!pattern15.test(data82)){
+const err247 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -3417,11 +3415,49 @@ vErrors.push(err247);
 }
 errors++;
 }
+}
 else {
-errors = _errs220;
+const err248 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err248];
+}
+else {
+vErrors.push(err248);
+}
+errors++;
+}
+var _valid7 = _errs224 === errors;
+valid40 = valid40 || _valid7;
+if(!valid40){
+const _errs226 = errors;
+if(data82 !== null){
+const err249 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err249];
+}
+else {
+vErrors.push(err249);
+}
+errors++;
+}
+var _valid7 = _errs226 === errors;
+valid40 = valid40 || _valid7;
+}
+if(!valid40){
+const err250 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err250];
+}
+else {
+vErrors.push(err250);
+}
+errors++;
+}
+else {
+errors = _errs223;
 if(vErrors !== null){
-if(_errs220){
-vErrors.length = _errs220;
+if(_errs223){
+vErrors.length = _errs223;
 }
 else {
 vErrors = null;
@@ -3431,41 +3467,7 @@ vErrors = null;
 }
 }
 else {
-const err248 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err248];
-}
-else {
-vErrors.push(err248);
-}
-errors++;
-}
-}
-if(data.max_call_seconds !== undefined){
-let data83 = data.max_call_seconds;
-if(!((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83)))){
-const err249 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err249];
-}
-else {
-vErrors.push(err249);
-}
-errors++;
-}
-if(typeof data83 == "number"){
-if(data83 > 7200 || isNaN(data83)){
-const err250 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 7200},message:"must be <= 7200"};
-if(vErrors === null){
-vErrors = [err250];
-}
-else {
-vErrors.push(err250);
-}
-errors++;
-}
-if(data83 < 10 || isNaN(data83)){
-const err251 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"};
+const err251 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -3475,15 +3477,49 @@ vErrors.push(err251);
 errors++;
 }
 }
-}
-}
-else {
-const err252 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.max_call_seconds !== undefined){
+let data83 = data.max_call_seconds;
+if(!((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83)))){
+const err252 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err252];
 }
 else {
 vErrors.push(err252);
+}
+errors++;
+}
+if(typeof data83 == "number"){
+if(data83 > 7200 || isNaN(data83)){
+const err253 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 7200},message:"must be <= 7200"};
+if(vErrors === null){
+vErrors = [err253];
+}
+else {
+vErrors.push(err253);
+}
+errors++;
+}
+if(data83 < 10 || isNaN(data83)){
+const err254 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"};
+if(vErrors === null){
+vErrors = [err254];
+}
+else {
+vErrors.push(err254);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err255 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err255];
+}
+else {
+vErrors.push(err255);
 }
 errors++;
 }
@@ -3493,9 +3529,9 @@ return errors === 0;
 
 export const OutboundTrunkCreate = validate13;
 const schema14 = {"additionalProperties":false,"dependentRequired":{"auth_password":["auth_username"]},"type":"object","required":["name","address","numbers"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"address":{"minLength":1,"maxLength":253,"pattern":"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$","description":"host[:port] of the carrier's SIP server","type":"string"},"transport":{"anyOf":[{"const":"udp","type":"string"},{"const":"tcp","type":"string"},{"const":"tls","type":"string"}]},"numbers":{"minItems":1,"maxItems":100,"uniqueItems":true,"description":"caller IDs this trunk may present (E.164)","type":"array","items":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"E.164 caller ID","type":"string"}},"auth_username":{"minLength":1,"maxLength":128,"pattern":"^[\\x21-\\x7e]+$","type":"string"},"auth_password":{"minLength":1,"maxLength":256,"pattern":"^[\\x20-\\x7e]+$","writeOnly":true,"type":"string"},"default":{"type":"boolean"}}};
-const pattern13 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
-const pattern15 = new RegExp("^[\\x21-\\x7e]+$", "u");
-const pattern16 = new RegExp("^[\\x20-\\x7e]+$", "u");
+const pattern16 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
+const pattern18 = new RegExp("^[\\x21-\\x7e]+$", "u");
+const pattern19 = new RegExp("^[\\x20-\\x7e]+$", "u");
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3601,7 +3637,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern13.test(data1)){
+if(!pattern16.test(data1)){
 const err9 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -3830,7 +3866,7 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(!pattern15.test(data5)){
+if(!pattern18.test(data5)){
 const err26 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -3875,7 +3911,7 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!pattern16.test(data6)){
+if(!pattern19.test(data6)){
 const err30 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
@@ -4011,7 +4047,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern13.test(data1)){
+if(!pattern16.test(data1)){
 const err7 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -4243,7 +4279,7 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!pattern15.test(data5)){
+if(!pattern18.test(data5)){
 const err24 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
@@ -4329,7 +4365,7 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!pattern16.test(data6)){
+if(!pattern19.test(data6)){
 const err30 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
@@ -4429,8 +4465,8 @@ return errors === 0;
 
 export const InboundNumberCreate = validate15;
 const schema16 = {"additionalProperties":false,"type":"object","required":["number","bot_id"],"properties":{"number":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"the number callers dial (E.164); one inbound number per number","type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","description":"the bot that answers (a bot id)","type":"string"},"variables":{"maxProperties":50,"additionalProperties":false,"description":"every inbound call's variables: they must match the bot's declared variables, as a dial-out's do","type":"object","patternProperties":{"^[A-Za-z_][A-Za-z0-9_]{0,63}$":{"maxLength":4000,"type":"string"}}},"allowed_addresses":{"maxItems":32,"uniqueItems":true,"description":"the carrier's addresses (IPv4/IPv6, optionally CIDR) allowed to call this number; empty: any","type":"array","items":{"pattern":"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$","maxLength":43,"type":"string"}}}};
-const pattern22 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
-const pattern25 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
+const pattern25 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
+const pattern28 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
 
 function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4496,7 +4532,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern22.test(data1)){
+if(!pattern25.test(data1)){
 const err5 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -4609,7 +4645,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern25.test(data5)){
+if(!pattern28.test(data5)){
 const err14 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -4739,7 +4775,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern22.test(data1)){
+if(!pattern25.test(data1)){
 const err4 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -4852,7 +4888,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern25.test(data5)){
+if(!pattern28.test(data5)){
 const err13 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -4928,9 +4964,9 @@ return errors === 0;
 export const CampaignCreate = validate17;
 const schema18 = {"additionalProperties":false,"type":"object","required":["name","bot_id","timezone","windows","max_concurrency","calls_per_second","retry"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"},"from_number":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"caller ID: one of a trunk's numbers (else the default trunk)","type":"string"},"timezone":{"pattern":"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$","maxLength":64,"description":"IANA time zone of the windows for contacts without their own (must be one this server's Intl knows)","type":"string"},"windows":{"maxItems":50,"description":"when contacts may be dialled, in their own time zone; empty = always","type":"array","items":{"additionalProperties":false,"type":"object","required":["days","start","end"],"properties":{"days":{"minItems":1,"maxItems":7,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"mon","type":"string"},{"const":"tue","type":"string"},{"const":"wed","type":"string"},{"const":"thu","type":"string"},{"const":"fri","type":"string"},{"const":"sat","type":"string"},{"const":"sun","type":"string"}]}},"start":{"pattern":"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$","description":"local time of day the window opens, HH:MM","type":"string"},"end":{"pattern":"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$","description":"local time of day the window closes (exclusive), HH:MM or 24:00; must be after start","type":"string"}}}},"max_concurrency":{"minimum":1,"maximum":1000,"description":"this campaign's calls live at once, at most","type":"integer"},"calls_per_second":{"exclusiveMinimum":0,"maximum":10,"description":"dials per second at most (below 1: one dial per 1/calls_per_second seconds)","type":"number"},"retry":{"additionalProperties":false,"type":"object","required":["max_attempts","delay_seconds","on"],"properties":{"max_attempts":{"minimum":1,"maximum":10,"description":"dials of one contact at most, the first included","type":"integer"},"delay_seconds":{"minimum":30,"maximum":604800,"description":"wait after a retried outcome before the next dial","type":"integer"},"on":{"maxItems":4,"uniqueItems":true,"description":"outcomes that are retried; `failed` never covers end_reason `invalid_number`; `voicemail` is a call a machine answered (end_reason voicemail, not voicemail_left)","type":"array","items":{"anyOf":[{"const":"busy","type":"string"},{"const":"no_answer","type":"string"},{"const":"failed","type":"string"},{"const":"voicemail","type":"string"}]}}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]}}}}};
 const func0 = __equal;
-const pattern33 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
-const pattern34 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
-const pattern35 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
+const pattern36 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
+const pattern37 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
+const pattern38 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5056,7 +5092,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern22.test(data1)){
+if(!pattern25.test(data1)){
 const err11 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -5116,7 +5152,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern33.test(data3)){
+if(!pattern36.test(data3)){
 const err16 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -5455,7 +5491,7 @@ errors++;
 if(data5.start !== undefined){
 let data8 = data5.start;
 if(typeof data8 === "string"){
-if(!pattern34.test(data8)){
+if(!pattern37.test(data8)){
 const err42 = {instancePath:instancePath+"/windows/" + i0+"/start",schemaPath:"#/properties/windows/items/properties/start/pattern",keyword:"pattern",params:{pattern: "^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"},message:"must match pattern \""+"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"+"\""};
 if(vErrors === null){
 vErrors = [err42];
@@ -5480,7 +5516,7 @@ errors++;
 if(data5.end !== undefined){
 let data9 = data5.end;
 if(typeof data9 === "string"){
-if(!pattern35.test(data9)){
+if(!pattern38.test(data9)){
 const err44 = {instancePath:instancePath+"/windows/" + i0+"/end",schemaPath:"#/properties/windows/items/properties/end/pattern",keyword:"pattern",params:{pattern: "^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"},message:"must match pattern \""+"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"+"\""};
 if(vErrors === null){
 vErrors = [err44];

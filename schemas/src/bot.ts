@@ -81,6 +81,7 @@ const toolFields = {
   on_failure: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
 };
 const ToolHeaders = Type.Record(Type.String({ pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]{1,64}$' }), Type.String({ maxLength: 4096, pattern: '^[^\\r\\n]*$' }), {
+  additionalProperties: false,
   maxProperties: MAX_TOOL_HEADERS,
   description: 'write-only: stored encrypted, never returned or logged (answers show header_names)',
 });
@@ -147,7 +148,7 @@ const PolicyIntent = Type.Object(
       Type.Object(
         {
           tool: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: "a tool of the bot's" }),
-          arguments: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_]{1,64}$' }), Type.String({ maxLength: 1000, description: 'may hold {{variables}} and {{digits}}' }), { maxProperties: 20 })),
+          arguments: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_]{1,64}$' }), Type.String({ maxLength: 1000, description: 'may hold {{variables}} and {{digits}}' }), { additionalProperties: false, maxProperties: 20 })),
         },
         { additionalProperties: false },
       ),
@@ -160,6 +161,7 @@ const PolicyIntent = Type.Object(
      *  these values (a later intent's value wins). */
     sets: Type.Optional(
       Type.Record(Type.String({ pattern: ANALYSIS_FIELD_NAME_PATTERN }), AnalysisValue, {
+        additionalProperties: false,
         maxProperties: MAX_ANALYSIS_FIELDS,
         description: "analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)",
       }),

@@ -136,7 +136,13 @@ describe('bot tools', () => {
       expect(hangsUp.body.error.details).toEqual([{ field: 'policy.intents.0.action.tool', message: 'bye is not an http, transfer_call or send_dtmf tool (to hang up, set end_call)' }]);
       const missing = await post({ name: 'bad', tools, policy: policy('nope') }).expect(422);
       expect(missing.body.error.details).toEqual([{ field: 'policy.intents.0.action.tool', message: "nope is not one of the bot's tools" }]);
-      // Keys are 0-9, * and #: anything else names the field.
+      // A name outside the pattern is refused, whatever its value (found by the fuzz suite: a 500 on an
+      // argument named "4JUqORW0?" holding an object).
+      for (const arguments_ of [{ 'a.b': 'x' }, { 'ok': 'x', 'not ok?': {} }]) {
+        const bad = await post({ name: 'bad', tools, policy: { intents: [{ name: 'act', examples: ['do it'], reply: 'Done.', action: { tool: 'record_promise', arguments: arguments_ } }], fallback: { reply: 'Sorry?' } } }).expect(422);
+        expect(bad.body.error.details.map((d: { field: string }) => d.field).join(' ')).toMatch(/policy\.intents\.0\.action\.arguments/);
+      }
+            // Keys are 0-9, * and #: anything else names the field.
       const keys = await post({ name: 'bad', tools, policy: { intents: [{ name: 'keys', examples: [], dtmf: '12a', reply: 'x' }], fallback: { reply: 'Sorry?' } } }).expect(422);
       expect(keys.body.error.details.map((d: { field: string }) => d.field)).toContain('policy.intents.0.dtmf');
       expect(await h.db.collection(COLLECTIONS.bots).countDocuments()).toBe(count);
