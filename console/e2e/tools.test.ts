@@ -173,6 +173,8 @@ describe('bot tools in the console', () => {
       max_call_seconds: 300,
       turn_detection: { end_of_turn_silence_ms: 700 },
       dtmf: { inter_digit_timeout_ms: 1500 },
+      answering_machine: { detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 },
+      analysis: { summary: false, fields: [], success: null },
       tools,
       policy: null,
     });
