@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Call } from '@voice-platform/schemas';
 import { answeringNumber, startCrm } from '@voice-platform/tests/infra';
-import { admin, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES, backendUrl } from './testing/backend.js';
+import { admin, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES, dialOut } from './testing/backend.js';
 import { startWorker, telephonyEnv, type TestWorker } from './testing/worker.js';
 import { dispose } from '@livekit/rtc-node';
 
@@ -87,16 +87,7 @@ async function actingBot(url: string): Promise<string> {
 
 // A number the phone answers and talks on (+15005555xxx or +15005557xxx: tests/infra answeringNumber).
 const answering = answeringNumber;
-async function dialout(botId: string): Promise<string> {
-  const res = await fetch(`${backendUrl()}/api/v1/sip/dialout`, {
-    method: 'POST',
-    headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ bot_id: botId, to_number: answering(), variables: { customer_name: 'Sam', amount_due: '42 dollars' } }),
-  });
-  const body = (await res.json()) as { call_id: string };
-  if (res.status !== 201) throw new Error(`dial-out: ${res.status} ${JSON.stringify(body)}`);
-  return body.call_id;
-}
+const dialout = (botId: string) => dialOut(apiKey, botId, answering(), { customer_name: 'Sam', amount_due: '42 dollars' });
 const ended = (id: string) => callUntil(id, (c) => c.status === 'completed' && (c.recording_key !== null || c.recording_error !== null), 'the call ended and recorded', 90_000);
 
 it('records the promise through a signed HTTP tool, speaks the reference it answered, and lists the action on the call', async () => {

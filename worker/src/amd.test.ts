@@ -9,7 +9,7 @@ import type { Call } from '@voice-platform/schemas';
 import { AMD_ANSWERS, amdTimeline, readVoicemail, waitUntil, type AmdAnswer } from '@voice-platform/tests/infra';
 import { envelopeMatch, recognise } from './testing/audio.js';
 import { readRecording } from './testing/recordings.js';
-import { admin, backendUrl, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES } from './testing/backend.js';
+import { admin, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES, dialOut } from './testing/backend.js';
 import { startWorker, telephonyEnv, type TestWorker } from './testing/worker.js';
 
 let w: TestWorker;
@@ -40,16 +40,7 @@ async function screeningBot(onMachine: 'hangup' | 'leave_message'): Promise<stri
   return res.body.id as string;
 }
 
-async function dialout(botId: string, to: string): Promise<string> {
-  const res = await fetch(`${backendUrl()}/api/v1/sip/dialout`, {
-    method: 'POST',
-    headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ bot_id: botId, to_number: to, variables: { customer_name: 'Sam' } }),
-  });
-  const body = (await res.json()) as { call_id: string };
-  if (res.status !== 201) throw new Error(`dial-out: ${res.status} ${JSON.stringify(body)}`);
-  return body.call_id;
-}
+const dialout = (botId: string, to: string) => dialOut(apiKey, botId, to);
 
 const ended = (id: string) => callUntil(id, (c) => c.status === 'failed' || c.recording_key !== null || c.recording_error !== null, 'the end of the call and its recording', 90_000);
 const answer = (pick: (a: AmdAnswer) => boolean): AmdAnswer => {

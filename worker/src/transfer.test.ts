@@ -16,7 +16,7 @@ import { CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY, type Call, type RuntimeConfig 
 import { answeringNumber, listenNumber, PHONE_NUMBERS, PhoneEar, waitUntil } from '@voice-platform/tests/infra';
 import { envelopeMatch } from './testing/audio.js';
 import { readRecording } from './testing/recordings.js';
-import { admin, backendUrl, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES } from './testing/backend.js';
+import { admin, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES, dialOut } from './testing/backend.js';
 import { startCall } from './testing/client.js';
 import { startWorker, telephonyEnv, type TestWorker } from './testing/worker.js';
 import { createProviders } from './providers.js';
@@ -95,16 +95,7 @@ async function transferBot(mode: 'cold' | 'warm', number: string, maxCallSeconds
   return res.body.id as string;
 }
 
-async function dialout(botId: string, to: string): Promise<string> {
-  const res = await fetch(`${backendUrl()}/api/v1/sip/dialout`, {
-    method: 'POST',
-    headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ bot_id: botId, to_number: to, variables: { customer_name: 'Sam' } }),
-  });
-  const body = (await res.json()) as { call_id: string };
-  if (res.status !== 201) throw new Error(`dial-out: ${res.status} ${JSON.stringify(body)}`);
-  return body.call_id;
-}
+const dialout = (botId: string, to: string) => dialOut(apiKey, botId, to);
 
 // A number the phone answers and talks on (tests/infra answeringNumber).
 const answering = answeringNumber;

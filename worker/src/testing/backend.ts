@@ -51,6 +51,18 @@ export async function createApiKey(): Promise<string> {
 }
 
 /** Polls the call record until `check` holds. */
+/** A dial-out through the API with `apiKey`: the call's id (any answer but 201 throws). */
+export async function dialOut(apiKey: string, botId: string, to: string, variables: Record<string, string> = { customer_name: 'Sam' }): Promise<string> {
+  const res = await fetch(`${backendUrl()}/api/v1/sip/dialout`, {
+    method: 'POST',
+    headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ bot_id: botId, to_number: to, variables }),
+  });
+  const body = (await res.json()) as { call_id: string };
+  if (res.status !== 201) throw new Error(`dial-out: ${res.status} ${JSON.stringify(body)}`);
+  return body.call_id;
+}
+
 export async function callUntil(id: string, check: (c: Call) => boolean, what: string, timeoutMs = 30_000): Promise<Call> {
   const deadline = Date.now() + timeoutMs;
   let last: Call | null = null;
