@@ -169,8 +169,15 @@ async function renderedMonitoring(): Promise<{ monitors: ServiceMonitor[]; rules
 
 describe('1. helm install', () => {
   it('every pod of the cluster is Ready (Jobs succeeded)', async () => {
-    const all = (await kubectlJson<{ items: Pod[] }>(['get', 'pods', '-A'])).items;
-    const notReady = all.filter((p) => p.status.phase !== 'Succeeded' && !isReady(p)).map((p) => p.metadata.name);
+    // A reused cluster's pods restart with the Docker engine, and a worker may still be starting after the
+    // Ingress answers: wait for the cluster to settle, then name whatever never became Ready.
+    let notReady: string[] = [];
+    let all: Pod[] = [];
+    await until('every pod Ready', async () => {
+      all = (await kubectlJson<{ items: Pod[] }>(['get', 'pods', '-A'])).items;
+      notReady = all.filter((p) => p.status.phase !== 'Succeeded' && !isReady(p)).map((p) => p.metadata.name);
+      return notReady.length === 0;
+    }, 180_000, 2000).catch(() => undefined);
     expect(notReady).toEqual([]);
     const names = all.map((p) => p.metadata.name).join(' ');
     for (const part of ['backend', 'dialler', 'console', 'operator', 'livekit', 'livekit-sip', 'mongodb', 'redis', 'minio']) {
