@@ -131,6 +131,12 @@ export async function migrateBots(db: Db): Promise<void> {
   const bots = db.collection(COLLECTIONS.bots);
   for (const [field, value] of Object.entries(BOT_DEFAULTS)) {
     await bots.updateMany({ [field]: { $exists: false } }, { $set: { [field]: value } });
+    // A settings object that gained fields (turn_detection's mode): the missing ones, each once.
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [sub, subValue] of Object.entries(value)) {
+        await bots.updateMany({ [field]: { $type: 'object' }, [`${field}.${sub}`]: { $exists: false } }, { $set: { [`${field}.${sub}`]: subValue } });
+      }
+    }
   }
 }
 

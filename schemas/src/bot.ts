@@ -186,11 +186,30 @@ export const BotPolicy = Type.Object(
 );
 export type BotPolicy = Static<typeof BotPolicy>;
 
+/** How the bot knows the caller's turn is over (docs/design.md §11). */
+export const TURN_DETECTION_MODES = ['smart', 'fixed'] as const;
 export const TurnDetection = Type.Object(
-  { end_of_turn_silence_ms: Type.Integer({ minimum: 100, maximum: 5000, default: 700 }) },
+  {
+    mode: Type.Union(TURN_DETECTION_MODES.map((m) => Type.Literal(m)), {
+      default: 'smart',
+      description: 'smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms',
+    }),
+    end_of_turn_silence_ms: Type.Integer({ minimum: 100, maximum: 5000, default: 700, description: 'fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance' }),
+    min_silence_ms: Type.Integer({ minimum: 100, maximum: 5000, default: 250, description: 'smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms' }),
+  },
   { additionalProperties: false },
 );
 export type TurnDetection = Static<typeof TurnDetection>;
+
+/** Barge-in while the bot speaks (docs/design.md §11). */
+export const InterruptionSettings = Type.Object(
+  {
+    ignore_backchannels: Type.Boolean({ default: true, description: 'acknowledgements alone ("uh-huh", "okay", "yeah") do not stop the bot; other speech does within 300 ms' }),
+    min_words: Type.Integer({ minimum: 1, maximum: 10, default: 2, description: 'an utterance of this many words stops the bot even if they are all acknowledgements' }),
+  },
+  { additionalProperties: false },
+);
+export type InterruptionSettings = Static<typeof InterruptionSettings>;
 
 /** The keypad (docs/design.md §9): the caller's keys form one turn at `#`, or once no key came for this long. */
 export const KeypadSettings = Type.Object(
@@ -225,7 +244,8 @@ export const BOT_DEFAULTS = {
   llm: { provider: 'scripted', model: 'policy', temperature: 0 } as LlmSettings,
   tools: [] as BotTool[],
   policy: null as BotPolicy | null,
-  turn_detection: { end_of_turn_silence_ms: 700 } as TurnDetection,
+  turn_detection: { mode: 'smart', end_of_turn_silence_ms: 700, min_silence_ms: 250 } as TurnDetection,
+  interruption: { ignore_backchannels: true, min_words: 2 } as InterruptionSettings,
   dtmf: { inter_digit_timeout_ms: 1500 } as KeypadSettings,
   answering_machine: { detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 } as AnsweringMachine,
   analysis: { summary: false, fields: [], success: null } as AnalysisSettings,
@@ -249,6 +269,7 @@ const botFields = {
   tools: Type.Array(BotTool, { maxItems: 50 }),
   policy: Type.Union([BotPolicy, Type.Null()]),
   turn_detection: TurnDetection,
+  interruption: InterruptionSettings,
   dtmf: KeypadSettings,
   answering_machine: AnsweringMachine,
   analysis: AnalysisSettings,
@@ -268,7 +289,10 @@ export const BotCreate = Type.Object(
     llm: Type.Optional(botFields.llm),
     tools: Type.Optional(botFields.tools),
     policy: Type.Optional(botFields.policy),
-    turn_detection: Type.Optional(botFields.turn_detection),
+    /** Fields left out keep their defaults (on PATCH: their current values). */
+    turn_detection: Type.Optional(Type.Partial(botFields.turn_detection)),
+    /** Fields left out keep their defaults (on PATCH: their current values). */
+    interruption: Type.Optional(Type.Partial(botFields.interruption)),
     dtmf: Type.Optional(botFields.dtmf),
     /** Fields left out keep their defaults (on PATCH: their current values). */
     answering_machine: Type.Optional(Type.Partial(botFields.answering_machine)),

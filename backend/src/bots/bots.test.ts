@@ -28,7 +28,8 @@ describe('bots', () => {
       tools: [],
       has_tool_secret: false,
       policy: null,
-      turn_detection: { end_of_turn_silence_ms: 700 },
+      turn_detection: { mode: 'smart', end_of_turn_silence_ms: 700, min_silence_ms: 250 },
+      interruption: { ignore_backchannels: true, min_words: 2 },
       dtmf: { inter_digit_timeout_ms: 1500 },
       answering_machine: { detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 },
       analysis: { summary: false, fields: [], success: null },
@@ -108,6 +109,23 @@ describe('bots', () => {
     expect(ghost.body.error.details).toEqual([{ field: 'answering_machine.message', message: '{{ghost}} is not a declared variable' }]);
     const wait = await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({ answering_machine: { max_wait_for_beep_seconds: 1 } }).expect(422);
     expect(wait.body.error.details.map((d: { field: string }) => d.field)[0]).toMatch(/^answering_machine/);
+    expect(await h.db.collection(COLLECTIONS.bots).findOne({ _id: id as never })).toEqual(before);
+  });
+
+  it('turn-taking settings: smart by default, a partial edit keeps the rest, min_silence_ms never above the maximum', async () => {
+    const created = await post({ name: 'Turns', turn_detection: { end_of_turn_silence_ms: 900 }, interruption: { min_words: 3 } }).expect(201);
+    expect(created.body.turn_detection).toEqual({ mode: 'smart', end_of_turn_silence_ms: 900, min_silence_ms: 250 });
+    expect(created.body.interruption).toEqual({ ignore_backchannels: true, min_words: 3 });
+    const id = created.body.id as string;
+    const edited = await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({ turn_detection: { mode: 'fixed' }, interruption: { ignore_backchannels: false } }).expect(200);
+    expect(edited.body.turn_detection).toEqual({ mode: 'fixed', end_of_turn_silence_ms: 900, min_silence_ms: 250 });
+    expect(edited.body.interruption).toEqual({ ignore_backchannels: false, min_words: 3 });
+    const before = await h.db.collection(COLLECTIONS.bots).findOne({ _id: id as never });
+    const over = await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({ turn_detection: { min_silence_ms: 1000 } }).expect(422);
+    expect(over.body.error.details).toEqual([{ field: 'turn_detection.min_silence_ms', message: 'must be at most end_of_turn_silence_ms (900)' }]);
+    const mode = await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({ turn_detection: { mode: 'eager' } }).expect(422);
+    expect(mode.body.error.details.map((d: { field: string }) => d.field)[0]).toMatch(/^turn_detection/);
+    await post({ name: 'Turns 2', turn_detection: { min_silence_ms: 800 } }).expect(422);
     expect(await h.db.collection(COLLECTIONS.bots).findOne({ _id: id as never })).toEqual(before);
   });
 
@@ -209,7 +227,7 @@ describe('every stored bot comes back in the documented shape', () => {
     for (const item of list.body.items) expect(shapeErrors(validBot, item)).toEqual([]);
     const one = await h.http.get('/api/v1/bots/legacy-bot').set('Authorization', auth).expect(200);
     expect(shapeErrors(validBot, one.body)).toEqual([]);
-    expect(one.body).toMatchObject({ tools: [], turn_detection: { end_of_turn_silence_ms: 700 }, dtmf: { inter_digit_timeout_ms: 1500 }, variables: [{ name: 'customer_name', required: true, description: '' }], max_call_seconds: 120 });
+    expect(one.body).toMatchObject({ tools: [], turn_detection: { mode: 'smart', end_of_turn_silence_ms: 700, min_silence_ms: 250 }, interruption: { ignore_backchannels: true, min_words: 2 }, dtmf: { inter_digit_timeout_ms: 1500 }, variables: [{ name: 'customer_name', required: true, description: '' }], max_call_seconds: 120 });
     const config = await h.http.get('/api/v1/config').query({ bot_id: 'legacy-bot' }).set('Authorization', `Bearer ${WORKER_TOKEN}`).expect(200);
     expect(shapeErrors(validConfig, config.body)).toEqual([]);
     expect(config.body.bot).toMatchObject({ tools: [], turn_detection: { end_of_turn_silence_ms: 700 }, dtmf: { inter_digit_timeout_ms: 1500 } });
@@ -240,7 +258,7 @@ describe('every stored bot comes back in the documented shape', () => {
     await migrateBots(h.db);
     await migrateBots(h.db); // idempotent
     const doc = await h.db.collection(COLLECTIONS.bots).findOne({ _id: 'legacy-boot' as never });
-    expect(doc).toMatchObject({ tools: [], turn_detection: { end_of_turn_silence_ms: 900 }, max_call_seconds: 120 });
+    expect(doc).toMatchObject({ tools: [], turn_detection: { mode: 'smart', end_of_turn_silence_ms: 900, min_silence_ms: 250 }, max_call_seconds: 120 });
   });
 });
 

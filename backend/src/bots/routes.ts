@@ -101,6 +101,13 @@ async function checkToolUrls(svc: Services, tools: BotTool[]): Promise<void> {
   if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
 }
 
+/** Smart turn detection ends a complete utterance sooner than an incomplete one, never later. */
+function checkTurnDetection(td: { min_silence_ms: number; end_of_turn_silence_ms: number }): void {
+  if (td.min_silence_ms > td.end_of_turn_silence_ms) {
+    throw apiError('validation_failed', { message: 'the bot is invalid', details: [{ field: 'turn_detection.min_silence_ms', message: `must be at most end_of_turn_silence_ms (${td.end_of_turn_silence_ms})` }] });
+  }
+}
+
 /** Answering machine detection: leaving a message needs the message. */
 function checkAnsweringMachine(am: { on_machine: string; message: string }): void {
   if (am.on_machine === 'leave_message' && !am.message.trim()) {
@@ -167,6 +174,7 @@ export function newBotDoc(body: BotCreateT, now: Date, box: SecretBox | null, id
   checkTemplates(fields);
   checkTools(fields.tools);
   checkPolicy(fields.policy, fields.tools);
+  checkTurnDetection(fields.turn_detection);
   checkAnsweringMachine(fields.answering_machine);
   checkAnalysis(fields.analysis, fields.policy);
   return { _id: id, ...fields, tools: sealToolHeaders(box, fields.tools), tool_secret_sealed: null, created_at: now, updated_at: now };
@@ -208,6 +216,8 @@ export function botRoutes(router: Router, svc: Services): void {
         ...current,
         ...rest,
         answering_machine: { ...current.answering_machine, ...rest.answering_machine },
+        turn_detection: { ...current.turn_detection, ...rest.turn_detection },
+        interruption: { ...current.interruption, ...rest.interruption },
         analysis: { ...current.analysis, ...rest.analysis },
         tools: [],
       } as BotCreateT);
@@ -219,6 +229,7 @@ export function botRoutes(router: Router, svc: Services): void {
         tools = sealToolHeaders(box, patchTools.map((t) => ({ ...t, description: t.description ?? '' })), currentTools);
       }
       checkPolicy(merged.policy, tools);
+      checkTurnDetection(merged.turn_detection);
       checkAnsweringMachine(merged.answering_machine);
       checkAnalysis(merged.analysis, merged.policy);
       // Guarded by the version we read, so two concurrent edits cannot silently merge into an invalid bot.

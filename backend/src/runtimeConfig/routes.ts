@@ -51,6 +51,7 @@ export function configRoutes(router: Router, svc: Services): void {
         tool_secret: bot.tool_secret_sealed ? box.open(bot.tool_secret_sealed) : null,
         policy: bot.policy,
         turn_detection: bot.turn_detection,
+        interruption: bot.interruption,
         dtmf: bot.dtmf,
         answering_machine: { ...bot.answering_machine, ...(override ?? {}) },
         max_call_seconds: bot.max_call_seconds,

@@ -39,6 +39,8 @@ _rule(("createBot", "updateBot"), r"tools\.\d+\.parameters", r"^nests deeper tha
 _rule(("createBot", "updateBot"), r"prompt|greeting|policy\.intents\.\d+\.(reply|on_error_reply|action\.arguments\..+)|policy\.fallback\.reply|answering_machine\.message", r"^\{\{.*\}\} (is not a declared variable|is only for the reply of an intent with an action)$")
 # Answering machines: leaving a message needs the message.
 _rule(("createBot", "updateBot"), r"answering_machine\.message", r"(required for on_machine .*|^\{\{.*\}\} is not a declared variable)$")
+# Turn detection: a complete utterance never waits longer than an incomplete one.
+_rule(("createBot", "updateBot"), r"turn_detection\.min_silence_ms", r"^must be at most end_of_turn_silence_ms \(\d+\)$")
 # Tools (docs/design.md §9): names unique, a type's own fields only, what each type needs, the URL guard.
 _rule(("createBot", "updateBot"), r"tools\.\d+\.name", r" names another tool already$")
 _rule(("createBot", "updateBot"), r"tools\.\d+\.parameters", r"^(must be a JSON Schema of an object|is not a JSON Schema)")
