@@ -16,6 +16,7 @@ import {
   headersChanged,
   intentToBody,
   intentToForm,
+  interruptionToForm,
   parseParameters,
   policyProblems,
   setsProblems,
@@ -23,6 +24,7 @@ import {
   toolProblems,
   toolToBody,
   toolToForm,
+  turnDetectionToForm,
   validArgumentName,
   type IntentForm,
   type ToolForm,
@@ -340,6 +342,64 @@ describe('answering machines in the form', () => {
     const body = answeringMachineToBody({ detect: true, on_machine: 'leave_message', message: 'Hi.', max_wait_for_beep_seconds: ' soon ' });
     expect(body.max_wait_for_beep_seconds).toBe('soon');
     expect(validateBot({ ...formToBody(botToForm()), name: 'x', answering_machine: body })).toEqual({ 'answering_machine.max_wait_for_beep_seconds': 'Must be a whole number.' });
+  });
+});
+
+describe('turn-taking in the form', () => {
+  const td = { mode: 'fixed' as const, end_of_turn_silence_ms: 1200, min_silence_ms: 400 };
+  const it_ = { ignore_backchannels: false, min_words: 4 };
+
+  it('a new bot detects turns smartly and ignores backchannels, and sends the defaults', () => {
+    const form = botToForm();
+    expect(form.turn_detection).toEqual({ mode: 'smart', end_of_turn_silence_ms: '700', min_silence_ms: '250' });
+    expect(form.interruption).toEqual({ ignore_backchannels: true, min_words: '2' });
+    const body = formToBody(form);
+    expect(body.turn_detection).toEqual({ mode: 'smart', end_of_turn_silence_ms: 700, min_silence_ms: 250 });
+    expect(body.interruption).toEqual({ ignore_backchannels: true, min_words: 2 });
+    expect(body.turn_detection).toEqual(BOT_DEFAULTS.turn_detection);
+    expect(body.interruption).toEqual(BOT_DEFAULTS.interruption);
+  });
+
+  it('round-trips stored settings unchanged, keeping the minimum silence in fixed mode', () => {
+    const bot = { ...storedBot([]), turn_detection: td, interruption: it_ };
+    expect(botToForm(bot).turn_detection).toEqual({ mode: 'fixed', end_of_turn_silence_ms: '1200', min_silence_ms: '400' });
+    expect(botToForm(bot).interruption).toEqual({ ignore_backchannels: false, min_words: '4' });
+    const body = formToBody(botToForm(bot));
+    expect(body.turn_detection).toEqual(td);
+    expect(body.interruption).toEqual(it_);
+    // Back to smart: the minimum typed before is there again.
+    const form = botToForm(bot);
+    form.turn_detection.mode = 'smart';
+    expect(formToBody(form).turn_detection).toEqual({ ...td, mode: 'smart' });
+  });
+
+  it('fills what a bot from an older backend lacks with the defaults', () => {
+    const old = { ...storedBot([]), turn_detection: { end_of_turn_silence_ms: 900 } } as unknown as Partial<Bot>;
+    delete old.interruption;
+    const form = botToForm(old as Bot);
+    expect(form.turn_detection).toEqual({ mode: 'smart', end_of_turn_silence_ms: '900', min_silence_ms: '250' });
+    expect(form.interruption).toEqual({ ignore_backchannels: true, min_words: '2' });
+    expect(turnDetectionToForm(undefined)).toEqual({ mode: 'smart', end_of_turn_silence_ms: '700', min_silence_ms: '250' });
+    expect(interruptionToForm({ min_words: 3 })).toEqual({ ignore_backchannels: true, min_words: '3' });
+  });
+
+  it('sends numbers that are not numbers as typed, so the schema names the field', () => {
+    const form = botToForm();
+    form.name = 'x';
+    form.turn_detection.min_silence_ms = ' quick ';
+    form.interruption.min_words = '2.5';
+    expect(validateBot(formToBody(form))).toEqual({ 'turn_detection.min_silence_ms': 'Must be a whole number.', 'interruption.min_words': 'Must be a whole number.' });
+  });
+
+  it('checks the minimum silence against the maximum before sending, in either mode', () => {
+    const form = botToForm();
+    form.name = 'x';
+    form.turn_detection.min_silence_ms = '800';
+    expect(validateBot(formToBody(form))).toEqual({ 'turn_detection.min_silence_ms': 'Must be at most the maximum silence (700 ms).' });
+    form.turn_detection.mode = 'fixed';
+    expect(validateBot(formToBody(form))).toEqual({ 'turn_detection.min_silence_ms': 'Must be at most the end-of-turn silence (700 ms).' });
+    form.turn_detection.end_of_turn_silence_ms = '800';
+    expect(validateBot(formToBody(form))).toEqual({});
   });
 });
 

@@ -1,6 +1,6 @@
 // The bot form's state (strings as typed) ↔ the API body. Numbers that do not parse stay strings so
 // the shared schema reports them ("Must be a number.") exactly like the backend would.
-import { BOT_DEFAULTS, type AnalysisFieldType, type AnalysisSettings, type AnalysisValue, type AnsweringMachine, type Bot, type BotCreate, type BotTool, type BotToolPublic, type ToolType } from '@voice-platform/schemas/bot.js';
+import { BOT_DEFAULTS, type AnalysisFieldType, type AnalysisSettings, type AnalysisValue, type AnsweringMachine, type Bot, type BotCreate, type BotTool, type BotToolPublic, type InterruptionSettings, type ToolType, type TurnDetection } from '@voice-platform/schemas/bot.js';
 
 type PolicyIntent = NonNullable<BotCreate['policy']>['intents'][number];
 
@@ -116,6 +116,30 @@ export const ANALYSIS_TYPE_LABELS: Record<AnalysisFieldType, string> = {
   enum: 'One of a list',
 };
 
+/** How the bot knows the caller's turn is over (docs/design.md §11). */
+export type TurnDetectionMode = TurnDetection['mode'];
+
+/**
+ * Turn detection as edited. The minimum silence is kept (and sent) in fixed mode too, so switching back to
+ * smart loses nothing; the backend holds it to at most the end-of-turn silence whatever the mode.
+ */
+export interface TurnDetectionForm {
+  mode: TurnDetectionMode;
+  end_of_turn_silence_ms: string;
+  min_silence_ms: string;
+}
+
+/** Barge-in while the bot speaks, as edited (min_words kept and sent while backchannels are not ignored). */
+export interface InterruptionForm {
+  ignore_backchannels: boolean;
+  min_words: string;
+}
+
+export const TURN_DETECTION_LABELS: Record<TurnDetectionMode, string> = {
+  smart: 'Smart (listens for a complete sentence)',
+  fixed: 'Fixed (the same silence every turn)',
+};
+
 export interface BotForm {
   name: string;
   active: boolean;
@@ -127,7 +151,8 @@ export interface BotForm {
   stt: { provider: string; model: string; language: string };
   llm: { provider: string; model: string; temperature: string; base_url: string };
   max_call_seconds: string;
-  end_of_turn_silence_ms: string;
+  turn_detection: TurnDetectionForm;
+  interruption: InterruptionForm;
   inter_digit_timeout_ms: string;
   answering_machine: AnsweringMachineForm;
   analysis: AnalysisForm;
@@ -418,7 +443,8 @@ export function botToForm(bot?: Bot): BotForm {
     stt: { ...b.stt },
     llm: { provider: b.llm.provider, model: b.llm.model, temperature: String(b.llm.temperature), base_url: b.llm.base_url ?? '' },
     max_call_seconds: String(b.max_call_seconds),
-    end_of_turn_silence_ms: String(b.turn_detection.end_of_turn_silence_ms),
+    turn_detection: turnDetectionToForm(b.turn_detection),
+    interruption: interruptionToForm(b.interruption),
     // A bot read from an older backend has no keypad settings: the default.
     inter_digit_timeout_ms: String((b.dtmf ?? BOT_DEFAULTS.dtmf).inter_digit_timeout_ms),
     answering_machine: answeringMachineToForm(b.answering_machine),
@@ -428,6 +454,28 @@ export function botToForm(bot?: Bot): BotForm {
     intents: (b.policy?.intents ?? []).map(intentToForm),
     fallback: { reply: b.policy?.fallback.reply ?? '', end_call: b.policy?.fallback.end_call ?? false },
   };
+}
+
+/** Stored turn detection as form text; what a bot from an older backend lacks (mode, min_silence_ms): the defaults. */
+export function turnDetectionToForm(td: Partial<TurnDetection> | undefined): TurnDetectionForm {
+  const t = { ...BOT_DEFAULTS.turn_detection, ...td };
+  return { mode: t.mode, end_of_turn_silence_ms: String(t.end_of_turn_silence_ms), min_silence_ms: String(t.min_silence_ms) };
+}
+
+/** The settings as the API takes them: all three, whatever the mode. */
+export function turnDetectionToBody(f: TurnDetectionForm): TurnDetection {
+  return { mode: f.mode, end_of_turn_silence_ms: parseNumber(f.end_of_turn_silence_ms) as number, min_silence_ms: parseNumber(f.min_silence_ms) as number };
+}
+
+/** Stored barge-in settings as form text; a bot read from an older backend has none: the defaults. */
+export function interruptionToForm(i: Partial<InterruptionSettings> | undefined): InterruptionForm {
+  const x = { ...BOT_DEFAULTS.interruption, ...i };
+  return { ignore_backchannels: x.ignore_backchannels, min_words: String(x.min_words) };
+}
+
+/** The settings as the API takes them: both. */
+export function interruptionToBody(f: InterruptionForm): InterruptionSettings {
+  return { ignore_backchannels: f.ignore_backchannels, min_words: parseNumber(f.min_words) as number };
 }
 
 /** Stored settings as form text; a bot read from an older backend has none: the defaults. */
@@ -506,7 +554,8 @@ export function formToBody(f: BotForm): BotCreate {
     stt: { provider: f.stt.provider.trim(), model: f.stt.model.trim(), language: f.stt.language.trim() },
     llm: defined({ provider: f.llm.provider.trim(), model: f.llm.model.trim(), temperature: parseNumber(f.llm.temperature) as number, base_url: opt(f.llm.base_url) }),
     max_call_seconds: parseNumber(f.max_call_seconds) as number,
-    turn_detection: { end_of_turn_silence_ms: parseNumber(f.end_of_turn_silence_ms) as number },
+    turn_detection: turnDetectionToBody(f.turn_detection),
+    interruption: interruptionToBody(f.interruption),
     dtmf: { inter_digit_timeout_ms: parseNumber(f.inter_digit_timeout_ms) as number },
     answering_machine: answeringMachineToBody(f.answering_machine),
     analysis: analysisToBody(f.analysis),

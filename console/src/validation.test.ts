@@ -63,7 +63,8 @@ describe('validateBot', () => {
       voice: BOT_DEFAULTS.voice,
       llm: BOT_DEFAULTS.llm,
       max_call_seconds: 300,
-      turn_detection: { end_of_turn_silence_ms: 700 },
+      turn_detection: { mode: 'smart', end_of_turn_silence_ms: 700, min_silence_ms: 250 },
+      interruption: { ignore_backchannels: true, min_words: 2 },
       dtmf: { inter_digit_timeout_ms: 1500 },
       policy: { intents: [{ name: 'yes', examples: ['yes', 'sure'], reply: 'Great, {{customer_name}}.', end_call: true }], fallback: { reply: 'Sorry?' } },
       tools: [{ name: 'lookup_order', description: 'Find an order', parameters: { type: 'object', properties: { order_id: { type: 'string' } } } }],
@@ -129,6 +130,20 @@ describe('validateBot', () => {
     }],
     ['a wait for the beep under 5 s', (b) => (b.answering_machine = { max_wait_for_beep_seconds: 4 }), { 'answering_machine.max_wait_for_beep_seconds': 'Must be at least 5.' }],
     ['a wait for the beep over 120 s', (b) => (b.answering_machine = { detect: true, max_wait_for_beep_seconds: 121 }), { 'answering_machine.max_wait_for_beep_seconds': 'Must be at most 120.' }],
+    // Turn-taking (docs/design.md §11).
+    ['a turn detection mode that is none', (b) => (b.turn_detection = { mode: 'eager' as 'smart' }), { 'turn_detection.mode': 'Must be equal to constant.' }],
+    ['a maximum silence over 5 s', (b) => (b.turn_detection = { mode: 'smart', end_of_turn_silence_ms: 5001, min_silence_ms: 250 }), { 'turn_detection.end_of_turn_silence_ms': 'Must be at most 5000.' }],
+    ['a minimum silence under 100 ms', (b) => (b.turn_detection = { min_silence_ms: 50 }), { 'turn_detection.min_silence_ms': 'Must be at least 100.' }],
+    ['a minimum silence over the maximum', (b) => (b.turn_detection = { mode: 'smart', end_of_turn_silence_ms: 600, min_silence_ms: 601 }), {
+      'turn_detection.min_silence_ms': 'Must be at most the maximum silence (600 ms).',
+    }],
+    ['a minimum silence over the default maximum', (b) => (b.turn_detection = { min_silence_ms: 701 }), { 'turn_detection.min_silence_ms': 'Must be at most the maximum silence (700 ms).' }],
+    ['a minimum silence over the maximum in fixed mode', (b) => (b.turn_detection = { mode: 'fixed', end_of_turn_silence_ms: 200 }), {
+      'turn_detection.min_silence_ms': 'Must be at most the end-of-turn silence (200 ms).',
+    }],
+    ['no words interrupting', (b) => (b.interruption = { min_words: 0 }), { 'interruption.min_words': 'Must be at least 1.' }],
+    ['more than 10 words interrupting', (b) => (b.interruption = { ignore_backchannels: true, min_words: 11 }), { 'interruption.min_words': 'Must be at most 10.' }],
+    ['backchannels ignored as text', (b) => (b.interruption = { ignore_backchannels: 'yes' as unknown as boolean }), { 'interruption.ignore_backchannels': 'Must be a boolean.' }],
     ['more than 50 tools', (b) => (b.tools = Array.from({ length: 51 }, (_, i) => ({ name: `t${i}`, description: '' }))), { tools: 'At most 50 allowed.' }],
     // Post-call analysis (docs/design.md §10).
     ['an analysis field name with capitals', (b) => (b.analysis = { fields: [{ name: 'Outcome', type: 'string' }] }), {
@@ -174,6 +189,21 @@ describe('validateBot', () => {
       {},
     ]) {
       const body = { ...validBot(), answering_machine: am };
+      expect(validateBot(body)).toEqual({});
+      expect(backendProblems(body)).toEqual([]);
+    }
+  });
+
+  it('accepts any subset of the turn-taking settings with the minimum at most the maximum, as the backend does', () => {
+    for (const [td, it] of [
+      [{ mode: 'fixed' as const, end_of_turn_silence_ms: 100, min_silence_ms: 100 }, { ignore_backchannels: false, min_words: 1 }],
+      [{ mode: 'smart' as const, end_of_turn_silence_ms: 5000, min_silence_ms: 5000 }, { ignore_backchannels: true, min_words: 10 }],
+      [{ mode: 'fixed' as const }, { ignore_backchannels: false }],
+      [{ end_of_turn_silence_ms: 250 }, { min_words: 3 }],
+      [{ min_silence_ms: 700 }, {}],
+      [{}, {}],
+    ]) {
+      const body = { ...validBot(), turn_detection: td, interruption: it };
       expect(validateBot(body)).toEqual({});
       expect(backendProblems(body)).toEqual([]);
     }

@@ -1,7 +1,7 @@
 // Client-side validation with the shared schemas (the backend validates with the very same ones), and
 // the mapping of schema errors and API 422 details to one readable message per form field.
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { ANALYSIS_FIELD_NAME_PATTERN, DTMF_PATTERN, VARIABLE_NAME_PATTERN, type AnalysisField, type BotCreate as BotCreateT } from '@voice-platform/schemas/bot.js';
+import { ANALYSIS_FIELD_NAME_PATTERN, BOT_DEFAULTS, DTMF_PATTERN, VARIABLE_NAME_PATTERN, type AnalysisField, type BotCreate as BotCreateT } from '@voice-platform/schemas/bot.js';
 import { templateProblems } from '@voice-platform/schemas/templates.js';
 import { ACTION_TOOL_TYPES } from './botForm.js';
 import { PHONE_NUMBER_PATTERN } from '@voice-platform/schemas/formats.js';
@@ -174,6 +174,12 @@ export function validateBot(body: BotCreateT): FieldErrors {
       else if (f.type === 'string' && typeof value !== 'string') errors[at] ??= 'Must be text.';
     }
   });
+  // The backend's turn detection rule (bots/routes.ts checkTurnDetection), whatever the mode: a complete
+  // utterance never waits longer than an incomplete one. A field left out is the default (on create).
+  const td = { ...BOT_DEFAULTS.turn_detection, ...body.turn_detection };
+  if (td.min_silence_ms > td.end_of_turn_silence_ms) {
+    errors['turn_detection.min_silence_ms'] ??= `Must be at most the ${td.mode === 'fixed' ? 'end-of-turn' : 'maximum'} silence (${td.end_of_turn_silence_ms} ms).`;
+  }
   // The backend's answering machine rule (bots/routes.ts checkAnsweringMachine): leaving a message needs one.
   const am = body.answering_machine;
   if (am?.on_machine === 'leave_message' && !(am.message ?? '').trim()) {

@@ -1,7 +1,7 @@
-// Create or edit a bot: prompt, greeting, declared variables, voice/STT/LLM settings, tools, the
+// Create or edit a bot: prompt, greeting, declared variables, voice/STT/LLM settings, turn-taking, tools, the
 // scripted policy (with the analysis fields each intent sets), the post-call analysis, limits. Validated with the shared schema before it is sent; API 422 details land on fields.
 import { html, nothing, type TemplateResult } from 'lit';
-import { ANALYSIS_FIELD_TYPES, MAX_ANALYSIS_FIELDS, MAX_TOOL_HEADERS, ON_MACHINE, TOOL_TIMEOUT_MS, TOOL_TYPES, type AnalysisFieldType, type Bot, type ToolType } from '@voice-platform/schemas/bot.js';
+import { ANALYSIS_FIELD_TYPES, MAX_ANALYSIS_FIELDS, MAX_TOOL_HEADERS, ON_MACHINE, TOOL_TIMEOUT_MS, TOOL_TYPES, TURN_DETECTION_MODES, type AnalysisFieldType, type Bot, type ToolType } from '@voice-platform/schemas/bot.js';
 import { LightElement } from '../components/base.js';
 import { checkbox, errorBanner, field } from '../components/field.js';
 import { api, ApiError } from '../api.js';
@@ -23,12 +23,14 @@ import {
   setsProblems,
   TOOL_TYPE_LABELS,
   toolProblems,
+  TURN_DETECTION_LABELS,
   validArgumentName,
   type BotForm,
   type AnalysisFieldForm,
   type IntentForm,
   type OnMachine,
   type ToolForm,
+  type TurnDetectionMode,
 } from '../botForm.js';
 import { setFlash, takeFlash } from '../flash.js';
 import { navigate } from '../router.js';
@@ -625,6 +627,52 @@ export class VpBotEditPage extends LightElement {
     </fieldset>`;
   }
 
+  /**
+   * Turn-taking (docs/design.md §11): when the caller's turn is over, and what stops the bot while it speaks.
+   * The minimum silence belongs to smart mode and min words to ignoring backchannels; both stay in the form
+   * (and are sent) otherwise, and show whenever they hold an error.
+   */
+  private renderTurnTaking(f: BotForm) {
+    const td = f.turn_detection;
+    const it = f.interruption;
+    const smart = td.mode === 'smart';
+    const modes = TURN_DETECTION_MODES.map((m) => [m, TURN_DETECTION_LABELS[m]] as const);
+    return html`<fieldset id="bot-turn-taking">
+      <legend>Turn-taking</legend>
+      <div class="grid">
+        ${this.select<TurnDetectionMode>('turn_detection.mode', 'End of the caller’s turn', td.mode, modes, (v) => (td.mode = v),
+          smart ? 'Answers sooner when the caller’s sentence is complete; waits longer when it is not.' : 'Waits the same silence after every turn: predictable, but slower after a complete sentence.')}
+        ${smart || errorFor(this.errors, 'turn_detection.min_silence_ms')
+          ? this.text('turn_detection.min_silence_ms', 'Minimum silence (ms)', td.min_silence_ms, (s) => (td.min_silence_ms = s), {
+              inputmode: 'numeric',
+              hint: 'Ends a complete sentence: lower answers faster but may cut in on a pause. 100 to 5000.',
+            })
+          : nothing}
+        ${this.text('turn_detection.end_of_turn_silence_ms', smart ? 'Maximum silence (ms)' : 'End-of-turn silence (ms)', td.end_of_turn_silence_ms, (s) => (td.end_of_turn_silence_ms = s), {
+          inputmode: 'numeric',
+          hint: smart
+            ? 'Higher lets callers pause mid-sentence, but every incomplete turn waits this long. 100 to 5000.'
+            : 'Ends every turn: higher lets callers pause mid-sentence, but every answer waits this long. 100 to 5000.',
+        })}
+      </div>
+      ${checkbox({
+        id: 'bot-interruption-ignore_backchannels',
+        label: 'Ignore backchannels while the bot speaks',
+        checked: it.ignore_backchannels,
+        hint: 'On: the bot keeps talking over “uh-huh”, “okay”, “yeah” (other speech stops it); off: any sound stops it.',
+        onChange: (c) => this.change(() => (it.ignore_backchannels = c)),
+      })}
+      ${it.ignore_backchannels || errorFor(this.errors, 'interruption.min_words')
+        ? html`<div class="grid">
+            ${this.text('interruption.min_words', 'Words that always interrupt', it.min_words, (s) => (it.min_words = s), {
+              inputmode: 'numeric',
+              hint: 'This many acknowledgements in a row stop the bot: lower yields sooner, higher talks over more. 1 to 10.',
+            })}
+          </div>`
+        : nothing}
+    </fieldset>`;
+  }
+
   private renderForm(f: BotForm) {
     return html`<form novalidate @submit=${this.save}>
       <fieldset>
@@ -633,7 +681,6 @@ export class VpBotEditPage extends LightElement {
           ${this.text('name', 'Name', f.name, (s) => (f.name = s), { required: true })}
           ${this.text('language', 'Language', f.language, (s) => (f.language = s), { hint: 'BCP 47 tag, e.g. en-US.' })}
           ${this.text('max_call_seconds', 'Maximum call length (seconds)', f.max_call_seconds, (s) => (f.max_call_seconds = s), { inputmode: 'numeric', hint: '10 to 7200.' })}
-          ${this.text('turn_detection.end_of_turn_silence_ms', 'End-of-turn silence (ms)', f.end_of_turn_silence_ms, (s) => (f.end_of_turn_silence_ms = s), { inputmode: 'numeric', hint: '100 to 5000.' })}
           ${this.text('dtmf.inter_digit_timeout_ms', 'Keypad pause (ms)', f.inter_digit_timeout_ms, (s) => (f.inter_digit_timeout_ms = s), { inputmode: 'numeric', hint: 'Keys the caller presses end their turn at # or after this long without a key. 300 to 10000.' })}
         </div>
         ${checkbox({ id: 'bot-active', label: 'Active (accepts calls)', checked: f.active, onChange: (c) => this.change(() => (f.active = c)) })}
@@ -666,6 +713,7 @@ export class VpBotEditPage extends LightElement {
         </div>
         ${this.text('llm.base_url', 'LLM base URL', f.llm.base_url, (s) => (f.llm.base_url = s), { hint: 'OpenAI-compatible servers only: this bot’s API root (vLLM, Ollama, llama.cpp). Empty for the platform’s.' })}
       </fieldset>
+      ${this.renderTurnTaking(f)}
       ${this.renderAnsweringMachine(f)}
       ${this.renderTools(f)}
       ${this.renderPolicy(f)}
