@@ -16,6 +16,25 @@ interface Packet {
   payload: Buffer;
 }
 
+/**
+ * One call on the ear (an ear serves several at once: each distinct peer, livekit-sip's RTP address and
+ * port, is one line). It records when each of the line's PCMU packets arrived and how loud it was, and
+ * speaks back: `speak` queues 8 kHz PCM sent as PCMU RTP in 20 ms packets paced in real time (its own
+ * SSRC, sequence numbers and timestamps), silence packets in between once it has begun, until `stop`,
+ * the ear closes, or the line has been silent (no packet from the peer) for 3 s.
+ */
+export interface EarLine {
+  readonly peer: { address: string; port: number };
+  /** Every PCMU packet of the line: arrival (performance.now(), ms) and RMS of its decoded samples. */
+  readonly arrivals: Array<{ at: number; rms: number }>;
+  /** performance.now() of the line's last packet from the peer. */
+  lastPacketAt: number;
+  /** Queues `pcm8k` (8 kHz PCM16); resolves with the send time (performance.now()) of its last packet. */
+  speak(pcm8k: Int16Array): Promise<number>;
+  /** Stops sending (the line's pacing timer ends). */
+  stop(): void;
+}
+
 const PCMU = 0;
 const TELEPHONE_EVENT = 101;
 
@@ -26,6 +45,9 @@ export class PhoneEar {
   private readonly streams = new Map<number, Packet[]>();
   /** Keys heard as RFC 4733 events (telephone-event, payload type 101 as the phone's SDP names it), in order. */
   private readonly events: Array<{ ssrc: number; timestamp: number; key: string }> = [];
+  /** The lines (calls) heard, by `address:port` of their peer. */
+  private readonly lineMap = new Map<string, EarLine & { stopped: boolean }>();
+  private readonly lineListeners: Array<(line: EarLine) => void> = [];
 
   /** Where the line's RTP comes from (livekit-sip's media socket), once a packet came. */
   private peer: { address: string; port: number } | null = null;
@@ -35,12 +57,115 @@ export class PhoneEar {
 
   private constructor(private readonly socket: Socket) {
     socket.on('message', (msg, rinfo) => {
+      const at = performance.now();
       if (!this.peer) {
         this.peer = { address: rinfo.address, port: rinfo.port };
         this.gotPeer();
       }
       this.onPacket(msg);
+      this.onLinePacket(msg, rinfo.address, rinfo.port, at);
     });
+  }
+
+  /** Every line (call) heard so far, in the order they began. */
+  lines(): EarLine[] {
+    return [...this.lineMap.values()];
+  }
+
+  /** Calls `fn` with each line as its first packet arrives (and at once with the lines already heard). */
+  onLine(fn: (line: EarLine) => void): void {
+    this.lineListeners.push(fn);
+    for (const l of this.lineMap.values()) fn(l);
+  }
+
+  private onLinePacket(msg: Buffer, address: string, port: number, at: number): void {
+    const payload = pcmuPayload(msg);
+    if (!payload && !(msg.length >= 12 && msg[0]! >> 6 === 2 && (msg[1]! & 0x7f) === TELEPHONE_EVENT)) return; // not the line's RTP (e.g. RTCP)
+    const key = `${address}:${port}`;
+    let line = this.lineMap.get(key);
+    if (!line) {
+      line = this.newLine(address, port);
+      this.lineMap.set(key, line);
+      for (const fn of this.lineListeners) fn(line);
+    }
+    line.lastPacketAt = at;
+    if (!payload) return;
+    let sum = 0;
+    for (let i = 0; i < payload.length; i++) {
+      const v = ulawToLinear(payload[i]!);
+      sum += v * v;
+    }
+    line.arrivals.push({ at, rms: payload.length ? Math.sqrt(sum / payload.length) : 0 });
+  }
+
+  private newLine(address: string, port: number): EarLine & { stopped: boolean } {
+    const socket = this.socket;
+    const ssrc = (Math.random() * 0x100000000) >>> 0;
+    let seq = (Math.random() * 0x10000) >>> 0;
+    let timestamp = (Math.random() * 0x100000000) >>> 0;
+    const queue: Array<{ pcm: Int16Array; sent: (at: number) => void }> = [];
+    let timer: NodeJS.Timeout | null = null;
+    let startedAt = 0;
+    let tick = 0;
+    let marker = true;
+    const silent = Buffer.alloc(160, 0xff); // µ-law of 0
+    const line: EarLine & { stopped: boolean } = {
+      peer: { address, port },
+      arrivals: [],
+      lastPacketAt: performance.now(),
+      stopped: false,
+      speak(pcm8k) {
+        return new Promise<number>((resolve) => {
+          if (line.stopped) return resolve(performance.now());
+          queue.push({ pcm: pcm8k, sent: resolve });
+          if (!timer) {
+            startedAt = performance.now();
+            tick = 0;
+            send();
+          }
+        });
+      },
+      stop() {
+        line.stopped = true;
+        if (timer) clearTimeout(timer);
+        timer = null;
+        for (const q of queue.splice(0)) q.sent(performance.now());
+      },
+    };
+    let offset = 0; // samples of queue[0] sent
+    function send(): void {
+      timer = null;
+      if (line.stopped) return;
+      if (performance.now() - line.lastPacketAt > 3000) return line.stop();
+      let payload: Buffer;
+      let done: (() => void) | null = null;
+      const head = queue[0];
+      if (head) {
+        payload = Buffer.alloc(160, 0xff);
+        const n = Math.min(160, head.pcm.length - offset);
+        for (let i = 0; i < n; i++) payload[i] = linearToUlaw(head.pcm[offset + i]!);
+        offset += n;
+        if (offset >= head.pcm.length) {
+          queue.shift();
+          offset = 0;
+          done = () => head.sent(performance.now());
+        }
+      } else payload = silent;
+      const b = Buffer.alloc(12 + 160);
+      b[0] = 0x80;
+      b[1] = (marker ? 0x80 : 0) | PCMU;
+      marker = false;
+      b.writeUInt16BE(seq, 2);
+      b.writeUInt32BE(timestamp, 4);
+      b.writeUInt32BE(ssrc, 8);
+      payload.copy(b, 12);
+      seq = (seq + 1) & 0xffff;
+      timestamp = (timestamp + 160) >>> 0;
+      socket.send(b, port, address, () => done?.());
+      tick++;
+      timer = setTimeout(send, Math.max(0, startedAt + tick * 20 - performance.now()));
+    }
+    return line;
   }
 
   /**
@@ -137,8 +262,35 @@ export class PhoneEar {
   }
 
   close(): Promise<void> {
+    for (const l of this.lineMap.values()) l.stop();
     return new Promise((resolve) => this.socket.close(() => resolve()));
   }
+}
+
+/** The PCMU payload of an RTP packet; null if it is not one (RTCP, DTMF, other payload types). */
+function pcmuPayload(msg: Buffer): Buffer | null {
+  if (msg.length < 12 || msg[0]! >> 6 !== 2 || (msg[1]! & 0x7f) !== PCMU) return null;
+  let at = 12 + 4 * (msg[0]! & 0x0f);
+  if (msg[0]! & 0x10) {
+    if (at + 4 > msg.length) return null;
+    at += 4 + 4 * msg.readUInt16BE(at + 2);
+  }
+  const padding = msg[0]! & 0x20 ? msg[msg.length - 1]! : 0;
+  if (at > msg.length - padding) return null;
+  return msg.subarray(at, msg.length - padding);
+}
+
+/** 16-bit linear → G.711 µ-law (ITU-T G.711). */
+export function linearToUlaw(sample: number): number {
+  const BIAS = 0x84;
+  const CLIP = 32635;
+  const sign = sample < 0 ? 0x80 : 0;
+  let s = Math.min(Math.abs(sample), CLIP) + BIAS;
+  let exponent = 7;
+  for (let mask = 0x4000; (s & mask) === 0 && exponent > 0; mask >>= 1) exponent--;
+  const mantissa = (s >> (exponent + 3)) & 0x0f;
+  s = ~(sign | (exponent << 4) | mantissa) & 0xff;
+  return s;
 }
 
 /** G.711 µ-law → 16-bit linear (ITU-T G.711). */

@@ -22,6 +22,11 @@
 //   a wrong key is answered 401 `{"detail":{"status":"invalid_api_key",…}}`, a bad body or format 422/400.
 // Faults are injected per request: a stream that breaks mid-way, a connection refused (reset before
 // any answer), or errors.
+// Fixed delays (all 0 by default, for the latency bench): `chatFirstTokenDelayMs` before a chat answer's
+// first byte, `ttsFirstByteDelayMs` before a speech answer's first byte (counted from the request; the
+// synthesis itself counts toward it, `cacheSpeech` makes repeated texts free), `sttFinalDelayMs` from
+// `Finalize` to its final result. `chatReplyFor` answers a chat request from what it asked;
+// `deepgramTranscripts` gives each Deepgram stream's successive finals their own transcripts.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -64,6 +69,18 @@ export interface CloudStandIn {
   deepgramTranscript: string;
   /** The key the ElevenLabs endpoint accepts in `xi-api-key`. */
   elevenlabsKey: string;
+  /** ms before a chat answer's first byte (default 0). */
+  chatFirstTokenDelayMs: number;
+  /** ms from a speech request to its answer's first byte, synthesis included (default 0). */
+  ttsFirstByteDelayMs: number;
+  /** ms from a Deepgram `Finalize` to its final result (default 0). */
+  sttFinalDelayMs: number;
+  /** Synthesise each (text, rate) once and replay it (default false). */
+  cacheSpeech: boolean;
+  /** Answers a (non-structured) chat request; undefined or null: `chatScript` / `chatReply` as without it. */
+  chatReplyFor: ((req: ChatRequest) => ChatTurn | undefined) | null;
+  /** Per Deepgram stream, the transcript of its n-th final with speech; past the end (or null): `deepgramTranscript`. */
+  deepgramTranscripts: string[] | null;
   requests: Array<{ path: string; headers: http.IncomingHttpHeaders; body: any }>;
   /** Deepgram streams: control messages received, `Results` sent (transcript, is_final). */
   deepgram: Array<{ url: string; auth: string | undefined; audioBytes: number; messages: string[]; results: Array<{ transcript: string; isFinal: boolean }> }>;
@@ -86,6 +103,12 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     structuredReply: null as unknown,
     deepgramTranscript: 'how much',
     elevenlabsKey: 'xi-local',
+    chatFirstTokenDelayMs: 0,
+    ttsFirstByteDelayMs: 0,
+    sttFinalDelayMs: 0,
+    cacheSpeech: false,
+    chatReplyFor: null as CloudStandIn['chatReplyFor'],
+    deepgramTranscripts: null as string[] | null,
   });
   const state: CloudStandIn = {
     url: '',
@@ -184,14 +207,16 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
   function chat(res: http.ServerResponse, body: any, fault: Fault): void {
     const format = body?.response_format ?? null;
     const stream = body?.stream === true;
-    state.chats.push({
+    const receivedAt = performance.now();
+    const asked: ChatRequest = {
       messages: body?.messages ?? [],
       tools: (body?.tools ?? []).map((t: any) => t?.function?.name),
       toolChoice: body?.tool_choice,
       stream,
       temperature: body?.temperature,
       responseFormat: format,
-    });
+    };
+    state.chats.push(asked);
     let turn: ChatTurn;
     if (format?.type === 'json_schema') {
       const spec = format.json_schema;
@@ -203,10 +228,21 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     } else if (format !== null && format?.type !== 'text' && format?.type !== 'json_object') {
       return badRequest(res, "Invalid value for 'response_format.type': expected one of 'text', 'json_object' or 'json_schema'", 'response_format.type');
     } else {
-      turn = state.chatScript.shift() ?? { text: state.chatReply, endCall: state.chatEndCall };
+      turn = state.chatReplyFor?.(asked) ?? state.chatScript.shift() ?? { text: state.chatReply, endCall: state.chatEndCall };
     }
     const calls = [...(turn.toolCalls ?? []), ...(turn.endCall ? [{ id: 'call_end', name: 'end_call', arguments: '' }] : [])];
     const base = { id: 'chatcmpl-local', created: Math.floor(Date.now() / 1000), model: body?.model ?? 'x' };
+    const wait = state.chatFirstTokenDelayMs - (performance.now() - receivedAt);
+    if (wait > 0) {
+      const t = turn;
+      setTimeout(() => answerChat(res, t, calls, base, stream, fault), wait);
+      return;
+    }
+    answerChat(res, turn, calls, base, stream, fault);
+  }
+
+  function answerChat(res: http.ServerResponse, turn: ChatTurn, calls: Array<{ id: string; name: string; arguments: string }>, base: object, stream: boolean, fault: Fault): void {
+    if (res.destroyed) return;
     if (!stream) {
       const message = {
         role: 'assistant',
@@ -249,7 +285,13 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
    * Streams PCM in odd-sized chunks (samples split across chunks), each flushed before the next as a
    * live synthesiser's are, so a `break_mid_stream` really comes after audio reached the client.
    */
-  function streamPcm(res: http.ServerResponse, pcm: Buffer, chunk: number, fault: Fault): void {
+  function streamPcm(res: http.ServerResponse, pcm: Buffer, chunk: number, fault: Fault, receivedAt?: number): void {
+    const wait = receivedAt === undefined ? 0 : state.ttsFirstByteDelayMs - (performance.now() - receivedAt);
+    if (wait > 0) {
+      setTimeout(() => streamPcm(res, pcm, chunk, fault), wait);
+      return;
+    }
+    if (res.destroyed) return;
     res.writeHead(200, { 'Content-Type': 'audio/pcm', 'Transfer-Encoding': 'chunked' });
     void (async () => {
       for (let at = 0; at < pcm.length; at += chunk) {
@@ -264,8 +306,18 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     })();
   }
 
+  const speechCache = new Map<string, Buffer>();
+  function speak(text: string, rate: number): Buffer {
+    if (!state.cacheSpeech) return pcmToBytes(speech(text, rate));
+    const key = `${rate}:${text}`;
+    let pcm = speechCache.get(key);
+    if (!pcm) speechCache.set(key, (pcm = pcmToBytes(speech(text, rate))));
+    return pcm;
+  }
+
   function speechReply(res: http.ServerResponse, body: any, fault: Fault): void {
-    streamPcm(res, pcmToBytes(speech(String(body?.input ?? ''), 24000)), 4801, fault);
+    const receivedAt = performance.now();
+    streamPcm(res, speak(String(body?.input ?? ''), 24000), 4801, fault, receivedAt);
   }
 
   function elevenlabs(req: http.IncomingMessage, res: http.ServerResponse, query: URLSearchParams, body: any, fault: Fault): void {
@@ -279,7 +331,8 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     if (speed !== undefined && !(speed >= 0.7 && speed <= 1.2)) return json(400, { status: 'invalid_voice_settings', message: 'speed must be between 0.7 and 1.2' });
     const format = /^pcm_(8000|16000|22050|24000|44100)$/.exec(query.get('output_format') ?? '');
     if (!format) return json(400, { status: 'invalid_output_format', message: 'this stand-in speaks pcm_* output formats only' });
-    streamPcm(res, pcmToBytes(speech(body.text, Number(format[1]))), 3201, fault);
+    const receivedAt = performance.now();
+    streamPcm(res, speak(body.text, Number(format[1])), 3201, fault, receivedAt);
   }
 
   const wss = new WebSocketServer({ noServer: true });
@@ -314,6 +367,8 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     };
     /** Speech (not silence) heard since the last final result: how much of the transcript is "recognised". */
     let voicedBytes = 0;
+    /** Finals with speech so far (the index into `deepgramTranscripts`). */
+    let finalsHeard = 0;
     ws.on('message', (data, isBinary) => {
       if (isBinary) {
         const buf = data as Buffer;
@@ -327,7 +382,7 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
         if (peak > 300) voicedBytes += buf.length;
         // An interim result every INTERIM_BYTES of audio: one more word per WORD_BYTES of speech.
         if (Math.floor(conn.audioBytes / INTERIM_BYTES) > Math.floor((conn.audioBytes - buf.length) / INTERIM_BYTES)) {
-          const words = state.deepgramTranscript.split(' ');
+          const words = (state.deepgramTranscripts?.[finalsHeard] ?? state.deepgramTranscript).split(' ');
           ws.send(results(words.slice(0, Math.min(Math.floor(voicedBytes / WORD_BYTES), words.length)).join(' '), false));
         }
         return;
@@ -335,8 +390,18 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
       const msg = JSON.parse(data.toString()) as { type: string };
       conn.messages.push(msg.type);
       if (msg.type === 'Finalize') {
-        ws.send(results(voicedBytes > 0 ? state.deepgramTranscript : '', true, true));
+        const transcript = voicedBytes > 0 ? (state.deepgramTranscripts?.[finalsHeard++] ?? state.deepgramTranscript) : '';
         voicedBytes = 0;
+        if (state.sttFinalDelayMs > 0) {
+          const at = start;
+          setTimeout(() => {
+            if (ws.readyState !== ws.OPEN) return;
+            const was = start;
+            start = at;
+            ws.send(results(transcript, true, true));
+            start = was;
+          }, state.sttFinalDelayMs);
+        } else ws.send(results(transcript, true, true));
         start += 1;
       }
       if (msg.type === 'CloseStream') {

@@ -1,0 +1,496 @@
+// `npm run bench:latency -w worker` (DESIGN §11): voice-to-voice latency AT THE PHONE'S EAR, from the end of
+// the caller's speech (the send time of the last voiced 20 ms packet the phone sent) to the arrival of the
+// first voiced packet of the bot's reply. One run measures, for each setting:
+//  - path: SIP (the test phone: sipp answers a listening number with its media at the ear's port; the ear
+//    (tests/infra ear.ts) speaks PCMU RTP back and timestamps every packet it hears) and WebSocket
+//    (TestCaller-style: 16 kHz PCM frames both ways);
+//  - N concurrent calls (BENCH_CALLS, default "1,10"), BENCH_TURNS caller turns each (default 10, at least 10
+//    to count; the last says "stop calling" and the bot hangs up);
+//  - providers (BENCH_PROVIDERS, default "offline,cloud"): offline = scripted LLM with a policy, pocketsphinx,
+//    espeak-ng; cloud = the stand-ins (testing/cloud.ts, in a child process): OpenAI chat + OpenAI speech +
+//    Deepgram live, with FIXED delays (LLM first token 250 ms, TTS first byte 120 ms, STT final 150 ms after
+//    Finalize), which are subtracted for "the platform's own part";
+//  - turn_detection mode (BENCH_MODES, default "fixed,smart"): fixed 700 ms, or smart (min 250, max 700).
+// The callers (phone side and WebSocket side) run in child processes, so their CPU and timers are not the
+// worker's. Prints p50/p95 per setting, the worker's own per-turn breakdown (observer.onTurn), the voiced
+// threshold and the line noise measured, the machine's load at start and end, and a markdown table.
+// Nothing is asserted.
+import { fork } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import WebSocket from 'ws';
+import { dispose } from '@livekit/rtc-node';
+import { listenNumber, PhoneEar, startTestEnv, type EarLine } from '@voice-platform/tests/infra';
+import { createWorker, type Worker } from './app.js';
+import { benchWorkerSettings, pct, startBenchBackend } from './bench-lib.js';
+import { bytesToPcm, pcmToBytes } from './audio/pcm.js';
+import { createLogger } from './logger.js';
+import { liveKitDialerFromSettings } from './transports/livekit.js';
+import type { TurnTiming } from './transports/output.js';
+import { speech } from './testing/audio.js';
+import { withTestCallToken } from './testing/client.js';
+import { startCloudStandIn } from './testing/cloud.js';
+
+const here = fileURLToPath(import.meta.url);
+
+/** The stand-ins' declared delays, ms. */
+const DELAYS = { llmFirstToken: 250, ttsFirstByte: 120, sttFinal: 150 };
+const DECLARED_MS = DELAYS.llmFirstToken + DELAYS.ttsFirstByte + DELAYS.sttFinal;
+/** A voiced 20 ms frame: RMS of its 16-bit samples above this (line noise while the bot is silent is printed). */
+const VOICED_RMS = Number(process.env.BENCH_VOICED_RMS ?? 300);
+const GREETING = 'Hello {{customer_name}}, this is your payment reminder.';
+const TRUNK_NUMBER = '+15550001111';
+const FALLBACK = 'Sorry, please say that again.';
+const GOODBYE = 'Understood. Goodbye.';
+/** The caller's utterances and the bot's replies (the policy's intents; the cloud LLM stand-in answers the same). */
+const INTENTS: Array<{ name: string; examples: string[]; reply: string; end_call?: boolean }> = [
+  { name: 'amount', examples: ['how much', 'what amount'], reply: 'It is forty dollars.' },
+  { name: 'due', examples: ['when is it due'], reply: 'It is due on Friday.' },
+  { name: 'yes', examples: ['yes'], reply: 'Good, thank you.' },
+  { name: 'no', examples: ['no'], reply: 'All right then.' },
+  { name: 'repeat', examples: ['repeat that'], reply: 'It is forty dollars.' },
+  { name: 'who', examples: ['who is this'], reply: 'This is your payment reminder.' },
+  { name: 'pay', examples: ['i will pay'], reply: 'Thank you, noted.' },
+  { name: 'thanks', examples: ['thank you'], reply: 'You are welcome.' },
+  { name: 'stop', examples: ['stop calling'], reply: GOODBYE, end_call: true },
+];
+const UTTERANCES = ['how much', 'when is it due', 'yes', 'what amount', 'who is this', 'no', 'repeat that', 'i will pay', 'thank you'];
+/** The caller's script: `turns` utterances, the last one "stop calling". */
+const script = (turns: number): string[] => [...Array.from({ length: turns - 1 }, (_, i) => UTTERANCES[i % UTTERANCES.length]!), 'stop calling'];
+
+type Path = 'SIP' | 'WS';
+type Providers = 'offline' | 'cloud';
+type Mode = 'fixed' | 'smart';
+const TURN_DETECTION: Record<Mode, Record<string, unknown>> = {
+  fixed: { mode: 'fixed', end_of_turn_silence_ms: 700 },
+  smart: { mode: 'smart' },
+};
+
+// ---- the caller's side (child processes) ----
+/** What one call's caller measured. */
+interface LineResult {
+  /** Per answered turn: end of the caller's speech → first voiced reply frame, ms. */
+  samples: number[];
+  /** Turns without a voiced reply within 15 s. */
+  missing: number;
+  /** Turns during whose utterance the bot was heard (its previous reply or greeting still going). */
+  overlapped: number;
+  /** The call ended after the last turn (SIP: the line went quiet for good; WS: `ended` bot_hangup). */
+  ended: boolean;
+  /** RMS of the frames heard while the bot was silent (the 400 ms before each utterance), for the threshold. */
+  noise: number[];
+  /** WS: bot replies that were the fallback. */
+  fallbacks?: number;
+  error?: string;
+}
+
+interface CallerSide {
+  /** Frames heard: arrival (performance.now()) and RMS. */
+  arrivals: Array<{ at: number; rms: number }>;
+  /** Queues speech; resolves with the send time of its last frame. */
+  speak(pcm: Int16Array): Promise<number>;
+  /** The call is over (SIP: no packet for 1.5 s; WS: socket closed). */
+  over(): boolean;
+}
+
+const rmsOf = (pcm: Int16Array, from = 0, to = pcm.length): number => {
+  let s = 0;
+  for (let i = from; i < to; i++) s += pcm[i]! * pcm[i]!;
+  return to > from ? Math.sqrt(s / (to - from)) : 0;
+};
+
+/** Speech of `text` at `rate` with leading and trailing silence cut at 20 ms frames (the last frame is voiced). */
+function utterance(text: string, rate: number): Int16Array {
+  const pcm = speech(text, rate);
+  const f = (rate * 20) / 1000;
+  const frames = Math.floor(pcm.length / f);
+  let first = 0;
+  let last = frames - 1;
+  while (first < frames && rmsOf(pcm, first * f, (first + 1) * f) <= VOICED_RMS) first++;
+  while (last > first && rmsOf(pcm, last * f, (last + 1) * f) <= VOICED_RMS) last--;
+  return pcm.slice(first * f, (last + 1) * f);
+}
+
+async function waitFor<T>(check: () => T | null | undefined | false, timeoutMs: number): Promise<T | null> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const v = check();
+    if (v) return v;
+    if (performance.now() > deadline) return null;
+    await sleep(5);
+  }
+}
+
+/** One call's conversation: greeting, then each utterance, its reply's first voiced frame, the reply's end. */
+async function converse(side: CallerSide, utterances: Int16Array[]): Promise<LineResult> {
+  const r: LineResult = { samples: [], missing: 0, overlapped: 0, ended: false, noise: [] };
+  const firstVoicedAfter = (t: number) => side.arrivals.find((a) => a.at > t && a.rms > VOICED_RMS)?.at;
+  const lastVoiced = () => {
+    for (let i = side.arrivals.length - 1; i >= 0; i--) if (side.arrivals[i]!.rms > VOICED_RMS) return side.arrivals[i]!.at;
+    return 0;
+  };
+  /** Until nothing voiced was heard for `ms` (or the call is over). */
+  const quiet = (ms: number, timeoutMs: number) => waitFor(() => side.over() || performance.now() - lastVoiced() >= ms, timeoutMs);
+  if (!(await waitFor(() => firstVoicedAfter(0), 30_000))) return { ...r, error: 'no greeting within 30 s' };
+  await quiet(400, 20_000);
+  for (const [k, u] of utterances.entries()) {
+    if (side.over()) {
+      r.missing += utterances.length - k;
+      break;
+    }
+    const startedAt = performance.now();
+    r.noise.push(...side.arrivals.filter((a) => a.at > startedAt - 400).map((a) => a.rms));
+    const endAt = await side.speak(u);
+    if (side.arrivals.some((a) => a.at > startedAt && a.at <= endAt && a.rms > VOICED_RMS)) r.overlapped++;
+    const heard = await waitFor(() => firstVoicedAfter(endAt), 15_000);
+    if (heard) r.samples.push(heard - endAt);
+    else r.missing++;
+    if (k === utterances.length - 1) r.ended = (await waitFor(() => side.over(), 15_000)) !== null;
+    else await quiet(500, 30_000);
+  }
+  return r;
+}
+
+/** The phone's side of N SIP calls: the ear, one conversation per line. Sends 'ready', then the results. */
+async function phoneMain(earPort: number, n: number, turns: number): Promise<void> {
+  const utterances = script(turns).map((t) => utterance(t, 8000));
+  const ear = await PhoneEar.open(earPort);
+  const results: Array<Promise<LineResult>> = [];
+  ear.onLine((line: EarLine) => {
+    if (results.length >= n) return;
+    results.push(
+      converse(
+        {
+          arrivals: line.arrivals,
+          speak: (pcm) => line.speak(pcm),
+          over: () => performance.now() - line.lastPacketAt > 1500,
+        },
+        utterances,
+      ).catch((e: unknown) => ({ samples: [], missing: turns, overlapped: 0, ended: false, noise: [], error: String(e) })),
+    );
+  });
+  process.send!({ ready: true });
+  // Every line's conversation, once all N lines came (or 60 s without a new one).
+  await waitFor(() => results.length >= n, 60_000);
+  const lines = await Promise.all(results);
+  await ear.close();
+  process.send!({ lines });
+  process.exit(0);
+}
+
+/** N WebSocket calls; each a continuous 20 ms stream of 16 kHz frames (silence between utterances). */
+async function wsMain(url: string, n: number, turns: number): Promise<void> {
+  const utterances = script(turns).map((t) => utterance(t, 16000));
+  const one = async (i: number): Promise<LineResult> => {
+    await sleep((i * 97) % 1000);
+    const ws = new WebSocket(withTestCallToken(url));
+    const arrivals: Array<{ at: number; rms: number }> = [];
+    const messages: Array<{ type: string; [k: string]: unknown }> = [];
+    let closed = false;
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      const at = performance.now();
+      if (isBinary) {
+        const pcm = bytesToPcm(data);
+        arrivals.push({ at, rms: rmsOf(pcm) });
+      } else messages.push(JSON.parse(data.toString()));
+    });
+    ws.on('close', () => (closed = true));
+    ws.on('error', () => undefined);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    ws.send(JSON.stringify({ type: 'start', variables: { customer_name: 'Sam' } }));
+    // The paced sender: queued speech, else silence, every 20 ms.
+    const queue: Array<{ pcm: Int16Array; sent: (at: number) => void }> = [];
+    let offset = 0;
+    const silent = new Int16Array(320);
+    const t0 = performance.now();
+    let tick = 0;
+    let timer: NodeJS.Timeout | null = null;
+    const send = () => {
+      if (closed || ws.readyState !== WebSocket.OPEN) return;
+      const head = queue[0];
+      let frame = silent;
+      let done: (() => void) | null = null;
+      if (head) {
+        frame = new Int16Array(320);
+        frame.set(head.pcm.subarray(offset, offset + 320));
+        offset += 320;
+        if (offset >= head.pcm.length) {
+          queue.shift();
+          offset = 0;
+          done = () => head.sent(performance.now());
+        }
+      }
+      ws.send(pcmToBytes(frame), () => done?.());
+      tick++;
+      timer = setTimeout(send, Math.max(0, t0 + tick * 20 - performance.now()));
+    };
+    send();
+    try {
+      const r = await converse(
+        {
+          arrivals,
+          speak: (pcm) => new Promise<number>((resolve) => (closed ? resolve(performance.now()) : queue.push({ pcm, sent: resolve }))),
+          over: () => closed,
+        },
+        utterances,
+      );
+      r.ended = r.ended && messages.some((m) => m.type === 'ended' && m.reason === 'bot_hangup');
+      r.fallbacks = messages.filter((m) => m.type === 'transcript' && m.role === 'bot' && m.text === FALLBACK).length;
+      return r;
+    } finally {
+      if (timer) clearTimeout(timer);
+      if (!closed) ws.close();
+    }
+  };
+  const lines = await Promise.all(Array.from({ length: n }, (_, i) => one(i).catch((e: unknown) => ({ samples: [], missing: turns, overlapped: 0, ended: false, noise: [], error: String(e) }))));
+  process.send!({ lines });
+  process.exit(0);
+}
+
+/** The cloud stand-ins with the declared delays, answering from the utterance heard; sends its URL. */
+async function cloudMain(turns: number): Promise<void> {
+  const cloud = await startCloudStandIn();
+  cloud.chatFirstTokenDelayMs = DELAYS.llmFirstToken;
+  cloud.ttsFirstByteDelayMs = DELAYS.ttsFirstByte;
+  cloud.sttFinalDelayMs = DELAYS.sttFinal;
+  cloud.cacheSpeech = true;
+  // Each Deepgram stream (one per call) hears the caller's script in order.
+  cloud.deepgramTranscripts = script(turns);
+  cloud.chatReplyFor = (req) => {
+    const said = [...req.messages].reverse().find((m) => m?.role === 'user')?.content;
+    const intent = INTENTS.find((i) => typeof said === 'string' && i.examples.includes(said.trim().toLowerCase()));
+    return intent ? { text: intent.reply, endCall: intent.end_call ?? false } : { text: FALLBACK };
+  };
+  // Every reply synthesised once before the bench (so TTS first byte is the declared delay, not espeak's time).
+  for (const text of [FALLBACK, ...INTENTS.map((i) => i.reply), GREETING.replace('{{customer_name}}', 'Sam')]) {
+    await fetch(`${cloud.url}/v1/audio/speech`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'tts-1', input: text, voice: 'alloy', response_format: 'pcm' }) }).then((r) => r.arrayBuffer());
+  }
+  cloud.requests.length = 0;
+  process.send!({ url: cloud.url });
+}
+
+/** Runs this file as a child (`args`), returns its last message. */
+function child<T>(args: string[], onMessage?: (m: any) => void): Promise<T> {
+  const c = fork(here, args, { stdio: 'inherit' });
+  return new Promise<T>((resolve, reject) => {
+    let last: T | null = null;
+    c.on('message', (m: any) => {
+      onMessage?.(m);
+      if (!m.ready) last = m as T;
+    });
+    c.once('error', reject);
+    c.once('exit', (code) => (last ? resolve(last) : reject(new Error(`${args[0]} child exited ${code} without a result`))));
+  });
+}
+
+// ---- the bench ----
+interface Setting {
+  path: Path;
+  n: number;
+  providers: Providers;
+  mode: Mode;
+  lines: LineResult[];
+  /** Calls that ended as planned (bot_hangup after the last turn, every turn answered). */
+  ok: number;
+  fallbacks: number;
+  worker: TurnTiming[];
+  notes: string[];
+}
+
+const machine = (when: string) => `${when}: load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} | ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'})`;
+
+async function bench(): Promise<void> {
+  const sizes = (process.env.BENCH_CALLS ?? '1,10').split(',').map(Number);
+  const modes = (process.env.BENCH_MODES ?? 'fixed,smart').split(',') as Mode[];
+  const providerSets = (process.env.BENCH_PROVIDERS ?? 'offline,cloud').split(',') as Providers[];
+  const paths = (process.env.BENCH_PATHS ?? 'sip,ws').split(',').map((p) => p.toUpperCase()) as Path[];
+  const turns = Math.max(2, Number(process.env.BENCH_TURNS ?? 10));
+  const startedAt = Date.now();
+  console.log(`worker latency bench (DESIGN §11): voice-to-voice at the phone's ear, ${new Date().toISOString()}`);
+  console.log(machine('start'));
+  console.log(
+    `settings: paths ${paths.join(',')} | N = ${sizes.join(',')} | providers ${providerSets.join(',')} | modes ${modes.map((m) => `${m} ${JSON.stringify(TURN_DETECTION[m])}`).join(', ')} | ${turns} caller turns per call (${script(turns).join(' / ')})`,
+  );
+  console.log(
+    `cloud stand-ins (OpenAI chat + OpenAI speech + Deepgram live, in a child process) declared delays: LLM first token ${DELAYS.llmFirstToken} ms, TTS first byte ${DELAYS.ttsFirstByte} ms, STT final ${DELAYS.sttFinal} ms after Finalize = ${DECLARED_MS} ms subtracted for the platform's part`,
+  );
+  console.log(`voiced frame: RMS > ${VOICED_RMS} (16-bit; SIP: decoded µ-law 8 kHz, WS: 16 kHz)`);
+
+  const env = await startTestEnv(['mongodb', 'redis', 'minio', 'livekit', 'phone']);
+  let backend: Awaited<ReturnType<typeof startBenchBackend>> | null = null;
+  let worker: Worker | null = null;
+  const redises: Redis[] = [];
+  let cloudChild: ReturnType<typeof fork> | null = null;
+  try {
+    backend = await startBenchBackend(env, 'worker_bench_latency', { DIALOUT_RATE_PER_SECOND: '1000', DIALOUT_BURST: '1000' });
+    const { base, token, auth } = backend;
+    process.env.VP_WORKER_TOKEN = token;
+    const admin = async (method: string, p: string, body?: unknown) => {
+      const res = await fetch(`${base}${p}`, { method, headers: { Authorization: auth, ...(body ? { 'Content-Type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+      const json = (await res.json().catch(() => null)) as Record<string, any> | null;
+      if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
+      return json!;
+    };
+    // The cloud stand-ins' child.
+    const cloudUrl = providerSets.includes('cloud')
+      ? await new Promise<string>((resolve, reject) => {
+          cloudChild = fork(here, ['--cloud', String(turns)], { stdio: 'inherit' });
+          cloudChild.once('message', (m: any) => resolve(m.url));
+          cloudChild.once('exit', (code) => reject(new Error(`cloud stand-in exited ${code}`)));
+        })
+      : 'http://127.0.0.1:9';
+
+    const variables = [
+      { name: 'customer_name', required: true, description: '' },
+      { name: 'amount_due', required: false, description: '' },
+    ];
+    const bots = new Map<string, string>();
+    for (const providers of providerSets)
+      for (const mode of modes) {
+        const common = { name: `latency ${providers} ${mode}`, greeting: GREETING, variables, turn_detection: TURN_DETECTION[mode], max_call_seconds: 150 };
+        const body =
+          providers === 'offline'
+            ? { ...common, policy: { intents: INTENTS, fallback: { reply: FALLBACK } } }
+            : {
+                ...common,
+                prompt: 'You are a payment reminder. Answer in one short sentence.',
+                llm: { provider: 'openai', model: 'gpt-4o-mini', temperature: 0, base_url: `${cloudUrl}/v1` },
+                stt: { provider: 'deepgram', model: 'nova-2', language: 'en-US' },
+                voice: { provider: 'openai', voice_id: 'alloy', speed: 1 },
+              };
+        bots.set(`${providers} ${mode}`, (await admin('POST', '/api/v1/bots', body)).id as string);
+      }
+    const apiKey = (await admin('POST', '/api/v1/api-keys', { name: 'bench latency' })).key as string;
+    await admin('POST', '/api/v1/sip/outbound-trunks', { name: 'bench phone', address: env.env.SIP_PHONE_ADDRESS, numbers: [TRUNK_NUMBER] });
+
+    const settings = benchWorkerSettings(backend, env, Math.max(...sizes) * 2, {
+      WORKER_ID: 'bench-latency-worker',
+      DIALOUT_ENABLED: 'true',
+      RINGING_TIMEOUT_SECONDS: '20',
+      OPENAI_API_KEY: 'sk-local',
+      OPENAI_BASE_URL: `${cloudUrl}/v1`,
+      DEEPGRAM_API_KEY: 'dg-local',
+      DEEPGRAM_URL: `${cloudUrl.replace('http', 'ws')}/v1/listen`,
+    });
+    const logger = createLogger('warn');
+    const [redis, blockingRedis] = [new Redis(settings.REDIS_URL), new Redis(settings.REDIS_URL)];
+    redises.push(redis, blockingRedis);
+    let turnsSeen: TurnTiming[] = [];
+    process.on('uncaughtException', (err) => console.error('uncaught exception in the bench/worker process:', err));
+    const w = createWorker({
+      settings,
+      logger,
+      redis,
+      blockingRedis,
+      dialer: liveKitDialerFromSettings(settings, logger)!,
+      observer: { onTurn: (_id, t) => turnsSeen.push(t) },
+    });
+    worker = w;
+    const port = await w.listen(0, '127.0.0.1');
+    const earPort = Number(env.env.SIP_PHONE_EAR_PORT);
+
+    const run = async (path: Path, n: number, providers: Providers, mode: Mode): Promise<Setting> => {
+      await sleep(2000); // the previous batch's rooms and sockets settle
+      turnsSeen = [];
+      const botId = bots.get(`${providers} ${mode}`)!;
+      const notes: string[] = [];
+      let lines: LineResult[];
+      let ok = 0;
+      let fallbacks = 0;
+      if (path === 'WS') {
+        ({ lines } = await child<{ lines: LineResult[] }>(['--ws', `ws://127.0.0.1:${port}/ws/${botId}`, String(n), String(turns)]));
+        fallbacks = lines.reduce((s, l) => s + (l.fallbacks ?? 0), 0);
+        ok = lines.filter((l) => l.ended && l.missing === 0 && !l.error).length;
+        await waitFor(() => w.slots.active === 0, 30_000);
+      } else {
+        const ids: string[] = [];
+        ({ lines } = await child<{ lines: LineResult[] }>(['--phone', String(earPort), String(n), String(turns)], (m) => {
+          if (!m.ready) return;
+          // The phone's ear is listening: dial the N calls (a little staggered, as a dialler would).
+          void Promise.all(
+            Array.from({ length: n }, async (_, i) => {
+              await sleep((i * 97) % 1000);
+              const res = await fetch(`${base}/api/v1/sip/dialout`, {
+                method: 'POST',
+                headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
+                body: JSON.stringify({ bot_id: botId, to_number: listenNumber(99), variables: { customer_name: 'Sam' } }),
+              });
+              const body = (await res.json().catch(() => null)) as { call_id?: string } | null;
+              if (res.status === 201 && body?.call_id) ids.push(body.call_id);
+              else notes.push(`dial-out refused: ${res.status} ${JSON.stringify(body)}`);
+            }),
+          );
+        }));
+        await waitFor(() => w.slots.active === 0, 30_000);
+        for (const id of ids) {
+          const c = await admin('GET', `/api/v1/calls/${id}`);
+          const said = (c.transcript ?? []).filter((e: any) => e.role === 'bot' || e.role === 'assistant').map((e: any) => e.text as string);
+          fallbacks += said.filter((t: string) => t === FALLBACK).length;
+          if (c.status === 'completed' && c.end_reason === 'bot_hangup') ok++;
+          else notes.push(`call ${c.status}/${c.end_reason ?? '-'}`);
+        }
+        ok = Math.min(ok, lines.filter((l) => l.missing === 0 && !l.error).length);
+      }
+      for (const l of lines) if (l.error) notes.push(l.error);
+      return { path, n, providers, mode, lines, ok, fallbacks, worker: turnsSeen, notes };
+    };
+
+    const f0 = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '–');
+    const samplesOf = (s: Setting) => s.lines.flatMap((l) => l.samples);
+    const platform = (s: Setting) => (s.providers === 'cloud' ? samplesOf(s).map((x) => x - DECLARED_MS) : []);
+    const results: Setting[] = [];
+    for (const providers of providerSets)
+      for (const mode of modes)
+        for (const n of sizes)
+          for (const path of paths) {
+            const s = await run(path, n, providers, mode);
+            results.push(s);
+            const xs = samplesOf(s);
+            const wk = (k: keyof TurnTiming, p: number) => f0(pct(s.worker.map((t) => t[k]), p));
+            const noise = s.lines.flatMap((l) => l.noise);
+            console.log(
+              [
+                `${path.padEnd(3)} N=${String(n).padStart(2)} ${providers.padEnd(7)} ${mode.padEnd(5)}`,
+                `latency p50 ${f0(pct(xs, 50))} ms p95 ${f0(pct(xs, 95))} ms (${xs.length} turns, ${s.lines.reduce((a, l) => a + l.missing, 0)} unanswered, ${s.lines.reduce((a, l) => a + l.overlapped, 0)} overlapped)`,
+                providers === 'cloud' ? `platform part p50 ${f0(pct(platform(s), 50))} p95 ${f0(pct(platform(s), 95))} ms` : 'platform part: – (offline: see worker)',
+                `worker (onTurn, ${s.worker.length} turns) latency p50 ${wk('latencyMs', 50)} / silence ${wk('silenceMs', 50)} / providers ${wk('providerMs', 50)} / overhead ${wk('overheadMs', 50)} ms, overhead p95 ${wk('overheadMs', 95)} ms`,
+                `calls ok ${s.ok}/${n}, fallback replies ${s.fallbacks}`,
+                `line noise while the bot is silent RMS p99 ${f0(pct(noise, 99))} max ${f0(Math.max(0, ...noise))}`,
+              ].join(' | '),
+            );
+            if (s.notes.length) console.log(`  notes: ${[...new Set(s.notes)].slice(0, 5).join('; ')}`);
+          }
+    await w.close();
+    worker = null;
+
+    console.log(`\n${machine('end')} | run took ${((Date.now() - startedAt) / 60000).toFixed(1)} min`);
+    console.log(`\nVoice-to-voice latency at the phone's ear (end of the caller's last voiced 20 ms → first voiced reply frame; RMS > ${VOICED_RMS}); platform part = latency − ${DECLARED_MS} ms declared stand-in delays (LLM first token ${DELAYS.llmFirstToken}, TTS first byte ${DELAYS.ttsFirstByte}, STT final ${DELAYS.sttFinal}); it includes the end-of-turn silence.\n`);
+    console.log('| path | N | providers | turn_detection | p50 ms | p95 ms | platform part p95 ms | worker overhead p95 ms | turns measured | fallback replies | calls ok |');
+    console.log('|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const s of results) {
+      const xs = samplesOf(s);
+      console.log(
+        `| ${s.path} | ${s.n} | ${s.providers} | ${s.mode} | ${f0(pct(xs, 50))} | ${f0(pct(xs, 95))} | ${s.providers === 'cloud' ? f0(pct(platform(s), 95)) : '–'} | ${f0(pct(s.worker.map((t) => t.overheadMs), 95))} | ${xs.length} | ${s.fallbacks} | ${s.ok}/${s.n} |`,
+      );
+    }
+  } finally {
+    await worker?.close().catch(() => undefined);
+    (cloudChild as ReturnType<typeof fork> | null)?.kill();
+    for (const r of redises) r.disconnect();
+    await dispose().catch(() => undefined);
+    await backend?.stop();
+    await env.stop();
+  }
+  process.exit(0);
+}
+
+const [, , role, a, b, c] = process.argv;
+if (role === '--phone') void phoneMain(Number(a), Number(b), Number(c));
+else if (role === '--ws') void wsMain(a!, Number(b), Number(c));
+else if (role === '--cloud') void cloudMain(Number(a));
+else void bench();
