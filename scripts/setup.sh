@@ -87,11 +87,13 @@ build livekit-server "$LIVEKIT_VERSION" -- livekit_server_build
 build livekit-sip "$LIVEKIT_SIP_VERSION" -- livekit_sip_build
 
 # --- Python tools (PyPI) ----------------------------------------------------------------------------
-# schemathesis fuzzes the backend's OpenAPI document (backend/src/fuzz.test.ts). One venv per pinned
-# version, on Debian's python3 (apt above) so it does not depend on whichever python3 is first on PATH.
-# The venv counts as installed only once its marker is written: an interrupted install is redone.
+# schemathesis fuzzes the backend's OpenAPI document (backend/src/fuzz.test.ts); standardwebhooks (the
+# Python library) verifies real webhook deliveries (backend/src/webhooks/standardWebhooks.test.ts). One
+# venv per pinned version, on Debian's python3 (apt above) so it does not depend on whichever python3 is
+# first on PATH. The venv counts as installed only once its marker is written: an interrupted install is
+# redone. $3: the command (in the venv's bin/) that must run afterwards.
 venv_install() {
-  local name="$1" version="$2" dir="$CACHE/venv-$1-$2"
+  local name="$1" version="$2" dir="$CACHE/venv-$1-$2" check="${3:-$1 --version}"
   if [ -f "$dir/.installed" ]; then step "$name $version cached"; return; fi
   step "installing $name $version from PyPI (first time only; cached in $dir)"
   local started=$SECONDS
@@ -100,11 +102,12 @@ venv_install() {
   "$dir/bin/pip" install --disable-pip-version-check --no-input --progress-bar off "$name==$version" 2>&1 \
     | grep --line-buffered -E '^(Collecting|Installing|Successfully|ERROR)' \
     || die "pip install $name==$version failed"
-  "$dir/bin/$name" --version >/dev/null || die "$name $version does not run"
+  (cd "$dir/bin" && eval "./$check") >/dev/null || die "$name $version does not run"
   touch "$dir/.installed"
   step "$name $version installed in $((SECONDS - started))s"
 }
 venv_install schemathesis "$SCHEMATHESIS_VERSION"
+venv_install standardwebhooks "$STANDARDWEBHOOKS_VERSION" "python -c 'import standardwebhooks'"
 
 # --- npm workspace ----------------------------------------------------------------------------------
 # Reinstall only when the lockfile changed since the last install.

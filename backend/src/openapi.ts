@@ -143,7 +143,10 @@ const WebhookDeliveryPage = Type.Object({ items: Type.Array(WebhookDeliveryAttem
 const SIGNING =
   'Each delivery is `POST <url>` with the JSON body `{id, type, created_at, data}` and the headers `Content-Type: application/json`, ' +
   '`X-Voice-Event-Id` (the same on every retry: dedupe on it), `X-Voice-Event-Type` and `X-Voice-Signature: t=<unix seconds>,v1=<hex ' +
-  'HMAC-SHA256(secret, "<t>.<raw body>")>`. Any 2xx within WEBHOOK_TIMEOUT_MS (10 s) is delivered; anything else (other statuses, ' +
+  'HMAC-SHA256(secret, "<t>.<raw body>")>`, and the Standard Webhooks (standardwebhooks.com) headers `webhook-id` (the event id), ' +
+  '`webhook-timestamp` (this attempt\'s unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<raw body>")>`, ' +
+  'the key being the base64 decoding of the secret after `whsec_`: the `standardwebhooks` libraries (npm, PyPI, …) verify it given the secret as shown. ' +
+  'Any 2xx within WEBHOOK_TIMEOUT_MS (10 s) is delivered; anything else (other statuses, ' +
   `redirects, timeouts, connection errors) is retried 1, 2, 4 … minutes later, at most ${WEBHOOK_MAX_ATTEMPTS} attempts, then the delivery is \`dead\`. ` +
   'At least once, in no guaranteed order.';
 /** An event as a receiver gets it (OpenAPI 3.1 `webhooks`). */
@@ -157,6 +160,9 @@ const eventOperation = (type: string, summary: string, data: object) => ({
     parameters: [
       { name: 'X-Voice-Event-Id', in: 'header', required: true, schema: { type: 'string' } },
       { name: 'X-Voice-Signature', in: 'header', required: true, schema: { type: 'string', pattern: '^t=[0-9]+,v1=[0-9a-f]{64}$' } },
+      { name: 'webhook-id', in: 'header', required: true, description: 'Standard Webhooks: the event id (as X-Voice-Event-Id)', schema: { type: 'string' } },
+      { name: 'webhook-timestamp', in: 'header', required: true, description: "Standard Webhooks: this attempt's unix seconds", schema: { type: 'string', pattern: '^[0-9]+$' } },
+      { name: 'webhook-signature', in: 'header', required: true, description: 'Standard Webhooks: `v1,<base64 HMAC-SHA256>`', schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]{43}=$' } },
     ],
     requestBody: { required: true, content: json({ ...plain(WebhookEvent), properties: { ...WebhookEvent.properties, type: { const: type }, data } }) },
     responses: { '2XX': { description: 'Delivered' }, default: { description: 'Not delivered: retried' } },

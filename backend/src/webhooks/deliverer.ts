@@ -15,7 +15,11 @@
 //    it: an attempt another replica has just made shows as not due, so no attempt is sent twice, and
 //    FerretDB's non-atomic conditional updates never decide who sends.
 // 3. An attempt: POST of the stored body with X-Voice-Event-Id and X-Voice-Signature
-//    (`t=<unix s>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`), WEBHOOK_TIMEOUT_MS for an answer, no
+//    (`t=<unix s>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`), and the Standard Webhooks headers
+//    (webhook-id: the event id, the same on every retry; webhook-timestamp: this attempt's unix seconds;
+//    webhook-signature: `v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<body>")>`, the key being the
+//    base64 decoding of the secret after `whsec_`, as the standardwebhooks libraries read a secret: the
+//    secret as shown verifies there unchanged), WEBHOOK_TIMEOUT_MS for an answer, no
 //    redirects followed, the host checked again (guardedLookup: the socket connects only to addresses that
 //    passed). 2xx: delivered. Else retried 1, 2, 4 … minutes later; the 8th failure makes it `dead`. Each
 //    attempt is logged in webhook_attempts (served as the webhook's deliveries). Delivery is at least
@@ -78,6 +82,21 @@ export interface WebhookDeliverer {
 /** `X-Voice-Signature` for a body sent at unix second `t`. */
 export function signature(secret: string, t: number, body: string): string {
   return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`, 'utf8').digest('hex')}`;
+}
+
+/**
+ * The Standard Webhooks (standardwebhooks.com) signing key of a webhook secret: the base64 decoding of what
+ * follows `whsec_` (our secrets are 32 characters of [A-Za-z0-9], all base64 digits: 24 bytes), exactly
+ * what the official libraries make of the secret given to them (`new Webhook(secret)`).
+ */
+export function standardWebhookKey(secret: string): Buffer {
+  return Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
+}
+
+/** The Standard Webhooks headers of event `id`'s body sent at unix second `t`. */
+export function standardWebhookHeaders(secret: string, id: string, t: number, body: string): { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string } {
+  const mac = createHmac('sha256', standardWebhookKey(secret)).update(`${id}.${t}.${body}`, 'utf8').digest('base64');
+  return { 'webhook-id': id, 'webhook-timestamp': String(t), 'webhook-signature': `v1,${mac}` };
 }
 
 /** Next attempt after failed attempt `n` (1-based): 1 min, then doubling. */
@@ -334,6 +353,7 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
       'X-Voice-Event-Id': d.event_id,
       'X-Voice-Event-Type': d.type,
       'X-Voice-Signature': signature(secret, t, d.body),
+      ...standardWebhookHeaders(secret, d.event_id, t, d.body),
     };
     const request = target.protocol === 'https:' ? https.request : http.request;
     return new Promise<Outcome>((resolve) => {
