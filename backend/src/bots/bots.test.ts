@@ -126,6 +126,11 @@ describe('bots', () => {
     const mode = await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({ turn_detection: { mode: 'eager' } }).expect(422);
     expect(mode.body.error.details.map((d: { field: string }) => d.field)[0]).toMatch(/^turn_detection/);
     await post({ name: 'Turns 2', turn_detection: { min_silence_ms: 800 } }).expect(422);
+    // A maximum below the minimum it keeps lowers the minimum with it; only one given above the maximum is refused.
+    const short = await post({ name: 'Turns 3', turn_detection: { end_of_turn_silence_ms: 200 } }).expect(201);
+    expect(short.body.turn_detection).toEqual({ mode: 'smart', end_of_turn_silence_ms: 200, min_silence_ms: 200 });
+    const lowered = await h.http.patch(`/api/v1/bots/${short.body.id}`).set('Authorization', auth).send({ turn_detection: { end_of_turn_silence_ms: 150 } }).expect(200);
+    expect(lowered.body.turn_detection).toEqual({ mode: 'smart', end_of_turn_silence_ms: 150, min_silence_ms: 150 });
     expect(await h.db.collection(COLLECTIONS.bots).findOne({ _id: id as never })).toEqual(before);
   });
 

@@ -12,7 +12,7 @@ import { check, type FieldProblem } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
-import { bots, findBot, publicBot, readBot, sealToolHeaders, stored, toolSecretBox, withDefaults, type BotDoc } from './store.js';
+import { bots, findBot, publicBot, readBot, sealToolHeaders, stored, toolSecretBox, turnDetection, withDefaults, type BotDoc } from './store.js';
 import type { SecretBox } from '../secretBox.js';
 
 /** Deepest nesting a tool's `parameters` may have (a JSON Schema of a function's arguments needs a few levels). */
@@ -216,7 +216,7 @@ export function botRoutes(router: Router, svc: Services): void {
         ...current,
         ...rest,
         answering_machine: { ...current.answering_machine, ...rest.answering_machine },
-        turn_detection: { ...current.turn_detection, ...rest.turn_detection },
+        turn_detection: turnDetection(current.turn_detection, rest.turn_detection),
         interruption: { ...current.interruption, ...rest.interruption },
         analysis: { ...current.analysis, ...rest.analysis },
         tools: [],

@@ -1,7 +1,7 @@
 // Bots as stored: the document, its public shape, reading with defaults (migrate on read), and the lookup
 // dial-out, the worker config, inbound and call creation use. The admin routes are in routes.ts.
 import type { Db } from 'mongodb';
-import { BOT_DEFAULTS, type AnalysisSettings, type Bot, type BotCreate, type BotTool, type BotToolPublic } from '@voice-platform/schemas';
+import { BOT_DEFAULTS, type AnalysisSettings, type Bot, type BotCreate, type BotTool, type BotToolPublic, type TurnDetection } from '@voice-platform/schemas';
 import { COLLECTIONS } from '../stores.js';
 import type { CacheTable, CacheView } from '../cacheTable.js';
 import { SecretBox } from '../secretBox.js';
@@ -110,6 +110,17 @@ function withAnalysisDefaults(a: Partial<AnalysisSettings> | undefined): Analysi
   };
 }
 
+/**
+ * Turn detection over `base`: a maximum set below the minimum it keeps lowers the minimum with it (a client that
+ * shortens the end-of-turn silence need not know the smart mode's minimum); a minimum given above the maximum is
+ * the bot's own error (422).
+ */
+export function turnDetection(base: TurnDetection, set: Partial<TurnDetection> | undefined): TurnDetection {
+  const merged = { ...base, ...set };
+  if (set?.min_silence_ms === undefined) merged.min_silence_ms = Math.min(merged.min_silence_ms, merged.end_of_turn_silence_ms);
+  return merged;
+}
+
 /** The body's fields with every default filled in. */
 export function withDefaults(body: BotCreate) {
   const variables = (body.variables ?? BOT_DEFAULTS.variables).map((v) => ({ name: v.name, required: v.required ?? false, description: v.description ?? '' }));
@@ -125,7 +136,7 @@ export function withDefaults(body: BotCreate) {
     llm: body.llm ?? BOT_DEFAULTS.llm,
     tools: (body.tools ?? BOT_DEFAULTS.tools).map((t) => ({ ...t, description: t.description ?? '' })),
     policy: body.policy ?? BOT_DEFAULTS.policy,
-    turn_detection: { ...BOT_DEFAULTS.turn_detection, ...body.turn_detection },
+    turn_detection: turnDetection(BOT_DEFAULTS.turn_detection, body.turn_detection),
     interruption: { ...BOT_DEFAULTS.interruption, ...body.interruption },
     dtmf: body.dtmf ?? BOT_DEFAULTS.dtmf,
     answering_machine: { ...BOT_DEFAULTS.answering_machine, ...body.answering_machine },
