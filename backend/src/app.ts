@@ -12,6 +12,7 @@ import { recordingStoreFromSettings } from './storage.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { authRoutes } from './auth/admin.js';
 import { apiKeyRoutes } from './apiKeys/routes.js';
+import { userRoutes } from './users/routes.js';
 import { botRoutes } from './bots/routes.js';
 import { dialoutRoutes } from './dialout/routes.js';
 import { callRoutes } from './calls/routes.js';
@@ -35,6 +36,7 @@ export function createApp(deps: AppDeps): VoiceApp {
   return buildApp(deps, (router, svc, metrics) => {
     healthRoutes(router, svc, metrics);
     authRoutes(router, svc);
+    userRoutes(router, svc);
     apiKeyRoutes(router, svc);
     botRoutes(router, svc);
     trunkRoutes(router, svc);

@@ -45,6 +45,7 @@ import {
 import { LoginRequest, LoginResponse, Me } from './auth/admin.js';
 import { DATE_TIME_PATTERN } from './validate.js';
 import { campaignPaths } from './campaigns/openapi.js';
+import { userPaths } from './users/openapi.js';
 
 /** The server reads every `format: date-time` it is sent more strictly than JSON Schema does (validate.ts):
  *  requests say so with DATE_TIME_PATTERN. Responses keep the plain format (the server writes UTC times). */
@@ -97,7 +98,7 @@ function errors(codes: readonly ErrorCode[], notes: ErrorNotes = {}): Record<str
 }
 
 /** The codes of the admin token check, the JSON body checks and the API key check. */
-const ADMIN: ErrorCode[] = ['unauthorized', 'token_expired', 'forbidden'];
+const ADMIN: ErrorCode[] = ['unauthorized', 'token_expired', 'forbidden', 'password_change_required'];
 const BODY: ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type', 'validation_failed'];
 const API_KEY: ErrorCode[] = ['missing_api_key', 'invalid_api_key', 'api_key_inactive', 'api_key_expired'];
 const WORKER_TOKEN: ErrorNotes = { unauthorized: 'Missing or wrong worker token' };
@@ -264,7 +265,7 @@ export function openapiDocument(version: string, publicUrl?: string) {
       '/api/v1/auth/login': {
         post: {
           operationId: 'login',
-          summary: 'Admin login',
+          summary: 'Login (any active user)',
           security: [],
           description:
             'Attempts are limited per client address (LOGIN_IP_MAX_ATTEMPTS per LOGIN_IP_WINDOW_SECONDS), across all clients ' +
@@ -279,7 +280,7 @@ export function openapiDocument(version: string, publicUrl?: string) {
         },
       },
       '/api/v1/auth/me': {
-        get: { operationId: 'me', summary: 'The signed-in admin', security: [{ adminJwt: [] }], responses: { 200: ok('The admin', Me), ...errors([...ADMIN]) } },
+        get: { operationId: 'me', summary: 'The signed-in user', security: [{ adminJwt: [] }], responses: { 200: ok('The user', Me), ...errors([...ADMIN]) } },
       },
       '/api/v1/api-keys': {
         post: {
@@ -671,6 +672,7 @@ export function openapiDocument(version: string, publicUrl?: string) {
         },
       },
       ...campaignPaths({ ok, errors, requestJson, body, idParam, ADMIN, BODY }),
+      ...userPaths({ ok, errors, body, idParam, ADMIN, BODY, LoginResponse }),
     },
     webhooks: {
       'call.queued': eventOperation('call.queued', 'A call was created (dial-out accepted, or a WebSocket / browser call started)', plain(WebhookCallData)),

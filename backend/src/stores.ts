@@ -6,6 +6,7 @@ import { BOT_DEFAULTS, CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, TERMINAL_
 import { WEBHOOK_CONSUMER_GROUP, WEBHOOK_EVENTS_STREAM } from './webhooks/keys.js';
 import { withDocLock } from './locks.js';
 import { ApiError } from './errors.js';
+import { migrateUsers } from './users/store.js';
 
 export const COLLECTIONS = {
   users: 'users',
@@ -120,6 +121,7 @@ export async function migrateLegacyJobs(redis: Redis): Promise<number> {
 export async function prepareStores(db: Db, redis: Redis): Promise<void> {
   await createIndexes(db);
   await migrateBots(db);
+  await migrateUsers(db);
   await moveUnsettledCalls(db, redis);
   await createStream(redis);
   await migrateLegacyJobs(redis);

@@ -23,3 +23,4 @@ export * from './inbound.js';
 export * from './campaigns.js';
 export * from './errors.js';
 export * from './intents.js';
+export * from './users.js';

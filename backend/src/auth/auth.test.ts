@@ -28,11 +28,21 @@ describe('admin auth', () => {
 
   it('logs in, issues a JWT per the settings, and serves me', async () => {
     const res = await h.http.post('/api/v1/auth/login').send({ email: 'Admin@Example.com', password: ADMIN.password }).expect(200);
-    expect(res.body).toEqual({ access_token: expect.any(String), token_type: 'bearer', expires_in: 1800 });
+    expect(res.body).toEqual({ access_token: expect.any(String), token_type: 'bearer', expires_in: 1800, must_change_password: false });
     const claims = jwt.verify(res.body.access_token, JWT_SECRET, { algorithms: ['HS256'], clockTimestamp: Math.floor(h.clock.ms / 1000) }) as jwt.JwtPayload;
     expect(claims.exp! - claims.iat!).toBe(1800);
     const me = await h.http.get('/api/v1/auth/me').set('Authorization', `Bearer ${res.body.access_token}`).expect(200);
-    expect(me.body).toEqual({ id: claims.sub, email: ADMIN.email, role: 'admin', created_at: expect.any(String) });
+    // The seeded admin is the first owner (docs/design.md §12); the answer keeps the fields it always had.
+    expect(me.body).toEqual({
+      id: claims.sub,
+      email: ADMIN.email,
+      role: 'owner',
+      created_at: expect.any(String),
+      name: 'Admin',
+      active: true,
+      must_change_password: false,
+      last_login_at: expect.any(String),
+    });
 
     h.clock.advance(1800 * 1000);
     const expired = await h.http.get('/api/v1/auth/me').set('Authorization', `Bearer ${res.body.access_token}`).expect(401);

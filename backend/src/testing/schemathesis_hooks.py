@@ -59,6 +59,8 @@ _rule(("createBot", "updateBot"), r"analysis\.fields\.\d+\.values(\.\d+)?", r"^(
 _rule(("createBot", "updateBot"), r"policy\.intents\.\d+\.sets\..+", r"^(.* is not one of the bot's analysis fields|must be an? \w+: the field's type|must be one of the enum field's values .*)$")
 # PATCH of a trunk: a new password needs a username, this PATCH's or the stored one.
 _rule(("updateOutboundTrunk",), r"auth_password", r"^needs auth_username$")
+# Password change: the current password is checked against the stored one, and the new one must differ from it.
+_rule(("changePassword",), r"current_password|new_password", r"^(is wrong|must differ from the current password)$")
 # Call events: times may not lie before the call's creation or its last status time (server state).
 _rule(("callEvent",), r"at|transcript\.\d+\.at", r"before the call")
 # Webhook URLs: what the URL parser and DNS say (the host must resolve, to public addresses only).
