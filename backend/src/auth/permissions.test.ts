@@ -4,14 +4,14 @@
 // exactly the operations that take an admin token or an API key; docs/roles.md holds the same table.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { USER_ROLES, type UserRole } from '@voice-platform/schemas';
-import { createBot, createKey, useAdminHarness, type Harness } from '../testing/harness.js';
+import { USER_ROLES, WEBHOOK_EVENT_TYPES, type UserRole } from '@voice-platform/schemas';
+import { bodyText, createBot, createKey, createTrunk, useAdminHarness, type Harness } from '../testing/harness.js';
 import { userOfRole } from '../users/testing.js';
 import { PERMISSIONS, permissionsMarkdown, userMay } from './permissions.js';
 
 let h: Harness;
 let ownerAuth: string;
-useAdminHarness((harness, token) => ([h, ownerAuth] = [harness, token]));
+useAdminHarness((harness, token) => ([h, ownerAuth] = [harness, token]), { env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
 
 const ROLES_DOC = fileURLToPath(new URL('../../../docs/roles.md', import.meta.url));
 const METHODS = ['get', 'post', 'patch', 'put', 'delete'] as const;
@@ -90,10 +90,31 @@ describe('the permissions table', () => {
     };
     // Real resources for the reads (so an allowed read answers 200); writes go to ids that name nothing, with
     // an empty body, so that no call of the walk changes what another reads (an allowed write answers 404 or 422).
-    const bot = await createBot(h, ownerAuth);
+    // Each holds a secret a viewer must never see: the key, a webhook's and a bot's signing secrets, a tool's
+    // header value, a trunk's password (and the users' one-time passwords).
+    const HEADER_VALUE = 'Bearer crm-token-only-for-the-crm';
+    const TRUNK_PASSWORD = 'trunk-password-never-shown';
+    const tool = { name: 'crm', description: 'CRM', type: 'http', url: 'https://93.184.216.34/x', headers: { Authorization: HEADER_VALUE }, parameters: { type: 'object', properties: {} } };
+    const bot = await createBot(h, ownerAuth, { tools: [tool] } as object);
+    const toolSecret = (await h.http.post(`/api/v1/bots/${bot}/tool-secret`).set('Authorization', ownerAuth).expect(200)).body.secret as string;
     const key = await createKey(h, ownerAuth);
+    const webhook = (await h.http.post('/api/v1/webhooks').set('Authorization', ownerAuth).send({ url: 'http://127.0.0.1:9/hook', events: [WEBHOOK_EVENT_TYPES[0]] }).expect(201)).body as { id: string; secret: string };
+    const trunk = await createTrunk(h, ownerAuth, { auth_username: 'carrier-user', auth_password: TRUNK_PASSWORD });
+    const campaign = await h.http.post('/api/v1/campaigns').set('Authorization', ownerAuth)
+      .send({ name: 'walk', bot_id: bot, timezone: 'Europe/Berlin', windows: [], max_concurrency: 1, calls_per_second: 1, retry: { max_attempts: 1, delay_seconds: 60, on: [] } }).expect(201);
     const userId = (await h.http.get('/api/v1/auth/me').set('Authorization', tokens.viewer).expect(200)).body.id as string;
-    const readIds: Record<string, string> = { '/api/v1/bots/{id}': bot, '/api/v1/api-keys/{id}': key.id, '/api/v1/users/{id}': userId };
+    const readIds: Record<string, string> = {
+      '/api/v1/bots/{id}': bot,
+      '/api/v1/api-keys/{id}': key.id,
+      '/api/v1/users/{id}': userId,
+      '/api/v1/webhooks/{id}': webhook.id,
+      '/api/v1/webhooks/{id}/deliveries': webhook.id,
+      '/api/v1/sip/outbound-trunks/{id}': trunk.id,
+      '/api/v1/campaigns/{id}': campaign.body.id as string,
+      '/api/v1/campaigns/{id}/contacts': campaign.body.id as string,
+      '/api/v1/campaigns/{id}/contacts.csv': campaign.body.id as string,
+    };
+    const secrets = [key.key, webhook.secret, toolSecret, HEADER_VALUE, TRUNK_PASSWORD];
 
     const ops = await operations();
     const seen: string[] = [];
@@ -111,7 +132,10 @@ describe('the permissions table', () => {
           expect([what, res.status !== 403 && res.status !== 401 && res.status < 500]).toEqual([what, true]);
           if (op.method === 'get' && readIds[op.path] !== undefined) expect([what, res.status]).toEqual([what, 200]);
           if (op.method === 'get' && op.path.match(/^\/api\/v1\/[a-z-]+$|\/sip\/[a-z-]+$/)) expect([what, res.status]).toEqual([what, 200]);
-          if (role === 'viewer' && res.status < 300) expect([what, secretFields(res.body)]).toEqual([what, []]);
+          if (role === 'viewer' && res.status < 300) {
+            expect([what, secretFields(res.body)]).toEqual([what, []]);
+            expect([what, secrets.filter((x) => bodyText(res).includes(x))]).toEqual([what, []]);
+          }
         } else {
           expect([what, res.status, res.body]).toEqual([what, 403, { error: { code: 'forbidden', message: expect.any(String) } }]);
         }
