@@ -2,12 +2,15 @@
 // to the password change, then works; deactivation, role and password changes revoke the user's tokens on the
 // very next request, also through a second backend process; the last owner stays one; the seeded admin of an
 // older release is the first owner after the upgrade, and its old token still works.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { ObjectId } from 'mongodb';
+import { freePort, saveLogs, waitUntil } from '@voice-platform/tests/infra';
 import jwt from 'jsonwebtoken';
 import { User, UserCreated } from '@voice-platform/schemas';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { ADMIN, JWT_SECRET, useAdminHarness, type Harness } from '../testing/harness.js';
+import { ADMIN, JWT_SECRET, useAdminHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { hashPassword } from '../auth/password.js';
 import { COLLECTIONS, prepareStores } from '../stores.js';
 import { login, userOfRole } from './testing.js';
@@ -153,6 +156,48 @@ describe('users', () => {
     expect(code(await as(owner).patch('/api/v1/users/0123456789abcdef01234567', { name: 'x' }).expect(404))).toBe('not_found');
     expect(code(await as(owner).patch(`/api/v1/users/${await ownerId()}`, {}).expect(422))).toBe('validation_failed');
     await h.http.delete(`/api/v1/users/${await ownerId()}`).set('Authorization', owner).expect(405);
+  });
+});
+
+describe('a second backend process', () => {
+  const mainJs = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+  let child: ChildProcess | undefined;
+  let log = '';
+  afterAll(() => {
+    child?.kill('SIGKILL');
+    saveLogs('backend-users-process', log);
+  });
+
+  it('refuses a deactivated user\'s token on its very next request', async () => {
+    // The real entry point (dist/main.js, built by `tsc -b` before jest runs) on the harness's stores.
+    const port = await freePort();
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      MONGODB_URI: process.env.MONGODB_URI!,
+      MONGODB_DB: h.db.databaseName,
+      REDIS_URL: process.env.REDIS_URL!,
+      JWT_SECRET,
+      WORKER_AUTH_TOKEN: WORKER_TOKEN,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+    };
+    child = spawn(process.execPath, [mainJs], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+    const base = `http://127.0.0.1:${port}`;
+    await waitUntil(async () => (await fetch(`${base}/health`)).status === 200, { what: 'second backend process', timeoutMs: 90_000 });
+    const other = (path: string, auth: string) => fetch(`${base}${path}`, { headers: { Authorization: auth } });
+
+    const user = await userOfRole(h, owner, 'editor');
+    expect((await other('/api/v1/bots', user.auth)).status).toBe(200);
+    await as(owner).patch(`/api/v1/users/${user.id}`, { active: false }).expect(200);
+    const refused = await other('/api/v1/bots', user.auth);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
+    // The owner's token, untouched, still works there; the one-time password never reached its log either.
+    expect((await other('/api/v1/bots', owner)).status).toBe(200);
+    expect(log).not.toContain(user.password);
   });
 });
 
