@@ -19,6 +19,8 @@ export function createMetrics(defaults = true) {
     draining: new Gauge({ name: 'voice_worker_draining', help: '1 while the worker drains', registers: [registry] }),
     callsTotal: new Counter({ name: 'voice_worker_calls_total', help: 'Calls by result', labelNames: ['result'], registers: [registry] }),
     callsRefused: new Counter({ name: 'voice_worker_calls_refused_total', help: 'Calls refused at start, by code', labelNames: ['code'], registers: [registry] }),
+    preemptiveReplies: new Counter({ name: 'voice_worker_preemptive_replies_total', help: 'Replies prepared at a pause: played (the turn ended on the same words) or dropped unheard', labelNames: ['outcome'], registers: [registry] }),
+    turnEnds: new Counter({ name: 'voice_worker_turn_ends_total', help: "How callers' turns ended: complete (smart, at min_silence_ms), silence (the end-of-turn silence), backchannel (dropped)", labelNames: ['how'], registers: [registry] }),
     amdTotal: new Counter({ name: 'voice_worker_amd_total', help: 'Answering machine detection verdicts (human, machine, fax, unknown)', labelNames: ['result'], registers: [registry] }),
     amdDecision: new Histogram({
       name: 'voice_worker_amd_decision_seconds',

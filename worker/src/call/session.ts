@@ -12,6 +12,7 @@ import { Pipeline } from '../pipeline/pipeline.js';
 import type { CallProviders } from '../providers.js';
 import { LlmProcessor, sentencesOf } from '../llm/llm.js';
 import { SttProcessor } from '../stt/stt.js';
+import { completeUtterance } from '../stt/turns.js';
 import { speak, TtsProcessor } from '../tts/tts.js';
 import { VadProcessor } from '../vad/vad.js';
 import { OutputProcessor, type TurnTiming } from '../transports/output.js';
@@ -136,7 +137,17 @@ export class CallSession {
   private async build(): Promise<void> {
     const { bot } = this.config;
     const rate = this.deps.sampleRate;
-    const stt = new SttProcessor(this.providers.stt, rate, this.providers.retry);
+    // Turn-taking (docs/design.md §11). Configs from before the settings existed (a cached one, an older backend) lack them.
+    const td = bot.turn_detection as Partial<typeof bot.turn_detection> | undefined;
+    const smart = (td?.mode ?? 'smart') === 'smart';
+    const interruption = (bot.interruption as typeof bot.interruption | undefined) ?? { ignore_backchannels: true, min_words: 2 };
+    const stt = new SttProcessor(this.providers.stt, rate, this.providers.retry, {
+      smart,
+      complete: (text) => completeUtterance(bot.policy, text),
+      ignoreBackchannels: interruption.ignore_backchannels,
+      minWords: interruption.min_words,
+      onTurnEnd: (how) => this.deps.metrics.turnEnds.inc({ how }),
+    });
     const tts = new TtsProcessor(this.providers.tts, rate, this.providers.retry);
     const o = this.deps.observer;
     const recorder = () => this.recording?.recorder ?? null;
@@ -166,9 +177,13 @@ export class CallSession {
         this.input,
         new KeypadProcessor(interDigitMs, (t) => this.onKeypadTurn(t)),
         new RecorderProcessor('user', recorder),
-        new VadProcessor(this.providers.vad, rate, { endOfTurnSilenceMs: bot.turn_detection?.end_of_turn_silence_ms ?? 700 }),
+        new VadProcessor(this.providers.vad, rate, {
+          endOfTurnSilenceMs: td?.end_of_turn_silence_ms ?? 700,
+          minSilenceMs: smart ? (td?.min_silence_ms ?? 250) : undefined,
+          ignoreBackchannels: interruption.ignore_backchannels,
+        }),
         stt,
-        new LlmProcessor(this.providers.llm, bot.prompt, this.providers.retry, this.tools),
+        new LlmProcessor(this.providers.llm, bot.prompt, this.providers.retry, this.tools, (outcome) => this.deps.metrics.preemptiveReplies.inc({ outcome })),
         tts,
         output,
         new RecorderProcessor('bot', recorder),

@@ -13,6 +13,7 @@ import { FrameProcessor } from '../pipeline/processor.js';
 import { asProviderError } from '../providers/errors.js';
 import { DEFAULT_RETRY, retryStream, type Resume, type RetryPolicy } from '../providers/retry.js';
 import { keypadTurn } from './keypad.js';
+import { words } from '@voice-platform/schemas';
 
 /** Rounds of tool calls one user turn may run. */
 export const MAX_TOOL_ROUNDS = 5;
@@ -110,9 +111,28 @@ export class SentenceSplitter {
   }
 }
 
+/**
+ * A reply prepared on the words of a pause (docs/design.md §11): generated and synthesised while the caller is
+ * silent, held at the output unheard, played if the turn ends on the same words, dropped otherwise.
+ */
+interface Preemptive {
+  text: string;
+  abort: AbortController;
+  /** Text only (or a hang-up): a reply that calls tools is never prepared ahead, it runs at the turn's end. */
+  usable: boolean;
+  /** Something went downstream (an interruption must take it back). */
+  pushed: boolean;
+  spoken: string;
+  done: Promise<void>;
+}
+
+/** The same words, however punctuated. */
+const sameWords = (a: string, b: string) => words(a).join(' ') === words(b).join(' ');
+
 export class LlmProcessor extends FrameProcessor {
   readonly messages: ChatMessage[];
   private abort: AbortController | null = null;
+  private preemptive: Preemptive | null = null;
   /** Aborted only when the call ends: a barge-in does not stop tools that already run. */
   private readonly toolsAbort = new AbortController();
   /** Tools still running from a reply a barge-in cut: their results join the history first. */
@@ -123,6 +143,8 @@ export class LlmProcessor extends FrameProcessor {
     systemPrompt: string,
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
     private readonly tools: LlmTools | null = null,
+    /** A prepared reply played or dropped (metrics). */
+    private readonly onPreemptive?: (outcome: 'played' | 'dropped') => void,
   ) {
     super('llm');
     this.messages = systemPrompt ? [{ role: 'system', content: systemPrompt }] : [];
@@ -137,12 +159,77 @@ export class LlmProcessor extends FrameProcessor {
       return;
     }
     this.push(frame, dir);
-    if (frame.kind === 'transcript' && frame.role === 'user' && frame.final && frame.text.trim()) {
-      if (this.pendingTools) await this.pendingTools;
-      // A keypad turn reaches the model (and the scripted policy's `dtmf` intents) in words.
-      this.messages.push({ role: 'user', content: frame.dtmf ? keypadTurn(frame.text) : frame.text });
-      await this.respond();
+    if (frame.kind === 'user_resumed') return this.dropPreemptive();
+    if (frame.kind !== 'transcript' || frame.role !== 'user' || !frame.text.trim()) return;
+    if (frame.preemptive && !frame.dtmf) {
+      this.dropPreemptive();
+      if (!this.pendingTools && !this.abort) this.preemptive = this.prepare(frame.text);
+      return;
     }
+    if (!frame.final) return;
+    if (this.pendingTools) await this.pendingTools;
+    // A keypad turn reaches the model (and the scripted policy's `dtmf` intents) in words.
+    const content = frame.dtmf ? keypadTurn(frame.text) : frame.text;
+    const ready = this.preemptive;
+    this.preemptive = null;
+    if (ready && !frame.dtmf && sameWords(ready.text, frame.text)) {
+      await ready.done;
+      if (ready.usable && !ready.abort.signal.aborted) {
+        // The turn ended on the words the reply was made for: it plays now, and joins the conversation.
+        this.push({ kind: 'release' });
+        this.onPreemptive?.('played');
+        this.messages.push({ role: 'user', content }, { role: 'assistant', content: ready.spoken });
+        return;
+      }
+    }
+    if (ready) this.drop(ready);
+    this.messages.push({ role: 'user', content });
+    await this.respond();
+  }
+
+  /** Generates a reply to `text` without adding to the conversation; its frames wait at the output (`held`). */
+  private prepare(text: string): Preemptive {
+    const p: Preemptive = { text, abort: new AbortController(), usable: true, pushed: false, spoken: '', done: Promise.resolve() };
+    p.done = (async () => {
+      const spoken = { text: '' };
+      const say = (sentences: string[]) => {
+        for (const s of sentences) {
+          if (p.abort.signal.aborted) return;
+          p.pushed = true;
+          this.push({ kind: 'text', text: s });
+        }
+      };
+      try {
+        p.pushed = true;
+        this.push({ kind: 'response_start', held: true });
+        const calls = await this.generate(p.abort.signal, say, spoken, true, [{ role: 'user', content: text }]);
+        if (p.abort.signal.aborted) return;
+        if (calls.some((c) => !this.endsCall(c.function.name))) {
+          p.usable = false;
+          return;
+        }
+        p.spoken = spoken.text;
+        this.push({ kind: 'response_end', endCall: calls.length > 0 });
+      } catch {
+        // The turn's end asks again (and reports a failure then).
+        p.usable = false;
+      }
+    })();
+    return p;
+  }
+
+  private dropPreemptive(): void {
+    const p = this.preemptive;
+    this.preemptive = null;
+    if (p) this.drop(p);
+  }
+
+  /** Stops a prepared reply and takes back what it sent downstream (the output holds it unheard). */
+  private drop(p: Preemptive): void {
+    if (!p.abort.signal.aborted) this.onPreemptive?.('dropped');
+    p.usable = false;
+    p.abort.abort();
+    if (p.pushed) this.push({ kind: 'interruption' });
   }
 
   private endsCall(name: string): boolean {
@@ -230,7 +317,7 @@ export class LlmProcessor extends FrameProcessor {
    * One request to the provider with the history as it is, its text spoken sentence by sentence (and
    * collected in `spoken`); the reply's tool calls (none: the reply is complete). Aborted: returns [].
    */
-  private async generate(signal: AbortSignal, say: (sentences: string[]) => void, spoken: { text: string }, toolsAllowed: boolean): Promise<ToolCall[]> {
+  private async generate(signal: AbortSignal, say: (sentences: string[]) => void, spoken: { text: string }, toolsAllowed: boolean, extra: ChatMessage[] = []): Promise<ToolCall[]> {
     const splitter = new SentenceSplitter();
     const emit = (sentences: string[]) => {
       for (const s of sentences) spoken.text += (spoken.text ? ' ' : '') + s;
@@ -239,7 +326,7 @@ export class LlmProcessor extends FrameProcessor {
     /** Characters of the provider's text pushed into the splitter. */
     let pushed = 0;
     let calls: ToolCall[] = [];
-    const messages = [...this.messages];
+    const messages = [...this.messages, ...extra];
     const opts: GenerateOptions = { tools: this.tools?.specs ?? [], toolChoice: toolsAllowed ? 'auto' : 'none' };
     const reply = retryStream<LlmChunk>({
       stage: 'llm',
@@ -278,10 +365,14 @@ export class LlmProcessor extends FrameProcessor {
 
   protected override onInterrupt(): void {
     this.abort?.abort();
+    if (this.preemptive && !this.preemptive.abort.signal.aborted) this.onPreemptive?.('dropped');
+    this.preemptive?.abort.abort();
+    this.preemptive = null;
   }
 
   protected override onCancel(): void {
     this.abort?.abort();
+    this.preemptive?.abort.abort();
     this.toolsAbort.abort();
   }
 }

@@ -22,18 +22,39 @@ export type Frame =
    * dropped by a barge-in or the call's end), so an action can wait for what the bot says first (a transfer's announcement).
    */
   | { kind: 'mark'; reached: () => void }
-  | { kind: 'user_started_speaking'; atMs: number }
+  /**
+   * Speech began (`turn`: the VAD's count of them). `tentative`: it began while the bot speaks and the bot ignores
+   * backchannels, so no interruption came with it: the STT stage decides from the words (docs/design.md §11).
+   */
+  | { kind: 'user_started_speaking'; atMs: number; turn?: number; tentative?: boolean }
+  /**
+   * Smart turn detection: the caller fell silent mid-turn. `decide: false` at the first silence (a preemptive reply
+   * may start), `decide: true` after the bot's min_silence_ms (a complete utterance ends the turn here).
+   */
+  | { kind: 'user_paused'; atMs: number; speechEndAtMs: number; silenceMs: number; turn: number; decide: boolean }
+  /** The caller spoke again after a pause of the same turn: what was prepared for the pause is dropped. */
+  | { kind: 'user_resumed'; atMs: number; turn: number }
+  /** Upstream, to the VAD: the STT stage ended `turn` at a pause (or dropped it as a backchannel). */
+  | { kind: 'end_turn'; turn: number }
+  /** Upstream, from the output: the bot's audio started or stopped reaching the caller. */
+  | { kind: 'bot_speaking'; speaking: boolean }
   /** End of the user's turn: `speechEndAtMs` is the end of the last voiced frame. */
   | { kind: 'user_stopped_speaking'; atMs: number; speechEndAtMs: number; silenceMs: number }
-  /** `dtmf`: a keypad turn (the keys, `#` left out) rather than words. */
-  | { kind: 'transcript'; role: Role; text: string; final: boolean; dtmf?: boolean }
+  /**
+   * `dtmf`: a keypad turn (the keys, `#` left out) rather than words. `preemptive`: not final, but what a reply may
+   * be prepared on (the caller paused); it is held until the turn ends on the same words.
+   */
+  | { kind: 'transcript'; role: Role; text: string; final: boolean; dtmf?: boolean; preemptive?: boolean }
   /** One key the caller pressed (0-9, *, #); `atMs` is when it arrived (performance.now()). */
   | { kind: 'dtmf'; digit: string; atMs: number }
   /** Something the bot must say as is (greeting); the LLM stage adds it to the conversation. */
   | { kind: 'say'; text: string; endCall?: boolean }
   /** One sentence of the bot's reply, for the TTS. */
   | { kind: 'text'; text: string }
-  | { kind: 'response_start' }
+  /** `held`: a preemptive reply, kept at the output unheard until `release` (or dropped by an interruption). */
+  | { kind: 'response_start'; held?: boolean }
+  /** The held reply's turn ended on the words it was prepared for: play it. */
+  | { kind: 'release' }
   | { kind: 'response_end'; endCall: boolean }
   /** Provider timing of the current turn, for the turn-latency breakdown. */
   | { kind: 'provider_time'; stage: 'stt' | 'llm' | 'tts'; provider: string; ms: number }
@@ -52,7 +73,7 @@ const SYSTEM: ReadonlySet<FrameKind> = new Set<FrameKind>(['interruption', 'user
 export const isSystemFrame = (f: Frame): boolean => SYSTEM.has(f.kind);
 
 /** Frames that belong to the bot's current reply: an interruption discards them wherever they wait. */
-const INTERRUPTIBLE: ReadonlySet<FrameKind> = new Set<FrameKind>(['audio_out', 'text', 'response_start', 'response_end']);
+const INTERRUPTIBLE: ReadonlySet<FrameKind> = new Set<FrameKind>(['audio_out', 'text', 'response_start', 'response_end', 'release']);
 export const isInterruptible = (f: Frame): boolean => INTERRUPTIBLE.has(f.kind);
 
 export function errorFrame(source: string, code: string, err: unknown, fatal = true): FrameOf<'error'> {

@@ -82,7 +82,25 @@ export class DeepgramStt implements SttProvider {
     let finals: string[] = [];
     /** Last hypothesis handed to the listener, so repeats are skipped. */
     let lastInterim = '';
-    let finalizeWaiter: (() => void) | null = null;
+    /** Who waits for the answer to a `Finalize` (a turn's end, a peek). */
+    const finalizeWaiters = new Set<() => void>();
+    const wake = () => {
+      for (const w of [...finalizeWaiters]) w();
+    };
+    /** Sends `Finalize` and waits for its result (at most finalizeWaitMs, or until `signal` aborts). */
+    const finalize = (signal: AbortSignal) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(done, finalizeWaitMs);
+        function done() {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          finalizeWaiters.delete(done);
+          resolve();
+        }
+        finalizeWaiters.add(done);
+        signal.addEventListener('abort', done, { once: true });
+        if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'Finalize' }));
+      });
 
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
       if (isBinary) return;
@@ -103,14 +121,14 @@ export class DeepgramStt implements SttProvider {
           listener.interim?.(hypothesis);
         }
       }
-      if (msg.from_finalize) finalizeWaiter?.();
+      if (msg.from_finalize) wake();
     });
     ws.on('error', () => undefined); // 'close' follows and decides
     ws.once('close', (code: number) => {
       if (closed) return;
       failed = new ProviderError('stt', 'stream_broken', `deepgram: connection lost (close ${code})`);
       listener.error?.(failed);
-      finalizeWaiter?.();
+      wake();
     });
 
     return {
@@ -121,27 +139,27 @@ export class DeepgramStt implements SttProvider {
       speechStarted() {},
       async endOfTurn(signal) {
         if (failed) throw failed;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, finalizeWaitMs);
-          function done() {
-            clearTimeout(timer);
-            signal.removeEventListener('abort', done);
-            finalizeWaiter = null;
-            resolve();
-          }
-          finalizeWaiter = done;
-          signal.addEventListener('abort', done, { once: true });
-          if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'Finalize' }));
-        });
+        await finalize(signal);
         if (failed) throw failed;
         const text = finals.join(' ');
         finals = [];
         lastInterim = '';
         return text;
       },
+      // Finalize now: what Deepgram returns for it is final; the stream goes on and later words join the turn.
+      async peek(signal) {
+        if (failed) throw failed;
+        await finalize(signal);
+        if (failed) throw failed;
+        return { text: finals.join(' '), final: true };
+      },
+      discardTurn() {
+        finals = [];
+        lastInterim = '';
+      },
       close() {
         closed = true;
-        finalizeWaiter?.();
+        wake();
         try {
           if (ws.readyState === WebSocket.OPEN) {
             ws.send(JSON.stringify({ type: 'CloseStream' }));

@@ -55,6 +55,9 @@ export function normalisePhrase(text: string): string[] {
     .filter(Boolean);
 }
 
+/** What callers say over a bot or to stop it, for the partial grammar (backchannels.ts has the acknowledgements). */
+const OVERLAP_WORDS = ['uh-huh', 'aha', 'ah', 'mhm', 'hmm', 'yeah', 'yep', 'yes', 'okay', 'right', 'sure', 'alright', 'wait', 'stop', 'no', 'sorry', 'hold on', 'excuse me', 'hello'];
+
 export interface Grammar {
   gram: string;
   dict: string;
@@ -62,16 +65,25 @@ export interface Grammar {
   dropped: string[];
 }
 
-/** Writes (once per phrase set) a JSGF grammar and a matching small dictionary. */
-export function buildGrammar(phrases: string[], modelDir: string): Grammar | null {
+/**
+ * Writes (once per phrase set) a JSGF grammar and a matching small dictionary. `partial`: the grammar of a turn
+ * heard so far (smart turn detection, docs/design.md §11): every phrase's first words too, so a caller who paused
+ * mid-phrase is heard as such rather than forced into a whole phrase; `overlap` adds the short words a caller
+ * says over the bot (acknowledgements, "wait", "stop"), so those are told apart (only there: they would draw
+ * ordinary words to themselves).
+ */
+export function buildGrammar(phrases: string[], modelDir: string, partial: false | 'prefixes' | 'overlap' = false): Grammar | null {
   const words = loadDict(path.join(modelDir, 'cmudict-en-us.dict'));
   const kept = new Set<string>();
   const dropped: string[] = [];
   for (const p of phrases) {
     const ws = normalisePhrase(p);
-    if (ws.length && ws.every((w) => words.has(w))) kept.add(ws.join(' '));
-    else dropped.push(p);
+    if (ws.length && ws.every((w) => words.has(w))) {
+      kept.add(ws.join(' '));
+      if (partial) for (let n = 1; n < ws.length; n++) kept.add(ws.slice(0, n).join(' '));
+    } else dropped.push(p);
   }
+  if (partial === 'overlap' && kept.size) for (const p of OVERLAP_WORDS) if (normalisePhrase(p).every((w) => words.has(w))) kept.add(p);
   if (!kept.size) return null;
   const list = [...kept].sort();
   const hash = createHash('sha256').update(list.join('|')).digest('hex').slice(0, 16);
@@ -93,6 +105,9 @@ export class PocketsphinxStt implements SttProvider {
   readonly resume = 'none' as const;
   readonly sampleRate = SAMPLE_RATE;
   private readonly grammar: Grammar | null;
+  /** For peeks at a turn so far, at a pause and over the bot (buildGrammar's `partial`). */
+  private readonly partialGrammar: Grammar | null;
+  private readonly overlapGrammar: Grammar | null;
   private readonly binary: string;
   private readonly modelDir: string;
 
@@ -100,6 +115,8 @@ export class PocketsphinxStt implements SttProvider {
     this.binary = opts.binary ?? 'pocketsphinx_continuous';
     this.modelDir = opts.modelDir ?? '/usr/share/pocketsphinx/model/en-us';
     this.grammar = opts.phrases?.length ? buildGrammar(opts.phrases, this.modelDir) : null;
+    this.partialGrammar = opts.phrases?.length ? buildGrammar(opts.phrases, this.modelDir, 'prefixes') : null;
+    this.overlapGrammar = opts.phrases?.length ? buildGrammar(opts.phrases, this.modelDir, 'overlap') : null;
   }
 
   get grammarInfo(): Grammar | null {
@@ -115,6 +132,23 @@ export class PocketsphinxStt implements SttProvider {
     const spawner = this.opts.spawner ?? sharedSpawner();
     const maxPre = samplesFor(PRE_ROLL_MS, SAMPLE_RATE);
     const maxTurn = samplesFor(MAX_TURN_MS, SAMPLE_RATE);
+    const peeks = new Set<RunHandle>();
+    /** Decodes `audio` (padded) with `grammar`; `track`: the run to kill on close. */
+    const decodeTurn = async (audio: Int16Array[], grammar: Grammar | null, signal: AbortSignal, track: (run: RunHandle | null) => void): Promise<string> => {
+      const pad = new Int16Array(samplesFor(PAD_MS, SAMPLE_RATE));
+      // A file, not stdin: Node's child stdin is a socket, which pocketsphinx cannot fopen.
+      const file = path.join(tmpdir(), `vp-turn-${process.pid}-${randomUUID()}.raw`);
+      await writeFile(file, pcmToBytes(concatPcm([pad, ...audio, pad])));
+      try {
+        const timeoutMs = this.opts.timeoutMs ?? 15_000;
+        const run = spawner.run(this.binary, this.args(file, grammar), { signal, timeoutMs });
+        track(run);
+        return await decode(run, signal, timeoutMs);
+      } finally {
+        track(null);
+        await rm(file, { force: true });
+      }
+    };
     return {
       push(pcm) {
         if (turn) {
@@ -139,32 +173,36 @@ export class PocketsphinxStt implements SttProvider {
         turn = null;
         turnSamples = 0;
         if (!audio.length) return '';
-        const pad = new Int16Array(samplesFor(PAD_MS, SAMPLE_RATE));
-        // A file, not stdin: Node's child stdin is a socket, which pocketsphinx cannot fopen.
-        const file = path.join(tmpdir(), `vp-turn-${process.pid}-${randomUUID()}.raw`);
-        await writeFile(file, pcmToBytes(concatPcm([pad, ...audio, pad])));
-        try {
-          const timeoutMs = this.opts.timeoutMs ?? 15_000;
-          const run = spawner.run(this.binary, this.args(file), { signal, timeoutMs });
-          running = run;
-          return await decode(run, signal, timeoutMs);
-        } finally {
-          running = null;
-          await rm(file, { force: true });
-        }
+        return decodeTurn(audio, this.grammar, signal, (run) => (running = run));
+      },
+      // The turn so far, decoded whole: pocketsphinx's answer for it is final.
+      peek: async (signal, overlap) => {
+        if (!turn?.length) return { text: '', final: true };
+        let mine: RunHandle | null = null;
+        const text = await decodeTurn([...turn], (overlap ? this.overlapGrammar : this.partialGrammar) ?? this.grammar, signal, (run) => {
+          if (mine) peeks.delete(mine);
+          mine = run;
+          if (run) peeks.add(run);
+        });
+        return { text, final: true };
+      },
+      discardTurn() {
+        turn = null;
+        turnSamples = 0;
       },
       close() {
         running?.kill();
+        for (const run of peeks) run.kill();
         turn = null;
         preRoll.length = 0;
       },
     };
   }
 
-  private args(file: string): string[] {
+  private args(file: string, grammar: Grammar | null): string[] {
     const args = ['-infile', file, '-logfn', '/dev/null', '-hmm', path.join(this.modelDir, 'en-us')];
     // Wide beams: a small grammar is cheap to search, and the default beams lose whole phrases.
-    if (this.grammar) args.push('-jsgf', this.grammar.gram, '-dict', this.grammar.dict, '-beam', '1e-80', '-pbeam', '1e-80', '-wbeam', '1e-60');
+    if (grammar) args.push('-jsgf', grammar.gram, '-dict', grammar.dict, '-beam', '1e-80', '-pbeam', '1e-80', '-wbeam', '1e-60');
     else args.push('-lm', path.join(this.modelDir, 'en-us.lm.bin'), '-dict', path.join(this.modelDir, 'cmudict-en-us.dict'));
     return args;
   }

@@ -3,7 +3,8 @@
 // Streaming providers may also report interim hypotheses and failures as they happen through an
 // optional listener; a batch provider ignores it.
 import { Resampler } from '../audio/resample.js';
-import { errorFrame, type Direction, type Frame } from '../pipeline/frames.js';
+import { errorFrame, type Direction, type Frame, type FrameOf } from '../pipeline/frames.js';
+import { interrupts } from './turns.js';
 import { FrameProcessor } from '../pipeline/processor.js';
 import { asProviderError, ProviderError } from '../providers/errors.js';
 import { DEFAULT_RETRY, openWithRetries, type RetryPolicy } from '../providers/retry.js';
@@ -15,7 +16,19 @@ export interface SttSession {
   speechStarted(): void;
   /** The user's turn ended: the final transcript of that turn ('' when nothing was understood). */
   endOfTurn(signal: AbortSignal): Promise<string>;
+  /**
+   * The current turn's words so far, the turn going on (smart turn detection, docs/design.md §11); `final`: the
+   * recogniser holds them final. Providers without it: turns end at the end-of-turn silence only.
+   */
+  peek?(signal: AbortSignal, overlap?: boolean): Promise<Peek>;
+  /** The turn ended on what a peek gave: its audio is forgotten (the next turn starts afresh). */
+  discardTurn?(): void;
   close(): void;
+}
+
+export interface Peek {
+  text: string;
+  final: boolean;
 }
 
 /** What a session reports between turn ends. Both optional: providers without either ignore it. */
@@ -49,13 +62,20 @@ const MAX_REPLAY_SECONDS = 30;
  * provider reopened when it breaks (at once, then with the policy's backoff), with the turn's audio sent
  * again. A provider that breaks every session (`attempts` times in a row without a finished turn) fails.
  */
-export async function openSttSession(provider: SttProvider, listener: SttListener, policy: RetryPolicy): Promise<SttSession> {
+/** The stage's session: peeks always answer (nothing final, from a provider that cannot peek). */
+export interface StageSttSession extends SttSession {
+  /** `overlap`: the caller speaks over the bot (a recogniser may listen for acknowledgements then). */
+  peek(signal: AbortSignal, overlap?: boolean): Promise<Peek>;
+  discardTurn(): void;
+}
+
+export async function openSttSession(provider: SttProvider, listener: SttListener, policy: RetryPolicy): Promise<StageSttSession> {
   const session = new StageSession(provider, listener, policy);
   await session.start();
   return session;
 }
 
-class StageSession implements SttSession {
+class StageSession implements StageSttSession {
   private inner: SttSession | null = null;
   /** Which provider session the events are for: earlier ones' are ignored. */
   private generation = 0;
@@ -169,23 +189,76 @@ class StageSession implements SttSession {
     }
   }
 
+  /** The inner session's peek; none (or reconnecting): nothing final is known, so the turn waits for its end. */
+  async peek(signal: AbortSignal, overlap = false): Promise<Peek> {
+    if (this.failed) throw this.failed;
+    const inner = this.inner;
+    if (this.reconnecting || !inner?.peek) return { text: '', final: false };
+    return inner.peek(signal, overlap);
+  }
+
+  discardTurn(): void {
+    this.turn = [];
+    this.turnSamples = 0;
+    this.lastInterim = '';
+    this.drops = 0;
+    if (!this.reconnecting) this.inner?.discardTurn?.();
+  }
+
   close(): void {
     this.closed = true;
     this.inner?.close();
   }
 }
 
+/** Smart turn-taking (docs/design.md §11), as the bot's settings give it; none: turns end at the VAD's end-of-turn silence. */
+export interface TurnTaking {
+  /** Smart mode: a complete utterance ends the turn at the VAD's min-silence pause. */
+  smart: boolean;
+  /** Whether what was heard is a whole utterance (stt/turns.ts completeUtterance with the bot's policy). */
+  complete(text: string): boolean;
+  /** Tentative speech (it began while the bot spoke): acknowledgements only keep the bot going. */
+  ignoreBackchannels: boolean;
+  minWords: number;
+  /** How each turn ended (metrics). */
+  onTurnEnd?(how: 'complete' | 'silence' | 'backchannel'): void;
+}
+
+/** Tentative speech is first looked at this long after it started (the VAD needs ~60 ms to call it speech), */
+export const BACKCHANNEL_CHECK_MS = 150;
+/** then again this often while the words are acknowledgements, */
+const BACKCHANNEL_RECHECK_MS = 200;
+/** and it interrupts after this many looks that gave no words. */
+const BACKCHANNEL_MAX_CHECKS = 4;
+
+/** One turn of the caller's, from the VAD's speech start to its end (at a pause, at the end-of-turn silence, or dropped as a backchannel). */
+interface Turn {
+  turn: number;
+  /** Began over the bot with backchannels ignored, not yet known to be more than one. */
+  tentative: boolean;
+  /** Bumped when the caller goes on after a pause: a peek of an earlier stretch is stale. */
+  stretch: number;
+  ended: boolean;
+  /** The latest peek, for the stretch it was made in. */
+  peek: { stretch: number; result: Promise<Peek | null> } | null;
+  checks: number;
+  timer: NodeJS.Timeout | null;
+}
+
 export class SttProcessor extends FrameProcessor {
   private readonly resampler: Resampler;
   private abort = new AbortController();
-  private session: SttSession | null = null;
+  private session: StageSttSession | null = null;
   /** Set once a fatal error went upstream: the same failure may surface twice (listener, endOfTurn). */
   private failed = false;
+  private current: Turn | null = null;
+  private botSpeaking = false;
 
   constructor(
     private readonly provider: SttProvider,
     callSampleRate: number,
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
+    private readonly turns: TurnTaking | null = null,
   ) {
     super('stt');
     this.resampler = new Resampler(callSampleRate, provider.sampleRate);
@@ -216,24 +289,150 @@ export class SttProcessor extends FrameProcessor {
       this.push(frame, dir);
       return;
     }
+    if (frame.kind === 'bot_speaking') this.botSpeaking = frame.speaking;
+    if (dir === 'upstream') return this.push(frame, dir);
     const session = this.session;
     if (!session) throw new Error('stt: session not open');
-    if (frame.kind === 'audio_in') {
-      if (!this.failed) session.push(this.resampler.push(frame.pcm));
-      this.push(frame, dir);
+    switch (frame.kind) {
+      case 'audio_in':
+        if (!this.failed) session.push(this.resampler.push(frame.pcm));
+        return this.push(frame, dir);
+      case 'user_started_speaking':
+        session.speechStarted();
+        this.startTurn(frame.turn, frame.tentative ?? false);
+        return this.push(frame, dir);
+      case 'user_resumed':
+        if (this.current && this.current.turn === frame.turn) this.current.stretch++;
+        return this.push(frame, dir);
+      case 'user_paused':
+        this.paused(frame);
+        return;
+      case 'user_stopped_speaking':
+        return this.stopped(frame);
+      default:
+        this.push(frame, dir);
+    }
+  }
+
+  private startTurn(turn: number | undefined, tentative: boolean): void {
+    if (this.current?.timer) clearTimeout(this.current.timer);
+    const t: Turn = { turn: turn ?? (this.current?.turn ?? 0) + 1, tentative: tentative && !!this.turns?.ignoreBackchannels, stretch: 0, ended: false, peek: null, checks: 0, timer: null };
+    this.current = t;
+    if (t.tentative) t.timer = setTimeout(() => void this.checkTentative(t), BACKCHANNEL_CHECK_MS);
+  }
+
+  /** The turn's words so far (one peek per stretch: a pause's two looks share it); null once stale or failed. */
+  private peekAt(t: Turn): Promise<Peek | null> {
+    if (t.peek?.stretch === t.stretch) return t.peek.result;
+    const stretch = t.stretch;
+    const result = this.session!.peek(this.abort.signal, t.tentative).then(
+      (p) => (this.current === t && t.stretch === stretch && !t.ended && !this.cancelled ? p : null),
+      (err: unknown) => {
+        this.fail(err);
+        return null;
+      },
+    );
+    t.peek = { stretch, result };
+    return result;
+  }
+
+  /** A fresh look at the words (the turn goes on: what was peeked before is out of date). */
+  private freshPeek(t: Turn): Promise<Peek | null> {
+    t.peek = null;
+    return this.peekAt(t);
+  }
+
+  /**
+   * Speech over the bot: words that are not only acknowledgements stop it now; acknowledgements are looked at
+   * again while the caller goes on; a bot that stopped by itself leaves an ordinary turn.
+   */
+  private async checkTentative(t: Turn): Promise<void> {
+    t.timer = null;
+    if (this.current !== t || !t.tentative || t.ended) return;
+    if (!this.botSpeaking) {
+      t.tentative = false;
       return;
     }
-    if (frame.kind === 'user_started_speaking') session.speechStarted();
-    this.push(frame, dir);
-    if (frame.kind !== 'user_stopped_speaking' || this.failed) return;
+    const p = await this.freshPeek(t);
+    if (this.current !== t || !t.tentative || t.ended || this.cancelled) return;
+    t.checks++;
+    const minWords = this.turns!.minWords;
+    // No words from a recogniser that cannot peek, or none after several looks: speech is speech.
+    if ((p && !p.final && !p.text) || (p && interrupts(p.text, minWords)) || t.checks >= BACKCHANNEL_MAX_CHECKS) return this.bargeIn(t);
+    t.timer = setTimeout(() => void this.checkTentative(t), BACKCHANNEL_RECHECK_MS);
+  }
+
+  private bargeIn(t: Turn): void {
+    t.tentative = false;
+    if (t.timer) clearTimeout(t.timer);
+    t.timer = null;
+    this.push({ kind: 'interruption' });
+  }
+
+  /** A pause mid-turn: a preemptive reply may start on the words so far; after min_silence_ms a complete utterance ends the turn. */
+  private paused(frame: FrameOf<'user_paused'>): void {
+    const t = this.current;
+    if (!t || t.turn !== frame.turn || t.ended || this.failed || !this.turns) return;
+    void this.peekAt(t).then((p) => {
+      if (!p || this.current !== t || t.ended) return;
+      if (t.tentative) {
+        if (!frame.decide) return;
+        // Over the bot, after min_silence_ms: acknowledgements only are dropped, anything else is a barge-in.
+        if (this.botSpeaking && !interrupts(p.text, this.turns!.minWords)) return this.endTurn(t, null, frame);
+        this.bargeIn(t);
+      }
+      if (!frame.decide) {
+        if (p.text) this.push({ kind: 'transcript', role: 'user', text: p.text, final: false, preemptive: true });
+        return;
+      }
+      if (this.turns!.smart && p.final && this.turns!.complete(p.text)) this.endTurn(t, p.text, frame);
+    });
+  }
+
+  /**
+   * Ends the turn at a pause with the words a peek gave (null: a backchannel, dropped): the VAD is told, and the
+   * reply starts as at any turn's end.
+   */
+  private endTurn(t: Turn, text: string | null, pause: FrameOf<'user_paused'>): void {
+    t.ended = true;
+    if (t.timer) clearTimeout(t.timer);
+    this.session!.discardTurn();
+    this.push({ kind: 'end_turn', turn: t.turn }, 'upstream');
+    this.turns?.onTurnEnd?.(text === null ? 'backchannel' : 'complete');
+    if (text === null) return;
+    this.push({ kind: 'user_stopped_speaking', atMs: performance.now(), speechEndAtMs: pause.speechEndAtMs, silenceMs: pause.silenceMs });
+    this.push({ kind: 'transcript', role: 'user', text, final: true });
+  }
+
+  /** The end-of-turn silence: the turn's final words (unless it ended at a pause already). */
+  private async stopped(frame: FrameOf<'user_stopped_speaking'>): Promise<void> {
+    const t = this.current;
+    if (t?.ended) return;
+    if (t) {
+      t.ended = true;
+      if (t.timer) clearTimeout(t.timer);
+    }
+    if (this.failed) return this.push(frame);
+    const tentative = t?.tentative ?? false;
+    // An ordinary turn's end goes on at once (the output times the reply from it); a tentative one waits for its words.
+    if (!tentative) this.push(frame);
     const started = performance.now();
     let text: string;
     try {
-      text = await session.endOfTurn(this.abort.signal);
+      text = await this.session!.endOfTurn(this.abort.signal);
     } catch (err) {
       this.fail(err);
       return;
     }
+    if (tentative) {
+      if (this.botSpeaking && !interrupts(text, this.turns!.minWords)) {
+        this.turns?.onTurnEnd?.('backchannel');
+        return; // no turn at all
+      }
+      this.push({ kind: 'interruption' });
+      this.push(frame);
+    }
+    this.turns?.onTurnEnd?.('silence');
     this.push({ kind: 'provider_time', stage: 'stt', provider: this.provider.name, ms: performance.now() - started });
     if (text) this.push({ kind: 'transcript', role: 'user', text, final: true });
   }
@@ -245,6 +444,7 @@ export class SttProcessor extends FrameProcessor {
   }
 
   protected override onCancel(): void {
+    if (this.current?.timer) clearTimeout(this.current.timer);
     this.abort.abort();
     this.session?.close();
   }

@@ -77,3 +77,22 @@ export function envelopeMatch(heard: Int16Array, heardRate: number, said: Int16A
   }
   return best;
 }
+
+/** RMS of 16-bit samples [from, to). */
+export function rms(pcm: Int16Array, from = 0, to = pcm.length): number {
+  let s = 0;
+  for (let i = from; i < to; i++) s += pcm[i]! * pcm[i]!;
+  return to > from ? Math.sqrt(s / (to - from)) : 0;
+}
+
+/** `speech` with its leading and trailing silence cut at 20 ms frames (first and last frames voiced: RMS above `voicedRms`). */
+export function trimmedSpeech(text: string, rate = 16000, voicedRms = 300): Int16Array {
+  const pcm = speech(text, rate);
+  const f = (rate * 20) / 1000;
+  const frames = Math.floor(pcm.length / f);
+  let first = 0;
+  let last = frames - 1;
+  while (first < frames && rms(pcm, first * f, (first + 1) * f) <= voicedRms) first++;
+  while (last > first && rms(pcm, last * f, (last + 1) * f) <= voicedRms) last--;
+  return pcm.slice(first * f, (last + 1) * f);
+}

@@ -38,6 +38,12 @@ export class OutputProcessor extends FrameProcessor {
   private turn: { speechEndAtMs: number; silenceMs: number; providerMs: number } | null = null;
   /** Frames sent in advance of real time: a little slack for timer jitter, not enough to hear after a barge-in. */
   private readonly leadFrames = 1;
+  /** A preemptive reply waits here unheard until `release` (or an interruption drops it). */
+  private held = false;
+  private readonly heldQueue: Item[] = [];
+  /** The bot's audio is reaching the caller (told upstream: speech that starts now is over the bot). */
+  private botSpeaking = false;
+  private quietTimer: NodeJS.Timeout | null = null;
   framesSent = 0;
 
   constructor(
@@ -61,6 +67,14 @@ export class OutputProcessor extends FrameProcessor {
       case 'transcript':
         if (frame.role === 'user') this.message({ type: 'transcript', role: 'user', text: frame.text, final: frame.final, ...(frame.dtmf ? { dtmf: true } : {}) });
         else this.enqueue({ t: 'msg', msg: { type: 'transcript', role: 'bot', text: frame.text, final: frame.final } });
+        return;
+      case 'response_start':
+        if (frame.held) this.held = true;
+        this.push(frame, dir);
+        return;
+      case 'release':
+        this.held = false;
+        for (const item of this.heldQueue.splice(0)) this.enqueue(item);
         return;
       case 'response_end':
         for (const pcm of this.chunker.flush()) this.enqueue({ t: 'audio', pcm });
@@ -92,19 +106,35 @@ export class OutputProcessor extends FrameProcessor {
 
   protected override onCancel(): void {
     this.clear();
+    if (this.quietTimer) clearTimeout(this.quietTimer);
   }
 
   private clear(): void {
     // Whoever waits for a mark is not left waiting: what came before it will never be played.
-    for (const item of this.outQueue) if (item.t === 'mark') item.reached();
+    for (const item of [...this.outQueue, ...this.heldQueue]) if (item.t === 'mark') item.reached();
     this.outQueue.length = 0;
+    this.heldQueue.length = 0;
     this.chunker.clear();
+    this.held = false;
     this.stopTimer();
+    this.setSpeaking(false);
   }
 
   private enqueue(item: Item): void {
+    if (this.held) {
+      this.heldQueue.push(item);
+      return;
+    }
     this.outQueue.push(item);
     if (!this.timer) this.tick();
+  }
+
+  private setSpeaking(speaking: boolean): void {
+    if (this.quietTimer) clearTimeout(this.quietTimer);
+    this.quietTimer = null;
+    if (speaking === this.botSpeaking || this.cancelled) return;
+    this.botSpeaking = speaking;
+    this.push({ kind: 'bot_speaking', speaking }, 'upstream');
   }
 
   private stopTimer(): void {
@@ -130,6 +160,10 @@ export class OutputProcessor extends FrameProcessor {
       else if (item.t === 'mark') item.reached();
       else this.sendFrame(item.pcm, now);
     }
+    if (!this.outQueue.some((i) => i.t === 'audio') && this.botSpeaking && !this.quietTimer) {
+      // The last frame sent is still playing (and the lead frame ahead of it).
+      this.quietTimer = setTimeout(() => this.setSpeaking(false), (this.leadFrames + 1) * this.frameMs);
+    }
     if (!this.outQueue.length) return;
     this.timer = setTimeout(() => this.tick(), Math.max(0, this.nextDueMs() - performance.now()));
   }
@@ -140,6 +174,7 @@ export class OutputProcessor extends FrameProcessor {
   }
 
   private sendFrame(pcm: Int16Array, now: number): void {
+    this.setSpeaking(true);
     if (this.sentInSpurt > 0 && this.sentInSpurt > this.leadFrames) this.sink.onFrameGap?.(now - this.lastSentMs);
     this.lastSentMs = now;
     this.sentInSpurt++;

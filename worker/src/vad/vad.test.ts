@@ -1,7 +1,7 @@
 import { concatPcm } from '../audio/pcm.js';
 import type { Frame } from '../pipeline/frames.js';
 import { Pipeline } from '../pipeline/pipeline.js';
-import { silence, speech } from '../testing/audio.js';
+import { silence, speech, trimmedSpeech } from '../testing/audio.js';
 import { VadProcessor } from './vad.js';
 import { createWebRtcVad } from './webrtc.js';
 
@@ -50,5 +50,56 @@ describe('WebRTC VAD turn detection', () => {
     const audio = concatPcm([silence(300), speech('goodbye', 24000), silence(800)], );
     const events = await run(audio, 24000, 500);
     expect(events.map((e) => e.kind)).toEqual(['user_started_speaking', 'interruption', 'user_stopped_speaking']);
+  });
+});
+
+describe('WebRTC VAD: smart turn detection', () => {
+  const start = async (opts: ConstructorParameters<typeof VadProcessor>[2]) => {
+    const events: Frame[] = [];
+    const vad = new VadProcessor(await createWebRtcVad(), 16000, opts);
+    const p = new Pipeline([vad], { downstream: (f) => f.kind !== 'audio_in' && events.push(f) });
+    let at = 0;
+    const feed = async (pcm: Int16Array) => {
+      for (let i = 0; i < pcm.length; i += 320) {
+        p.push({ kind: 'audio_in', pcm: pcm.slice(i, i + 320), sampleRate: 16000, atMs: at });
+        at += 20;
+      }
+      await p.idle();
+    };
+    return { events, feed, vad };
+  };
+
+  it('reports the first silence, then min_silence_ms, then the caller going on, and ends the turn at the maximum', async () => {
+    const { events, feed } = await start({ endOfTurnSilenceMs: 700, minSilenceMs: 250 });
+    await feed(concatPcm([silence(300), trimmedSpeech('i will'), silence(400), trimmedSpeech('pay on friday'), silence(900)]));
+    const kinds = events.map((e) => (e.kind === 'user_paused' ? `paused:${e.decide ? 'min' : 'first'}` : e.kind));
+    expect(kinds).toEqual(['user_started_speaking', 'interruption', 'paused:first', 'paused:min', 'user_resumed', 'paused:first', 'paused:min', 'user_stopped_speaking']);
+    const pauses = events.filter((e): e is Extract<Frame, { kind: 'user_paused' }> => e.kind === 'user_paused');
+    // In whole VAD frames (20 ms): the first at or past each mark.
+    expect(pauses.map((e) => e.silenceMs)).toEqual([100, 260, 100, 260]);
+    expect(new Set(events.flatMap((e) => ('turn' in e ? [e.turn] : [])))).toEqual(new Set([1]));
+  });
+
+  it('fixed mode reports no pauses', async () => {
+    const { events, feed } = await start({ endOfTurnSilenceMs: 700 });
+    await feed(concatPcm([silence(300), trimmedSpeech('i will'), silence(400), trimmedSpeech('pay on friday'), silence(900)]));
+    expect(events.map((e) => e.kind)).toEqual(['user_started_speaking', 'interruption', 'user_stopped_speaking']);
+  });
+
+  it('speech over the bot starts tentative (no interruption) when backchannels are ignored', async () => {
+    const { events, feed, vad } = await start({ endOfTurnSilenceMs: 700, minSilenceMs: 250, ignoreBackchannels: true });
+    vad.queueFrame({ kind: 'bot_speaking', speaking: true }, 'upstream');
+    await feed(concatPcm([silence(200), speech('uh huh', 16000), silence(800)]));
+    expect(events[0]).toMatchObject({ kind: 'user_started_speaking', tentative: true, turn: 1 });
+    expect(events.some((e) => e.kind === 'interruption')).toBe(false);
+  });
+
+  it('a turn the STT stage ended at a pause is over: the next speech is a new turn', async () => {
+    const { events, feed, vad } = await start({ endOfTurnSilenceMs: 700, minSilenceMs: 250 });
+    await feed(concatPcm([silence(200), speech('how much', 16000), silence(300)]));
+    vad.queueFrame({ kind: 'end_turn', turn: 1 }, 'upstream');
+    await feed(concatPcm([silence(600), speech('stop calling', 16000), silence(300)]));
+    expect(events.filter((e) => e.kind === 'user_stopped_speaking')).toEqual([]);
+    expect(events.filter((e) => e.kind === 'user_started_speaking').map((e) => (e as { turn: number }).turn)).toEqual([1, 2]);
   });
 });

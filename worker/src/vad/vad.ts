@@ -1,6 +1,10 @@
-// Voice activity detection and turn taking. The engine classifies fixed frames as speech or not;
-// the processor turns that into user_started_speaking (plus an interruption: barge-in) and, after
-// the bot's configured end-of-turn silence, user_stopped_speaking.
+// Voice activity detection and turn taking. The engine classifies fixed frames as speech or not; the
+// processor turns that into user_started_speaking (plus an interruption: barge-in) and, after the bot's
+// end-of-turn silence, user_stopped_speaking. Smart turn detection (docs/design.md §11) adds the pauses in
+// between: `user_paused` at the first silence (a reply may be prepared) and at min_silence_ms (the STT stage
+// ends a complete utterance there, and says so upstream with `end_turn`), and `user_resumed` when the
+// caller goes on. While the bot speaks and backchannels are ignored, speech starts `tentative`: no
+// interruption from here, the STT stage decides from the words.
 import { Rechunker, samplesFor } from '../audio/pcm.js';
 import { Resampler } from '../audio/resample.js';
 import type { Direction, Frame } from '../pipeline/frames.js';
@@ -16,10 +20,18 @@ export interface VadEngine {
 }
 
 export interface VadOptions {
+  /** Fixed mode: the silence that ends every turn; smart: the longest wait (an incomplete utterance). */
   endOfTurnSilenceMs: number;
+  /** Smart turn detection: the silence after which the STT stage may end a complete utterance. Unset: fixed mode. */
+  minSilenceMs?: number;
+  /** While the bot speaks, speech does not interrupt at once: the words decide (STT stage). */
+  ignoreBackchannels?: boolean;
   /** Voiced audio needed before speech counts as started (short clicks must not barge in). */
   startSpeechMs?: number;
 }
+
+/** The first silence of a smart turn: long enough not to fire between words, short enough to prepare a reply in. */
+export const FIRST_SILENCE_MS = 100;
 
 export class VadProcessor extends FrameProcessor {
   private readonly resampler: Resampler | null = null;
@@ -29,6 +41,11 @@ export class VadProcessor extends FrameProcessor {
   private silenceMs = 0;
   private speechEndAtMs = 0;
   private readonly startSpeechMs: number;
+  /** Speech starts counted: a turn's number. */
+  private turn = 0;
+  /** Pauses of this turn already reported (0, 1: first silence, 2: min silence). */
+  private pauses = 0;
+  private botSpeaking = false;
 
   constructor(
     private readonly engine: VadEngine,
@@ -42,33 +59,77 @@ export class VadProcessor extends FrameProcessor {
   }
 
   protected override async process(frame: Frame, dir: Direction): Promise<void> {
+    if (dir === 'upstream') {
+      if (frame.kind === 'bot_speaking') this.botSpeaking = frame.speaking;
+      if (frame.kind === 'end_turn') return this.turnEnded(frame.turn);
+      this.push(frame, dir);
+      return;
+    }
     this.push(frame, dir);
     if (frame.kind !== 'audio_in') return;
     const pcm = this.resampler ? this.resampler.push(frame.pcm) : frame.pcm;
+    for (const chunk of this.chunker.push(pcm)) this.step(this.engine.isSpeech(chunk), frame.atMs);
+  }
+
+  private step(voiced: boolean, atMs: number): void {
     const frameMs = this.engine.frameMs;
-    for (const chunk of this.chunker.push(pcm)) {
-      const voiced = this.engine.isSpeech(chunk);
-      if (!this.speaking) {
-        this.voicedMs = voiced ? this.voicedMs + frameMs : 0;
-        if (this.voicedMs >= this.startSpeechMs) {
-          this.speaking = true;
-          this.silenceMs = 0;
-          this.speechEndAtMs = frame.atMs;
-          this.push({ kind: 'user_started_speaking', atMs: frame.atMs });
-          this.push({ kind: 'interruption' });
-        }
-      } else if (voiced) {
-        this.silenceMs = 0;
-        this.speechEndAtMs = frame.atMs;
-      } else {
-        this.silenceMs += frameMs;
-        if (this.silenceMs >= this.opts.endOfTurnSilenceMs) {
-          this.speaking = false;
-          this.voicedMs = 0;
-          this.push({ kind: 'user_stopped_speaking', atMs: frame.atMs, speechEndAtMs: this.speechEndAtMs, silenceMs: this.silenceMs });
-        }
+    if (!this.speaking) {
+      this.voicedMs = voiced ? this.voicedMs + frameMs : 0;
+      if (this.voicedMs >= this.startSpeechMs) this.started(atMs);
+      return;
+    }
+    if (voiced) {
+      if (this.pauses > 0) this.push({ kind: 'user_resumed', atMs, turn: this.turn });
+      this.pauses = 0;
+      this.silenceMs = 0;
+      this.speechEndAtMs = atMs;
+      return;
+    }
+    this.silenceMs += frameMs;
+    const min = this.opts.minSilenceMs;
+    if (min !== undefined) {
+      const at = { atMs, speechEndAtMs: this.speechEndAtMs, silenceMs: this.silenceMs, turn: this.turn };
+      if (this.pauses === 0 && this.silenceMs >= Math.min(FIRST_SILENCE_MS, min)) {
+        this.pauses = 1;
+        this.push({ kind: 'user_paused', ...at, decide: false });
+      }
+      if (this.pauses === 1 && this.silenceMs >= min) {
+        this.pauses = 2;
+        this.push({ kind: 'user_paused', ...at, decide: true });
       }
     }
+    if (this.silenceMs >= this.opts.endOfTurnSilenceMs) {
+      this.speaking = false;
+      this.voicedMs = 0;
+      this.pauses = 0;
+      this.push({ kind: 'user_stopped_speaking', atMs, speechEndAtMs: this.speechEndAtMs, silenceMs: this.silenceMs });
+    }
+  }
+
+  private started(atMs: number): void {
+    this.speaking = true;
+    this.silenceMs = 0;
+    this.pauses = 0;
+    this.speechEndAtMs = atMs;
+    this.turn++;
+    const tentative = this.botSpeaking && (this.opts.ignoreBackchannels ?? false);
+    this.push({ kind: 'user_started_speaking', atMs, turn: this.turn, ...(tentative ? { tentative: true } : {}) });
+    if (!tentative) this.push({ kind: 'interruption' });
+  }
+
+  /**
+   * The STT stage ended `turn` at a pause. If the caller went on meanwhile, what they say now is a new turn (and
+   * interrupts the reply to the old one); otherwise the VAD waits for the next speech.
+   */
+  private turnEnded(turn: number): void {
+    if (!this.speaking || turn !== this.turn) return;
+    if (this.pauses > 0) {
+      this.speaking = false;
+      this.voicedMs = 0;
+      this.pauses = 0;
+      return;
+    }
+    this.started(performance.now());
   }
 
   protected override onCancel(): void {

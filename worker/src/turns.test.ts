@@ -1,0 +1,160 @@
+// Turn-taking (docs/design.md §11) heard as a caller hears it, over the WebSocket path: real espeak-ng speech
+// in real time, the worker's WebRTC VAD and pocketsphinx, the scripted policy, espeak-ng replies. The
+// caller's clock orders events (what it had streamed when the bot's audio came), nothing asserts a duration.
+import { concatPcm } from './audio/pcm.js';
+import { rms, silence, trimmedSpeech } from './testing/audio.js';
+import { createBot } from './testing/backend.js';
+import { startCall, type TestCaller } from './testing/client.js';
+import { startWorker, type TestWorker } from './testing/worker.js';
+
+const POLICY = {
+  intents: [
+    { name: 'friday', examples: ['i will pay on friday'], reply: 'Friday it is.' },
+    { name: 'amount', examples: ['how much'], reply: 'It is forty dollars.' },
+    { name: 'stop', examples: ['stop calling'], reply: 'Goodbye.', end_call: true },
+  ],
+  fallback: { reply: 'Sorry, what was that?' },
+};
+const GREETING = 'Hello, this is the payment reminder from Example Company about your open invoice of forty dollars, which is due on Friday.';
+
+let w: TestWorker;
+beforeAll(async () => {
+  w = await startWorker();
+});
+afterAll(async () => {
+  await w?.stop();
+});
+
+const botTexts = (c: TestCaller) => c.messages.filter((m) => m.type === 'transcript' && m.role === 'bot').map((m) => m.text);
+const userFinals = (c: TestCaller) => c.messages.filter((m) => m.type === 'transcript' && m.role === 'user' && m.final).map((m) => m.text);
+/** Bot audio frames with sound in them (a reply, not padding), arrival times. */
+const voiced = (c: TestCaller, fromMs = 0) => c.audio.filter((a) => a.atMs >= fromMs && rms(a.pcm) > 300);
+
+async function metric(name: string, labels: string): Promise<number> {
+  const text = await (await fetch(`${w.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+/** Streams silence in 20 ms frames until `done` holds (checked per frame); the silence streamed, ms. */
+async function silenceUntil(c: TestCaller, done: () => boolean, maxMs: number): Promise<number> {
+  let ms = 0;
+  while (!done() && ms < maxMs) {
+    await c.stream(silence(20));
+    ms += 20;
+  }
+  return ms;
+}
+
+async function hangUp(c: TestCaller): Promise<void> {
+  if (c.closeCode === null) c.send({ type: 'stop' });
+  await c.closed;
+}
+
+describe('smart turn detection', () => {
+  it('a caller who pauses 400 ms mid-sentence gets no reply to the fragment; the reply answers the whole sentence', async () => {
+    const bot = await createBot({ name: 'turns: pause', greeting: '', policy: POLICY, turn_detection: { mode: 'smart', min_silence_ms: 250, end_of_turn_silence_ms: 900 } });
+    const dropped = await metric('voice_worker_preemptive_replies_total', 'outcome="dropped"');
+    const { caller } = await startCall(w.wsUrl, bot);
+    try {
+      await caller.stream(trimmedSpeech('i will'));
+      await caller.stream(silence(400));
+      await caller.stream(trimmedSpeech('pay on friday'));
+      const spokeUntil = performance.now();
+      // Nothing from the bot while the caller was talking or pausing: the reply prepared at the pause was never heard.
+      expect(voiced(caller)).toEqual([]);
+      await silenceUntil(caller, () => voiced(caller).length > 0, 3000);
+      await caller.until(() => botTexts(caller).length > 0, 'the reply');
+      expect(userFinals(caller)).toEqual(['i will pay on friday']);
+      expect(botTexts(caller)).toEqual(['Friday it is.']);
+      expect(voiced(caller)[0]!.atMs).toBeGreaterThan(spokeUntil);
+      // A reply was prepared on "i will" at the pause and dropped when the caller went on.
+      expect(await metric('voice_worker_preemptive_replies_total', 'outcome="dropped"')).toBeGreaterThan(dropped);
+    } finally {
+      await hangUp(caller);
+    }
+  });
+
+  it('a complete short answer ends the turn before the fixed mode would have: smart replies within the silence, fixed after it', async () => {
+    const td = { min_silence_ms: 250, end_of_turn_silence_ms: 1500 };
+    const smart = await createBot({ name: 'turns: smart', greeting: '', policy: POLICY, turn_detection: { mode: 'smart', ...td } });
+    const fixed = await createBot({ name: 'turns: fixed', greeting: '', policy: POLICY, turn_detection: { mode: 'fixed', ...td } });
+    const played = await metric('voice_worker_preemptive_replies_total', 'outcome="played"');
+    const complete = await metric('voice_worker_turn_ends_total', 'how="complete"');
+    const heardAfter: Record<string, number> = {};
+    for (const [mode, bot] of [['smart', smart], ['fixed', fixed]] as const) {
+      const { caller } = await startCall(w.wsUrl, bot);
+      try {
+        await caller.stream(trimmedSpeech('how much'));
+        // How much silence the caller had streamed when the reply's first sound came.
+        heardAfter[mode] = await silenceUntil(caller, () => voiced(caller).length > 0, 4000);
+        await caller.until(() => botTexts(caller).length > 0, 'the reply');
+        expect(botTexts(caller)).toEqual(['It is forty dollars.']);
+      } finally {
+        await hangUp(caller);
+      }
+    }
+    expect(heardAfter.smart).toBeLessThan(td.end_of_turn_silence_ms);
+    expect(heardAfter.fixed).toBeGreaterThanOrEqual(td.end_of_turn_silence_ms);
+    // Smart ended the turn at the pause, and the reply prepared at the first silence is the one that played.
+    expect(await metric('voice_worker_turn_ends_total', 'how="complete"')).toBe(complete + 1);
+    expect(await metric('voice_worker_preemptive_replies_total', 'outcome="played"')).toBe(played + 1);
+  });
+});
+
+describe('backchannels and barge-in', () => {
+  /** A call to a bot with the long greeting: `say` is spoken `afterMs` into the greeting; the greeting's audio heard, in samples. */
+  async function greetingWith(bot: string, say: Int16Array | null, afterMs = 1500): Promise<{ caller: TestCaller; heard: number; spokeAt: number }> {
+    const { caller } = await startCall(w.wsUrl, bot);
+    await caller.until(() => voiced(caller).length > 0, 'the greeting');
+    const first = voiced(caller)[0]!.atMs;
+    await silenceUntil(caller, () => performance.now() - first >= afterMs, 10_000);
+    const spokeAt = performance.now();
+    if (say) await caller.stream(concatPcm([say]));
+    // The greeting is over when no bot audio came for 600 ms.
+    await silenceUntil(caller, () => caller.audio.length > 0 && performance.now() - caller.audio[caller.audio.length - 1]!.atMs > 600, 15_000);
+    const heard = caller.audio.filter((a) => a.atMs < performance.now()).reduce((n, a) => n + a.pcm.length, 0);
+    return { caller, heard, spokeAt };
+  }
+
+  it('"uh-huh" during the greeting does not stop it; "wait, stop" does, soon after it starts', async () => {
+    const bot = await createBot({ name: 'turns: backchannel', greeting: GREETING, policy: POLICY, interruption: { ignore_backchannels: true, min_words: 2 } });
+    const whole = await greetingWith(bot, null);
+    await hangUp(whole.caller);
+    const backchannels = await metric('voice_worker_turn_ends_total', 'how="backchannel"');
+
+    const acked = await greetingWith(bot, trimmedSpeech('uh huh'));
+    try {
+      // The whole greeting reached the caller (within a frame), and the acknowledgement was no turn: no reply.
+      expect(acked.heard).toBeGreaterThanOrEqual(whole.heard - 320);
+      expect(userFinals(acked.caller)).toEqual([]);
+      expect(botTexts(acked.caller)).toEqual([GREETING]);
+      expect(await metric('voice_worker_turn_ends_total', 'how="backchannel"')).toBe(backchannels + 1);
+    } finally {
+      await hangUp(acked.caller);
+    }
+
+    const stopped = await greetingWith(bot, trimmedSpeech('wait stop'));
+    try {
+      expect(stopped.heard).toBeLessThan(whole.heard - 16000); // at least a second of the greeting was cut
+      // The bot's sound ended after the caller began to speak (the greeting went on until then), and before they were done.
+      const last = voiced(stopped.caller).filter((a) => a.atMs < stopped.spokeAt + 2000).pop()!;
+      expect(last.atMs).toBeGreaterThan(stopped.spokeAt);
+      console.log(`"wait, stop": the greeting's last sound reached the caller ${Math.round(last.atMs - stopped.spokeAt)} ms after the caller began`);
+    } finally {
+      await hangUp(stopped.caller);
+    }
+  });
+
+  it('with ignore_backchannels off, "uh-huh" stops the greeting', async () => {
+    const bot = await createBot({ name: 'turns: no backchannels', greeting: GREETING, policy: POLICY, interruption: { ignore_backchannels: false } });
+    const whole = await greetingWith(bot, null);
+    await hangUp(whole.caller);
+    const acked = await greetingWith(bot, trimmedSpeech('uh huh'));
+    try {
+      expect(acked.heard).toBeLessThan(whole.heard - 16000);
+    } finally {
+      await hangUp(acked.caller);
+    }
+  });
+});
