@@ -348,7 +348,10 @@ export function openapiDocument(version: string, publicUrl?: string) {
             '`bot_not_found`) → bot active (409 `bot_inactive`) → variables match the bot (422 `variables_mismatch`, `details: {missing, unknown}`) → ' +
             'the trunk (422 `unknown_from_number` when `from_number` is no trunk\'s number; 409 `no_outbound_trunk` when no trunk exists; without ' +
             '`from_number` the default trunk and its first number place the call) → fleet capacity (503 `fleet_at_capacity`). With `Idempotency-Key`, a repeat of the same body within 24 h returns the first ' +
-            'response (header `Idempotent-Replayed: true`) and places no second call.',
+            'response (header `Idempotent-Replayed: true`) and places no second call. Numbers go through libphonenumber: `from_number` in ' +
+            "international format, `to_number` too or national, read in `default_region`, else in the caller ID's country; both are answered " +
+            'and stored as E.164. One that cannot exist is 422 `invalid_phone_number`, `details: [{field, message}]` with the reason as the ' +
+            'message: `too short`, `too long`, `invalid length`, `invalid country calling code`, `not a number`.',
           security: [{ apiKey: [] }],
           parameters: [
             { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'Makes retries safe for 24 h' },

@@ -4,7 +4,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { ANALYSIS_FIELD_NAME_PATTERN, BOT_DEFAULTS, DTMF_PATTERN, VARIABLE_NAME_PATTERN, type AnalysisField, type BotCreate as BotCreateT } from '@voice-platform/schemas/bot.js';
 import { templateProblems } from '@voice-platform/schemas/templates.js';
 import { ACTION_TOOL_TYPES } from './botForm.js';
-import { PHONE_NUMBER_PATTERN } from '@voice-platform/schemas/formats.js';
+import { normalizePhoneNumber, REGION_PATTERN, type PhoneNumberReason } from '@voice-platform/schemas/phone.js';
 import { TRUNK_ADDRESS_PATTERN } from '@voice-platform/schemas/trunks.js';
 import { IP_OR_CIDR_PATTERN } from '@voice-platform/schemas/inbound.js';
 import { TIME_ZONE_PATTERN } from '@voice-platform/schemas/campaigns.js';
@@ -23,7 +23,7 @@ const PATTERN_TEXT: Record<string, string> = {
   [DTMF_PATTERN]: 'Keys 0–9, * and # only (1 to 32 of them), e.g. 1 or 42.',
   [ANALYSIS_FIELD_NAME_PATTERN]: 'Lowercase letters, digits and _, starting with a letter (at most 64 characters), e.g. outcome.',
   '\\S': 'This field is required.',
-  [PHONE_NUMBER_PATTERN]: 'Must be an E.164 number: + and the country code, digits only, e.g. +4915112345678.',
+  [REGION_PATTERN]: 'Must be a two-letter country code in capitals, e.g. US or DE.',
   [TRUNK_ADDRESS_PATTERN]: 'Must be a host name or IPv4 address with an optional port (1 to 65535), e.g. sip.example.com or 203.0.113.5:5060. No sip: prefix.',
   [IP_OR_CIDR_PATTERN]: 'Must be an IPv4 or IPv6 address, optionally with a prefix length, e.g. 203.0.113.5, 203.0.113.0/24 or 2001:db8::/32.',
   [TIME_ZONE_PATTERN]: 'Must be an IANA time zone name, e.g. Europe/Berlin or UTC.',
@@ -188,32 +188,64 @@ export function validateBot(body: BotCreateT): FieldErrors {
   return errors;
 }
 
-/** A new outbound trunk against the shared OutboundTrunkCreate schema. */
+/** Why a phone number cannot exist, as a sentence (libphonenumber, schemas/src/phone.ts: the backend's check). */
+const PHONE_REASON_TEXT: Record<PhoneNumberReason, string> = {
+  'too short': 'Too short for a phone number.',
+  'too long': 'Too long for a phone number.',
+  'invalid length': 'Not a possible length for a number of this country.',
+  'invalid country calling code': 'Start with + and the country code, e.g. +1 415 555 0100 or +49 151 12345678.',
+  'not a number': 'Not a phone number.',
+  'must not have an extension': 'Leave out the extension.',
+  'unknown region': 'Unknown region: use a two-letter country code, e.g. US or DE.',
+};
+
+/** The message for a number the backend would refuse (its E.164 form otherwise: null). National numbers need `region`. */
+export function phoneNumberError(value: string, region?: string | null): string | null {
+  const r = normalizePhoneNumber(value, region);
+  return r.ok ? null : PHONE_REASON_TEXT[r.reason];
+}
+
+/** Adds the libphonenumber check of each phone field the schema check left alone. */
+function withPhoneErrors(errors: FieldErrors, numbers: Array<[string, unknown]>): FieldErrors {
+  for (const [path, value] of numbers) {
+    if (typeof value !== 'string' || errors[path] || !value) continue;
+    const message = phoneNumberError(value);
+    if (message) errors[path] = message;
+  }
+  return errors;
+}
+const field = (body: unknown, name: string): unknown => (body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined);
+const numberItems = (body: unknown): Array<[string, unknown]> => {
+  const v = field(body, 'numbers');
+  return Array.isArray(v) ? v.map((n, i) => [`numbers.${i}`, n]) : [];
+};
+
+/** A new outbound trunk against the shared OutboundTrunkCreate schema, its numbers through libphonenumber. */
 export function validateTrunkCreate(body: unknown): FieldErrors {
   const fn = compiled('OutboundTrunkCreate');
-  return fn(body) ? {} : schemaFieldErrors(fn.errors);
+  return withPhoneErrors(fn(body) ? {} : schemaFieldErrors(fn.errors), numberItems(body));
 }
 
 /** A trunk change (only the fields that change; at least one) against OutboundTrunkUpdate. */
 export function validateTrunkUpdate(body: unknown): FieldErrors {
   const fn = compiled('OutboundTrunkUpdate');
-  return fn(body) ? {} : schemaFieldErrors(fn.errors);
+  return withPhoneErrors(fn(body) ? {} : schemaFieldErrors(fn.errors), numberItems(body));
 }
 
 /** A new inbound number against the shared InboundNumberCreate schema. */
 export function validateInboundCreate(body: unknown): FieldErrors {
   const fn = compiled('InboundNumberCreate');
-  return fn(body) ? {} : schemaFieldErrors(fn.errors);
+  return withPhoneErrors(fn(body) ? {} : schemaFieldErrors(fn.errors), [['number', field(body, 'number')]]);
 }
 
 /** An inbound number change (only the fields that change; at least one) against InboundNumberUpdate. */
 export function validateInboundUpdate(body: unknown): FieldErrors {
   const fn = compiled('InboundNumberUpdate');
-  return fn(body) ? {} : schemaFieldErrors(fn.errors);
+  return withPhoneErrors(fn(body) ? {} : schemaFieldErrors(fn.errors), [['number', field(body, 'number')]]);
 }
 
 /** A new campaign against the shared CampaignCreate schema. */
 export function validateCampaignCreate(body: unknown): FieldErrors {
   const fn = compiled('CampaignCreate');
-  return fn(body) ? {} : schemaFieldErrors(fn.errors);
+  return withPhoneErrors(fn(body) ? {} : schemaFieldErrors(fn.errors), [['from_number', field(body, 'from_number')]]);
 }

@@ -3701,10 +3701,10 @@ return errors === 0;
 }
 
 export const OutboundTrunkCreate = validate13;
-const schema14 = {"additionalProperties":false,"dependentRequired":{"auth_password":["auth_username"]},"type":"object","required":["name","address","numbers"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"address":{"minLength":1,"maxLength":253,"pattern":"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$","description":"host[:port] of the carrier's SIP server","type":"string"},"transport":{"anyOf":[{"const":"udp","type":"string"},{"const":"tcp","type":"string"},{"const":"tls","type":"string"}]},"numbers":{"minItems":1,"maxItems":100,"uniqueItems":true,"description":"caller IDs this trunk may present (E.164)","type":"array","items":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"E.164 caller ID","type":"string"}},"auth_username":{"minLength":1,"maxLength":128,"pattern":"^[\\x21-\\x7e]+$","type":"string"},"auth_password":{"minLength":1,"maxLength":256,"pattern":"^[\\x20-\\x7e]+$","writeOnly":true,"type":"string"},"default":{"type":"boolean"}}};
+const schema14 = {"additionalProperties":false,"dependentRequired":{"auth_password":["auth_username"]},"type":"object","required":["name","address","numbers"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"address":{"minLength":1,"maxLength":253,"pattern":"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$","description":"host[:port] of the carrier's SIP server","type":"string"},"transport":{"anyOf":[{"const":"udp","type":"string"},{"const":"tcp","type":"string"},{"const":"tls","type":"string"}]},"numbers":{"minItems":1,"maxItems":100,"uniqueItems":true,"description":"caller IDs this trunk may present (stored and answered as E.164; the same number twice is refused)","type":"array","items":{"minLength":1,"maxLength":64,"description":"caller ID in international format (+, country code; spaces and punctuation allowed), stored as E.164","type":"string"}},"auth_username":{"minLength":1,"maxLength":128,"pattern":"^[\\x21-\\x7e]+$","type":"string"},"auth_password":{"minLength":1,"maxLength":256,"pattern":"^[\\x20-\\x7e]+$","writeOnly":true,"type":"string"},"default":{"type":"boolean"}}};
 const pattern16 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
-const pattern18 = new RegExp("^[\\x21-\\x7e]+$", "u");
-const pattern19 = new RegExp("^[\\x20-\\x7e]+$", "u");
+const pattern17 = new RegExp("^[\\x21-\\x7e]+$", "u");
+const pattern18 = new RegExp("^[\\x20-\\x7e]+$", "u");
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3958,8 +3958,8 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 if(typeof data4 === "string"){
-if(!pattern3.test(data4)){
-const err20 = {instancePath:instancePath+"/numbers/" + i0,schemaPath:"#/properties/numbers/items/pattern",keyword:"pattern",params:{pattern: "^\\+[1-9][0-9]{6,14}$"},message:"must match pattern \""+"^\\+[1-9][0-9]{6,14}$"+"\""};
+if(func2(data4) > 64){
+const err20 = {instancePath:instancePath+"/numbers/" + i0,schemaPath:"#/properties/numbers/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3968,14 +3968,24 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-else {
-const err21 = {instancePath:instancePath+"/numbers/" + i0,schemaPath:"#/properties/numbers/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data4) < 1){
+const err21 = {instancePath:instancePath+"/numbers/" + i0,schemaPath:"#/properties/numbers/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
 else {
 vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/numbers/" + i0,schemaPath:"#/properties/numbers/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
 }
 errors++;
 }
@@ -3991,12 +4001,12 @@ continue;
 }
 if(typeof indices0[item0] == "number"){
 j0 = indices0[item0];
-const err22 = {instancePath:instancePath+"/numbers",schemaPath:"#/properties/numbers/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+const err23 = {instancePath:instancePath+"/numbers",schemaPath:"#/properties/numbers/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
-vErrors = [err22];
+vErrors = [err23];
 }
 else {
-vErrors.push(err22);
+vErrors.push(err23);
 }
 errors++;
 break;
@@ -4006,21 +4016,7 @@ indices0[item0] = i1;
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/numbers",schemaPath:"#/properties/numbers/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-}
-if(data.auth_username !== undefined){
-let data5 = data.auth_username;
-if(typeof data5 === "string"){
-if(func2(data5) > 128){
-const err24 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err24 = {instancePath:instancePath+"/numbers",schemaPath:"#/properties/numbers/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4029,8 +4025,12 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(func2(data5) < 1){
-const err25 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.auth_username !== undefined){
+let data5 = data.auth_username;
+if(typeof data5 === "string"){
+if(func2(data5) > 128){
+const err25 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4039,8 +4039,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(!pattern18.test(data5)){
-const err26 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
+if(func2(data5) < 1){
+const err26 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4049,9 +4049,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-else {
-const err27 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern17.test(data5)){
+const err27 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -4061,11 +4060,8 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data.auth_password !== undefined){
-let data6 = data.auth_password;
-if(typeof data6 === "string"){
-if(func2(data6) > 256){
-const err28 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+else {
+const err28 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -4074,8 +4070,12 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(func2(data6) < 1){
-const err29 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.auth_password !== undefined){
+let data6 = data.auth_password;
+if(typeof data6 === "string"){
+if(func2(data6) > 256){
+const err29 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -4084,8 +4084,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!pattern19.test(data6)){
-const err30 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
+if(func2(data6) < 1){
+const err30 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -4094,9 +4094,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-else {
-const err31 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern18.test(data6)){
+const err31 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -4106,9 +4105,8 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data.default !== undefined){
-if(typeof data.default !== "boolean"){
-const err32 = {instancePath:instancePath+"/default",schemaPath:"#/properties/default/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err32 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -4118,9 +4116,9 @@ vErrors.push(err32);
 errors++;
 }
 }
-}
-else {
-const err33 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.default !== undefined){
+if(typeof data.default !== "boolean"){
+const err33 = {instancePath:instancePath+"/default",schemaPath:"#/properties/default/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -4129,12 +4127,24 @@ vErrors.push(err33);
 }
 errors++;
 }
+}
+}
+else {
+const err34 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
 validate13.errors = vErrors;
 return errors === 0;
 }
 
 export const OutboundTrunkUpdate = validate14;
-const schema15 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"address":{"minLength":1,"maxLength":253,"pattern":"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$","description":"host[:port] of the carrier's SIP server","type":"string"},"transport":{"anyOf":[{"const":"udp","type":"string"},{"const":"tcp","type":"string"},{"const":"tls","type":"string"}]},"numbers":{"minItems":1,"maxItems":100,"uniqueItems":true,"description":"caller IDs this trunk may present (E.164)","type":"array","items":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"E.164 caller ID","type":"string"}},"auth_username":{"anyOf":[{"minLength":1,"maxLength":128,"pattern":"^[\\x21-\\x7e]+$","type":"string"},{"type":"null"}]},"auth_password":{"description":"a new password needs a username: auth_username in this PATCH or the stored one (else 422 validation_failed); null removes the password","anyOf":[{"minLength":1,"maxLength":256,"pattern":"^[\\x20-\\x7e]+$","writeOnly":true,"type":"string"},{"type":"null"}]},"default":{"description":"mark this trunk the default; unmark by marking another","const":true,"type":"boolean"}}};
+const schema15 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"address":{"minLength":1,"maxLength":253,"pattern":"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$","description":"host[:port] of the carrier's SIP server","type":"string"},"transport":{"anyOf":[{"const":"udp","type":"string"},{"const":"tcp","type":"string"},{"const":"tls","type":"string"}]},"numbers":{"minItems":1,"maxItems":100,"uniqueItems":true,"description":"caller IDs this trunk may present (stored and answered as E.164; the same number twice is refused)","type":"array","items":{"minLength":1,"maxLength":64,"description":"caller ID in international format (+, country code; spaces and punctuation allowed), stored as E.164","type":"string"}},"auth_username":{"anyOf":[{"minLength":1,"maxLength":128,"pattern":"^[\\x21-\\x7e]+$","type":"string"},{"type":"null"}]},"auth_password":{"description":"a new password needs a username: auth_username in this PATCH or the stored one (else 422 validation_failed); null removes the password","anyOf":[{"minLength":1,"maxLength":256,"pattern":"^[\\x20-\\x7e]+$","writeOnly":true,"type":"string"},{"type":"null"}]},"default":{"description":"mark this trunk the default; unmark by marking another","const":true,"type":"boolean"}}};
 
 function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4368,8 +4378,8 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 if(typeof data4 === "string"){
-if(!pattern3.test(data4)){
-const err18 = {instancePath:instancePath+"/numbers/" + i0,schemaPath:"#/properties/numbers/items/pattern",keyword:"pattern",params:{pattern: "^\\+[1-9][0-9]{6,14}$"},message:"must match pattern \""+"^\\+[1-9][0-9]{6,14}$"+"\""};
+if(func2(data4) > 64){
+const err18 = {instancePath:instancePath+"/numbers/" + i0,schemaPath:"#/properties/numbers/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4378,14 +4388,24 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-else {
-const err19 = {instancePath:instancePath+"/numbers/" + i0,schemaPath:"#/properties/numbers/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data4) < 1){
+const err19 = {instancePath:instancePath+"/numbers/" + i0,schemaPath:"#/properties/numbers/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err19];
 }
 else {
 vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/numbers/" + i0,schemaPath:"#/properties/numbers/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
 }
 errors++;
 }
@@ -4401,12 +4421,12 @@ continue;
 }
 if(typeof indices0[item0] == "number"){
 j0 = indices0[item0];
-const err20 = {instancePath:instancePath+"/numbers",schemaPath:"#/properties/numbers/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+const err21 = {instancePath:instancePath+"/numbers",schemaPath:"#/properties/numbers/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
-vErrors = [err20];
+vErrors = [err21];
 }
 else {
-vErrors.push(err20);
+vErrors.push(err21);
 }
 errors++;
 break;
@@ -4416,12 +4436,12 @@ indices0[item0] = i1;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/numbers",schemaPath:"#/properties/numbers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err22 = {instancePath:instancePath+"/numbers",schemaPath:"#/properties/numbers/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err22];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err22);
 }
 errors++;
 }
@@ -4433,17 +4453,7 @@ let valid5 = false;
 const _errs20 = errors;
 if(typeof data5 === "string"){
 if(func2(data5) > 128){
-const err22 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-if(func2(data5) < 1){
-const err23 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err23 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -4452,8 +4462,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!pattern18.test(data5)){
-const err24 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
+if(func2(data5) < 1){
+const err24 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4462,9 +4472,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-else {
-const err25 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern17.test(data5)){
+const err25 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4473,12 +4482,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-var _valid1 = _errs20 === errors;
-valid5 = valid5 || _valid1;
-if(!valid5){
-const _errs22 = errors;
-if(data5 !== null){
-const err26 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err26 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4487,16 +4493,30 @@ vErrors.push(err26);
 }
 errors++;
 }
-var _valid1 = _errs22 === errors;
+var _valid1 = _errs20 === errors;
 valid5 = valid5 || _valid1;
-}
 if(!valid5){
-const err27 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs22 = errors;
+if(data5 !== null){
+const err27 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err27];
 }
 else {
 vErrors.push(err27);
+}
+errors++;
+}
+var _valid1 = _errs22 === errors;
+valid5 = valid5 || _valid1;
+}
+if(!valid5){
+const err28 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
 }
 errors++;
 }
@@ -4519,17 +4539,7 @@ let valid6 = false;
 const _errs26 = errors;
 if(typeof data6 === "string"){
 if(func2(data6) > 256){
-const err28 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-if(func2(data6) < 1){
-const err29 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err29 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -4538,8 +4548,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!pattern19.test(data6)){
-const err30 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
+if(func2(data6) < 1){
+const err30 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -4548,9 +4558,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-else {
-const err31 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern18.test(data6)){
+const err31 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -4559,12 +4568,9 @@ vErrors.push(err31);
 }
 errors++;
 }
-var _valid2 = _errs26 === errors;
-valid6 = valid6 || _valid2;
-if(!valid6){
-const _errs28 = errors;
-if(data6 !== null){
-const err32 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err32 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -4573,16 +4579,30 @@ vErrors.push(err32);
 }
 errors++;
 }
-var _valid2 = _errs28 === errors;
+var _valid2 = _errs26 === errors;
 valid6 = valid6 || _valid2;
-}
 if(!valid6){
-const err33 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs28 = errors;
+if(data6 !== null){
+const err33 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
+}
+errors++;
+}
+var _valid2 = _errs28 === errors;
+valid6 = valid6 || _valid2;
+}
+if(!valid6){
+const err34 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
 }
 errors++;
 }
@@ -4601,17 +4621,7 @@ vErrors = null;
 if(data.default !== undefined){
 let data7 = data.default;
 if(typeof data7 !== "boolean"){
-const err34 = {instancePath:instancePath+"/default",schemaPath:"#/properties/default/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-if(true !== data7){
-const err35 = {instancePath:instancePath+"/default",schemaPath:"#/properties/default/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+const err35 = {instancePath:instancePath+"/default",schemaPath:"#/properties/default/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -4620,10 +4630,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-}
-else {
-const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(true !== data7){
+const err36 = {instancePath:instancePath+"/default",schemaPath:"#/properties/default/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -4632,14 +4640,26 @@ vErrors.push(err36);
 }
 errors++;
 }
+}
+}
+else {
+const err37 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
 validate14.errors = vErrors;
 return errors === 0;
 }
 
 export const InboundNumberCreate = validate15;
-const schema16 = {"additionalProperties":false,"type":"object","required":["number","bot_id"],"properties":{"number":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"the number callers dial (E.164); one inbound number per number","type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","description":"the bot that answers (a bot id)","type":"string"},"variables":{"maxProperties":50,"additionalProperties":false,"description":"every inbound call's variables: they must match the bot's declared variables, as a dial-out's do","type":"object","patternProperties":{"^[A-Za-z_][A-Za-z0-9_]{0,63}$":{"maxLength":4000,"type":"string"}}},"allowed_addresses":{"maxItems":32,"uniqueItems":true,"description":"the carrier's addresses (IPv4/IPv6, optionally CIDR) allowed to call this number; empty: any","type":"array","items":{"pattern":"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$","maxLength":43,"type":"string"}}}};
-const pattern25 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
-const pattern28 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
+const schema16 = {"additionalProperties":false,"type":"object","required":["number","bot_id"],"properties":{"number":{"minLength":1,"maxLength":64,"description":"the number callers dial, in international format (stored and answered as E.164); one inbound number per number","type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","description":"the bot that answers (a bot id)","type":"string"},"variables":{"maxProperties":50,"additionalProperties":false,"description":"every inbound call's variables: they must match the bot's declared variables, as a dial-out's do","type":"object","patternProperties":{"^[A-Za-z_][A-Za-z0-9_]{0,63}$":{"maxLength":4000,"type":"string"}}},"allowed_addresses":{"maxItems":32,"uniqueItems":true,"description":"the carrier's addresses (IPv4/IPv6, optionally CIDR) allowed to call this number; empty: any","type":"array","items":{"pattern":"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$","maxLength":43,"type":"string"}}}};
+const pattern22 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
+const pattern25 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
 
 function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4680,8 +4700,271 @@ errors++;
 if(data.number !== undefined){
 let data0 = data.number;
 if(typeof data0 === "string"){
-if(!pattern3.test(data0)){
-const err3 = {instancePath:instancePath+"/number",schemaPath:"#/properties/number/pattern",keyword:"pattern",params:{pattern: "^\\+[1-9][0-9]{6,14}$"},message:"must match pattern \""+"^\\+[1-9][0-9]{6,14}$"+"\""};
+if(func2(data0) > 64){
+const err3 = {instancePath:instancePath+"/number",schemaPath:"#/properties/number/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func2(data0) < 1){
+const err4 = {instancePath:instancePath+"/number",schemaPath:"#/properties/number/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/number",schemaPath:"#/properties/number/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.bot_id !== undefined){
+let data1 = data.bot_id;
+if(typeof data1 === "string"){
+if(!pattern22.test(data1)){
+const err6 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.variables !== undefined){
+let data2 = data.variables;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(Object.keys(data2).length > 50){
+const err8 = {instancePath:instancePath+"/variables",schemaPath:"#/properties/variables/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!(pattern0.test(key1))){
+const err9 = {instancePath:instancePath+"/variables",schemaPath:"#/properties/variables/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+for(const key2 in data2){
+if(pattern0.test(key2)){
+let data3 = data2[key2];
+if(typeof data3 === "string"){
+if(func2(data3) > 4000){
+const err10 = {instancePath:instancePath+"/variables/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/variables/patternProperties/%5E%5BA-Za-z_%5D%5BA-Za-z0-9_%5D%7B0%2C63%7D%24/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/variables/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/variables/patternProperties/%5E%5BA-Za-z_%5D%5BA-Za-z0-9_%5D%7B0%2C63%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/variables",schemaPath:"#/properties/variables/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.allowed_addresses !== undefined){
+let data4 = data.allowed_addresses;
+if(Array.isArray(data4)){
+if(data4.length > 32){
+const err13 = {instancePath:instancePath+"/allowed_addresses",schemaPath:"#/properties/allowed_addresses/maxItems",keyword:"maxItems",params:{limit: 32},message:"must NOT have more than 32 items"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(typeof data5 === "string"){
+if(func2(data5) > 43){
+const err14 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/maxLength",keyword:"maxLength",params:{limit: 43},message:"must NOT have more than 43 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(!pattern25.test(data5)){
+const err15 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+let i1 = data4.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data4[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err17 = {instancePath:instancePath+"/allowed_addresses",schemaPath:"#/properties/allowed_addresses/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+break;
+}
+indices0[item0] = i1;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/allowed_addresses",schemaPath:"#/properties/allowed_addresses/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate15.errors = vErrors;
+return errors === 0;
+}
+
+export const InboundNumberUpdate = validate16;
+const schema17 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"number":{"minLength":1,"maxLength":64,"description":"the number callers dial, in international format (stored and answered as E.164); one inbound number per number","type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","description":"the bot that answers (a bot id)","type":"string"},"variables":{"maxProperties":50,"additionalProperties":false,"description":"every inbound call's variables: they must match the bot's declared variables, as a dial-out's do","type":"object","patternProperties":{"^[A-Za-z_][A-Za-z0-9_]{0,63}$":{"maxLength":4000,"type":"string"}}},"allowed_addresses":{"maxItems":32,"uniqueItems":true,"description":"the carrier's addresses (IPv4/IPv6, optionally CIDR) allowed to call this number; empty: any","type":"array","items":{"pattern":"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$","maxLength":43,"type":"string"}}}};
+
+function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(Object.keys(data).length < 1){
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "number") || (key0 === "bot_id")) || (key0 === "variables")) || (key0 === "allowed_addresses"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.number !== undefined){
+let data0 = data.number;
+if(typeof data0 === "string"){
+if(func2(data0) > 64){
+const err2 = {instancePath:instancePath+"/number",schemaPath:"#/properties/number/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func2(data0) < 1){
+const err3 = {instancePath:instancePath+"/number",schemaPath:"#/properties/number/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4705,7 +4988,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern25.test(data1)){
+if(!pattern22.test(data1)){
 const err5 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -4818,7 +5101,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern28.test(data5)){
+if(!pattern25.test(data5)){
 const err14 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -4887,259 +5170,17 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate15.errors = vErrors;
-return errors === 0;
-}
-
-export const InboundNumberUpdate = validate16;
-const schema17 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"number":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"the number callers dial (E.164); one inbound number per number","type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","description":"the bot that answers (a bot id)","type":"string"},"variables":{"maxProperties":50,"additionalProperties":false,"description":"every inbound call's variables: they must match the bot's declared variables, as a dial-out's do","type":"object","patternProperties":{"^[A-Za-z_][A-Za-z0-9_]{0,63}$":{"maxLength":4000,"type":"string"}}},"allowed_addresses":{"maxItems":32,"uniqueItems":true,"description":"the carrier's addresses (IPv4/IPv6, optionally CIDR) allowed to call this number; empty: any","type":"array","items":{"pattern":"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$","maxLength":43,"type":"string"}}}};
-
-function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((((key0 === "number") || (key0 === "bot_id")) || (key0 === "variables")) || (key0 === "allowed_addresses"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.number !== undefined){
-let data0 = data.number;
-if(typeof data0 === "string"){
-if(!pattern3.test(data0)){
-const err2 = {instancePath:instancePath+"/number",schemaPath:"#/properties/number/pattern",keyword:"pattern",params:{pattern: "^\\+[1-9][0-9]{6,14}$"},message:"must match pattern \""+"^\\+[1-9][0-9]{6,14}$"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/number",schemaPath:"#/properties/number/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.bot_id !== undefined){
-let data1 = data.bot_id;
-if(typeof data1 === "string"){
-if(!pattern25.test(data1)){
-const err4 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-else {
-const err5 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.variables !== undefined){
-let data2 = data.variables;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-if(Object.keys(data2).length > 50){
-const err6 = {instancePath:instancePath+"/variables",schemaPath:"#/properties/variables/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-for(const key1 in data2){
-if(!(pattern0.test(key1))){
-const err7 = {instancePath:instancePath+"/variables",schemaPath:"#/properties/variables/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-for(const key2 in data2){
-if(pattern0.test(key2)){
-let data3 = data2[key2];
-if(typeof data3 === "string"){
-if(func2(data3) > 4000){
-const err8 = {instancePath:instancePath+"/variables/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/variables/patternProperties/%5E%5BA-Za-z_%5D%5BA-Za-z0-9_%5D%7B0%2C63%7D%24/maxLength",keyword:"maxLength",params:{limit: 4000},message:"must NOT have more than 4000 characters"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-else {
-const err9 = {instancePath:instancePath+"/variables/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/variables/patternProperties/%5E%5BA-Za-z_%5D%5BA-Za-z0-9_%5D%7B0%2C63%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err10 = {instancePath:instancePath+"/variables",schemaPath:"#/properties/variables/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-if(data.allowed_addresses !== undefined){
-let data4 = data.allowed_addresses;
-if(Array.isArray(data4)){
-if(data4.length > 32){
-const err11 = {instancePath:instancePath+"/allowed_addresses",schemaPath:"#/properties/allowed_addresses/maxItems",keyword:"maxItems",params:{limit: 32},message:"must NOT have more than 32 items"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-if(typeof data5 === "string"){
-if(func2(data5) > 43){
-const err12 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/maxLength",keyword:"maxLength",params:{limit: 43},message:"must NOT have more than 43 characters"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-if(!pattern28.test(data5)){
-const err13 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-let i1 = data4.length;
-let j0;
-if(i1 > 1){
-const indices0 = {};
-for(;i1--;){
-let item0 = data4[i1];
-if(typeof item0 !== "string"){
-continue;
-}
-if(typeof indices0[item0] == "number"){
-j0 = indices0[item0];
-const err15 = {instancePath:instancePath+"/allowed_addresses",schemaPath:"#/properties/allowed_addresses/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-break;
-}
-indices0[item0] = i1;
-}
-}
-}
-else {
-const err16 = {instancePath:instancePath+"/allowed_addresses",schemaPath:"#/properties/allowed_addresses/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
 validate16.errors = vErrors;
 return errors === 0;
 }
 
 export const CampaignCreate = validate17;
-const schema18 = {"additionalProperties":false,"type":"object","required":["name","bot_id","timezone","windows","max_concurrency","calls_per_second","retry"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"},"from_number":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"caller ID: one of a trunk's numbers (else the default trunk)","type":"string"},"timezone":{"pattern":"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$","maxLength":64,"description":"IANA time zone of the windows for contacts without their own (must be one this server's Intl knows)","type":"string"},"windows":{"maxItems":50,"description":"when contacts may be dialled, in their own time zone; empty = always","type":"array","items":{"additionalProperties":false,"type":"object","required":["days","start","end"],"properties":{"days":{"minItems":1,"maxItems":7,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"mon","type":"string"},{"const":"tue","type":"string"},{"const":"wed","type":"string"},{"const":"thu","type":"string"},{"const":"fri","type":"string"},{"const":"sat","type":"string"},{"const":"sun","type":"string"}]}},"start":{"pattern":"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$","description":"local time of day the window opens, HH:MM","type":"string"},"end":{"pattern":"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$","description":"local time of day the window closes (exclusive), HH:MM or 24:00; must be after start","type":"string"}}}},"max_concurrency":{"minimum":1,"maximum":1000,"description":"this campaign's calls live at once, at most","type":"integer"},"calls_per_second":{"exclusiveMinimum":0,"maximum":10,"description":"dials per second at most (below 1: one dial per 1/calls_per_second seconds)","type":"number"},"retry":{"additionalProperties":false,"type":"object","required":["max_attempts","delay_seconds","on"],"properties":{"max_attempts":{"minimum":1,"maximum":10,"description":"dials of one contact at most, the first included","type":"integer"},"delay_seconds":{"minimum":30,"maximum":604800,"description":"wait after a retried outcome before the next dial","type":"integer"},"on":{"maxItems":4,"uniqueItems":true,"description":"outcomes that are retried; `failed` never covers end_reason `invalid_number`; `voicemail` is a call a machine answered (end_reason voicemail, not voicemail_left)","type":"array","items":{"anyOf":[{"const":"busy","type":"string"},{"const":"no_answer","type":"string"},{"const":"failed","type":"string"},{"const":"voicemail","type":"string"}]}}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]}}}}};
+const schema18 = {"additionalProperties":false,"type":"object","required":["name","bot_id","timezone","windows","max_concurrency","calls_per_second","retry"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"},"from_number":{"minLength":1,"maxLength":64,"description":"caller ID: one of a trunk's numbers, in international format (else the default trunk)","type":"string"},"default_region":{"pattern":"^[A-Z]{2}$","description":"ISO 3166-1 alpha-2 region national contact numbers are read in; default: the country of the caller ID (from_number, else the default trunk's first number)","type":"string"},"timezone":{"pattern":"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$","maxLength":64,"description":"IANA time zone of the windows for contacts without their own (must be one this server's Intl knows)","type":"string"},"windows":{"maxItems":50,"description":"when contacts may be dialled, in their own time zone; empty = always","type":"array","items":{"additionalProperties":false,"type":"object","required":["days","start","end"],"properties":{"days":{"minItems":1,"maxItems":7,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"mon","type":"string"},{"const":"tue","type":"string"},{"const":"wed","type":"string"},{"const":"thu","type":"string"},{"const":"fri","type":"string"},{"const":"sat","type":"string"},{"const":"sun","type":"string"}]}},"start":{"pattern":"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$","description":"local time of day the window opens, HH:MM","type":"string"},"end":{"pattern":"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$","description":"local time of day the window closes (exclusive), HH:MM or 24:00; must be after start","type":"string"}}}},"max_concurrency":{"minimum":1,"maximum":1000,"description":"this campaign's calls live at once, at most","type":"integer"},"calls_per_second":{"exclusiveMinimum":0,"maximum":10,"description":"dials per second at most (below 1: one dial per 1/calls_per_second seconds)","type":"number"},"retry":{"additionalProperties":false,"type":"object","required":["max_attempts","delay_seconds","on"],"properties":{"max_attempts":{"minimum":1,"maximum":10,"description":"dials of one contact at most, the first included","type":"integer"},"delay_seconds":{"minimum":30,"maximum":604800,"description":"wait after a retried outcome before the next dial","type":"integer"},"on":{"maxItems":4,"uniqueItems":true,"description":"outcomes that are retried; `failed` never covers end_reason `invalid_number`; `voicemail` is a call a machine answered (end_reason voicemail, not voicemail_left)","type":"array","items":{"anyOf":[{"const":"busy","type":"string"},{"const":"no_answer","type":"string"},{"const":"failed","type":"string"},{"const":"voicemail","type":"string"}]}}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]}}}}};
 const func0 = __equal;
-const pattern36 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
-const pattern37 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
-const pattern38 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
+const pattern31 = new RegExp("^[A-Z]{2}$", "u");
+const pattern32 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
+const pattern33 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
+const pattern34 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5265,7 +5306,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern25.test(data1)){
+if(!pattern22.test(data1)){
 const err11 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -5290,8 +5331,8 @@ errors++;
 if(data.from_number !== undefined){
 let data2 = data.from_number;
 if(typeof data2 === "string"){
-if(!pattern3.test(data2)){
-const err13 = {instancePath:instancePath+"/from_number",schemaPath:"#/properties/from_number/pattern",keyword:"pattern",params:{pattern: "^\\+[1-9][0-9]{6,14}$"},message:"must match pattern \""+"^\\+[1-9][0-9]{6,14}$"+"\""};
+if(func2(data2) > 64){
+const err13 = {instancePath:instancePath+"/from_number",schemaPath:"#/properties/from_number/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5300,9 +5341,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-else {
-const err14 = {instancePath:instancePath+"/from_number",schemaPath:"#/properties/from_number/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data2) < 1){
+const err14 = {instancePath:instancePath+"/from_number",schemaPath:"#/properties/from_number/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -5312,11 +5352,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.timezone !== undefined){
-let data3 = data.timezone;
-if(typeof data3 === "string"){
-if(func2(data3) > 64){
-const err15 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+else {
+const err15 = {instancePath:instancePath+"/from_number",schemaPath:"#/properties/from_number/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5325,8 +5362,12 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern36.test(data3)){
-const err16 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"+"\""};
+}
+if(data.default_region !== undefined){
+let data3 = data.default_region;
+if(typeof data3 === "string"){
+if(!pattern31.test(data3)){
+const err16 = {instancePath:instancePath+"/default_region",schemaPath:"#/properties/default_region/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"},message:"must match pattern \""+"^[A-Z]{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -5337,7 +5378,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err17 = {instancePath:instancePath+"/default_region",schemaPath:"#/properties/default_region/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -5347,11 +5388,11 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.windows !== undefined){
-let data4 = data.windows;
-if(Array.isArray(data4)){
-if(data4.length > 50){
-const err18 = {instancePath:instancePath+"/windows",schemaPath:"#/properties/windows/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(data.timezone !== undefined){
+let data4 = data.timezone;
+if(typeof data4 === "string"){
+if(func2(data4) > 64){
+const err18 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5360,12 +5401,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.days === undefined){
-const err19 = {instancePath:instancePath+"/windows/" + i0,schemaPath:"#/properties/windows/items/required",keyword:"required",params:{missingProperty: "days"},message:"must have required property '"+"days"+"'"};
+if(!pattern32.test(data4)){
+const err19 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -5374,8 +5411,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(data5.start === undefined){
-const err20 = {instancePath:instancePath+"/windows/" + i0,schemaPath:"#/properties/windows/items/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'"};
+}
+else {
+const err20 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -5384,8 +5422,12 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(data5.end === undefined){
-const err21 = {instancePath:instancePath+"/windows/" + i0,schemaPath:"#/properties/windows/items/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'"};
+}
+if(data.windows !== undefined){
+let data5 = data.windows;
+if(Array.isArray(data5)){
+if(data5.length > 50){
+const err21 = {instancePath:instancePath+"/windows",schemaPath:"#/properties/windows/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -5394,9 +5436,12 @@ vErrors.push(err21);
 }
 errors++;
 }
-for(const key1 in data5){
-if(!(((key1 === "days") || (key1 === "start")) || (key1 === "end"))){
-const err22 = {instancePath:instancePath+"/windows/" + i0,schemaPath:"#/properties/windows/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+let data6 = data5[i0];
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(data6.days === undefined){
+const err22 = {instancePath:instancePath+"/windows/" + i0,schemaPath:"#/properties/windows/items/required",keyword:"required",params:{missingProperty: "days"},message:"must have required property '"+"days"+"'"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -5405,12 +5450,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-}
-if(data5.days !== undefined){
-let data6 = data5.days;
-if(Array.isArray(data6)){
-if(data6.length > 7){
-const err23 = {instancePath:instancePath+"/windows/" + i0+"/days",schemaPath:"#/properties/windows/items/properties/days/maxItems",keyword:"maxItems",params:{limit: 7},message:"must NOT have more than 7 items"};
+if(data6.start === undefined){
+const err23 = {instancePath:instancePath+"/windows/" + i0,schemaPath:"#/properties/windows/items/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -5419,8 +5460,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(data6.length < 1){
-const err24 = {instancePath:instancePath+"/windows/" + i0+"/days",schemaPath:"#/properties/windows/items/properties/days/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(data6.end === undefined){
+const err24 = {instancePath:instancePath+"/windows/" + i0,schemaPath:"#/properties/windows/items/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -5429,14 +5470,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-const len1 = data6.length;
-for(let i1=0; i1<len1; i1++){
-let data7 = data6[i1];
-const _errs18 = errors;
-let valid6 = false;
-const _errs19 = errors;
-if(typeof data7 !== "string"){
-const err25 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key1 in data6){
+if(!(((key1 === "days") || (key1 === "start")) || (key1 === "end"))){
+const err25 = {instancePath:instancePath+"/windows/" + i0,schemaPath:"#/properties/windows/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -5445,8 +5481,12 @@ vErrors.push(err25);
 }
 errors++;
 }
-if("mon" !== data7){
-const err26 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/0/const",keyword:"const",params:{allowedValue: "mon"},message:"must be equal to constant"};
+}
+if(data6.days !== undefined){
+let data7 = data6.days;
+if(Array.isArray(data7)){
+if(data7.length > 7){
+const err26 = {instancePath:instancePath+"/windows/" + i0+"/days",schemaPath:"#/properties/windows/items/properties/days/maxItems",keyword:"maxItems",params:{limit: 7},message:"must NOT have more than 7 items"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -5455,12 +5495,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-var _valid0 = _errs19 === errors;
-valid6 = valid6 || _valid0;
-if(!valid6){
-const _errs21 = errors;
-if(typeof data7 !== "string"){
-const err27 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.length < 1){
+const err27 = {instancePath:instancePath+"/windows/" + i0+"/days",schemaPath:"#/properties/windows/items/properties/days/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -5469,8 +5505,14 @@ vErrors.push(err27);
 }
 errors++;
 }
-if("tue" !== data7){
-const err28 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/1/const",keyword:"const",params:{allowedValue: "tue"},message:"must be equal to constant"};
+const len1 = data7.length;
+for(let i1=0; i1<len1; i1++){
+let data8 = data7[i1];
+const _errs20 = errors;
+let valid6 = false;
+const _errs21 = errors;
+if(typeof data8 !== "string"){
+const err28 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -5479,12 +5521,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-var _valid0 = _errs21 === errors;
-valid6 = valid6 || _valid0;
-if(!valid6){
-const _errs23 = errors;
-if(typeof data7 !== "string"){
-const err29 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("mon" !== data8){
+const err29 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/0/const",keyword:"const",params:{allowedValue: "mon"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -5493,8 +5531,12 @@ vErrors.push(err29);
 }
 errors++;
 }
-if("wed" !== data7){
-const err30 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/2/const",keyword:"const",params:{allowedValue: "wed"},message:"must be equal to constant"};
+var _valid0 = _errs21 === errors;
+valid6 = valid6 || _valid0;
+if(!valid6){
+const _errs23 = errors;
+if(typeof data8 !== "string"){
+const err30 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -5503,12 +5545,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-var _valid0 = _errs23 === errors;
-valid6 = valid6 || _valid0;
-if(!valid6){
-const _errs25 = errors;
-if(typeof data7 !== "string"){
-const err31 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("tue" !== data8){
+const err31 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/1/const",keyword:"const",params:{allowedValue: "tue"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -5517,8 +5555,12 @@ vErrors.push(err31);
 }
 errors++;
 }
-if("thu" !== data7){
-const err32 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/3/const",keyword:"const",params:{allowedValue: "thu"},message:"must be equal to constant"};
+var _valid0 = _errs23 === errors;
+valid6 = valid6 || _valid0;
+if(!valid6){
+const _errs25 = errors;
+if(typeof data8 !== "string"){
+const err32 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -5527,12 +5569,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-var _valid0 = _errs25 === errors;
-valid6 = valid6 || _valid0;
-if(!valid6){
-const _errs27 = errors;
-if(typeof data7 !== "string"){
-const err33 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("wed" !== data8){
+const err33 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/2/const",keyword:"const",params:{allowedValue: "wed"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -5541,8 +5579,12 @@ vErrors.push(err33);
 }
 errors++;
 }
-if("fri" !== data7){
-const err34 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/4/const",keyword:"const",params:{allowedValue: "fri"},message:"must be equal to constant"};
+var _valid0 = _errs25 === errors;
+valid6 = valid6 || _valid0;
+if(!valid6){
+const _errs27 = errors;
+if(typeof data8 !== "string"){
+const err34 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -5551,12 +5593,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-var _valid0 = _errs27 === errors;
-valid6 = valid6 || _valid0;
-if(!valid6){
-const _errs29 = errors;
-if(typeof data7 !== "string"){
-const err35 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/5/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("thu" !== data8){
+const err35 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/3/const",keyword:"const",params:{allowedValue: "thu"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -5565,8 +5603,12 @@ vErrors.push(err35);
 }
 errors++;
 }
-if("sat" !== data7){
-const err36 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/5/const",keyword:"const",params:{allowedValue: "sat"},message:"must be equal to constant"};
+var _valid0 = _errs27 === errors;
+valid6 = valid6 || _valid0;
+if(!valid6){
+const _errs29 = errors;
+if(typeof data8 !== "string"){
+const err36 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/4/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -5575,12 +5617,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-var _valid0 = _errs29 === errors;
-valid6 = valid6 || _valid0;
-if(!valid6){
-const _errs31 = errors;
-if(typeof data7 !== "string"){
-const err37 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/6/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("fri" !== data8){
+const err37 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/4/const",keyword:"const",params:{allowedValue: "fri"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -5589,8 +5627,12 @@ vErrors.push(err37);
 }
 errors++;
 }
-if("sun" !== data7){
-const err38 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/6/const",keyword:"const",params:{allowedValue: "sun"},message:"must be equal to constant"};
+var _valid0 = _errs29 === errors;
+valid6 = valid6 || _valid0;
+if(!valid6){
+const _errs31 = errors;
+if(typeof data8 !== "string"){
+const err38 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/5/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -5599,16 +5641,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-var _valid0 = _errs31 === errors;
-valid6 = valid6 || _valid0;
-}
-}
-}
-}
-}
-}
-if(!valid6){
-const err39 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("sat" !== data8){
+const err39 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/5/const",keyword:"const",params:{allowedValue: "sat"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -5617,11 +5651,53 @@ vErrors.push(err39);
 }
 errors++;
 }
+var _valid0 = _errs31 === errors;
+valid6 = valid6 || _valid0;
+if(!valid6){
+const _errs33 = errors;
+if(typeof data8 !== "string"){
+const err40 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/6/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
 else {
-errors = _errs18;
+vErrors.push(err40);
+}
+errors++;
+}
+if("sun" !== data8){
+const err41 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf/6/const",keyword:"const",params:{allowedValue: "sun"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid0 = _errs33 === errors;
+valid6 = valid6 || _valid0;
+}
+}
+}
+}
+}
+}
+if(!valid6){
+const err42 = {instancePath:instancePath+"/windows/" + i0+"/days/" + i1,schemaPath:"#/properties/windows/items/properties/days/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+else {
+errors = _errs20;
 if(vErrors !== null){
-if(_errs18){
-vErrors.length = _errs18;
+if(_errs20){
+vErrors.length = _errs20;
 }
 else {
 vErrors = null;
@@ -5629,19 +5705,19 @@ vErrors = null;
 }
 }
 }
-let i2 = data6.length;
+let i2 = data7.length;
 let j0;
 if(i2 > 1){
 outer0:
 for(;i2--;){
 for(j0 = i2; j0--;){
-if(func0(data6[i2], data6[j0])){
-const err40 = {instancePath:instancePath+"/windows/" + i0+"/days",schemaPath:"#/properties/windows/items/properties/days/uniqueItems",keyword:"uniqueItems",params:{i: i2, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i2+" are identical)"};
+if(func0(data7[i2], data7[j0])){
+const err43 = {instancePath:instancePath+"/windows/" + i0+"/days",schemaPath:"#/properties/windows/items/properties/days/uniqueItems",keyword:"uniqueItems",params:{i: i2, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i2+" are identical)"};
 if(vErrors === null){
-vErrors = [err40];
+vErrors = [err43];
 }
 else {
-vErrors.push(err40);
+vErrors.push(err43);
 }
 errors++;
 break outer0;
@@ -5651,46 +5727,7 @@ break outer0;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/windows/" + i0+"/days",schemaPath:"#/properties/windows/items/properties/days/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err41];
-}
-else {
-vErrors.push(err41);
-}
-errors++;
-}
-}
-if(data5.start !== undefined){
-let data8 = data5.start;
-if(typeof data8 === "string"){
-if(!pattern37.test(data8)){
-const err42 = {instancePath:instancePath+"/windows/" + i0+"/start",schemaPath:"#/properties/windows/items/properties/start/pattern",keyword:"pattern",params:{pattern: "^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"},message:"must match pattern \""+"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"+"\""};
-if(vErrors === null){
-vErrors = [err42];
-}
-else {
-vErrors.push(err42);
-}
-errors++;
-}
-}
-else {
-const err43 = {instancePath:instancePath+"/windows/" + i0+"/start",schemaPath:"#/properties/windows/items/properties/start/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
-}
-errors++;
-}
-}
-if(data5.end !== undefined){
-let data9 = data5.end;
-if(typeof data9 === "string"){
-if(!pattern38.test(data9)){
-const err44 = {instancePath:instancePath+"/windows/" + i0+"/end",schemaPath:"#/properties/windows/items/properties/end/pattern",keyword:"pattern",params:{pattern: "^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"},message:"must match pattern \""+"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"+"\""};
+const err44 = {instancePath:instancePath+"/windows/" + i0+"/days",schemaPath:"#/properties/windows/items/properties/days/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -5700,8 +5737,11 @@ vErrors.push(err44);
 errors++;
 }
 }
-else {
-const err45 = {instancePath:instancePath+"/windows/" + i0+"/end",schemaPath:"#/properties/windows/items/properties/end/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data6.start !== undefined){
+let data9 = data6.start;
+if(typeof data9 === "string"){
+if(!pattern33.test(data9)){
+const err45 = {instancePath:instancePath+"/windows/" + i0+"/start",schemaPath:"#/properties/windows/items/properties/start/pattern",keyword:"pattern",params:{pattern: "^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"},message:"must match pattern \""+"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"+"\""};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -5711,9 +5751,8 @@ vErrors.push(err45);
 errors++;
 }
 }
-}
 else {
-const err46 = {instancePath:instancePath+"/windows/" + i0,schemaPath:"#/properties/windows/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err46 = {instancePath:instancePath+"/windows/" + i0+"/start",schemaPath:"#/properties/windows/items/properties/start/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -5723,9 +5762,11 @@ vErrors.push(err46);
 errors++;
 }
 }
-}
-else {
-const err47 = {instancePath:instancePath+"/windows",schemaPath:"#/properties/windows/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data6.end !== undefined){
+let data10 = data6.end;
+if(typeof data10 === "string"){
+if(!pattern34.test(data10)){
+const err47 = {instancePath:instancePath+"/windows/" + i0+"/end",schemaPath:"#/properties/windows/items/properties/end/pattern",keyword:"pattern",params:{pattern: "^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"},message:"must match pattern \""+"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"+"\""};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -5735,10 +5776,8 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data.max_concurrency !== undefined){
-let data10 = data.max_concurrency;
-if(!((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10)))){
-const err48 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err48 = {instancePath:instancePath+"/windows/" + i0+"/end",schemaPath:"#/properties/windows/items/properties/end/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -5747,9 +5786,10 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(typeof data10 == "number"){
-if(data10 > 1000 || isNaN(data10)){
-const err49 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/windows/" + i0,schemaPath:"#/properties/windows/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -5758,8 +5798,10 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data10 < 1 || isNaN(data10)){
-const err50 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/windows",schemaPath:"#/properties/windows/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -5769,12 +5811,10 @@ vErrors.push(err50);
 errors++;
 }
 }
-}
-if(data.calls_per_second !== undefined){
-let data11 = data.calls_per_second;
-if(typeof data11 == "number"){
-if(data11 > 10 || isNaN(data11)){
-const err51 = {instancePath:instancePath+"/calls_per_second",schemaPath:"#/properties/calls_per_second/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if(data.max_concurrency !== undefined){
+let data11 = data.max_concurrency;
+if(!((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11)))){
+const err51 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -5783,8 +5823,9 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data11 <= 0 || isNaN(data11)){
-const err52 = {instancePath:instancePath+"/calls_per_second",schemaPath:"#/properties/calls_per_second/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+if(typeof data11 == "number"){
+if(data11 > 1000 || isNaN(data11)){
+const err52 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -5793,9 +5834,8 @@ vErrors.push(err52);
 }
 errors++;
 }
-}
-else {
-const err53 = {instancePath:instancePath+"/calls_per_second",schemaPath:"#/properties/calls_per_second/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data11 < 1 || isNaN(data11)){
+const err53 = {instancePath:instancePath+"/max_concurrency",schemaPath:"#/properties/max_concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -5805,11 +5845,12 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data.retry !== undefined){
-let data12 = data.retry;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-if(data12.max_attempts === undefined){
-const err54 = {instancePath:instancePath+"/retry",schemaPath:"#/properties/retry/required",keyword:"required",params:{missingProperty: "max_attempts"},message:"must have required property '"+"max_attempts"+"'"};
+}
+if(data.calls_per_second !== undefined){
+let data12 = data.calls_per_second;
+if(typeof data12 == "number"){
+if(data12 > 10 || isNaN(data12)){
+const err54 = {instancePath:instancePath+"/calls_per_second",schemaPath:"#/properties/calls_per_second/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -5818,8 +5859,8 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(data12.delay_seconds === undefined){
-const err55 = {instancePath:instancePath+"/retry",schemaPath:"#/properties/retry/required",keyword:"required",params:{missingProperty: "delay_seconds"},message:"must have required property '"+"delay_seconds"+"'"};
+if(data12 <= 0 || isNaN(data12)){
+const err55 = {instancePath:instancePath+"/calls_per_second",schemaPath:"#/properties/calls_per_second/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -5828,8 +5869,9 @@ vErrors.push(err55);
 }
 errors++;
 }
-if(data12.on === undefined){
-const err56 = {instancePath:instancePath+"/retry",schemaPath:"#/properties/retry/required",keyword:"required",params:{missingProperty: "on"},message:"must have required property '"+"on"+"'"};
+}
+else {
+const err56 = {instancePath:instancePath+"/calls_per_second",schemaPath:"#/properties/calls_per_second/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -5838,9 +5880,12 @@ vErrors.push(err56);
 }
 errors++;
 }
-for(const key2 in data12){
-if(!(((key2 === "max_attempts") || (key2 === "delay_seconds")) || (key2 === "on"))){
-const err57 = {instancePath:instancePath+"/retry",schemaPath:"#/properties/retry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+}
+if(data.retry !== undefined){
+let data13 = data.retry;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.max_attempts === undefined){
+const err57 = {instancePath:instancePath+"/retry",schemaPath:"#/properties/retry/required",keyword:"required",params:{missingProperty: "max_attempts"},message:"must have required property '"+"max_attempts"+"'"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -5849,11 +5894,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-if(data12.max_attempts !== undefined){
-let data13 = data12.max_attempts;
-if(!((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13)))){
-const err58 = {instancePath:instancePath+"/retry/max_attempts",schemaPath:"#/properties/retry/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data13.delay_seconds === undefined){
+const err58 = {instancePath:instancePath+"/retry",schemaPath:"#/properties/retry/required",keyword:"required",params:{missingProperty: "delay_seconds"},message:"must have required property '"+"delay_seconds"+"'"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -5862,9 +5904,8 @@ vErrors.push(err58);
 }
 errors++;
 }
-if(typeof data13 == "number"){
-if(data13 > 10 || isNaN(data13)){
-const err59 = {instancePath:instancePath+"/retry/max_attempts",schemaPath:"#/properties/retry/properties/max_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if(data13.on === undefined){
+const err59 = {instancePath:instancePath+"/retry",schemaPath:"#/properties/retry/required",keyword:"required",params:{missingProperty: "on"},message:"must have required property '"+"on"+"'"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -5873,8 +5914,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(data13 < 1 || isNaN(data13)){
-const err60 = {instancePath:instancePath+"/retry/max_attempts",schemaPath:"#/properties/retry/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+for(const key2 in data13){
+if(!(((key2 === "max_attempts") || (key2 === "delay_seconds")) || (key2 === "on"))){
+const err60 = {instancePath:instancePath+"/retry",schemaPath:"#/properties/retry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -5884,11 +5926,10 @@ vErrors.push(err60);
 errors++;
 }
 }
-}
-if(data12.delay_seconds !== undefined){
-let data14 = data12.delay_seconds;
+if(data13.max_attempts !== undefined){
+let data14 = data13.max_attempts;
 if(!((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14)))){
-const err61 = {instancePath:instancePath+"/retry/delay_seconds",schemaPath:"#/properties/retry/properties/delay_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err61 = {instancePath:instancePath+"/retry/max_attempts",schemaPath:"#/properties/retry/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -5898,8 +5939,8 @@ vErrors.push(err61);
 errors++;
 }
 if(typeof data14 == "number"){
-if(data14 > 604800 || isNaN(data14)){
-const err62 = {instancePath:instancePath+"/retry/delay_seconds",schemaPath:"#/properties/retry/properties/delay_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800},message:"must be <= 604800"};
+if(data14 > 10 || isNaN(data14)){
+const err62 = {instancePath:instancePath+"/retry/max_attempts",schemaPath:"#/properties/retry/properties/max_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -5908,8 +5949,8 @@ vErrors.push(err62);
 }
 errors++;
 }
-if(data14 < 30 || isNaN(data14)){
-const err63 = {instancePath:instancePath+"/retry/delay_seconds",schemaPath:"#/properties/retry/properties/delay_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 30},message:"must be >= 30"};
+if(data14 < 1 || isNaN(data14)){
+const err63 = {instancePath:instancePath+"/retry/max_attempts",schemaPath:"#/properties/retry/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -5920,11 +5961,10 @@ errors++;
 }
 }
 }
-if(data12.on !== undefined){
-let data15 = data12.on;
-if(Array.isArray(data15)){
-if(data15.length > 4){
-const err64 = {instancePath:instancePath+"/retry/on",schemaPath:"#/properties/retry/properties/on/maxItems",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items"};
+if(data13.delay_seconds !== undefined){
+let data15 = data13.delay_seconds;
+if(!((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15)))){
+const err64 = {instancePath:instancePath+"/retry/delay_seconds",schemaPath:"#/properties/retry/properties/delay_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -5933,14 +5973,9 @@ vErrors.push(err64);
 }
 errors++;
 }
-const len2 = data15.length;
-for(let i3=0; i3<len2; i3++){
-let data16 = data15[i3];
-const _errs51 = errors;
-let valid11 = false;
-const _errs52 = errors;
-if(typeof data16 !== "string"){
-const err65 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data15 == "number"){
+if(data15 > 604800 || isNaN(data15)){
+const err65 = {instancePath:instancePath+"/retry/delay_seconds",schemaPath:"#/properties/retry/properties/delay_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800},message:"must be <= 604800"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -5949,8 +5984,8 @@ vErrors.push(err65);
 }
 errors++;
 }
-if("busy" !== data16){
-const err66 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf/0/const",keyword:"const",params:{allowedValue: "busy"},message:"must be equal to constant"};
+if(data15 < 30 || isNaN(data15)){
+const err66 = {instancePath:instancePath+"/retry/delay_seconds",schemaPath:"#/properties/retry/properties/delay_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 30},message:"must be >= 30"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -5959,12 +5994,13 @@ vErrors.push(err66);
 }
 errors++;
 }
-var _valid1 = _errs52 === errors;
-valid11 = valid11 || _valid1;
-if(!valid11){
-const _errs54 = errors;
-if(typeof data16 !== "string"){
-const err67 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+if(data13.on !== undefined){
+let data16 = data13.on;
+if(Array.isArray(data16)){
+if(data16.length > 4){
+const err67 = {instancePath:instancePath+"/retry/on",schemaPath:"#/properties/retry/properties/on/maxItems",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -5973,8 +6009,14 @@ vErrors.push(err67);
 }
 errors++;
 }
-if("no_answer" !== data16){
-const err68 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf/1/const",keyword:"const",params:{allowedValue: "no_answer"},message:"must be equal to constant"};
+const len2 = data16.length;
+for(let i3=0; i3<len2; i3++){
+let data17 = data16[i3];
+const _errs53 = errors;
+let valid11 = false;
+const _errs54 = errors;
+if(typeof data17 !== "string"){
+const err68 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -5983,12 +6025,8 @@ vErrors.push(err68);
 }
 errors++;
 }
-var _valid1 = _errs54 === errors;
-valid11 = valid11 || _valid1;
-if(!valid11){
-const _errs56 = errors;
-if(typeof data16 !== "string"){
-const err69 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("busy" !== data17){
+const err69 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf/0/const",keyword:"const",params:{allowedValue: "busy"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -5997,8 +6035,12 @@ vErrors.push(err69);
 }
 errors++;
 }
-if("failed" !== data16){
-const err70 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf/2/const",keyword:"const",params:{allowedValue: "failed"},message:"must be equal to constant"};
+var _valid1 = _errs54 === errors;
+valid11 = valid11 || _valid1;
+if(!valid11){
+const _errs56 = errors;
+if(typeof data17 !== "string"){
+const err70 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -6007,12 +6049,8 @@ vErrors.push(err70);
 }
 errors++;
 }
-var _valid1 = _errs56 === errors;
-valid11 = valid11 || _valid1;
-if(!valid11){
-const _errs58 = errors;
-if(typeof data16 !== "string"){
-const err71 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("no_answer" !== data17){
+const err71 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf/1/const",keyword:"const",params:{allowedValue: "no_answer"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -6021,8 +6059,12 @@ vErrors.push(err71);
 }
 errors++;
 }
-if("voicemail" !== data16){
-const err72 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf/3/const",keyword:"const",params:{allowedValue: "voicemail"},message:"must be equal to constant"};
+var _valid1 = _errs56 === errors;
+valid11 = valid11 || _valid1;
+if(!valid11){
+const _errs58 = errors;
+if(typeof data17 !== "string"){
+const err72 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -6031,13 +6073,8 @@ vErrors.push(err72);
 }
 errors++;
 }
-var _valid1 = _errs58 === errors;
-valid11 = valid11 || _valid1;
-}
-}
-}
-if(!valid11){
-const err73 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("failed" !== data17){
+const err73 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf/2/const",keyword:"const",params:{allowedValue: "failed"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -6046,11 +6083,50 @@ vErrors.push(err73);
 }
 errors++;
 }
+var _valid1 = _errs58 === errors;
+valid11 = valid11 || _valid1;
+if(!valid11){
+const _errs60 = errors;
+if(typeof data17 !== "string"){
+const err74 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err74];
+}
 else {
-errors = _errs51;
+vErrors.push(err74);
+}
+errors++;
+}
+if("voicemail" !== data17){
+const err75 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf/3/const",keyword:"const",params:{allowedValue: "voicemail"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+var _valid1 = _errs60 === errors;
+valid11 = valid11 || _valid1;
+}
+}
+}
+if(!valid11){
+const err76 = {instancePath:instancePath+"/retry/on/" + i3,schemaPath:"#/properties/retry/properties/on/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+else {
+errors = _errs53;
 if(vErrors !== null){
-if(_errs51){
-vErrors.length = _errs51;
+if(_errs53){
+vErrors.length = _errs53;
 }
 else {
 vErrors = null;
@@ -6058,19 +6134,19 @@ vErrors = null;
 }
 }
 }
-let i4 = data15.length;
+let i4 = data16.length;
 let j1;
 if(i4 > 1){
 outer1:
 for(;i4--;){
 for(j1 = i4; j1--;){
-if(func0(data15[i4], data15[j1])){
-const err74 = {instancePath:instancePath+"/retry/on",schemaPath:"#/properties/retry/properties/on/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)"};
+if(func0(data16[i4], data16[j1])){
+const err77 = {instancePath:instancePath+"/retry/on",schemaPath:"#/properties/retry/properties/on/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)"};
 if(vErrors === null){
-vErrors = [err74];
+vErrors = [err77];
 }
 else {
-vErrors.push(err74);
+vErrors.push(err77);
 }
 errors++;
 break outer1;
@@ -6080,46 +6156,7 @@ break outer1;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/retry/on",schemaPath:"#/properties/retry/properties/on/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err75];
-}
-else {
-vErrors.push(err75);
-}
-errors++;
-}
-}
-}
-else {
-const err76 = {instancePath:instancePath+"/retry",schemaPath:"#/properties/retry/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err76];
-}
-else {
-vErrors.push(err76);
-}
-errors++;
-}
-}
-if(data.answering_machine !== undefined){
-let data17 = data.answering_machine;
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-for(const key3 in data17){
-if(!((key3 === "detect") || (key3 === "on_machine"))){
-const err77 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err77];
-}
-else {
-vErrors.push(err77);
-}
-errors++;
-}
-}
-if(data17.detect !== undefined){
-if(typeof data17.detect !== "boolean"){
-const err78 = {instancePath:instancePath+"/answering_machine/detect",schemaPath:"#/properties/answering_machine/properties/detect/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err78 = {instancePath:instancePath+"/retry/on",schemaPath:"#/properties/retry/properties/on/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -6129,13 +6166,9 @@ vErrors.push(err78);
 errors++;
 }
 }
-if(data17.on_machine !== undefined){
-let data19 = data17.on_machine;
-const _errs66 = errors;
-let valid14 = false;
-const _errs67 = errors;
-if(typeof data19 !== "string"){
-const err79 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err79 = {instancePath:instancePath+"/retry",schemaPath:"#/properties/retry/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -6144,8 +6177,13 @@ vErrors.push(err79);
 }
 errors++;
 }
-if("hangup" !== data19){
-const err80 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/const",keyword:"const",params:{allowedValue: "hangup"},message:"must be equal to constant"};
+}
+if(data.answering_machine !== undefined){
+let data18 = data.answering_machine;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+for(const key3 in data18){
+if(!((key3 === "detect") || (key3 === "on_machine"))){
+const err80 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -6154,12 +6192,10 @@ vErrors.push(err80);
 }
 errors++;
 }
-var _valid2 = _errs67 === errors;
-valid14 = valid14 || _valid2;
-if(!valid14){
-const _errs69 = errors;
-if(typeof data19 !== "string"){
-const err81 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data18.detect !== undefined){
+if(typeof data18.detect !== "boolean"){
+const err81 = {instancePath:instancePath+"/answering_machine/detect",schemaPath:"#/properties/answering_machine/properties/detect/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -6168,8 +6204,14 @@ vErrors.push(err81);
 }
 errors++;
 }
-if("leave_message" !== data19){
-const err82 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/const",keyword:"const",params:{allowedValue: "leave_message"},message:"must be equal to constant"};
+}
+if(data18.on_machine !== undefined){
+let data20 = data18.on_machine;
+const _errs68 = errors;
+let valid14 = false;
+const _errs69 = errors;
+if(typeof data20 !== "string"){
+const err82 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -6178,11 +6220,8 @@ vErrors.push(err82);
 }
 errors++;
 }
-var _valid2 = _errs69 === errors;
-valid14 = valid14 || _valid2;
-}
-if(!valid14){
-const err83 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("hangup" !== data20){
+const err83 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/const",keyword:"const",params:{allowedValue: "hangup"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -6191,11 +6230,48 @@ vErrors.push(err83);
 }
 errors++;
 }
+var _valid2 = _errs69 === errors;
+valid14 = valid14 || _valid2;
+if(!valid14){
+const _errs71 = errors;
+if(typeof data20 !== "string"){
+const err84 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err84];
+}
 else {
-errors = _errs66;
+vErrors.push(err84);
+}
+errors++;
+}
+if("leave_message" !== data20){
+const err85 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/const",keyword:"const",params:{allowedValue: "leave_message"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+var _valid2 = _errs71 === errors;
+valid14 = valid14 || _valid2;
+}
+if(!valid14){
+const err86 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+else {
+errors = _errs68;
 if(vErrors !== null){
-if(_errs66){
-vErrors.length = _errs66;
+if(_errs68){
+vErrors.length = _errs68;
 }
 else {
 vErrors = null;
@@ -6205,24 +6281,24 @@ vErrors = null;
 }
 }
 else {
-const err84 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err87 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err84];
+vErrors = [err87];
 }
 else {
-vErrors.push(err84);
+vErrors.push(err87);
 }
 errors++;
 }
 }
 }
 else {
-const err85 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err88 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err85];
+vErrors = [err88];
 }
 else {
-vErrors.push(err85);
+vErrors.push(err88);
 }
 errors++;
 }

@@ -1,7 +1,8 @@
 // The campaign and do-not-call contract (docs/design.md §8) as TypeBox schemas: the backend validates
 // requests and builds the OpenAPI document with them; the console checks its forms with the same ones.
 import { Type, type Static } from '@sinclair/typebox';
-import { CURSOR_PATTERN, PHONE_NUMBER_PATTERN, RESOURCE_ID_PATTERN } from './formats.js';
+import { CURSOR_PATTERN, RESOURCE_ID_PATTERN } from './formats.js';
+import { phoneNumberInput, REGION_PATTERN } from './phone.js';
 import { AnsweringMachine } from './bot.js';
 
 export const CAMPAIGN_STATUSES = ['draft', 'running', 'paused', 'completed', 'canceled'] as const;
@@ -28,7 +29,7 @@ export const TIME_ZONE_PATTERN = '^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0
 const timezone = (description: string) => Type.String({ pattern: TIME_ZONE_PATTERN, maxLength: 64, description });
 const HH_MM = '^(?:[01][0-9]|2[0-3]):[0-5][0-9]$';
 const HH_MM_END = '^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$';
-const phone = Type.String({ pattern: PHONE_NUMBER_PATTERN, description: 'E.164 phone number' });
+const phone = phoneNumberInput('E.164, or a national number read in the default region (normalised to E.164)');
 const time = Type.String({ format: 'date-time' });
 const nullableTime = Type.Union([time, Type.Null()]);
 
@@ -62,7 +63,8 @@ export const CampaignCreate = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     bot_id: Type.String({ pattern: RESOURCE_ID_PATTERN }),
-    from_number: Type.Optional(Type.String({ pattern: PHONE_NUMBER_PATTERN, description: "caller ID: one of a trunk's numbers (else the default trunk)" })),
+    from_number: Type.Optional(phoneNumberInput("caller ID: one of a trunk's numbers, in international format (else the default trunk)")),
+    default_region: Type.Optional(Type.String({ pattern: REGION_PATTERN, description: "ISO 3166-1 alpha-2 region national contact numbers are read in; default: the country of the caller ID (from_number, else the default trunk's first number)" })),
     timezone: timezone("IANA time zone of the windows for contacts without their own (must be one this server's Intl knows)"),
     windows: Type.Array(CallingWindow, { maxItems: MAX_CAMPAIGN_WINDOWS, description: 'when contacts may be dialled, in their own time zone; empty = always' }),
     max_concurrency: Type.Integer({ minimum: 1, maximum: 1000, description: "this campaign's calls live at once, at most" }),
@@ -85,6 +87,8 @@ export const Campaign = Type.Object(
     name: Type.String(),
     bot_id: Type.String(),
     from_number: Type.Union([Type.String(), Type.Null()]),
+    /** The region national contact numbers are read in; null: the caller ID's country at upload time. */
+    default_region: Type.Union([Type.String(), Type.Null()]),
     timezone: Type.String(),
     windows: Type.Array(CallingWindow),
     max_concurrency: Type.Integer(),
@@ -125,7 +129,7 @@ export const ContactsUpload = Type.Object(
   {
     contacts: Type.Array(
       // Items are checked one by one: a bad row is reported in `rejected`, never refused with the upload.
-      Type.Unknown({ description: 'Each item `{to_number (E.164), variables? (string → string, at most 50, matching the bot\'s declared variables), timezone? (IANA)}`; an item that is not is reported in `rejected`' }),
+      Type.Unknown({ description: 'Each item `{to_number (E.164, or national in the campaign\'s default_region), variables? (string → string, at most 50, matching the bot\'s declared variables), timezone? (IANA)}`; an item that is not is reported in `rejected`' }),
       { minItems: 1, maxItems: MAX_CONTACTS_PER_UPLOAD },
     ),
   },

@@ -1,6 +1,7 @@
 // The dial-out request of `POST /api/v1/sip/dialout` and its 201 reply.
 import { Type, type Static } from '@sinclair/typebox';
-import { PHONE_NUMBER_PATTERN, RESOURCE_ID_PATTERN } from './formats.js';
+import { RESOURCE_ID_PATTERN } from './formats.js';
+import { phoneNumberInput, REGION_PATTERN } from './phone.js';
 import { VARIABLE_NAME_PATTERN } from './bot.js';
 
 /** Contact data for a call: string → string, at most 50 entries, each name a variable name (no other keys). */
@@ -16,8 +17,9 @@ export type CallVariables = Static<typeof CallVariables>;
 export const DialoutRequest = Type.Object(
   {
     bot_id: Type.String({ pattern: RESOURCE_ID_PATTERN, description: 'the bot that talks (a bot id)' }),
-    to_number: Type.String({ pattern: PHONE_NUMBER_PATTERN, description: 'E.164 phone number' }),
-    from_number: Type.Optional(Type.String({ pattern: PHONE_NUMBER_PATTERN, description: "caller ID: one of an outbound trunk's numbers (that trunk places the call); default: the default trunk's first number" })),
+    to_number: phoneNumberInput('the number to call: E.164, or a national number read in default_region (normalised to E.164)'),
+    from_number: Type.Optional(phoneNumberInput("caller ID: one of an outbound trunk's numbers (that trunk places the call), in international format; default: the default trunk's first number")),
+    default_region: Type.Optional(Type.String({ pattern: REGION_PATTERN, description: "ISO 3166-1 alpha-2 region a national to_number is read in; default: the caller ID's country" })),
     variables: Type.Optional(CallVariables),
     connected_event: Type.Optional(callVariables('alias of variables; never both (422 conflicting_fields)')),
   },

@@ -1,7 +1,8 @@
 // Inbound numbers (docs/design.md §7): a phone number of ours that a bot answers. The admin API accepts and
 // returns these; the backend mirrors each into LiveKit (an inbound trunk and a dispatch rule).
 import { Type, type Static } from '@sinclair/typebox';
-import { PHONE_NUMBER_PATTERN, RESOURCE_ID_PATTERN } from './formats.js';
+import { RESOURCE_ID_PATTERN } from './formats.js';
+import { phoneNumberInput } from './phone.js';
 import { VARIABLE_NAME_PATTERN } from './bot.js';
 
 const V4_OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])';
@@ -16,7 +17,7 @@ const V6 =
 export const IP_OR_CIDR_PATTERN = `^(?:${V4}(?:/(?:3[0-2]|[12]?[0-9]))?|${V6}(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$`;
 export const MAX_ALLOWED_ADDRESSES = 32;
 
-const number = Type.String({ pattern: PHONE_NUMBER_PATTERN, description: 'the number callers dial (E.164); one inbound number per number' });
+const number = phoneNumberInput('the number callers dial, in international format (stored and answered as E.164); one inbound number per number');
 const botId = Type.String({ pattern: RESOURCE_ID_PATTERN, description: 'the bot that answers (a bot id)' });
 // The same shape as a dial-out's variables (dialout.ts).
 const variables = Type.Record(Type.String({ pattern: VARIABLE_NAME_PATTERN }), Type.String({ maxLength: 4000 }), {

@@ -24,3 +24,4 @@ export * from './campaigns.js';
 export * from './errors.js';
 export * from './intents.js';
 export * from './users.js';
+export * from './phone.js';

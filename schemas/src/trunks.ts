@@ -1,7 +1,7 @@
 // Outbound SIP trunks (docs/design.md §7): how the platform reaches a carrier. The admin API accepts and
 // returns these; the backend mirrors each into LiveKit. `auth_password` is write-only.
 import { Type, type Static } from '@sinclair/typebox';
-import { PHONE_NUMBER_PATTERN } from './formats.js';
+import { phoneNumberInput } from './phone.js';
 
 export const SIP_TRANSPORTS = ['udp', 'tcp', 'tls'] as const;
 export type SipTransport = (typeof SIP_TRANSPORTS)[number];
@@ -14,11 +14,11 @@ const MAX_TRUNK_NUMBERS = 100;
 const name = Type.String({ minLength: 1, maxLength: 200 });
 const address = Type.String({ minLength: 1, maxLength: 253, pattern: TRUNK_ADDRESS_PATTERN, description: 'host[:port] of the carrier\'s SIP server' });
 const transport = Type.Union(SIP_TRANSPORTS.map((t) => Type.Literal(t)));
-const numbers = Type.Array(Type.String({ pattern: PHONE_NUMBER_PATTERN, description: 'E.164 caller ID' }), {
+const numbers = Type.Array(phoneNumberInput('caller ID in international format (+, country code; spaces and punctuation allowed), stored as E.164'), {
   minItems: 1,
   maxItems: MAX_TRUNK_NUMBERS,
   uniqueItems: true,
-  description: 'caller IDs this trunk may present (E.164)',
+  description: 'caller IDs this trunk may present (stored and answered as E.164; the same number twice is refused)',
 });
 /** Printable ASCII without spaces: what SIP digest auth can carry. */
 const authUsername = Type.String({ minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e]+$' });

@@ -2,7 +2,8 @@
 // (dialler.ts), so a number added while a campaign runs is skipped from then on.
 import { ObjectId, type Db, type Filter } from 'mongodb';
 import type { Router } from '@koa/router';
-import { DncAdd, PHONE_NUMBER_PATTERN } from '@voice-platform/schemas';
+import { DncAdd } from '@voice-platform/schemas';
+import { e164Input, e164List, e164Problem } from '../phoneInput.js';
 import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { check, pageQuery } from '../validate.js';
@@ -17,7 +18,6 @@ interface DncDoc {
 }
 
 const dnc = (db: Db) => db.collection<DncDoc>(COLLECTIONS.dnc);
-const phone = new RegExp(PHONE_NUMBER_PATTERN);
 
 export async function isDoNotCall(db: Db, number: string): Promise<boolean> {
   return (await dnc(db).findOne({ number }, { projection: { _id: 1 } })) !== null;
@@ -27,7 +27,7 @@ export function dncRoutes(router: Router, svc: Services): void {
   const admin = requireAdmin(svc);
 
   router.post('/api/v1/dnc', admin, jsonBody(), async (ctx) => {
-    const { numbers } = check(DncAdd, ctx.request.body);
+    const numbers = e164List(check(DncAdd, ctx.request.body).numbers, 'numbers');
     const unique = [...new Set(numbers)];
     const listed = new Set((await dnc(svc.db).find({ number: { $in: unique } }, { projection: { number: 1 } }).toArray()).map((d) => d.number));
     const now = svc.now();
@@ -45,10 +45,11 @@ export function dncRoutes(router: Router, svc: Services): void {
   });
 
   router.get('/api/v1/dnc', admin, async (ctx) => {
-    const { limit, after, values } = pageQuery(ctx.query, ['number'], ({ number }) =>
-      number !== undefined && !phone.test(number) ? [{ field: 'number', message: `must match ${PHONE_NUMBER_PATTERN}` }] : [],
-    );
-    const number = values.number;
+    const { limit, after, values } = pageQuery(ctx.query, ['number'], ({ number }) => {
+      const r = number === undefined ? null : e164Problem(number, 'number');
+      return r && !('e164' in r) ? [r] : [];
+    });
+    const number = values.number === undefined ? undefined : e164Input(values.number, 'number');
     const and: Filter<DncDoc>[] = [];
     if (number !== undefined) and.push({ number });
     if (after) and.push({ $or: [{ created_at: { $lt: after.t } }, { created_at: after.t, _id: { $lt: after.id } }] });
@@ -62,8 +63,7 @@ export function dncRoutes(router: Router, svc: Services): void {
   });
 
   router.delete('/api/v1/dnc/:number', admin, async (ctx) => {
-    const number = ctx.params.number!;
-    if (!phone.test(number)) throw apiError('validation_failed', { details: [{ field: 'number', message: `must match ${PHONE_NUMBER_PATTERN}` }] });
+    const number = e164Input(ctx.params.number!, 'number');
     const res = await dnc(svc.db).deleteOne({ number });
     if (res.deletedCount === 0) throw apiError('not_found', 'the number is not on the do-not-call list');
     svc.logger.info({ req_id: ctx.state.requestId }, 'do-not-call number removed');

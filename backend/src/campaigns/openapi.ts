@@ -3,7 +3,7 @@ import type { TSchema } from '@sinclair/typebox';
 import {
   CAMPAIGN_STATUSES,
   CURSOR_PATTERN,
-  PHONE_NUMBER_PATTERN,
+  PHONE_NUMBER_INPUT_MAX_LENGTH,
   CampaignCreate,
   CampaignDetail,
   CampaignPage,
@@ -36,7 +36,10 @@ interface DocHelpers {
 const CAMPAIGN_RULES =
   'Beyond the schema: `timezone` must be a zone this server\'s Intl knows (422 `validation_failed` naming `timezone`), each window\'s `end` ' +
   'must be after its `start` (naming `windows.N.end`), `bot_id` must name a bot (404 `bot_not_found`), and `from_number`, when given, must be ' +
-  "one of an outbound trunk's numbers (422 `unknown_from_number`). The campaign is created `draft`: add contacts, then start it.";
+  "one of an outbound trunk's numbers (422 `unknown_from_number`; in international format, normalised to E.164, a number that cannot exist " +
+  'is 422 `validation_failed` naming `from_number` with the reason: too short, too long, invalid length, invalid country calling code, not a number). ' +
+  '`default_region` (ISO 3166-1 alpha-2) is where national contact numbers are read; without it, the country of the caller ID when the contacts are added. ' +
+  'The campaign is created `draft`: add contacts, then start it.';
 
 const DIALLER =
   'The dialler role dials `pending` contacts (and `retry_scheduled` ones once `next_attempt_at` has come) while the campaign is `running`: ' +
@@ -114,7 +117,9 @@ export function campaignPaths(d: DocHelpers): Record<string, object> {
           `JSON \`{contacts: [{to_number, variables?, timezone?}]}\` (at most ${MAX_CONTACTS_PER_UPLOAD} items, the 64 KiB body limit) or \`text/csv\` ` +
           `(at most ${MAX_CSV_BYTES} bytes, ${MAX_CONTACTS_PER_UPLOAD} data rows, ${MAX_CSV_ROW_CHARS} characters a line, ${MAX_CSV_COLUMNS} columns; RFC 4180 quoting): ` +
           'a header with a `to_number` column, an optional `timezone` column, every other column a variable (an empty cell is no value). ' +
-          "Each row is checked on its own: an E.164 `to_number`, a `timezone` Intl knows, and variables that match the bot's declared ones " +
+          "Each row is checked on its own: a `to_number` libphonenumber reads (E.164, or national such as `(415) 555-0100` in the campaign's " +
+          "`default_region`, else its caller ID's country), stored as E.164, one that cannot exist rejected with the reason (`too short`, `too long`, " +
+          "`invalid length`, `invalid country calling code`, `not a number`); a `timezone` Intl knows, and variables that match the bot's declared ones " +
           '(every required one, no other); a bad row is listed in `rejected` (`row` is its 1-based position, the CSV header not counted; `field` ' +
           'names the cell) and never blocks the good ones. A number already in the campaign, or earlier in the upload, counts as a duplicate. ' +
           'Whole-upload problems answer 422 `validation_failed`: no contacts, an unknown field, too many rows; for CSV a missing header or ' +
@@ -201,12 +206,12 @@ export function campaignPaths(d: DocHelpers): Record<string, object> {
         summary: 'The do-not-call list, newest first, with cursor pagination (`number` looks one up)',
         description: 'An unknown query parameter is refused (422 `validation_failed` naming it).',
         security: [{ adminJwt: [] }],
-        parameters: [{ name: 'number', in: 'query', schema: { type: 'string', pattern: PHONE_NUMBER_PATTERN } }, ...page('entry')],
+        parameters: [{ name: 'number', in: 'query', schema: { type: 'string', maxLength: PHONE_NUMBER_INPUT_MAX_LENGTH }, description: 'only this number (E.164, or international with punctuation)' }, ...page('entry')],
         responses: { 200: ok('A page of numbers', DncPage), ...errors([...ADMIN, 'validation_failed']) },
       },
     },
     '/api/v1/dnc/{number}': {
-      parameters: [{ name: 'number', in: 'path', required: true, schema: { type: 'string', pattern: PHONE_NUMBER_PATTERN }, description: 'E.164 number (URL-encode the `+` as `%2B`)' }],
+      parameters: [{ name: 'number', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: PHONE_NUMBER_INPUT_MAX_LENGTH }, description: 'E.164 number (URL-encode the `+` as `%2B`); other international formats are normalised' }],
       delete: {
         operationId: 'deleteDoNotCall',
         summary: 'Remove a number from the do-not-call list',

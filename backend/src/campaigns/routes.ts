@@ -14,6 +14,7 @@ import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
 import { findBot } from '../bots/store.js';
 import { trunkForDialout } from '../trunks/store.js';
+import { callerRegion, e164Input, e164Problem } from '../phoneInput.js';
 import { emitWebhookEvent } from '../webhooks/outbox.js';
 import { parseCsv } from './csv.js';
 import { contactsCsv } from './export.js';
@@ -110,13 +111,15 @@ export function campaignRoutes(router: Router, svc: Services, metrics: Metrics):
     checkCampaignRules(body);
     const bot = await findBot(svc.db, body.bot_id);
     if (!bot) throw apiError('bot_not_found');
-    if (body.from_number !== undefined) await trunkForDialout(svc.db, body.from_number);
+    const fromNumber = body.from_number === undefined ? undefined : e164Input(body.from_number, 'from_number');
+    if (fromNumber !== undefined) await trunkForDialout(svc.db, fromNumber);
     const now = svc.now();
     const doc: CampaignDoc = {
       _id: new ObjectId().toHexString(),
       name: body.name,
       bot_id: body.bot_id,
-      from_number: body.from_number ?? null,
+      from_number: fromNumber ?? null,
+      default_region: body.default_region ?? null,
       timezone: body.timezone,
       windows: body.windows,
       max_concurrency: body.max_concurrency,
@@ -256,6 +259,8 @@ async function addContacts(svc: Services, campaign: CampaignDoc, bot: BotDoc | n
   const rejected: ContactsResult['rejected'] = [];
   const good: Array<{ row: number; to_number: string; variables: Record<string, string>; timezone: string | null }> = [];
   const declared = new Map((bot?.variables ?? []).map((v) => [v.name, v]));
+  // National numbers are read in the campaign's default_region, else the country of its caller ID.
+  const region = campaign.default_region ?? (await callerRegion(svc.db, campaign.from_number));
   for (const { row, value } of rows) {
     const problems: FieldProblem[] = [];
     if (value && typeof value === 'object' && '__width' in value) {
@@ -263,11 +268,13 @@ async function addContacts(svc: Services, campaign: CampaignDoc, bot: BotDoc | n
     } else if (!validate(value)) problems.push(...fieldProblems(validate.errors).map((p) => (p.field === '(body)' ? { ...p, field: '(row)' } : p)));
     else {
       const v = value as { to_number: string; variables?: Record<string, string>; timezone?: string };
+      const number = e164Problem(v.to_number, 'to_number', region);
+      if (!('e164' in number)) problems.push(number);
       if (v.timezone !== undefined && !isTimeZone(v.timezone)) problems.push({ field: 'timezone', message: 'is not an IANA time zone this server knows' });
       const vars = v.variables ?? {};
       for (const d of declared.values()) if (d.required && !Object.hasOwn(vars, d.name)) problems.push({ field: `variables.${d.name}`, message: 'is required by the bot' });
       for (const name of Object.keys(vars)) if (!declared.has(name)) problems.push({ field: `variables.${name}`, message: 'is not a declared variable of the bot' });
-      if (!problems.length) good.push({ row, to_number: v.to_number, variables: vars, timezone: v.timezone ?? null });
+      if (!problems.length && 'e164' in number) good.push({ row, to_number: number.e164, variables: vars, timezone: v.timezone ?? null });
     }
     for (const p of problems) rejected.push({ row, field: p.field, message: p.message });
   }

@@ -16,6 +16,8 @@ export interface CampaignDoc {
   name: string;
   bot_id: string;
   from_number: string | null;
+  /** Where national contact numbers are read (ISO 3166 alpha-2); null or absent (older campaigns): the caller ID's country. */
+  default_region?: string | null;
   timezone: string;
   windows: CallingWindow[];
   max_concurrency: number;
@@ -78,6 +80,7 @@ export function publicCampaign(doc: CampaignDoc): Campaign {
     name: doc.name,
     bot_id: doc.bot_id,
     from_number: doc.from_number,
+    default_region: doc.default_region ?? null,
     timezone: doc.timezone,
     windows: doc.windows ?? [],
     max_concurrency: doc.max_concurrency,

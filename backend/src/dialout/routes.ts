@@ -4,7 +4,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { ObjectId } from 'mongodb';
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
-import { CALL_JOBS_STREAM_KEY, DialoutRequest, IDEMPOTENCY_KEY_MAX_LENGTH, PHONE_NUMBER_PATTERN, type DialoutResponse, type ErrorCode } from '@voice-platform/schemas';
+import { CALL_JOBS_STREAM_KEY, DialoutRequest, IDEMPOTENCY_KEY_MAX_LENGTH, phoneNumberRegion, type DialoutResponse, type ErrorCode } from '@voice-platform/schemas';
+import { e164Input } from '../phoneInput.js';
 import { ApiError, apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
@@ -21,7 +22,6 @@ import { trunkForDialout } from '../trunks/store.js';
 import { claim, complete, release, requestHash } from './idempotency.js';
 import { emitCallEvent } from '../webhooks/outbox.js';
 
-const phone = new RegExp(PHONE_NUMBER_PATTERN);
 
 /** Schema step: structure first (validation_failed), then the number (invalid_phone_number), then the alias pair (conflicting_fields). */
 interface DialoutInput {
@@ -41,7 +41,10 @@ export interface CallRequester {
   label: string;
 }
 
-function parseDialout(body: unknown): DialoutInput {
+/** The country of the caller ID a dial-out from `fromNumber` (else the default trunk's) would have; null when there is none. */
+type CallerRegion = (fromNumber: string | undefined) => Promise<string | null>;
+
+async function parseDialout(body: unknown, callerRegion: CallerRegion): Promise<DialoutInput> {
   const validate = compiled(DialoutRequest);
   if (!validate(body)) {
     // The number patterns and the schema's `not` (variables with connected_event) have their own codes below.
@@ -50,14 +53,12 @@ function parseDialout(body: unknown): DialoutInput {
     const structural = (validate.errors ?? []).filter((e) => !later(e));
     if (structural.length) throw apiError('validation_failed', { details: fieldProblems(structural) });
   }
-  const b = body as { bot_id: string; to_number: unknown; from_number?: unknown; variables?: Record<string, string>; connected_event?: Record<string, string> };
-  for (const field of ['to_number', 'from_number'] as const) {
-    const v = b[field];
-    if (field === 'from_number' && v === undefined) continue;
-    if (typeof v !== 'string' || !phone.test(v)) {
-      throw apiError('invalid_phone_number', { message: `${field} must be an E.164 number such as +4915112345678`, details: [{ field, message: `must match ${PHONE_NUMBER_PATTERN}` }] });
-    }
-  }
+  const b = body as { bot_id: string; to_number: string; from_number?: string; default_region?: string; variables?: Record<string, string>; connected_event?: Record<string, string> };
+  // Numbers through libphonenumber (schemas/src/phone.ts): from_number international; to_number too, unless
+  // it is national (no `+`) and no default_region was given: the route reads it in the caller ID's country.
+  const from = b.from_number === undefined ? undefined : e164Input(b.from_number, 'from_number', null, 'invalid_phone_number');
+  const national = b.default_region === undefined && !b.to_number.trim().startsWith('+');
+  const to = e164Input(b.to_number, 'to_number', national ? await callerRegion(from) : b.default_region, 'invalid_phone_number');
   if (b.variables !== undefined && b.connected_event !== undefined) {
     throw apiError('conflicting_fields', {
       details: [
@@ -68,8 +69,9 @@ function parseDialout(body: unknown): DialoutInput {
   }
   return {
     bot_id: b.bot_id,
-    to_number: b.to_number as string,
-    ...(typeof b.from_number === 'string' ? { from_number: b.from_number } : {}),
+    to_number: to,
+    ...(from !== undefined ? { from_number: from } : {}),
+
     variables: b.variables ?? b.connected_event ?? {},
   };
 }
@@ -107,7 +109,18 @@ export function dialoutRoutes(router: Router, svc: Services, metrics: Metrics): 
 
   router.post('/api/v1/sip/dialout', count, requireApiKey(svc, metrics, bucket), rateLimit, jsonBody(), async (ctx) => {
     const key = ctx.state.apiKey as KeyPrincipal;
-    const req = parseDialout(ctx.request.body);
+    // A national to_number without default_region is read in the country of the caller ID the call would
+    // have; with no such trunk it has no region (and placeCall refuses the trunk in its turn).
+    const callerRegion: CallerRegion = async (from) => {
+      try {
+        const { fromNumber } = await trunkForDialout(svc.db, from, { table: svc.cache.trunks, view: await requestView(svc.cache, ctx.state) });
+        return phoneNumberRegion(fromNumber);
+      } catch (err) {
+        if (err instanceof ApiError) return null;
+        throw err;
+      }
+    };
+    const req = await parseDialout(ctx.request.body, callerRegion);
 
     const idemKey = ctx.get('Idempotency-Key');
     if (idemKey.length > IDEMPOTENCY_KEY_MAX_LENGTH) {

@@ -17,6 +17,7 @@ import { requireAdmin } from '../auth/admin.js';
 import { findBot } from '../bots/store.js';
 import { checkVariables } from '../dialout/variables.js';
 import { TelephonyError, type DispatchRuleSpec, type InboundTrunkSpec, type Telephony } from '../telephony/telephony.js';
+import { e164Input } from '../phoneInput.js';
 import { INBOUND_NUMBER_ID_ATTRIBUTE, INBOUND_ROOM_PREFIX, inboundNumbers, publicInboundNumber, type InboundNumberDoc } from './store.js';
 
 const LOCK = { ttlMs: 30_000, waitMs: 15_000 };
@@ -65,6 +66,7 @@ export function inboundNumberRoutes(router: Router, svc: Services): void {
 
   router.post('/api/v1/sip/inbound-numbers', admin, jsonBody(), async (ctx) => {
     const body = check(InboundNumberCreate, ctx.request.body);
+    body.number = e164Input(body.number, 'number');
     const telephony = requireTelephony(svc);
     const doc = await withDocLock(svc.redis, 'sip-inbound-numbers', async () => {
       const fields = { number: body.number, bot_id: body.bot_id, variables: body.variables ?? {}, allowed_addresses: body.allowed_addresses ?? [] };
@@ -115,6 +117,7 @@ export function inboundNumberRoutes(router: Router, svc: Services): void {
 
   router.patch('/api/v1/sip/inbound-numbers/:id', admin, jsonBody(), async (ctx) => {
     const patch = check(InboundNumberUpdate, ctx.request.body);
+    if (patch.number !== undefined) patch.number = e164Input(patch.number, 'number');
     const telephony = requireTelephony(svc);
     const id = ctx.params.id!;
     const doc = await withDocLock(svc.redis, 'sip-inbound-numbers', async () => {

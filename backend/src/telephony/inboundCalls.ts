@@ -9,7 +9,7 @@ import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { WebhookReceiver, type WebhookEvent } from 'livekit-server-sdk';
-import { CALL_JOBS_STREAM_KEY, PHONE_NUMBER_PATTERN } from '@voice-platform/schemas';
+import { CALL_JOBS_STREAM_KEY, normalizePhoneNumber } from '@voice-platform/schemas';
 import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { readRaw } from '../body.js';
@@ -20,13 +20,12 @@ import { emitCallEvent } from '../webhooks/outbox.js';
 import { findInboundNumber, INBOUND_NUMBER_ID_ATTRIBUTE, INBOUND_ROOM_PREFIX } from '../inbound/store.js';
 /** One call per room, whatever LiveKit retries: the room's mark outlives any retry. */
 const ROOM_MARK_TTL_SECONDS = 24 * 3600;
-const phone = new RegExp(PHONE_NUMBER_PATTERN);
 
 /** A number as livekit-sip reports it (the SIP URI's user part) in E.164, or null when it is not one. */
 function e164(raw: string | undefined): string | null {
   if (!raw) return null;
-  const n = raw.startsWith('+') ? raw : `+${raw}`;
-  return phone.test(n) ? n : null;
+  const n = normalizePhoneNumber(raw.startsWith('+') ? raw : `+${raw}`);
+  return n.ok ? n.e164 : null;
 }
 
 export function liveKitWebhookRoutes(router: Router, svc: Services): void {

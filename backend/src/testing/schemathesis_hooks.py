@@ -71,10 +71,18 @@ _rule(("createWebhook", "updateWebhook"), r"url", r"^(is not a valid URL|host do
 _rule(("createCampaign",), r"timezone", r"^is not an IANA time zone this server knows$")
 _rule(("createCampaign",), r"windows\.\d+\.end", r"^must be after start$")
 _rule(("addCampaignContacts",), r"csv(\.header(\.\d+)?|\.row\.\d+)?", r".")
+# Phone numbers (docs/design.md §13): any string up to 64 characters is a number input; libphonenumber says
+# whether it can exist (the reasons of schemas/src/phone.ts), and a trunk's numbers are unique once normalised.
+_PHONE_REASON = r"^(too short|too long|invalid length|invalid country calling code|not a number|must not have an extension|unknown region|is the same number as numbers\.\d+ \(\+\d+\))$"
+_rule(("createCampaign",), r"from_number", _PHONE_REASON)
+_rule(("createOutboundTrunk", "updateOutboundTrunk"), r"numbers\.\d+", _PHONE_REASON)
+_rule(("createInboundNumber", "updateInboundNumber"), r"number", _PHONE_REASON)
+_rule(("addDoNotCall", "listDoNotCall", "deleteDoNotCall"), r"numbers\.\d+|number", _PHONE_REASON)
 
 # operationId -> error codes that depend on stored data, not on the request's shape.
 _STATE_CODES = {
-    "dialout": {"variables_mismatch", "unknown_from_number"},
+    # invalid_phone_number: a to_number or from_number libphonenumber says cannot exist (schemas/src/phone.ts).
+    "dialout": {"variables_mismatch", "unknown_from_number", "invalid_phone_number"},
     "createCall": {"variables_mismatch"},
     "createWidgetCall": {"variables_mismatch"},
     # The trunks' numbers, at creation and again when a campaign starts or resumes.

@@ -15,6 +15,7 @@ import { requireAdmin } from '../auth/admin.js';
 import { SecretBox } from '../secretBox.js';
 import { TelephonyError, type Telephony, type TrunkSpec } from '../telephony/telephony.js';
 import { publicTrunk, trunks, type TrunkDoc } from './store.js';
+import { e164List } from '../phoneInput.js';
 
 const LOCK = { ttlMs: 30_000, waitMs: 15_000 };
 
@@ -66,7 +67,7 @@ export function trunkRoutes(router: Router, svc: Services): void {
       name: body.name,
       address: body.address,
       transport: body.transport ?? 'udp',
-      numbers: body.numbers,
+      numbers: e164List(body.numbers, 'numbers', { unique: true }),
       auth_username: body.auth_username ?? null,
       auth_password: body.auth_password ?? null,
     };
@@ -119,6 +120,7 @@ export function trunkRoutes(router: Router, svc: Services): void {
 
   router.patch('/api/v1/sip/outbound-trunks/:id', admin, jsonBody(), async (ctx) => {
     const patch = check(OutboundTrunkUpdate, ctx.request.body);
+    if (patch.numbers !== undefined) patch.numbers = e164List(patch.numbers, 'numbers', { unique: true });
     const telephony = requireTelephony(svc);
     const id = ctx.params.id!;
     const doc = await withDocLock(svc.redis, 'sip-trunks', async () => {

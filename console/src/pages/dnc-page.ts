@@ -6,9 +6,9 @@ import { LightElement } from '../components/base.js';
 import { errorBanner, field } from '../components/field.js';
 import { api, ApiError, type DncEntry } from '../api.js';
 import { parseNumbers } from '../trunkForm.js';
-import { PHONE_NUMBER_PATTERN } from '@voice-platform/schemas/formats.js';
+import { normalizePhoneNumber } from '@voice-platform/schemas/phone.js';
 
-const phone = new RegExp(PHONE_NUMBER_PATTERN);
+const possible = (n: string) => normalizePhoneNumber(n).ok;
 /** The backend takes at most this many numbers per request. */
 const MAX_PER_ADD = 1000;
 
@@ -74,9 +74,9 @@ export class VpDncPage extends LightElement {
     e.preventDefault();
     if (this.busy) return;
     const numbers = parseNumbers(this.numbersText);
-    const bad = numbers.filter((n) => !phone.test(n));
+    const bad = numbers.filter((n) => !possible(n));
     if (!numbers.length) this.numbersError = 'Enter at least one number.';
-    else if (bad.length) this.numbersError = `Not E.164 numbers: ${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ` and ${bad.length - 5} more` : ''}. Use + and the country code, e.g. +4915112345678.`;
+    else if (bad.length) this.numbersError = `Not numbers that can exist: ${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ` and ${bad.length - 5} more` : ''}. Use + and the country code, e.g. +49 151 12345678.`;
     else if (numbers.length > MAX_PER_ADD) this.numbersError = `At most ${MAX_PER_ADD} numbers at once.`;
     else this.numbersError = null;
     if (this.numbersError) {
@@ -102,8 +102,8 @@ export class VpDncPage extends LightElement {
   private async lookUp(e: Event): Promise<void> {
     e.preventDefault();
     const number = parseNumbers(this.search)[0] ?? '';
-    if (number && !phone.test(number)) {
-      this.searchError = 'Enter one E.164 number, e.g. +4915112345678.';
+    if (number && !possible(number)) {
+      this.searchError = 'Enter one number with + and the country code, e.g. +49 151 12345678.';
       return;
     }
     this.searchError = null;
