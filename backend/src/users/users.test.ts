@@ -148,6 +148,30 @@ describe('users', () => {
     await as(owner).get('/api/v1/bots').expect(200);
   });
 
+  it('two owners demoting each other at once: one wins, the other is the last owner', async () => {
+    const a = await userOfRole(h, owner, 'owner');
+    const b = await userOfRole(h, owner, 'owner');
+    const me = await ownerId();
+    // a and b become the only owners.
+    for (const other of await h.db.collection(COLLECTIONS.users).find({ role: 'owner', active: true, _id: { $nin: [a.id, b.id] } as never }).toArray()) {
+      await as(a.auth).patch(`/api/v1/users/${String(other._id)}`, { role: 'admin' }).expect(200);
+    }
+    const answers = await Promise.all([
+      as(a.auth).patch(`/api/v1/users/${b.id}`, { role: 'editor' }),
+      as(b.auth).patch(`/api/v1/users/${a.id}`, { active: false }),
+    ]);
+    const statuses = answers.map((r) => (r.status === 200 ? 'ok' : code(r) === 'last_owner' ? 'last_owner' : r.status === 401 ? 'revoked' : `${r.status} ${code(r)}`)).sort();
+    // The loser was either refused as the last owner, or its own token was revoked by the winner first.
+    expect(statuses.filter((x) => x === 'ok')).toHaveLength(1);
+    expect(statuses.every((x) => ['ok', 'last_owner', 'revoked'].includes(x))).toBe(true);
+    const owners = (await h.db.collection(COLLECTIONS.users).find({ role: 'owner', active: true }).toArray()).map((u) => String(u._id));
+    expect(owners).toHaveLength(1);
+    // Put things back: the remaining owner makes the seeded admin an owner again.
+    const survivor = owners[0] === a.id ? a : b;
+    await as(survivor.auth).patch(`/api/v1/users/${me}`, { role: 'owner' }).expect(200);
+    owner = (await login(h, ADMIN.email, ADMIN.password)).auth;
+  });
+
   it('refuses a second user of an email, a role that is none, an unknown user, and a hard delete', async () => {
     await as(owner).post('/api/v1/users', { email: 'twice@example.com', name: 'A', role: 'viewer' }).expect(201);
     expect(code(await as(owner).post('/api/v1/users', { email: 'TWICE@example.com', name: 'B', role: 'viewer' }).expect(409))).toBe('user_exists');
