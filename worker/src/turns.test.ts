@@ -6,6 +6,7 @@ import { rms, silence, trimmedSpeech } from './testing/audio.js';
 import { createBot } from './testing/backend.js';
 import { startCall, type TestCaller } from './testing/client.js';
 import { startWorker, type TestWorker } from './testing/worker.js';
+import { useCloudCalls } from './testing/cloud-calls.js';
 
 const POLICY = {
   intents: [
@@ -102,28 +103,28 @@ describe('smart turn detection', () => {
   });
 });
 
-describe('backchannels and barge-in', () => {
-  /** A call to a bot with the long greeting: `say` is spoken `afterMs` into the greeting; the greeting's audio heard, in samples. */
-  async function greetingWith(bot: string, say: Int16Array | null, afterMs = 1500): Promise<{ caller: TestCaller; heard: number; spokeAt: number }> {
-    const { caller } = await startCall(w.wsUrl, bot);
-    await caller.until(() => voiced(caller).length > 0, 'the greeting');
-    const first = voiced(caller)[0]!.atMs;
-    await silenceUntil(caller, () => performance.now() - first >= afterMs, 10_000);
-    const spokeAt = performance.now();
-    if (say) await caller.stream(concatPcm([say]));
-    // The greeting is over when no bot audio came for 600 ms.
-    await silenceUntil(caller, () => caller.audio.length > 0 && performance.now() - caller.audio[caller.audio.length - 1]!.atMs > 600, 15_000);
-    const heard = caller.audio.filter((a) => a.atMs < performance.now()).reduce((n, a) => n + a.pcm.length, 0);
-    return { caller, heard, spokeAt };
-  }
+/** A call to a bot with the long greeting: `say` is spoken `afterMs` into the greeting; the greeting's audio heard, in samples. */
+async function greetingWith(wsUrl: string, bot: string, say: Int16Array | null, afterMs = 1500, variables?: Record<string, string>): Promise<{ caller: TestCaller; heard: number; spokeAt: number }> {
+  const { caller } = await startCall(wsUrl, bot, variables);
+  await caller.until(() => voiced(caller).length > 0, 'the greeting');
+  const first = voiced(caller)[0]!.atMs;
+  await silenceUntil(caller, () => performance.now() - first >= afterMs, 10_000);
+  const spokeAt = performance.now();
+  if (say) await caller.stream(concatPcm([say]));
+  // The greeting is over when no bot audio came for 1.5 s (a bot that paused for an acknowledgement goes on sooner).
+  await silenceUntil(caller, () => caller.audio.length > 0 && performance.now() - caller.audio[caller.audio.length - 1]!.atMs > 1500, 15_000);
+  const heard = caller.audio.reduce((n, a) => n + a.pcm.length, 0);
+  return { caller, heard, spokeAt };
+}
 
-  it('"uh-huh" during the greeting does not stop it; "wait, stop" does, soon after it starts', async () => {
+describe('backchannels and barge-in (pocketsphinx)', () => {
+  it('"okay" during the greeting does not stop it (the bot pauses, then goes on); "wait, stop" does, soon after it starts', async () => {
     const bot = await createBot({ name: 'turns: backchannel', greeting: GREETING, policy: POLICY, interruption: { ignore_backchannels: true, min_words: 2 } });
-    const whole = await greetingWith(bot, null);
+    const whole = await greetingWith(w.wsUrl, bot, null);
     await hangUp(whole.caller);
     const backchannels = await metric('voice_worker_turn_ends_total', 'how="backchannel"');
 
-    const acked = await greetingWith(bot, trimmedSpeech('uh huh'));
+    const acked = await greetingWith(w.wsUrl, bot, trimmedSpeech('okay'));
     try {
       // The whole greeting reached the caller (within a frame), and the acknowledgement was no turn: no reply.
       expect(acked.heard).toBeGreaterThanOrEqual(whole.heard - 320);
@@ -134,27 +135,58 @@ describe('backchannels and barge-in', () => {
       await hangUp(acked.caller);
     }
 
-    const stopped = await greetingWith(bot, trimmedSpeech('wait stop'));
+    const stopped = await greetingWith(w.wsUrl, bot, trimmedSpeech('wait stop'));
     try {
       expect(stopped.heard).toBeLessThan(whole.heard - 16000); // at least a second of the greeting was cut
       // The bot's sound ended after the caller began to speak (the greeting went on until then), and before they were done.
       const last = voiced(stopped.caller).filter((a) => a.atMs < stopped.spokeAt + 2000).pop()!;
       expect(last.atMs).toBeGreaterThan(stopped.spokeAt);
+      expect(last.atMs).toBeLessThan(stopped.spokeAt + trimmedSpeech('wait stop').length / 16);
       console.log(`"wait, stop": the greeting's last sound reached the caller ${Math.round(last.atMs - stopped.spokeAt)} ms after the caller began`);
     } finally {
       await hangUp(stopped.caller);
     }
   });
 
-  it('with ignore_backchannels off, "uh-huh" stops the greeting', async () => {
+  it('with ignore_backchannels off, "okay" stops the greeting', async () => {
     const bot = await createBot({ name: 'turns: no backchannels', greeting: GREETING, policy: POLICY, interruption: { ignore_backchannels: false } });
-    const whole = await greetingWith(bot, null);
+    const whole = await greetingWith(w.wsUrl, bot, null);
     await hangUp(whole.caller);
-    const acked = await greetingWith(bot, trimmedSpeech('uh huh'));
+    const acked = await greetingWith(w.wsUrl, bot, trimmedSpeech('okay'));
     try {
       expect(acked.heard).toBeLessThan(whole.heard - 16000);
     } finally {
       await hangUp(acked.caller);
+    }
+  });
+});
+
+describe('backchannels with a recogniser that knows the words (the Deepgram stand-in)', () => {
+  const suite = useCloudCalls(
+    { name: 'turns: deepgram', greeting: GREETING, stt: { provider: 'deepgram', model: 'nova-2', language: 'en-US' }, interruption: { ignore_backchannels: true, min_words: 2 } },
+    (cloudUrl) => ({ DEEPGRAM_API_KEY: 'dg-local', DEEPGRAM_URL: `${cloudUrl.replace('http', 'ws')}/v1/listen` }),
+    { customer_name: 'Sam', amount_due: 'forty' },
+  );
+
+  it('"uh-huh" during the greeting does not stop it; "wait, stop" does', async () => {
+    const whole = await greetingWith(suite.w.wsUrl, suite.bot, null, 1500, { customer_name: 'Sam' });
+    await hangUp(whole.caller);
+    suite.cloud.deepgramTranscripts = ['uh-huh'];
+    const acked = await greetingWith(suite.w.wsUrl, suite.bot, trimmedSpeech('uh huh'), 1500, { customer_name: 'Sam' });
+    try {
+      expect(acked.heard).toBeGreaterThanOrEqual(whole.heard - 320);
+      expect(userFinals(acked.caller)).toEqual([]);
+      expect(botTexts(acked.caller)).toEqual([GREETING]);
+    } finally {
+      await hangUp(acked.caller);
+    }
+    suite.cloud.deepgramTranscripts = ['wait stop'];
+    const stopped = await greetingWith(suite.w.wsUrl, suite.bot, trimmedSpeech('wait stop'), 1500, { customer_name: 'Sam' });
+    try {
+      expect(stopped.heard).toBeLessThan(whole.heard - 16000);
+      expect(userFinals(stopped.caller)).toEqual(['wait stop']);
+    } finally {
+      await hangUp(stopped.caller);
     }
   });
 });

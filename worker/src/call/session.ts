@@ -179,7 +179,8 @@ export class CallSession {
         new RecorderProcessor('user', recorder),
         new VadProcessor(this.providers.vad, rate, {
           endOfTurnSilenceMs: td?.end_of_turn_silence_ms ?? 700,
-          minSilenceMs: smart ? (td?.min_silence_ms ?? 250) : undefined,
+          minSilenceMs: td?.min_silence_ms ?? 250,
+          smart,
           ignoreBackchannels: interruption.ignore_backchannels,
         }),
         stt,

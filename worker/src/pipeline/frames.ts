@@ -36,6 +36,12 @@ export type Frame =
   | { kind: 'user_resumed'; atMs: number; turn: number }
   /** Upstream, to the VAD: the STT stage ended `turn` at a pause (or dropped it as a backchannel). */
   | { kind: 'end_turn'; turn: number }
+  /**
+   * Speech began over the bot: the output stops sending (keeping what it holds) until `resume_output` (the speech was
+   * a backchannel: the bot goes on where it stopped) or an interruption (it was not: what was held is dropped).
+   */
+  | { kind: 'pause_output' }
+  | { kind: 'resume_output' }
   /** Upstream, from the output: the bot's audio started or stopped reaching the caller. */
   | { kind: 'bot_speaking'; speaking: boolean }
   /** End of the user's turn: `speechEndAtMs` is the end of the last voiced frame. */
@@ -69,7 +75,7 @@ export type FrameKind = Frame['kind'];
 export type FrameOf<K extends FrameKind> = Extract<Frame, { kind: K }>;
 export type Direction = 'downstream' | 'upstream';
 
-const SYSTEM: ReadonlySet<FrameKind> = new Set<FrameKind>(['interruption', 'user_started_speaking', 'error', 'cancel']);
+const SYSTEM: ReadonlySet<FrameKind> = new Set<FrameKind>(['interruption', 'user_started_speaking', 'bot_speaking', 'pause_output', 'resume_output', 'error', 'cancel']);
 export const isSystemFrame = (f: Frame): boolean => SYSTEM.has(f.kind);
 
 /** Frames that belong to the bot's current reply: an interruption discards them wherever they wait. */

@@ -56,7 +56,7 @@ export function normalisePhrase(text: string): string[] {
 }
 
 /** What callers say over a bot or to stop it, for the partial grammar (backchannels.ts has the acknowledgements). */
-const OVERLAP_WORDS = ['uh-huh', 'aha', 'ah', 'mhm', 'hmm', 'yeah', 'yep', 'yes', 'okay', 'right', 'sure', 'alright', 'wait', 'stop', 'no', 'sorry', 'hold on', 'excuse me', 'hello'];
+const OVERLAP_WORDS = ['uh-huh', 'mhm', 'yeah', 'yes', 'okay', 'right', 'sure', 'wait', 'stop', 'no', 'sorry', 'hold on', 'excuse me'];
 
 export interface Grammar {
   gram: string;

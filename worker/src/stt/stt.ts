@@ -224,12 +224,8 @@ export interface TurnTaking {
   onTurnEnd?(how: 'complete' | 'silence' | 'backchannel'): void;
 }
 
-/** Tentative speech is first looked at this long after it started (the VAD needs ~60 ms to call it speech), */
-export const BACKCHANNEL_CHECK_MS = 150;
-/** then again this often while the words are acknowledgements, */
-const BACKCHANNEL_RECHECK_MS = 200;
-/** and it interrupts after this many looks that gave no words. */
-const BACKCHANNEL_MAX_CHECKS = 4;
+/** Speech over the bot that goes on this long is no backchannel, whatever its words: it interrupts. */
+export const BACKCHANNEL_MAX_MS = 1200;
 
 /** One turn of the caller's, from the VAD's speech start to its end (at a pause, at the end-of-turn silence, or dropped as a backchannel). */
 interface Turn {
@@ -240,8 +236,7 @@ interface Turn {
   stretch: number;
   ended: boolean;
   /** The latest peek, for the stretch it was made in. */
-  peek: { stretch: number; result: Promise<Peek | null> } | null;
-  checks: number;
+  peek: { stretch: number; result: Promise<Peek | null>; ms?: number } | null;
   timer: NodeJS.Timeout | null;
 }
 
@@ -252,7 +247,6 @@ export class SttProcessor extends FrameProcessor {
   /** Set once a fatal error went upstream: the same failure may surface twice (listener, endOfTurn). */
   private failed = false;
   private current: Turn | null = null;
-  private botSpeaking = false;
 
   constructor(
     private readonly provider: SttProvider,
@@ -289,7 +283,6 @@ export class SttProcessor extends FrameProcessor {
       this.push(frame, dir);
       return;
     }
-    if (frame.kind === 'bot_speaking') this.botSpeaking = frame.speaking;
     if (dir === 'upstream') return this.push(frame, dir);
     const session = this.session;
     if (!session) throw new Error('stt: session not open');
@@ -316,17 +309,26 @@ export class SttProcessor extends FrameProcessor {
 
   private startTurn(turn: number | undefined, tentative: boolean): void {
     if (this.current?.timer) clearTimeout(this.current.timer);
-    const t: Turn = { turn: turn ?? (this.current?.turn ?? 0) + 1, tentative: tentative && !!this.turns?.ignoreBackchannels, stretch: 0, ended: false, peek: null, checks: 0, timer: null };
+    const t: Turn = { turn: turn ?? (this.current?.turn ?? 0) + 1, tentative: tentative && !!this.turns?.ignoreBackchannels, stretch: 0, ended: false, peek: null, timer: null };
     this.current = t;
-    if (t.tentative) t.timer = setTimeout(() => void this.checkTentative(t), BACKCHANNEL_CHECK_MS);
+    if (!t.tentative) return;
+    // The bot falls silent at once and goes on where it stopped if this was only an acknowledgement.
+    this.push({ kind: 'pause_output' });
+    t.timer = setTimeout(() => {
+      if (this.current === t && t.tentative && !t.ended) this.bargeIn(t);
+    }, BACKCHANNEL_MAX_MS);
   }
 
   /** The turn's words so far (one peek per stretch: a pause's two looks share it); null once stale or failed. */
   private peekAt(t: Turn): Promise<Peek | null> {
     if (t.peek?.stretch === t.stretch) return t.peek.result;
     const stretch = t.stretch;
+    const started = performance.now();
     const result = this.session!.peek(this.abort.signal, t.tentative).then(
-      (p) => (this.current === t && t.stretch === stretch && !t.ended && !this.cancelled ? p : null),
+      (p) => {
+        if (t.peek?.result === result) t.peek.ms = performance.now() - started;
+        return this.current === t && t.stretch === stretch && !t.ended && !this.cancelled ? p : null;
+      },
       (err: unknown) => {
         this.fail(err);
         return null;
@@ -334,32 +336,6 @@ export class SttProcessor extends FrameProcessor {
     );
     t.peek = { stretch, result };
     return result;
-  }
-
-  /** A fresh look at the words (the turn goes on: what was peeked before is out of date). */
-  private freshPeek(t: Turn): Promise<Peek | null> {
-    t.peek = null;
-    return this.peekAt(t);
-  }
-
-  /**
-   * Speech over the bot: words that are not only acknowledgements stop it now; acknowledgements are looked at
-   * again while the caller goes on; a bot that stopped by itself leaves an ordinary turn.
-   */
-  private async checkTentative(t: Turn): Promise<void> {
-    t.timer = null;
-    if (this.current !== t || !t.tentative || t.ended) return;
-    if (!this.botSpeaking) {
-      t.tentative = false;
-      return;
-    }
-    const p = await this.freshPeek(t);
-    if (this.current !== t || !t.tentative || t.ended || this.cancelled) return;
-    t.checks++;
-    const minWords = this.turns!.minWords;
-    // No words from a recogniser that cannot peek, or none after several looks: speech is speech.
-    if ((p && !p.final && !p.text) || (p && interrupts(p.text, minWords)) || t.checks >= BACKCHANNEL_MAX_CHECKS) return this.bargeIn(t);
-    t.timer = setTimeout(() => void this.checkTentative(t), BACKCHANNEL_RECHECK_MS);
   }
 
   private bargeIn(t: Turn): void {
@@ -377,15 +353,20 @@ export class SttProcessor extends FrameProcessor {
       if (!p || this.current !== t || t.ended) return;
       if (t.tentative) {
         if (!frame.decide) return;
-        // Over the bot, after min_silence_ms: acknowledgements only are dropped, anything else is a barge-in.
-        if (this.botSpeaking && !interrupts(p.text, this.turns!.minWords)) return this.endTurn(t, null, frame);
+        // Over the bot, after min_silence_ms: acknowledgements only are dropped (the bot goes on), anything else is a
+        // barge-in. A recogniser that cannot peek says nothing final: speech is speech.
+        if (p.final && !interrupts(p.text, this.turns!.minWords)) {
+          this.push({ kind: 'resume_output' });
+          return this.endTurn(t, null, frame);
+        }
         this.bargeIn(t);
       }
+      if (!this.turns!.smart) return;
       if (!frame.decide) {
         if (p.text) this.push({ kind: 'transcript', role: 'user', text: p.text, final: false, preemptive: true });
         return;
       }
-      if (this.turns!.smart && p.final && this.turns!.complete(p.text)) this.endTurn(t, p.text, frame);
+      if (p.final && this.turns!.complete(p.text)) this.endTurn(t, p.text, frame);
     });
   }
 
@@ -401,6 +382,8 @@ export class SttProcessor extends FrameProcessor {
     this.turns?.onTurnEnd?.(text === null ? 'backchannel' : 'complete');
     if (text === null) return;
     this.push({ kind: 'user_stopped_speaking', atMs: performance.now(), speechEndAtMs: pause.speechEndAtMs, silenceMs: pause.silenceMs });
+    // The recogniser's time for these words (mostly spent during the silence, from the first one).
+    if (t.peek?.ms !== undefined) this.push({ kind: 'provider_time', stage: 'stt', provider: this.provider.name, ms: t.peek.ms });
     this.push({ kind: 'transcript', role: 'user', text, final: true });
   }
 
@@ -425,7 +408,8 @@ export class SttProcessor extends FrameProcessor {
       return;
     }
     if (tentative) {
-      if (this.botSpeaking && !interrupts(text, this.turns!.minWords)) {
+      if (!interrupts(text, this.turns!.minWords)) {
+        this.push({ kind: 'resume_output' });
         this.turns?.onTurnEnd?.('backchannel');
         return; // no turn at all
       }

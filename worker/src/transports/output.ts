@@ -41,6 +41,8 @@ export class OutputProcessor extends FrameProcessor {
   /** A preemptive reply waits here unheard until `release` (or an interruption drops it). */
   private held = false;
   private readonly heldQueue: Item[] = [];
+  /** Speech over the bot: nothing is sent until it is known to be a backchannel (resume) or not (interruption). */
+  private paused = false;
   /** The bot's audio is reaching the caller (told upstream: speech that starts now is over the bot). */
   private botSpeaking = false;
   private quietTimer: NodeJS.Timeout | null = null;
@@ -65,12 +67,24 @@ export class OutputProcessor extends FrameProcessor {
         for (const pcm of this.chunker.push(frame.pcm)) this.enqueue({ t: 'audio', pcm });
         return;
       case 'transcript':
+        if (frame.preemptive) return; // what a reply is prepared on, not what the caller is shown
         if (frame.role === 'user') this.message({ type: 'transcript', role: 'user', text: frame.text, final: frame.final, ...(frame.dtmf ? { dtmf: true } : {}) });
         else this.enqueue({ t: 'msg', msg: { type: 'transcript', role: 'bot', text: frame.text, final: frame.final } });
         return;
       case 'response_start':
         if (frame.held) this.held = true;
         this.push(frame, dir);
+        return;
+      case 'pause_output':
+        this.paused = true;
+        this.stopTimer();
+        if (this.quietTimer) clearTimeout(this.quietTimer);
+        this.quietTimer = null;
+        return;
+      case 'resume_output':
+        this.paused = false;
+        if (this.outQueue.length && !this.timer) this.tick();
+        else if (!this.outQueue.some((i) => i.t === 'audio')) this.setSpeaking(false);
         return;
       case 'release':
         this.held = false;
@@ -116,6 +130,7 @@ export class OutputProcessor extends FrameProcessor {
     this.heldQueue.length = 0;
     this.chunker.clear();
     this.held = false;
+    this.paused = false;
     this.stopTimer();
     this.setSpeaking(false);
   }
@@ -126,7 +141,7 @@ export class OutputProcessor extends FrameProcessor {
       return;
     }
     this.outQueue.push(item);
-    if (!this.timer) this.tick();
+    if (!this.timer && !this.paused) this.tick();
   }
 
   private setSpeaking(speaking: boolean): void {
@@ -145,6 +160,7 @@ export class OutputProcessor extends FrameProcessor {
 
   private tick(): void {
     this.timer = null;
+    if (this.paused) return;
     const now = performance.now();
     // A new stretch of speech starts its own clock; a queue that ran dry for less than a frame
     // (the TTS between two chunks) keeps the old one, so frames never bunch up.

@@ -70,7 +70,7 @@ describe('WebRTC VAD: smart turn detection', () => {
   };
 
   it('reports the first silence, then min_silence_ms, then the caller going on, and ends the turn at the maximum', async () => {
-    const { events, feed } = await start({ endOfTurnSilenceMs: 700, minSilenceMs: 250 });
+    const { events, feed } = await start({ endOfTurnSilenceMs: 700, minSilenceMs: 250, smart: true });
     await feed(concatPcm([silence(300), trimmedSpeech('i will'), silence(400), trimmedSpeech('pay on friday'), silence(900)]));
     const kinds = events.map((e) => (e.kind === 'user_paused' ? `paused:${e.decide ? 'min' : 'first'}` : e.kind));
     expect(kinds).toEqual(['user_started_speaking', 'interruption', 'paused:first', 'paused:min', 'user_resumed', 'paused:first', 'paused:min', 'user_stopped_speaking']);
@@ -81,21 +81,23 @@ describe('WebRTC VAD: smart turn detection', () => {
   });
 
   it('fixed mode reports no pauses', async () => {
-    const { events, feed } = await start({ endOfTurnSilenceMs: 700 });
+    const { events, feed } = await start({ endOfTurnSilenceMs: 700, minSilenceMs: 250 });
     await feed(concatPcm([silence(300), trimmedSpeech('i will'), silence(400), trimmedSpeech('pay on friday'), silence(900)]));
     expect(events.map((e) => e.kind)).toEqual(['user_started_speaking', 'interruption', 'user_stopped_speaking']);
   });
 
   it('speech over the bot starts tentative (no interruption) when backchannels are ignored', async () => {
     const { events, feed, vad } = await start({ endOfTurnSilenceMs: 700, minSilenceMs: 250, ignoreBackchannels: true });
+    // Fixed mode: the pauses of speech over the bot are reported all the same.
     vad.queueFrame({ kind: 'bot_speaking', speaking: true }, 'upstream');
     await feed(concatPcm([silence(200), speech('uh huh', 16000), silence(800)]));
     expect(events[0]).toMatchObject({ kind: 'user_started_speaking', tentative: true, turn: 1 });
     expect(events.some((e) => e.kind === 'interruption')).toBe(false);
+    expect(events.filter((e) => e.kind === 'user_paused').map((e) => (e as { decide: boolean }).decide)).toEqual([false, true]);
   });
 
   it('a turn the STT stage ended at a pause is over: the next speech is a new turn', async () => {
-    const { events, feed, vad } = await start({ endOfTurnSilenceMs: 700, minSilenceMs: 250 });
+    const { events, feed, vad } = await start({ endOfTurnSilenceMs: 700, minSilenceMs: 250, smart: true });
     await feed(concatPcm([silence(200), speech('how much', 16000), silence(300)]));
     vad.queueFrame({ kind: 'end_turn', turn: 1 }, 'upstream');
     await feed(concatPcm([silence(600), speech('stop calling', 16000), silence(300)]));

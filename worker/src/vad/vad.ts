@@ -4,7 +4,7 @@
 // between: `user_paused` at the first silence (a reply may be prepared) and at min_silence_ms (the STT stage
 // ends a complete utterance there, and says so upstream with `end_turn`), and `user_resumed` when the
 // caller goes on. While the bot speaks and backchannels are ignored, speech starts `tentative`: no
-// interruption from here, the STT stage decides from the words.
+// interruption from here (the STT stage pauses the bot's audio and decides from the words, at its pauses).
 import { Rechunker, samplesFor } from '../audio/pcm.js';
 import { Resampler } from '../audio/resample.js';
 import type { Direction, Frame } from '../pipeline/frames.js';
@@ -22,8 +22,10 @@ export interface VadEngine {
 export interface VadOptions {
   /** Fixed mode: the silence that ends every turn; smart: the longest wait (an incomplete utterance). */
   endOfTurnSilenceMs: number;
-  /** Smart turn detection: the silence after which the STT stage may end a complete utterance. Unset: fixed mode. */
+  /** The silence after which the STT stage may end a complete utterance (smart), or decide on speech over the bot. */
   minSilenceMs?: number;
+  /** Smart turn detection: every turn reports its pauses; otherwise only speech over the bot does (the STT stage decides on it there). */
+  smart?: boolean;
   /** While the bot speaks, speech does not interrupt at once: the words decide (STT stage). */
   ignoreBackchannels?: boolean;
   /** Voiced audio needed before speech counts as started (short clicks must not barge in). */
@@ -46,6 +48,8 @@ export class VadProcessor extends FrameProcessor {
   /** Pauses of this turn already reported (0, 1: first silence, 2: min silence). */
   private pauses = 0;
   private botSpeaking = false;
+  /** This turn began over the bot (tentative). */
+  private tentative = false;
 
   constructor(
     private readonly engine: VadEngine,
@@ -87,7 +91,7 @@ export class VadProcessor extends FrameProcessor {
     }
     this.silenceMs += frameMs;
     const min = this.opts.minSilenceMs;
-    if (min !== undefined) {
+    if (min !== undefined && (this.opts.smart || this.tentative)) {
       const at = { atMs, speechEndAtMs: this.speechEndAtMs, silenceMs: this.silenceMs, turn: this.turn };
       if (this.pauses === 0 && this.silenceMs >= Math.min(FIRST_SILENCE_MS, min)) {
         this.pauses = 1;
@@ -113,6 +117,7 @@ export class VadProcessor extends FrameProcessor {
     this.speechEndAtMs = atMs;
     this.turn++;
     const tentative = this.botSpeaking && (this.opts.ignoreBackchannels ?? false);
+    this.tentative = tentative;
     this.push({ kind: 'user_started_speaking', atMs, turn: this.turn, ...(tentative ? { tentative: true } : {}) });
     if (!tentative) this.push({ kind: 'interruption' });
   }
