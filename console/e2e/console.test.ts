@@ -1,5 +1,5 @@
 // The console in headless Chromium against the real backend (FerretDB + Redis) and a real worker:
-// sign-in, bots (with tools and answering machine settings), API keys (shown once, working on dial-out, renamed and re-dated, refused
+// sign-in, bots (with tools, turn-taking and answering machine settings), API keys (shown once, working on dial-out, renamed and re-dated, refused
 // once deactivated), calls (refreshing themselves), and session expiry. Screenshots of the main pages go to test-artifacts/console/.
 // Dial-outs need an outbound trunk: one to the suite's test phone (sipp) is created through the API and
 // deleted after it. The worker really dials: the phone's 404 number, so each call ends at once `failed` /
@@ -306,6 +306,105 @@ describe('console', () => {
     expect(await onMachine.inputValue()).toBe('hangup');
     await onMachine.selectOption({ label: 'Leave a message' });
     expect(await message.inputValue()).toBe(am.message);
+  });
+
+  it('saves the bot’s turn-taking settings, checked like the API, and reopens them as saved', async () => {
+    /** The body of the PATCH that saving sends, once the page says it is saved. */
+    const saveBot = async (): Promise<Record<string, unknown>> => {
+      const req = page.waitForRequest((r) => r.method() === 'PATCH' && new URL(r.url()).pathname === `/api/v1/bots/${botId}`);
+      const saved = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/api/v1/bots/${botId}`));
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      expect((await saved).status()).toBe(200);
+      await page.getByRole('status').filter({ hasText: 'Changes saved.' }).waitFor();
+      return JSON.parse((await req).postData() ?? 'null') as Record<string, unknown>;
+    };
+    await page.reload();
+    const section = page.getByRole('group', { name: 'Turn-taking' });
+    const mode = section.getByLabel('End of the caller’s turn');
+    const minSilence = section.getByRole('textbox', { name: 'Minimum silence (ms)' });
+    const maxSilence = section.getByRole('textbox', { name: 'Maximum silence (ms)' });
+    const endSilence = section.getByRole('textbox', { name: 'End-of-turn silence (ms)' });
+    const ignore = section.getByLabel('Ignore backchannels while the bot speaks');
+    const words = section.getByRole('textbox', { name: 'Words that always interrupt' });
+    // A bot made before shows the defaults, each setting with what it trades.
+    expect(await mode.inputValue()).toBe('smart');
+    expect(await minSilence.inputValue()).toBe('250');
+    expect(await maxSilence.inputValue()).toBe('700');
+    expect(await ignore.isChecked()).toBe(true);
+    expect(await words.inputValue()).toBe('2');
+    expect(await page.locator('#bot-turn_detection-mode-hint').textContent()).toBe('Answers sooner when the caller’s sentence is complete; waits longer when it is not.');
+    expect(await page.locator('#bot-turn_detection-min_silence_ms-hint').textContent()).toBe('Ends a complete sentence: lower answers faster but may cut in on a pause. 100 to 5000.');
+    expect(await page.locator('#bot-turn_detection-end_of_turn_silence_ms-hint').textContent()).toBe('Higher lets callers pause mid-sentence, but every incomplete turn waits this long. 100 to 5000.');
+    expect(await page.locator('#bot-interruption-ignore_backchannels-hint').textContent()).toBe('On: the bot keeps talking over “uh-huh”, “okay”, “yeah” (other speech stops it); off: any sound stops it.');
+    expect(await page.locator('#bot-interruption-min_words-hint').textContent()).toBe('This many acknowledgements in a row stop the bot: lower yields sooner, higher talks over more. 1 to 10.');
+
+    // The API's rules before sending: the minimum at most the maximum, and the ranges.
+    const before = sent.length;
+    await minSilence.fill('900');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    expect(await page.locator('#bot-turn_detection-min_silence_ms-error').textContent()).toBe('Must be at most the maximum silence (700 ms).');
+    expect(await minSilence.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('bot-turn_detection-min_silence_ms');
+    await page.locator('#bot-turn-taking').screenshot({ path: path.join(SHOTS, 'bot-turn-taking-errors.png') });
+    await maxSilence.fill('1200');
+    await words.fill('11');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    expect(await page.locator('#bot-interruption-min_words-error').textContent()).toBe('Must be at most 10.');
+    expect(await page.locator('#bot-turn_detection-min_silence_ms-error').count()).toBe(0);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('bot-interruption-min_words');
+    expect(sent.slice(before).filter((r) => r.startsWith('PATCH'))).toEqual([]);
+
+    await minSilence.fill('300');
+    await words.fill('3');
+    let body = await saveBot();
+    const td = { mode: 'smart', end_of_turn_silence_ms: 1200, min_silence_ms: 300 };
+    expect(body.turn_detection).toEqual(td);
+    expect(body.interruption).toEqual({ ignore_backchannels: true, min_words: 3 });
+    let stored = await adminGet<{ turn_detection: unknown; interruption: unknown }>(`/api/v1/bots/${botId}`);
+    expect(stored.turn_detection).toEqual(td);
+    expect(stored.interruption).toEqual({ ignore_backchannels: true, min_words: 3 });
+    expect(await page.locator('#bot-turn_detection-min_silence_ms-error').count()).toBe(0);
+    await page.locator('#bot-turn-taking').screenshot({ path: path.join(SHOTS, 'bot-turn-taking.png') });
+
+    await page.reload();
+    expect(await mode.inputValue()).toBe('smart');
+    expect(await minSilence.inputValue()).toBe('300');
+    expect(await maxSilence.inputValue()).toBe('1200');
+    expect(await words.inputValue()).toBe('3');
+
+    // Fixed mode: one silence ends every turn; the minimum is hidden and kept. Backchannels not ignored: any
+    // sound stops the bot; the word count is hidden and kept (both sent as they were).
+    await mode.selectOption({ label: 'Fixed silence' });
+    expect(await minSilence.count()).toBe(0);
+    expect(await maxSilence.count()).toBe(0);
+    expect(await endSilence.inputValue()).toBe('1200');
+    expect(await page.locator('#bot-turn_detection-mode-hint').textContent()).toBe('Waits the same silence after every turn: predictable, but slower after a complete sentence.');
+    await ignore.uncheck();
+    expect(await words.count()).toBe(0);
+    body = await saveBot();
+    expect(body.turn_detection).toEqual({ mode: 'fixed', end_of_turn_silence_ms: 1200, min_silence_ms: 300 });
+    expect(body.interruption).toEqual({ ignore_backchannels: false, min_words: 3 });
+    // An end-of-turn silence below the hidden minimum lowers it with it (as the API does when none is given).
+    await endSilence.fill('200');
+    body = await saveBot();
+    const fixed = { mode: 'fixed', end_of_turn_silence_ms: 200, min_silence_ms: 200 };
+    expect(body.turn_detection).toEqual(fixed);
+    stored = await adminGet(`/api/v1/bots/${botId}`);
+    expect(stored.turn_detection).toEqual(fixed);
+    expect(stored.interruption).toEqual({ ignore_backchannels: false, min_words: 3 });
+    await page.reload();
+    expect(await mode.inputValue()).toBe('fixed');
+    expect(await endSilence.inputValue()).toBe('200');
+    expect(await ignore.isChecked()).toBe(false);
+    expect(await minSilence.count()).toBe(0);
+    // Back to smart: the minimum shows again.
+    await mode.selectOption('smart');
+    expect(await minSilence.inputValue()).toBe('200');
+    await ignore.check();
+    expect(await words.inputValue()).toBe('3');
+
+    // The API's own answer, had the page not checked first: 422 on the same field.
+    expect(await adminPatch(`/api/v1/bots/${botId}`, { turn_detection: { min_silence_ms: 300 } })).toBe(422);
   });
 
   it('deactivates and reactivates a bot from the list', async () => {

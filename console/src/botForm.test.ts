@@ -391,15 +391,31 @@ describe('turn-taking in the form', () => {
     expect(validateBot(formToBody(form))).toEqual({ 'turn_detection.min_silence_ms': 'Must be a whole number.', 'interruption.min_words': 'Must be a whole number.' });
   });
 
-  it('checks the minimum silence against the maximum before sending, in either mode', () => {
+  it('checks the minimum silence against the maximum before sending in smart mode, where both show', () => {
     const form = botToForm();
     form.name = 'x';
     form.turn_detection.min_silence_ms = '800';
     expect(validateBot(formToBody(form))).toEqual({ 'turn_detection.min_silence_ms': 'Must be at most the maximum silence (700 ms).' });
-    form.turn_detection.mode = 'fixed';
-    expect(validateBot(formToBody(form))).toEqual({ 'turn_detection.min_silence_ms': 'Must be at most the end-of-turn silence (700 ms).' });
     form.turn_detection.end_of_turn_silence_ms = '800';
     expect(validateBot(formToBody(form))).toEqual({});
+  });
+
+  it('in fixed mode (the minimum hidden) an end-of-turn silence below the minimum lowers it with it, as the backend does', () => {
+    const form = botToForm();
+    form.name = 'x';
+    form.turn_detection.mode = 'fixed';
+    form.turn_detection.end_of_turn_silence_ms = '200';
+    expect(formToBody(form).turn_detection).toEqual({ mode: 'fixed', end_of_turn_silence_ms: 200, min_silence_ms: 200 });
+    expect(validateBot(formToBody(form))).toEqual({});
+    // The form keeps what was typed: back to smart before saving, the minimum is as it was (and must fit).
+    expect(form.turn_detection.min_silence_ms).toBe('250');
+    form.turn_detection.mode = 'smart';
+    expect(validateBot(formToBody(form))).toEqual({ 'turn_detection.min_silence_ms': 'Must be at most the maximum silence (200 ms).' });
+    // An end-of-turn silence out of range is reported on its own field, the minimum left as typed.
+    form.turn_detection.mode = 'fixed';
+    form.turn_detection.end_of_turn_silence_ms = '50';
+    expect(formToBody(form).turn_detection!.min_silence_ms).toBe(250);
+    expect(validateBot(formToBody(form))).toEqual({ 'turn_detection.end_of_turn_silence_ms': 'Must be at least 100.' });
   });
 });
 

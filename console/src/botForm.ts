@@ -136,8 +136,8 @@ export interface InterruptionForm {
 }
 
 export const TURN_DETECTION_LABELS: Record<TurnDetectionMode, string> = {
-  smart: 'Smart (listens for a complete sentence)',
-  fixed: 'Fixed (the same silence every turn)',
+  smart: 'Smart',
+  fixed: 'Fixed silence',
 };
 
 export interface BotForm {
@@ -462,10 +462,22 @@ export function turnDetectionToForm(td: Partial<TurnDetection> | undefined): Tur
   return { mode: t.mode, end_of_turn_silence_ms: String(t.end_of_turn_silence_ms), min_silence_ms: String(t.min_silence_ms) };
 }
 
-/** The settings as the API takes them: all three, whatever the mode. */
+/** The shortest silence either setting may hold (the shared schema's minimum). */
+const TURN_SILENCE_MIN_MS = 100;
+
+/**
+ * The settings as the API takes them: all three, whatever the mode. Fixed mode hides the minimum, so an
+ * end-of-turn silence set below it lowers it with it (as the backend does when no minimum is given);
+ * in smart mode both are on show and a minimum above the maximum is the user's to fix.
+ */
 export function turnDetectionToBody(f: TurnDetectionForm): TurnDetection {
-  return { mode: f.mode, end_of_turn_silence_ms: parseNumber(f.end_of_turn_silence_ms) as number, min_silence_ms: parseNumber(f.min_silence_ms) as number };
+  const end = parseNumber(f.end_of_turn_silence_ms);
+  let min = parseNumber(f.min_silence_ms);
+  // Not below the schema's minimum: an end-of-turn silence out of range is reported on its own field only.
+  if (f.mode === 'fixed' && typeof min === 'number' && typeof end === 'number' && end >= TURN_SILENCE_MIN_MS && min > end) min = end;
+  return { mode: f.mode, end_of_turn_silence_ms: end as number, min_silence_ms: min as number };
 }
+
 
 /** Stored barge-in settings as form text; a bot read from an older backend has none: the defaults. */
 export function interruptionToForm(i: Partial<InterruptionSettings> | undefined): InterruptionForm {

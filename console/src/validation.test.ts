@@ -138,7 +138,7 @@ describe('validateBot', () => {
       'turn_detection.min_silence_ms': 'Must be at most the maximum silence (600 ms).',
     }],
     ['a minimum silence over the default maximum', (b) => (b.turn_detection = { min_silence_ms: 701 }), { 'turn_detection.min_silence_ms': 'Must be at most the maximum silence (700 ms).' }],
-    ['a minimum silence over the maximum in fixed mode', (b) => (b.turn_detection = { mode: 'fixed', end_of_turn_silence_ms: 200 }), {
+    ['a minimum silence over the maximum in fixed mode', (b) => (b.turn_detection = { mode: 'fixed', end_of_turn_silence_ms: 200, min_silence_ms: 250 }), {
       'turn_detection.min_silence_ms': 'Must be at most the end-of-turn silence (200 ms).',
     }],
     ['no words interrupting', (b) => (b.interruption = { min_words: 0 }), { 'interruption.min_words': 'Must be at least 1.' }],
@@ -201,6 +201,9 @@ describe('validateBot', () => {
       [{ mode: 'fixed' as const }, { ignore_backchannels: false }],
       [{ end_of_turn_silence_ms: 250 }, { min_words: 3 }],
       [{ min_silence_ms: 700 }, {}],
+      // A maximum below the default minimum, no minimum given: the backend lowers the minimum with it.
+      [{ end_of_turn_silence_ms: 200 }, {}],
+      [{ mode: 'fixed' as const, end_of_turn_silence_ms: 150 }, {}],
       [{}, {}],
     ]) {
       const body = { ...validBot(), turn_detection: td, interruption: it };

@@ -175,9 +175,10 @@ export function validateBot(body: BotCreateT): FieldErrors {
     }
   });
   // The backend's turn detection rule (bots/routes.ts checkTurnDetection), whatever the mode: a complete
-  // utterance never waits longer than an incomplete one. A field left out is the default (on create).
+  // utterance never waits longer than an incomplete one. A minimum left out is lowered to the maximum
+  // (bots/store.ts turnDetection); one given above it is refused. A maximum left out is the default (on create).
   const td = { ...BOT_DEFAULTS.turn_detection, ...body.turn_detection };
-  if (td.min_silence_ms > td.end_of_turn_silence_ms) {
+  if (body.turn_detection?.min_silence_ms !== undefined && td.min_silence_ms > td.end_of_turn_silence_ms) {
     errors['turn_detection.min_silence_ms'] ??= `Must be at most the ${td.mode === 'fixed' ? 'end-of-turn' : 'maximum'} silence (${td.end_of_turn_silence_ms} ms).`;
   }
   // The backend's answering machine rule (bots/routes.ts checkAnsweringMachine): leaving a message needs one.

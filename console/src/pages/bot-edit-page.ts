@@ -663,7 +663,7 @@ export class VpBotEditPage extends LightElement {
         onChange: (c) => this.change(() => (it.ignore_backchannels = c)),
       })}
       ${it.ignore_backchannels || errorFor(this.errors, 'interruption.min_words')
-        ? html`<div class="grid">
+        ? html`<div class="grid fill">
             ${this.text('interruption.min_words', 'Words that always interrupt', it.min_words, (s) => (it.min_words = s), {
               inputmode: 'numeric',
               hint: 'This many acknowledgements in a row stop the bot: lower yields sooner, higher talks over more. 1 to 10.',
