@@ -103,7 +103,8 @@ it('runs the bot HTTP tool, speaks from its answer and reports the action with t
       ],
       tool_secret: SECRET,
       policy: { intents: [{ name: 'pay', examples: ['how much'], reply: 'x' }], fallback: { reply: 'x' } },
-      turn_detection: { end_of_turn_silence_ms: 500 },
+      // Fixed: the stand-in answers requests in order, and a smart turn may ask ahead on a pause's words.
+      turn_detection: { mode: 'fixed', end_of_turn_silence_ms: 500 },
       max_call_seconds: 60,
     },
     call: { id: 'call_tools_1', direction: 'websocket', to_number: null, variables: { customer_name: 'Sam' } },

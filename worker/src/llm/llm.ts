@@ -118,8 +118,10 @@ export class SentenceSplitter {
 interface Preemptive {
   text: string;
   abort: AbortController;
-  /** Text only (or a hang-up): a reply that calls tools is never prepared ahead, it runs at the turn's end. */
+  /** False once dropped or failed. */
   usable: boolean;
+  /** The reply calls tools: they run only once the turn has ended on these words (the spoken text first). */
+  toolCalls: ToolCall[] | null;
   /** Something went downstream (an interruption must take it back). */
   pushed: boolean;
   spoken: string;
@@ -159,9 +161,10 @@ export class LlmProcessor extends FrameProcessor {
       return;
     }
     this.push(frame, dir);
-    if (frame.kind === 'user_resumed') return this.dropPreemptive();
     if (frame.kind !== 'transcript' || frame.role !== 'user' || !frame.text.trim()) return;
     if (frame.preemptive && !frame.dtmf) {
+      // The caller paused again on the same words (a breath, a stop consonant): the reply prepared is still the one.
+      if (this.preemptive?.usable && sameWords(this.preemptive.text, frame.text)) return;
       this.dropPreemptive();
       if (!this.pendingTools && !this.abort) this.preemptive = this.prepare(frame.text);
       return;
@@ -178,7 +181,10 @@ export class LlmProcessor extends FrameProcessor {
         // The turn ended on the words the reply was made for: it plays now, and joins the conversation.
         this.push({ kind: 'release' });
         this.onPreemptive?.('played');
-        this.messages.push({ role: 'user', content }, { role: 'assistant', content: ready.spoken });
+        this.messages.push({ role: 'user', content });
+        // A reply that calls tools goes on from there, as if it had been asked now.
+        if (ready.toolCalls) return this.respond({ calls: ready.toolCalls, spoken: ready.spoken });
+        this.messages.push({ role: 'assistant', content: ready.spoken });
         return;
       }
     }
@@ -189,7 +195,7 @@ export class LlmProcessor extends FrameProcessor {
 
   /** Generates a reply to `text` without adding to the conversation; its frames wait at the output (`held`). */
   private prepare(text: string): Preemptive {
-    const p: Preemptive = { text, abort: new AbortController(), usable: true, pushed: false, spoken: '', done: Promise.resolve() };
+    const p: Preemptive = { text, abort: new AbortController(), usable: true, toolCalls: null, pushed: false, spoken: '', done: Promise.resolve() };
     p.done = (async () => {
       const spoken = { text: '' };
       const say = (sentences: string[]) => {
@@ -204,11 +210,11 @@ export class LlmProcessor extends FrameProcessor {
         this.push({ kind: 'response_start', held: true });
         const calls = await this.generate(p.abort.signal, say, spoken, true, [{ role: 'user', content: text }]);
         if (p.abort.signal.aborted) return;
+        p.spoken = spoken.text;
         if (calls.some((c) => !this.endsCall(c.function.name))) {
-          p.usable = false;
+          p.toolCalls = calls;
           return;
         }
-        p.spoken = spoken.text;
         this.push({ kind: 'response_end', endCall: calls.length > 0 });
       } catch {
         // The turn's end asks again (and reports a failure then).
@@ -236,7 +242,8 @@ export class LlmProcessor extends FrameProcessor {
     return this.tools ? this.tools.endsCall(name) : name === 'end_call';
   }
 
-  private async respond(): Promise<void> {
+  /** `known`: the first round is known already (a prepared reply that called tools: its calls, the text said before them). */
+  private async respond(known?: { calls: ToolCall[]; spoken: string }): Promise<void> {
     const abort = new AbortController();
     this.abort = abort;
     const started = performance.now();
@@ -251,17 +258,17 @@ export class LlmProcessor extends FrameProcessor {
       }
     };
     /** This round's spoken text, until it joins the history. */
-    const spoken = { text: '' };
+    const spoken = { text: known?.spoken ?? '' };
     const emit = (sentences: string[], into: { text: string }) => {
       for (const s of sentences) into.text += (into.text ? ' ' : '') + s;
       say(sentences);
     };
     let endCall = false;
-    this.push({ kind: 'response_start' });
+    if (!known) this.push({ kind: 'response_start' });
     try {
       for (let round = 1; ; round++) {
         const toolsAllowed = round <= MAX_TOOL_ROUNDS;
-        const calls = await this.generate(abort.signal, say, spoken, toolsAllowed);
+        const calls = round === 1 && known ? known.calls : await this.generate(abort.signal, say, spoken, toolsAllowed);
         if (abort.signal.aborted) return;
         if (calls.some((c) => this.endsCall(c.function.name))) endCall = true;
         // Hanging up alone needs no round (the reply stays plain text); calls past the rounds are not run.
