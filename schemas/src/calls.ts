@@ -146,6 +146,11 @@ export type Call = Static<typeof Call>;
 /** A call event's id: letters, digits and `._:-`, as a request id. */
 export const CALL_EVENT_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
 
+/** Most turn latencies one call reports (its first turns; docs/design.md §12 analytics). */
+export const MAX_TURN_LATENCIES = 200;
+/** Largest turn latency a call reports, ms (longer ones are reported as this). */
+export const MAX_TURN_LATENCY_MS = 600_000;
+
 export const CallEvent = Type.Object(
   {
     status: CallStatusSchema,
@@ -162,6 +167,8 @@ export const CallEvent = Type.Object(
     transfer: Type.Optional(CallTransfer),
     answered_by: Type.Optional(AnsweredBy),
     amd_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
+    /** With the end: each turn's latency (the caller's end of speech → the bot's first audio), ms, in order (analytics). */
+    turn_latencies_ms: Type.Optional(Type.Array(Type.Integer({ minimum: 0, maximum: MAX_TURN_LATENCY_MS }), { maxItems: MAX_TURN_LATENCIES })),
   },
   { additionalProperties: false },
 );

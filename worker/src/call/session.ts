@@ -4,7 +4,7 @@
 // failing, the caller vanishing, storage down) ends in exactly one terminal event, and nothing in one
 // call can throw into another.
 import path from 'node:path';
-import { MAX_TRANSCRIPT_ENTRIES, renderTemplate, type CallEvent, type CallTransfer, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
+import { MAX_TRANSCRIPT_ENTRIES, MAX_TURN_LATENCIES, MAX_TURN_LATENCY_MS, renderTemplate, type CallEvent, type CallTransfer, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Frame } from '../pipeline/frames.js';
@@ -429,6 +429,7 @@ export class CallSession {
       ...(actions.length ? { actions } : {}),
       ...(this.transferRecord ? { transfer: this.transferRecord } : {}),
       ...(this.amd ?? {}),
+      ...(this.turns.length ? { turn_latencies_ms: turnLatencies(this.turns) } : {}),
     });
 
     let saved: RecordingOutcome = { key: null, error: null };
@@ -441,3 +442,7 @@ export class CallSession {
     return result;
   }
 }
+
+/** Each turn's latency as the end event reports it: whole ms, the first MAX_TURN_LATENCIES turns (analytics). */
+export const turnLatencies = (turns: readonly TurnTiming[]): number[] =>
+  turns.slice(0, MAX_TURN_LATENCIES).map((t) => Math.min(MAX_TURN_LATENCY_MS, Math.max(0, Math.round(t.latencyMs))));
