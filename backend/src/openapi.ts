@@ -100,7 +100,8 @@ function errors(codes: readonly ErrorCode[], notes: ErrorNotes = {}): Record<str
 /** The codes of the admin token check, the JSON body checks and the API key check. */
 const ADMIN: ErrorCode[] = ['unauthorized', 'token_expired', 'forbidden', 'password_change_required'];
 const BODY: ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type', 'validation_failed'];
-const API_KEY: ErrorCode[] = ['missing_api_key', 'invalid_api_key', 'api_key_inactive', 'api_key_expired'];
+/** `forbidden`: the key lacks the operation's scope (docs/roles.md). */
+const API_KEY: ErrorCode[] = ['missing_api_key', 'invalid_api_key', 'api_key_inactive', 'api_key_expired', 'forbidden'];
 const WORKER_TOKEN: ErrorNotes = { unauthorized: 'Missing or wrong worker token' };
 /** The headers of a recording's 200 and 206 answers. */
 const RECORDING_HEADERS = {
@@ -202,7 +203,7 @@ export function openapiDocument(version: string, publicUrl?: string) {
     servers: [publicUrl ? { url: publicUrl.replace(/\/$/, '') } : { url: '/', description: 'The origin this document is served from (the backend has no PUBLIC_URL)' }],
     components: {
       securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: '`vx_` + 32 characters; created by an admin' },
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: '`vx_` + 32 characters; created by an admin. A key carries `scopes` (`dialout`, `calls:read`, `test_calls`, `campaigns`); an operation outside them answers 403 `forbidden` (docs/roles.md names the scope of each)' },
         adminJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'from POST /api/v1/auth/login' },
         workerToken: { type: 'http', scheme: 'bearer', description: 'the shared WORKER_AUTH_TOKEN' },
         liveKitWebhook: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'a JWT signed by livekit-server with LIVEKIT_API_KEY / LIVEKIT_API_SECRET, whose sha256 claim is the body\'s hash' },

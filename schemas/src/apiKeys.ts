@@ -13,10 +13,23 @@ const newExpiry = () =>
 const API_KEY_STATUSES = ['active', 'inactive', 'expired'] as const;
 export type ApiKeyStatus = (typeof API_KEY_STATUSES)[number];
 
+/** What a key may do (docs/roles.md, the permissions table's `key` column names the scope each operation needs). */
+export const API_KEY_SCOPES = ['dialout', 'calls:read', 'test_calls', 'campaigns'] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+/** The scopes of a key created without `scopes`. */
+export const DEFAULT_API_KEY_SCOPES: readonly ApiKeyScope[] = ['dialout', 'calls:read'];
+/** The scopes of a key created before keys had scopes: everything a key could call then (dial-outs, its calls and
+ *  their recordings, test calls), so that existing integrations keep working; not `campaigns`, which no key could use. */
+export const LEGACY_API_KEY_SCOPES: readonly ApiKeyScope[] = ['dialout', 'calls:read', 'test_calls'];
+
+const scopes = (description: string) =>
+  Type.Array(Type.Union(API_KEY_SCOPES.map((s) => Type.Literal(s))), { minItems: 1, maxItems: API_KEY_SCOPES.length, uniqueItems: true, description });
+
 export const ApiKeyCreate = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     expires_at: newExpiry(),
+    scopes: Type.Optional(scopes('What the key may do, each scope once, at least one; default `["dialout", "calls:read"]`')),
   },
   { additionalProperties: false },
 );
@@ -28,6 +41,8 @@ export const ApiKeyUpdate = Type.Object(
     /** Only `false` (deactivate) changes anything; deactivation is final. */
     is_active: Type.Optional(Type.Boolean()),
     expires_at: newExpiry(),
+    /** Replaces the key's scopes (a live key only: an inactive or expired one → 409 api_key_revoked). */
+    scopes: Type.Optional(scopes("The key's new scopes (replacing the old ones), each once, at least one")),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -49,6 +64,7 @@ export const ApiKey = Type.Object(
     deactivated_at: nullableTime,
     deactivated_by: Type.Union([Type.String(), Type.Null()]),
     created_by: Type.Union([Type.String(), Type.Null()]),
+    scopes: Type.Array(Type.Union(API_KEY_SCOPES.map((s) => Type.Literal(s))), { description: 'What the key may do: `dialout`, `calls:read`, `test_calls`, `campaigns`' }),
   },
   { additionalProperties: false },
 );

@@ -27,6 +27,7 @@ describe('API keys', () => {
       deactivated_at: null,
       deactivated_by: null,
       created_by: 'admin@example.com',
+      scopes: ['dialout', 'calls:read'],
     });
     expect(created.headers.location).toBe(`/api/v1/api-keys/${created.body.id}`);
 

@@ -1,7 +1,8 @@
 // API key material: generation with unbiased sampling, SHA-256 hashing, status derivation and the
 // X-API-Key middleware. The key's record comes through the replica's cache (cache.ts), whose epoch
 // every request reads first and every key change moves: a deactivated key is refused on its very next
-// request on every replica; expiry is checked against the clock on every request.
+// request on every replica; expiry is checked against the clock on every request; the key's scopes against the
+// permissions table (auth/permissions.ts) for the route being served.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { API_KEY_PATTERN, type ApiKey, type ApiKeyStatus } from '@voice-platform/schemas';
@@ -11,7 +12,8 @@ import type { Metrics } from '../metrics.js';
 import { COLLECTIONS } from '../stores.js';
 import { requestView, type CacheView } from '../cacheTable.js';
 import type { BucketResult } from '../redisScripts.js';
-import type { ApiKeyDoc } from './store.js';
+import { permissionFor, keyMay } from '../auth/permissions.js';
+import { keyScopes, type ApiKeyDoc } from './store.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const KEY_BODY_LENGTH = 32;
@@ -58,12 +60,14 @@ export function publicKey(doc: ApiKeyDoc, now: number): ApiKey {
     deactivated_at: iso(doc.deactivated_at),
     deactivated_by: doc.deactivated_by,
     created_by: doc.created_by,
+    scopes: [...keyScopes(doc)],
   };
 }
 
 export interface KeyPrincipal {
   id: string;
   prefix: string;
+  name: string;
 }
 
 const LAST_USED_GRANULARITY_MS = 60_000;
@@ -109,6 +113,13 @@ export async function authenticateKey(svc: Services, metrics: Metrics, ctx: Cont
   const status = keyStatus(doc, now);
   if (status === 'inactive') return fail('api_key_inactive');
   if (status === 'expired') return fail('api_key_expired');
+  // The scope the permissions table (auth/permissions.ts, column `key`) names for the route being served: the one
+  // place every route that takes a key is checked. A route the table gives no key scope takes no key.
+  const route = typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : '';
+  const permission = permissionFor(ctx.method, route);
+  if (!keyMay(keyScopes(doc), permission)) {
+    throw apiError('forbidden', permission?.key ? `the API key lacks the scope ${permission.key}` : 'an API key may not do this');
+  }
   if (!doc.last_used_at || doc.last_used_at.getTime() <= now - LAST_USED_GRANULARITY_MS) {
     // Conditional: of concurrent requests, at most one write per minute lands.
     await svc.db.collection<ApiKeyDoc>(COLLECTIONS.apiKeys).updateOne(
@@ -118,7 +129,7 @@ export async function authenticateKey(svc: Services, metrics: Metrics, ctx: Cont
     // This replica's copy, so it does not try again within the minute (a field auth does not depend on).
     svc.cache.apiKeys.update(view, hash, { ...doc, last_used_at: new Date(now) });
   }
-  return { id: doc._id, prefix: doc.prefix };
+  return { id: doc._id, prefix: doc.prefix, name: doc.name };
 }
 
 export function requireApiKey(svc: Services, metrics: Metrics, bucket?: KeyBucket) {

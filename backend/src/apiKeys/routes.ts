@@ -2,7 +2,7 @@
 // Deactivation is final and audited; nothing is ever hard-deleted.
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
-import { ApiKeyCreate, ApiKeyUpdate } from '@voice-platform/schemas';
+import { ApiKeyCreate, ApiKeyUpdate, DEFAULT_API_KEY_SCOPES } from '@voice-platform/schemas';
 import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { check, parseDateTime } from '../validate.js';
@@ -43,6 +43,7 @@ export function apiKeyRoutes(router: Router, svc: Services): void {
       last_used_at: null,
       deactivated_at: null,
       deactivated_by: null,
+      scopes: [...(body.scopes ?? DEFAULT_API_KEY_SCOPES)],
     };
     await keys().insertOne(doc);
     svc.logger.info({ req_id: ctx.state.requestId, api_key_id: doc._id, prefix: doc.prefix }, 'api key created');
@@ -85,6 +86,11 @@ export function apiKeyRoutes(router: Router, svc: Services): void {
           const res = await keys().updateOne(liveFilter, { $set: { expires_at: expiresAt } });
           if (res.matchedCount === 0) throw revoked();
         }
+      }
+      if (body.scopes !== undefined && body.is_active !== false) {
+        // A live key's only: scopes are what a working key may do.
+        const res = await keys().updateOne(liveFilter, { $set: { scopes: body.scopes } });
+        if (res.matchedCount === 0) throw revoked();
       }
       if (body.name !== undefined) await keys().updateOne({ _id: id }, { $set: { name: body.name } });
       if (body.is_active === false) {

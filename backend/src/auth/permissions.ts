@@ -5,15 +5,16 @@
 //
 // `user`: the least role that may call the operation with an admin token (roles are ordered owner > admin >
 // editor > viewer; each may do what those below it may), null: no admin token is taken there.
-// `key`: the operations an API key (X-API-Key) may call, with the scope a key will need (issue 24, API key
-// scopes); null: no API key is taken there.
+// `key`: the operations an API key (X-API-Key) may call, with the scope the key needs (apiKeys/keys.ts
+// authenticateKey, the one check every route that takes a key goes through: 403 forbidden without it); null: no
+// API key is taken there.
 // Rules that depend on the data, not on the operation, stay in the route and are named in `note` (an admin
 // may not change an owner nor make one: users/routes.ts).
-import { USER_ROLES, type UserRole } from '@voice-platform/schemas';
+import { USER_ROLES, type ApiKeyScope, type UserRole } from '@voice-platform/schemas';
 
 export type Role = UserRole;
-/** The scopes API keys will carry (docs/design.md §12). */
-export type KeyScope = 'dialout' | 'calls:read' | 'test_calls' | 'campaigns';
+/** The scopes API keys carry (docs/design.md §12). */
+export type KeyScope = ApiKeyScope;
 
 export interface Permission {
   operationId: string;
@@ -106,6 +107,11 @@ export function permissionFor(method: string, routePath: string): Permission | u
 /** Whether `role` may call the operation with an admin token. An operation not in the table: nobody. */
 export function userMay(role: Role, permission: Permission | undefined): boolean {
   return !!permission?.user && atLeast(role, permission.user);
+}
+
+/** Whether a key of `scopes` may call the operation. An operation that takes no key: no key may. */
+export function keyMay(scopes: readonly KeyScope[], permission: Permission | undefined): boolean {
+  return !!permission?.key && scopes.includes(permission.key);
 }
 
 export const ROLES_DOC_BEGIN = '<!-- permissions table: generated from backend/src/auth/permissions.ts (permissions.test.ts checks it) -->';
