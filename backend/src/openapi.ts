@@ -46,6 +46,7 @@ import { LoginRequest, LoginResponse, Me } from './auth/admin.js';
 import { DATE_TIME_PATTERN } from './validate.js';
 import { campaignPaths } from './campaigns/openapi.js';
 import { userPaths } from './users/openapi.js';
+import { analyticsPaths } from './analytics/openapi.js';
 
 /** The server reads every `format: date-time` it is sent more strictly than JSON Schema does (validate.ts):
  *  requests say so with DATE_TIME_PATTERN. Responses keep the plain format (the server writes UTC times). */
@@ -677,6 +678,7 @@ export function openapiDocument(version: string, publicUrl?: string) {
       },
       ...campaignPaths({ ok, errors, requestJson, body, idParam, ADMIN, BODY }),
       ...userPaths({ ok, errors, body, idParam, ADMIN, BODY, LoginResponse }),
+      ...analyticsPaths({ ok, errors, ADMIN, API_KEY, timeParam }),
     },
     webhooks: {
       'call.queued': eventOperation('call.queued', 'A call was created (dial-out accepted, or a WebSocket / browser call started)', plain(WebhookCallData)),

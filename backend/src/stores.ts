@@ -7,6 +7,7 @@ import { WEBHOOK_CONSUMER_GROUP, WEBHOOK_EVENTS_STREAM } from './webhooks/keys.j
 import { withDocLock } from './locks.js';
 import { ApiError } from './errors.js';
 import { migrateUsers } from './users/store.js';
+import { backfillRollups } from './analytics/rollup.js';
 import { migrateApiKeys } from './apiKeys/store.js';
 
 export const COLLECTIONS = {
@@ -125,6 +126,7 @@ export async function prepareStores(db: Db, redis: Redis): Promise<void> {
   await migrateUsers(db);
   await migrateApiKeys(db);
   await moveUnsettledCalls(db, redis);
+  await backfillRollups(db, redis);
   await createStream(redis);
   await migrateLegacyJobs(redis);
 }

@@ -25,3 +25,4 @@ export * from './errors.js';
 export * from './intents.js';
 export * from './users.js';
 export * from './phone.js';
+export * from './analytics.js';

@@ -22,6 +22,7 @@ import { emitCallMove, emitDueEvents, emitRecordingArrived, moveEvent } from '..
 import { callCollection, locateCall, rehomeCall, storedAction, type CallDoc } from './store.js';
 import { settleContact } from '../campaigns/store.js';
 import { analysisOnEnd, scheduleAnalysis } from '../analysis/jobs.js';
+import { recordCallEnd } from '../analytics/rollup.js';
 
 interface LifecycleDeps {
   db: Db;
@@ -37,6 +38,8 @@ interface CallMove {
   transfer?: CallTransfer;
   answered_by?: AnsweredBy;
   amd_ms?: number;
+  /** With the end: each turn's latency, ms (analytics). */
+  turn_latencies_ms?: number[];
   /** The reporter's id for this event (a worker's retries repeat it): an event already applied changes nothing. */
   event_id?: string;
   at: Date;
@@ -108,6 +111,7 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
   if (ev.transcript !== undefined && ev.transcript.length) extra.transcript = ev.transcript;
   if (ev.answered_by !== undefined) extra.answered_by = ev.answered_by;
   if (ev.amd_ms !== undefined) extra.amd_ms = ev.amd_ms;
+  if (ev.turn_latencies_ms !== undefined && ev.turn_latencies_ms.length) extra.turn_latencies_ms = ev.turn_latencies_ms;
   const allowedFrom = (s: CallStatus) => !opts.onlyFrom || opts.onlyFrom.includes(s);
 
   let moved = false;
@@ -190,6 +194,11 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
     released = await releaseSlot(deps.redis, id);
     metrics.slotReleases.inc({ outcome: released ? 'released' : 'already_gone' });
     if (released) deps.logger.info({ ...opts.logContext, call_id: id, status: ev.status }, 'capacity slot released');
+  }
+  // An ended call is counted into the analytics rollups once (also on a repeat of the end: it finds the call
+  // counted, or counts one whose first try failed before its mark); a failure there does not fail the event.
+  if (isTerminal(doc.status)) {
+    await recordCallEnd(deps.db, deps.redis, doc).catch((err: unknown) => deps.logger.warn({ err, call_id: id }, 'call not counted in the analytics'));
   }
   // A campaign call's end moves its contact on. Also on a repeat of the end (a retried report repairs a
   // crash in between); if this fails, the dialler's reconcile settles the contact from this record.

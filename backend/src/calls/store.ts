@@ -54,6 +54,8 @@ export interface CallDoc {
   /** Answering machine detection's verdict and when it came (absent: not detected). */
   answered_by?: AnsweredBy | null;
   amd_ms?: number | null;
+  /** Each turn's latency, ms, as the worker reported it with the end (analytics/; not in the public call). */
+  turn_latencies_ms?: number[];
   /** Post-call analysis (analysis/): pending from the end (a bot that asks for one) until the dialler has it. */
   analysis?: StoredAnalysis | null;
   /** Inbound calls only: the room LiveKit's dispatch rule put the caller in (other calls' rooms are named by the id). */
