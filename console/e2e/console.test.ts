@@ -763,6 +763,8 @@ describe('console', () => {
     await page.getByLabel('Password').fill(ADMIN.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${CONSOLE}/calls`);
+    // The console reads who signed in (their role decides the navigation) before it shows the page.
+    await page.getByRole('heading', { name: 'Calls', level: 1 }).waitFor();
 
     await page.evaluate(() => sessionStorage.setItem('vp.token', 'not-a-jwt'));
     await page.getByRole('link', { name: 'API keys' }).click();

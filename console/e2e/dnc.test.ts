@@ -39,7 +39,7 @@ describe('do-not-call page', () => {
     sent = [];
     await page.getByLabel('Numbers', { exact: true }).fill('+49 151 1234 5678\n12345');
     await page.getByRole('button', { name: 'Add to the list' }).click();
-    expect(await page.locator('#dnc-numbers-error').textContent()).toBe('Not E.164 numbers: 12345. Use + and the country code, e.g. +4915112345678.');
+    expect(await page.locator('#dnc-numbers-error').textContent()).toBe('Not numbers that can exist: 12345. Use + and the country code, e.g. +49 151 12345678.');
     expect(sent.filter((r) => r.method === 'POST')).toEqual([]);
 
     await page.getByLabel('Numbers', { exact: true }).fill('+49 151 1234 5678\n(+1) 212-555-0100\n+4915112345678');

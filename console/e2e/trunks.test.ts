@@ -129,7 +129,7 @@ describe('outbound trunks page', () => {
     expect(await dialog.getByLabel('Address').getAttribute('aria-invalid')).toBe('true');
     expect(await dialog.getByLabel('Address').getAttribute('aria-describedby')).toBe('trunk-address-hint trunk-address-error');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('trunk-address');
-    expect(await page.locator('#trunk-numbers-error').textContent()).toBe('0301234567: Must be an E.164 number: + and the country code, digits only, e.g. +4915112345678.');
+    expect(await page.locator('#trunk-numbers-error').textContent()).toBe('0301234567: Start with + and the country code, e.g. +1 415 555 0100 or +49 151 12345678.');
     expect(await page.locator('#trunk-name-error').count()).toBe(0);
     expect(await dialog.getByRole('alert').textContent()).toBe('Fix the highlighted fields and save again.');
     expect(sent.length).toBe(before);

@@ -7,6 +7,7 @@ import type { OutboundTrunk, OutboundTrunkCreate, OutboundTrunkUpdate } from '@v
 import type { InboundNumber, InboundNumberCreate, InboundNumberUpdate } from '@voice-platform/schemas/inbound.js';
 import type { WidgetRequest, WidgetResponse } from '@voice-platform/schemas/dialout.js';
 import type { Webhook, WebhookCreate, WebhookCreated, WebhookDeliveryAttempt, WebhookEventQueued, WebhookUpdate } from '@voice-platform/schemas/webhooks.js';
+import type { User, UserCreate, UserCreated, UserUpdate } from '@voice-platform/schemas/users.js';
 import type { Campaign, CampaignCreate, CampaignDetail, CampaignStatus, Contact, ContactsResult, ContactStatus } from '@voice-platform/schemas/campaigns.js';
 import { currentToken, endSession, saveToken } from './session.js';
 import { navigate } from './router.js';
@@ -27,6 +28,13 @@ export class ApiError extends ErrorResponse {
   get fieldErrors(): FieldErrors {
     return detailFieldErrors(this.details);
   }
+}
+
+/** Until a one-time password is changed every other route answers 403 password_change_required: the
+ *  user goes to choose a new password, then back to where they were. */
+function toPasswordChange(): void {
+  if (location.pathname === '/change-password') return;
+  navigate(`/change-password?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true });
 }
 
 function backToLogin(notice: string): void {
@@ -62,6 +70,7 @@ function failure(res: Response, text: string, auth: boolean): ApiError {
   if (auth && res.status === 401 && (code === 'token_expired' || code === 'unauthorized')) {
     backToLogin(code === 'token_expired' ? 'Your session has expired. Please sign in again.' : 'Your session is no longer valid. Please sign in again.');
   }
+  if (auth && res.status === 403 && code === 'password_change_required') toPasswordChange();
   return new ApiError(res.status, code, message, err?.details);
 }
 
@@ -104,6 +113,12 @@ export interface DncEntry {
   created_at: string;
 }
 
+interface TokenAnswer {
+  access_token: string;
+  expires_in: number;
+  must_change_password?: boolean;
+}
+
 interface CallFilters {
   status?: CallStatus | '';
   bot_id?: string;
@@ -112,11 +127,23 @@ interface CallFilters {
 }
 
 export const api = {
-  async login(email: string, password: string): Promise<void> {
-    const r = await request<{ access_token: string; expires_in: number }>('POST', '/api/v1/auth/login', { email, password }, { auth: false });
+  /** Signs in; `must_change_password`: the password is a one-time one, to be changed before anything else. */
+  async login(email: string, password: string): Promise<{ must_change_password: boolean }> {
+    const r = await request<TokenAnswer>('POST', '/api/v1/auth/login', { email, password }, { auth: false });
+    saveToken(r.access_token, r.expires_in);
+    return { must_change_password: r.must_change_password === true };
+  },
+  /** Changes the signed-in user's password; the old token is revoked, the new one answered is kept. */
+  async changePassword(current_password: string, new_password: string): Promise<void> {
+    const r = await request<TokenAnswer>('POST', '/api/v1/auth/password', { current_password, new_password });
     saveToken(r.access_token, r.expires_in);
   },
-  me: () => request<{ id: string; email: string }>('GET', '/api/v1/auth/me'),
+  me: () => request<User>('GET', '/api/v1/auth/me'),
+
+  // Users of the console and admin API (owners and admins). The one-time password is in the create answer only.
+  listUsers: () => request<{ items: User[] }>('GET', '/api/v1/users'),
+  createUser: (body: UserCreate) => request<UserCreated>('POST', '/api/v1/users', body),
+  updateUser: (id: string, body: UserUpdate) => request<User>('PATCH', `/api/v1/users/${encodeURIComponent(id)}`, body),
 
   listApiKeys: () => request<{ items: ApiKey[] }>('GET', '/api/v1/api-keys'),
   createApiKey: (body: ApiKeyCreate) => request<ApiKeyCreated>('POST', '/api/v1/api-keys', body),

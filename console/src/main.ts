@@ -5,6 +5,8 @@ import './styles.css';
 import './components/dialog.js';
 import './components/status-badge.js';
 import './pages/login-page.js';
+import './pages/change-password-page.js';
+import './pages/users-page.js';
 import './pages/dashboard-page.js';
 import './pages/api-keys-page.js';
 import './pages/bots-page.js';
@@ -21,9 +23,14 @@ import './pages/campaign-detail-page.js';
 import { LightElement } from './components/base.js';
 import { isPublic, navigate, startRouter, type Route } from './router.js';
 import { currentToken, endSession } from './session.js';
+import { api, ApiError } from './api.js';
+import { currentRole, may, setCurrentRole } from './permissions.js';
 
 const TITLES: Record<Route['name'], string> = {
   login: 'Sign in',
+  changePassword: 'Choose a new password',
+  users: 'Users',
+  audit: 'Audit log',
   dashboard: 'Dashboard',
   apiKeys: 'API keys',
   bots: 'Bots',
@@ -41,25 +48,48 @@ const TITLES: Record<Route['name'], string> = {
   notFound: 'Not found',
 };
 
-const NAV: Array<[string, string, Array<Route['name']>]> = [
-  ['/', 'Dashboard', ['dashboard']],
-  ['/api-keys', 'API keys', ['apiKeys']],
-  ['/bots', 'Bots', ['bots', 'botNew', 'botEdit', 'botTestCall']],
-  ['/calls', 'Calls', ['calls', 'callDetail']],
-  ['/trunks', 'Trunks', ['trunks']],
-  ['/inbound-numbers', 'Inbound numbers', ['inboundNumbers']],
-  ['/campaigns', 'Campaigns', ['campaigns', 'campaignDetail']],
-  ['/webhooks', 'Webhooks', ['webhooks']],
-  ['/do-not-call', 'Do-not-call', ['dnc']],
+/** href, label, the routes it is current for, and the operation its page reads (shown to the roles that may call it). */
+const NAV: Array<[string, string, Array<Route['name']>, string]> = [
+  ['/', 'Dashboard', ['dashboard'], 'GET /api/v1/calls'],
+  ['/api-keys', 'API keys', ['apiKeys'], 'GET /api/v1/api-keys'],
+  ['/bots', 'Bots', ['bots', 'botNew', 'botEdit', 'botTestCall'], 'GET /api/v1/bots'],
+  ['/calls', 'Calls', ['calls', 'callDetail'], 'GET /api/v1/calls'],
+  ['/trunks', 'Trunks', ['trunks'], 'GET /api/v1/sip/outbound-trunks'],
+  ['/inbound-numbers', 'Inbound numbers', ['inboundNumbers'], 'GET /api/v1/sip/inbound-numbers'],
+  ['/campaigns', 'Campaigns', ['campaigns', 'campaignDetail'], 'GET /api/v1/campaigns'],
+  ['/webhooks', 'Webhooks', ['webhooks'], 'GET /api/v1/webhooks'],
+  ['/do-not-call', 'Do-not-call', ['dnc'], 'GET /api/v1/dnc'],
+  ['/users', 'Users', ['users'], 'GET /api/v1/users'],
 ];
 
+/** Routes shown without the app shell (and without reading the user's role first). */
+const BARE: ReadonlyArray<Route['name']> = ['login', 'changePassword'];
+
 export class VpApp extends LightElement {
-  static override properties = { route: { state: true } };
+  static override properties = { route: { state: true }, me: { state: true }, meError: { state: true } };
   declare route: Route | null;
+  /** The signed-in user (GET /api/v1/auth/me): its role decides what the navigation and pages offer. */
+  declare me: { email: string; name: string; role: string } | null;
+  declare meError: string | null;
 
   constructor() {
     super();
     this.route = null;
+    this.me = null;
+    this.meError = null;
+  }
+
+  /** Reads who is signed in (once a session): the pages render once the role is known. */
+  private async loadMe(): Promise<void> {
+    try {
+      const me = await api.me();
+      setCurrentRole(me.role);
+      this.me = me;
+      this.meError = null;
+    } catch (err) {
+      // 401 goes to sign in, 403 password_change_required to the password page (api.ts) and they come back.
+      this.meError = err instanceof ApiError ? err.message : 'Could not read who is signed in.';
+    }
   }
 
   override connectedCallback(): void {
@@ -77,6 +107,10 @@ export class VpApp extends LightElement {
       navigate('/', { replace: true });
       return;
     }
+    if (!BARE.includes(route.name) && (!this.me || !currentRole())) {
+      this.me = null;
+      void this.loadMe();
+    }
     const first = this.route === null;
     this.route = route;
     document.title = `${TITLES[route.name]} · Voice Platform Console`;
@@ -93,6 +127,8 @@ export class VpApp extends LightElement {
     switch (route.name) {
       case 'dashboard':
         return html`<vp-dashboard-page></vp-dashboard-page>`;
+      case 'users':
+        return html`<vp-users-page></vp-users-page>`;
       case 'apiKeys':
         return html`<vp-api-keys-page></vp-api-keys-page>`;
       case 'bots':
@@ -130,6 +166,8 @@ export class VpApp extends LightElement {
     const route = this.route;
     if (!route) return nothing;
     if (route.name === 'login') return html`<vp-login-page .next=${route.query.get('next')}></vp-login-page>`;
+    if (route.name === 'changePassword') return html`<vp-change-password-page .next=${route.query.get('next')}></vp-change-password-page>`;
+    const me = this.me;
     return html`<a class="skip-link" href="#main" @click=${(e: Event) => {
         e.preventDefault();
         this.querySelector<HTMLElement>('main h1')?.focus();
@@ -139,15 +177,24 @@ export class VpApp extends LightElement {
           <div class="brand">Voice Platform</div>
           <nav aria-label="Main">
             <ul>
-              ${NAV.map(
-                ([href, label, names]) =>
-                  html`<li><a href=${href} aria-current=${names.includes(route.name) ? 'page' : nothing}>${label}</a></li>`,
-              )}
+              ${me
+                ? NAV.filter(([, , , op]) => may(op)).map(
+                    ([href, label, names]) =>
+                      html`<li><a href=${href} aria-current=${names.includes(route.name) ? 'page' : nothing}>${label}</a></li>`,
+                  )
+                : nothing}
             </ul>
           </nav>
-          <div class="account"><button class="small" @click=${() => this.signOut()}>Sign out</button></div>
+          <div class="account">
+            ${me ? html`<p class="hint" data-testid="signed-in-as"><span class="account-email">${me.email}</span> · <span data-role=${me.role}>${me.role}</span></p>` : nothing}
+            <button class="small" @click=${() => this.signOut()}>Sign out</button>
+          </div>
         </aside>
-        <main id="main">${this.page(route)}</main>
+        <main id="main">${me
+          ? this.page(route)
+          : this.meError
+            ? html`<div class="banner banner-error" role="alert">${this.meError}</div>`
+            : html`<p class="loading" role="status">Loading…</p>`}</main>
       </div>`;
   }
 }

@@ -1,7 +1,7 @@
 // History API routing. `matchRoute` is pure (unit-tested); `navigate` and `startRouter` touch the
 // browser. Links are plain <a href>: one document-level click handler turns them into pushState.
 
-type RouteName = 'login' | 'dashboard' | 'apiKeys' | 'bots' | 'botNew' | 'botEdit' | 'botTestCall' | 'calls' | 'callDetail' | 'trunks' | 'inboundNumbers' | 'webhooks' | 'dnc' | 'campaigns' | 'campaignDetail' | 'notFound';
+type RouteName = 'login' | 'changePassword' | 'users' | 'audit' | 'dashboard' | 'apiKeys' | 'bots' | 'botNew' | 'botEdit' | 'botTestCall' | 'calls' | 'callDetail' | 'trunks' | 'inboundNumbers' | 'webhooks' | 'dnc' | 'campaigns' | 'campaignDetail' | 'notFound';
 
 export interface Route {
   name: RouteName;
@@ -13,6 +13,9 @@ export interface Route {
 // Order matters: `/bots/new` before `/bots/:id`.
 const TABLE: Array<[RouteName, RegExp, string[]]> = [
   ['login', /^\/login$/, []],
+  ['changePassword', /^\/change-password$/, []],
+  ['users', /^\/users$/, []],
+  ['audit', /^\/audit$/, []],
   ['dashboard', /^\/$/, []],
   ['apiKeys', /^\/api-keys$/, []],
   ['bots', /^\/bots$/, []],
@@ -51,7 +54,7 @@ export const isPublic = (name: RouteName): boolean => name === 'login';
 
 /** A same-origin path to come back to after login; anything else falls back to the dashboard. */
 export function safeNext(next: string | null): string {
-  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/login') ? next : '/';
+  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/login') && !next.startsWith('/change-password') ? next : '/';
 }
 
 type Listener = (route: Route) => void;

@@ -1,4 +1,6 @@
 // The admin JWT lives in sessionStorage: it ends with the browser tab, and never reaches localStorage.
+import { setCurrentRole } from './permissions.js';
+
 const TOKEN = 'vp.token';
 const EXPIRES = 'vp.token_expires_at_ms';
 const NOTICE = 'vp.login_notice';
@@ -24,6 +26,7 @@ export function currentToken(): string | null {
 export function endSession(notice?: string): void {
   sessionStorage.removeItem(TOKEN);
   sessionStorage.removeItem(EXPIRES);
+  setCurrentRole(null);
   if (notice) sessionStorage.setItem(NOTICE, notice);
 }
 

@@ -1,13 +1,15 @@
-// What the list/create/edit/delete pages (outbound trunks, inbound numbers, webhooks) share: the list
-// loaded on connect (its error in a banner, a loading line), the create/edit dialog with its form (a
-// field's error cleared once it is edited, the first invalid field focused, nothing sent when nothing
-// changed), and the delete confirmation. Each page says what its items are, how a form becomes a
-// request, and what its rows and texts look like.
+// What the console's list pages share: the list loaded on connect (its error in a banner, a loading line),
+// cursor pages ("Show more"), the notice, the create/edit dialog with its form (a field's error cleared once
+// it is edited, the first invalid field focused, nothing sent when nothing changed), and the delete (or
+// remove, deactivate) confirmation. Each page says what its items are, how a form becomes a request, and
+// what its rows and texts look like. A page without a dialog form (or without deleting) leaves those hooks
+// as they are here. Buttons the signed-in user's role may not use are not shown (`may`, permissions.ts).
 import { html, nothing, type PropertyDeclarations } from 'lit';
 import { LightElement } from './base.js';
 import { errorBanner } from './field.js';
 import { ApiError } from '../api.js';
 import type { FieldErrors } from '../validation.js';
+import { may } from '../permissions.js';
 
 export type Editing<T> = { mode: 'create' } | { mode: 'edit'; item: T };
 
@@ -40,6 +42,7 @@ export abstract class ResourcePage<T, F, B extends object = object, S = T> exten
     busy: { state: true },
     deleting: { state: true },
     deleteError: { state: true },
+    nextCursor: { state: true },
   };
   declare items: T[] | null;
   declare loadError: string | null;
@@ -51,9 +54,11 @@ export abstract class ResourcePage<T, F, B extends object = object, S = T> exten
   declare busy: boolean;
   declare deleting: T | null;
   declare deleteError: string | null;
+  /** The next page's cursor (a page that reads its list in pages sets it in fetchAll). */
+  declare nextCursor: string | null;
 
   /** The id of the dialog's form element. */
-  protected abstract readonly formId: string;
+  protected readonly formId: string = 'resource-form';
   protected abstract readonly failed: FailureTexts;
 
   constructor() {
@@ -68,29 +73,51 @@ export abstract class ResourcePage<T, F, B extends object = object, S = T> exten
     this.busy = false;
     this.deleting = null;
     this.deleteError = null;
+    this.nextCursor = null;
   }
 
+  /** Reads the list (and whatever else the page shows with it) into the page's state; `more`: the next
+   *  page (at `nextCursor`) goes after the items there are. */
+  protected abstract fetchAll(more: boolean): Promise<void>;
+
+  // The dialog form's hooks: a page with a create/edit dialog overrides them.
   /** A blank form: the create dialog's start, and what is left once the dialog closes. */
-  protected abstract emptyForm(): F;
-  /** Reads the list (and whatever else the page shows with it) into the page's state. */
-  protected abstract fetchAll(): Promise<void>;
-  protected abstract prepare(editing: Editing<T>): Prepared<B, S>;
+  protected emptyForm(): F {
+    return {} as F;
+  }
+  protected prepare(_editing: Editing<T>): Prepared<B, S> {
+    throw new Error(`${this.localName} has no form`);
+  }
   /** After a successful save (the dialog closed already, the list not yet read again). */
-  protected abstract saved(saved: S, editing: Editing<T>): void;
+  protected saved(_saved: S, _editing: Editing<T>): void {}
   /** The backend refused the save: its problems go on the fields and in the banner. */
-  protected abstract saveRefused(err: ApiError, body: B): void | Promise<void>;
-  protected abstract removeItem(item: T): Promise<void>;
+  protected saveRefused(err: ApiError, _body: B): void | Promise<void> {
+    this.errors = err.fieldErrors;
+    this.formError = err.message;
+  }
+  /** Opens the create dialog (the head's "New …" button). */
+  protected openCreate(): void {}
+
+  // The delete confirmation's hooks: a page that deletes (removes, deactivates) overrides them.
+  protected removeItem(_item: T): Promise<void> {
+    throw new Error(`${this.localName} deletes nothing`);
+  }
   /** After a successful delete (the confirmation closed already, the list not yet read again). */
-  protected abstract deleted(item: T): void;
+  protected deleted(_item: T): void {}
+
+  /** Whether the signed-in user's role may call `op` (`METHOD /api/v1/path/{param}`, docs/roles.md). */
+  protected may(op: string): boolean {
+    return may(op);
+  }
 
   override connectedCallback(): void {
     super.connectedCallback();
     void this.load();
   }
 
-  protected async load(): Promise<void> {
+  protected async load(opts: { more?: boolean } = {}): Promise<void> {
     try {
-      await this.fetchAll();
+      await this.fetchAll(!!opts.more);
       this.loadError = null;
     } catch (err) {
       this.loadError = err instanceof ApiError ? err.message : this.failed.load;
@@ -171,17 +198,28 @@ export abstract class ResourcePage<T, F, B extends object = object, S = T> exten
     }
   }
 
-  /** The heading, the "New …" button once there are items, and the notice. */
-  protected renderHead(title: string, subtitle: string, newLabel: string) {
+  /**
+   * The heading, the "New …" button (once there are items, when `create` is the operation it calls and the
+   * role may call it; or `action`, a page's own button or link), and the notice.
+   */
+  protected renderHead(title: unknown, subtitle: unknown, newLabel?: string, create?: string, action?: unknown) {
+    const button = newLabel && this.items?.length && (!create || this.may(create)) ? html`<button class="primary" @click=${() => this.openCreate()}>${newLabel}</button>` : nothing;
     return html`<div class="page-head">
         <div><h1 tabindex="-1">${title}</h1>
           <p class="subtitle">${subtitle}</p></div>
-        ${this.items?.length ? html`<button class="primary" @click=${() => this.openCreate()}>${newLabel}</button>` : nothing}
+        ${action ?? button}
       </div>
-      ${this.notice ? html`<div class="banner banner-ok" role="status">${this.notice}</div>` : nothing}`;
+      ${this.renderNotice()}`;
   }
 
-  protected abstract openCreate(): void;
+  protected renderNotice() {
+    return this.notice ? html`<div class="banner banner-ok" role="status">${this.notice}</div>` : nothing;
+  }
+
+  /** "Show more" while there is a next page. */
+  protected renderMore() {
+    return this.nextCursor ? html`<button class="small" @click=${() => this.load({ more: true })}>Show more</button>` : nothing;
+  }
 
   /** The load error or the loading line while there is no list; null once the list is there. */
   protected renderListState(loading: string): ReturnType<typeof errorBanner> | null {
@@ -190,12 +228,12 @@ export abstract class ResourcePage<T, F, B extends object = object, S = T> exten
     return null;
   }
 
-  /** A row's Delete button: it opens the confirmation. */
-  protected renderDeleteButton(item: T, name: string) {
-    return html`<button class="small link-danger" aria-label="Delete ${name}" @click=${() => {
+  /** A row's Delete (`verb`) button: it opens the confirmation. */
+  protected renderDeleteButton(item: T, name: string, verb = 'Delete') {
+    return html`<button class="small link-danger" aria-label="${verb} ${name}" @click=${() => {
       this.deleting = item;
       this.deleteError = null;
-    }}>Delete</button>`;
+    }}>${verb}</button>`;
   }
 
   /** The create/edit dialog around `content` (the form). */

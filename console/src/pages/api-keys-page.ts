@@ -10,6 +10,7 @@ import { editExpiryOptions, keyEditBody, keyEditForm, type EditExpiryPreset, typ
 import { dateInputValue, EXPIRY_PRESETS, expiresAtFor, type ExpiryPreset } from '../expiry.js';
 import { formatDate, formatDateTime } from '../format.js';
 import { validateApiKeyCreate, type FieldErrors } from '../validation.js';
+import { may } from '../permissions.js';
 
 const MASK = '••••••••';
 
@@ -293,7 +294,7 @@ export class VpApiKeysPage extends LightElement {
             <td>${formatDateTime(k.created_at)}</td>
             <td>${formatDate(k.expires_at, 'Never')}</td>
             <td>${formatDateTime(k.last_used_at, 'Never')}</td>
-            <td class="row-actions">${k.status === 'active'
+            <td class="row-actions">${k.status === 'active' && may('PATCH /api/v1/api-keys/{id}')
               ? html`<button class="small" aria-label="Edit ${k.name}" @click=${() => this.startEdit(k)}>Edit</button>
                   <button class="small link-danger" aria-label="Deactivate ${k.name}" @click=${() => {
                     this.confirming = k;
@@ -310,7 +311,7 @@ export class VpApiKeysPage extends LightElement {
     return html`<h1 tabindex="-1">API keys</h1>
       <p class="subtitle">Keys authenticate CRMs on the dial-out API (<code>X-API-Key</code>). A key’s full value is shown once, when it is created.</p>
       ${this.notice ? html`<div class="banner banner-ok" role="status">${this.notice}</div>` : nothing}
-      ${this.renderForm()}
+      ${may('POST /api/v1/api-keys') ? this.renderForm() : nothing}
       <section aria-labelledby="keys-heading">
         <h2 id="keys-heading" class="sr-only">All API keys</h2>
         ${this.renderList()}

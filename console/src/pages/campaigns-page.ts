@@ -10,6 +10,7 @@ import { LightElement } from '../components/base.js';
 import { errorBanner, field } from '../components/field.js';
 import { progressBar } from '../components/progress.js';
 import { api, ApiError } from '../api.js';
+import { may } from '../permissions.js';
 import {
   amdChoices,
   amdNote,
@@ -295,7 +296,7 @@ export class VpCampaignsPage extends LightElement {
         <h2 id="campaigns-empty-heading">No campaigns yet</h2>
         <p>A campaign has a bot call a list of contacts from a CSV file, at the pace, in the calling windows and with the
           retries you choose. Numbers on the do-not-call list are skipped.</p>
-        <button class="primary" @click=${() => this.openCreate()}>Create the first campaign</button>
+        ${may('POST /api/v1/campaigns') ? html`<button class="primary" @click=${() => this.openCreate()}>Create the first campaign</button>` : nothing}
       </section>`;
     }
     return html`<div class="table-wrap"><table aria-label="Campaigns">
@@ -322,7 +323,7 @@ export class VpCampaignsPage extends LightElement {
     return html`<div class="page-head">
         <div><h1 tabindex="-1">Campaigns</h1>
           <p class="subtitle">A bot calling a list of contacts, paced, in calling windows, with retries.</p></div>
-        ${this.campaigns?.length ? html`<button class="primary" @click=${() => this.openCreate()}>New campaign</button>` : nothing}
+        ${this.campaigns?.length && may('POST /api/v1/campaigns') ? html`<button class="primary" @click=${() => this.openCreate()}>New campaign</button>` : nothing}
       </div>
       ${this.renderList()}
       <vp-dialog

@@ -2,72 +2,55 @@
 // line, visual separators allowed), look one up, page through the list (newest first), remove one
 // after confirming.
 import { html, nothing } from 'lit';
-import { LightElement } from '../components/base.js';
+import { ResourcePage } from '../components/resource-page.js';
 import { errorBanner, field } from '../components/field.js';
 import { api, ApiError, type DncEntry } from '../api.js';
 import { parseNumbers } from '../trunkForm.js';
+import { may } from '../permissions.js';
 import { normalizePhoneNumber } from '@voice-platform/schemas/phone.js';
 
 const possible = (n: string) => normalizePhoneNumber(n).ok;
 /** The backend takes at most this many numbers per request. */
 const MAX_PER_ADD = 1000;
 
-export class VpDncPage extends LightElement {
+export class VpDncPage extends ResourcePage<DncEntry, void> {
   static override properties = {
-    entries: { state: true },
-    nextCursor: { state: true },
-    loadError: { state: true },
-    notice: { state: true },
     numbersText: { state: true },
     numbersError: { state: true },
     search: { state: true },
     searchError: { state: true },
-    busy: { state: true },
-    removing: { state: true },
-    removeError: { state: true },
   };
-  declare entries: DncEntry[] | null;
-  declare nextCursor: string | null;
-  declare loadError: string | null;
-  declare notice: string | null;
   declare numbersText: string;
   declare numbersError: string | null;
   declare search: string;
   declare searchError: string | null;
-  declare busy: boolean;
-  declare removing: DncEntry | null;
-  declare removeError: string | null;
+  /** The number looked up (only it is listed), or undefined for the whole list. */
+  private lookingUp: string | undefined;
+
+  protected readonly failed = { load: 'Could not load the do-not-call list.', save: 'Could not add the numbers.', delete: 'Could not remove the number.' };
 
   constructor() {
     super();
-    this.entries = null;
-    this.nextCursor = null;
-    this.loadError = null;
-    this.notice = null;
     this.numbersText = '';
     this.numbersError = null;
     this.search = '';
     this.searchError = null;
-    this.busy = false;
-    this.removing = null;
-    this.removeError = null;
+    this.lookingUp = undefined;
   }
 
-  override connectedCallback(): void {
-    super.connectedCallback();
-    void this.load();
+  /** The first page, or only the number looked up; `more` appends the next page. */
+  protected async fetchAll(more: boolean): Promise<void> {
+    const page = await api.listDnc({ cursor: more ? (this.nextCursor ?? undefined) : undefined, number: this.lookingUp });
+    this.items = more ? [...(this.items ?? []), ...page.items] : page.items;
+    this.nextCursor = page.next_cursor;
   }
 
-  /** The first page, or only `number` when looking one up; `more` appends the next page. */
-  private async load(opts: { more?: boolean; number?: string } = {}): Promise<void> {
-    try {
-      const page = await api.listDnc({ cursor: opts.more ? (this.nextCursor ?? undefined) : undefined, number: opts.number });
-      this.entries = opts.more ? [...(this.entries ?? []), ...page.items] : page.items;
-      this.nextCursor = page.next_cursor;
-      this.loadError = null;
-    } catch (err) {
-      this.loadError = err instanceof ApiError ? err.message : 'Could not load the do-not-call list.';
-    }
+  protected override removeItem(entry: DncEntry): Promise<void> {
+    return api.removeDnc(entry.number);
+  }
+
+  protected override deleted(entry: DncEntry): void {
+    this.notice = `${entry.number} removed: campaigns may dial it again.`;
   }
 
   private async add(e: Event): Promise<void> {
@@ -91,6 +74,7 @@ export class VpDncPage extends LightElement {
       this.numbersText = '';
       this.notice = `${r.added} ${r.added === 1 ? 'number' : 'numbers'} added${r.duplicates ? `; ${r.duplicates} already on the list` : ''}.`;
       this.search = '';
+      this.lookingUp = undefined;
       await this.load();
     } catch (err) {
       this.numbersError = err instanceof ApiError ? err.message : 'Could not add the numbers.';
@@ -107,55 +91,33 @@ export class VpDncPage extends LightElement {
       return;
     }
     this.searchError = null;
-    await this.load(number ? { number } : {});
-  }
-
-  private async removeNumber(): Promise<void> {
-    const entry = this.removing;
-    if (!entry || this.busy) return;
-    this.busy = true;
-    this.removeError = null;
-    try {
-      await api.removeDnc(entry.number);
-      this.removing = null;
-      this.notice = `${entry.number} removed: campaigns may dial it again.`;
-      await this.load();
-    } catch (err) {
-      this.removeError = err instanceof ApiError ? err.message : 'Could not remove the number.';
-    } finally {
-      this.busy = false;
-    }
+    this.lookingUp = number || undefined;
+    await this.load();
   }
 
   private renderList() {
-    if (this.loadError) return errorBanner(this.loadError);
-    if (!this.entries) return html`<p class="loading" role="status">Loading the do-not-call list…</p>`;
-    if (!this.entries.length) return html`<p class="hint" data-testid="dnc-empty">${this.search ? 'That number is not on the list.' : 'The list is empty: campaigns may dial every number.'}</p>`;
+    const state = this.renderListState('Loading the do-not-call list…');
+    if (state || !this.items) return state;
+    if (!this.items.length) return html`<p class="hint" data-testid="dnc-empty">${this.search ? 'That number is not on the list.' : 'The list is empty: campaigns may dial every number.'}</p>`;
     return html`<div class="table-wrap"><table aria-label="Do-not-call numbers">
         <thead><tr><th scope="col">Number</th><th scope="col">Added</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
         <tbody>
-          ${this.entries.map(
+          ${this.items.map(
             (d) => html`<tr data-number=${d.number}>
               <td><code>${d.number}</code></td>
               <td>${new Date(d.created_at).toLocaleString()}</td>
-              <td class="row-actions"><button class="small link-danger" aria-label="Remove ${d.number}" @click=${() => {
-                this.removing = d;
-                this.removeError = null;
-              }}>Remove</button></td>
+              <td class="row-actions">${may('DELETE /api/v1/dnc/{number}')
+                ? this.renderDeleteButton(d, d.number, 'Remove')
+                : nothing}</td>
             </tr>`,
           )}
         </tbody>
       </table></div>
-      ${this.nextCursor ? html`<button class="small" @click=${() => this.load({ more: true })}>Show more</button>` : nothing}`;
+      ${this.renderMore()}`;
   }
 
-  override render() {
-    return html`<div class="page-head">
-        <div><h1 tabindex="-1">Do-not-call list</h1>
-          <p class="subtitle">Numbers campaigns never dial. Each is checked right before a dial, so a number added while a campaign runs is skipped from then on.</p></div>
-      </div>
-      ${this.notice ? html`<div class="banner banner-ok" role="status">${this.notice}</div>` : nothing}
-      <section class="panel" aria-labelledby="dnc-add-heading">
+  private renderAdd() {
+    return html`<section class="panel" aria-labelledby="dnc-add-heading">
         <h2 id="dnc-add-heading">Add numbers</h2>
         <form id="dnc-form" novalidate @submit=${(e: Event) => this.add(e)}>
           ${field({ id: 'dnc-numbers', label: 'Numbers', error: this.numbersError ?? undefined, hint: 'One E.164 number per line (spaces, dashes and parentheses are fine), at most 1000 at once.' }, (a) =>
@@ -167,7 +129,12 @@ export class VpDncPage extends LightElement {
           )}
           <button class="primary" type="submit" ?disabled=${this.busy}>Add to the list</button>
         </form>
-      </section>
+      </section>`;
+  }
+
+  override render() {
+    return html`${this.renderHead('Do-not-call list', 'Numbers campaigns never dial. Each is checked right before a dial, so a number added while a campaign runs is skipped from then on.')}
+      ${may('POST /api/v1/dnc') ? this.renderAdd() : nothing}
       <form class="toolbar" role="search" @submit=${(e: Event) => this.lookUp(e)}>
         ${field({ id: 'dnc-search', label: 'Look up a number', error: this.searchError ?? undefined }, (a) =>
           html`<input id=${a.id} .value=${this.search} spellcheck="false" aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid}
@@ -176,14 +143,7 @@ export class VpDncPage extends LightElement {
         <button type="submit">Look up</button>
       </form>
       ${this.renderList()}
-      <vp-dialog
-        heading="Remove this number?"
-        .open=${this.removing !== null}
-        @vp-close=${() => (this.removing = null)}
-        .content=${this.removing ? html`<p>Campaigns may dial <code>${this.removing.number}</code> again.</p>${errorBanner(this.removeError)}` : nothing}
-        .actions=${html`<button @click=${() => (this.removing = null)} autofocus>Cancel</button>
-          <button class="danger" ?disabled=${this.busy} @click=${() => this.removeNumber()}>Remove number</button>`}
-      ></vp-dialog>`;
+      ${this.renderDeleteDialog('Remove this number?', 'Remove number', (d) => html`<p>Campaigns may dial <code>${d.number}</code> again.</p>${errorBanner(this.deleteError)}`)}`;
   }
 }
 customElements.define('vp-dnc-page', VpDncPage);

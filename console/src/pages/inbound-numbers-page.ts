@@ -29,7 +29,7 @@ export class VpInboundNumbersPage extends ResourcePage<InboundNumber, InboundFor
   /** The bots to pick from; null while loading or when they could not be loaded. */
   declare bots: BotChoice[] | null;
 
-  protected readonly formId = 'inbound-form';
+  protected override readonly formId = 'inbound-form';
   protected readonly failed = { load: 'Could not load the inbound numbers.', save: 'Could not save the inbound number.', delete: 'Could not delete the inbound number.' };
 
   constructor() {
@@ -37,7 +37,7 @@ export class VpInboundNumbersPage extends ResourcePage<InboundNumber, InboundFor
     this.bots = null;
   }
 
-  protected emptyForm(): InboundForm {
+  protected override emptyForm(): InboundForm {
     return emptyInboundForm();
   }
 
@@ -51,7 +51,7 @@ export class VpInboundNumbersPage extends ResourcePage<InboundNumber, InboundFor
     return this.bots?.find((b) => b.id === id);
   }
 
-  protected openCreate(): void {
+  protected override openCreate(): void {
     // One bot: nothing to choose.
     this.openForm({ mode: 'create' }, emptyInboundForm(this.bots?.length === 1 ? this.bots[0]!.id : ''));
   }
@@ -60,7 +60,7 @@ export class VpInboundNumbersPage extends ResourcePage<InboundNumber, InboundFor
     this.openForm({ mode: 'edit', item: n }, inboundToForm(n));
   }
 
-  protected prepare(editing: Editing): Prepared<object, InboundNumber> {
+  protected override prepare(editing: Editing): Prepared<object, InboundNumber> {
     const bot = this.bot(this.form.bot_id);
     if (editing.mode === 'create') {
       const { body, errors } = inboundCreateBody(this.form, bot);
@@ -70,22 +70,22 @@ export class VpInboundNumbersPage extends ResourcePage<InboundNumber, InboundFor
     return { body, errors, send: () => api.updateInboundNumber(editing.item.id, body) };
   }
 
-  protected saved(saved: InboundNumber, editing: Editing): void {
+  protected override saved(saved: InboundNumber, editing: Editing): void {
     this.notice = editing.mode === 'create' ? `Inbound number ${saved.number} created.` : `Inbound number ${saved.number} updated.`;
   }
 
-  protected async saveRefused(err: ApiError): Promise<void> {
+  protected override async saveRefused(err: ApiError): Promise<void> {
     // Problems with a field land on it; the backend's sentence (e.g. 503: LiveKit unreachable) in the banner.
     this.errors = inboundApiErrors(err, parseAddresses(this.form.allowed_addresses));
     this.formError = err.message;
     if (err.code === 'not_found' || err.code === 'bot_not_found') await this.load();
   }
 
-  protected removeItem(n: InboundNumber): Promise<void> {
+  protected override removeItem(n: InboundNumber): Promise<void> {
     return api.deleteInboundNumber(n.id);
   }
 
-  protected deleted(n: InboundNumber): void {
+  protected override deleted(n: InboundNumber): void {
     this.notice = `Inbound number ${n.number} deleted.`;
   }
 
@@ -162,7 +162,7 @@ export class VpInboundNumbersPage extends ResourcePage<InboundNumber, InboundFor
           address at your carrier, then add it here with the bot that should answer.</p>
         ${this.bots?.length === 0
           ? html`<p>Create a bot first: every inbound number needs one.</p><a class="button primary" href="/bots/new">Create a bot</a>`
-          : html`<button class="primary" @click=${() => this.openCreate()}>Add the first number</button>`}
+          : this.may('POST /api/v1/sip/inbound-numbers') ? html`<button class="primary" @click=${() => this.openCreate()}>Add the first number</button>` : nothing}
       </section>`;
     }
     return html`<div class="table-wrap"><table aria-label="Inbound numbers">
@@ -179,8 +179,8 @@ export class VpInboundNumbersPage extends ResourcePage<InboundNumber, InboundFor
             <td>${this.renderShort(Object.entries(n.variables).map(([k, v]) => `${k}=${v}`), 'None')}</td>
             <td>${this.renderShort(n.allowed_addresses, 'Any address')}</td>
             <td class="row-actions">
-              <button class="small" aria-label="Edit ${n.number}" @click=${() => this.openEdit(n)}>Edit</button>
-              ${this.renderDeleteButton(n, n.number)}
+              ${this.may('PATCH /api/v1/sip/inbound-numbers/{id}') ? html`<button class="small" aria-label="Edit ${n.number}" @click=${() => this.openEdit(n)}>Edit</button>` : nothing}
+              ${this.may('DELETE /api/v1/sip/inbound-numbers/{id}') ? this.renderDeleteButton(n, n.number) : nothing}
             </td>
           </tr>`;
         })}
@@ -190,7 +190,7 @@ export class VpInboundNumbersPage extends ResourcePage<InboundNumber, InboundFor
 
   override render() {
     const editing = this.editing;
-    return html`${this.renderHead('Inbound numbers', 'Phone numbers callers dial, and the bot that answers each.', 'New inbound number')}
+    return html`${this.renderHead('Inbound numbers', 'Phone numbers callers dial, and the bot that answers each.', 'New inbound number', 'POST /api/v1/sip/inbound-numbers')}
       ${this.renderList()}
 
       ${this.renderFormDialog(editing?.mode === 'edit' ? `Edit inbound number ${editing.item.number}` : 'New inbound number', 'Create inbound number', () => this.renderForm())}

@@ -50,8 +50,10 @@ export class VpLoginPage extends LightElement {
     this.busy = true;
     this.error = null;
     try {
-      await api.login(this.email.trim(), this.password);
-      navigate(safeNext(this.next), { replace: true });
+      const { must_change_password } = await api.login(this.email.trim(), this.password);
+      const next = safeNext(this.next);
+      // A one-time password: a new one first, then where the user was going.
+      navigate(must_change_password ? `/change-password?next=${encodeURIComponent(next)}` : next, { replace: true });
     } catch (err) {
       this.error = err instanceof ApiError ? err.message : 'Sign-in failed.';
     } finally {

@@ -22,7 +22,7 @@ export class VpTrunksPage extends ResourcePage<OutboundTrunk, TrunkForm, { numbe
   declare error: string | null;
   declare busyId: string | null;
 
-  protected readonly formId = 'trunk-form';
+  protected override readonly formId = 'trunk-form';
   protected readonly failed = { load: 'Could not load the outbound trunks.', save: 'Could not save the trunk.', delete: 'Could not delete the trunk.' };
 
   constructor() {
@@ -31,7 +31,7 @@ export class VpTrunksPage extends ResourcePage<OutboundTrunk, TrunkForm, { numbe
     this.busyId = null;
   }
 
-  protected emptyForm(): TrunkForm {
+  protected override emptyForm(): TrunkForm {
     return emptyTrunkForm();
   }
 
@@ -39,7 +39,7 @@ export class VpTrunksPage extends ResourcePage<OutboundTrunk, TrunkForm, { numbe
     this.items = (await api.listTrunks()).items;
   }
 
-  protected openCreate(): void {
+  protected override openCreate(): void {
     // The first trunk becomes the default anyway; say so by ticking the box.
     this.openForm({ mode: 'create' }, { ...emptyTrunkForm(), makeDefault: !this.items?.length });
   }
@@ -50,7 +50,7 @@ export class VpTrunksPage extends ResourcePage<OutboundTrunk, TrunkForm, { numbe
 
   // closeForm (the base's) forgets everything typed in the dialog, the password first of all.
 
-  protected prepare(editing: Editing): Prepared<{ numbers?: string[] }, OutboundTrunk> {
+  protected override prepare(editing: Editing): Prepared<{ numbers?: string[] }, OutboundTrunk> {
     if (editing.mode === 'create') {
       const { body, errors } = trunkCreateBody(this.form);
       return { body, errors, send: () => api.createTrunk(body) };
@@ -59,12 +59,12 @@ export class VpTrunksPage extends ResourcePage<OutboundTrunk, TrunkForm, { numbe
     return { body, errors, send: () => api.updateTrunk(editing.item.id, body) };
   }
 
-  protected saved(saved: OutboundTrunk, editing: Editing): void {
+  protected override saved(saved: OutboundTrunk, editing: Editing): void {
     this.notice = editing.mode === 'create' ? `Trunk “${saved.name}” created.` : `Trunk “${saved.name}” updated.`;
     if (saved.default && editing.mode === 'create' && (this.items?.length ?? 0) > 0) this.notice += ' It is now the default trunk.';
   }
 
-  protected async saveRefused(err: ApiError, body: { numbers?: string[] }): Promise<void> {
+  protected override async saveRefused(err: ApiError, body: { numbers?: string[] }): Promise<void> {
     // 422 details land on their fields; 409 conflict and 503 (LiveKit unreachable) in the banner.
     // 409 `conflict` for a number another trunk has names that trunk (by id: shown by name here).
     const named = (text: string) => withTrunkNames(text, this.items ?? []);
@@ -90,11 +90,11 @@ export class VpTrunksPage extends ResourcePage<OutboundTrunk, TrunkForm, { numbe
   }
 
   // A refused delete (e.g. 409 conflict: the default trunk while others exist) shows the backend's own words.
-  protected removeItem(trunk: OutboundTrunk): Promise<void> {
+  protected override removeItem(trunk: OutboundTrunk): Promise<void> {
     return api.deleteTrunk(trunk.id);
   }
 
-  protected deleted(trunk: OutboundTrunk): void {
+  protected override deleted(trunk: OutboundTrunk): void {
     this.notice = `Trunk “${trunk.name}” deleted.`;
   }
 
@@ -201,10 +201,12 @@ export class VpTrunksPage extends ResourcePage<OutboundTrunk, TrunkForm, { numbe
           <code>no_outbound_trunk</code>.</p>
         <p>You need the carrier’s SIP server address, the numbers it lets you call from, and usually a username and password.
           The first trunk becomes the default.</p>
-        <button class="primary" @click=${() => this.openCreate()}>Create the first trunk</button>
+        ${this.may('POST /api/v1/sip/outbound-trunks') ? html`<button class="primary" @click=${() => this.openCreate()}>Create the first trunk</button>` : nothing}
       </section>`;
     }
     const only = this.items.length === 1;
+    const canEdit = this.may('PATCH /api/v1/sip/outbound-trunks/{id}');
+    const canDelete = this.may('DELETE /api/v1/sip/outbound-trunks/{id}');
     return html`<div class="table-wrap"><table aria-label="Outbound trunks">
       <thead><tr>
         <th scope="col">Name</th><th scope="col">Address</th><th scope="col">Transport</th><th scope="col">Numbers</th>
@@ -221,11 +223,11 @@ export class VpTrunksPage extends ResourcePage<OutboundTrunk, TrunkForm, { numbe
             <td>${t.auth_username ? html`<code>${t.auth_username}</code>` : html`<span class="hint">No username</span>`}
               ${t.has_password ? html` <span class="badge badge-info" data-badge="password">Password set</span>` : nothing}</td>
             <td class="row-actions">
-              <button class="small" aria-label="Edit ${t.name}" @click=${() => this.openEdit(t)}>Edit</button>
-              ${t.default || only
+              ${canEdit ? html`<button class="small" aria-label="Edit ${t.name}" @click=${() => this.openEdit(t)}>Edit</button>` : nothing}
+              ${t.default || only || !canEdit
                 ? nothing
                 : html`<button class="small" aria-label="Make ${t.name} the default" ?disabled=${this.busyId === t.id} @click=${() => this.makeDefault(t)}>Make default</button>`}
-              ${this.renderDeleteButton(t, t.name)}
+              ${canDelete ? this.renderDeleteButton(t, t.name) : nothing}
             </td>
           </tr>`,
         )}
@@ -248,7 +250,7 @@ export class VpTrunksPage extends ResourcePage<OutboundTrunk, TrunkForm, { numbe
 
   override render() {
     const editing = this.editing;
-    return html`${this.renderHead('Outbound trunks', 'The SIP carrier connections dial-outs go through, and the numbers they call from.', 'New trunk')}
+    return html`${this.renderHead('Outbound trunks', 'The SIP carrier connections dial-outs go through, and the numbers they call from.', 'New trunk', 'POST /api/v1/sip/outbound-trunks')}
       ${errorBanner(this.error)}
       ${this.renderList()}
 

@@ -30,7 +30,7 @@ export class VpWebhooksPage extends ResourcePage<Webhook, WebhookForm, object, W
   declare logError: string | null;
   private pollTimer: ReturnType<typeof setTimeout> | null = null;
 
-  protected readonly formId = 'webhook-form';
+  protected override readonly formId = 'webhook-form';
   protected readonly failed = { load: 'Could not load the webhooks.', save: 'Could not save the webhook.', delete: 'Could not delete the webhook.' };
 
   constructor() {
@@ -47,7 +47,7 @@ export class VpWebhooksPage extends ResourcePage<Webhook, WebhookForm, object, W
     if (this.pollTimer) clearTimeout(this.pollTimer);
   }
 
-  protected emptyForm(): WebhookForm {
+  protected override emptyForm(): WebhookForm {
     return emptyWebhookForm();
   }
 
@@ -55,7 +55,7 @@ export class VpWebhooksPage extends ResourcePage<Webhook, WebhookForm, object, W
     this.items = (await api.listWebhooks()).items;
   }
 
-  protected openCreate(): void {
+  protected override openCreate(): void {
     this.openForm({ mode: 'create' }, emptyWebhookForm());
   }
 
@@ -68,7 +68,7 @@ export class VpWebhooksPage extends ResourcePage<Webhook, WebhookForm, object, W
     this.set({ events }, 'events');
   }
 
-  protected prepare(editing: Editing): Prepared<object, Webhook | WebhookCreated> {
+  protected override prepare(editing: Editing): Prepared<object, Webhook | WebhookCreated> {
     if (editing.mode === 'create') {
       const { body, errors } = webhookCreateBody(this.form);
       return { body, errors, send: () => api.createWebhook(body) };
@@ -77,14 +77,14 @@ export class VpWebhooksPage extends ResourcePage<Webhook, WebhookForm, object, W
     return { body, errors, send: () => api.updateWebhook(editing.item.id, body) };
   }
 
-  protected saved(saved: Webhook | WebhookCreated, editing: Editing): void {
+  protected override saved(saved: Webhook | WebhookCreated, editing: Editing): void {
     if (editing.mode === 'create') {
       const created = saved as WebhookCreated;
       this.secret = { url: created.url, value: created.secret };
     } else this.notice = `Webhook ${saved.url} updated.`;
   }
 
-  protected saveRefused(err: ApiError): void {
+  protected override saveRefused(err: ApiError): void {
     // 422 details (e.g. a URL that resolves to a private address) land on their fields.
     this.errors = err.fieldErrors;
     this.formError = err.message;
@@ -134,11 +134,11 @@ export class VpWebhooksPage extends ResourcePage<Webhook, WebhookForm, object, W
     await read();
   }
 
-  protected removeItem(w: Webhook): Promise<void> {
+  protected override removeItem(w: Webhook): Promise<void> {
     return api.deleteWebhook(w.id);
   }
 
-  protected deleted(w: Webhook): void {
+  protected override deleted(w: Webhook): void {
     if (this.logFor?.id === w.id) this.logFor = null;
     this.notice = `Webhook ${w.url} deleted.`;
   }
@@ -219,7 +219,7 @@ export class VpWebhooksPage extends ResourcePage<Webhook, WebhookForm, object, W
         <p>A webhook tells your CRM how each call went as it happens: queued, ringing, answered, and ended with its
           outcome and recording, without polling. Each request is signed with the webhook's secret
           (<code>X-Voice-Signature</code>), so your endpoint can check it came from here.</p>
-        <button class="primary" @click=${() => this.openCreate()}>Create the first webhook</button>
+        ${this.may('POST /api/v1/webhooks') ? html`<button class="primary" @click=${() => this.openCreate()}>Create the first webhook</button>` : nothing}
       </section>`;
     }
     return html`<div class="table-wrap"><table aria-label="Webhooks">
@@ -231,13 +231,15 @@ export class VpWebhooksPage extends ResourcePage<Webhook, WebhookForm, object, W
             <td><ul class="plain-list">${w.events.map((t) => html`<li><code>${t}</code></li>`)}</ul>${w.include_transcript ? html`<span class="hint">with the transcript</span>` : nothing}</td>
             <td>${w.active ? html`<span class="badge badge-good" data-badge="active">Active</span>` : html`<span class="badge badge-info" data-badge="paused">Paused</span>`}</td>
             <td class="row-actions">
-              <button class="small" aria-label="Edit ${w.url}" @click=${() => this.openEdit(w)}>Edit</button>
+              ${this.may('PATCH /api/v1/webhooks/{id}') ? html`<button class="small" aria-label="Edit ${w.url}" @click=${() => this.openEdit(w)}>Edit</button>` : nothing}
               <button class="small" aria-label="Deliveries of ${w.url}" @click=${() => this.showLog(w)}>Deliveries</button>
-              ${w.active
+              ${!this.may('PATCH /api/v1/webhooks/{id}')
+                ? nothing
+                : w.active
                 ? html`<button class="small" aria-label="Send a test event to ${w.url}" @click=${() => this.sendTest(w)}>Send test event</button>
                     <button class="small" aria-label="Pause ${w.url}" @click=${() => this.setActive(w, false)}>Pause</button>`
                 : html`<button class="small" aria-label="Resume ${w.url}" @click=${() => this.setActive(w, true)}>Resume</button>`}
-              ${this.renderDeleteButton(w, w.url)}
+              ${this.may('DELETE /api/v1/webhooks/{id}') ? this.renderDeleteButton(w, w.url) : nothing}
             </td>
           </tr>`,
         )}
@@ -248,7 +250,7 @@ export class VpWebhooksPage extends ResourcePage<Webhook, WebhookForm, object, W
   override render() {
     const editing = this.editing;
     const secret = this.secret;
-    return html`${this.renderHead('Webhooks', 'Endpoints that receive call and campaign events, signed with their secret.', 'New webhook')}
+    return html`${this.renderHead('Webhooks', 'Endpoints that receive call and campaign events, signed with their secret.', 'New webhook', 'POST /api/v1/webhooks')}
       ${errorBanner(this.error)}
       ${this.renderList()}
       ${this.renderLog()}

@@ -1,0 +1,3 @@
+import type { UserRole } from '@voice-platform/schemas/users.js';
+export const ROLES: readonly UserRole[];
+export const MIN_ROLE: Readonly<Record<string, UserRole>>;
