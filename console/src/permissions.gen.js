@@ -21,6 +21,7 @@ export const MIN_ROLE = {
   "GET /api/v1/calls": "viewer",
   "GET /api/v1/calls/{id}": "viewer",
   "GET /api/v1/calls/{id}/recording": "viewer",
+  "GET /api/v1/analytics/calls": "viewer",
   "POST /api/v1/test-calls/token": "editor",
   "POST /livekit/widget": "editor",
   "GET /api/v1/campaigns": "viewer",
