@@ -26,6 +26,7 @@ import { campaignRoutes } from './campaigns/routes.js';
 import { dncRoutes } from './campaigns/dnc.js';
 import { healthRoutes } from './health.js';
 import { apiDocsRoutes } from './apiDocs.js';
+import { auditRoutes } from './audit/routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
 
 export type VoiceApp = Koa & { router: Router; metrics: Metrics };
@@ -50,6 +51,7 @@ export function createApp(deps: AppDeps): VoiceApp {
     webhookRoutes(router, svc, metrics);
     campaignRoutes(router, svc, metrics);
     dncRoutes(router, svc);
+    auditRoutes(router, svc);
     analyticsRoutes(router, svc, metrics);
     apiDocsRoutes(router, svc);
   });

@@ -46,6 +46,7 @@ import { LoginRequest, LoginResponse, Me } from './auth/admin.js';
 import { DATE_TIME_PATTERN } from './validate.js';
 import { campaignPaths } from './campaigns/openapi.js';
 import { userPaths } from './users/openapi.js';
+import { auditPaths } from './audit/openapi.js';
 import { analyticsPaths } from './analytics/openapi.js';
 
 /** The server reads every `format: date-time` it is sent more strictly than JSON Schema does (validate.ts):
@@ -678,6 +679,7 @@ export function openapiDocument(version: string, publicUrl?: string) {
       },
       ...campaignPaths({ ok, errors, requestJson, body, idParam, ADMIN, BODY }),
       ...userPaths({ ok, errors, body, idParam, ADMIN, BODY, LoginResponse }),
+      ...auditPaths({ ok, errors, ADMIN, timeParam }),
       ...analyticsPaths({ ok, errors, ADMIN, API_KEY, timeParam }),
     },
     webhooks: {

@@ -9,6 +9,7 @@ import { ApiError } from './errors.js';
 import { migrateUsers } from './users/store.js';
 import { backfillRollups } from './analytics/rollup.js';
 import { migrateApiKeys } from './apiKeys/store.js';
+import { createAuditIndexes } from './audit/store.js';
 
 export const COLLECTIONS = {
   users: 'users',
@@ -122,6 +123,7 @@ export async function migrateLegacyJobs(redis: Redis): Promise<number> {
 
 export async function prepareStores(db: Db, redis: Redis): Promise<void> {
   await createIndexes(db);
+  await createAuditIndexes(db);
   await migrateBots(db);
   await migrateUsers(db);
   await migrateApiKeys(db);

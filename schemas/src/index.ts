@@ -26,3 +26,4 @@ export * from './intents.js';
 export * from './users.js';
 export * from './phone.js';
 export * from './analytics.js';
+export * from './audit.js';

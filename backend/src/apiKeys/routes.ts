@@ -10,6 +10,7 @@ import { jsonBody } from '../body.js';
 import { COLLECTIONS } from '../stores.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin, type AdminPrincipal } from '../auth/admin.js';
+import { audited, AUDITED, updateOrDeactivate } from '../audit/audit.js';
 import { generateApiKey, hashApiKey, keyPrefix, keyStatus, publicKey } from './keys.js';
 import type { ApiKeyDoc } from './store.js';
 
@@ -26,7 +27,7 @@ export function apiKeyRoutes(router: Router, svc: Services): void {
   const keys = () => svc.db.collection<ApiKeyDoc>(COLLECTIONS.apiKeys);
   const admin = requireAdmin(svc);
 
-  router.post('/api/v1/api-keys', admin, jsonBody(), async (ctx) => {
+  router.post('/api/v1/api-keys', admin, audited(svc, 'api_key.create', AUDITED.apiKey), jsonBody(), async (ctx) => {
     const body = check(ApiKeyCreate, ctx.request.body);
     const now = svc.clock();
     const expiresAt = futureDate(body.expires_at, now, 'expires_at');
@@ -65,7 +66,7 @@ export function apiKeyRoutes(router: Router, svc: Services): void {
     ctx.body = publicKey(doc, svc.clock());
   });
 
-  router.patch('/api/v1/api-keys/:id', admin, jsonBody(), async (ctx) => {
+  router.patch('/api/v1/api-keys/:id', admin, audited(svc, updateOrDeactivate('api_key'), AUDITED.apiKey), jsonBody(), async (ctx) => {
     const body = check(ApiKeyUpdate, ctx.request.body);
     const id = ctx.params.id!;
     const now = svc.clock();

@@ -17,6 +17,7 @@ import { operationKey, PERMISSIONS, userMay } from './permissions.js';
 import { PasswordChange, User, type UserRole } from '@voice-platform/schemas';
 import { publicUser, readUser, USERS_LOCK, type UserDoc } from '../users/store.js';
 import { withDocLock } from '../locks.js';
+import { audited, AUDITED, recordAudit } from '../audit/audit.js';
 
 export type { UserDoc } from '../users/store.js';
 
@@ -144,9 +145,14 @@ export function authRoutes(router: Router, svc: Services): void {
     if (!verified) throw apiError('service_unavailable', { message: 'too many logins in progress; retry shortly', headers: { 'Retry-After': '1' } });
     const ok = verified.value;
     // A deactivated user's right password is answered as a wrong one: nothing tells which accounts exist.
-    if (!user || !ok || !user.active) throw apiError('invalid_credentials');
+    if (!user || !ok || !user.active) {
+      // Recorded before the answer: who tried (the email), and the account it names if there is one.
+      await recordAudit(svc, ctx, { action: 'auth.login_failed', resource: { type: 'user', id: user?._id ?? null }, actor: { type: 'user', id: null, label: email } });
+      throw apiError('invalid_credentials');
+    }
     await svc.redis.del(bucketKey); // a success ends the guessing streak; only failures accumulate
     await svc.db.collection<UserDoc>(COLLECTIONS.users).updateOne({ _id: user._id }, { $set: { last_login_at: svc.now() } });
+    await recordAudit(svc, ctx, { action: 'auth.login', resource: { type: 'user', id: user._id }, actor: { type: 'user', id: user._id, label: user.email } });
     svc.logger.info({ req_id: ctx.state.requestId, user_id: user._id }, 'admin login');
     ctx.set('Cache-Control', 'no-store'); // a bearer token must not stay in any cache
     ctx.body = issueToken(svc, user);
@@ -154,7 +160,7 @@ export function authRoutes(router: Router, svc: Services): void {
 
   // Any signed-in user, and the one route open while a one-time password is still to be changed. The answer
   // is a new token: the change revokes every earlier one (this one included).
-  router.post('/api/v1/auth/password', requirePermission(svc), jsonBody(), async (ctx) => {
+  router.post('/api/v1/auth/password', requirePermission(svc), audited(svc, 'user.change_password', AUDITED.self), jsonBody(), async (ctx) => {
     const body = check(PasswordChange, ctx.request.body);
     const admin = ctx.state.admin as AdminPrincipal;
     const { LOGIN_MAX_ATTEMPTS: max, LOGIN_WINDOW_SECONDS: window } = s;

@@ -87,6 +87,8 @@ export const PERMISSIONS: Readonly<Record<string, Permission>> = {
   'DELETE /api/v1/webhooks/{id}': R('deleteWebhook', 'admin'),
   'GET /api/v1/webhooks/{id}/deliveries': R('listWebhookDeliveries', 'viewer'),
   'POST /api/v1/webhooks/{id}/test': R('testWebhook', 'admin'),
+
+  'GET /api/v1/audit': R('listAuditEntries', 'admin', 'append-only: no operation changes or deletes an entry'),
 };
 
 /** Role → rank: owner 3 … viewer 0. */

@@ -12,6 +12,7 @@ import { check, type FieldProblem } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
+import { audited, AUDITED, updateOrDeactivate } from '../audit/audit.js';
 import { bots, findBot, publicBot, readBot, sealToolHeaders, stored, toolSecretBox, turnDetection, withDefaults, type BotDoc } from './store.js';
 import type { SecretBox } from '../secretBox.js';
 
@@ -184,7 +185,7 @@ export function botRoutes(router: Router, svc: Services): void {
   const admin = requireAdmin(svc);
   const box = toolSecretBox(svc.settings.JWT_SECRET);
 
-  router.post('/api/v1/bots', admin, jsonBody(), async (ctx) => {
+  router.post('/api/v1/bots', admin, audited(svc, 'bot.create', AUDITED.bot), jsonBody(), async (ctx) => {
     const doc = newBotDoc(ctx.request.body as BotCreateT, svc.now(), box);
     await checkToolUrls(svc, (ctx.request.body as BotCreateT).tools ?? []);
     await bots(svc.db).insertOne(stored(doc));
@@ -204,7 +205,7 @@ export function botRoutes(router: Router, svc: Services): void {
     ctx.body = publicBot(doc);
   });
 
-  router.patch('/api/v1/bots/:id', admin, jsonBody(), async (ctx) => {
+  router.patch('/api/v1/bots/:id', admin, audited(svc, updateOrDeactivate('bot'), AUDITED.bot), jsonBody(), async (ctx) => {
     const patch = check(BotUpdate, ctx.request.body);
     // The version guard below is a compare-and-set only if edits of one bot cannot interleave (locks.ts).
     await withDocLock(svc.redis, `bot:${ctx.params.id!}`, async () => {
@@ -243,7 +244,7 @@ export function botRoutes(router: Router, svc: Services): void {
   });
 
   // Creates or rotates the secret HTTP tool requests are signed with; shown in this answer only.
-  router.post('/api/v1/bots/:id/tool-secret', admin, async (ctx) => {
+  router.post('/api/v1/bots/:id/tool-secret', admin, audited(svc, 'bot.rotate_tool_secret', AUDITED.bot), async (ctx) => {
     const secret = generateWebhookSecret();
     await withDocLock(svc.redis, `bot:${ctx.params.id!}`, async () => {
       const res = await svc.cache.write(() => bots(svc.db).updateOne({ _id: ctx.params.id! }, { $set: { tool_secret_sealed: box.seal(secret), updated_at: svc.now() } }));

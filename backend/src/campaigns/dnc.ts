@@ -9,6 +9,7 @@ import type { Services } from '../deps.js';
 import { check, pageQuery } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { requireAdmin } from '../auth/admin.js';
+import { audited, AUDITED } from '../audit/audit.js';
 import { COLLECTIONS } from '../stores.js';
 
 interface DncDoc {
@@ -26,7 +27,7 @@ export async function isDoNotCall(db: Db, number: string): Promise<boolean> {
 export function dncRoutes(router: Router, svc: Services): void {
   const admin = requireAdmin(svc);
 
-  router.post('/api/v1/dnc', admin, jsonBody(), async (ctx) => {
+  router.post('/api/v1/dnc', admin, audited(svc, 'dnc.add', AUDITED.dncAdd), jsonBody(), async (ctx) => {
     const numbers = e164List(check(DncAdd, ctx.request.body).numbers, 'numbers');
     const unique = [...new Set(numbers)];
     const listed = new Set((await dnc(svc.db).find({ number: { $in: unique } }, { projection: { number: 1 } }).toArray()).map((d) => d.number));
@@ -62,7 +63,7 @@ export function dncRoutes(router: Router, svc: Services): void {
     };
   });
 
-  router.delete('/api/v1/dnc/:number', admin, async (ctx) => {
+  router.delete('/api/v1/dnc/:number', admin, audited(svc, 'dnc.remove', AUDITED.dncRemove), async (ctx) => {
     const number = e164Input(ctx.params.number!, 'number');
     const res = await dnc(svc.db).deleteOne({ number });
     if (res.deletedCount === 0) throw apiError('not_found', 'the number is not on the do-not-call list');

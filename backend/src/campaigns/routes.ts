@@ -12,6 +12,7 @@ import { check, compiled, fieldProblems, pageQuery, type FieldProblem } from '..
 import { encodingProblem, jsonBody, readRaw } from '../body.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
+import { audited, AUDITED } from '../audit/audit.js';
 import { findBot } from '../bots/store.js';
 import { trunkForDialout } from '../trunks/store.js';
 import { callerRegion, e164Input, e164Problem } from '../phoneInput.js';
@@ -106,7 +107,7 @@ export function campaignRoutes(router: Router, svc: Services, metrics: Metrics):
   };
   const emitDeps = { ...svc, metrics };
 
-  router.post('/api/v1/campaigns', admin, jsonBody(), async (ctx) => {
+  router.post('/api/v1/campaigns', admin, audited(svc, 'campaign.create', AUDITED.campaign), jsonBody(), async (ctx) => {
     const body = check(CampaignCreate, ctx.request.body);
     checkCampaignRules(body);
     const bot = await findBot(svc.db, body.bot_id);
@@ -153,7 +154,7 @@ export function campaignRoutes(router: Router, svc: Services, metrics: Metrics):
     ctx.body = await campaignDetail(svc.db, await load(ctx.params.id!));
   });
 
-  router.post('/api/v1/campaigns/:id/contacts', admin, contactsBody(), async (ctx) => {
+  router.post('/api/v1/campaigns/:id/contacts', admin, audited(svc, 'campaign.add_contacts', AUDITED.campaignContacts), contactsBody(), async (ctx) => {
     const id = ctx.params.id!;
     await load(id);
     let rows: Row[];
@@ -213,7 +214,7 @@ export function campaignRoutes(router: Router, svc: Services, metrics: Metrics):
 
   /** One status change, checked and written under the campaign's lock. */
   const transition = (action: 'start' | 'pause' | 'resume' | 'cancel', from: CampaignStatus[], to: CampaignStatus) => {
-    router.post(`/api/v1/campaigns/:id/${action}`, admin, async (ctx) => {
+    router.post(`/api/v1/campaigns/:id/${action}`, admin, audited(svc, `campaign.${action}`, AUDITED.campaign), async (ctx) => {
       const id = ctx.params.id!;
       await load(id);
       const doc = await withDocLock(svc.redis, campaignLock(id), async () => {

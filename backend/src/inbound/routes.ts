@@ -14,6 +14,7 @@ import { check } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
+import { audited, AUDITED } from '../audit/audit.js';
 import { findBot } from '../bots/store.js';
 import { checkVariables } from '../dialout/variables.js';
 import { TelephonyError, type DispatchRuleSpec, type InboundTrunkSpec, type Telephony } from '../telephony/telephony.js';
@@ -64,7 +65,7 @@ export function inboundNumberRoutes(router: Router, svc: Services): void {
     checkVariables(bot.variables, variables);
   };
 
-  router.post('/api/v1/sip/inbound-numbers', admin, jsonBody(), async (ctx) => {
+  router.post('/api/v1/sip/inbound-numbers', admin, audited(svc, 'inbound_number.create', AUDITED.inboundNumber), jsonBody(), async (ctx) => {
     const body = check(InboundNumberCreate, ctx.request.body);
     body.number = e164Input(body.number, 'number');
     const telephony = requireTelephony(svc);
@@ -115,7 +116,7 @@ export function inboundNumberRoutes(router: Router, svc: Services): void {
     ctx.body = publicInboundNumber(await load(ctx.params.id!));
   });
 
-  router.patch('/api/v1/sip/inbound-numbers/:id', admin, jsonBody(), async (ctx) => {
+  router.patch('/api/v1/sip/inbound-numbers/:id', admin, audited(svc, 'inbound_number.update', AUDITED.inboundNumber), jsonBody(), async (ctx) => {
     const patch = check(InboundNumberUpdate, ctx.request.body);
     if (patch.number !== undefined) patch.number = e164Input(patch.number, 'number');
     const telephony = requireTelephony(svc);
@@ -174,7 +175,7 @@ export function inboundNumberRoutes(router: Router, svc: Services): void {
     ctx.body = publicInboundNumber(doc);
   });
 
-  router.delete('/api/v1/sip/inbound-numbers/:id', admin, async (ctx) => {
+  router.delete('/api/v1/sip/inbound-numbers/:id', admin, audited(svc, 'inbound_number.delete', AUDITED.inboundNumber), async (ctx) => {
     const telephony = requireTelephony(svc);
     const id = ctx.params.id!;
     await withDocLock(svc.redis, 'sip-inbound-numbers', async () => {

@@ -12,6 +12,7 @@ import { check, type FieldProblem } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
+import { audited, AUDITED } from '../audit/audit.js';
 import { SecretBox } from '../secretBox.js';
 import { TelephonyError, type Telephony, type TrunkSpec } from '../telephony/telephony.js';
 import { publicTrunk, trunks, type TrunkDoc } from './store.js';
@@ -61,7 +62,7 @@ export function trunkRoutes(router: Router, svc: Services): void {
   };
   const password = (doc: TrunkDoc): string | null => (doc.auth_password_sealed ? box.open(doc.auth_password_sealed) : null);
 
-  router.post('/api/v1/sip/outbound-trunks', admin, jsonBody(), async (ctx) => {
+  router.post('/api/v1/sip/outbound-trunks', admin, audited(svc, 'outbound_trunk.create', AUDITED.trunk), jsonBody(), async (ctx) => {
     const body = check(OutboundTrunkCreate, ctx.request.body);
     const fields: TrunkFields = {
       name: body.name,
@@ -118,7 +119,7 @@ export function trunkRoutes(router: Router, svc: Services): void {
     ctx.body = publicTrunk(await load(ctx.params.id!));
   });
 
-  router.patch('/api/v1/sip/outbound-trunks/:id', admin, jsonBody(), async (ctx) => {
+  router.patch('/api/v1/sip/outbound-trunks/:id', admin, audited(svc, 'outbound_trunk.update', AUDITED.trunk), jsonBody(), async (ctx) => {
     const patch = check(OutboundTrunkUpdate, ctx.request.body);
     if (patch.numbers !== undefined) patch.numbers = e164List(patch.numbers, 'numbers', { unique: true });
     const telephony = requireTelephony(svc);
@@ -169,7 +170,7 @@ export function trunkRoutes(router: Router, svc: Services): void {
     ctx.body = publicTrunk(doc);
   });
 
-  router.delete('/api/v1/sip/outbound-trunks/:id', admin, async (ctx) => {
+  router.delete('/api/v1/sip/outbound-trunks/:id', admin, audited(svc, 'outbound_trunk.delete', AUDITED.trunk), async (ctx) => {
     const telephony = requireTelephony(svc);
     const id = ctx.params.id!;
     await withDocLock(svc.redis, 'sip-trunks', async () => {

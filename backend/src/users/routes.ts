@@ -12,6 +12,7 @@ import { jsonBody } from '../body.js';
 import { COLLECTIONS } from '../stores.js';
 import { withDocLock } from '../locks.js';
 import { requirePermission, type AdminPrincipal } from '../auth/admin.js';
+import { audited, AUDITED, updateOrDeactivate } from '../audit/audit.js';
 import { hashPassword } from '../auth/password.js';
 import { randomAlphanumeric } from '../apiKeys/keys.js';
 import { publicUser, readUser, USERS_LOCK, type UserDoc } from './store.js';
@@ -29,7 +30,7 @@ export function userRoutes(router: Router, svc: Services): void {
     ctx.body = { items: docs.map((d) => publicUser(readUser(d)!)) };
   });
 
-  router.post('/api/v1/users', allowed, jsonBody(), async (ctx) => {
+  router.post('/api/v1/users', allowed, audited(svc, 'user.create', AUDITED.user), jsonBody(), async (ctx) => {
     const body = check(UserCreate, ctx.request.body);
     const actor = ctx.state.admin as AdminPrincipal;
     if (body.role === 'owner' && actor.role !== 'owner') throw ownersOnly();
@@ -65,7 +66,7 @@ export function userRoutes(router: Router, svc: Services): void {
     ctx.body = publicUser(doc);
   });
 
-  router.patch('/api/v1/users/:id', allowed, jsonBody(), async (ctx) => {
+  router.patch('/api/v1/users/:id', allowed, audited(svc, updateOrDeactivate('user'), AUDITED.user), jsonBody(), async (ctx) => {
     const body = check(UserUpdate, ctx.request.body);
     const actor = ctx.state.admin as AdminPrincipal;
     const id = ctx.params.id!;

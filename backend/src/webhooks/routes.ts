@@ -12,6 +12,7 @@ import { check, pageQuery } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin } from '../auth/admin.js';
+import { audited, AUDITED, updateOrDeactivate } from '../audit/audit.js';
 import { AddressRefused, checkHost } from './addresses.js';
 import { recordWebhookEvent } from './outbox.js';
 import { attempts, deliveries, generateWebhookSecret, publicAttempt, publicWebhook, webhooks, webhookSecretBox, type AttemptDoc, type WebhookDoc } from './store.js';
@@ -47,7 +48,7 @@ export function webhookRoutes(router: Router, svc: Services, metrics: Metrics): 
     return doc;
   };
 
-  router.post('/api/v1/webhooks', admin, jsonBody(), async (ctx) => {
+  router.post('/api/v1/webhooks', admin, audited(svc, 'webhook.create', AUDITED.webhook), jsonBody(), async (ctx) => {
     const body = check(WebhookCreate, ctx.request.body);
     await checkUrl(svc, body.url);
     const secret = generateWebhookSecret();
@@ -87,7 +88,7 @@ export function webhookRoutes(router: Router, svc: Services, metrics: Metrics): 
     ctx.body = publicWebhook(await load(ctx.params.id!));
   });
 
-  router.patch('/api/v1/webhooks/:id', admin, jsonBody(), async (ctx) => {
+  router.patch('/api/v1/webhooks/:id', admin, audited(svc, updateOrDeactivate('webhook'), AUDITED.webhook), jsonBody(), async (ctx) => {
     const patch = check(WebhookUpdate, ctx.request.body);
     const id = ctx.params.id!;
     await load(id);
@@ -104,7 +105,7 @@ export function webhookRoutes(router: Router, svc: Services, metrics: Metrics): 
     ctx.body = publicWebhook(await load(id));
   });
 
-  router.delete('/api/v1/webhooks/:id', admin, async (ctx) => {
+  router.delete('/api/v1/webhooks/:id', admin, audited(svc, 'webhook.delete', AUDITED.webhook), async (ctx) => {
     const id = ctx.params.id!;
     const res = await col().deleteOne({ _id: id });
     if (res.deletedCount === 0) throw apiError('not_found', 'webhook not found');
