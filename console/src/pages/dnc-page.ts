@@ -50,6 +50,7 @@ export class VpDncPage extends ResourcePage<DncEntry, void> {
   }
 
   protected override deleted(entry: DncEntry): void {
+    this.lookingUp = undefined; // the whole list again, as after adding
     this.notice = `${entry.number} removed: campaigns may dial it again.`;
   }
 
