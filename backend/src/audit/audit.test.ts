@@ -3,7 +3,7 @@
 // request id), written before the answer; a failed change leaves none; the list filters and pages newest first;
 // owners and admins only; no operation changes or deletes an entry.
 import { WEBHOOK_EVENT_TYPES } from '@voice-platform/schemas';
-import { ADMIN, bodyText, createBot, createTrunk, useAdminHarness, type Harness } from '../testing/harness.js';
+import { ADMIN, adminToken, bodyText, createBot, createTrunk, startHarness, useAdminHarness, type Harness } from '../testing/harness.js';
 import { login, userOfRole } from '../users/testing.js';
 import { auditChanges, redact } from './audit.js';
 
@@ -206,6 +206,25 @@ describe('the audit log', () => {
     }
     expect(await h.db.collection('audit_log').countDocuments()).toBe(count);
     expect((await list('?limit=1')).items[0]).toEqual(entry);
+  });
+
+  it('an entry that cannot be written fails the request: no change answers success without its entry', async () => {
+    // A database of its own, whose log refuses a second entry of one request id: the bot's write lands, its entry cannot.
+    const own = await startHarness({ dbName: `audit_durability_${Date.now()}` });
+    try {
+      const ownAuth = await adminToken(own);
+      await own.db.collection('audit_log').createIndex({ request_id: 1 }, { unique: true, name: 'test_request_once' });
+      const bot = await createBot(own, ownAuth);
+      const patch = (name: string) => own.http.patch(`/api/v1/bots/${bot}`).set('Authorization', ownAuth).set('X-Request-Id', 'audit-once').send({ name });
+      await patch('first').expect(200);
+      const refused = await patch('second');
+      expect(refused.status).toBeGreaterThanOrEqual(500);
+      expect(refused.body.error.code).toEqual(expect.any(String));
+      expect(await own.db.collection('audit_log').countDocuments({ request_id: 'audit-once' })).toBe(1);
+    } finally {
+      await own.db.dropDatabase();
+      await own.close();
+    }
   });
 
   it('computes changes field by field, with secrets redacted at any depth', () => {
