@@ -188,9 +188,13 @@ it('the boot backfill counts calls that ended before the rollups, once', async (
   expect(await backfillRollups(h.db, h.redis, { batch: 2 })).toBe(1);
   const res = await analytics(range).expect(200);
   expect(res.body.totals).toMatchObject({ total: 1, answered: 1, duration_ms: { p50: 45_000, p95: 45_000 }, turn_latency_ms: { p50: 650, p95: 650 } });
+  // Another such call into the same rollup document (merged into it), then nothing more to count.
+  await h.db.collection(COLLECTIONS.calls).insertOne({ ...old, _id: 'old2aaaaaaaaaaaaaaaaaaaa', created_at: new Date(at + 60_000), status: 'no_answer', started_at: null, end_reason: 'no_answer', turn_latencies_ms: [] } as never);
+  await h.db.collection(COLLECTIONS.migrations).deleteOne({ _id: 'analytics_rollups_v1' as never });
+  expect(await backfillRollups(h.db, h.redis)).toBe(1);
   await h.db.collection(COLLECTIONS.migrations).deleteOne({ _id: 'analytics_rollups_v1' as never });
   expect(await backfillRollups(h.db, h.redis)).toBe(0);
-  expect((await analytics(range).expect(200)).body.totals.total).toBe(1);
+  expect((await analytics(range).expect(200)).body.totals).toMatchObject({ total: 2, answered: 1, by_status: { completed: 1, no_answer: 1 }, duration_ms: { p50: 45_000, p95: 45_000 } });
   // The first day is as before.
   expect((await analytics(DAY1).expect(200)).body.totals.total).toBe(5);
 });

@@ -147,9 +147,12 @@ export async function recordCallEnd(db: Db, redis: Redis, call: CountedCall, now
 }
 
 /**
- * Counts, once per database, the calls that ended before the rollups existed (every home; only terminal calls),
- * `batch` at a time: their ids go into `analytics_counted` in one insert (those already there, counted by an end
- * meanwhile, are skipped), then each rollup document they touch is written once. Returns how many it counted.
+ * Counts, once per database, the calls that ended before the rollups existed (every home; only terminal calls):
+ * their ids go into `analytics_counted` `batch` at a time (those already there, counted by an end meanwhile, are
+ * skipped) while their counts add up in memory (a few hundred documents' worth), then each rollup document is
+ * written once: the new ones in one insert per month (one a live end made meanwhile: merged under its lock), the
+ * others merged under their lock. A crash before the writes loses those calls from the analytics (as a crash
+ * between a live end's guard and its count does); they are never counted twice. Returns how many it counted.
  */
 export async function backfillRollups(db: Db, redis: Redis, opts: { batch?: number; now?: () => Date } = {}): Promise<number> {
   const done = db.collection<{ _id: string; at: Date }>(COLLECTIONS.migrations);
@@ -157,7 +160,9 @@ export async function backfillRollups(db: Db, redis: Redis, opts: { batch?: numb
   const now = opts.now ?? (() => new Date());
   const batchSize = opts.batch ?? 5000;
   let counted = 0;
-  const flush = async (batch: CountedCall[]) => {
+  /** collection → document id → the key and the hours' counts to add */
+  const pending = new Map<string, Map<string, { key: RollupKey; hours: Record<string, HourAgg> }>>();
+  const guard = async (batch: CountedCall[]) => {
     if (!batch.length) return;
     const dup = new Set<number>();
     try {
@@ -171,17 +176,16 @@ export async function backfillRollups(db: Db, redis: Redis, opts: { batch?: numb
         dup.add(e.index);
       }
     }
-    const byDoc = new Map<string, { collection: string; key: RollupKey; hours: Record<string, HourAgg> }>();
     batch.forEach((call, i) => {
       if (dup.has(i)) return;
       const c = contribution(call);
-      const id = `${c.collection}/${c.key._id}`;
-      const entry = byDoc.get(id) ?? { collection: c.collection, key: c.key, hours: {} };
+      const docs = pending.get(c.collection) ?? new Map<string, { key: RollupKey; hours: Record<string, HourAgg> }>();
+      pending.set(c.collection, docs);
+      const entry = docs.get(c.key._id) ?? { key: c.key, hours: {} };
+      docs.set(c.key._id, entry);
       entry.hours[c.hour] = mergeAgg(entry.hours[c.hour] ?? emptyAgg(), c.agg);
-      byDoc.set(id, entry);
       counted++;
     });
-    for (const e of byDoc.values()) await applyToRollup(db, redis, e.collection, e.key, e.hours, now());
   };
   const seen = new Set<string>();
   for (const home of ['live', 'ending', 'ended'] as CallHome[]) {
@@ -192,9 +196,27 @@ export async function backfillRollups(db: Db, redis: Redis, opts: { batch?: numb
       if (seen.has(doc._id)) continue; // in two homes (a move cut short): once
       seen.add(doc._id);
       batch.push(doc as CountedCall);
-      if (batch.length >= batchSize) await flush(batch), (batch = []);
+      if (batch.length >= batchSize) await guard(batch), (batch = []);
     }
-    await flush(batch);
+    await guard(batch);
+  }
+  for (const [collection, docs] of pending) {
+    const coll = db.collection<RollupDoc>(collection);
+    const existing = new Set((await coll.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id));
+    const fresh = [...docs.values()].filter((e) => !existing.has(e.key._id));
+    const merge = [...docs.values()].filter((e) => existing.has(e.key._id));
+    if (fresh.length) {
+      const at = now();
+      try {
+        await coll.insertMany(fresh.map((e) => ({ ...e.key, hours: JSON.stringify(e.hours), updated_at: at })), { ordered: false });
+      } catch (err) {
+        const errs = (err as { writeErrors?: Array<{ index: number; code: number }> | { index: number; code: number } }).writeErrors;
+        const list = Array.isArray(errs) ? errs : errs ? [errs] : [];
+        if (!list.length || list.some((e) => e.code !== 11000)) throw err;
+        for (const e of list) merge.push(fresh[e.index]!); // made by a live end meanwhile
+      }
+    }
+    for (const e of merge) await applyToRollup(db, redis, collection, e.key, e.hours, now());
   }
   await done.insertOne({ _id: MIGRATION, at: now() }).catch((err: unknown) => {
     if (!isDuplicate(err)) throw err;
