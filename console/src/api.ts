@@ -9,6 +9,8 @@ import type { WidgetRequest, WidgetResponse } from '@voice-platform/schemas/dial
 import type { Webhook, WebhookCreate, WebhookCreated, WebhookDeliveryAttempt, WebhookEventQueued, WebhookUpdate } from '@voice-platform/schemas/webhooks.js';
 import type { User, UserCreate, UserCreated, UserUpdate } from '@voice-platform/schemas/users.js';
 import type { Campaign, CampaignCreate, CampaignDetail, CampaignStatus, Contact, ContactsResult, ContactStatus } from '@voice-platform/schemas/campaigns.js';
+import type { CallAnalytics } from '@voice-platform/schemas/analytics.js';
+import type { AuditPage } from '@voice-platform/schemas/audit.js';
 import { currentToken, endSession, saveToken } from './session.js';
 import { navigate } from './router.js';
 import { ErrorResponse, parseErrorBody } from '@voice-platform/schemas/errors.js';
@@ -119,6 +121,26 @@ interface TokenAnswer {
   must_change_password?: boolean;
 }
 
+/** The audit log's filters (GET /api/v1/audit); empty ones are left out. */
+export interface AuditFilters {
+  actor_id?: string;
+  resource_type?: string;
+  resource_id?: string;
+  action?: string;
+  from?: string;
+  to?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+/** `?a=1&b=2` of the filters that are set, or ''. */
+function queryString(filters: object): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(filters)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  const qs = q.toString();
+  return qs ? `?${qs}` : '';
+}
+
 interface CallFilters {
   status?: CallStatus | '';
   bot_id?: string;
@@ -162,6 +184,10 @@ export const api = {
     const qs = q.toString();
     return request<{ items: Call[]; next_cursor: string | null }>('GET', `/api/v1/calls${qs ? `?${qs}` : ''}`);
   },
+  /** Ended calls counted in buckets (`query`: from, to, interval, bot_id; dashboard.ts analyticsQuery). */
+  callAnalytics: (query: URLSearchParams) => request<CallAnalytics>('GET', `/api/v1/analytics/calls?${query}`),
+  /** The audit log, newest first (owners and admins). */
+  listAudit: (filters: AuditFilters = {}) => request<AuditPage>('GET', `/api/v1/audit${queryString(filters)}`),
   getCall: (id: string) => request<Call>('GET', `/api/v1/calls/${encodeURIComponent(id)}`),
   /** The call's recording (WAV): HEAD for its size (`Content-Length`), GET for the file. */
   recordingInfo: (id: string) => requestFile(`/api/v1/calls/${encodeURIComponent(id)}/recording`, 'HEAD'),

@@ -1,27 +1,123 @@
-// Dashboard: what an administrator checks first: live keys, bots, and the latest calls.
-import { html, nothing } from 'lit';
+// Dashboard: what an administrator checks first. Live keys and bots, the calls in flight right now (every
+// call not yet ended, counted through the calls list by status), and charts (chart.js) of the calls that
+// ended in a range (GET /api/v1/analytics/calls): calls per interval stacked by outcome (final status or
+// end reason), the answer rate, durations and turn latency p50/p95; filtered by bot and range (24 hours by
+// the hour, 7 or 30 days by the day, or two dates). The latest calls stay below. The arithmetic is in
+// dashboard.ts. Each chart's instance is on its canvas (`canvas.chart`), as the browser tests read it.
+import { html, nothing, type PropertyValues } from 'lit';
+import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip, type ChartConfiguration } from 'chart.js';
 import type { ApiKey } from '@voice-platform/schemas/apiKeys.js';
 import type { Bot } from '@voice-platform/schemas/bot.js';
-import type { Call } from '@voice-platform/schemas/calls.js';
+import type { Call, CallStatus } from '@voice-platform/schemas/calls.js';
+import type { CallAnalytics } from '@voice-platform/schemas/analytics.js';
 import { LightElement } from '../components/base.js';
-import { errorBanner } from '../components/field.js';
+import { errorBanner, field } from '../components/field.js';
 import { api, ApiError } from '../api.js';
-import { formatDateTime } from '../format.js';
+import { formatDateTime, statusLabel } from '../format.js';
+import { Poller } from '../poller.js';
+import {
+  analyticsQuery,
+  answerRateSeries,
+  bucketLabels,
+  countPages,
+  customRange,
+  durationSeries,
+  formatMs,
+  latencySeries,
+  localDateString,
+  NON_TERMINAL_STATUSES,
+  outcomeSeries,
+  percent,
+  presetRange,
+  PRESETS,
+  type AnalyticsRange,
+  type OutcomeGrouping,
+  type RangePreset,
+  type Series,
+} from '../dashboard.js';
+
+Chart.register(BarController, BarElement, LineController, LineElement, PointElement, CategoryScale, LinearScale, Legend, Tooltip);
+
+/** A canvas with its chart (what the browser tests read). */
+export type ChartCanvas = HTMLCanvasElement & { chart?: Chart };
+
+/** How often the in-flight count refreshes itself. */
+const IN_FLIGHT_REFRESH_MS = 10_000;
+/** Pages of 100 calls read per status for the in-flight count (beyond: "1000+"). */
+const IN_FLIGHT_MAX_PAGES = 10;
+
+const STATUS_COLORS: Record<string, string> = { completed: '#16a34a', failed: '#dc2626', busy: '#f59e0b', no_answer: '#64748b', canceled: '#a855f7' };
+const PALETTE = ['#2563eb', '#16a34a', '#dc2626', '#f59e0b', '#a855f7', '#0891b2', '#db2777', '#65a30d', '#64748b', '#ea580c'];
+const P50 = '#2563eb';
+const P95 = '#dc2626';
+
+interface InFlight {
+  byStatus: Partial<Record<CallStatus, number>>;
+  count: number;
+  more: boolean;
+}
 
 export class VpDashboardPage extends LightElement {
-  static override properties = { data: { state: true }, error: { state: true } };
+  static override properties = {
+    data: { state: true },
+    error: { state: true },
+    analytics: { state: true },
+    analyticsError: { state: true },
+    inFlight: { state: true },
+    inFlightError: { state: true },
+    botId: { state: true },
+    preset: { state: true },
+    fromDate: { state: true },
+    toDate: { state: true },
+    rangeError: { state: true },
+    grouping: { state: true },
+  };
   declare data: { keys: ApiKey[]; bots: Bot[]; calls: Call[] } | null;
   declare error: string | null;
+  declare analytics: CallAnalytics | null;
+  declare analyticsError: string | null;
+  declare inFlight: InFlight | null;
+  declare inFlightError: string | null;
+  declare botId: string;
+  declare preset: RangePreset;
+  declare fromDate: string;
+  declare toDate: string;
+  declare rangeError: string | null;
+  declare grouping: OutcomeGrouping;
+
+  /** Answers of an older filter that arrive late are dropped. */
+  private seq = 0;
+  private readonly poller = new Poller(() => this.loadInFlight(), IN_FLIGHT_REFRESH_MS);
 
   constructor() {
     super();
     this.data = null;
     this.error = null;
+    this.analytics = null;
+    this.analyticsError = null;
+    this.inFlight = null;
+    this.inFlightError = null;
+    this.botId = '';
+    this.preset = '24h';
+    this.fromDate = '';
+    this.toDate = '';
+    this.rangeError = null;
+    this.grouping = 'status';
   }
 
   override connectedCallback(): void {
     super.connectedCallback();
     void this.load();
+    this.poller.start();
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.poller.stop();
+    for (const c of this.querySelectorAll<ChartCanvas>('canvas')) {
+      c.chart?.destroy();
+      delete c.chart;
+    }
   }
 
   private async load(): Promise<void> {
@@ -31,13 +127,224 @@ export class VpDashboardPage extends LightElement {
     } catch (err) {
       this.error = err instanceof ApiError ? err.message : 'Could not load the dashboard.';
     }
+    await Promise.all([this.loadAnalytics(), this.loadInFlight()]);
+  }
+
+  /** The range the filters make, or null (the custom dates' problem in `rangeError`). */
+  private range(): AnalyticsRange | null {
+    if (this.preset !== 'custom') return presetRange(this.preset, new Date());
+    const r = customRange(this.fromDate, this.toDate);
+    if ('error' in r) {
+      this.rangeError = r.error;
+      return null;
+    }
+    this.rangeError = null;
+    return r.range;
+  }
+
+  private async loadAnalytics(): Promise<void> {
+    const range = this.range();
+    if (!range) return;
+    const seq = ++this.seq;
+    try {
+      const a = await api.callAnalytics(analyticsQuery(range, this.botId));
+      if (seq !== this.seq) return;
+      this.analytics = a;
+      this.analyticsError = null;
+    } catch (err) {
+      if (seq !== this.seq) return;
+      this.analyticsError = err instanceof ApiError ? err.message : 'Could not load the call analytics.';
+    }
+  }
+
+  /** Every call not yet ended (of the bot chosen), counted through the calls list, status by status. */
+  private async loadInFlight(): Promise<void> {
+    const botId = this.botId;
+    try {
+      const counts = await Promise.all(
+        NON_TERMINAL_STATUSES.map((status) => countPages((cursor) => api.listCalls({ status, bot_id: botId || undefined, cursor, limit: 100 }), IN_FLIGHT_MAX_PAGES)),
+      );
+      if (botId !== this.botId) return;
+      this.inFlight = {
+        byStatus: Object.fromEntries(NON_TERMINAL_STATUSES.map((s, i) => [s, counts[i]!.count])),
+        count: counts.reduce((n, c) => n + c.count, 0),
+        more: counts.some((c) => c.more),
+      };
+      this.inFlightError = null;
+    } catch (err) {
+      this.inFlightError = err instanceof ApiError ? err.message : 'Could not count the calls in flight.';
+    }
+  }
+
+  private async loadLatest(): Promise<void> {
+    if (!this.data) return;
+    const botId = this.botId;
+    try {
+      const calls = await api.listCalls({ limit: 10, bot_id: botId || undefined });
+      if (botId === this.botId && this.data) this.data = { ...this.data, calls: calls.items };
+    } catch {
+      // the table keeps what it showed; the analytics' error banner says when the API is away
+    }
+  }
+
+  private setBot(botId: string): void {
+    this.botId = botId;
+    this.inFlight = null;
+    void this.loadAnalytics();
+    void this.loadInFlight().then(() => this.poller.loaded());
+    void this.loadLatest();
+  }
+
+  private setPreset(preset: RangePreset): void {
+    this.preset = preset;
+    if (preset === 'custom' && !this.fromDate) {
+      const today = new Date();
+      this.toDate = localDateString(today);
+      this.fromDate = localDateString(new Date(today.getFullYear(), today.getMonth(), today.getDate() - 6));
+    }
+    void this.loadAnalytics();
+  }
+
+  private setDates(patch: { fromDate?: string; toDate?: string }): void {
+    Object.assign(this, patch);
+    void this.loadAnalytics();
+  }
+
+  protected override updated(changed: PropertyValues<this>): void {
+    if (changed.has('analytics') || changed.has('grouping')) this.drawCharts();
+  }
+
+  private drawCharts(): void {
+    const a = this.analytics;
+    if (!a) return;
+    const labels = bucketLabels(a.buckets, a.interval);
+    const outcomes = outcomeSeries(a, this.grouping);
+    this.chart('chart-outcomes', {
+      type: 'bar',
+      data: {
+        labels,
+        datasets: outcomes.map((s, i) => ({
+          label: s.label,
+          data: s.data,
+          backgroundColor: (this.grouping === 'status' ? STATUS_COLORS[s.key] : undefined) ?? PALETTE[i % PALETTE.length],
+          stack: 'calls',
+        })),
+      },
+      options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: 'Calls' } } } },
+    }, outcomes);
+    const lines = (series: Series[], colors: string[], yTitle: string, max?: number): ChartConfiguration<'line'> => ({
+      type: 'line',
+      data: { labels, datasets: series.map((s, i) => ({ label: s.label, data: s.data, borderColor: colors[i], backgroundColor: colors[i], spanGaps: true, pointRadius: 3 })) },
+      options: { scales: { y: { beginAtZero: true, ...(max ? { max } : {}), title: { display: true, text: yTitle } } } },
+    });
+    const rate = answerRateSeries(a);
+    this.chart('chart-answer-rate', lines(rate, ['#16a34a', '#2563eb'], '% of ended calls', 100), rate);
+    const durations = durationSeries(a);
+    this.chart('chart-durations', lines(durations, [P50, P95], 'Seconds'), durations);
+    const latency = latencySeries(a);
+    this.chart('chart-latency', lines(latency, [P50, P95], 'Milliseconds'), latency);
+  }
+
+  /** Draws a chart on its canvas, or gives the one there its new data. */
+  private chart(id: string, config: ChartConfiguration<'bar'> | ChartConfiguration<'line'>, series: Series[]): void {
+    const canvas = this.querySelector<ChartCanvas>(`#${id}`);
+    if (!canvas) return;
+    canvas.dataset.series = series.map((s) => s.key).join(' ');
+    const options = { ...config.options, animation: false as const, responsive: true, maintainAspectRatio: false, plugins: { legend: { position: 'bottom' as const } } };
+    if (canvas.chart) {
+      canvas.chart.data = config.data as Chart['data'];
+      canvas.chart.options = options as Chart['options'];
+      canvas.chart.update();
+      return;
+    }
+    canvas.chart = new Chart(canvas, { ...config, options } as ChartConfiguration);
+  }
+
+  private renderFilters() {
+    const bots = this.data?.bots ?? [];
+    return html`<div class="filters" role="search" aria-label="Filter the dashboard">
+      ${field({ id: 'dash-bot', label: 'Bot' }, (a) =>
+        html`<select id=${a.id} @change=${(e: Event) => this.setBot((e.target as HTMLSelectElement).value)}>
+          <option value="" .selected=${!this.botId}>All bots</option>
+          ${bots.map((b) => html`<option value=${b.id} .selected=${b.id === this.botId}>${b.name}</option>`)}
+        </select>`,
+      )}
+      ${field({ id: 'dash-range', label: 'Range' }, (a) =>
+        html`<select id=${a.id} @change=${(e: Event) => this.setPreset((e.target as HTMLSelectElement).value as RangePreset)}>
+          ${PRESETS.map((p) => html`<option value=${p.value} .selected=${p.value === this.preset}>${p.label}</option>`)}
+        </select>`,
+      )}
+      ${this.preset === 'custom'
+        ? html`${field({ id: 'dash-from', label: 'First day', error: this.rangeError ?? undefined }, (a) =>
+              html`<input id=${a.id} type="date" .value=${this.fromDate} aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid}
+                @change=${(e: Event) => this.setDates({ fromDate: (e.target as HTMLInputElement).value })} />`,
+            )}
+            ${field({ id: 'dash-to', label: 'Last day' }, (a) =>
+              html`<input id=${a.id} type="date" .value=${this.toDate} @change=${(e: Event) => this.setDates({ toDate: (e.target as HTMLInputElement).value })} />`,
+            )}`
+        : nothing}
+    </div>`;
+  }
+
+  private renderInFlight() {
+    const f = this.inFlight;
+    const shown = f ? `${f.count}${f.more ? '+' : ''}` : '…';
+    const parts = f ? NON_TERMINAL_STATUSES.filter((s) => f.byStatus[s]).map((s) => `${f.byStatus[s]} ${statusLabel(s).toLowerCase()}`) : [];
+    return html`<a class="card" href="/calls" style="text-decoration:none;color:inherit">
+      <div class="num" data-testid="in-flight">${this.inFlightError ? '—' : shown}</div>
+      <div class="label">Calls in flight${this.botId ? ' (this bot)' : ''}</div>
+      <div class="hint" data-testid="in-flight-detail">${this.inFlightError ?? (f ? (parts.length ? parts.join(' · ') : 'queued, dialing, ringing or in progress: none') : '')}</div>
+    </a>`;
+  }
+
+  private renderSummary(a: CallAnalytics) {
+    const t = a.totals;
+    const rate = percent(t.answered, t.total);
+    return html`<div class="cards" data-testid="range-summary">
+      <div class="card"><div class="num" data-testid="range-total">${t.total}</div><div class="label">Calls ended in the range</div></div>
+      <div class="card"><div class="num" data-testid="answer-rate">${rate === null ? '—' : `${rate}%`}</div>
+        <div class="label">Answer rate</div><div class="hint">answered (reached In progress) of the calls that ended</div></div>
+      <div class="card"><div class="num" data-testid="duration-p50">${formatMs(t.duration_ms.p50)}</div>
+        <div class="label">Median duration</div><div class="hint">p95 <span data-testid="duration-p95">${formatMs(t.duration_ms.p95)}</span>, answered calls</div></div>
+      <div class="card"><div class="num" data-testid="latency-p50">${formatMs(t.turn_latency_ms.p50)}</div>
+        <div class="label">Median turn latency</div><div class="hint">p95 <span data-testid="latency-p95">${formatMs(t.turn_latency_ms.p95)}</span></div></div>
+    </div>`;
+  }
+
+  private renderCharts(a: CallAnalytics) {
+    const chartBox = (id: string, title: string, desc: string, extra: unknown = nothing) => html`<section class="panel chart-panel" aria-labelledby="${id}-title">
+      <div class="chart-head"><h2 id="${id}-title">${title}</h2>${extra}</div>
+      <p class="hint">${desc}</p>
+      <div class="chart-box"><canvas id=${id} role="img" aria-label="${title}: ${desc}"></canvas></div>
+    </section>`;
+    const per = a.interval === 'hour' ? 'hour' : 'day (UTC)';
+    return html`<p class="hint" data-testid="range">
+        ${formatDateTime(a.from)} – ${formatDateTime(a.to)}, by the ${per}. Calls that ended, counted by when they were placed.
+        ${a.totals.total === 0 ? html`<strong>No call ended in this range.</strong>` : nothing}
+      </p>
+      <div class="charts">
+        ${chartBox(
+          'chart-outcomes',
+          'Calls by outcome',
+          `Calls per ${per}, stacked by ${this.grouping === 'status' ? 'final status' : 'end reason'}.`,
+          html`<label class="sr-only" for="dash-group">Outcome</label>
+            <select id="dash-group" class="small" @change=${(e: Event) => (this.grouping = (e.target as HTMLSelectElement).value as OutcomeGrouping)}>
+              <option value="status" .selected=${this.grouping === 'status'}>By status</option>
+              <option value="end_reason" .selected=${this.grouping === 'end_reason'}>By end reason</option>
+            </select>`,
+        )}
+        ${chartBox('chart-answer-rate', 'Answer rate', 'Of the calls that ended: answered (reached In progress), and answered by a person as machine detection judged it, in %.')}
+        ${chartBox('chart-durations', 'Call duration', 'Answered calls, from the answer to the end: p50 and p95, seconds.')}
+        ${chartBox('chart-latency', 'Turn latency', "The caller's end of speech to the bot's first audio, every turn: p50 and p95, ms.")}
+      </div>`;
   }
 
   override render() {
     const d = this.data;
+    const a = this.analytics;
     const botName = (id: string) => d?.bots.find((b) => b.id === id)?.name ?? id;
     return html`<h1 tabindex="-1">Dashboard</h1>
-      <p class="subtitle">Keys, bots and the latest calls at a glance.</p>
+      <p class="subtitle">Calls in flight, how calls went, and the latest ones.</p>
       ${errorBanner(this.error)}
       ${!d && !this.error ? html`<p class="loading" role="status">Loading…</p>` : nothing}
       ${d
@@ -50,11 +357,11 @@ export class VpDashboardPage extends LightElement {
                 <div class="num" data-testid="active-bots">${d.bots.filter((b) => b.active).length}</div>
                 <div class="label">Active bots of ${d.bots.length}</div>
               </a>
-              <a class="card" href="/calls" style="text-decoration:none;color:inherit">
-                <div class="num">${d.calls.filter((c) => !['completed', 'failed', 'busy', 'no_answer', 'canceled'].includes(c.status)).length}</div>
-                <div class="label">Calls in flight (latest 10)</div>
-              </a>
+              ${this.renderInFlight()}
             </div>
+            ${this.renderFilters()}
+            ${errorBanner(this.analyticsError)}
+            ${a ? html`${this.renderSummary(a)}${this.renderCharts(a)}` : !this.analyticsError && !this.rangeError ? html`<p class="loading" role="status">Loading the charts…</p>` : nothing}
             <section class="panel" aria-labelledby="recent-calls">
               <h2 id="recent-calls">Latest calls</h2>
               ${d.calls.length
