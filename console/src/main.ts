@@ -7,6 +7,7 @@ import './components/status-badge.js';
 import './pages/login-page.js';
 import './pages/change-password-page.js';
 import './pages/users-page.js';
+import './pages/audit-page.js';
 import './pages/dashboard-page.js';
 import './pages/api-keys-page.js';
 import './pages/bots-page.js';
@@ -60,6 +61,7 @@ const NAV: Array<[string, string, Array<Route['name']>, string]> = [
   ['/webhooks', 'Webhooks', ['webhooks'], 'GET /api/v1/webhooks'],
   ['/do-not-call', 'Do-not-call', ['dnc'], 'GET /api/v1/dnc'],
   ['/users', 'Users', ['users'], 'GET /api/v1/users'],
+  ['/audit', 'Audit log', ['audit'], 'GET /api/v1/audit'],
 ];
 
 /** Routes shown without the app shell (and without reading the user's role first). */
@@ -129,6 +131,8 @@ export class VpApp extends LightElement {
         return html`<vp-dashboard-page></vp-dashboard-page>`;
       case 'users':
         return html`<vp-users-page></vp-users-page>`;
+      case 'audit':
+        return html`<vp-audit-page></vp-audit-page>`;
       case 'apiKeys':
         return html`<vp-api-keys-page></vp-api-keys-page>`;
       case 'bots':
