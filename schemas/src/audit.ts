@@ -29,7 +29,7 @@ export const AuditEntry = Type.Object(
       { type: Type.String({ description: 'e.g. `bot`, `api_key`, `user`, `campaign`' }), id: Type.Union([Type.String(), Type.Null()]) },
       { additionalProperties: false },
     ),
-    changes: Type.Record(Type.String(), Type.Tuple([Type.Unknown(), Type.Unknown()]), {
+    changes: Type.Record(Type.String(), Type.Array(Type.Unknown(), { minItems: 2, maxItems: 2, description: '[before, after]' }), {
       description: `Each changed field: [before, after] (null where there was none). Secrets (passwords, keys, tokens, signing secrets, tool header values) read "${AUDIT_REDACTED}"`,
     }),
     ip: Type.String({ description: 'the client address' }),

@@ -5,7 +5,8 @@
 import { WEBHOOK_EVENT_TYPES } from '@voice-platform/schemas';
 import { ADMIN, adminToken, bodyText, createBot, createTrunk, startHarness, useAdminHarness, type Harness } from '../testing/harness.js';
 import { login, userOfRole } from '../users/testing.js';
-import { auditChanges, redact } from './audit.js';
+import type { Context } from 'koa';
+import { auditChanges, redact, requestActor } from './audit.js';
 
 let h: Harness;
 let auth: string;
@@ -238,5 +239,12 @@ describe('the audit log', () => {
       added: [null, [1]],
     });
     expect(redact({ token: null, access_token: 'x', auth_password: 'y', when: new Date(0) })).toEqual({ token: null, access_token: '[redacted]', auth_password: '[redacted]', when: '1970-01-01T00:00:00.000Z' });
+  });
+
+  it('names the actor: the admin user, else the API key (name and prefix), else the system', () => {
+    const ctx = (state: Record<string, unknown>) => ({ state }) as unknown as Context;
+    expect(requestActor(ctx({ admin: { id: 'u1', email: 'a@example.com', role: 'owner' } }))).toEqual({ type: 'user', id: 'u1', label: 'a@example.com' });
+    expect(requestActor(ctx({ apiKey: { id: 'k1', prefix: 'vx_AbCd', name: 'CRM' } }))).toEqual({ type: 'api_key', id: 'k1', label: 'CRM (vx_AbCd)' });
+    expect(requestActor(ctx({}))).toEqual({ type: 'system', id: null, label: 'system' });
   });
 });
