@@ -37,6 +37,7 @@ export async function createAuditIndexes(db: Db): Promise<void> {
   const col = auditLog(db);
   await col.createIndex({ at: -1, _id: -1 }, { name: 'at_cursor' });
   await col.createIndex({ 'actor.id': 1, at: -1, _id: -1 }, { name: 'actor_at' });
-  await col.createIndex({ 'resource.type': 1, 'resource.id': 1, at: -1, _id: -1 }, { name: 'resource_at' });
+  await col.createIndex({ 'resource.id': 1, at: -1, _id: -1 }, { name: 'resource_id_at' });
+  await col.createIndex({ 'resource.type': 1, at: -1, _id: -1 }, { name: 'resource_type_at' });
   await col.createIndex({ action: 1, at: -1, _id: -1 }, { name: 'action_at' });
 }
