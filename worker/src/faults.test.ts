@@ -138,7 +138,7 @@ beforeAll(async () => {
   await waitUntil(async () => (await fetch(`${base}/health`)).status === 200, { what: 'backend', proc: backend });
   const login = await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ADMIN) });
   adminAuth = `Bearer ${((await login.json()) as { access_token: string }).access_token}`;
-  apiKey = (await api('POST', '/api/v1/api-keys', { name: 'faults' })).body.key;
+  apiKey = (await api('POST', '/api/v1/api-keys', { name: 'faults', scopes: ['dialout', 'calls:read', 'test_calls', 'campaigns'] })).body.key;
   const bot = await api('POST', '/api/v1/bots', {
     name: 'faults bot',
     greeting: 'Hello {{customer_name}}, this is a reminder call.',

@@ -25,7 +25,7 @@ afterAll(async () => {
   await dispose();
 });
 
-/** A scripted bot whose intents answer keys: `42` ends the call, `1` is a menu choice. */
+/** A scripted bot whose intents answer keys: `42` (and `421`, the phone's) ends the call, `1` is a menu choice. */
 async function keypadBot(greeting = ''): Promise<string> {
   const res = await admin('POST', '/api/v1/bots', {
     name: 'keypad bot',
@@ -36,6 +36,7 @@ async function keypadBot(greeting = ''): Promise<string> {
     policy: {
       intents: [
         { name: 'account', examples: [], dtmf: '42', reply: 'Account {{digits}} found. Goodbye.', end_call: true },
+        { name: 'account_3', examples: [], dtmf: '421', reply: 'Account {{digits}} found. Goodbye.', end_call: true },
         { name: 'menu', examples: [], dtmf: '1', reply: 'You chose the first option.' },
         { name: 'stop', examples: ['stop calling', 'goodbye'], reply: 'Understood.', end_call: true },
       ],
@@ -139,7 +140,7 @@ describe('the keypad on a WebSocket call', () => {
 describe('the keypad on a real phone line', () => {
   it('a +15005552… number presses its keys and #: one user turn, the dtmf intent answers', async () => {
     const botId = await keypadBot('Hello {{customer_name}}, please enter your account number.');
-    const to = keypadNumber('42');
+    const to = keypadNumber('421');
     const res = await fetch(`${backendUrl()}/api/v1/sip/dialout`, {
       method: 'POST',
       headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },

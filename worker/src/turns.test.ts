@@ -55,22 +55,41 @@ async function hangUp(c: TestCaller): Promise<void> {
 describe('smart turn detection', () => {
   it('a caller who pauses 400 ms mid-sentence gets no reply to the fragment; the reply answers the whole sentence', async () => {
     const bot = await createBot({ name: 'turns: pause', greeting: '', policy: POLICY, turn_detection: { mode: 'smart', min_silence_ms: 250, end_of_turn_silence_ms: 900 } });
-    const dropped = await metric('voice_worker_preemptive_replies_total', 'outcome="dropped"');
     const { caller } = await startCall(w.wsUrl, bot);
     try {
       await caller.stream(trimmedSpeech('i will'));
       await caller.stream(silence(400));
       await caller.stream(trimmedSpeech('pay on friday'));
       const spokeUntil = performance.now();
-      // Nothing from the bot while the caller was talking or pausing: the reply prepared at the pause was never heard.
+      // Nothing from the bot while the caller was talking or pausing.
       expect(voiced(caller)).toEqual([]);
       await silenceUntil(caller, () => voiced(caller).length > 0, 3000);
       await caller.until(() => botTexts(caller).length > 0, 'the reply');
       expect(userFinals(caller)).toEqual(['i will pay on friday']);
       expect(botTexts(caller)).toEqual(['Friday it is.']);
       expect(voiced(caller)[0]!.atMs).toBeGreaterThan(spokeUntil);
-      // A reply was prepared on "i will" at the pause and dropped when the caller went on.
-      expect(await metric('voice_worker_preemptive_replies_total', 'outcome="dropped"')).toBeGreaterThan(dropped);
+    } finally {
+      await hangUp(caller);
+    }
+  });
+
+  it('a reply prepared at a pause and dropped when the caller goes on is never heard', async () => {
+    // A long pause (past min_silence_ms, within the maximum): the reply to "i will" is surely prepared meanwhile.
+    const bot = await createBot({ name: 'turns: preemptive', greeting: '', policy: POLICY, turn_detection: { mode: 'smart', min_silence_ms: 600, end_of_turn_silence_ms: 1500 } });
+    const dropped = await metric('voice_worker_preemptive_replies_total', 'outcome="dropped"');
+    const { caller } = await startCall(w.wsUrl, bot);
+    try {
+      await caller.stream(trimmedSpeech('i will'));
+      await caller.stream(silence(1000));
+      await caller.stream(trimmedSpeech('pay on friday'));
+      const spokeUntil = performance.now();
+      expect(voiced(caller)).toEqual([]);
+      await silenceUntil(caller, () => voiced(caller).length > 0, 4000);
+      await caller.until(() => botTexts(caller).length > 0, 'the reply');
+      expect(botTexts(caller)).toEqual(['Friday it is.']);
+      expect(voiced(caller)[0]!.atMs).toBeGreaterThan(spokeUntil);
+      // A reply was prepared on "i will" and dropped when the turn ended on other words.
+      expect(await metric('voice_worker_preemptive_replies_total', 'outcome="dropped"')).toBe(dropped + 1);
     } finally {
       await hangUp(caller);
     }

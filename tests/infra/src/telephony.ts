@@ -198,7 +198,7 @@ export function listenNumber(seconds: number): string {
 }
 
 /**
- * `+15005552` and 1–6 keys: answers, presses those keys and `#` 3 s later (RFC 4733 events, one every
+ * `+15005552` and 1–6 keys (through the API, 3 keys: a +1 number has 10 digits, libphonenumber): answers, presses those keys and `#` 3 s later (RFC 4733 events, one every
  * KEY_GAP_MS), then speaks its phrase `speakAfterMs` after that and stays on like an answering number.
  */
 export function keypadNumber(keys: string): string {

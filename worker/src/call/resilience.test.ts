@@ -33,7 +33,8 @@ beforeAll(async () => {
     variables,
     policy: TEST_POLICY,
     llm: { provider: 'openai', model: 'gpt-4o-mini', temperature: 0 },
-    turn_detection: { end_of_turn_silence_ms: 500 },
+    // Fixed: the fault plan counts requests, and a smart turn may ask ahead on a pause's words.
+    turn_detection: { mode: 'fixed', end_of_turn_silence_ms: 500 },
   });
   w = await startWorker({
     OPENAI_API_KEY: 'sk-local',

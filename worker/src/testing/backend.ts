@@ -44,8 +44,9 @@ export async function getCall(id: string): Promise<Call> {
   return res.body as Call;
 }
 
+/** A key with every scope (dial-outs, calls, test calls, campaigns): the worker tests use one key for all of them. */
 export async function createApiKey(): Promise<string> {
-  const res = await admin('POST', '/api/v1/api-keys', { name: 'worker tests' });
+  const res = await admin('POST', '/api/v1/api-keys', { name: 'worker tests', scopes: ['dialout', 'calls:read', 'test_calls', 'campaigns'] });
   if (res.status !== 201) throw new Error(`key create failed: ${res.status}`);
   return res.body.key as string;
 }
