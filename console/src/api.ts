@@ -11,6 +11,7 @@ import type { User, UserCreate, UserCreated, UserUpdate } from '@voice-platform/
 import type { Campaign, CampaignCreate, CampaignDetail, CampaignStatus, Contact, ContactsResult, ContactStatus } from '@voice-platform/schemas/campaigns.js';
 import type { CallAnalytics } from '@voice-platform/schemas/analytics.js';
 import type { AuditPage } from '@voice-platform/schemas/audit.js';
+import type { AuditFilters } from './audit.js';
 import { currentToken, endSession, saveToken } from './session.js';
 import { navigate } from './router.js';
 import { ErrorResponse, parseErrorBody } from '@voice-platform/schemas/errors.js';
@@ -119,18 +120,6 @@ interface TokenAnswer {
   access_token: string;
   expires_in: number;
   must_change_password?: boolean;
-}
-
-/** The audit log's filters (GET /api/v1/audit); empty ones are left out. */
-export interface AuditFilters {
-  actor_id?: string;
-  resource_type?: string;
-  resource_id?: string;
-  action?: string;
-  from?: string;
-  to?: string;
-  cursor?: string;
-  limit?: number;
 }
 
 /** `?a=1&b=2` of the filters that are set, or ''. */

@@ -1,8 +1,19 @@
 // The audit page's words and requests (pages/audit-page.ts): an entry's changes as field: before → after,
 // the filters as the API's query. Pure: unit-tested.
 import type { AuditEntry } from '@voice-platform/schemas/audit.js';
-import type { AuditFilters } from './api.js';
 import { parseLocalDate } from './dashboard.js';
+
+/** The audit log's filters (GET /api/v1/audit); empty ones are left out. */
+export interface AuditFilters {
+  actor_id?: string;
+  resource_type?: string;
+  resource_id?: string;
+  action?: string;
+  from?: string;
+  to?: string;
+  cursor?: string;
+  limit?: number;
+}
 
 /** What the page's filters hold (days as `YYYY-MM-DD` of date inputs, both included). */
 export interface AuditFilterForm {

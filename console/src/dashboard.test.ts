@@ -98,11 +98,13 @@ describe('dashboard series', () => {
       [null, 800, null],
       [null, 1200, null],
     ]);
-    expect([formatMs(null), formatMs(850), formatMs(12_540), formatMs(185_000)]).toEqual(['—', '850 ms', '12.5 s', '3 min 5 s']);
+    expect([formatMs(null), formatMs(850), formatMs(12_540), formatMs(185_000), formatMs(120_000)]).toEqual(['—', '850 ms', '12.5 s', '3 min 5 s', '2 min']);
   });
 
   it('labels: hours of one day, hours with their day across days, UTC days', () => {
-    expect(bucketLabels(a.buckets, 'hour', 'en-US')).toHaveLength(3);
+    expect(bucketLabels([{ start: '2026-11-26T08:00:00.000Z' }, { start: '2026-11-26T09:00:00.000Z' }], 'hour', 'en-US')).toEqual(
+      [new Date('2026-11-26T08:00:00.000Z'), new Date('2026-11-26T09:00:00.000Z')].map((d) => `${String(d.getHours()).padStart(2, '0')}:00`),
+    );
     expect(bucketLabels([{ start: '2026-11-25T00:00:00.000Z' }, { start: '2026-11-26T00:00:00.000Z' }], 'day', 'en-US')).toEqual(['Nov 25', 'Nov 26']);
   });
 });

@@ -83,8 +83,8 @@ export function bucketLabels(buckets: readonly Pick<CallAnalyticsBucket, 'start'
     interval === 'day'
       ? new Intl.DateTimeFormat(locale, { month: 'short', day: 'numeric', timeZone: 'UTC' })
       : days.size > 1
-        ? new Intl.DateTimeFormat(locale, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' })
-        : new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit' });
+        ? new Intl.DateTimeFormat(locale, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+        : new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
   return starts.map((d) => fmt.format(d));
 }
 
@@ -150,13 +150,13 @@ export function latencySeries(a: Pick<CallAnalytics, 'buckets'>): Series[] {
   ];
 }
 
-/** A duration in words for the summary cards: `850 ms`, `12.5 s`, `3 min 5 s`; `—` when none. */
+/** A duration in words for the summary cards: `850 ms`, `12.5 s`, `3 min 5 s`, `2 min`; `—` when none. */
 export function formatMs(ms: number | null): string {
   if (ms === null) return '—';
   if (ms < 1000) return `${ms} ms`;
   if (ms < 60_000) return `${Math.round(ms / 100) / 10} s`;
   const s = Math.round(ms / 1000);
-  return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return s % 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s / 60} min`;
 }
 
 /** Counts a list's items page by page (at most `maxPages`; `more`: there were more than that). */

@@ -96,8 +96,8 @@ export class VpAuditPage extends ResourcePage<AuditEntry, Record<string, never>>
           ${AUDIT_RESOURCE_TYPES.map(([t, label]) => html`<option value=${t} .selected=${t === f.resource_type}>${label}</option>`)}
         </select>`,
       )}
-      ${field({ id: 'audit-action', label: 'Action', hint: 'e.g. bot.update' }, (a) =>
-        html`<input id=${a.id} list="audit-actions" .value=${f.action} aria-describedby=${a.describedBy ?? nothing} autocomplete="off"
+      ${field({ id: 'audit-action', label: 'Action' }, (a) =>
+        html`<input id=${a.id} list="audit-actions" .value=${f.action} placeholder="e.g. bot.update" autocomplete="off"
           @change=${(e: Event) => this.setFilter({ action: (e.target as HTMLInputElement).value })} />
           <datalist id="audit-actions">${AUDIT_ACTIONS.map((x) => html`<option value=${x}></option>`)}</datalist>`,
       )}
