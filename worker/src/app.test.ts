@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis';
 import { fleetWorkerKey } from '@voice-platform/schemas';
 import { recognise, silence, speech } from './testing/audio.js';
-import { callUntil, createBot, createPolicyBot, getCall, updateBot } from './testing/backend.js';
+import { admin, callUntil, createBot, createPolicyBot, getCall, updateBot } from './testing/backend.js';
 import { TestCaller, withTestCallToken } from './testing/client.js';
 import { startWorker, type TestWorker } from './testing/worker.js';
 import { freePort } from '@voice-platform/tests/infra';
@@ -63,6 +63,12 @@ describe('a WebSocket call with the offline providers', () => {
     const call = await callUntil(callId, (c) => c.recording_key !== null, 'the recording key');
     expect(call).toMatchObject({ call_id: callId, bot_id: botId, direction: 'websocket', status: 'completed', end_reason: 'bot_hangup', variables: VARIABLES, recording_error: null });
     expect(Object.keys(call.status_times).sort()).toEqual(['completed', 'in_progress', 'queued']);
+    // The end reported each turn's latency: the bot's analytics count the call with them (DESIGN §12).
+    const range = `from=${new Date(Date.parse(call.created_at) - 3_600_000).toISOString()}&to=${new Date(Date.now() + 3_600_000).toISOString()}`;
+    const stats = await admin('GET', `/api/v1/analytics/calls?interval=hour&bot_id=${botId}&${range}`);
+    expect(stats.status).toBe(200);
+    expect(stats.body.totals).toMatchObject({ total: 1, answered: 1, by_status: { completed: 1 }, by_end_reason: { bot_hangup: 1 } });
+    expect(stats.body.totals.turn_latency_ms.p50).toBeGreaterThan(0);
     const d = new Date(call.created_at);
     const key = `recordings/${d.getUTCFullYear()}/${String(d.getUTCMonth() + 1).padStart(2, '0')}/${String(d.getUTCDate()).padStart(2, '0')}/${callId}.wav`;
     expect(call.recording_key).toBe(key);
