@@ -685,7 +685,7 @@ describe('console', () => {
     const bots = await adminGet<{ items: Array<{ active: boolean; name: string }> }>('/api/v1/bots');
     expect(bots.items.some((b) => b.name === 'Renewal reminder' && b.active)).toBe(true);
     expect(await page.getByTestId('active-bots').textContent()).toBe(String(bots.items.filter((b) => b.active).length));
-    await shot('dashboard');
+    await shot('dashboard-overview');
   });
 
   it('shows API errors from the error body and unknown pages', async () => {

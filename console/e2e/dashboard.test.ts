@@ -58,13 +58,15 @@ async function apiAnalytics(q: URLSearchParams): Promise<any> {
 async function waitForAnalytics(want: Record<string, string>): Promise<URLSearchParams> {
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const q = analyticsRequests.find((r, i) => i === analyticsRequests.length - 1 && Object.entries(want).every(([k, v]) => (v === '' ? !r.has(k) : r.get(k) === v)));
-    if (q) break;
+    const found = analyticsRequests.find((r, i) => i === analyticsRequests.length - 1 && Object.entries(want).every(([k, v]) => (v === '' ? !r.has(k) : r.get(k) === v)));
+    if (found) break;
     if (Date.now() > deadline) throw new Error(`no analytics request with ${JSON.stringify(want)}: ${analyticsRequests.map(String).join(' | ')}`);
     await page.waitForTimeout(100);
   }
-  await page.waitForLoadState('networkidle');
-  return lastAnalytics();
+  const q = lastAnalytics();
+  // Drawn: the range line carries the query of the analytics the charts show.
+  await page.locator(`[data-testid="range"][data-query="${q.toString()}"]`).waitFor();
+  return q;
 }
 
 /** The API's counts of calls not yet ended (as the dashboard should count them). */

@@ -63,6 +63,7 @@ export class VpDashboardPage extends LightElement {
     error: { state: true },
     analytics: { state: true },
     analyticsError: { state: true },
+    drawnQuery: { state: true },
     inFlight: { state: true },
     inFlightError: { state: true },
     botId: { state: true },
@@ -76,6 +77,8 @@ export class VpDashboardPage extends LightElement {
   declare error: string | null;
   declare analytics: CallAnalytics | null;
   declare analyticsError: string | null;
+  /** The query of the analytics shown (on the range line: the browser tests wait for it). */
+  declare drawnQuery: string;
   declare inFlight: InFlight | null;
   declare inFlightError: string | null;
   declare botId: string;
@@ -95,6 +98,7 @@ export class VpDashboardPage extends LightElement {
     this.error = null;
     this.analytics = null;
     this.analyticsError = null;
+    this.drawnQuery = '';
     this.inFlight = null;
     this.inFlightError = null;
     this.botId = '';
@@ -146,10 +150,12 @@ export class VpDashboardPage extends LightElement {
     const range = this.range();
     if (!range) return;
     const seq = ++this.seq;
+    const query = analyticsQuery(range, this.botId);
     try {
-      const a = await api.callAnalytics(analyticsQuery(range, this.botId));
+      const a = await api.callAnalytics(query);
       if (seq !== this.seq) return;
       this.analytics = a;
+      this.drawnQuery = query.toString();
       this.analyticsError = null;
     } catch (err) {
       if (seq !== this.seq) return;
@@ -318,7 +324,7 @@ export class VpDashboardPage extends LightElement {
       <div class="chart-box"><canvas id=${id} role="img" aria-label="${title}: ${desc}"></canvas></div>
     </section>`;
     const per = a.interval === 'hour' ? 'hour' : 'day (UTC)';
-    return html`<p class="hint" data-testid="range">
+    return html`<p class="hint" data-testid="range" data-query=${this.drawnQuery}>
         ${formatDateTime(a.from)} – ${formatDateTime(a.to)}, by the ${per}. Calls that ended, counted by when they were placed.
         ${a.totals.total === 0 ? html`<strong>No call ended in this range.</strong>` : nothing}
       </p>
