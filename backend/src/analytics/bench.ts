@@ -167,14 +167,14 @@ async function main(): Promise<void> {
     console.log(`\nload average ${loadavg().map((x) => x.toFixed(2)).join(' ')} (a shared machine)`);
     console.log('\n| request | median ms | ÷ one page of calls |');
     console.log('|---|---:|---:|');
-    for (const [name, ms] of results) console.log(`| ${name} | ${ms.toFixed(1)} | ${(ms / page).toFixed(2)} |`);
-    console.log(`| one call's end counted (guard + rollup write), 20 ends | ${median(endTimes).toFixed(1)} | ${(median(endTimes) / page).toFixed(2)} |`);
+    for (const [name, ms] of results) console.log(`| ${name} | ${ms.toFixed(1)} | ${(ms / page).toPrecision(2)} |`);
+    console.log(`| one call's end counted (guard + rollup write), 20 ends | ${median(endTimes).toFixed(1)} | ${(median(endTimes) / page).toPrecision(2)} |`);
     if (NAIVE) {
       // What the rollups avoid: reading the 30 days of calls themselves (only the fields a count needs).
       t = performance.now();
       const n = (await db.collection(COLLECTIONS.calls).find({ created_at: { $gte: new Date(from), $lt: new Date(to) }, status: { $in: [...TERMINAL_CALL_STATUSES] } }, { projection: CONTRIBUTION_FIELDS }).toArray()).length;
       const naive = performance.now() - t;
-      console.log(`| (for scale) a find of the 30 days' ${n} calls, counting fields only, once | ${naive.toFixed(0)} | ${(naive / page).toFixed(2)} |`);
+      console.log(`| (for scale) a find of the 30 days' ${n} calls, counting fields only, once | ${naive.toFixed(0)} | ${(naive / page).toPrecision(2)} |`);
     }
     console.log(`\nbackfill of ${counted} calls: ${backfillS.toFixed(1)} s; ${rollupDocs} rollup documents`);
     await api.close();
