@@ -154,8 +154,8 @@ describe('the keypad on a real phone line', () => {
     expect(call).toMatchObject({ status: 'completed', end_reason: 'bot_hangup' });
     expect(lines(call)).toEqual([
       ['bot', 'Hello Sam, please enter your account number.'],
-      ['user', '42'],
-      ['bot', 'Account 42 found.'],
+      ['user', '421'],
+      ['bot', 'Account 421 found.'],
       ['bot', 'Goodbye.'],
     ]);
     expect(call.actions).toEqual([expect.objectContaining({ type: 'dtmf_in', name: 'keypad', status: 'ok', arguments: { digits: '42' } })]);

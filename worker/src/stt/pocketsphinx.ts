@@ -27,6 +27,8 @@ const SAMPLE_RATE = 16000;
 const PRE_ROLL_MS = 400;
 const PAD_MS = 300;
 const MAX_TURN_MS = 30_000;
+/** Silence (10 ms frames) the decoder keeps inside an utterance: past the longest end-of-turn silence a bot may set (5 s). */
+const VAD_POSTSPEECH_FRAMES = 600;
 
 let dictCache: { file: string; words: Map<string, string[]> } | null = null;
 
@@ -200,7 +202,9 @@ export class PocketsphinxStt implements SttProvider {
   }
 
   private args(file: string, grammar: Grammar | null): string[] {
-    const args = ['-infile', file, '-logfn', '/dev/null', '-hmm', path.join(this.modelDir, 'en-us')];
+    // One turn is one utterance: the decoder's own VAD would cut it at a pause over half a second (its default),
+    // and then decode the parts alone (against a grammar of whole phrases, nothing). Our VAD ends turns.
+    const args = ['-infile', file, '-logfn', '/dev/null', '-hmm', path.join(this.modelDir, 'en-us'), '-vad_postspeech', String(VAD_POSTSPEECH_FRAMES)];
     // Wide beams: a small grammar is cheap to search, and the default beams lose whole phrases.
     if (grammar) args.push('-jsgf', grammar.gram, '-dict', grammar.dict, '-beam', '1e-80', '-pbeam', '1e-80', '-wbeam', '1e-60');
     else args.push('-lm', path.join(this.modelDir, 'en-us.lm.bin'), '-dict', path.join(this.modelDir, 'cmudict-en-us.dict'));
