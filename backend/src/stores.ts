@@ -11,32 +11,10 @@ import { backfillRollups } from './analytics/rollup.js';
 import { migrateApiKeys } from './apiKeys/store.js';
 import { createAuditIndexes } from './audit/store.js';
 
-export const COLLECTIONS = {
-  users: 'users',
-  apiKeys: 'api_keys',
-  bots: 'bots',
-  /** Settled calls (calls/store.ts). */
-  calls: 'calls',
-  /** Calls not ended: queued, dialing, ringing, in progress (calls/store.ts). */
-  liveCalls: 'calls_live',
-  /** Calls ended but not settled: a status event still due or an analysis pending (calls/store.ts). */
-  endingCalls: 'calls_ending',
-  /** Ids of calls the caller chose the id of (campaign attempts), kept so each is placed once (calls/store.ts). */
-  chosenCallIds: 'call_ids_chosen',
-  /** Data migrations done (their names, as `_id`). */
-  migrations: 'migrations',
-  idempotency: 'idempotency_keys',
-  trunks: 'sip_outbound_trunks',
-  webhooks: 'webhooks',
-  webhookDeliveries: 'webhook_deliveries',
-  webhookAttempts: 'webhook_attempts',
-  /** Webhook events the Redis outbox could not take (webhooks/outbox.ts); the deliverer fans them out and deletes them. */
-  webhookOutbox: 'webhook_outbox',
-  campaigns: 'campaigns',
-  campaignContacts: 'campaign_contacts',
-  dnc: 'dnc_numbers',
-  inboundNumbers: 'inbound_numbers',
-} as const;
+// The collection names live in their own module (collections.ts), which imports nothing: stores that
+// this module's boot migrations call can name collections without importing this module back.
+export { COLLECTIONS } from './collections.js';
+import { COLLECTIONS } from './collections.js';
 
 export async function createIndexes(db: Db): Promise<void> {
   await db.collection(COLLECTIONS.users).createIndex({ email: 1 }, { unique: true, name: 'email_unique' });

@@ -21,7 +21,7 @@
 import type { Db, Document } from 'mongodb';
 import type { Redis } from 'ioredis';
 import { ANSWERED_BY, TERMINAL_CALL_STATUSES, type CallDirection, type CallStatus } from '@voice-platform/schemas';
-import { COLLECTIONS } from '../stores.js';
+import { COLLECTIONS } from '../collections.js';
 import { withDocLock } from '../locks.js';
 import { callCollection, type CallDoc, type CallHome } from '../calls/store.js';
 

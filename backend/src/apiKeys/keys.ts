@@ -9,7 +9,7 @@ import { API_KEY_PATTERN, type ApiKey, type ApiKeyStatus } from '@voice-platform
 import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
-import { COLLECTIONS } from '../stores.js';
+import { COLLECTIONS } from '../collections.js';
 import { requestView, type CacheView } from '../cacheTable.js';
 import type { BucketResult } from '../redisScripts.js';
 import { permissionFor, keyMay } from '../auth/permissions.js';

@@ -7,7 +7,7 @@ import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { check, parseDateTime } from '../validate.js';
 import { jsonBody } from '../body.js';
-import { COLLECTIONS } from '../stores.js';
+import { COLLECTIONS } from '../collections.js';
 import { withDocLock } from '../locks.js';
 import { requireAdmin, type AdminPrincipal } from '../auth/admin.js';
 import { audited, AUDITED, updateOrDeactivate } from '../audit/audit.js';

@@ -9,23 +9,20 @@ import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { check } from '../validate.js';
 import { jsonBody } from '../body.js';
-import { COLLECTIONS } from '../stores.js';
+import { COLLECTIONS } from '../collections.js';
 import { takeToken } from '../redisScripts.js';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './password.js';
 import { Semaphore } from './semaphore.js';
 import { operationKey, PERMISSIONS, userMay } from './permissions.js';
-import { PasswordChange, User, type UserRole } from '@voice-platform/schemas';
+import { PasswordChange, User } from '@voice-platform/schemas';
 import { publicUser, readUser, USERS_LOCK, type UserDoc } from '../users/store.js';
 import { withDocLock } from '../locks.js';
 import { audited, AUDITED, recordAudit } from '../audit/audit.js';
 
 export type { UserDoc } from '../users/store.js';
 
-export interface AdminPrincipal {
-  id: string;
-  email: string;
-  role: UserRole;
-}
+export type { AdminPrincipal } from './principal.js';
+import type { AdminPrincipal } from './principal.js';
 
 export const LoginRequest = Type.Object(
   { email: Type.String({ minLength: 3, maxLength: 320 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },

@@ -2,7 +2,7 @@
 // dial-out, the worker config, inbound and call creation use. The admin routes are in routes.ts.
 import type { Db } from 'mongodb';
 import { BOT_DEFAULTS, type AnalysisSettings, type Bot, type BotCreate, type BotTool, type BotToolPublic, type TurnDetection } from '@voice-platform/schemas';
-import { COLLECTIONS } from '../stores.js';
+import { COLLECTIONS } from '../collections.js';
 import type { CacheTable, CacheView } from '../cacheTable.js';
 import { SecretBox } from '../secretBox.js';
 

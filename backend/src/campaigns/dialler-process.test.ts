@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, saveLogs, startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
 import { FLEET_RESERVATIONS_KEY, FLEET_WORKERS_KEY } from '@voice-platform/schemas';
 import { adminToken, createBot, createTrunk, heartbeat, JWT_SECRET, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
-import { COLLECTIONS } from '../stores.js';
+import { COLLECTIONS } from '../collections.js';
 import { findCalls } from '../calls/store.js';
 import { attemptCallId } from './dialler.js';
 import type { ContactDoc } from './store.js';

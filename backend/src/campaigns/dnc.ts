@@ -10,7 +10,7 @@ import { check, pageQuery } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { requireAdmin } from '../auth/admin.js';
 import { audited, AUDITED } from '../audit/audit.js';
-import { COLLECTIONS } from '../stores.js';
+import { COLLECTIONS } from '../collections.js';
 
 interface DncDoc {
   _id: string;

@@ -5,7 +5,7 @@ import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { TERMINAL_CALL_STATUSES } from '@voice-platform/schemas';
-import { COLLECTIONS } from '../stores.js';
+import { COLLECTIONS } from '../collections.js';
 import { withDocLock } from '../locks.js';
 import type { CallDoc } from '../calls/store.js';
 import { emitWebhookEvent, type WebhookEmitMetrics } from '../webhooks/outbox.js';

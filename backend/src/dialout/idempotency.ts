@@ -5,7 +5,7 @@ import { ObjectId, type Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import { withDocLock } from '../locks.js';
 import { apiError } from '../errors.js';
-import { COLLECTIONS } from '../stores.js';
+import { COLLECTIONS } from '../collections.js';
 
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** An in-flight claim older than this is taken over (its owner crashed mid-request). */

@@ -7,7 +7,7 @@ import { createLogger } from '../logger.js';
 import { telephonyFromSettings } from '../telephony/livekit.js';
 import { TelephonyError, type Telephony } from '../telephony/telephony.js';
 import { adminToken, createBot, startHarness, type Harness } from '../testing/harness.js';
-import { COLLECTIONS } from '../stores.js';
+import { COLLECTIONS } from '../collections.js';
 import { findInboundNumber, INBOUND_ROOM_PREFIX } from './store.js';
 
 let h: Harness;

@@ -16,6 +16,7 @@ import { readRaw } from '../body.js';
 import { releaseSlot, reserveSlot } from '../redisScripts.js';
 import { findBot } from '../bots/store.js';
 import { insertCall, liveCalls, queuedCall, type CallDoc } from '../calls/store.js';
+import { recordCallEnd } from '../analytics/rollup.js';
 import { emitCallEvent } from '../webhooks/outbox.js';
 import { findInboundNumber, INBOUND_NUMBER_ID_ATTRIBUTE, INBOUND_ROOM_PREFIX } from '../inbound/store.js';
 /** One call per room, whatever LiveKit retries: the room's mark outlives any retry. */
@@ -96,6 +97,8 @@ async function placeInboundCall(svc: Services, event: WebhookEvent, room: string
     const ended = new Date(now);
     const doc: CallDoc = { ...call, status: 'failed', end_reason: reason, ended_at: ended, sip_status_code: 486, status_times: { queued: ended, failed: ended } };
     await insertCall(svc.db, doc); // settled at once: stored with the ended calls
+    // Ended without the lifecycle's end: counted in the analytics here.
+    await recordCallEnd(svc.db, svc.redis, doc).catch((err: unknown) => log.warn({ err, call_id: callId }, 'call not counted in the analytics'));
     await refuse(reason);
     await emitCallEvent(svc, 'call.ended', doc);
   };

@@ -3,7 +3,7 @@
 import type { Db } from 'mongodb';
 import type { OutboundTrunk, SipTransport } from '@voice-platform/schemas';
 import { apiError } from '../errors.js';
-import { COLLECTIONS } from '../stores.js';
+import { COLLECTIONS } from '../collections.js';
 import type { CacheTable, CacheView } from '../cacheTable.js';
 
 /** The trunks table's key of the default trunk (numbers start with +). */

@@ -9,7 +9,7 @@ import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import { check } from '../validate.js';
 import { jsonBody } from '../body.js';
-import { COLLECTIONS } from '../stores.js';
+import { COLLECTIONS } from '../collections.js';
 import { withDocLock } from '../locks.js';
 import { requirePermission, type AdminPrincipal } from '../auth/admin.js';
 import { audited, AUDITED, updateOrDeactivate } from '../audit/audit.js';

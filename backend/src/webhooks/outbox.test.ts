@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { startTestEnv, waitUntil, type Service, type TestEnv } from '@voice-platform/tests/infra';
 import { adminToken, createBot, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { createLogger } from '../logger.js';
-import { COLLECTIONS } from '../stores.js';
+import { COLLECTIONS } from '../collections.js';
 import { findCall, findCalls, liveCalls } from '../calls/store.js';
 import { ENDED_PENDING_KEY, WEBHOOK_EVENTS_STREAM } from './keys.js';
 import { callEventId, emitWebhookEvent, flushHeldWebhookEvents, type EmitDeps } from './outbox.js';

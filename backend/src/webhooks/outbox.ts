@@ -33,7 +33,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { TERMINAL_CALL_STATUSES, type CallStatus, type TranscriptEntry, type WebhookCallAnalyzedData, type WebhookCallData, type WebhookDeliveredType, type WebhookEventType } from '@voice-platform/schemas';
 import type { Metrics } from '../metrics.js';
-import { COLLECTIONS } from '../stores.js';
+import { COLLECTIONS } from '../collections.js';
 import { callActions, callIdentity, clearDue, iso, statusTimes, type CallDoc } from '../calls/store.js';
 import { publicAnalysis } from '../analysis/record.js';
 import { ENDED_PENDING_KEY, OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from './keys.js';
