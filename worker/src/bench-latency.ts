@@ -54,9 +54,12 @@ const INTENTS: Array<{ name: string; examples: string[]; reply: string; end_call
   { name: 'who', examples: ['who is this'], reply: 'This is your payment reminder.' },
   { name: 'pay', examples: ['i will pay'], reply: 'Thank you, noted.' },
   { name: 'thanks', examples: ['thank you'], reply: 'You are welcome.' },
+  { name: 'hold', examples: ['hold on'], reply: 'Of course.' },
   { name: 'stop', examples: ['stop calling'], reply: GOODBYE, end_call: true },
 ];
 const UTTERANCES = ['how much', 'when is it due', 'yes', 'what amount', 'who is this', 'no', 'repeat that', 'i will pay', 'thank you'];
+/** Said into the greeting of every call: a barge-in (not an acknowledgement; its intent answers "Of course."). */
+const INTERJECTION = 'hold on';
 /** The caller's script: `turns` utterances, the last one "stop calling". */
 const script = (turns: number): string[] => [...Array.from({ length: turns - 1 }, (_, i) => UTTERANCES[i % UTTERANCES.length]!), 'stop calling'];
 
@@ -83,6 +86,8 @@ interface LineResult {
   noise: number[];
   /** WS: bot replies that were the fallback. */
   fallbacks?: number;
+  /** Barge-in: the caller's first sent packet of "hold on" (said into the greeting) → the greeting's last voiced frame heard, ms. */
+  bargeInMs?: number;
   error?: string;
 }
 
@@ -124,7 +129,7 @@ async function waitFor<T>(check: () => T | null | undefined | false, timeoutMs: 
 }
 
 /** One call's conversation: greeting, then each utterance, its reply's first voiced frame, the reply's end. */
-async function converse(side: CallerSide, utterances: Int16Array[]): Promise<LineResult> {
+async function converse(side: CallerSide, utterances: Int16Array[], interjection?: Int16Array): Promise<LineResult> {
   const r: LineResult = { samples: [], missing: 0, overlapped: 0, ended: false, noise: [] };
   const firstVoicedAfter = (t: number) => side.arrivals.find((a) => a.at > t && a.rms > VOICED_RMS)?.at;
   const lastVoiced = () => {
@@ -133,7 +138,23 @@ async function converse(side: CallerSide, utterances: Int16Array[]): Promise<Lin
   };
   /** Until nothing voiced was heard for `ms` (or the call is over). */
   const quiet = (ms: number, timeoutMs: number) => waitFor(() => side.over() || performance.now() - lastVoiced() >= ms, timeoutMs);
-  if (!(await waitFor(() => firstVoicedAfter(0), 30_000))) return { ...r, error: 'no greeting within 30 s' };
+  const greetingAt = await waitFor(() => firstVoicedAfter(0), 30_000);
+  if (!greetingAt) return { ...r, error: 'no greeting within 30 s' };
+  if (interjection) {
+    // Real speech into the greeting: how soon the bot's sound stops at the ear (the end of the greeting's last
+    // stretch of voiced frames, a gap of 300 ms or more after it).
+    await waitFor(() => performance.now() - greetingAt >= 800 || null, 5000);
+    const saidAt = performance.now();
+    await side.speak(interjection);
+    await quiet(300, 10_000);
+    const voiced = side.arrivals.filter((a) => a.at > saidAt && a.rms > VOICED_RMS).map((a) => a.at);
+    let last = saidAt;
+    for (const at of voiced) {
+      if (at - last >= 300) break;
+      last = at;
+    }
+    r.bargeInMs = last - saidAt;
+  }
   await quiet(400, 20_000);
   for (const [k, u] of utterances.entries()) {
     if (side.over()) {
@@ -156,6 +177,7 @@ async function converse(side: CallerSide, utterances: Int16Array[]): Promise<Lin
 /** The phone's side of N SIP calls: the ear, one conversation per line. Sends 'ready', then the results. */
 async function phoneMain(earPort: number, n: number, turns: number): Promise<void> {
   const utterances = script(turns).map((t) => utterance(t, 8000));
+  const interjection = utterance(INTERJECTION, 8000);
   const ear = await PhoneEar.open(earPort);
   const results: Array<Promise<LineResult>> = [];
   ear.onLine((line: EarLine) => {
@@ -168,6 +190,7 @@ async function phoneMain(earPort: number, n: number, turns: number): Promise<voi
           over: () => performance.now() - line.lastPacketAt > 1500,
         },
         utterances,
+        interjection,
       ).catch((e: unknown) => ({ samples: [], missing: turns, overlapped: 0, ended: false, noise: [], error: String(e) })),
     );
   });
@@ -183,6 +206,7 @@ async function phoneMain(earPort: number, n: number, turns: number): Promise<voi
 /** N WebSocket calls; each a continuous 20 ms stream of 16 kHz frames (silence between utterances). */
 async function wsMain(url: string, n: number, turns: number): Promise<void> {
   const utterances = script(turns).map((t) => utterance(t, 16000));
+  const interjection = utterance(INTERJECTION, 16000);
   const one = async (i: number): Promise<LineResult> => {
     await sleep((i * 97) % 1000);
     const ws = new WebSocket(withTestCallToken(url));
@@ -238,6 +262,7 @@ async function wsMain(url: string, n: number, turns: number): Promise<void> {
           over: () => closed,
         },
         utterances,
+        interjection,
       );
       r.ended = r.ended && messages.some((m) => m.type === 'ended' && m.reason === 'bot_hangup');
       r.fallbacks = messages.filter((m) => m.type === 'transcript' && m.role === 'bot' && m.text === FALLBACK).length;
@@ -260,7 +285,7 @@ async function cloudMain(turns: number): Promise<void> {
   cloud.sttFinalDelayMs = DELAYS.sttFinal;
   cloud.cacheSpeech = true;
   // Each Deepgram stream (one per call) hears the caller's script in order.
-  cloud.deepgramTranscripts = script(turns);
+  cloud.deepgramTranscripts = [INTERJECTION, ...script(turns)];
   cloud.chatReplyFor = (req) => {
     const said = [...req.messages].reverse().find((m) => m?.role === 'user')?.content;
     const intent = INTENTS.find((i) => typeof said === 'string' && i.examples.includes(said.trim().toLowerCase()));
@@ -444,6 +469,7 @@ async function bench(): Promise<void> {
 
     const f0 = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '–');
     const samplesOf = (s: Setting) => s.lines.flatMap((l) => l.samples);
+    const bargeIns = (s: Setting) => s.lines.flatMap((l) => (l.bargeInMs === undefined ? [] : [l.bargeInMs]));
     const platform = (s: Setting) => (s.providers === 'cloud' ? samplesOf(s).map((x) => x - DECLARED_MS) : []);
     const results: Setting[] = [];
     for (const providers of providerSets)
@@ -462,6 +488,7 @@ async function bench(): Promise<void> {
                 providers === 'cloud' ? `platform part p50 ${f0(pct(platform(s), 50))} p95 ${f0(pct(platform(s), 95))} ms` : 'platform part: – (offline: see worker)',
                 `worker (onTurn, ${s.worker.length} turns) latency p50 ${wk('latencyMs', 50)} / silence ${wk('silenceMs', 50)} / providers ${wk('providerMs', 50)} / overhead ${wk('overheadMs', 50)} ms, overhead p95 ${wk('overheadMs', 95)} ms`,
                 `calls ok ${s.ok}/${n}, fallback replies ${s.fallbacks}`,
+                `barge-in ("${INTERJECTION}" into the greeting): the bot silent at the ear after p50 ${f0(pct(bargeIns(s), 50))} p95 ${f0(pct(bargeIns(s), 95))} ms (${bargeIns(s).length} calls)`,
                 `line noise while the bot is silent RMS p99 ${f0(pct(noise, 99))} max ${f0(Math.max(0, ...noise))}`,
               ].join(' | '),
             );
@@ -472,12 +499,12 @@ async function bench(): Promise<void> {
 
     console.log(`\n${machine('end')} | run took ${((Date.now() - startedAt) / 60000).toFixed(1)} min`);
     console.log(`\nVoice-to-voice latency at the phone's ear (end of the caller's last voiced 20 ms → first voiced reply frame; RMS > ${VOICED_RMS}); platform part = latency − ${DECLARED_MS} ms declared stand-in delays (LLM first token ${DELAYS.llmFirstToken}, TTS first byte ${DELAYS.ttsFirstByte}, STT final ${DELAYS.sttFinal}); it includes the end-of-turn silence.\n`);
-    console.log('| path | N | providers | turn_detection | p50 ms | p95 ms | platform part p95 ms | worker overhead p95 ms | turns measured | fallback replies | calls ok |');
-    console.log('|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|');
+    console.log('| path | N | providers | turn_detection | p50 ms | p95 ms | platform part p95 ms | worker overhead p95 ms | turns measured | fallback replies | calls ok | barge-in: bot silent after p50 / p95 ms |');
+    console.log('|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const s of results) {
       const xs = samplesOf(s);
       console.log(
-        `| ${s.path} | ${s.n} | ${s.providers} | ${s.mode} | ${f0(pct(xs, 50))} | ${f0(pct(xs, 95))} | ${s.providers === 'cloud' ? f0(pct(platform(s), 95)) : '–'} | ${f0(pct(s.worker.map((t) => t.overheadMs), 95))} | ${xs.length} | ${s.fallbacks} | ${s.ok}/${s.n} |`,
+        `| ${s.path} | ${s.n} | ${s.providers} | ${s.mode} | ${f0(pct(xs, 50))} | ${f0(pct(xs, 95))} | ${s.providers === 'cloud' ? f0(pct(platform(s), 95)) : '–'} | ${f0(pct(s.worker.map((t) => t.overheadMs), 95))} | ${xs.length} | ${s.fallbacks} | ${s.ok}/${s.n} | ${f0(pct(bargeIns(s), 50))} / ${f0(pct(bargeIns(s), 95))} |`,
       );
     }
   } finally {
