@@ -145,9 +145,10 @@ export async function callAnalytics(svc: Pick<Services, 'db'>, q: AnalyticsQuery
 
 export function analyticsRoutes(router: Router, svc: Services, metrics: Metrics): void {
   router.get('/api/v1/analytics/calls', async (ctx) => {
-    // An admin token, or an API key (its scope checked by authenticateKey against the roles table).
-    if (ctx.get('Authorization') && ctx.headers['x-api-key'] === undefined) await authenticateAdmin(svc, ctx);
-    else await authenticateKey(svc, metrics, ctx);
+    // An admin token, or an API key (its scope checked by authenticateKey against the roles table). Every credential
+    // sent must be valid, as for GET /calls/{id}: a bad admin token beside a good key is refused too.
+    const admin = ctx.get('Authorization') ? await authenticateAdmin(svc, ctx) : null;
+    if (!admin || ctx.headers['x-api-key'] !== undefined) await authenticateKey(svc, metrics, ctx);
     ctx.body = await callAnalytics(svc, parseAnalyticsQuery(ctx.query, svc.now()));
   });
 }

@@ -206,7 +206,7 @@ export function campaignPaths(d: DocHelpers): Record<string, object> {
         summary: 'The do-not-call list, newest first, with cursor pagination (`number` looks one up)',
         description: 'An unknown query parameter is refused (422 `validation_failed` naming it).',
         security: [{ adminJwt: [] }],
-        parameters: [{ name: 'number', in: 'query', schema: { type: 'string', maxLength: PHONE_NUMBER_INPUT_MAX_LENGTH }, description: 'only this number (E.164, or international with punctuation)' }, ...page('entry')],
+        parameters: [{ name: 'number', in: 'query', schema: { type: 'string', minLength: 1, maxLength: PHONE_NUMBER_INPUT_MAX_LENGTH }, description: 'only this number (E.164, or international with punctuation)' }, ...page('entry')],
         responses: { 200: ok('A page of numbers', DncPage), ...errors([...ADMIN, 'validation_failed']) },
       },
     },

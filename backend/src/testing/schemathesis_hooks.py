@@ -2,10 +2,10 @@
 #
 # Every check stays on. The one hook below forgives a failure only when the server refused a request
 # for a rule the OpenAPI document states in words because JSON Schema cannot express it: a time that
-# must lie in the future or after the call began, names that must be unique, a rule that depends on
-# what is stored (the bot's declared variables, for a call or an inbound number; the trunks' numbers; a
-# trunk's stored username), what DNS says about a webhook URL's host, or the 64 KiB body limit (a byte
-# count, not a schema keyword).
+# must lie in the future or after the call began, an analytics range (start before end, at most so many
+# days), names that must be unique, a rule that depends on what is stored (the bot's declared variables,
+# for a call or an inbound number; the trunks' numbers; a trunk's stored username), what DNS says about a
+# webhook URL's host, or the 64 KiB body limit (a byte count, not a schema keyword).
 # Each rule is named by the error the server gives for it, for the operations that document it;
 # anything else still fails the run.
 from __future__ import annotations
@@ -71,6 +71,10 @@ _rule(("createWebhook", "updateWebhook"), r"url", r"^(is not a valid URL|host do
 _rule(("createCampaign",), r"timezone", r"^is not an IANA time zone this server knows$")
 _rule(("createCampaign",), r"windows\.\d+\.end", r"^must be after start$")
 _rule(("addCampaignContacts",), r"csv(\.header(\.\d+)?|\.row\.\d+)?", r".")
+# Call analytics: `from` before `to` (the default `from` is counted back from `to`), and a range at most a number of
+# days for the interval (two times the schema cannot compare).
+_rule(("getCallAnalytics",), r"from", r"^must be before to$")
+_rule(("getCallAnalytics",), r"to", r"^must be at most \d+ days after from with interval (hour|day)$")
 # Phone numbers (docs/design.md §13): any string up to 64 characters is a number input; libphonenumber says
 # whether it can exist (the reasons of schemas/src/phone.ts), and a trunk's numbers are unique once normalised.
 _PHONE_REASON = r"^(too short|too long|invalid length|invalid country calling code|not a number|must not have an extension|unknown region|is the same number as numbers\.\d+ \(\+\d+\))$"
