@@ -158,7 +158,7 @@ describe('the keypad on a real phone line', () => {
       ['bot', 'Account 421 found.'],
       ['bot', 'Goodbye.'],
     ]);
-    expect(call.actions).toEqual([expect.objectContaining({ type: 'dtmf_in', name: 'keypad', status: 'ok', arguments: { digits: '42' } })]);
+    expect(call.actions).toEqual([expect.objectContaining({ type: 'dtmf_in', name: 'keypad', status: 'ok', arguments: { digits: '421' } })]);
   });
 
   it('keys both ways on one line: the phone\'s ear presses 5#, the bot answers with send_dtmf, the ear decodes the RFC 4733 events', async () => {
