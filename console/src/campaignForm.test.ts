@@ -80,7 +80,7 @@ describe('campaign form', () => {
     expect(errors).toEqual({
       name: 'This field is required.',
       bot_id: 'Choose the bot that makes the calls.',
-      from_number: 'Must be an E.164 number: + and the country code, digits only, e.g. +4915112345678.',
+      from_number: 'Start with + and the country code, e.g. +1 415 555 0100 or +49 151 12345678.',
       timezone: 'Must be an IANA time zone name, e.g. Europe/Berlin or UTC.',
       max_concurrency: 'Must be at least 1.',
       calls_per_second: 'Must be at most 10.',

@@ -89,7 +89,7 @@ describe('creating an inbound number', () => {
 
   it('names each problem on its field: number, bot, required variables, each bad address', () => {
     expect(inboundCreateBody(form({ number: '030 123' }), bot).errors).toEqual({
-      number: 'Must be an E.164 number: + and the country code, digits only, e.g. +4915112345678.',
+      number: 'Start with + and the country code, e.g. +1 415 555 0100 or +49 151 12345678.',
     });
     expect(inboundCreateBody(form({ bot_id: '', variables: {} }), undefined).errors.bot_id).toBe('Choose the bot that answers calls to this number.');
     expect(inboundCreateBody(form({ variables: { plan: 'gold' } }), bot).errors).toEqual({ 'variables.customer_name': NEEDS_VALUE });
@@ -132,7 +132,7 @@ describe('editing an inbound number', () => {
     expect(inboundUpdateBody(stored, { ...inboundToForm(stored), allowed_addresses: '10.0.0.1\nnope' }, bot).errors).toEqual({
       allowed_addresses: expect.stringMatching(/^nope: Must be an IPv4 or IPv6 address/),
     });
-    expect(inboundUpdateBody(stored, { ...inboundToForm(stored), number: '12345' }, bot).errors).toEqual({ number: expect.stringMatching(/^Must be an E\.164 number/) });
+    expect(inboundUpdateBody(stored, { ...inboundToForm(stored), number: '12345' }, bot).errors).toEqual({ number: expect.stringMatching(/^Start with \+ and the country code/) });
   });
 });
 

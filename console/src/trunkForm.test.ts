@@ -112,7 +112,7 @@ describe('creating a trunk', () => {
 
   it('names the number that is wrong, and a number listed twice', () => {
     expect(trunkCreateBody(form({ numbers: '+4930123456789\n030 1234567' })).errors).toEqual({
-      numbers: '0301234567: Must be an E.164 number: + and the country code, digits only, e.g. +4915112345678.',
+      numbers: '0301234567: Start with + and the country code, e.g. +1 415 555 0100 or +49 151 12345678.',
     });
     expect(trunkCreateBody(form({ numbers: '+4930123456789\n+49 30 123456789' })).errors).toEqual({
       numbers: '+4930123456789 is listed twice; list each number once.',

@@ -6,8 +6,9 @@ const __equal = __equalModule.default ?? __equalModule;
 import { fullFormats as __fullFormats } from "ajv-formats/dist/formats.js";
 
 export const ApiKeyCreate = validate10;
-const schema11 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"expires_at":{"description":"RFC 3339; must lie in the future (else 422 validation_failed); null: never expires","anyOf":[{"format":"date-time","type":"string"},{"type":"null"}]}}};
+const schema11 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"expires_at":{"description":"RFC 3339; must lie in the future (else 422 validation_failed); null: never expires","anyOf":[{"format":"date-time","type":"string"},{"type":"null"}]},"scopes":{"minItems":1,"maxItems":4,"uniqueItems":true,"description":"What the key may do, each scope once, at least one; default `[\"dialout\", \"calls:read\"]`","type":"array","items":{"anyOf":[{"const":"dialout","type":"string"},{"const":"calls:read","type":"string"},{"const":"test_calls","type":"string"},{"const":"campaigns","type":"string"}]}}}};
 const func2 = __ucs2length;
+const func0 = __equal;
 const formats0 = __fullFormats["date-time"];
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -25,7 +26,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!((key0 === "name") || (key0 === "expires_at"))){
+if(!(((key0 === "name") || (key0 === "expires_at")) || (key0 === "scopes"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -137,9 +138,11 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.scopes !== undefined){
+let data2 = data.scopes;
+if(Array.isArray(data2)){
+if(data2.length > 4){
+const err9 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/maxItems",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -148,12 +151,190 @@ vErrors.push(err9);
 }
 errors++;
 }
+if(data2.length < 1){
+const err10 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+const _errs13 = errors;
+let valid4 = false;
+const _errs14 = errors;
+if(typeof data3 !== "string"){
+const err11 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if("dialout" !== data3){
+const err12 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/0/const",keyword:"const",params:{allowedValue: "dialout"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+var _valid1 = _errs14 === errors;
+valid4 = valid4 || _valid1;
+if(!valid4){
+const _errs16 = errors;
+if(typeof data3 !== "string"){
+const err13 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if("calls:read" !== data3){
+const err14 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/1/const",keyword:"const",params:{allowedValue: "calls:read"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid1 = _errs16 === errors;
+valid4 = valid4 || _valid1;
+if(!valid4){
+const _errs18 = errors;
+if(typeof data3 !== "string"){
+const err15 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if("test_calls" !== data3){
+const err16 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/2/const",keyword:"const",params:{allowedValue: "test_calls"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid1 = _errs18 === errors;
+valid4 = valid4 || _valid1;
+if(!valid4){
+const _errs20 = errors;
+if(typeof data3 !== "string"){
+const err17 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if("campaigns" !== data3){
+const err18 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/3/const",keyword:"const",params:{allowedValue: "campaigns"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid1 = _errs20 === errors;
+valid4 = valid4 || _valid1;
+}
+}
+}
+if(!valid4){
+const err19 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+else {
+errors = _errs13;
+if(vErrors !== null){
+if(_errs13){
+vErrors.length = _errs13;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+let i1 = data2.length;
+let j0;
+if(i1 > 1){
+outer0:
+for(;i1--;){
+for(j0 = i1; j0--;){
+if(func0(data2[i1], data2[j0])){
+const err20 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+break outer0;
+}
+}
+}
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
 validate10.errors = vErrors;
 return errors === 0;
 }
 
 export const ApiKeyUpdate = validate11;
-const schema12 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"is_active":{"type":"boolean"},"expires_at":{"description":"RFC 3339; must lie in the future (else 422 validation_failed); null: never expires","anyOf":[{"format":"date-time","type":"string"},{"type":"null"}]}}};
+const schema12 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"is_active":{"type":"boolean"},"expires_at":{"description":"RFC 3339; must lie in the future (else 422 validation_failed); null: never expires","anyOf":[{"format":"date-time","type":"string"},{"type":"null"}]},"scopes":{"minItems":1,"maxItems":4,"uniqueItems":true,"description":"The key's new scopes (replacing the old ones), each once, at least one","type":"array","items":{"anyOf":[{"const":"dialout","type":"string"},{"const":"calls:read","type":"string"},{"const":"test_calls","type":"string"},{"const":"campaigns","type":"string"}]}}}};
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -170,7 +351,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(((key0 === "name") || (key0 === "is_active")) || (key0 === "expires_at"))){
+if(!((((key0 === "name") || (key0 === "is_active")) || (key0 === "expires_at")) || (key0 === "scopes"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -294,14 +475,194 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.scopes !== undefined){
+let data3 = data.scopes;
+if(Array.isArray(data3)){
+if(data3.length > 4){
+const err10 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/maxItems",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items"};
 if(vErrors === null){
 vErrors = [err10];
 }
 else {
 vErrors.push(err10);
+}
+errors++;
+}
+if(data3.length < 1){
+const err11 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+const _errs15 = errors;
+let valid4 = false;
+const _errs16 = errors;
+if(typeof data4 !== "string"){
+const err12 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if("dialout" !== data4){
+const err13 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/0/const",keyword:"const",params:{allowedValue: "dialout"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid1 = _errs16 === errors;
+valid4 = valid4 || _valid1;
+if(!valid4){
+const _errs18 = errors;
+if(typeof data4 !== "string"){
+const err14 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if("calls:read" !== data4){
+const err15 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/1/const",keyword:"const",params:{allowedValue: "calls:read"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid1 = _errs18 === errors;
+valid4 = valid4 || _valid1;
+if(!valid4){
+const _errs20 = errors;
+if(typeof data4 !== "string"){
+const err16 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if("test_calls" !== data4){
+const err17 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/2/const",keyword:"const",params:{allowedValue: "test_calls"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+var _valid1 = _errs20 === errors;
+valid4 = valid4 || _valid1;
+if(!valid4){
+const _errs22 = errors;
+if(typeof data4 !== "string"){
+const err18 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if("campaigns" !== data4){
+const err19 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/3/const",keyword:"const",params:{allowedValue: "campaigns"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid1 = _errs22 === errors;
+valid4 = valid4 || _valid1;
+}
+}
+}
+if(!valid4){
+const err20 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+else {
+errors = _errs15;
+if(vErrors !== null){
+if(_errs15){
+vErrors.length = _errs15;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+let i1 = data3.length;
+let j0;
+if(i1 > 1){
+outer0:
+for(;i1--;){
+for(j0 = i1; j0--;){
+if(func0(data3[i1], data3[j0])){
+const err21 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+break outer0;
+}
+}
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
 }
 errors++;
 }
@@ -311,7 +672,7 @@ return errors === 0;
 
 export const BotCreate = validate12;
 const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"E.164; one of number and sip_uri","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","examples","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"}}};
-const func6 = Object.prototype.hasOwnProperty;
+const func8 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,63}$", "u");
 const pattern1 = new RegExp("^https?://[^\\s]+$", "u");
 const pattern2 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
@@ -339,7 +700,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema13.properties, key0))){
+if(!(func8.call(schema13.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -1166,7 +1527,7 @@ vErrors.push(err70);
 errors++;
 }
 for(const key5 in data24){
-if(!(func6.call(schema13.properties.tools.items.properties, key5))){
+if(!(func8.call(schema13.properties.tools.items.properties, key5))){
 const err71 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/properties/tools/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err71];
@@ -5176,7 +5537,6 @@ return errors === 0;
 
 export const CampaignCreate = validate17;
 const schema18 = {"additionalProperties":false,"type":"object","required":["name","bot_id","timezone","windows","max_concurrency","calls_per_second","retry"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"},"from_number":{"minLength":1,"maxLength":64,"description":"caller ID: one of a trunk's numbers, in international format (else the default trunk)","type":"string"},"default_region":{"pattern":"^[A-Z]{2}$","description":"ISO 3166-1 alpha-2 region national contact numbers are read in; default: the country of the caller ID (from_number, else the default trunk's first number)","type":"string"},"timezone":{"pattern":"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$","maxLength":64,"description":"IANA time zone of the windows for contacts without their own (must be one this server's Intl knows)","type":"string"},"windows":{"maxItems":50,"description":"when contacts may be dialled, in their own time zone; empty = always","type":"array","items":{"additionalProperties":false,"type":"object","required":["days","start","end"],"properties":{"days":{"minItems":1,"maxItems":7,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"mon","type":"string"},{"const":"tue","type":"string"},{"const":"wed","type":"string"},{"const":"thu","type":"string"},{"const":"fri","type":"string"},{"const":"sat","type":"string"},{"const":"sun","type":"string"}]}},"start":{"pattern":"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$","description":"local time of day the window opens, HH:MM","type":"string"},"end":{"pattern":"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$","description":"local time of day the window closes (exclusive), HH:MM or 24:00; must be after start","type":"string"}}}},"max_concurrency":{"minimum":1,"maximum":1000,"description":"this campaign's calls live at once, at most","type":"integer"},"calls_per_second":{"exclusiveMinimum":0,"maximum":10,"description":"dials per second at most (below 1: one dial per 1/calls_per_second seconds)","type":"number"},"retry":{"additionalProperties":false,"type":"object","required":["max_attempts","delay_seconds","on"],"properties":{"max_attempts":{"minimum":1,"maximum":10,"description":"dials of one contact at most, the first included","type":"integer"},"delay_seconds":{"minimum":30,"maximum":604800,"description":"wait after a retried outcome before the next dial","type":"integer"},"on":{"maxItems":4,"uniqueItems":true,"description":"outcomes that are retried; `failed` never covers end_reason `invalid_number`; `voicemail` is a call a machine answered (end_reason voicemail, not voicemail_left)","type":"array","items":{"anyOf":[{"const":"busy","type":"string"},{"const":"no_answer","type":"string"},{"const":"failed","type":"string"},{"const":"voicemail","type":"string"}]}}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]}}}}};
-const func0 = __equal;
 const pattern31 = new RegExp("^[A-Z]{2}$", "u");
 const pattern32 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
 const pattern33 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
@@ -5257,7 +5617,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema18.properties, key0))){
+if(!(func8.call(schema18.properties, key0))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
