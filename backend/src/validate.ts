@@ -110,6 +110,28 @@ export function check<T extends TSchema>(schema: T, value: unknown): Static<T> {
 const cursorText = new RegExp(CURSOR_PATTERN);
 
 /**
+ * The query parameters named `known`, each given once and non-empty (else a problem, and left out); any other
+ * parameter is a problem too (`unknown` says how). Problems are added to `problems`, for one 422 naming them all.
+ */
+export function queryValues(
+  query: Readonly<Record<string, string | string[] | undefined>>,
+  known: readonly string[],
+  problems: FieldProblem[],
+  unknown = 'is not a known parameter',
+): Record<string, string> {
+  const names = new Set(known);
+  for (const name of Object.keys(query)) if (!names.has(name)) problems.push({ field: name, message: unknown });
+  const values: Record<string, string> = {};
+  for (const name of names) {
+    const v = query[name];
+    if (v === undefined) continue;
+    if (typeof v !== 'string' || v === '') problems.push({ field: name, message: 'must be given once, non-empty' });
+    else values[name] = v;
+  }
+  return values;
+}
+
+/**
  * A list's query string: `limit` (1–100, default 50), `cursor` (`<ms>.<id>`, a `next_cursor`) and the
  * named filters, each given once and non-empty; any other parameter is refused. `filterProblems` checks
  * the filters' values, so that every problem is reported at once (422 `validation_failed`).
@@ -120,15 +142,7 @@ export function pageQuery(
   filterProblems: (values: Record<string, string>) => FieldProblem[] = () => [],
 ): { limit: number; after: { t: Date; id: string } | null; values: Record<string, string> } {
   const problems: FieldProblem[] = [];
-  const known = new Set(['limit', 'cursor', ...filters]);
-  for (const name of Object.keys(query)) if (!known.has(name)) problems.push({ field: name, message: 'is not a known parameter' });
-  const values: Record<string, string> = {};
-  for (const name of known) {
-    const v = query[name];
-    if (v === undefined) continue;
-    if (typeof v !== 'string' || v === '') problems.push({ field: name, message: 'must be given once, non-empty' });
-    else values[name] = v;
-  }
+  const values = queryValues(query, ['limit', 'cursor', ...filters], problems);
   const limitRaw = values.limit;
   const limit = limitRaw === undefined ? 50 : Number(limitRaw);
   if (limitRaw !== undefined && (!/^[0-9]+$/.test(limitRaw) || limit < 1 || limit > 100)) problems.push({ field: 'limit', message: 'must be an integer from 1 to 100' });

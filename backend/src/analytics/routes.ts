@@ -17,7 +17,7 @@ import {
 import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
-import { parseDateTime } from '../validate.js';
+import { parseDateTime, queryValues } from '../validate.js';
 import { authenticateAdmin } from '../auth/admin.js';
 import { authenticateKey } from '../apiKeys/keys.js';
 import { ANSWERED_BY_KEYS, emptyAgg, mergeAgg, readRollups, type HourAgg } from './rollup.js';
@@ -39,17 +39,8 @@ export interface AnalyticsQuery {
 /** The query, checked: 422 `validation_failed` naming every field at fault. `from`, `to` are rounded out to the interval. */
 export function parseAnalyticsQuery(q: Context['query'], now: Date): AnalyticsQuery {
   const problems: Array<{ field: string; message: string }> = [];
-  const one = (name: string): string | undefined => {
-    const v = q[name];
-    if (v === undefined) return undefined;
-    if (typeof v !== 'string' || v === '') {
-      problems.push({ field: name, message: 'must be given once, non-empty' });
-      return undefined;
-    }
-    return v;
-  };
-  const known = new Set(['from', 'to', 'interval', 'bot_id', 'campaign_id', 'direction']);
-  for (const name of Object.keys(q)) if (!known.has(name)) problems.push({ field: name, message: 'is not a known parameter' });
+  const values = queryValues(q, ['from', 'to', 'interval', 'bot_id', 'campaign_id', 'direction'], problems);
+  const one = (name: string): string | undefined => values[name];
   const intervalRaw = one('interval') ?? 'day';
   const interval = (ANALYTICS_INTERVALS as readonly string[]).includes(intervalRaw) ? (intervalRaw as AnalyticsInterval) : null;
   if (!interval) problems.push({ field: 'interval', message: `must be one of ${ANALYTICS_INTERVALS.join(', ')}` });

@@ -7,7 +7,7 @@ import { CALL_DIRECTIONS, CALL_STATUSES, CallCreate, CallEvent, CURSOR_PATTERN, 
 import { apiError } from '../errors.js';
 import type { Services } from '../deps.js';
 import type { Metrics } from '../metrics.js';
-import { check, parseDateTime } from '../validate.js';
+import { check, parseDateTime, queryValues } from '../validate.js';
 import { jsonBody } from '../body.js';
 import { requireAdmin } from '../auth/admin.js';
 import { requireWorker } from '../auth/worker.js';
@@ -37,17 +37,8 @@ function decodeCursor(raw: string): Cursor {
 function listFilter(ctx: Context): { filter: Filter<CallDoc>; limit: number } {
   const q = ctx.query;
   const problems: Array<{ field: string; message: string }> = [];
-  const one = (name: string): string | undefined => {
-    const v = q[name];
-    if (v === undefined) return undefined;
-    if (typeof v !== 'string' || v === '') {
-      problems.push({ field: name, message: 'must be given once, non-empty' });
-      return undefined;
-    }
-    return v;
-  };
-  const known = new Set(['bot_id', 'status', 'direction', 'created_after', 'created_before', 'limit', 'cursor']);
-  for (const name of Object.keys(q)) if (!known.has(name)) problems.push({ field: name, message: 'is not a known filter' });
+  const values = queryValues(q, ['bot_id', 'status', 'direction', 'created_after', 'created_before', 'limit', 'cursor'], problems, 'is not a known filter');
+  const one = (name: string): string | undefined => values[name];
   const and: Filter<CallDoc>[] = [];
   const botId = one('bot_id');
   if (botId && !resourceId.test(botId)) problems.push({ field: 'bot_id', message: `must match ${RESOURCE_ID_PATTERN}` });
