@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 STACK := node tests/dist/infra/src/stack.js
 
-.PHONY: help setup build up down logs test bench call-in
+.PHONY: help setup setup-stack build up down logs test bench call-in
 
 help:
 	@echo "make up      start the local stack (installs what is missing first)"
@@ -20,12 +20,21 @@ help:
 setup:
 	@bash scripts/setup.sh
 
-build: setup
-	@echo "==> tsc -b"
-	@npx tsc -b
-	@npm run build -w console --silent
+# `make up` installs only what the local stack runs (no Helm, kube-apiserver, etcd, Chromium or PyPI tools).
+setup-stack:
+	@bash scripts/setup.sh stack
 
-up: build
+# The TypeScript projects and the console's bundle, each step timed.
+define compile
+	@echo "==> tsc -b"; started=$$SECONDS; npx tsc -b && echo "==> tsc -b done in $$((SECONDS - started))s"
+	@started=$$SECONDS; npm run build -w console --silent && echo "==> console built in $$((SECONDS - started))s"
+endef
+
+build: setup
+	$(compile)
+
+up: setup-stack
+	$(compile)
 	@$(STACK) up
 
 down:

@@ -2,7 +2,15 @@
 # Installs everything the platform and its tests need that is missing: Debian packages, the pinned Go
 # builds of the real services and the pinned PyPI tools (cached per user, keyed by version), and the npm
 # workspace. Idempotent: a second run with everything in place takes a few seconds.
+#   scripts/setup.sh        everything `make test` needs (the default)
+#   scripts/setup.sh stack  only what `make up`'s local stack runs: no Helm, kube-apiserver, etcd, Chromium
+#                           or PyPI tools, so a first `make up` on a fresh machine is minutes shorter
+# npm ci runs beside the Go builds, and the Go builds run in two lanes (their module downloads overlap
+# each other's compiling); each step prints its own time.
 set -euo pipefail
+PROFILE="${1:-all}"
+case "$PROFILE" in all | stack) ;; *) printf 'setup: unknown profile %s (all or stack)\n' "$PROFILE" >&2; exit 2 ;; esac
+SETUP_STARTED=$SECONDS
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 # The pinned versions, the build cache and `build` (shared with scripts/kind/lib.sh).
@@ -20,7 +28,9 @@ command -v go >/dev/null || die "go is required (Go $GO_MIN+)"
 
 # --- Debian packages ----------------------------------------------------------------------------
 missing=()
-for pkg in $APT_PACKAGES ${EXTRA_APT_PACKAGES:-}; do
+wanted="$APT_PACKAGES"
+[ "$PROFILE" = stack ] || wanted="$wanted $APT_TEST_PACKAGES"
+for pkg in $wanted ${EXTRA_APT_PACKAGES:-}; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
@@ -38,6 +48,28 @@ if [ "${#missing[@]}" -gt 0 ]; then
 else
   step "Debian packages present"
 fi
+
+# --- npm workspace (in the background, beside the Go builds) ------------------------------------------
+# Reinstall only when the lockfile changed since the last install. Its output goes to a log, shown at the end.
+npm_log="$(mktemp)"
+npm_pid=""
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  step "npm ci (in the background)"
+  ( started=$SECONDS
+    npm ci --no-audit --no-fund --loglevel=error && step "npm ci done in $(elapsed "$started")" ) >"$npm_log" 2>&1 &
+  npm_pid=$!
+else
+  step "node_modules up to date"
+fi
+# Waits for npm ci and shows what it printed; fails setup if it failed.
+npm_wait() {
+  [ -n "$npm_pid" ] || return 0
+  local rc=0
+  wait "$npm_pid" || rc=$?
+  cat "$npm_log"; rm -f "$npm_log"
+  [ "$rc" -eq 0 ] || die "npm ci failed (exit $rc)"
+}
+trap '[ -z "$npm_pid" ] || kill "$npm_pid" 2>/dev/null || true' EXIT
 
 # --- pinned Go builds -----------------------------------------------------------------------------
 export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:--buildvcs=false}"
@@ -66,11 +98,6 @@ ferretdb_build() {
   rm -rf "$OUT/src"
 }
 
-build ferretdb "$FERRETDB_VERSION" -- ferretdb_build
-build minio "$MINIO_VERSION" -- go_install "github.com/minio/minio@$MINIO_VERSION"
-build helm "$HELM_VERSION" -- go_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" \
-  "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
-build kube-apiserver "$KUBE_VERSION" -- kube_build
 # livekit-server's module is `…/cmd/server`; the binary is renamed to what it is.
 livekit_server_build() {
   GOBIN="$OUT" go install "github.com/livekit/livekit-server/cmd/server@$LIVEKIT_VERSION"
@@ -83,8 +110,29 @@ grep -q "github.com/livekit/sip $LIVEKIT_SIP_VERSION" tests/infra/livekit-sip/go
 livekit_sip_build() {
   (cd tests/infra/livekit-sip && CGO_ENABLED=1 go build -trimpath -o "$OUT/livekit-sip" github.com/livekit/sip/cmd/livekit-sip)
 }
-build livekit-server "$LIVEKIT_VERSION" -- livekit_server_build
-build livekit-sip "$LIVEKIT_SIP_VERSION" -- livekit_sip_build
+helm_build() {
+  go_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" \
+    "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+}
+
+# Two lanes of builds at once: one lane's module downloads overlap the other's compiling. A lane that
+# fails fails setup (after the other lane ends, so its output is not cut off).
+lane_a() {
+  build ferretdb "$FERRETDB_VERSION" -- ferretdb_build
+  build livekit-server "$LIVEKIT_VERSION" -- livekit_server_build
+  if [ "$PROFILE" = all ]; then build helm "$HELM_VERSION" -- helm_build; fi
+}
+lane_b() {
+  build livekit-sip "$LIVEKIT_SIP_VERSION" -- livekit_sip_build
+  build minio "$MINIO_VERSION" -- go_install "github.com/minio/minio@$MINIO_VERSION"
+  if [ "$PROFILE" = all ]; then build kube-apiserver "$KUBE_VERSION" -- kube_build; fi
+}
+lane_a & lane_a_pid=$!
+lane_b & lane_b_pid=$!
+lanes_rc=0
+wait "$lane_a_pid" || lanes_rc=$?
+wait "$lane_b_pid" || lanes_rc=$?
+[ "$lanes_rc" -eq 0 ] || { npm_wait || true; die "a Go build failed (see above)"; }
 
 # --- Python tools (PyPI) ----------------------------------------------------------------------------
 # schemathesis fuzzes the backend's OpenAPI document (backend/src/fuzz.test.ts); standardwebhooks (the
@@ -106,15 +154,12 @@ venv_install() {
   touch "$dir/.installed"
   step "$name $version installed in $((SECONDS - started))s"
 }
-venv_install schemathesis "$SCHEMATHESIS_VERSION"
-venv_install standardwebhooks "$STANDARDWEBHOOKS_VERSION" "python -c 'import standardwebhooks'"
-
-# --- npm workspace ----------------------------------------------------------------------------------
-# Reinstall only when the lockfile changed since the last install.
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  step "npm ci"
-  npm ci --no-audit --no-fund --loglevel=error
-else
-  step "node_modules up to date"
+if [ "$PROFILE" = all ]; then
+  venv_install schemathesis "$SCHEMATHESIS_VERSION"
+  venv_install standardwebhooks "$STANDARDWEBHOOKS_VERSION" "python -c 'import standardwebhooks'"
 fi
-step "setup complete"
+
+npm_wait
+trap - EXIT
+step "setup ($PROFILE) complete in $(elapsed "$SETUP_STARTED")"
+
