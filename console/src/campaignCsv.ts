@@ -1,12 +1,13 @@
-// Contact CSVs in the browser, before they reach the backend: the file read as the backend reads it
-// (RFC 4180: commas, double quotes around fields holding commas, quotes ("" inside) or line breaks, CRLF
-// or LF, an optional UTF-8 BOM), blank lines dropped, a preview of the first rows, and the administrator's
-// column → variable mapping. The upload is the backend's own CSV contract (docs/design.md §8): a header of
-// `to_number`, optional `timezone` and the mapped variables, rewritten here, so unmapped columns are
-// never sent (the backend would refuse a column the bot does not declare). Bodies stay within the
-// backend's limits (rows and bytes per upload; longer files become several uploads); rows the backend
-// cannot take as sent (a wrong number of cells, an over-long line) are reported here, by file line.
+// Contact CSVs in the browser, before they reach the backend: the file read by the backend's own reader
+// (schemas/src/csv.ts: RFC 4180, CRLF or LF, an optional UTF-8 BOM), blank lines dropped, a preview of
+// the first rows, and the administrator's column → variable mapping. The upload is the backend's own CSV
+// contract (docs/design.md §8): a header of `to_number`, optional `timezone` and the mapped variables,
+// rewritten here, so unmapped columns are never sent (the backend would refuse a column the bot does not
+// declare). Bodies stay within the backend's limits (rows and bytes per upload; longer files become
+// several uploads); rows the backend cannot take as sent (a wrong number of cells, an over-long line) are
+// reported here, by file line.
 import { MAX_CONTACTS_PER_UPLOAD, MAX_CSV_BYTES, MAX_CSV_ROW_CHARS, type ContactsResult } from '@voice-platform/schemas/campaigns.js';
+import { CsvParseError, parseCsvRecords, type CsvRecord } from '@voice-platform/schemas/csv.js';
 import { parseNumber } from './inboundForm.js';
 import type { FieldErrors } from './validation.js';
 
@@ -16,59 +17,24 @@ export class CsvError extends Error {
 }
 
 /** One data row: its cells and the file line it starts on (1-based; the header is line 1 in most files). */
-interface CsvRow {
-  line: number;
-  cells: string[];
-}
+type CsvRow = CsvRecord;
 
 export interface CsvTable {
   header: string[];
   rows: CsvRow[];
 }
 
-/** Records of the text with the line each starts on. A line with nothing on it is no record. */
+/** Records of the text with the line each starts on (the shared reader, schemas/src/csv.ts, without the
+ *  upload limits: long files become several uploads); its problems in the page's words, by line. */
 export function parseCsv(text: string): CsvRow[] {
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  const out: CsvRow[] = [];
-  let cells: string[] = [];
-  let field = '';
-  let quoted = false;
-  let line = 1;
-  let start = 1;
-  const endRecord = () => {
-    cells.push(field);
-    if (!(cells.length === 1 && cells[0] === '')) out.push({ line: start, cells });
-    cells = [];
-    field = '';
-  };
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else {
-        if (ch === '\n' || (ch === '\r' && text[i + 1] !== '\n')) line++;
-        field += ch;
-      }
-      continue;
-    }
-    if (ch === '"' && field === '') quoted = true;
-    else if (ch === '"') throw new CsvError(`Line ${line}: a quote inside an unquoted field; put the whole field in quotes and double the quote ("").`);
-    else if (ch === ',') {
-      cells.push(field);
-      field = '';
-    } else if (ch === '\r' || ch === '\n') {
-      if (ch === '\r' && text[i + 1] === '\n') i++;
-      endRecord();
-      line++;
-      start = line;
-    } else field += ch;
+  try {
+    return parseCsvRecords(text);
+  } catch (err) {
+    if (!(err instanceof CsvParseError)) throw err;
+    if (err.problem === 'quote_in_unquoted_field') throw new CsvError(`Line ${err.line}: a quote inside an unquoted field; put the whole field in quotes and double the quote ("").`);
+    if (err.problem === 'unclosed_quote') throw new CsvError(`Line ${err.recordLine}: a quoted field is never closed.`);
+    throw err;
   }
-  if (quoted) throw new CsvError(`Line ${start}: a quoted field is never closed.`);
-  if (field !== '' || cells.length) endRecord();
-  return out;
 }
 
 /** The header and the data rows; rows with nothing in any cell (`,,,` from a spreadsheet) are dropped. */

@@ -27,3 +27,4 @@ export * from './users.js';
 export * from './phone.js';
 export * from './analytics.js';
 export * from './audit.js';
+export * from './csv.js';
