@@ -98,6 +98,9 @@ export const SettingsSchema = Type.Object({
   OPENAI_API_KEY: Type.String({ default: '' }),
   /** Dialler: how long one analysis request may take before the attempt fails. */
   ANALYSIS_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 30000 }),
+  /** Dialler: how long a runner's hold on an analysis job outlives the runner if it dies (another dialler takes the
+   *  job over after this); longer than ANALYSIS_TIMEOUT_MS. Unset: ANALYSIS_TIMEOUT_MS + 30 s. */
+  ANALYSIS_LEASE_MS: Type.Optional(Type.Integer({ minimum: 200, maximum: 3600000 })),
   /** Dialler: a failed analysis attempt is retried this long after, doubling (3 retries). */
   ANALYSIS_RETRY_DELAY_MS: Type.Integer({ minimum: 10, maximum: 3600000, default: 10000 }),
   /** Dialler: how often due analyses are looked for. */
@@ -146,6 +149,12 @@ export function loadSettings(env: NodeJS.ProcessEnv | Record<string, string | un
   // The sweeper must not fail a call whose reservation is still live: a worker may yet claim it.
   if (typeof timeoutS === 'number' && typeof ttlS === 'number' && !problems.has('QUEUED_CALL_TIMEOUT_SECONDS') && !problems.has('RESERVATION_TTL_SECONDS') && timeoutS <= ttlS) {
     problems.set('QUEUED_CALL_TIMEOUT_SECONDS', `QUEUED_CALL_TIMEOUT_SECONDS must be greater than RESERVATION_TTL_SECONDS (got ${timeoutS} <= ${ttlS})`);
+  }
+  // An attempt outlives its lease otherwise, and another runner starts the same job beside it.
+  const leaseMs = input.ANALYSIS_LEASE_MS;
+  const attemptMs = input.ANALYSIS_TIMEOUT_MS;
+  if (typeof leaseMs === 'number' && typeof attemptMs === 'number' && !problems.has('ANALYSIS_LEASE_MS') && !problems.has('ANALYSIS_TIMEOUT_MS') && leaseMs <= attemptMs) {
+    problems.set('ANALYSIS_LEASE_MS', `ANALYSIS_LEASE_MS must be greater than ANALYSIS_TIMEOUT_MS (got ${leaseMs} <= ${attemptMs})`);
   }
   refuseExampleSecrets(env, ['JWT_SECRET', 'WORKER_AUTH_TOKEN', 'ADMIN_PASSWORD', 'LIVEKIT_API_SECRET', 'STORAGE_SECRET_KEY'], problems);
   const lk = (['LIVEKIT_URL', 'LIVEKIT_API_KEY', 'LIVEKIT_API_SECRET'] as const).filter((n) => env[n]);

@@ -6,9 +6,10 @@
 //    there while its analysis is pending: calls/store.ts isSettled, so this scan reads only the small collection
 //    of ended calls not settled, as the webhook deliverer's does) are listed again (ZADD NX, due at their
 //    `due_at`): a job Redis lost (flushed, restarted empty, or never took) is found again.
-// 2. Due jobs are taken, at most ANALYSIS_CONCURRENCY at once per process, each under its lease (SET NX PX,
-//    longer than an attempt may take): only the holder works on it. A call whose call.ended is still held for
-//    its recording waits (at most WEBHOOK_RECORDING_WAIT_SECONDS and a minute), so call.analyzed follows it.
+// 2. Due jobs are taken, at most ANALYSIS_CONCURRENCY at once per process, each under its lease (SET NX PX for
+//    ANALYSIS_LEASE_MS, longer than an attempt may take; a dead runner's job is taken over after it): only the
+//    holder works on it. A call whose call.ended is still held for its recording waits (at most
+//    WEBHOOK_RECORDING_WAIT_SECONDS and a minute), so call.analyzed follows it.
 // 3. An attempt: counted on the call first (under the call's lock; its `due_at` moved past the lease, so a
 //    runner that dies mid-attempt leaves a job the recovery lists for when the lease has expired), then worked
 //    out without any lock: `skipped` when the caller never said or pressed anything, else offline from the
@@ -39,7 +40,7 @@ import { AnalysisFailure, openaiAnalysis } from './openai.js';
 export const ANALYSIS_MAX_ATTEMPTS = 4;
 /** How often the pending analyses are looked for in MongoDB (the due set may have lost them). */
 const RECOVER_EVERY_MS = 30_000;
-/** The lease outlives the longest attempt (ANALYSIS_TIMEOUT_MS) by this much. */
+/** Unless ANALYSIS_LEASE_MS says otherwise, the lease outlives the longest attempt (ANALYSIS_TIMEOUT_MS) by this much. */
 const LEASE_MARGIN_MS = 30_000;
 /** A call whose call.ended is held for its recording is looked at again this much later. */
 const ENDED_RECHECK_MS = 1000;
@@ -52,7 +53,7 @@ export type AnalysisJobResult = 'done' | 'skipped' | 'failed' | 'retry' | 'super
 interface RunnerDeps extends AppDeps {
   /** The process's metrics registry (the one its /metrics serves). */
   metrics: Metrics;
-  /** How long a taken job stays this runner's (default ANALYSIS_TIMEOUT_MS + 30 s). */
+  /** How long a taken job stays this runner's (default ANALYSIS_LEASE_MS, else ANALYSIS_TIMEOUT_MS + 30 s). */
   leaseMs?: number;
   /** Tests: awaited after an attempt's work, before its result is written (a runner held here past its lease). */
   beforeResult?: (callId: string) => Promise<void>;
@@ -84,7 +85,7 @@ export function createAnalysisRunner(deps: RunnerDeps): AnalysisRunner {
   const clock = deps.clock ?? Date.now;
   const { settings, redis, db } = deps;
   const logger = deps.logger.child({ role: 'dialler', component: 'analysis' });
-  const leaseMs = deps.leaseMs ?? settings.ANALYSIS_TIMEOUT_MS + LEASE_MARGIN_MS;
+  const leaseMs = deps.leaseMs ?? settings.ANALYSIS_LEASE_MS ?? settings.ANALYSIS_TIMEOUT_MS + LEASE_MARGIN_MS;
   const concurrency = settings.ANALYSIS_CONCURRENCY;
   const emitDeps = { redis, db, logger, clock, metrics: deps.metrics };
   const endedWaitMs = settings.WEBHOOK_RECORDING_WAIT_SECONDS * 1000 + ENDED_WAIT_GRACE_MS;
