@@ -1,5 +1,7 @@
-// The real backend of the suite (started by jest.global-setup.js): admin login, bots, calls.
+// The real backend of the suite (started by jest.global-setup.js): admin login, bots, calls. Dial-outs and
+// call reads go through the SDK (@voice-platform/sdk), as an integrator's code would.
 import type { BotCreate, Call } from '@voice-platform/schemas';
+import { ApiError, createClient, type Client } from '@voice-platform/sdk';
 
 export const backendUrl = (): string => process.env.VP_BACKEND_URL!;
 export const workerToken = (): string => process.env.VP_WORKER_TOKEN!;
@@ -38,10 +40,21 @@ export async function updateBot(id: string, patch: Partial<BotCreate>): Promise<
   if (res.status !== 200) throw new Error(`bot update failed: ${res.status} ${JSON.stringify(res.body)}`);
 }
 
+/** The SDK's client signed in as the suite's admin (reads every call). */
+async function adminClient(): Promise<Client> {
+  return createClient({ baseUrl: backendUrl(), token: await adminAuth() });
+}
+
+/** An ApiError's status and body, as the tests' messages showed them before the SDK. */
+const refusal = (err: ApiError) => `${err.status} ${JSON.stringify({ error: { code: err.code, message: err.message, details: err.details ?? undefined } })}`;
+
 export async function getCall(id: string): Promise<Call> {
-  const res = await admin('GET', `/api/v1/calls/${id}`);
-  if (res.status !== 200) throw new Error(`call read failed: ${res.status}`);
-  return res.body as Call;
+  try {
+    // The SDK's Call is the document's (generated from the OpenAPI file the same schema makes).
+    return (await (await adminClient()).calls.get(id)) as Call;
+  } catch (err) {
+    throw err instanceof ApiError ? new Error(`call read failed: ${refusal(err)}`, { cause: err }) : err;
+  }
 }
 
 /** A key with every scope (dial-outs, calls, test calls, campaigns): the worker tests use one key for all of them. */
@@ -51,19 +64,16 @@ export async function createApiKey(): Promise<string> {
   return res.body.key as string;
 }
 
-/** Polls the call record until `check` holds. */
-/** A dial-out through the API with `apiKey`: the call's id (any answer but 201 throws). */
+/** A dial-out through the SDK with `apiKey` (an Idempotency-Key of its own, retried on 429/503): the call's id (a refusal throws). */
 export async function dialOut(apiKey: string, botId: string, to: string, variables: Record<string, string> = { customer_name: 'Sam' }): Promise<string> {
-  const res = await fetch(`${backendUrl()}/api/v1/sip/dialout`, {
-    method: 'POST',
-    headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ bot_id: botId, to_number: to, variables }),
-  });
-  const body = (await res.json()) as { call_id: string };
-  if (res.status !== 201) throw new Error(`dial-out: ${res.status} ${JSON.stringify(body)}`);
-  return body.call_id;
+  try {
+    return (await createClient({ baseUrl: backendUrl(), apiKey }).dialout({ bot_id: botId, to_number: to, variables })).call_id;
+  } catch (err) {
+    throw err instanceof ApiError ? new Error(`dial-out: ${refusal(err)}`, { cause: err }) : err;
+  }
 }
 
+/** Polls the call record until `check` holds. */
 export async function callUntil(id: string, check: (c: Call) => boolean, what: string, timeoutMs = 30_000): Promise<Call> {
   const deadline = Date.now() + timeoutMs;
   let last: Call | null = null;
