@@ -479,7 +479,7 @@ async function bench(): Promise<void> {
             const s = await run(path, n, providers, mode);
             results.push(s);
             const xs = samplesOf(s);
-            const wk = (k: keyof TurnTiming, p: number) => f0(pct(s.worker.map((t) => t[k]), p));
+            const wk = (k: 'latencyMs' | 'silenceMs' | 'providerMs' | 'overheadMs', p: number) => f0(pct(s.worker.map((t) => t[k]), p));
             const noise = s.lines.flatMap((l) => l.noise);
             console.log(
               [
@@ -493,6 +493,8 @@ async function bench(): Promise<void> {
               ].join(' | '),
             );
             if (s.notes.length) console.log(`  notes: ${[...new Set(s.notes)].slice(0, 5).join('; ')}`);
+            const slow = slowTurn(s.worker);
+            if (slow) console.log(`  one slow turn (the worker's p95, ${s.worker.length} turns): ${breakdown(slow)}; the ear's p95 − the worker's p95: ${f0(pct(xs, 95) - slow.latencyMs)} ms (the line and the caller's side)`);
           }
     await w.close();
     worker = null;
@@ -516,6 +518,30 @@ async function bench(): Promise<void> {
     await env.stop();
   }
   process.exit(0);
+}
+
+/** The worker's turn at its p95 latency: the slow turn whose stages the bench prints. */
+function slowTurn(turns: TurnTiming[]): TurnTiming | undefined {
+  if (turns.length === 0) return undefined;
+  const sorted = [...turns].sort((x, y) => x.latencyMs - y.latencyMs);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(0.95 * sorted.length) - 1)];
+}
+
+/** Where one turn's time went, in the worker: speech end → the turn's end → each stage after it → the first frame sent. */
+function breakdown(t: TurnTiming): string {
+  const ms = (x: number) => `${Math.round(x)}`;
+  const early = t.stages.filter((x) => x.beforeTurnEnd);
+  const after = t.stages.filter((x) => !x.beforeTurnEnd);
+  const rest = t.latencyMs - t.turnEndMs - after.reduce((a, x) => a + x.ms, 0);
+  return [
+    `${ms(t.latencyMs)} ms from the caller's speech end to the first frame sent`,
+    `turn end decided at ${ms(t.turnEndMs)} (silence ${ms(t.silenceMs)})`,
+    `after it: ${after.length ? after.map((x) => `${x.stage} ${x.provider} ${ms(x.ms)}`).join(', ') : 'no provider work (a prepared reply)'}`,
+    `queues, pacing and event loop ${ms(rest)}`,
+    early.length ? `before the turn end: ${early.map((x) => `${x.stage} ${x.provider} ${ms(x.ms)}`).join(', ')}` : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
 }
 
 const [, , role, a, b, c] = process.argv;

@@ -100,3 +100,42 @@ describe('paced output and barge-in', () => {
     await until(() => dropped, 'the mark after the dropped speech');
   });
 });
+
+describe('the turn breakdown (onTurn)', () => {
+  it("times the caller's turn end and each provider stage, marking work done before the turn ended", async () => {
+    type Turn = Parameters<NonNullable<NonNullable<ConstructorParameters<typeof OutputProcessor>[1]>['onTurn']>>[0];
+    const turns: Turn[] = [];
+    let sent = 0;
+    const output = new OutputProcessor(RATE, { onTurn: (t) => turns.push(t) });
+    const pipeline = new Pipeline([output, new TransportOutputProcessor({ sendAudio: () => sent++, sendMessage: () => undefined, onEndCall: () => undefined })]);
+    const frames = (n: number): Frame => ({ kind: 'audio_out', pcm: new Int16Array(320 * n).fill(1000), sampleRate: RATE });
+    const t0 = performance.now();
+    // A peek on the caller's pause, before the turn's end; then the turn ends 300 ms after the speech.
+    pipeline.push({ kind: 'provider_time', stage: 'stt', provider: 'pocketsphinx', ms: 40 });
+    pipeline.push({ kind: 'user_stopped_speaking', atMs: t0, speechEndAtMs: t0 - 300, silenceMs: 250 });
+    pipeline.push({ kind: 'provider_time', stage: 'llm', provider: 'scripted', ms: 5 });
+    pipeline.push({ kind: 'provider_time', stage: 'tts', provider: 'espeak-ng', ms: 90 });
+    pipeline.push(frames(3));
+    await until(() => turns.length === 1 && sent === 3, 'the turn reported and its audio sent');
+    const [turn] = turns;
+    expect(turn!.turnEndMs).toBe(300);
+    expect(turn!.silenceMs).toBe(250);
+    expect(turn!.providerMs).toBe(95);
+    expect(turn!.stages).toEqual([
+      { stage: 'stt', provider: 'pocketsphinx', ms: 40, beforeTurnEnd: true },
+      { stage: 'llm', provider: 'scripted', ms: 5, beforeTurnEnd: false },
+      { stage: 'tts', provider: 'espeak-ng', ms: 90, beforeTurnEnd: false },
+    ]);
+    expect(turn!.latencyMs).toBeGreaterThanOrEqual(300);
+    // A stage timed for the bot's own speech (no caller turn pending) is not carried into the next turn.
+    pipeline.push({ kind: 'provider_time', stage: 'tts', provider: 'espeak-ng', ms: 70 });
+    pipeline.push(frames(1));
+    await until(() => sent === 4, 'the bot speaking on its own');
+    const t1 = performance.now();
+    pipeline.push({ kind: 'user_stopped_speaking', atMs: t1, speechEndAtMs: t1 - 700, silenceMs: 700 });
+    pipeline.push(frames(1));
+    await until(() => turns.length === 2, 'the second turn reported');
+    expect(turns[1]!.stages).toEqual([]);
+    expect(turns[1]!.turnEndMs).toBe(700);
+  });
+});

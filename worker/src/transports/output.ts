@@ -16,7 +16,13 @@ export interface TurnTiming {
   providerMs: number;
   /** What the platform itself added. */
   overheadMs: number;
+  /** User end of speech → the turn's end decided (the silence waited, plus how late the decision came). */
+  turnEndMs: number;
+  /** Each provider stage's time as measured, in order; `beforeTurnEnd` for work done on a pause (a prepared reply, a peek). */
+  stages: Array<{ stage: string; provider: string; ms: number; beforeTurnEnd: boolean }>;
 }
+
+type Stage = TurnTiming['stages'][number];
 
 export interface OutputEvents {
   onTurn?(t: TurnTiming): void;
@@ -35,7 +41,9 @@ export class OutputProcessor extends FrameProcessor {
   private anchorMs = 0;
   private sentInSpurt = 0;
   private lastSentMs = 0;
-  private turn: { speechEndAtMs: number; silenceMs: number; providerMs: number } | null = null;
+  private turn: { speechEndAtMs: number; atMs: number; silenceMs: number; providerMs: number; stages: Stage[] } | null = null;
+  /** Provider stages timed since the last reply was heard and before this turn ended (its breakdown). */
+  private earlyStages: Stage[] = [];
   /** Frames sent in advance of real time: a little slack for timer jitter, not enough to hear after a barge-in. */
   private readonly leadFrames = 1;
   /** A preemptive reply waits here unheard until `release` (or an interruption drops it). */
@@ -99,10 +107,15 @@ export class OutputProcessor extends FrameProcessor {
         this.enqueue({ t: 'mark', reached: frame.reached });
         return;
       case 'user_stopped_speaking':
-        this.turn = { speechEndAtMs: frame.speechEndAtMs, silenceMs: frame.silenceMs, providerMs: 0 };
+        this.turn = { speechEndAtMs: frame.speechEndAtMs, atMs: frame.atMs, silenceMs: frame.silenceMs, providerMs: 0, stages: this.earlyStages.splice(0) };
         return;
       case 'provider_time':
-        if (this.turn) this.turn.providerMs += frame.ms;
+        if (this.turn) {
+          this.turn.providerMs += frame.ms;
+          this.turn.stages.push({ stage: frame.stage, provider: frame.provider, ms: frame.ms, beforeTurnEnd: false });
+        } else if (this.earlyStages.length < 32) {
+          this.earlyStages.push({ stage: frame.stage, provider: frame.provider, ms: frame.ms, beforeTurnEnd: true });
+        }
         this.sink.onProviderTime?.(frame.stage, frame.provider, frame.ms);
         return;
       default:
@@ -203,8 +216,12 @@ export class OutputProcessor extends FrameProcessor {
         silenceMs: this.turn.silenceMs,
         providerMs: this.turn.providerMs,
         overheadMs: latencyMs - this.turn.silenceMs - this.turn.providerMs,
+        turnEndMs: this.turn.atMs - this.turn.speechEndAtMs,
+        stages: this.turn.stages,
       });
       this.turn = null;
     }
+    // Stages timed while the bot speaks belong to no turn of the caller's.
+    this.earlyStages.length = 0;
   }
 }
