@@ -5,6 +5,7 @@ WORKDIR /src
 COPY package.json package-lock.json tsconfig.base.json ./
 # Every workspace manifest: npm ci checks the lockfile against all of them.
 COPY schemas/package.json schemas/
+COPY sdk/package.json sdk/
 COPY backend/package.json backend/
 COPY worker/package.json worker/
 COPY console/package.json console/

@@ -6,13 +6,16 @@ WORKDIR /src
 COPY package.json package-lock.json tsconfig.base.json ./
 # Every workspace manifest: npm ci checks the lockfile against all of them.
 COPY schemas/package.json schemas/
+COPY sdk/package.json sdk/
 COPY backend/package.json backend/
 COPY worker/package.json worker/
 COPY console/package.json console/
 COPY operator/package.json operator/
 COPY tests/package.json tests/
-RUN npm ci --workspace schemas --workspace worker --workspace tests --include-workspace-root --ignore-scripts
+# sdk: the worker's end-to-end tests (compiled with it) dial out through it.
+RUN npm ci --workspace schemas --workspace sdk --workspace worker --workspace tests --include-workspace-root --ignore-scripts
 COPY schemas schemas
+COPY sdk sdk
 COPY worker worker
 COPY tests/tsconfig.json tests/
 COPY tests/infra tests/infra
