@@ -136,7 +136,7 @@ async function schemathesis(set: CredentialSet, header: string, ops: string[], s
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   writeFileSync(path.join(dir, 'output.txt'), output);
-  const errors = backendLog.split('\n').filter((l) => /"level":(50|60)/.test(l));
+  const errors = backendLog.split('\n').filter((l) => /"level":"(error|fatal)"/.test(l));
   if (code !== 0) {
     throw new Error(
       `schemathesis (${set}) exited ${code}; full output in ${path.join(dir, 'output.txt')}\n\n${summary(output)}` +

@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { MongoClient } from 'mongodb';
-import { freePort, saveLogs, waitUntil } from '@voice-platform/tests/infra';
+import { freePort, LOG_LINE_SHAPE, logLineShape, parseLogLines, saveLogs, waitUntil } from '@voice-platform/tests/infra';
 
 const mainJs = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
@@ -55,8 +55,11 @@ describe('boot', () => {
       expect(res.status).toBe(200);
       p.child.kill('SIGTERM');
       expect(await p.exited).toBe(0);
-      const lines = p.out().trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
+      const lines = parseLogLines(p.out());
       expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['backend listening', 'stopped']));
+      // The format the worker's and the operator's first lines have too (their main.test).
+      expect(logLineShape(lines[0]!)).toEqual(LOG_LINE_SHAPE);
+      expect(lines[0]!.service).toBe('backend');
     } finally {
       p.child.kill('SIGKILL');
     }

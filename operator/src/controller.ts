@@ -102,7 +102,7 @@ export function createOperator(deps: OperatorDeps): Operator {
       metrics.reconcileErrors.inc({ kind });
       const retryInMs = queue.addRateLimited(key);
       const message = apiErrorMessage(err);
-      logger.warn('reconcile failed', { key, retryInMs, error: message });
+      logger.warn('reconcile failed', { resource: key, retryInMs, error: message }); // not `key`: the logs redact that name
       if (kind === 'fleet' && !(err instanceof ReportedError)) await reportFleetError(namespace, name, message);
     } finally {
       metrics.queueDepth.set(queue.length);

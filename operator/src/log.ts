@@ -1,31 +1,35 @@
-// JSON-lines logger: one object per line on stdout, what log collectors in a cluster expect.
-type Level = 'debug' | 'info' | 'warn' | 'error';
-const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+// JSON-lines logger: one object per line on stdout, what log collectors in a cluster expect, in the
+// format every part shares (schemas/src/log.ts: ISO time, level label, service "operator", msg;
+// credentials redacted). The operator's calls name the message first: `log.info('fleet scaled', {...})`.
+import { createLogger as createServiceLogger, type Logger as PinoLogger } from '@voice-platform/schemas/log';
+
+type Fields = Record<string, unknown>;
 
 export interface Logger {
-  debug(msg: string, fields?: Record<string, unknown>): void;
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-  child(fields: Record<string, unknown>): Logger;
+  debug(msg: string, fields?: Fields): void;
+  info(msg: string, fields?: Fields): void;
+  warn(msg: string, fields?: Fields): void;
+  error(msg: string, fields?: Fields): void;
+  child(fields: Fields): Logger;
 }
 
-export function createLogger(level: string = 'info', base: Record<string, unknown> = {}, write: (line: string) => unknown = (line) => process.stdout.write(line)): Logger {
-  const min = ORDER[(level.toLowerCase() as Level)] ?? ORDER.info;
-  const emit = (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
-    if (ORDER[lvl] < min) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields }) + '\n');
-  };
+function wrap(p: PinoLogger): Logger {
   return {
-    debug: (m, f) => emit('debug', m, f),
-    info: (m, f) => emit('info', m, f),
-    warn: (m, f) => emit('warn', m, f),
-    error: (m, f) => emit('error', m, f),
-    child: (fields) => createLogger(level, { ...base, ...fields }, write),
+    debug: (msg, fields) => p.debug(fields ?? {}, msg),
+    info: (msg, fields) => p.info(fields ?? {}, msg),
+    warn: (msg, fields) => p.warn(fields ?? {}, msg),
+    error: (msg, fields) => p.error(fields ?? {}, msg),
+    child: (fields) => wrap(p.child(fields)),
   };
 }
 
-export const silentLogger: Logger = createLogger('error', {}, () => undefined);
+/** `level`: DEBUG, INFO, WARN or ERROR (any case); `base`: fields of every line (component, identity). */
+export function createLogger(level: string = 'info', base: Fields = {}, destination?: Parameters<typeof createServiceLogger>[2]): Logger {
+  const root = createServiceLogger('operator', level, destination);
+  return wrap(Object.keys(base).length ? root.child(base) : root);
+}
+
+export const silentLogger: Logger = createLogger('silent');
 
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

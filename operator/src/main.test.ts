@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { VOICE_API_GROUP, VOICE_API_VERSION } from '@voice-platform/schemas';
-import { freePort, saveLogs } from '@voice-platform/tests/infra';
+import { freePort, LOG_LINE_SHAPE, logLineShape, parseLogLines, saveLogs } from '@voice-platform/tests/infra';
 import { repoRoot } from './crds/generate.js';
 import { GROUP_VERSION } from './kube.js';
 import { SettingsError, loadSettings } from './settings.js';
@@ -84,6 +84,10 @@ describe('operator process', () => {
       const released = await clients.coordination.readNamespacedLease({ name: 'voice-platform-operator', namespace });
       expect(released.spec!.holderIdentity).toBeUndefined();
       expect(p.output()).toContain('"msg":"operator stopped"');
+      // The format the backend's and the worker's first lines have too (their main.test).
+      const [first] = parseLogLines(p.output());
+      expect(logLineShape(first!)).toEqual(LOG_LINE_SHAPE);
+      expect(first).toMatchObject({ service: 'operator', component: 'operator', identity: 'operator-main-0' });
     } finally {
       p.child.kill('SIGKILL');
     }

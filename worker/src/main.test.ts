@@ -1,8 +1,9 @@
 // The worker as a process (dist/main.js): boot refusal on bad settings, and SIGTERM drain — no new
 // calls, the active call finishes, exit 0.
 import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { freePort, saveLogs, waitUntil, startProcess } from '@voice-platform/tests/infra';
+import { freePort, LOG_LINE_SHAPE, logLineShape, parseLogLines, saveLogs, waitUntil, startProcess } from '@voice-platform/tests/infra';
 import { silence, speech } from './testing/audio.js';
 import { callUntil, createPolicyBot } from './testing/backend.js';
 import { TestCaller, withTestCallToken } from './testing/client.js';
@@ -53,6 +54,10 @@ describe('worker process', () => {
       expect(await proc.exited).toBe(0);
       const rec = await callUntil(started.call_id as string, (c) => c.status === 'completed', 'completed');
       expect(rec.end_reason).toBe('bot_hangup');
+      // The format the backend's and the operator's first lines have too (their main.test).
+      const [first] = parseLogLines(readFileSync(proc.logFile, 'utf8'));
+      expect(logLineShape(first!)).toEqual(LOG_LINE_SHAPE);
+      expect(first!.service).toBe('worker');
     } finally {
       await proc.stop();
     }

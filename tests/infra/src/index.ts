@@ -4,7 +4,7 @@ export { allServices, createService, FerretDB, Kube, MinIO, Redis, type Service,
 export { freePort, startProcess, waitUntil, type ManagedProcess } from './process.js';
 export { binary, parseEnvFile, repoRoot, versions } from './versions.js';
 export { LiveKit, Phone, PHONE_NUMBERS, AGENT_PHRASE, readRefers, type PhoneRefer, answeringNumber, holdNumber, keypadNumber, listenNumber, LIVEKIT_DEV_KEY, LIVEKIT_DEV_SECRET, writeRtpPcap, speakUlaw, callInbound, type InboundCallResult } from './telephony.js';
-export { keepLogs, logRoot, saveLogs } from './logs.js';
+export { keepLogs, logRoot, saveLogs, parseLogLines, logLineShape, LOG_LINE_SHAPE, type LogLine } from './logs.js';
 export { PhoneEar, ulawToLinear, linearToUlaw, type HeardStream, type EarLine } from './ear.js';
 export { AMD_ANSWERS, amdAnswer, amdAudio, amdTimeline, machineNumber, humanNumber, BEEP_GAP_MS, MACHINE_RECORDS_MS, HUMAN_STAYS_MS, type AmdAnswer, type AmdLabel, type AmdTimeline } from './amdAnswers.js';
 export { readVoicemail, voicemailCalls, voicemailFile, readWav, type Voicemail, type VoicemailCall } from './voicemail.js';

@@ -69,3 +69,42 @@ export function saveLogs(name: string, logs: string | readonly string[]): void {
     /* best effort */
   }
 }
+
+/** One log line of the backend, the worker or the operator (schemas/src/log.ts), with its own fields. */
+export interface LogLine {
+  time: string;
+  level: string;
+  service: 'backend' | 'worker' | 'operator';
+  msg: string;
+  [field: string]: unknown;
+}
+
+const LEVEL_LABELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/** The log lines of a process's output: its lines that are JSON objects (not node's own warnings, not blank). */
+export function parseLogLines(text: string): LogLine[] {
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as LogLine);
+}
+
+/**
+ * What every part's log lines share, for tests to compare across parts: the order of the common keys
+ * (the line's own fields sit between `service` and `msg`), `time` as ISO 8601 and `level` as a label.
+ */
+export function logLineShape(line: string | LogLine): { keys: string[]; time: string; level: string; service: string; msg: string } {
+  const l = typeof line === 'string' ? (JSON.parse(line) as LogLine) : line;
+  const kind = (ok: boolean, v: unknown) => (ok ? 'ok' : `bad: ${JSON.stringify(v)}`);
+  return {
+    keys: Object.keys(l).filter((k) => ['time', 'level', 'service', 'msg'].includes(k)),
+    time: kind(typeof l.time === 'string' && ISO_TIME.test(l.time), l.time),
+    level: kind(LEVEL_LABELS.includes(l.level), l.level),
+    service: kind(['backend', 'worker', 'operator'].includes(l.service), l.service),
+    msg: kind(typeof l.msg === 'string' && Object.keys(l).at(-1) === 'msg', l.msg),
+  };
+}
+
+/** The shape logLineShape finds in a line of the shared format. */
+export const LOG_LINE_SHAPE = { keys: ['level', 'time', 'service', 'msg'], time: 'ok', level: 'ok', service: 'ok', msg: 'ok' };

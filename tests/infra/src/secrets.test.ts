@@ -47,17 +47,17 @@ describe('scanLogs', () => {
     const [workerToken] = harness().filter((s) => s.source.endsWith('WORKER_TOKEN'));
     mkdirSync(path.join(dir, 'backend'));
     const clean = [
-      '{"level":30,"msg":"api key created","prefix":"' + key.slice(0, 7) + '","id":"65a1b2c3d4e5f60718293a4b"}',
-      '{"level":30,"msg":"login","email":"admin@example.com","password":"[Redacted]"}',
-      '{"level":30,"msg":"key hash","hash":"' + 'ab'.repeat(32) + '"}',
-      '{"level":30,"msg":"trunk","has_password":true,"authorization":"[Redacted]"}',
+      '{"level":"info","msg":"api key created","prefix":"' + key.slice(0, 7) + '","id":"65a1b2c3d4e5f60718293a4b"}',
+      '{"level":"info","msg":"login","email":"admin@example.com","password":"[Redacted]"}',
+      '{"level":"info","msg":"key hash","hash":"' + 'ab'.repeat(32) + '"}',
+      '{"level":"info","msg":"trunk","has_password":true,"authorization":"[Redacted]"}',
       'plain text with eyJ but no token, and Bearer short',
     ];
     writeFileSync(path.join(dir, 'backend', 'backend.log'), [
       ...clean,
-      `{"level":50,"msg":"request failed","headers":{"x-api-key":"${key}"}}`, // line 6
-      `{"level":20,"msg":"issued","token":"${token}"}`, // line 7
-      '{"level":30,"body":"{\\"email\\":\\"a@b.c\\",\\"password\\":\\"hunter22\\"}"}', // line 8
+      `{"level":"error","msg":"request failed","headers":{"x-api-key":"${key}"}}`, // line 6
+      `{"level":"debug","msg":"issued","token":"${token}"}`, // line 7
+      '{"level":"info","body":"{\\"email\\":\\"a@b.c\\",\\"password\\":\\"hunter22\\"}"}', // line 8
       `GET /api/v1/config Authorization: Bearer ${workerToken!.value}`, // line 9
       `{"msg":"webhook created","secret":"whsec_${'A1b2'.repeat(8)}"}`, // line 10
     ].join('\n'));
