@@ -2,7 +2,8 @@
 // flushed between tests), real HTTP receivers and a local OpenAI-compatible server: a scripted bot's call gets
 // its fields from the matched intents' `sets`; a call without a caller turn is skipped; a bot that asks for
 // nothing gets no analysis; two runners racing, a runner whose lease expires mid-job, a crash between the result
-// and its event, and a Redis loss all end with one analysis and one call.analyzed per webhook; include_transcript
+// and its event, and a Redis loss all end with one analysis and one call.analyzed per webhook (real dialler processes
+// killed with SIGKILL: analysis-process.test.ts); the lease is ANALYSIS_LEASE_MS; include_transcript
 // puts the transcript in call.ended and call.analyzed; an OpenAI-compatible bot is analysed with a json_schema
 // response_format, retried 3 times with backoff, then failed.
 import http from 'node:http';
@@ -10,10 +11,11 @@ import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
 import type { BotCreate } from '@voice-platform/schemas';
-import { adminToken, createBot, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, JWT_SECRET, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { calls, endingCalls, findCall } from '../calls/store.js';
 import type { WebhookDeliverer } from '../webhooks/deliverer.js';
 import { callEventId } from '../webhooks/outbox.js';
+import { loadSettings, SettingsError } from '../settings.js';
 import { ANALYSIS_DUE_KEY } from './jobs.js';
 import { analysisSchema } from './openai.js';
 import type { AnalysisRunner, AnalysisRunnerOptions } from './runner.js';
@@ -300,6 +302,24 @@ describe('one analysis and one call.analyzed per webhook, however runners race o
     await waitUntil(() => analyzed(r, id).length === 1, { what: 'call.analyzed', timeoutMs: 20_000 });
     await waitUntil(async () => (await calls(h.db).findOne({ _id: id })) !== null && (await endingCalls(h.db).findOne({ _id: id })) === null, { what: 'the call settled', timeoutMs: 20_000 });
     expect(analyzed(r, id)).toHaveLength(1);
+  });
+
+  it("the lease: ANALYSIS_LEASE_MS, else ANALYSIS_TIMEOUT_MS + 30 s; never as short as an attempt", async () => {
+    const settings = (env: Record<string, string>) => loadSettings({ JWT_SECRET, WORKER_AUTH_TOKEN: WORKER_TOKEN, ...env });
+    expect(settings({}).ANALYSIS_LEASE_MS).toBeUndefined();
+    expect(settings({ ANALYSIS_TIMEOUT_MS: '5000', ANALYSIS_LEASE_MS: '5001' }).ANALYSIS_LEASE_MS).toBe(5001);
+    expect(() => settings({ ANALYSIS_TIMEOUT_MS: '5000', ANALYSIS_LEASE_MS: '5000' })).toThrow('ANALYSIS_LEASE_MS must be greater than ANALYSIS_TIMEOUT_MS (got 5000 <= 5000)');
+    expect(() => settings({ ANALYSIS_LEASE_MS: '30000' })).toThrow(SettingsError); // the default attempt is 30 s
+    const started = () => h.logs.filter((l) => l.includes('call analysis runner started')).at(-1);
+    const r = runner();
+    r.start();
+    expect(started()).toContain(`"lease_ms":${30_000 + 30_000}`);
+    await r.stop();
+    await h.close();
+    h = await startHarness({ redisUrl: env.env.REDIS_URL, env: { ANALYSIS_LEASE_MS: '45000' } });
+    const leased = runner();
+    leased.start();
+    expect(started()).toContain('"lease_ms":45000');
   });
 
   it('a Redis loss: the due set is rebuilt from the pending calls, and the job runs', async () => {
