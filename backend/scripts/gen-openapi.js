@@ -17,5 +17,6 @@ if (before === text) {
   console.log(`docs/openapi.json is up to date (${Object.keys(JSON.parse(text).paths).length} paths)`);
 } else {
   writeFileSync(file, text);
-  console.log(`docs/openapi.json written (${Object.keys(JSON.parse(text).paths).length} paths): commit it`);
+  // The SDK's types are generated from this file (sdk/src/gen.test.ts fails until they follow it).
+  console.log(`docs/openapi.json written (${Object.keys(JSON.parse(text).paths).length} paths): commit it, and the SDK's types after \`npm run gen -w sdk\``);
 }
