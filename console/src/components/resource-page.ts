@@ -4,6 +4,8 @@
 // remove, deactivate) confirmation. Each page says what its items are, how a form becomes a request, and
 // what its rows and texts look like. A page without a dialog form (or without deleting) leaves those hooks
 // as they are here. Buttons the signed-in user's role may not use are not shown (`may`, permissions.ts).
+// A page whose list follows the URL (filters in the query) or refreshes itself keeps that in the page and
+// calls `load` when it should read again.
 import { html, nothing, type PropertyDeclarations } from 'lit';
 import { LightElement } from './base.js';
 import { errorBanner } from './field.js';
@@ -43,6 +45,7 @@ export abstract class ResourcePage<T, F, B extends object = object, S = T> exten
     deleting: { state: true },
     deleteError: { state: true },
     nextCursor: { state: true },
+    loadingMore: { state: true },
   };
   declare items: T[] | null;
   declare loadError: string | null;
@@ -56,10 +59,16 @@ export abstract class ResourcePage<T, F, B extends object = object, S = T> exten
   declare deleteError: string | null;
   /** The next page's cursor (a page that reads its list in pages sets it in fetchAll). */
   declare nextCursor: string | null;
+  /** While the next page is read ("Show more" says so and waits). */
+  declare loadingMore: boolean;
 
   /** The id of the dialog's form element. */
   protected readonly formId: string = 'resource-form';
   protected abstract readonly failed: FailureTexts;
+  /** The banner over a form with invalid fields. */
+  protected readonly invalidText: string = 'Fix the highlighted fields and save again.';
+  /** Whether the list is read again after a save (not when `saved` leaves the page). */
+  protected readonly reloadAfterSave: boolean = true;
 
   constructor() {
     super();
@@ -74,11 +83,13 @@ export abstract class ResourcePage<T, F, B extends object = object, S = T> exten
     this.deleting = null;
     this.deleteError = null;
     this.nextCursor = null;
+    this.loadingMore = false;
   }
 
   /** Reads the list (and whatever else the page shows with it) into the page's state; `more`: the next
-   *  page (at `nextCursor`) goes after the items there are. */
-  protected abstract fetchAll(more: boolean): Promise<void>;
+   *  page (at `nextCursor`) goes after the items there are. `false`: the answer came too late to show (a
+   *  newer read, e.g. of other filters, is under way) and the page's state is as it was. */
+  protected abstract fetchAll(more: boolean): Promise<void | false>;
 
   // The dialog form's hooks: a page with a create/edit dialog overrides them.
   /** A blank form: the create dialog's start, and what is left once the dialog closes. */
@@ -116,11 +127,14 @@ export abstract class ResourcePage<T, F, B extends object = object, S = T> exten
   }
 
   protected async load(opts: { more?: boolean } = {}): Promise<void> {
+    const more = !!opts.more;
+    if (more) this.loadingMore = true;
     try {
-      await this.fetchAll(!!opts.more);
-      this.loadError = null;
+      if ((await this.fetchAll(more)) !== false) this.loadError = null;
     } catch (err) {
       this.loadError = err instanceof ApiError ? err.message : this.failed.load;
+    } finally {
+      if (more) this.loadingMore = false;
     }
   }
 
@@ -159,7 +173,7 @@ export abstract class ResourcePage<T, F, B extends object = object, S = T> exten
     const { body, errors, send } = this.prepare(editing);
     this.errors = errors;
     if (Object.keys(errors).length) {
-      this.formError = 'Fix the highlighted fields and save again.';
+      this.formError = this.invalidText;
       return this.focusInvalid();
     }
     if (!Object.keys(body).length) {
@@ -171,7 +185,7 @@ export abstract class ResourcePage<T, F, B extends object = object, S = T> exten
       const saved = await send();
       this.closeForm();
       this.saved(saved, editing);
-      await this.load();
+      if (this.reloadAfterSave) await this.load();
     } catch (err) {
       if (err instanceof ApiError) await this.saveRefused(err, body);
       else this.formError = this.failed.save;
@@ -218,7 +232,19 @@ export abstract class ResourcePage<T, F, B extends object = object, S = T> exten
 
   /** "Show more" while there is a next page. */
   protected renderMore() {
-    return this.nextCursor ? html`<button class="small" @click=${() => this.load({ more: true })}>Show more</button>` : nothing;
+    return this.nextCursor
+      ? html`<button class="small" ?disabled=${this.loadingMore} @click=${() => this.load({ more: true })}>${this.loadingMore ? 'Loading…' : 'Show more'}</button>`
+      : nothing;
+  }
+
+  /** The list's place when it is empty and creating is the first thing to do: what the items are for, and
+   *  the first one's button (when the role may call `create`). `name` makes the ids (`${name}-empty`). */
+  protected renderEmptyState(name: string, heading: string, text: unknown, firstLabel: string, create: string) {
+    return html`<section class="panel empty-state" aria-labelledby="${name}-empty-heading" data-testid="${name}-empty">
+      <h2 id="${name}-empty-heading">${heading}</h2>
+      <p>${text}</p>
+      ${this.may(create) ? html`<button class="primary" @click=${() => this.openCreate()}>${firstLabel}</button>` : nothing}
+    </section>`;
   }
 
   /** The load error or the loading line while there is no list; null once the list is there. */

@@ -2,11 +2,12 @@
 // they survive reloads, deep links and back/forward. While the page is shown and the tab visible the
 // list refreshes itself every few seconds, in place: same filters, same number of loaded pages, rows
 // keyed by call id (focus and scroll position stay where they are), and the time of the last update.
-import { html, nothing } from 'lit';
+import { html, nothing, type PropertyValues } from 'lit';
 import { repeat } from 'lit/directives/repeat.js';
 import type { Bot } from '@voice-platform/schemas/bot.js';
 import { CALL_STATUSES, type Call } from '@voice-platform/schemas/calls.js';
-import { LightElement } from '../components/base.js';
+import { ResourcePage } from '../components/resource-page.js';
+import { botFilter } from '../components/bot-filter.js';
 import { errorBanner, field } from '../components/field.js';
 import { api, ApiError } from '../api.js';
 import { formatDateTime, formatTime, statusLabel } from '../format.js';
@@ -18,27 +19,25 @@ import { Poller } from '../poller.js';
 /** How often the list refreshes itself while visible. */
 const CALLS_REFRESH_MS = 5000;
 
-export class VpCallsPage extends LightElement {
+// A list without a dialog form: calls are placed through the dial-out API, not here.
+export class VpCallsPage extends ResourcePage<Call, Record<string, never>> {
   static override properties = {
     query: { attribute: false },
-    calls: { state: true },
     bots: { state: true },
-    nextCursor: { state: true },
-    error: { state: true },
-    loadingMore: { state: true },
+    refreshError: { state: true },
     updatedAt: { state: true },
     refreshing: { state: true },
   };
   declare query: URLSearchParams;
-  declare calls: Call[] | null;
   declare bots: Bot[];
-  declare nextCursor: string | null;
-  declare error: string | null;
-  declare loadingMore: boolean;
+  /** A refresh that failed: the rows stay as they were, with this above them. */
+  declare refreshError: string | null;
   declare updatedAt: Date | null;
   declare refreshing: boolean;
+
+  protected readonly failed = { load: 'Could not load the calls.', save: '', delete: '' };
   private loadSeq = 0;
-  /** Pages of the current filter in the list (1 + each "Load more"); a refresh re-reads as many. */
+  /** Pages of the current filter in the list (1 + each "Show more"); a refresh re-reads as many. */
   private pages = 1;
   private inFlight: Promise<void> | null = null;
   private readonly poller = new Poller(() => this.refresh(), CALLS_REFRESH_MS);
@@ -46,17 +45,14 @@ export class VpCallsPage extends LightElement {
   constructor() {
     super();
     this.query = new URLSearchParams();
-    this.calls = null;
     this.bots = [];
-    this.nextCursor = null;
-    this.error = null;
-    this.loadingMore = false;
+    this.refreshError = null;
     this.updatedAt = null;
     this.refreshing = false;
   }
 
   override connectedCallback(): void {
-    super.connectedCallback();
+    super.connectedCallback(); // reads the list of the query the page was made with
     this.loadBots();
     this.poller.start();
   }
@@ -73,8 +69,9 @@ export class VpCallsPage extends LightElement {
     );
   }
 
-  protected override willUpdate(changed: Map<string, unknown>): void {
-    if (changed.has('query')) void this.load();
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    // A new query (the filters, back or forward): its first page. The first query was read on connect.
+    if (changed.has('query') && this.hasUpdated) void this.load();
   }
 
   private get status(): string {
@@ -88,34 +85,43 @@ export class VpCallsPage extends LightElement {
     return api.listCalls({ status: this.status as Call['status'] | '', bot_id: this.botId, ...(cursor ? { cursor } : {}) });
   }
 
-  private async load(cursor?: string): Promise<void> {
+  protected async fetchAll(more: boolean): Promise<void | false> {
     const seq = ++this.loadSeq; // a newer filter wins over a slower earlier answer
-    if (!cursor) this.calls = null;
-    this.error = null;
+    const cursor = more ? this.nextCursor : null;
+    if (more && !cursor) return;
+    if (!more) {
+      this.items = null; // "Loading calls…" while the new query is read
+      this.loadError = null;
+    }
+    this.refreshError = null;
     try {
-      const r = await this.fetchPage(cursor);
-      if (seq !== this.loadSeq) return;
-      this.calls = cursor ? [...(this.calls ?? []), ...r.items] : r.items;
+      const r = await this.fetchPage(cursor ?? undefined);
+      if (seq !== this.loadSeq) return false;
+      this.items = more ? [...(this.items ?? []), ...r.items] : r.items;
       this.nextCursor = r.next_cursor;
-      if (cursor) this.pages++;
-      else {
+      if (more) {
+        this.pages++;
+        this.updatedAt = null; // the new rows are as old as this answer, the rest older
+        this.refreshing = false;
+      } else {
         this.pages = 1;
         this.updatedAt = new Date();
         this.poller.loaded();
       }
     } catch (err) {
-      if (seq !== this.loadSeq) return;
-      this.error = err instanceof ApiError ? err.message : 'Could not load the calls.';
-      this.calls ??= [];
+      if (seq === this.loadSeq) throw err;
+      return false; // an older filter's failure is no news
     }
   }
 
   /**
    * Re-reads the loaded pages in place (no "Loading…", the rows stay while it runs). Skipped while the
-   * first page or "Load more" is loading; a refresh already running is joined, not repeated.
+   * first page or "Show more" is loading; a refresh already running is joined, not repeated. A list that
+   * failed to load is loaded again.
    */
   private refresh(): Promise<void> {
-    if (this.calls === null || this.loadingMore) return Promise.resolve();
+    if (this.items === null) return this.loadError ? this.load() : Promise.resolve();
+    if (this.loadingMore) return Promise.resolve();
     this.inFlight ??= this.doRefresh().finally(() => {
       this.inFlight = null;
       this.refreshing = false;
@@ -124,27 +130,28 @@ export class VpCallsPage extends LightElement {
   }
 
   private async doRefresh(): Promise<void> {
-    const seq = this.loadSeq; // a filter change or "Load more" meanwhile makes this answer stale
+    const seq = this.loadSeq; // a filter change or "Show more" meanwhile makes this answer stale
     this.refreshing = true;
     try {
       const r = await refetchPages((cursor) => this.fetchPage(cursor), this.pages, (c) => c.call_id);
       if (seq !== this.loadSeq) return;
-      this.calls = r.items;
+      this.items = r.items;
       this.nextCursor = r.next_cursor;
       this.pages = r.pages;
-      this.error = null;
+      this.refreshError = null;
+      this.loadError = null;
       this.updatedAt = new Date();
       // A call of a bot created since the page opened: fetch the names again.
       if (r.items.some((c) => !this.bots.some((b) => b.id === c.bot_id))) this.loadBots();
     } catch (err) {
       if (seq !== this.loadSeq) return;
       // The rows stay as they were; the banner says the refresh failed.
-      this.error = err instanceof ApiError ? `Could not refresh the calls. ${err.message}` : 'Could not refresh the calls.';
+      this.refreshError = err instanceof ApiError ? `Could not refresh the calls. ${err.message}` : 'Could not refresh the calls.';
     }
   }
 
   private async manualRefresh(): Promise<void> {
-    if (this.calls === null) return void this.load(); // still loading or failed to load: start over
+    if (this.items === null) return void this.load(); // still loading or failed to load: start over
     await this.refresh();
     this.poller.loaded();
   }
@@ -157,18 +164,10 @@ export class VpCallsPage extends LightElement {
     navigate(`/calls${qs ? `?${qs}` : ''}`);
   }
 
-  private async more(): Promise<void> {
-    if (!this.nextCursor) return;
-    this.loadingMore = true;
-    await this.load(this.nextCursor);
-    this.loadingMore = false;
-    this.updatedAt = null;
-    this.refreshing = false;
-  }
-
-  private renderTable() {
-    if (!this.calls) return html`<p class="loading" role="status">Loading calls…</p>`;
-    if (!this.calls.length) {
+  private renderList() {
+    const state = this.renderListState('Loading calls…');
+    if (state || !this.items) return state;
+    if (!this.items.length) {
       return html`<p class="empty">${this.status || this.botId ? 'No calls match these filters.' : 'No calls yet. Calls placed through the dial-out API appear here.'}</p>`;
     }
     const botName = (id: string) => this.bots.find((b) => b.id === id)?.name ?? id;
@@ -177,7 +176,7 @@ export class VpCallsPage extends LightElement {
           <th scope="col">Status</th><th scope="col">Answered by</th><th scope="col">Created</th></tr></thead>
         <tbody>
           ${repeat(
-            this.calls,
+            this.items,
             (c) => c.call_id,
             (c) => html`<tr data-call-id=${c.call_id}>
               <td><a class="mono" href="/calls/${c.call_id}">${c.call_id}</a></td>
@@ -191,20 +190,21 @@ export class VpCallsPage extends LightElement {
           )}
         </tbody>
       </table></div>
-      ${this.nextCursor ? html`<p><button ?disabled=${this.loadingMore} @click=${() => this.more()}>${this.loadingMore ? 'Loading…' : 'Load more'}</button></p>` : nothing}`;
+      <p>${this.renderMore()}</p>`;
+  }
+
+  private renderRefresh() {
+    return html`<div class="refresh">
+      <button @click=${() => this.manualRefresh()} aria-describedby="calls-updated">Refresh</button>
+      <p class="hint" id="calls-updated" data-testid="calls-updated" aria-busy=${this.refreshing ? 'true' : 'false'}>${this.updatedAt
+        ? html`Updated <time datetime=${this.updatedAt.toISOString()}>${formatTime(this.updatedAt)}</time>`
+        : nothing}</p>
+      <p class="hint">Refreshes every ${CALLS_REFRESH_MS / 1000} s while shown.</p>
+    </div>`;
   }
 
   override render() {
-    return html`<div class="page-head">
-        <div><h1 tabindex="-1">Calls</h1><p class="subtitle">Every call and where it stands.</p></div>
-        <div class="refresh">
-          <button @click=${() => this.manualRefresh()} aria-describedby="calls-updated">Refresh</button>
-          <p class="hint" id="calls-updated" data-testid="calls-updated" aria-busy=${this.refreshing ? 'true' : 'false'}>${this.updatedAt
-            ? html`Updated <time datetime=${this.updatedAt.toISOString()}>${formatTime(this.updatedAt)}</time>`
-            : nothing}</p>
-          <p class="hint">Refreshes every ${CALLS_REFRESH_MS / 1000} s while shown.</p>
-        </div>
-      </div>
+    return html`${this.renderHead('Calls', 'Every call and where it stands.', undefined, undefined, this.renderRefresh())}
       <div class="filters" role="search" aria-label="Filter calls">
         ${field({ id: 'filter-status', label: 'Status' }, (a) =>
           html`<select id=${a.id} @change=${(e: Event) => this.setFilter('status', (e.target as HTMLSelectElement).value)}>
@@ -212,15 +212,9 @@ export class VpCallsPage extends LightElement {
             ${CALL_STATUSES.map((s) => html`<option value=${s} .selected=${s === this.status}>${statusLabel(s)}</option>`)}
           </select>`,
         )}
-        ${field({ id: 'filter-bot', label: 'Bot' }, (a) =>
-          html`<select id=${a.id} @change=${(e: Event) => this.setFilter('bot_id', (e.target as HTMLSelectElement).value)}>
-            <option value="" .selected=${!this.botId}>All bots</option>
-            ${this.bots.map((b) => html`<option value=${b.id} .selected=${b.id === this.botId}>${b.name}</option>`)}
-            ${this.botId && !this.bots.some((b) => b.id === this.botId) ? html`<option value=${this.botId} .selected=${true}>${this.botId}</option>` : nothing}
-          </select>`,
-        )}
+        ${botFilter({ id: 'filter-bot', bots: this.bots, botId: this.botId, onChange: (v) => this.setFilter('bot_id', v) })}
       </div>
-      ${errorBanner(this.error)} ${this.renderTable()}`;
+      ${errorBanner(this.refreshError)} ${this.renderList()}`;
   }
 }
 customElements.define('vp-calls-page', VpCallsPage);

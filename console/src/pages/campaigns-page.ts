@@ -4,13 +4,12 @@
 // bot's) and leads to its page for the contacts.
 import { html, nothing } from 'lit';
 import { repeat } from 'lit/directives/repeat.js';
-import { RETRY_OUTCOMES, WEEKDAYS, type CampaignDetail, type RetryOutcome, type Weekday } from '@voice-platform/schemas/campaigns.js';
+import { RETRY_OUTCOMES, WEEKDAYS, type CampaignCreate, type CampaignDetail, type RetryOutcome, type Weekday } from '@voice-platform/schemas/campaigns.js';
 import type { Bot } from '@voice-platform/schemas/bot.js';
-import { LightElement } from '../components/base.js';
+import { ResourcePage, type Prepared } from '../components/resource-page.js';
 import { errorBanner, field } from '../components/field.js';
 import { progressBar } from '../components/progress.js';
-import { api, ApiError } from '../api.js';
-import { may } from '../permissions.js';
+import { api, type ApiError } from '../api.js';
 import {
   amdChoices,
   amdNote,
@@ -30,7 +29,6 @@ import { setFlash } from '../flash.js';
 import { formatDateTime } from '../format.js';
 import { navigate } from '../router.js';
 import { Poller } from '../poller.js';
-import type { FieldErrors } from '../validation.js';
 
 /** How often the list is read again while a campaign on it runs or is paused. */
 const CAMPAIGNS_REFRESH_MS = 5000;
@@ -44,51 +42,33 @@ const ZONES: string[] = (() => {
   }
 })();
 
-export class VpCampaignsPage extends LightElement {
+// Each listed campaign is read with its counts (the list answer has none); the dialog only creates.
+export class VpCampaignsPage extends ResourcePage<CampaignDetail, CampaignForm, CampaignCreate, CampaignDetail> {
   static override properties = {
-    campaigns: { state: true },
-    nextCursor: { state: true },
     bots: { state: true },
     callerIds: { state: true },
-    loadError: { state: true },
-    creating: { state: true },
-    form: { state: true },
-    errors: { state: true },
-    formError: { state: true },
-    busy: { state: true },
   };
-  /** With counts: the list answer has none, so each campaign is read too. */
-  declare campaigns: CampaignDetail[] | null;
-  declare nextCursor: string | null;
   declare bots: Bot[];
   /** Numbers of the outbound trunks: the caller IDs a campaign may use. */
   declare callerIds: string[];
-  declare loadError: string | null;
-  declare creating: boolean;
-  declare form: CampaignForm;
-  declare errors: FieldErrors;
-  declare formError: string | null;
-  declare busy: boolean;
+  /** Pages of the list shown (1 + each "Show more"): the refresh reads as many again. */
   private pages = 1;
   private readonly poller = new Poller(() => this.load(), CAMPAIGNS_REFRESH_MS);
 
+  protected override readonly formId = 'campaign-form';
+  protected override readonly invalidText = 'Fix the highlighted fields and create again.';
+  /** A new draft's page is where its contacts go: the page leaves the list. */
+  protected override readonly reloadAfterSave = false;
+  protected readonly failed = { load: 'Could not load the campaigns.', save: 'Could not create the campaign.', delete: '' };
+
   constructor() {
     super();
-    this.campaigns = null;
-    this.nextCursor = null;
     this.bots = [];
     this.callerIds = [];
-    this.loadError = null;
-    this.creating = false;
-    this.form = emptyCampaignForm(browserTimeZone());
-    this.errors = {};
-    this.formError = null;
-    this.busy = false;
   }
 
   override connectedCallback(): void {
     super.connectedCallback();
-    void this.load();
     api.listBots().then(
       (r) => (this.bots = r.items),
       () => undefined, // the bot column shows ids then; the list request reports errors
@@ -100,50 +80,56 @@ export class VpCampaignsPage extends LightElement {
     this.poller.stop();
   }
 
+  protected override emptyForm(): CampaignForm {
+    return emptyCampaignForm(browserTimeZone());
+  }
+
   /** The pages loaded so far (one more with `more`), each campaign with its counts. */
-  private async load(more = false): Promise<void> {
-    try {
-      const pages = more ? this.pages + 1 : this.pages;
-      const items: CampaignDetail[] = [];
-      let cursor: string | undefined;
-      let next: string | null = null;
-      for (let i = 0; i < pages; i++) {
-        const page = await api.listCampaigns({ cursor });
-        items.push(...(await Promise.all(page.items.map((c) => api.getCampaign(c.id)))));
-        next = page.next_cursor;
-        if (!next) break;
-        cursor = next;
-      }
-      this.pages = pages;
-      this.campaigns = items;
-      this.nextCursor = next;
-      this.loadError = null;
-      if (items.some((c) => isLive(c.status))) this.poller.start();
-      else this.poller.stop();
-    } catch (err) {
-      this.loadError = err instanceof ApiError ? err.message : 'Could not load the campaigns.';
+  protected async fetchAll(more: boolean): Promise<void> {
+    const pages = more ? this.pages + 1 : this.pages;
+    const items: CampaignDetail[] = [];
+    let cursor: string | undefined;
+    let next: string | null = null;
+    for (let i = 0; i < pages; i++) {
+      const page = await api.listCampaigns({ cursor });
+      items.push(...(await Promise.all(page.items.map((c) => api.getCampaign(c.id)))));
+      next = page.next_cursor;
+      if (!next) break;
+      cursor = next;
     }
+    this.pages = pages;
+    this.items = items;
+    this.nextCursor = next;
+    if (items.some((c) => isLive(c.status))) this.poller.start();
+    else this.poller.stop();
   }
 
   private botName(id: string): string {
     return this.bots.find((b) => b.id === id)?.name ?? id;
   }
 
-  private openCreate(): void {
+  protected override openCreate(): void {
     const active = this.bots.filter((b) => b.active);
-    this.form = emptyCampaignForm(browserTimeZone(), active.length === 1 ? active[0]!.id : '');
-    this.errors = {};
-    this.formError = null;
-    this.creating = true;
+    this.openForm({ mode: 'create' }, emptyCampaignForm(browserTimeZone(), active.length === 1 ? active[0]!.id : ''));
     api.listTrunks().then(
       (r) => (this.callerIds = r.items.flatMap((t) => t.numbers)),
       () => undefined, // suggestions only
     );
   }
 
-  private set(patch: Partial<CampaignForm>, errorKey: string): void {
-    this.form = { ...this.form, ...patch };
-    if (this.errors[errorKey]) this.errors = Object.fromEntries(Object.entries(this.errors).filter(([k]) => k !== errorKey));
+  protected override prepare(): Prepared<CampaignCreate, CampaignDetail> {
+    const { body, errors } = campaignCreateBody(this.form);
+    return { body, errors, send: () => api.createCampaign(body) };
+  }
+
+  protected override saved(created: CampaignDetail): void {
+    setFlash(`Campaign ${created.name} created as a draft. Add its contacts, then start it.`);
+    navigate(`/campaigns/${encodeURIComponent(created.id)}`);
+  }
+
+  protected override saveRefused(err: ApiError): void {
+    this.errors = campaignApiErrors(err);
+    this.formError = err.message;
   }
 
   private setWindow(i: number, patch: Partial<WindowForm>, errorKey: string): void {
@@ -154,36 +140,6 @@ export class VpCampaignsPage extends LightElement {
   private removeWindow(i: number): void {
     this.form = { ...this.form, windows: this.form.windows.filter((_, j) => j !== i) };
     this.errors = Object.fromEntries(Object.entries(this.errors).filter(([k]) => !k.startsWith('windows.')));
-  }
-
-  private async create(e: Event): Promise<void> {
-    e.preventDefault();
-    if (this.busy) return;
-    this.formError = null;
-    const { body, errors } = campaignCreateBody(this.form);
-    this.errors = errors;
-    if (Object.keys(errors).length) {
-      this.formError = 'Fix the highlighted fields and create again.';
-      await this.updateComplete;
-      this.querySelector<HTMLElement>('#campaign-form [aria-invalid="true"]')?.focus();
-      return;
-    }
-    this.busy = true;
-    try {
-      const created = await api.createCampaign(body);
-      this.creating = false;
-      setFlash(`Campaign ${created.name} created as a draft. Add its contacts, then start it.`);
-      navigate(`/campaigns/${encodeURIComponent(created.id)}`);
-    } catch (err) {
-      if (err instanceof ApiError) {
-        this.errors = campaignApiErrors(err);
-        this.formError = err.message;
-      } else this.formError = 'Could not create the campaign.';
-      await this.updateComplete;
-      this.querySelector<HTMLElement>('#campaign-form [aria-invalid="true"]')?.focus();
-    } finally {
-      this.busy = false;
-    }
   }
 
   private input(id: string, key: string, label: string, value: string, onInput: (v: string) => void, opts: { hint?: string; required?: boolean; type?: string; step?: string; list?: string } = {}) {
@@ -240,7 +196,7 @@ export class VpCampaignsPage extends LightElement {
   private renderForm() {
     const f = this.form;
     return html`${errorBanner(this.formError)}
-      <form id="campaign-form" novalidate autocomplete="off" @submit=${(e: Event) => this.create(e)}>
+      <form id=${this.formId} novalidate autocomplete="off" @submit=${(e: Event) => this.save(e)}>
         ${this.input('campaign-name', 'name', 'Name', f.name, (v) => this.set({ name: v }, 'name'), { required: true })}
         ${field({ id: 'campaign-bot', label: 'Bot', error: this.errors.bot_id, required: true, hint: 'The bot that talks to each contact; the CSV columns feed its variables.' }, (a) =>
           html`<select id=${a.id} aria-required="true" aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid}
@@ -289,21 +245,23 @@ export class VpCampaignsPage extends LightElement {
   }
 
   private renderList() {
-    if (this.loadError) return errorBanner(this.loadError);
-    if (!this.campaigns) return html`<p class="loading" role="status">Loading campaigns…</p>`;
-    if (!this.campaigns.length) {
-      return html`<section class="panel empty-state" aria-labelledby="campaigns-empty-heading" data-testid="campaigns-empty">
-        <h2 id="campaigns-empty-heading">No campaigns yet</h2>
-        <p>A campaign has a bot call a list of contacts from a CSV file, at the pace, in the calling windows and with the
-          retries you choose. Numbers on the do-not-call list are skipped.</p>
-        ${may('POST /api/v1/campaigns') ? html`<button class="primary" @click=${() => this.openCreate()}>Create the first campaign</button>` : nothing}
-      </section>`;
+    const state = this.renderListState('Loading campaigns…');
+    if (state || !this.items) return state;
+    if (!this.items.length) {
+      return this.renderEmptyState(
+        'campaigns',
+        'No campaigns yet',
+        html`A campaign has a bot call a list of contacts from a CSV file, at the pace, in the calling windows and with the
+          retries you choose. Numbers on the do-not-call list are skipped.`,
+        'Create the first campaign',
+        'POST /api/v1/campaigns',
+      );
     }
     return html`<div class="table-wrap"><table aria-label="Campaigns">
         <thead><tr><th scope="col">Name</th><th scope="col">Bot</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Contacts</th><th scope="col">Created</th></tr></thead>
         <tbody>
           ${repeat(
-            this.campaigns,
+            this.items,
             (c) => c.id,
             (c) => html`<tr data-campaign-id=${c.id}>
               <td><a href="/campaigns/${encodeURIComponent(c.id)}">${c.name}</a></td>
@@ -316,24 +274,13 @@ export class VpCampaignsPage extends LightElement {
           )}
         </tbody>
       </table></div>
-      ${this.nextCursor ? html`<button class="small" @click=${() => this.load(true)}>Show more</button>` : nothing}`;
+      ${this.renderMore()}`;
   }
 
   override render() {
-    return html`<div class="page-head">
-        <div><h1 tabindex="-1">Campaigns</h1>
-          <p class="subtitle">A bot calling a list of contacts, paced, in calling windows, with retries.</p></div>
-        ${this.campaigns?.length && may('POST /api/v1/campaigns') ? html`<button class="primary" @click=${() => this.openCreate()}>New campaign</button>` : nothing}
-      </div>
+    return html`${this.renderHead('Campaigns', 'A bot calling a list of contacts, paced, in calling windows, with retries.', 'New campaign', 'POST /api/v1/campaigns')}
       ${this.renderList()}
-      <vp-dialog
-        heading="New campaign"
-        .open=${this.creating}
-        @vp-close=${() => (this.creating = false)}
-        .content=${this.creating ? this.renderForm() : nothing}
-        .actions=${html`<button type="button" @click=${() => (this.creating = false)}>Cancel</button>
-          <button class="primary" type="submit" form="campaign-form" ?disabled=${this.busy}>Create draft</button>`}
-      ></vp-dialog>`;
+      ${this.renderFormDialog('New campaign', 'Create draft', () => this.renderForm())}`;
   }
 }
 customElements.define('vp-campaigns-page', VpCampaignsPage);
