@@ -2,10 +2,11 @@
 // (created, answered, ended with turn latencies; some left in flight) for two bots; the charts (chart.js,
 // their instances on the canvases) hold what GET /api/v1/analytics/calls answers for the page's own
 // request, and for one bot what counting its calls by hand gives; the bot and range filters change the
-// request; the in-flight count is every non-terminal call. Screenshot: test-artifacts/console/dashboard.png.
+// request; the in-flight count is every non-terminal call; the filters live in the URL (a reload, a shared
+// link and back/forward show the same view). Screenshot: test-artifacts/console/dashboard.png.
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { admin, launchPage, SHOTS, signInAt } from './support.js';
+import { admin, CONSOLE, launchPage, SHOTS, signInAt } from './support.js';
 
 let browser: Browser;
 let page: Page;
@@ -136,6 +137,7 @@ describe('dashboard', () => {
   it('filters by bot: the request names it, the charts hold its calls as counted by hand', async () => {
     await page.getByLabel('Bot', { exact: true }).selectOption({ label: 'Dashboard renewals' });
     const q = await waitForAnalytics({ interval: 'hour', bot_id: botA });
+    expect(page.url()).toBe(`${CONSOLE}/?bot_id=${botA}`);
     await page.getByTestId('range-total').getByText('3', { exact: true }).waitFor();
     const a = await apiAnalytics(q);
     expect(a.totals).toMatchObject({ total: 3, answered: 2, by_status: { completed: 2, busy: 1, failed: 0 }, answered_by: { human: 1 } });
@@ -208,5 +210,47 @@ describe('dashboard', () => {
     const b = await apiAnalytics(all);
     expect(b.totals.total).toBeGreaterThanOrEqual(5);
     await page.getByTestId('range-total').getByText(String(b.totals.total), { exact: true }).waitFor();
+  });
+
+  it('keeps the filters in the URL: a reload and a shared link show the same view, back restores the previous filters', async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    const days = `range=custom&from=${today}&to=${today}`;
+    expect(page.url()).toBe(`${CONSOLE}/?${days}`); // where the last test left it: every bot, today
+    await page.getByLabel('Bot', { exact: true }).selectOption({ label: 'Dashboard renewals' });
+    await waitForAnalytics({ interval: 'hour', bot_id: botA, from: `${today}T00:00:00.000Z` });
+    expect(page.url()).toBe(`${CONSOLE}/?bot_id=${botA}&${days}`);
+
+    // A reload: the same filters from the first request on, the same numbers.
+    const fromReload = analyticsRequests.length;
+    await page.reload();
+    await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
+    const q = await waitForAnalytics({ interval: 'hour', bot_id: botA, from: `${today}T00:00:00.000Z` });
+    expect(analyticsRequests.slice(fromReload).map(String)).toEqual([q.toString()]);
+    expect(await page.getByLabel('Bot', { exact: true }).inputValue()).toBe(botA);
+    expect(await page.getByLabel('Range', { exact: true }).inputValue()).toBe('custom');
+    expect(await page.getByLabel('First day').inputValue()).toBe(today);
+    expect(await page.getByLabel('Last day').inputValue()).toBe(today);
+    await page.getByTestId('range-total').getByText('3', { exact: true }).waitFor();
+    expect(await page.getByText('Calls in flight (this bot)').count()).toBe(1);
+    await page.getByTestId('in-flight').getByText('2', { exact: true }).waitFor();
+
+    // Back: every bot again (the filters before the bot was chosen), and forward: the bot.
+    await page.goBack();
+    await waitForAnalytics({ interval: 'hour', bot_id: '', from: `${today}T00:00:00.000Z` });
+    expect(page.url()).toBe(`${CONSOLE}/?${days}`);
+    expect(await page.getByLabel('Bot', { exact: true }).inputValue()).toBe('');
+    await page.goForward();
+    await waitForAnalytics({ interval: 'hour', bot_id: botA, from: `${today}T00:00:00.000Z` });
+    expect(await page.getByLabel('Bot', { exact: true }).inputValue()).toBe(botA);
+
+    // A shared link: bot B over 7 days, by the day.
+    await page.goto(`${CONSOLE}/?bot_id=${botB}&range=7d`);
+    await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
+    await waitForAnalytics({ interval: 'day', bot_id: botB });
+    expect(await page.getByLabel('Bot', { exact: true }).inputValue()).toBe(botB);
+    expect(await page.getByLabel('Range', { exact: true }).inputValue()).toBe('7d');
+    expect(await page.getByLabel('First day').count()).toBe(0);
+    await page.getByTestId('range-total').getByText('2', { exact: true }).waitFor();
+    await page.screenshot({ path: path.join(SHOTS, 'dashboard-from-link.png'), fullPage: true });
   });
 });

@@ -1,5 +1,5 @@
 import type { CallAnalytics, CallAnalyticsBucket } from '@voice-platform/schemas/analytics.js';
-import { analyticsQuery, answerRateSeries, bucketLabels, countPages, customRange, durationSeries, formatMs, latencySeries, outcomeSeries, percent, presetRange } from './dashboard.js';
+import { analyticsQuery, answerRateSeries, bucketLabels, countPages, customRange, DEFAULT_FILTERS, defaultCustomDates, durationSeries, filtersFromQuery, filtersQuery, formatMs, latencySeries, outcomeSeries, percent, presetRange, type DashboardFilters } from './dashboard.js';
 
 const now = new Date('2026-11-26T10:30:00.000Z');
 const NONE = { p50: null, p95: null };
@@ -59,6 +59,39 @@ describe('dashboard ranges', () => {
     const r = presetRange('24h', now);
     expect(analyticsQuery(r, '').toString()).toBe('from=2026-11-25T10%3A30%3A00.000Z&to=2026-11-26T10%3A30%3A00.000Z&interval=hour');
     expect(analyticsQuery(r, 'bot_1').get('bot_id')).toBe('bot_1');
+  });
+});
+
+describe('dashboard filters in the URL', () => {
+  const q = (s: string) => new URLSearchParams(s);
+
+  it('the plain dashboard is every bot over the last 24 hours, and its URL has no query', () => {
+    expect(filtersFromQuery(q(''))).toEqual(DEFAULT_FILTERS);
+    expect(filtersQuery(DEFAULT_FILTERS)).toBe('');
+  });
+
+  it('a bot, a preset or custom days go into the query and come back from it the same', () => {
+    const cases: DashboardFilters[] = [
+      { botId: 'bot_1', preset: '24h', fromDate: '', toDate: '' },
+      { botId: '', preset: '7d', fromDate: '', toDate: '' },
+      { botId: 'bot_1', preset: '30d', fromDate: '', toDate: '' },
+      { botId: 'bot_1', preset: 'custom', fromDate: '2026-11-20', toDate: '2026-11-26' },
+      { botId: '', preset: 'custom', fromDate: '2026-11-20', toDate: '' },
+    ];
+    for (const f of cases) expect(filtersFromQuery(q(filtersQuery(f)))).toEqual(f);
+    expect(filtersQuery(cases[3]!)).toBe('bot_id=bot_1&range=custom&from=2026-11-20&to=2026-11-26');
+  });
+
+  it('days belong to a custom range only; an unknown range is the default', () => {
+    expect(filtersQuery({ botId: '', preset: '7d', fromDate: '2026-11-20', toDate: '2026-11-26' })).toBe('range=7d');
+    expect(filtersFromQuery(q('range=7d&from=2026-11-20&to=2026-11-26'))).toEqual({ botId: '', preset: '7d', fromDate: '', toDate: '' });
+    expect(filtersFromQuery(q('range=1y&bot_id=b'))).toEqual({ ...DEFAULT_FILTERS, botId: 'b' });
+    // Days as written: the page says what is wrong with them (customRange).
+    expect(filtersFromQuery(q('range=custom&from=2026-02-30'))).toEqual({ botId: '', preset: 'custom', fromDate: '2026-02-30', toDate: '' });
+  });
+
+  it('a first custom range: the last seven days, today included', () => {
+    expect(defaultCustomDates(new Date(2026, 10, 3, 15))).toEqual({ fromDate: '2026-10-28', toDate: '2026-11-03' });
   });
 });
 

@@ -67,6 +67,47 @@ export function customRange(fromDate: string, toDate: string): { range: Analytic
   return { range: { from, to, interval } };
 }
 
+/** The dashboard's filters: the bot (empty: every bot), the range preset, and the days of a custom range. */
+export interface DashboardFilters {
+  botId: string;
+  preset: RangePreset;
+  /** `YYYY-MM-DD`, as the date inputs hold them; empty unless the range is custom. */
+  fromDate: string;
+  toDate: string;
+}
+
+export const DEFAULT_FILTERS: DashboardFilters = { botId: '', preset: '24h', fromDate: '', toDate: '' };
+
+/**
+ * The filters the page's URL holds (`/?bot_id=…&range=7d`, `range=custom&from=YYYY-MM-DD&to=YYYY-MM-DD`),
+ * so that a reload or a shared link shows the same view and going back restores the previous filters. A
+ * range the page does not know is the default; custom days are taken as written (the page says what is
+ * wrong with them).
+ */
+export function filtersFromQuery(q: URLSearchParams): DashboardFilters {
+  const range = q.get('range');
+  const preset = PRESETS.find((p) => p.value === range)?.value ?? DEFAULT_FILTERS.preset;
+  const custom = preset === 'custom';
+  return { botId: q.get('bot_id') ?? '', preset, fromDate: custom ? (q.get('from') ?? '') : '', toDate: custom ? (q.get('to') ?? '') : '' };
+}
+
+/** The URL query of `f` (without `?`; the defaults left out, so the plain dashboard is `/`). */
+export function filtersQuery(f: DashboardFilters): string {
+  const q = new URLSearchParams();
+  if (f.botId) q.set('bot_id', f.botId);
+  if (f.preset !== DEFAULT_FILTERS.preset) q.set('range', f.preset);
+  if (f.preset === 'custom') {
+    if (f.fromDate) q.set('from', f.fromDate);
+    if (f.toDate) q.set('to', f.toDate);
+  }
+  return q.toString();
+}
+
+/** The custom range a first pick of "Custom dates" starts with: the last seven days, today included. */
+export function defaultCustomDates(today: Date): Pick<DashboardFilters, 'fromDate' | 'toDate'> {
+  return { fromDate: localDateString(new Date(today.getFullYear(), today.getMonth(), today.getDate() - 6)), toDate: localDateString(today) };
+}
+
 /** The analytics request's query (`GET /api/v1/analytics/calls?…`). */
 export function analyticsQuery(range: AnalyticsRange, botId: string): URLSearchParams {
   const q = new URLSearchParams({ from: range.from.toISOString(), to: range.to.toISOString(), interval: range.interval });

@@ -113,11 +113,12 @@ export class VpApp extends LightElement {
       this.me = null;
       void this.loadMe();
     }
-    const first = this.route === null;
+    // Only the query changed (a filter chosen, back or forward on one page): the focus stays where it is.
+    const samePage = this.route === null || this.route.path === route.path;
     this.route = route;
     document.title = `${TITLES[route.name]} · Voice Platform Console`;
     // Move focus to the new page's heading so screen readers announce the page change.
-    if (!first) void this.updateComplete.then(() => requestAnimationFrame(() => this.querySelector<HTMLElement>('main h1')?.focus()));
+    if (!samePage) void this.updateComplete.then(() => requestAnimationFrame(() => this.querySelector<HTMLElement>('main h1')?.focus()));
   }
 
   private signOut(): void {
@@ -128,7 +129,7 @@ export class VpApp extends LightElement {
   private page(route: Route) {
     switch (route.name) {
       case 'dashboard':
-        return html`<vp-dashboard-page></vp-dashboard-page>`;
+        return html`<vp-dashboard-page .query=${route.query}></vp-dashboard-page>`;
       case 'users':
         return html`<vp-users-page></vp-users-page>`;
       case 'audit':

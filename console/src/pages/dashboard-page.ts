@@ -2,7 +2,8 @@
 // call not yet ended, counted through the calls list by status), and charts (chart.js) of the calls that
 // ended in a range (GET /api/v1/analytics/calls): calls per interval stacked by outcome (final status or
 // end reason), the answer rate, durations and turn latency p50/p95; filtered by bot and range (24 hours by
-// the hour, 7 or 30 days by the day, or two dates). The latest calls stay below. The arithmetic is in
+// the hour, 7 or 30 days by the day, or two dates). The filters live in the URL (?bot_id=&range=&from=&to=)
+// so they survive reloads, shared links and back/forward. The latest calls stay below. The arithmetic is in
 // dashboard.ts. Each chart's instance is on its canvas (`canvas.chart`), as the browser tests read it.
 import { html, nothing, type PropertyValues } from 'lit';
 import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip, type ChartConfiguration } from 'chart.js';
@@ -12,8 +13,10 @@ import type { Call, CallStatus } from '@voice-platform/schemas/calls.js';
 import type { CallAnalytics } from '@voice-platform/schemas/analytics.js';
 import { LightElement } from '../components/base.js';
 import { errorBanner, field } from '../components/field.js';
+import { botFilter } from '../components/bot-filter.js';
 import { api, ApiError } from '../api.js';
 import { formatDateTime, statusLabel } from '../format.js';
+import { navigate } from '../router.js';
 import { Poller } from '../poller.js';
 import {
   analyticsQuery,
@@ -21,16 +24,19 @@ import {
   bucketLabels,
   countPages,
   customRange,
+  defaultCustomDates,
   durationSeries,
+  filtersFromQuery,
+  filtersQuery,
   formatMs,
   latencySeries,
-  localDateString,
   NON_TERMINAL_STATUSES,
   outcomeSeries,
   percent,
   presetRange,
   PRESETS,
   type AnalyticsRange,
+  type DashboardFilters,
   type OutcomeGrouping,
   type RangePreset,
   type Series,
@@ -59,6 +65,7 @@ interface InFlight {
 
 export class VpDashboardPage extends LightElement {
   static override properties = {
+    query: { attribute: false },
     data: { state: true },
     error: { state: true },
     analytics: { state: true },
@@ -73,6 +80,8 @@ export class VpDashboardPage extends LightElement {
     rangeError: { state: true },
     grouping: { state: true },
   };
+  /** The URL's query: the filters (dashboard.ts filtersFromQuery). */
+  declare query: URLSearchParams;
   declare data: { keys: ApiKey[]; bots: Bot[]; calls: Call[] } | null;
   declare error: string | null;
   declare analytics: CallAnalytics | null;
@@ -94,6 +103,7 @@ export class VpDashboardPage extends LightElement {
 
   constructor() {
     super();
+    this.query = new URLSearchParams();
     this.data = null;
     this.error = null;
     this.analytics = null;
@@ -111,8 +121,14 @@ export class VpDashboardPage extends LightElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
+    this.applyFilters(filtersFromQuery(this.query), false); // the URL's filters from the first request on
     void this.load();
     this.poller.start();
+  }
+
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    // A new query (a filter chosen here, back or forward): what it changes is read again.
+    if (changed.has('query') && this.hasUpdated) this.applyFilters(filtersFromQuery(this.query), true);
   }
 
   override disconnectedCallback(): void {
@@ -136,7 +152,10 @@ export class VpDashboardPage extends LightElement {
 
   /** The range the filters make, or null (the custom dates' problem in `rangeError`). */
   private range(): AnalyticsRange | null {
-    if (this.preset !== 'custom') return presetRange(this.preset, new Date());
+    if (this.preset !== 'custom') {
+      this.rangeError = null;
+      return presetRange(this.preset, new Date());
+    }
     const r = customRange(this.fromDate, this.toDate);
     if ('error' in r) {
       this.rangeError = r.error;
@@ -193,27 +212,30 @@ export class VpDashboardPage extends LightElement {
     }
   }
 
-  private setBot(botId: string): void {
-    this.botId = botId;
-    this.inFlight = null;
-    void this.loadAnalytics();
-    void this.loadInFlight().then(() => this.poller.loaded());
-    void this.loadLatest();
+  private get filters(): DashboardFilters {
+    return { botId: this.botId, preset: this.preset, fromDate: this.fromDate, toDate: this.toDate };
   }
 
-  private setPreset(preset: RangePreset): void {
-    this.preset = preset;
-    if (preset === 'custom' && !this.fromDate) {
-      const today = new Date();
-      this.toDate = localDateString(today);
-      this.fromDate = localDateString(new Date(today.getFullYear(), today.getMonth(), today.getDate() - 6));
+  /** Takes `f` on; with `reload`, reads again what it changes (a new bot: every part; a new range: the charts). */
+  private applyFilters(f: DashboardFilters, reload: boolean): void {
+    const was = this.filters;
+    Object.assign(this, f);
+    if (!reload) return;
+    const botChanged = f.botId !== was.botId;
+    if (botChanged) {
+      this.inFlight = null;
+      void this.loadInFlight().then(() => this.poller.loaded());
+      void this.loadLatest();
     }
-    void this.loadAnalytics();
+    if (botChanged || f.preset !== was.preset || f.fromDate !== was.fromDate || f.toDate !== was.toDate) void this.loadAnalytics();
   }
 
-  private setDates(patch: { fromDate?: string; toDate?: string }): void {
-    Object.assign(this, patch);
-    void this.loadAnalytics();
+  /** A filter chosen: it goes into the URL (a new history entry), and the page follows the URL. */
+  private setFilters(patch: Partial<DashboardFilters>): void {
+    const f = { ...this.filters, ...patch };
+    if (patch.preset === 'custom' && this.preset !== 'custom') Object.assign(f, defaultCustomDates(new Date()));
+    const qs = filtersQuery(f);
+    navigate(`/${qs ? `?${qs}` : ''}`);
   }
 
   protected override updated(changed: PropertyValues<this>): void {
@@ -269,24 +291,19 @@ export class VpDashboardPage extends LightElement {
   private renderFilters() {
     const bots = this.data?.bots ?? [];
     return html`<div class="filters" role="search" aria-label="Filter the dashboard">
-      ${field({ id: 'dash-bot', label: 'Bot' }, (a) =>
-        html`<select id=${a.id} @change=${(e: Event) => this.setBot((e.target as HTMLSelectElement).value)}>
-          <option value="" .selected=${!this.botId}>All bots</option>
-          ${bots.map((b) => html`<option value=${b.id} .selected=${b.id === this.botId}>${b.name}</option>`)}
-        </select>`,
-      )}
+      ${botFilter({ id: 'dash-bot', bots, botId: this.botId, onChange: (botId) => this.setFilters({ botId }) })}
       ${field({ id: 'dash-range', label: 'Range' }, (a) =>
-        html`<select id=${a.id} @change=${(e: Event) => this.setPreset((e.target as HTMLSelectElement).value as RangePreset)}>
+        html`<select id=${a.id} @change=${(e: Event) => this.setFilters({ preset: (e.target as HTMLSelectElement).value as RangePreset })}>
           ${PRESETS.map((p) => html`<option value=${p.value} .selected=${p.value === this.preset}>${p.label}</option>`)}
         </select>`,
       )}
       ${this.preset === 'custom'
         ? html`${field({ id: 'dash-from', label: 'First day', error: this.rangeError ?? undefined }, (a) =>
               html`<input id=${a.id} type="date" .value=${this.fromDate} aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid}
-                @change=${(e: Event) => this.setDates({ fromDate: (e.target as HTMLInputElement).value })} />`,
+                @change=${(e: Event) => this.setFilters({ fromDate: (e.target as HTMLInputElement).value })} />`,
             )}
             ${field({ id: 'dash-to', label: 'Last day' }, (a) =>
-              html`<input id=${a.id} type="date" .value=${this.toDate} @change=${(e: Event) => this.setDates({ toDate: (e.target as HTMLInputElement).value })} />`,
+              html`<input id=${a.id} type="date" .value=${this.toDate} @change=${(e: Event) => this.setFilters({ toDate: (e.target as HTMLInputElement).value })} />`,
             )}`
         : nothing}
     </div>`;
