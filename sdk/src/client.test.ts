@@ -2,6 +2,8 @@
 // queued; one worker's heartbeat gives the fleet room), reading and listing calls, campaigns, the API's
 // error codes, and retries after a real 429's Retry-After, seen through the `fetch` option.
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { FLEET_WORKERS_KEY, fleetWorkerKey, type WorkerHeartbeat } from '@voice-platform/schemas';
 import { ApiError, createClient, parseRetryAfter, type Client } from './index.js';
@@ -208,6 +210,20 @@ describe('dial-outs and calls', () => {
     expect(err).toMatchObject({ status: 0, code: 'network_error', retryable: false });
     expect(sends).toBe(1);
   });
+});
+
+it('an answer that does not come within timeoutMs is a network error, and a GET is sent again', async () => {
+  let requests = 0;
+  const silent = http.createServer(() => void requests++); // never answers
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  try {
+    const client = createClient({ baseUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, token: 'any', timeoutMs: 200, retries: 1 });
+    expect(await caught(client.calls.get('x'))).toMatchObject({ status: 0, code: 'network_error', retryable: true });
+    expect(requests).toBe(2);
+  } finally {
+    silent.closeAllConnections();
+    await new Promise((resolve) => silent.close(resolve));
+  }
 });
 
 describe('campaigns', () => {

@@ -34,6 +34,8 @@ export interface ClientOptions {
   /** The longest wait before a retry, in ms; an answer asking for a longer Retry-After is not waited for
    *  (its ApiError, with retryAfterSeconds, is thrown). Default 30 000. */
   maxRetryDelayMs?: number;
+  /** How long one attempt may take before it counts as a network error, in ms; default 30 000. */
+  timeoutMs?: number;
   /** The fetch to use (default: the global one), e.g. one with a proxy agent, or one that records requests. */
   fetch?: typeof fetch;
 }
@@ -136,6 +138,7 @@ export function createClient(options: ClientOptions): Client {
   const retries = options.retries ?? 3;
   const maxDelayMs = options.maxRetryDelayMs ?? 30_000;
   const doFetch = options.fetch ?? globalThis.fetch;
+  const timeoutMs = options.timeoutMs ?? 30_000;
   const auth: Record<string, string> = {};
   if (options.apiKey) auth['X-API-Key'] = options.apiKey;
   if (options.token) auth.Authorization = options.token.startsWith('Bearer ') ? options.token : `Bearer ${options.token}`;
@@ -153,7 +156,7 @@ export function createClient(options: ClientOptions): Client {
       const backoffMs = Math.min(maxDelayMs, FIRST_BACKOFF_MS * 2 ** attempt * (0.5 + Math.random() / 2));
       let res: Response;
       try {
-        res = await doFetch(url, { method: r.method, headers, body: payload });
+        res = await doFetch(url, { method: r.method, headers, body: payload, signal: AbortSignal.timeout(timeoutMs) });
       } catch (cause) {
         const err = new ApiError(0, 'network_error', `no answer from ${url.origin}: ${(cause as Error).message}`, null, null, repeatable, null, { cause });
         if (!repeatable || attempt >= retries) throw err;
