@@ -113,7 +113,7 @@ export abstract class ResourcePage<T, F, B extends object = object, S = T> exten
   protected removeItem(_item: T): Promise<void> {
     throw new Error(`${this.localName} deletes nothing`);
   }
-  /** After a successful delete (the confirmation closed already, the list not yet read again). */
+  /** After a successful delete (the list not yet read again, the confirmation still open). */
   protected deleted(_item: T): void {}
 
   /** Whether the signed-in user's role may call `op` (`METHOD /api/v1/path/{param}`, docs/roles.md). */
@@ -202,9 +202,9 @@ export abstract class ResourcePage<T, F, B extends object = object, S = T> exten
     this.deleteError = null;
     try {
       await this.removeItem(item);
-      this.deleting = null;
       this.deleted(item);
       await this.load();
+      this.deleting = null; // closed once the list is read again: the notice and the rows then say the same
     } catch (err) {
       this.deleteError = err instanceof ApiError ? err.message : this.failed.delete;
     } finally {
