@@ -16,6 +16,7 @@ help:
 	@echo "make setup   install Debian packages, pinned service builds and npm packages"
 	@echo "make kind-up   the chart on a local kind cluster (docs/kind.md); make kind-down removes it"
 	@echo "make test-k8s  the end-to-end suite on that cluster (tests/k8s)"
+	@echo "make test-compose  compose.yaml with the images built here: all healthy, a dial-out (docs/compose.md)"
 
 setup:
 	@bash scripts/setup.sh
@@ -76,3 +77,10 @@ kind-images:
 
 kind-down:
 	@bash scripts/kind/down.sh
+
+# compose.yaml with the images built from docker/ (docs/compose.md, tests/compose/test.sh): every service
+# healthy, a dial-out to the test phone completes, then the project is removed. Not part of `make test`.
+.PHONY: test-compose
+test-compose: setup
+	@npx tsc -b tests
+	@bash tests/compose/test.sh
