@@ -1,29 +1,35 @@
-// API keys: create (the full key is shown once, in a dialog), list, rename or change the expiry of an
-// active key (a dialog), deactivate (final, confirmed). Inactive and expired keys offer no actions.
+// API keys: create with the scopes the key may use (the full key is shown once, in a dialog), list, rename,
+// change the expiry or the scopes of an active key (a dialog), deactivate (final, confirmed). Inactive and
+// expired keys offer no actions.
 // The full key only ever lives in `created` until that dialog closes; nothing can fetch it again.
 import { html, nothing } from 'lit';
-import type { ApiKey, ApiKeyUpdate } from '@voice-platform/schemas/apiKeys.js';
+import { API_KEY_SCOPES, type ApiKey, type ApiKeyScope, type ApiKeyUpdate } from '@voice-platform/schemas/apiKeys.js';
 import { ResourcePage, type Editing, type Prepared } from '../components/resource-page.js';
 import { errorBanner, field } from '../components/field.js';
 import { copySecret, secretContent } from '../components/secret.js';
 import { api, ApiError } from '../api.js';
-import { editExpiryOptions, keyEditBody, keyEditForm, type EditExpiryPreset, type KeyEditForm } from '../apiKeyEdit.js';
-import { dateInputValue, EXPIRY_PRESETS, expiresAtFor, type ExpiryPreset } from '../expiry.js';
+import {
+  editExpiryOptions,
+  emptyKeyCreateForm,
+  keyCreateBody,
+  keyEditBody,
+  keyEditForm,
+  SCOPE_DESCRIPTIONS,
+  type EditExpiryPreset,
+  type KeyCreateForm,
+  type KeyEditForm,
+} from '../apiKeyEdit.js';
+import { dateInputValue, EXPIRY_PRESETS, type ExpiryPreset } from '../expiry.js';
 import { formatDate, formatDateTime } from '../format.js';
-import { validateApiKeyCreate, type FieldErrors } from '../validation.js';
+import type { FieldErrors } from '../validation.js';
 
 const MASK = '••••••••';
 
-/** The create form above the list (a key is made in place, not in a dialog: the dialog shows the key). */
-interface KeyCreateForm {
-  name: string;
-  preset: ExpiryPreset;
-  date: string;
-}
+/** A key's scopes as `<code>` items, in the API's order. */
+const scopeList = (scopes: readonly ApiKeyScope[]) =>
+  html`<ul class="plain-list">${API_KEY_SCOPES.filter((s) => scopes.includes(s)).map((s) => html`<li><code>${s}</code></li>`)}</ul>`;
 
-const EMPTY_CREATE: KeyCreateForm = { name: '', preset: 'never', date: '' };
-
-// The dialog form is the edit (rename, new expiry); deleting is deactivating.
+// The dialog form is the edit (rename, new expiry, new scopes); deleting is deactivating.
 export class VpApiKeysPage extends ResourcePage<ApiKey, KeyEditForm, ApiKeyUpdate, ApiKey> {
   static override properties = {
     draft: { state: true },
@@ -43,7 +49,7 @@ export class VpApiKeysPage extends ResourcePage<ApiKey, KeyEditForm, ApiKeyUpdat
 
   constructor() {
     super();
-    this.draft = { ...EMPTY_CREATE };
+    this.draft = emptyKeyCreateForm();
     this.createErrors = {};
     this.createError = null;
     this.created = null;
@@ -51,7 +57,7 @@ export class VpApiKeysPage extends ResourcePage<ApiKey, KeyEditForm, ApiKeyUpdat
   }
 
   protected override emptyForm(): KeyEditForm {
-    return { name: '', preset: 'keep', date: '' };
+    return { name: '', preset: 'keep', date: '', scopes: [] };
   }
 
   protected async fetchAll(): Promise<void> {
@@ -63,13 +69,7 @@ export class VpApiKeysPage extends ResourcePage<ApiKey, KeyEditForm, ApiKeyUpdat
     if (this.busy) return;
     this.createError = null;
     this.notice = null;
-    const now = new Date();
-    const { name, preset, date } = this.draft;
-    const expiresAt = expiresAtFor(preset, now, date);
-    const errors: FieldErrors = {};
-    if (expiresAt === undefined) errors.expires_at = 'Choose a valid date.';
-    const body = { name: name.trim(), ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}) };
-    Object.assign(errors, validateApiKeyCreate(body, now), errors);
+    const { body, errors } = keyCreateBody(this.draft, new Date());
     this.createErrors = errors;
     if (Object.keys(errors).length) {
       await this.updateComplete;
@@ -81,7 +81,7 @@ export class VpApiKeysPage extends ResourcePage<ApiKey, KeyEditForm, ApiKeyUpdat
       const created = await api.createApiKey(body);
       this.created = { name: created.name, key: created.key };
       this.copyStatus = '';
-      this.draft = { ...EMPTY_CREATE };
+      this.draft = emptyKeyCreateForm();
       await this.load();
     } catch (err) {
       if (err instanceof ApiError) {
@@ -151,6 +151,22 @@ export class VpApiKeysPage extends ResourcePage<ApiKey, KeyEditForm, ApiKeyUpdat
       : nothing}`;
   }
 
+  /** The scope checkboxes, each with what it allows: shared by create and edit. At least one must stay ticked. */
+  private scopeFields(o: { id: string; chosen: readonly ApiKeyScope[]; error: string | undefined; onChange: (scopes: ApiKeyScope[]) => void }) {
+    const errorId = `${o.id}-error`;
+    return html`<fieldset id=${o.id} class="scopes" aria-describedby=${o.error ? errorId : nothing}>
+      <legend>Scopes</legend>
+      ${API_KEY_SCOPES.map(
+        (s) => html`<div class="field checkbox">
+          <input type="checkbox" id="${o.id}-${s.replace(':', '-')}" .checked=${o.chosen.includes(s)} aria-invalid=${o.error ? 'true' : 'false'}
+            @change=${(e: Event) => o.onChange((e.target as HTMLInputElement).checked ? [...o.chosen, s] : o.chosen.filter((c) => c !== s))} />
+          <label for="${o.id}-${s.replace(':', '-')}"><code>${s}</code> ${SCOPE_DESCRIPTIONS[s]}</label>
+        </div>`,
+      )}
+      ${o.error ? html`<p class="error-text" id=${errorId}>${o.error}</p>` : nothing}
+    </fieldset>`;
+  }
+
   private renderEditForm(key: ApiKey) {
     const f = this.form;
     return html`<p>Key <code>${key.prefix}${MASK}</code>. Its value does not change.</p>
@@ -169,6 +185,7 @@ export class VpApiKeysPage extends ResourcePage<ApiKey, KeyEditForm, ApiKeyUpdat
           onPreset: (v) => this.set({ preset: v as EditExpiryPreset }, 'expires_at'),
           onDate: (v) => this.set({ date: v }, 'expires_at'),
         })}
+        ${this.scopeFields({ id: 'edit-key-scopes', chosen: f.scopes, error: this.errors.scopes, onChange: (scopes) => this.set({ scopes }, 'scopes') })}
       </form>`;
   }
 
@@ -192,6 +209,15 @@ export class VpApiKeysPage extends ResourcePage<ApiKey, KeyEditForm, ApiKeyUpdat
           onPreset: (v) => (this.draft = { ...this.draft, preset: v as ExpiryPreset }),
           onDate: (v) => (this.draft = { ...this.draft, date: v }),
         })}
+        ${this.scopeFields({
+          id: 'key-scopes',
+          chosen: d.scopes,
+          error: this.createErrors.scopes,
+          onChange: (scopes) => {
+            this.draft = { ...this.draft, scopes };
+            if (this.createErrors.scopes) this.createErrors = Object.fromEntries(Object.entries(this.createErrors).filter(([k]) => k !== 'scopes'));
+          },
+        })}
         <div class="form-actions"><button class="primary" type="submit" ?disabled=${this.busy}>Create key</button></div>
       </form>
     </section>`;
@@ -205,7 +231,7 @@ export class VpApiKeysPage extends ResourcePage<ApiKey, KeyEditForm, ApiKeyUpdat
     return html`<div class="table-wrap"><table aria-label="API keys">
       <thead><tr>
         <th scope="col">Name</th><th scope="col">Key</th><th scope="col">Status</th><th scope="col">Created</th>
-        <th scope="col">Expires</th><th scope="col">Last used</th><th scope="col"><span class="sr-only">Actions</span></th>
+        <th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Scopes</th><th scope="col"><span class="sr-only">Actions</span></th>
       </tr></thead>
       <tbody>
         ${this.items.map(
@@ -216,6 +242,7 @@ export class VpApiKeysPage extends ResourcePage<ApiKey, KeyEditForm, ApiKeyUpdat
             <td>${formatDateTime(k.created_at)}</td>
             <td>${formatDate(k.expires_at, 'Never')}</td>
             <td>${formatDateTime(k.last_used_at, 'Never')}</td>
+            <td>${scopeList(k.scopes)}</td>
             <td class="row-actions">${k.status === 'active' && canChange
               ? html`<button class="small" aria-label="Edit ${k.name}" @click=${() => this.openEdit(k)}>Edit</button>
                   ${this.renderDeleteButton(k, k.name, 'Deactivate')}`
