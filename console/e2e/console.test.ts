@@ -462,7 +462,7 @@ describe('console', () => {
     await page.reload();
     const row = keyRow('CRM production');
     await row.waitFor();
-    expect(await row.locator('code').textContent()).toBe(`${key.slice(0, 7)}${MASK}`);
+    expect(await row.getByRole('cell').nth(1).locator('code').textContent()).toBe(`${key.slice(0, 7)}${MASK}`);
     expect(await row.locator('vp-status-badge').textContent()).toBe('Active');
     expect(await row.getByRole('cell').nth(4).textContent()).toBe('Never');
     expect(await row.getByRole('cell').nth(5).textContent()).not.toBe('Never'); // the dial-out used it
@@ -550,11 +550,17 @@ describe('console', () => {
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('edit-key-name');
     expect(await dialog.getByLabel('Expires').inputValue()).toBe('keep');
     const focusOrder: string[] = [];
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 8; i++) {
       await page.keyboard.press('Tab');
       focusOrder.push(await page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent || ''));
     }
-    expect(focusOrder).toEqual(['edit-key-expiry', 'Cancel', 'Save changes', 'edit-key-name']);
+    expect(focusOrder).toEqual([
+      'edit-key-expiry',
+      ...['dialout', 'calls-read', 'test_calls', 'campaigns'].map((s) => `edit-key-scopes-${s}`),
+      'Cancel',
+      'Save changes',
+      'edit-key-name',
+    ]);
     await page.keyboard.type(' (renamed?)');
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });

@@ -156,13 +156,15 @@ export class VpApiKeysPage extends ResourcePage<ApiKey, KeyEditForm, ApiKeyUpdat
     const errorId = `${o.id}-error`;
     return html`<fieldset id=${o.id} class="scopes" aria-describedby=${o.error ? errorId : nothing}>
       <legend>Scopes</legend>
-      ${API_KEY_SCOPES.map(
-        (s) => html`<div class="field checkbox">
-          <input type="checkbox" id="${o.id}-${s.replace(':', '-')}" .checked=${o.chosen.includes(s)} aria-invalid=${o.error ? 'true' : 'false'}
+      ${API_KEY_SCOPES.map((s) => {
+        const id = `${o.id}-${s.replace(':', '-')}`;
+        return html`<div class="field checkbox">
+          <input type="checkbox" id=${id} .checked=${o.chosen.includes(s)} aria-describedby="${id}-hint" aria-invalid=${o.error ? 'true' : 'false'}
             @change=${(e: Event) => o.onChange((e.target as HTMLInputElement).checked ? [...o.chosen, s] : o.chosen.filter((c) => c !== s))} />
-          <label for="${o.id}-${s.replace(':', '-')}"><code>${s}</code> ${SCOPE_DESCRIPTIONS[s]}</label>
-        </div>`,
-      )}
+          <label for=${id}><code>${s}</code></label>
+          <p class="hint" id="${id}-hint">${SCOPE_DESCRIPTIONS[s]}</p>
+        </div>`;
+      })}
       ${o.error ? html`<p class="error-text" id=${errorId}>${o.error}</p>` : nothing}
     </fieldset>`;
   }
