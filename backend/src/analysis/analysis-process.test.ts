@@ -7,18 +7,17 @@
 // analysis, and each webhook with one call.analyzed event (posted twice, the same bytes, only after a kill mid-post).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { freePort, saveLogs, startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
+import { saveLogs, startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
 import type { AnalysisSettings } from '@voice-platform/schemas';
-import { adminToken, createBot, JWT_SECRET, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { startBackendProcess, type BackendProcess } from '../testing/process.js';
 import { calls, endingCalls, findCall } from '../calls/store.js';
 import { deliveries } from '../webhooks/store.js';
 import { callEventId } from '../webhooks/outbox.js';
 import { ANALYSIS_DUE_KEY } from './jobs.js';
 
-const mainJs = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 /** The backend's key for the LLM provider: sent to OPENAI_BASE_URL, never logged. */
 const OPENAI_KEY = 'sk-analysis-process-test-0123456789';
 /** An attempt's limit, and the lease a dead dialler's job waits out before another takes it. */
@@ -130,7 +129,7 @@ let env: TestEnv;
 let h: Harness;
 let auth: string;
 const cleanups: Array<() => Promise<unknown>> = [];
-const children: Array<{ child: ChildProcess; log: () => string }> = [];
+const children: BackendProcess[] = [];
 /** Names the children's saved logs after the test. */
 let label = 'analysis';
 beforeAll(async () => {
@@ -162,40 +161,21 @@ async function killed(child: ChildProcess): Promise<void> {
 }
 
 /** A dialler process on the harness's stores, its LLM provider `llmUrl`; resolves once it answers /health. */
-async function dialler(llmUrl: string): Promise<{ child: ChildProcess; log: () => string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [mainJs], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      MONGODB_URI: process.env.MONGODB_URI!,
-      MONGODB_DB: h.db.databaseName,
-      REDIS_URL: env.env.REDIS_URL!,
-      JWT_SECRET,
-      WORKER_AUTH_TOKEN: WORKER_TOKEN,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      ROLES: 'dialler',
-      LOG_LEVEL: 'info',
-      OPENAI_BASE_URL: llmUrl,
-      OPENAI_API_KEY: OPENAI_KEY,
-      ANALYSIS_TIMEOUT_MS: String(ATTEMPT_MS),
-      ANALYSIS_LEASE_MS: String(LEASE_MS),
-      ANALYSIS_POLL_INTERVAL_MS: '100',
-      ANALYSIS_RETRY_DELAY_MS: '200',
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-      WEBHOOK_POLL_INTERVAL_MS: '100',
-      // A delivery a dead dialler was making is due again after this and 30 s.
-      WEBHOOK_TIMEOUT_MS: '2000',
-      SWEEP_INTERVAL_SECONDS: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+async function dialler(llmUrl: string): Promise<BackendProcess> {
+  const p = await startBackendProcess(h, env.env.REDIS_URL!, {
+    OPENAI_BASE_URL: llmUrl,
+    OPENAI_API_KEY: OPENAI_KEY,
+    ANALYSIS_TIMEOUT_MS: String(ATTEMPT_MS),
+    ANALYSIS_LEASE_MS: String(LEASE_MS),
+    ANALYSIS_POLL_INTERVAL_MS: '100',
+    ANALYSIS_RETRY_DELAY_MS: '200',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_POLL_INTERVAL_MS: '100',
+    // A delivery a dead dialler was making is due again after this and 30 s.
+    WEBHOOK_TIMEOUT_MS: '2000',
+    SWEEP_INTERVAL_SECONDS: '1',
   });
-  let log = '';
-  child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-  const p = { child, log: () => log };
   children.push(p);
-  await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/health`)).status === 200, { what: 'dialler process', timeoutMs: 90_000 });
   return p;
 }
 

@@ -1,20 +1,18 @@
 // The campaign dialler as it runs in production: real backend processes (dist/main.js, built by `tsc -b`
 // before jest runs) with ROLES=dialler on the stores of a harness. One is killed with SIGKILL in the middle
 // of a campaign; two fresh replicas finish it side by side. Every contact is dialled once, none is lost.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { freePort, saveLogs, startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
+import { saveLogs, startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
 import { FLEET_RESERVATIONS_KEY, FLEET_WORKERS_KEY } from '@voice-platform/schemas';
-import { adminToken, createBot, createTrunk, heartbeat, JWT_SECRET, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, createTrunk, heartbeat, startHarness, type Harness } from '../testing/harness.js';
+import { startBackendProcess, type BackendProcess } from '../testing/process.js';
 import { COLLECTIONS } from '../collections.js';
 import { findCalls } from '../calls/store.js';
 import { attemptCallId } from './dialler.js';
 import type { ContactDoc } from './store.js';
 
-const mainJs = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 let env: TestEnv;
 let h: Harness;
-const children: Array<{ child: ChildProcess; log: () => string }> = [];
+const children: BackendProcess[] = [];
 
 beforeAll(async () => {
   env = await startTestEnv(['redis']);
@@ -29,31 +27,9 @@ afterAll(async () => {
   await env.stop();
 });
 
-async function dialler(): Promise<{ child: ChildProcess; log: () => string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [mainJs], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      MONGODB_URI: process.env.MONGODB_URI!,
-      MONGODB_DB: h.db.databaseName,
-      REDIS_URL: env.env.REDIS_URL!,
-      JWT_SECRET,
-      WORKER_AUTH_TOKEN: WORKER_TOKEN,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      ROLES: 'dialler',
-      LOG_LEVEL: 'info',
-      CAMPAIGN_TICK_MS: '20',
-      CAMPAIGN_LEASE_MS: '500',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let log = '';
-  child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-  const p = { child, log: () => log };
+async function dialler(): Promise<BackendProcess> {
+  const p = await startBackendProcess(h, env.env.REDIS_URL!, { CAMPAIGN_TICK_MS: '20', CAMPAIGN_LEASE_MS: '500' });
   children.push(p);
-  await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/health`)).status === 200, { what: 'dialler process', timeoutMs: 90_000 });
   return p;
 }
 
