@@ -1,6 +1,7 @@
 // The bot: what the backend stores and validates, what the worker receives, and what the operator's
 // Bot CRD embeds. Defaults are the offline providers, so a bot works with no cloud keys.
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
+import { phoneNumberInput } from './phone.js';
 
 /** A variable name usable as `{{name}}` in prompt, greeting and policy replies. */
 export const VARIABLE_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$';
@@ -49,7 +50,12 @@ export const MAX_TOOL_HEADERS = 10;
 const TransferDestination = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100 }),
-    number: Type.Optional(Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164; one of number and sip_uri' })),
+    // A bot has no region to read a national number in: international format only, checked by libphonenumber (bots/routes.ts).
+    number: Type.Optional(
+      phoneNumberInput(
+        'one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber\'s check of its country code and length) is a 422 naming the reason',
+      ),
+    ),
     sip_uri: Type.Optional(Type.String({ pattern: '^sips?:[^\\s@]+@[^\\s]+$', maxLength: 500 })),
     description: Type.Optional(Type.String({ maxLength: 500 })),
   },

@@ -7,6 +7,7 @@ import { BotCreate, BotUpdate, templateProblems, type AnalysisField, type Analys
 import { AddressRefused, checkHost } from '../webhooks/addresses.js';
 import { generateWebhookSecret } from '../webhooks/store.js';
 import { apiError } from '../errors.js';
+import { e164Problem } from '../phoneInput.js';
 import type { Services } from '../deps.js';
 import { check, type FieldProblem } from '../validate.js';
 import { jsonBody } from '../body.js';
@@ -39,11 +40,16 @@ const COMMON_FIELDS = new Set(['name', 'description', 'type', 'parameters']);
 /** A JSON Schema compiler apart from the one that checks requests (a tool's schema may use any keyword). */
 const schemaCompiler = new Ajv({ strict: false, allErrors: false, validateSchema: true });
 
-/** The rules of tools a schema cannot hold (docs/design.md §9); HTTP tool URLs are checked by checkToolUrls. */
-function checkTools(tools: BotTool[]): void {
+/**
+ * The rules of tools a schema cannot hold (docs/design.md §9); HTTP tool URLs are checked by checkToolUrls.
+ * Answers the tools with each transfer destination's number as E.164 (docs/design.md §13): international
+ * formats only, as a bot has no region to read a national number in.
+ */
+function checkTools(tools: BotTool[]): BotTool[] {
   const problems: FieldProblem[] = [];
   const seen = new Set<string>();
-  tools.forEach((t, i) => {
+  const out = tools.map((t) => (t.destinations ? { ...t, destinations: t.destinations.map((d) => ({ ...d })) } : t));
+  out.forEach((t, i) => {
     const at = `tools.${i}`;
     if (seen.has(t.name)) problems.push({ field: `${at}.name`, message: `${t.name} names another tool already` });
     seen.add(t.name);
@@ -68,11 +74,17 @@ function checkTools(tools: BotTool[]): void {
         if ((d.number === undefined) === (d.sip_uri === undefined)) problems.push({ field: `${at}.destinations.${j}`, message: 'needs exactly one of number and sip_uri' });
         // Warm mode dials the person through the call's trunk, which takes a phone number.
         else if (t.mode === 'warm' && d.sip_uri !== undefined) problems.push({ field: `${at}.destinations.${j}.sip_uri`, message: 'a warm transfer dials a number (E.164) through the call\'s trunk: use number, or mode "cold" for a SIP URI' });
+        if (d.number !== undefined) {
+          const r = e164Problem(d.number, `${at}.destinations.${j}.number`);
+          if ('e164' in r) d.number = r.e164;
+          else problems.push(r);
+        }
       });
       if (t.whisper !== undefined && t.mode !== 'warm') problems.push({ field: `${at}.whisper`, message: 'is said to the person taking the call in warm mode only (mode: "warm")' });
     }
   });
   if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
+  return out;
 }
 
 /** An HTTP tool's URL: parsed, http(s), no credentials, and its host public unless WEBHOOK_ALLOW_PRIVATE (the webhooks' guard). */
@@ -173,12 +185,12 @@ function checkTemplates(bot: Omit<BotDoc, '_id' | 'created_at' | 'updated_at'>):
 export function newBotDoc(body: BotCreateT, now: Date, box: SecretBox | null, id = new ObjectId().toHexString()): BotDoc {
   const fields = withDefaults(check(BotCreate, body));
   checkTemplates(fields);
-  checkTools(fields.tools);
-  checkPolicy(fields.policy, fields.tools);
+  const tools = checkTools(fields.tools);
+  checkPolicy(fields.policy, tools);
   checkTurnDetection(fields.turn_detection);
   checkAnsweringMachine(fields.answering_machine);
   checkAnalysis(fields.analysis, fields.policy);
-  return { _id: id, ...fields, tools: sealToolHeaders(box, fields.tools), tool_secret_sealed: null, created_at: now, updated_at: now };
+  return { _id: id, ...fields, tools: sealToolHeaders(box, tools), tool_secret_sealed: null, created_at: now, updated_at: now };
 }
 
 export function botRoutes(router: Router, svc: Services): void {
@@ -225,9 +237,9 @@ export function botRoutes(router: Router, svc: Services): void {
       checkTemplates(merged);
       let tools = currentTools;
       if (patchTools !== undefined) {
-        checkTools(patchTools);
-        await checkToolUrls(svc, patchTools);
-        tools = sealToolHeaders(box, patchTools.map((t) => ({ ...t, description: t.description ?? '' })), currentTools);
+        const checked = checkTools(patchTools);
+        await checkToolUrls(svc, checked);
+        tools = sealToolHeaders(box, checked.map((t) => ({ ...t, description: t.description ?? '' })), currentTools);
       }
       checkPolicy(merged.policy, tools);
       checkTurnDetection(merged.turn_detection);

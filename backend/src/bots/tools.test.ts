@@ -91,6 +91,25 @@ describe('bot tools', () => {
     await h.http.post(`/api/v1/bots/${id}/tool-secret`).expect(401);
   });
 
+  it('stores and answers transfer numbers as E.164, the test phone\'s agent numbers included', async () => {
+    const destinations = [
+      { name: 'sales', number: '+1 (415) 555-0100' },
+      { name: 'germany', number: '+49 151 1234 5678' },
+      { name: 'agent', number: '+15005553000' },
+      { name: 'busy agent', number: '+1 500-555-3486' },
+      { name: 'pbx', sip_uri: 'sip:desk@pbx.example.com' },
+    ];
+    const e164 = ['+14155550100', '+4915112345678', '+15005553000', '+15005553486'];
+    const expected = [...e164.map((number, i) => ({ name: destinations[i]!.name, number })), destinations[4]];
+    const res = await post({ name: 'dials', tools: [{ ...transfer, mode: 'cold', whisper: undefined, destinations }] }).expect(201);
+    expect(res.body.tools[0].destinations).toEqual(expected);
+    expect((await config(res.body.id)).body.bot.tools[0].destinations).toEqual(expected);
+    const doc = await h.db.collection(COLLECTIONS.bots).findOne({ _id: res.body.id });
+    expect(doc!.tools[0].destinations).toEqual(expected);
+    const edited = await patch(res.body.id, { tools: [{ ...transfer, destinations: [{ name: 'desk', number: '+1 415-555-0199' }] }] }).expect(200);
+    expect(edited.body.tools[0].destinations).toEqual([{ name: 'desk', number: '+14155550199' }]);
+  });
+
   it('takes a per-bot llm.base_url', async () => {
     const res = await post({ name: 'local llm', llm: { provider: 'openai', model: 'llama3', temperature: 0.2, base_url: 'http://127.0.0.1:11434/v1' } }).expect(201);
     expect((await config(res.body.id)).body.bot.llm).toEqual({ provider: 'openai', model: 'llama3', temperature: 0.2, base_url: 'http://127.0.0.1:11434/v1' });
@@ -148,7 +167,21 @@ describe('bot tools', () => {
       expect(await h.db.collection(COLLECTIONS.bots).countDocuments()).toBe(count);
     });
 
-    it('51 tools, or two with one name', async () => {
+    it('a destination number that cannot exist is a 422 naming the number and libphonenumber\'s reason; a national one has no region to be read in', async () => {
+      const count = await h.db.collection(COLLECTIONS.bots).countDocuments();
+      const numbers = ['12345', '+1 555 0100 000 000', '(415) 555-0100', '+1 415 555 0100 x12'];
+      const res = await post({ name: 'bad', tools: [{ ...transfer, destinations: numbers.map((number, i) => ({ name: `d${i}`, number })) }] }).expect(422);
+      expect(res.body.error.code).toBe('validation_failed');
+      expect(res.body.error.details).toEqual([
+        { field: 'tools.0.destinations.0.number', message: 'invalid country calling code' },
+        { field: 'tools.0.destinations.1.number', message: 'too long' },
+        { field: 'tools.0.destinations.2.number', message: 'invalid country calling code' },
+        { field: 'tools.0.destinations.3.number', message: 'must not have an extension' },
+      ]);
+      expect(await h.db.collection(COLLECTIONS.bots).countDocuments()).toBe(count);
+    });
+
+        it('51 tools, or two with one name', async () => {
       const many = Array.from({ length: 51 }, (_, i) => ({ name: `t${i}`, description: '', type: 'end_call' }));
       expect((await post({ name: 'many', tools: many }).expect(422)).body.error.code).toBe('validation_failed');
       const twice = await post({ name: 'twice', tools: [{ name: 'a', description: '', type: 'end_call' }, { name: 'a', description: '', type: 'send_dtmf' }] }).expect(422);

@@ -81,6 +81,8 @@ _PHONE_REASON = r"^(too short|too long|invalid length|invalid country calling co
 _rule(("createCampaign",), r"from_number", _PHONE_REASON)
 _rule(("createOutboundTrunk", "updateOutboundTrunk"), r"numbers\.\d+", _PHONE_REASON)
 _rule(("createInboundNumber", "updateInboundNumber"), r"number", _PHONE_REASON)
+# A bot's transfer destinations: international formats only (a bot has no region), the same reasons.
+_rule(("createBot", "updateBot"), r"tools\.\d+\.destinations\.\d+\.number", _PHONE_REASON)
 _rule(("addDoNotCall", "listDoNotCall", "deleteDoNotCall"), r"numbers\.\d+|number", _PHONE_REASON)
 
 # operationId -> error codes that depend on stored data, not on the request's shape.
