@@ -671,19 +671,18 @@ return errors === 0;
 }
 
 export const BotCreate = validate12;
-const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"pattern":"^\\+[1-9][0-9]{6,14}$","description":"E.164; one of number and sip_uri","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","examples","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"}}};
+const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"minLength":1,"maxLength":64,"description":"one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","examples","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"}}};
 const func8 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,63}$", "u");
 const pattern1 = new RegExp("^https?://[^\\s]+$", "u");
 const pattern2 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
-const pattern3 = new RegExp("^\\+[1-9][0-9]{6,14}$", "u");
-const pattern4 = new RegExp("^sips?:[^\\s@]+@[^\\s]+$", "u");
-const pattern5 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$", "u");
-const pattern7 = new RegExp("^[^\\r\\n]*$", "u");
-const pattern9 = new RegExp("^[A-Za-z0-9_]{1,64}$", "u");
-const pattern11 = new RegExp("^[0-9*#]{1,32}$", "u");
-const pattern12 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
-const pattern15 = new RegExp("\\S", "u");
+const pattern3 = new RegExp("^sips?:[^\\s@]+@[^\\s]+$", "u");
+const pattern4 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$", "u");
+const pattern6 = new RegExp("^[^\\r\\n]*$", "u");
+const pattern8 = new RegExp("^[A-Za-z0-9_]{1,64}$", "u");
+const pattern10 = new RegExp("^[0-9*#]{1,32}$", "u");
+const pattern11 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+const pattern14 = new RegExp("\\S", "u");
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1991,8 +1990,8 @@ errors++;
 if(data34.number !== undefined){
 let data36 = data34.number;
 if(typeof data36 === "string"){
-if(!pattern3.test(data36)){
-const err107 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2+"/number",schemaPath:"#/properties/tools/items/properties/destinations/items/properties/number/pattern",keyword:"pattern",params:{pattern: "^\\+[1-9][0-9]{6,14}$"},message:"must match pattern \""+"^\\+[1-9][0-9]{6,14}$"+"\""};
+if(func2(data36) > 64){
+const err107 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2+"/number",schemaPath:"#/properties/tools/items/properties/destinations/items/properties/number/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -2001,9 +2000,8 @@ vErrors.push(err107);
 }
 errors++;
 }
-}
-else {
-const err108 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2+"/number",schemaPath:"#/properties/tools/items/properties/destinations/items/properties/number/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data36) < 1){
+const err108 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2+"/number",schemaPath:"#/properties/tools/items/properties/destinations/items/properties/number/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -2013,11 +2011,8 @@ vErrors.push(err108);
 errors++;
 }
 }
-if(data34.sip_uri !== undefined){
-let data37 = data34.sip_uri;
-if(typeof data37 === "string"){
-if(func2(data37) > 500){
-const err109 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2+"/sip_uri",schemaPath:"#/properties/tools/items/properties/destinations/items/properties/sip_uri/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+else {
+const err109 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2+"/number",schemaPath:"#/properties/tools/items/properties/destinations/items/properties/number/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -2026,8 +2021,12 @@ vErrors.push(err109);
 }
 errors++;
 }
-if(!pattern4.test(data37)){
-const err110 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2+"/sip_uri",schemaPath:"#/properties/tools/items/properties/destinations/items/properties/sip_uri/pattern",keyword:"pattern",params:{pattern: "^sips?:[^\\s@]+@[^\\s]+$"},message:"must match pattern \""+"^sips?:[^\\s@]+@[^\\s]+$"+"\""};
+}
+if(data34.sip_uri !== undefined){
+let data37 = data34.sip_uri;
+if(typeof data37 === "string"){
+if(func2(data37) > 500){
+const err110 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2+"/sip_uri",schemaPath:"#/properties/tools/items/properties/destinations/items/properties/sip_uri/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -2036,9 +2035,8 @@ vErrors.push(err110);
 }
 errors++;
 }
-}
-else {
-const err111 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2+"/sip_uri",schemaPath:"#/properties/tools/items/properties/destinations/items/properties/sip_uri/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern3.test(data37)){
+const err111 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2+"/sip_uri",schemaPath:"#/properties/tools/items/properties/destinations/items/properties/sip_uri/pattern",keyword:"pattern",params:{pattern: "^sips?:[^\\s@]+@[^\\s]+$"},message:"must match pattern \""+"^sips?:[^\\s@]+@[^\\s]+$"+"\""};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -2048,11 +2046,8 @@ vErrors.push(err111);
 errors++;
 }
 }
-if(data34.description !== undefined){
-let data38 = data34.description;
-if(typeof data38 === "string"){
-if(func2(data38) > 500){
-const err112 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2+"/description",schemaPath:"#/properties/tools/items/properties/destinations/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+else {
+const err112 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2+"/sip_uri",schemaPath:"#/properties/tools/items/properties/destinations/items/properties/sip_uri/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -2062,8 +2057,11 @@ vErrors.push(err112);
 errors++;
 }
 }
-else {
-const err113 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2+"/description",schemaPath:"#/properties/tools/items/properties/destinations/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data34.description !== undefined){
+let data38 = data34.description;
+if(typeof data38 === "string"){
+if(func2(data38) > 500){
+const err113 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2+"/description",schemaPath:"#/properties/tools/items/properties/destinations/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -2073,9 +2071,8 @@ vErrors.push(err113);
 errors++;
 }
 }
-}
 else {
-const err114 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2,schemaPath:"#/properties/tools/items/properties/destinations/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err114 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2+"/description",schemaPath:"#/properties/tools/items/properties/destinations/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -2087,12 +2084,24 @@ errors++;
 }
 }
 else {
-const err115 = {instancePath:instancePath+"/tools/" + i1+"/destinations",schemaPath:"#/properties/tools/items/properties/destinations/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err115 = {instancePath:instancePath+"/tools/" + i1+"/destinations/" + i2,schemaPath:"#/properties/tools/items/properties/destinations/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err115];
 }
 else {
 vErrors.push(err115);
+}
+errors++;
+}
+}
+}
+else {
+const err116 = {instancePath:instancePath+"/tools/" + i1+"/destinations",schemaPath:"#/properties/tools/items/properties/destinations/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
 }
 errors++;
 }
@@ -2103,17 +2112,7 @@ const _errs99 = errors;
 let valid15 = false;
 const _errs100 = errors;
 if(typeof data39 !== "string"){
-const err116 = {instancePath:instancePath+"/tools/" + i1+"/mode",schemaPath:"#/properties/tools/items/properties/mode/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err116];
-}
-else {
-vErrors.push(err116);
-}
-errors++;
-}
-if("cold" !== data39){
-const err117 = {instancePath:instancePath+"/tools/" + i1+"/mode",schemaPath:"#/properties/tools/items/properties/mode/anyOf/0/const",keyword:"const",params:{allowedValue: "cold"},message:"must be equal to constant"};
+const err117 = {instancePath:instancePath+"/tools/" + i1+"/mode",schemaPath:"#/properties/tools/items/properties/mode/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -2122,12 +2121,8 @@ vErrors.push(err117);
 }
 errors++;
 }
-var _valid2 = _errs100 === errors;
-valid15 = valid15 || _valid2;
-if(!valid15){
-const _errs102 = errors;
-if(typeof data39 !== "string"){
-const err118 = {instancePath:instancePath+"/tools/" + i1+"/mode",schemaPath:"#/properties/tools/items/properties/mode/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("cold" !== data39){
+const err118 = {instancePath:instancePath+"/tools/" + i1+"/mode",schemaPath:"#/properties/tools/items/properties/mode/anyOf/0/const",keyword:"const",params:{allowedValue: "cold"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -2136,8 +2131,12 @@ vErrors.push(err118);
 }
 errors++;
 }
-if("warm" !== data39){
-const err119 = {instancePath:instancePath+"/tools/" + i1+"/mode",schemaPath:"#/properties/tools/items/properties/mode/anyOf/1/const",keyword:"const",params:{allowedValue: "warm"},message:"must be equal to constant"};
+var _valid2 = _errs100 === errors;
+valid15 = valid15 || _valid2;
+if(!valid15){
+const _errs102 = errors;
+if(typeof data39 !== "string"){
+const err119 = {instancePath:instancePath+"/tools/" + i1+"/mode",schemaPath:"#/properties/tools/items/properties/mode/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -2146,16 +2145,26 @@ vErrors.push(err119);
 }
 errors++;
 }
-var _valid2 = _errs102 === errors;
-valid15 = valid15 || _valid2;
-}
-if(!valid15){
-const err120 = {instancePath:instancePath+"/tools/" + i1+"/mode",schemaPath:"#/properties/tools/items/properties/mode/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("warm" !== data39){
+const err120 = {instancePath:instancePath+"/tools/" + i1+"/mode",schemaPath:"#/properties/tools/items/properties/mode/anyOf/1/const",keyword:"const",params:{allowedValue: "warm"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err120];
 }
 else {
 vErrors.push(err120);
+}
+errors++;
+}
+var _valid2 = _errs102 === errors;
+valid15 = valid15 || _valid2;
+}
+if(!valid15){
+const err121 = {instancePath:instancePath+"/tools/" + i1+"/mode",schemaPath:"#/properties/tools/items/properties/mode/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
 }
 errors++;
 }
@@ -2175,17 +2184,7 @@ if(data24.announcement !== undefined){
 let data40 = data24.announcement;
 if(typeof data40 === "string"){
 if(func2(data40) > 1000){
-const err121 = {instancePath:instancePath+"/tools/" + i1+"/announcement",schemaPath:"#/properties/tools/items/properties/announcement/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err121];
-}
-else {
-vErrors.push(err121);
-}
-errors++;
-}
-if(func2(data40) < 1){
-const err122 = {instancePath:instancePath+"/tools/" + i1+"/announcement",schemaPath:"#/properties/tools/items/properties/announcement/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err122 = {instancePath:instancePath+"/tools/" + i1+"/announcement",schemaPath:"#/properties/tools/items/properties/announcement/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -2194,9 +2193,8 @@ vErrors.push(err122);
 }
 errors++;
 }
-}
-else {
-const err123 = {instancePath:instancePath+"/tools/" + i1+"/announcement",schemaPath:"#/properties/tools/items/properties/announcement/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data40) < 1){
+const err123 = {instancePath:instancePath+"/tools/" + i1+"/announcement",schemaPath:"#/properties/tools/items/properties/announcement/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -2206,11 +2204,8 @@ vErrors.push(err123);
 errors++;
 }
 }
-if(data24.whisper !== undefined){
-let data41 = data24.whisper;
-if(typeof data41 === "string"){
-if(func2(data41) > 1000){
-const err124 = {instancePath:instancePath+"/tools/" + i1+"/whisper",schemaPath:"#/properties/tools/items/properties/whisper/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+else {
+const err124 = {instancePath:instancePath+"/tools/" + i1+"/announcement",schemaPath:"#/properties/tools/items/properties/announcement/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -2219,8 +2214,12 @@ vErrors.push(err124);
 }
 errors++;
 }
-if(func2(data41) < 1){
-const err125 = {instancePath:instancePath+"/tools/" + i1+"/whisper",schemaPath:"#/properties/tools/items/properties/whisper/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data24.whisper !== undefined){
+let data41 = data24.whisper;
+if(typeof data41 === "string"){
+if(func2(data41) > 1000){
+const err125 = {instancePath:instancePath+"/tools/" + i1+"/whisper",schemaPath:"#/properties/tools/items/properties/whisper/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -2229,9 +2228,8 @@ vErrors.push(err125);
 }
 errors++;
 }
-}
-else {
-const err126 = {instancePath:instancePath+"/tools/" + i1+"/whisper",schemaPath:"#/properties/tools/items/properties/whisper/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data41) < 1){
+const err126 = {instancePath:instancePath+"/tools/" + i1+"/whisper",schemaPath:"#/properties/tools/items/properties/whisper/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -2241,11 +2239,8 @@ vErrors.push(err126);
 errors++;
 }
 }
-if(data24.on_failure !== undefined){
-let data42 = data24.on_failure;
-if(typeof data42 === "string"){
-if(func2(data42) > 1000){
-const err127 = {instancePath:instancePath+"/tools/" + i1+"/on_failure",schemaPath:"#/properties/tools/items/properties/on_failure/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+else {
+const err127 = {instancePath:instancePath+"/tools/" + i1+"/whisper",schemaPath:"#/properties/tools/items/properties/whisper/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -2254,8 +2249,12 @@ vErrors.push(err127);
 }
 errors++;
 }
-if(func2(data42) < 1){
-const err128 = {instancePath:instancePath+"/tools/" + i1+"/on_failure",schemaPath:"#/properties/tools/items/properties/on_failure/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data24.on_failure !== undefined){
+let data42 = data24.on_failure;
+if(typeof data42 === "string"){
+if(func2(data42) > 1000){
+const err128 = {instancePath:instancePath+"/tools/" + i1+"/on_failure",schemaPath:"#/properties/tools/items/properties/on_failure/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -2264,9 +2263,8 @@ vErrors.push(err128);
 }
 errors++;
 }
-}
-else {
-const err129 = {instancePath:instancePath+"/tools/" + i1+"/on_failure",schemaPath:"#/properties/tools/items/properties/on_failure/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data42) < 1){
+const err129 = {instancePath:instancePath+"/tools/" + i1+"/on_failure",schemaPath:"#/properties/tools/items/properties/on_failure/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -2276,11 +2274,8 @@ vErrors.push(err129);
 errors++;
 }
 }
-if(data24.headers !== undefined){
-let data43 = data24.headers;
-if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
-if(Object.keys(data43).length > 10){
-const err130 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/maxProperties",keyword:"maxProperties",params:{limit: 10},message:"must NOT have more than 10 properties"};
+else {
+const err130 = {instancePath:instancePath+"/tools/" + i1+"/on_failure",schemaPath:"#/properties/tools/items/properties/on_failure/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -2289,9 +2284,12 @@ vErrors.push(err130);
 }
 errors++;
 }
-for(const key7 in data43){
-if(!(pattern5.test(key7))){
-const err131 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+}
+if(data24.headers !== undefined){
+let data43 = data24.headers;
+if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
+if(Object.keys(data43).length > 10){
+const err131 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/maxProperties",keyword:"maxProperties",params:{limit: 10},message:"must NOT have more than 10 properties"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -2300,13 +2298,9 @@ vErrors.push(err131);
 }
 errors++;
 }
-}
-for(const key8 in data43){
-if(pattern5.test(key8)){
-let data44 = data43[key8];
-if(typeof data44 === "string"){
-if(func2(data44) > 4096){
-const err132 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+for(const key7 in data43){
+if(!(pattern4.test(key7))){
+const err132 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -2315,8 +2309,13 @@ vErrors.push(err132);
 }
 errors++;
 }
-if(!pattern7.test(data44)){
-const err133 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/pattern",keyword:"pattern",params:{pattern: "^[^\\r\\n]*$"},message:"must match pattern \""+"^[^\\r\\n]*$"+"\""};
+}
+for(const key8 in data43){
+if(pattern4.test(key8)){
+let data44 = data43[key8];
+if(typeof data44 === "string"){
+if(func2(data44) > 4096){
+const err133 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -2325,9 +2324,8 @@ vErrors.push(err133);
 }
 errors++;
 }
-}
-else {
-const err134 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern6.test(data44)){
+const err134 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/pattern",keyword:"pattern",params:{pattern: "^[^\\r\\n]*$"},message:"must match pattern \""+"^[^\\r\\n]*$"+"\""};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -2337,10 +2335,8 @@ vErrors.push(err134);
 errors++;
 }
 }
-}
-}
 else {
-const err135 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err135 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -2351,8 +2347,9 @@ errors++;
 }
 }
 }
+}
 else {
-const err136 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/properties/tools/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err136 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -2364,12 +2361,24 @@ errors++;
 }
 }
 else {
-const err137 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err137 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/properties/tools/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err137];
 }
 else {
 vErrors.push(err137);
+}
+errors++;
+}
+}
+}
+else {
+const err138 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
 }
 errors++;
 }
@@ -2381,17 +2390,7 @@ let valid17 = false;
 const _errs117 = errors;
 if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
 if(data45.intents === undefined){
-const err138 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/required",keyword:"required",params:{missingProperty: "intents"},message:"must have required property '"+"intents"+"'"};
-if(vErrors === null){
-vErrors = [err138];
-}
-else {
-vErrors.push(err138);
-}
-errors++;
-}
-if(data45.fallback === undefined){
-const err139 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/required",keyword:"required",params:{missingProperty: "fallback"},message:"must have required property '"+"fallback"+"'"};
+const err139 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/required",keyword:"required",params:{missingProperty: "intents"},message:"must have required property '"+"intents"+"'"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -2400,9 +2399,8 @@ vErrors.push(err139);
 }
 errors++;
 }
-for(const key9 in data45){
-if(!((key9 === "intents") || (key9 === "fallback"))){
-const err140 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if(data45.fallback === undefined){
+const err140 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/required",keyword:"required",params:{missingProperty: "fallback"},message:"must have required property '"+"fallback"+"'"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -2411,12 +2409,9 @@ vErrors.push(err140);
 }
 errors++;
 }
-}
-if(data45.intents !== undefined){
-let data46 = data45.intents;
-if(Array.isArray(data46)){
-if(data46.length > 200){
-const err141 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+for(const key9 in data45){
+if(!((key9 === "intents") || (key9 === "fallback"))){
+const err141 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -2425,12 +2420,12 @@ vErrors.push(err141);
 }
 errors++;
 }
-const len3 = data46.length;
-for(let i3=0; i3<len3; i3++){
-let data47 = data46[i3];
-if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
-if(data47.name === undefined){
-const err142 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data45.intents !== undefined){
+let data46 = data45.intents;
+if(Array.isArray(data46)){
+if(data46.length > 200){
+const err142 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -2439,8 +2434,12 @@ vErrors.push(err142);
 }
 errors++;
 }
-if(data47.examples === undefined){
-const err143 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "examples"},message:"must have required property '"+"examples"+"'"};
+const len3 = data46.length;
+for(let i3=0; i3<len3; i3++){
+let data47 = data46[i3];
+if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+if(data47.name === undefined){
+const err143 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -2449,8 +2448,8 @@ vErrors.push(err143);
 }
 errors++;
 }
-if(data47.reply === undefined){
-const err144 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
+if(data47.examples === undefined){
+const err144 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "examples"},message:"must have required property '"+"examples"+"'"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -2459,9 +2458,8 @@ vErrors.push(err144);
 }
 errors++;
 }
-for(const key10 in data47){
-if(!((((((((key10 === "name") || (key10 === "examples")) || (key10 === "reply")) || (key10 === "end_call")) || (key10 === "action")) || (key10 === "on_error_reply")) || (key10 === "dtmf")) || (key10 === "sets"))){
-const err145 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+if(data47.reply === undefined){
+const err145 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -2470,12 +2468,9 @@ vErrors.push(err145);
 }
 errors++;
 }
-}
-if(data47.name !== undefined){
-let data48 = data47.name;
-if(typeof data48 === "string"){
-if(func2(data48) > 64){
-const err146 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+for(const key10 in data47){
+if(!((((((((key10 === "name") || (key10 === "examples")) || (key10 === "reply")) || (key10 === "end_call")) || (key10 === "action")) || (key10 === "on_error_reply")) || (key10 === "dtmf")) || (key10 === "sets"))){
+const err146 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -2484,8 +2479,12 @@ vErrors.push(err146);
 }
 errors++;
 }
-if(func2(data48) < 1){
-const err147 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data47.name !== undefined){
+let data48 = data47.name;
+if(typeof data48 === "string"){
+if(func2(data48) > 64){
+const err147 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -2494,9 +2493,8 @@ vErrors.push(err147);
 }
 errors++;
 }
-}
-else {
-const err148 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data48) < 1){
+const err148 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -2506,11 +2504,8 @@ vErrors.push(err148);
 errors++;
 }
 }
-if(data47.examples !== undefined){
-let data49 = data47.examples;
-if(Array.isArray(data49)){
-if(data49.length > 100){
-const err149 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+else {
+const err149 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -2519,12 +2514,12 @@ vErrors.push(err149);
 }
 errors++;
 }
-const len4 = data49.length;
-for(let i4=0; i4<len4; i4++){
-let data50 = data49[i4];
-if(typeof data50 === "string"){
-if(func2(data50) > 500){
-const err150 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+}
+if(data47.examples !== undefined){
+let data49 = data47.examples;
+if(Array.isArray(data49)){
+if(data49.length > 100){
+const err150 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -2533,8 +2528,12 @@ vErrors.push(err150);
 }
 errors++;
 }
-if(func2(data50) < 1){
-const err151 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len4 = data49.length;
+for(let i4=0; i4<len4; i4++){
+let data50 = data49[i4];
+if(typeof data50 === "string"){
+if(func2(data50) > 500){
+const err151 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -2543,9 +2542,8 @@ vErrors.push(err151);
 }
 errors++;
 }
-}
-else {
-const err152 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data50) < 1){
+const err152 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -2555,9 +2553,8 @@ vErrors.push(err152);
 errors++;
 }
 }
-}
 else {
-const err153 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err153 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -2567,11 +2564,9 @@ vErrors.push(err153);
 errors++;
 }
 }
-if(data47.reply !== undefined){
-let data51 = data47.reply;
-if(typeof data51 === "string"){
-if(func2(data51) > 2000){
-const err154 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+}
+else {
+const err154 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -2580,8 +2575,12 @@ vErrors.push(err154);
 }
 errors++;
 }
-if(func2(data51) < 1){
-const err155 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data47.reply !== undefined){
+let data51 = data47.reply;
+if(typeof data51 === "string"){
+if(func2(data51) > 2000){
+const err155 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -2590,9 +2589,8 @@ vErrors.push(err155);
 }
 errors++;
 }
-}
-else {
-const err156 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data51) < 1){
+const err156 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -2602,9 +2600,8 @@ vErrors.push(err156);
 errors++;
 }
 }
-if(data47.end_call !== undefined){
-if(typeof data47.end_call !== "boolean"){
-const err157 = {instancePath:instancePath+"/policy/intents/" + i3+"/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err157 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -2614,11 +2611,9 @@ vErrors.push(err157);
 errors++;
 }
 }
-if(data47.action !== undefined){
-let data53 = data47.action;
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-if(data53.tool === undefined){
-const err158 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
+if(data47.end_call !== undefined){
+if(typeof data47.end_call !== "boolean"){
+const err158 = {instancePath:instancePath+"/policy/intents/" + i3+"/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -2627,9 +2622,12 @@ vErrors.push(err158);
 }
 errors++;
 }
-for(const key11 in data53){
-if(!((key11 === "tool") || (key11 === "arguments"))){
-const err159 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+}
+if(data47.action !== undefined){
+let data53 = data47.action;
+if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
+if(data53.tool === undefined){
+const err159 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -2638,12 +2636,9 @@ vErrors.push(err159);
 }
 errors++;
 }
-}
-if(data53.tool !== undefined){
-let data54 = data53.tool;
-if(typeof data54 === "string"){
-if(!pattern2.test(data54)){
-const err160 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+for(const key11 in data53){
+if(!((key11 === "tool") || (key11 === "arguments"))){
+const err160 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -2653,8 +2648,11 @@ vErrors.push(err160);
 errors++;
 }
 }
-else {
-const err161 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data53.tool !== undefined){
+let data54 = data53.tool;
+if(typeof data54 === "string"){
+if(!pattern2.test(data54)){
+const err161 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -2664,11 +2662,8 @@ vErrors.push(err161);
 errors++;
 }
 }
-if(data53.arguments !== undefined){
-let data55 = data53.arguments;
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
-if(Object.keys(data55).length > 20){
-const err162 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+else {
+const err162 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -2677,9 +2672,12 @@ vErrors.push(err162);
 }
 errors++;
 }
-for(const key12 in data55){
-if(!(pattern9.test(key12))){
-const err163 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+}
+if(data53.arguments !== undefined){
+let data55 = data53.arguments;
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+if(Object.keys(data55).length > 20){
+const err163 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -2688,13 +2686,9 @@ vErrors.push(err163);
 }
 errors++;
 }
-}
-for(const key13 in data55){
-if(pattern9.test(key13)){
-let data56 = data55[key13];
-if(typeof data56 === "string"){
-if(func2(data56) > 1000){
-const err164 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments/" + key13.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+for(const key12 in data55){
+if(!(pattern8.test(key12))){
+const err164 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -2704,8 +2698,12 @@ vErrors.push(err164);
 errors++;
 }
 }
-else {
-const err165 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments/" + key13.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key13 in data55){
+if(pattern8.test(key13)){
+let data56 = data55[key13];
+if(typeof data56 === "string"){
+if(func2(data56) > 1000){
+const err165 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments/" + key13.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -2715,10 +2713,8 @@ vErrors.push(err165);
 errors++;
 }
 }
-}
-}
 else {
-const err166 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err166 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments/" + key13.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -2729,8 +2725,9 @@ errors++;
 }
 }
 }
+}
 else {
-const err167 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err167 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -2740,11 +2737,9 @@ vErrors.push(err167);
 errors++;
 }
 }
-if(data47.on_error_reply !== undefined){
-let data57 = data47.on_error_reply;
-if(typeof data57 === "string"){
-if(func2(data57) > 2000){
-const err168 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+}
+else {
+const err168 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -2753,8 +2748,12 @@ vErrors.push(err168);
 }
 errors++;
 }
-if(func2(data57) < 1){
-const err169 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data47.on_error_reply !== undefined){
+let data57 = data47.on_error_reply;
+if(typeof data57 === "string"){
+if(func2(data57) > 2000){
+const err169 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -2763,9 +2762,8 @@ vErrors.push(err169);
 }
 errors++;
 }
-}
-else {
-const err170 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data57) < 1){
+const err170 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -2775,11 +2773,8 @@ vErrors.push(err170);
 errors++;
 }
 }
-if(data47.dtmf !== undefined){
-let data58 = data47.dtmf;
-if(typeof data58 === "string"){
-if(!pattern11.test(data58)){
-const err171 = {instancePath:instancePath+"/policy/intents/" + i3+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/pattern",keyword:"pattern",params:{pattern: "^[0-9*#]{1,32}$"},message:"must match pattern \""+"^[0-9*#]{1,32}$"+"\""};
+else {
+const err171 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -2789,8 +2784,11 @@ vErrors.push(err171);
 errors++;
 }
 }
-else {
-const err172 = {instancePath:instancePath+"/policy/intents/" + i3+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data47.dtmf !== undefined){
+let data58 = data47.dtmf;
+if(typeof data58 === "string"){
+if(!pattern10.test(data58)){
+const err172 = {instancePath:instancePath+"/policy/intents/" + i3+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/pattern",keyword:"pattern",params:{pattern: "^[0-9*#]{1,32}$"},message:"must match pattern \""+"^[0-9*#]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -2800,11 +2798,8 @@ vErrors.push(err172);
 errors++;
 }
 }
-if(data47.sets !== undefined){
-let data59 = data47.sets;
-if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
-if(Object.keys(data59).length > 20){
-const err173 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+else {
+const err173 = {instancePath:instancePath+"/policy/intents/" + i3+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -2813,9 +2808,12 @@ vErrors.push(err173);
 }
 errors++;
 }
-for(const key14 in data59){
-if(!(pattern12.test(key14))){
-const err174 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+}
+if(data47.sets !== undefined){
+let data59 = data47.sets;
+if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+if(Object.keys(data59).length > 20){
+const err174 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -2824,16 +2822,9 @@ vErrors.push(err174);
 }
 errors++;
 }
-}
-for(const key15 in data59){
-if(pattern12.test(key15)){
-let data60 = data59[key15];
-const _errs153 = errors;
-let valid27 = false;
-const _errs154 = errors;
-if(typeof data60 === "string"){
-if(func2(data60) > 1000){
-const err175 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+for(const key14 in data59){
+if(!(pattern11.test(key14))){
+const err175 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -2843,8 +2834,15 @@ vErrors.push(err175);
 errors++;
 }
 }
-else {
-const err176 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key15 in data59){
+if(pattern11.test(key15)){
+let data60 = data59[key15];
+const _errs153 = errors;
+let valid27 = false;
+const _errs154 = errors;
+if(typeof data60 === "string"){
+if(func2(data60) > 1000){
+const err176 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -2853,12 +2851,9 @@ vErrors.push(err176);
 }
 errors++;
 }
-var _valid4 = _errs154 === errors;
-valid27 = valid27 || _valid4;
-if(!valid27){
-const _errs156 = errors;
-if(!(typeof data60 == "number")){
-const err177 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+else {
+const err177 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -2867,12 +2862,12 @@ vErrors.push(err177);
 }
 errors++;
 }
-var _valid4 = _errs156 === errors;
+var _valid4 = _errs154 === errors;
 valid27 = valid27 || _valid4;
 if(!valid27){
-const _errs158 = errors;
-if(typeof data60 !== "boolean"){
-const err178 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const _errs156 = errors;
+if(!(typeof data60 == "number")){
+const err178 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -2881,17 +2876,31 @@ vErrors.push(err178);
 }
 errors++;
 }
-var _valid4 = _errs158 === errors;
+var _valid4 = _errs156 === errors;
 valid27 = valid27 || _valid4;
-}
-}
 if(!valid27){
-const err179 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs158 = errors;
+if(typeof data60 !== "boolean"){
+const err179 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err179];
 }
 else {
 vErrors.push(err179);
+}
+errors++;
+}
+var _valid4 = _errs158 === errors;
+valid27 = valid27 || _valid4;
+}
+}
+if(!valid27){
+const err180 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err180];
+}
+else {
+vErrors.push(err180);
 }
 errors++;
 }
@@ -2910,19 +2919,7 @@ vErrors = null;
 }
 }
 else {
-const err180 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err180];
-}
-else {
-vErrors.push(err180);
-}
-errors++;
-}
-}
-}
-else {
-const err181 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err181 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -2934,7 +2931,7 @@ errors++;
 }
 }
 else {
-const err182 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err182 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -2944,11 +2941,9 @@ vErrors.push(err182);
 errors++;
 }
 }
-if(data45.fallback !== undefined){
-let data61 = data45.fallback;
-if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
-if(data61.reply === undefined){
-const err183 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
+}
+else {
+const err183 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -2957,9 +2952,12 @@ vErrors.push(err183);
 }
 errors++;
 }
-for(const key16 in data61){
-if(!((key16 === "reply") || (key16 === "end_call"))){
-const err184 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+}
+if(data45.fallback !== undefined){
+let data61 = data45.fallback;
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+if(data61.reply === undefined){
+const err184 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -2968,12 +2966,9 @@ vErrors.push(err184);
 }
 errors++;
 }
-}
-if(data61.reply !== undefined){
-let data62 = data61.reply;
-if(typeof data62 === "string"){
-if(func2(data62) > 2000){
-const err185 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+for(const key16 in data61){
+if(!((key16 === "reply") || (key16 === "end_call"))){
+const err185 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -2982,8 +2977,12 @@ vErrors.push(err185);
 }
 errors++;
 }
-if(func2(data62) < 1){
-const err186 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data61.reply !== undefined){
+let data62 = data61.reply;
+if(typeof data62 === "string"){
+if(func2(data62) > 2000){
+const err186 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -2992,9 +2991,8 @@ vErrors.push(err186);
 }
 errors++;
 }
-}
-else {
-const err187 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data62) < 1){
+const err187 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -3004,9 +3002,8 @@ vErrors.push(err187);
 errors++;
 }
 }
-if(data61.end_call !== undefined){
-if(typeof data61.end_call !== "boolean"){
-const err188 = {instancePath:instancePath+"/policy/fallback/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err188 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -3016,9 +3013,9 @@ vErrors.push(err188);
 errors++;
 }
 }
-}
-else {
-const err189 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data61.end_call !== undefined){
+if(typeof data61.end_call !== "boolean"){
+const err189 = {instancePath:instancePath+"/policy/fallback/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -3030,7 +3027,7 @@ errors++;
 }
 }
 else {
-const err190 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err190 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -3039,12 +3036,10 @@ vErrors.push(err190);
 }
 errors++;
 }
-var _valid3 = _errs117 === errors;
-valid17 = valid17 || _valid3;
-if(!valid17){
-const _errs167 = errors;
-if(data45 !== null){
-const err191 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+}
+else {
+const err191 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -3053,16 +3048,30 @@ vErrors.push(err191);
 }
 errors++;
 }
-var _valid3 = _errs167 === errors;
+var _valid3 = _errs117 === errors;
 valid17 = valid17 || _valid3;
-}
 if(!valid17){
-const err192 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs167 = errors;
+if(data45 !== null){
+const err192 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err192];
 }
 else {
 vErrors.push(err192);
+}
+errors++;
+}
+var _valid3 = _errs167 === errors;
+valid17 = valid17 || _valid3;
+}
+if(!valid17){
+const err193 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err193];
+}
+else {
+vErrors.push(err193);
 }
 errors++;
 }
@@ -3083,12 +3092,12 @@ let data64 = data.turn_detection;
 if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
 for(const key17 in data64){
 if(!(((key17 === "mode") || (key17 === "end_of_turn_silence_ms")) || (key17 === "min_silence_ms"))){
-const err193 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+const err194 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err193];
+vErrors = [err194];
 }
 else {
-vErrors.push(err193);
+vErrors.push(err194);
 }
 errors++;
 }
@@ -3099,17 +3108,7 @@ const _errs173 = errors;
 let valid30 = false;
 const _errs174 = errors;
 if(typeof data65 !== "string"){
-const err194 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err194];
-}
-else {
-vErrors.push(err194);
-}
-errors++;
-}
-if("smart" !== data65){
-const err195 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/0/const",keyword:"const",params:{allowedValue: "smart"},message:"must be equal to constant"};
+const err195 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -3118,12 +3117,8 @@ vErrors.push(err195);
 }
 errors++;
 }
-var _valid5 = _errs174 === errors;
-valid30 = valid30 || _valid5;
-if(!valid30){
-const _errs176 = errors;
-if(typeof data65 !== "string"){
-const err196 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("smart" !== data65){
+const err196 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/0/const",keyword:"const",params:{allowedValue: "smart"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -3132,8 +3127,12 @@ vErrors.push(err196);
 }
 errors++;
 }
-if("fixed" !== data65){
-const err197 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/1/const",keyword:"const",params:{allowedValue: "fixed"},message:"must be equal to constant"};
+var _valid5 = _errs174 === errors;
+valid30 = valid30 || _valid5;
+if(!valid30){
+const _errs176 = errors;
+if(typeof data65 !== "string"){
+const err197 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -3142,16 +3141,26 @@ vErrors.push(err197);
 }
 errors++;
 }
-var _valid5 = _errs176 === errors;
-valid30 = valid30 || _valid5;
-}
-if(!valid30){
-const err198 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("fixed" !== data65){
+const err198 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/1/const",keyword:"const",params:{allowedValue: "fixed"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err198];
 }
 else {
 vErrors.push(err198);
+}
+errors++;
+}
+var _valid5 = _errs176 === errors;
+valid30 = valid30 || _valid5;
+}
+if(!valid30){
+const err199 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err199];
+}
+else {
+vErrors.push(err199);
 }
 errors++;
 }
@@ -3170,18 +3179,7 @@ vErrors = null;
 if(data64.end_of_turn_silence_ms !== undefined){
 let data66 = data64.end_of_turn_silence_ms;
 if(!((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66)))){
-const err199 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err199];
-}
-else {
-vErrors.push(err199);
-}
-errors++;
-}
-if(typeof data66 == "number"){
-if(data66 > 5000 || isNaN(data66)){
-const err200 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
+const err200 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -3190,8 +3188,9 @@ vErrors.push(err200);
 }
 errors++;
 }
-if(data66 < 100 || isNaN(data66)){
-const err201 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+if(typeof data66 == "number"){
+if(data66 > 5000 || isNaN(data66)){
+const err201 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -3200,12 +3199,8 @@ vErrors.push(err201);
 }
 errors++;
 }
-}
-}
-if(data64.min_silence_ms !== undefined){
-let data67 = data64.min_silence_ms;
-if(!((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67)))){
-const err202 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data66 < 100 || isNaN(data66)){
+const err202 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -3214,9 +3209,12 @@ vErrors.push(err202);
 }
 errors++;
 }
-if(typeof data67 == "number"){
-if(data67 > 5000 || isNaN(data67)){
-const err203 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
+}
+}
+if(data64.min_silence_ms !== undefined){
+let data67 = data64.min_silence_ms;
+if(!((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67)))){
+const err203 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -3225,8 +3223,9 @@ vErrors.push(err203);
 }
 errors++;
 }
-if(data67 < 100 || isNaN(data67)){
-const err204 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+if(typeof data67 == "number"){
+if(data67 > 5000 || isNaN(data67)){
+const err204 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -3235,11 +3234,8 @@ vErrors.push(err204);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err205 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data67 < 100 || isNaN(data67)){
+const err205 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -3249,12 +3245,10 @@ vErrors.push(err205);
 errors++;
 }
 }
-if(data.interruption !== undefined){
-let data68 = data.interruption;
-if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
-for(const key18 in data68){
-if(!((key18 === "ignore_backchannels") || (key18 === "min_words"))){
-const err206 = {instancePath:instancePath+"/interruption",schemaPath:"#/properties/interruption/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+}
+}
+else {
+const err206 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -3264,9 +3258,12 @@ vErrors.push(err206);
 errors++;
 }
 }
-if(data68.ignore_backchannels !== undefined){
-if(typeof data68.ignore_backchannels !== "boolean"){
-const err207 = {instancePath:instancePath+"/interruption/ignore_backchannels",schemaPath:"#/properties/interruption/properties/ignore_backchannels/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.interruption !== undefined){
+let data68 = data.interruption;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+for(const key18 in data68){
+if(!((key18 === "ignore_backchannels") || (key18 === "min_words"))){
+const err207 = {instancePath:instancePath+"/interruption",schemaPath:"#/properties/interruption/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -3276,10 +3273,9 @@ vErrors.push(err207);
 errors++;
 }
 }
-if(data68.min_words !== undefined){
-let data70 = data68.min_words;
-if(!((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70)))){
-const err208 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data68.ignore_backchannels !== undefined){
+if(typeof data68.ignore_backchannels !== "boolean"){
+const err208 = {instancePath:instancePath+"/interruption/ignore_backchannels",schemaPath:"#/properties/interruption/properties/ignore_backchannels/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -3288,9 +3284,11 @@ vErrors.push(err208);
 }
 errors++;
 }
-if(typeof data70 == "number"){
-if(data70 > 10 || isNaN(data70)){
-const err209 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+}
+if(data68.min_words !== undefined){
+let data70 = data68.min_words;
+if(!((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70)))){
+const err209 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -3299,8 +3297,9 @@ vErrors.push(err209);
 }
 errors++;
 }
-if(data70 < 1 || isNaN(data70)){
-const err210 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(typeof data70 == "number"){
+if(data70 > 10 || isNaN(data70)){
+const err210 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -3309,11 +3308,8 @@ vErrors.push(err210);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err211 = {instancePath:instancePath+"/interruption",schemaPath:"#/properties/interruption/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data70 < 1 || isNaN(data70)){
+const err211 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -3323,11 +3319,10 @@ vErrors.push(err211);
 errors++;
 }
 }
-if(data.dtmf !== undefined){
-let data71 = data.dtmf;
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
-if(data71.inter_digit_timeout_ms === undefined){
-const err212 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/required",keyword:"required",params:{missingProperty: "inter_digit_timeout_ms"},message:"must have required property '"+"inter_digit_timeout_ms"+"'"};
+}
+}
+else {
+const err212 = {instancePath:instancePath+"/interruption",schemaPath:"#/properties/interruption/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -3336,9 +3331,12 @@ vErrors.push(err212);
 }
 errors++;
 }
-for(const key19 in data71){
-if(!(key19 === "inter_digit_timeout_ms")){
-const err213 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+}
+if(data.dtmf !== undefined){
+let data71 = data.dtmf;
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.inter_digit_timeout_ms === undefined){
+const err213 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/required",keyword:"required",params:{missingProperty: "inter_digit_timeout_ms"},message:"must have required property '"+"inter_digit_timeout_ms"+"'"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -3347,11 +3345,9 @@ vErrors.push(err213);
 }
 errors++;
 }
-}
-if(data71.inter_digit_timeout_ms !== undefined){
-let data72 = data71.inter_digit_timeout_ms;
-if(!((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72)))){
-const err214 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+for(const key19 in data71){
+if(!(key19 === "inter_digit_timeout_ms")){
+const err214 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -3360,9 +3356,11 @@ vErrors.push(err214);
 }
 errors++;
 }
-if(typeof data72 == "number"){
-if(data72 > 10000 || isNaN(data72)){
-const err215 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+}
+if(data71.inter_digit_timeout_ms !== undefined){
+let data72 = data71.inter_digit_timeout_ms;
+if(!((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72)))){
+const err215 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -3371,8 +3369,9 @@ vErrors.push(err215);
 }
 errors++;
 }
-if(data72 < 300 || isNaN(data72)){
-const err216 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
+if(typeof data72 == "number"){
+if(data72 > 10000 || isNaN(data72)){
+const err216 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -3381,11 +3380,8 @@ vErrors.push(err216);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err217 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data72 < 300 || isNaN(data72)){
+const err217 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -3395,12 +3391,10 @@ vErrors.push(err217);
 errors++;
 }
 }
-if(data.answering_machine !== undefined){
-let data73 = data.answering_machine;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-for(const key20 in data73){
-if(!((((key20 === "detect") || (key20 === "on_machine")) || (key20 === "message")) || (key20 === "max_wait_for_beep_seconds"))){
-const err218 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+}
+}
+else {
+const err218 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -3410,14 +3404,29 @@ vErrors.push(err218);
 errors++;
 }
 }
-if(data73.detect !== undefined){
-if(typeof data73.detect !== "boolean"){
-const err219 = {instancePath:instancePath+"/answering_machine/detect",schemaPath:"#/properties/answering_machine/properties/detect/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.answering_machine !== undefined){
+let data73 = data.answering_machine;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+for(const key20 in data73){
+if(!((((key20 === "detect") || (key20 === "on_machine")) || (key20 === "message")) || (key20 === "max_wait_for_beep_seconds"))){
+const err219 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err219];
 }
 else {
 vErrors.push(err219);
+}
+errors++;
+}
+}
+if(data73.detect !== undefined){
+if(typeof data73.detect !== "boolean"){
+const err220 = {instancePath:instancePath+"/answering_machine/detect",schemaPath:"#/properties/answering_machine/properties/detect/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err220];
+}
+else {
+vErrors.push(err220);
 }
 errors++;
 }
@@ -3428,17 +3437,7 @@ const _errs200 = errors;
 let valid34 = false;
 const _errs201 = errors;
 if(typeof data75 !== "string"){
-const err220 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err220];
-}
-else {
-vErrors.push(err220);
-}
-errors++;
-}
-if("hangup" !== data75){
-const err221 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/const",keyword:"const",params:{allowedValue: "hangup"},message:"must be equal to constant"};
+const err221 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -3447,12 +3446,8 @@ vErrors.push(err221);
 }
 errors++;
 }
-var _valid6 = _errs201 === errors;
-valid34 = valid34 || _valid6;
-if(!valid34){
-const _errs203 = errors;
-if(typeof data75 !== "string"){
-const err222 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("hangup" !== data75){
+const err222 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/const",keyword:"const",params:{allowedValue: "hangup"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -3461,8 +3456,12 @@ vErrors.push(err222);
 }
 errors++;
 }
-if("leave_message" !== data75){
-const err223 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/const",keyword:"const",params:{allowedValue: "leave_message"},message:"must be equal to constant"};
+var _valid6 = _errs201 === errors;
+valid34 = valid34 || _valid6;
+if(!valid34){
+const _errs203 = errors;
+if(typeof data75 !== "string"){
+const err223 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -3471,16 +3470,26 @@ vErrors.push(err223);
 }
 errors++;
 }
-var _valid6 = _errs203 === errors;
-valid34 = valid34 || _valid6;
-}
-if(!valid34){
-const err224 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("leave_message" !== data75){
+const err224 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/const",keyword:"const",params:{allowedValue: "leave_message"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err224];
 }
 else {
 vErrors.push(err224);
+}
+errors++;
+}
+var _valid6 = _errs203 === errors;
+valid34 = valid34 || _valid6;
+}
+if(!valid34){
+const err225 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err225];
+}
+else {
+vErrors.push(err225);
 }
 errors++;
 }
@@ -3500,18 +3509,7 @@ if(data73.message !== undefined){
 let data76 = data73.message;
 if(typeof data76 === "string"){
 if(func2(data76) > 1000){
-const err225 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err225];
-}
-else {
-vErrors.push(err225);
-}
-errors++;
-}
-}
-else {
-const err226 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err226 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -3521,10 +3519,8 @@ vErrors.push(err226);
 errors++;
 }
 }
-if(data73.max_wait_for_beep_seconds !== undefined){
-let data77 = data73.max_wait_for_beep_seconds;
-if(!((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77)))){
-const err227 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err227 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -3533,9 +3529,11 @@ vErrors.push(err227);
 }
 errors++;
 }
-if(typeof data77 == "number"){
-if(data77 > 120 || isNaN(data77)){
-const err228 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
+}
+if(data73.max_wait_for_beep_seconds !== undefined){
+let data77 = data73.max_wait_for_beep_seconds;
+if(!((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77)))){
+const err228 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -3544,8 +3542,9 @@ vErrors.push(err228);
 }
 errors++;
 }
-if(data77 < 5 || isNaN(data77)){
-const err229 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 5},message:"must be >= 5"};
+if(typeof data77 == "number"){
+if(data77 > 120 || isNaN(data77)){
+const err229 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -3554,11 +3553,8 @@ vErrors.push(err229);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err230 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data77 < 5 || isNaN(data77)){
+const err230 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 5},message:"must be >= 5"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -3568,12 +3564,10 @@ vErrors.push(err230);
 errors++;
 }
 }
-if(data.analysis !== undefined){
-let data78 = data.analysis;
-if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
-for(const key21 in data78){
-if(!(((key21 === "summary") || (key21 === "fields")) || (key21 === "success"))){
-const err231 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
+}
+}
+else {
+const err231 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -3583,9 +3577,12 @@ vErrors.push(err231);
 errors++;
 }
 }
-if(data78.summary !== undefined){
-if(typeof data78.summary !== "boolean"){
-const err232 = {instancePath:instancePath+"/analysis/summary",schemaPath:"#/properties/analysis/properties/summary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.analysis !== undefined){
+let data78 = data.analysis;
+if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
+for(const key21 in data78){
+if(!(((key21 === "summary") || (key21 === "fields")) || (key21 === "success"))){
+const err232 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -3595,11 +3592,9 @@ vErrors.push(err232);
 errors++;
 }
 }
-if(data78.fields !== undefined){
-let data80 = data78.fields;
-if(Array.isArray(data80)){
-if(data80.length > 20){
-const err233 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(data78.summary !== undefined){
+if(typeof data78.summary !== "boolean"){
+const err233 = {instancePath:instancePath+"/analysis/summary",schemaPath:"#/properties/analysis/properties/summary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -3608,12 +3603,12 @@ vErrors.push(err233);
 }
 errors++;
 }
-const len5 = data80.length;
-for(let i5=0; i5<len5; i5++){
-let data81 = data80[i5];
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-if(data81.name === undefined){
-const err234 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data78.fields !== undefined){
+let data80 = data78.fields;
+if(Array.isArray(data80)){
+if(data80.length > 20){
+const err234 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -3622,8 +3617,12 @@ vErrors.push(err234);
 }
 errors++;
 }
-if(data81.type === undefined){
-const err235 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+const len5 = data80.length;
+for(let i5=0; i5<len5; i5++){
+let data81 = data80[i5];
+if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
+if(data81.name === undefined){
+const err235 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -3632,9 +3631,8 @@ vErrors.push(err235);
 }
 errors++;
 }
-for(const key22 in data81){
-if(!((((key22 === "name") || (key22 === "type")) || (key22 === "description")) || (key22 === "values"))){
-const err236 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
+if(data81.type === undefined){
+const err236 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -3643,12 +3641,9 @@ vErrors.push(err236);
 }
 errors++;
 }
-}
-if(data81.name !== undefined){
-let data82 = data81.name;
-if(typeof data82 === "string"){
-if(!pattern12.test(data82)){
-const err237 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+for(const key22 in data81){
+if(!((((key22 === "name") || (key22 === "type")) || (key22 === "description")) || (key22 === "values"))){
+const err237 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -3658,13 +3653,27 @@ vErrors.push(err237);
 errors++;
 }
 }
-else {
-const err238 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.name !== undefined){
+let data82 = data81.name;
+if(typeof data82 === "string"){
+if(!pattern11.test(data82)){
+const err238 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err238];
 }
 else {
 vErrors.push(err238);
+}
+errors++;
+}
+}
+else {
+const err239 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err239];
+}
+else {
+vErrors.push(err239);
 }
 errors++;
 }
@@ -3675,17 +3684,7 @@ const _errs222 = errors;
 let valid39 = false;
 const _errs223 = errors;
 if(typeof data83 !== "string"){
-const err239 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err239];
-}
-else {
-vErrors.push(err239);
-}
-errors++;
-}
-if("string" !== data83){
-const err240 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/const",keyword:"const",params:{allowedValue: "string"},message:"must be equal to constant"};
+const err240 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -3694,12 +3693,8 @@ vErrors.push(err240);
 }
 errors++;
 }
-var _valid7 = _errs223 === errors;
-valid39 = valid39 || _valid7;
-if(!valid39){
-const _errs225 = errors;
-if(typeof data83 !== "string"){
-const err241 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("string" !== data83){
+const err241 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/const",keyword:"const",params:{allowedValue: "string"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -3708,8 +3703,12 @@ vErrors.push(err241);
 }
 errors++;
 }
-if("number" !== data83){
-const err242 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/const",keyword:"const",params:{allowedValue: "number"},message:"must be equal to constant"};
+var _valid7 = _errs223 === errors;
+valid39 = valid39 || _valid7;
+if(!valid39){
+const _errs225 = errors;
+if(typeof data83 !== "string"){
+const err242 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -3718,12 +3717,8 @@ vErrors.push(err242);
 }
 errors++;
 }
-var _valid7 = _errs225 === errors;
-valid39 = valid39 || _valid7;
-if(!valid39){
-const _errs227 = errors;
-if(typeof data83 !== "string"){
-const err243 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("number" !== data83){
+const err243 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/const",keyword:"const",params:{allowedValue: "number"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -3732,8 +3727,12 @@ vErrors.push(err243);
 }
 errors++;
 }
-if("boolean" !== data83){
-const err244 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/const",keyword:"const",params:{allowedValue: "boolean"},message:"must be equal to constant"};
+var _valid7 = _errs225 === errors;
+valid39 = valid39 || _valid7;
+if(!valid39){
+const _errs227 = errors;
+if(typeof data83 !== "string"){
+const err244 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -3742,12 +3741,8 @@ vErrors.push(err244);
 }
 errors++;
 }
-var _valid7 = _errs227 === errors;
-valid39 = valid39 || _valid7;
-if(!valid39){
-const _errs229 = errors;
-if(typeof data83 !== "string"){
-const err245 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("boolean" !== data83){
+const err245 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/const",keyword:"const",params:{allowedValue: "boolean"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -3756,13 +3751,27 @@ vErrors.push(err245);
 }
 errors++;
 }
-if("enum" !== data83){
-const err246 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/const",keyword:"const",params:{allowedValue: "enum"},message:"must be equal to constant"};
+var _valid7 = _errs227 === errors;
+valid39 = valid39 || _valid7;
+if(!valid39){
+const _errs229 = errors;
+if(typeof data83 !== "string"){
+const err246 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err246];
 }
 else {
 vErrors.push(err246);
+}
+errors++;
+}
+if("enum" !== data83){
+const err247 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/const",keyword:"const",params:{allowedValue: "enum"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err247];
+}
+else {
+vErrors.push(err247);
 }
 errors++;
 }
@@ -3772,12 +3781,12 @@ valid39 = valid39 || _valid7;
 }
 }
 if(!valid39){
-const err247 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err248 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err247];
+vErrors = [err248];
 }
 else {
-vErrors.push(err247);
+vErrors.push(err248);
 }
 errors++;
 }
@@ -3797,18 +3806,7 @@ if(data81.description !== undefined){
 let data84 = data81.description;
 if(typeof data84 === "string"){
 if(func2(data84) > 1000){
-const err248 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err248];
-}
-else {
-vErrors.push(err248);
-}
-errors++;
-}
-}
-else {
-const err249 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err249 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -3818,11 +3816,8 @@ vErrors.push(err249);
 errors++;
 }
 }
-if(data81.values !== undefined){
-let data85 = data81.values;
-if(Array.isArray(data85)){
-if(data85.length > 50){
-const err250 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+else {
+const err250 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -3831,8 +3826,12 @@ vErrors.push(err250);
 }
 errors++;
 }
-if(data85.length < 1){
-const err251 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+}
+if(data81.values !== undefined){
+let data85 = data81.values;
+if(Array.isArray(data85)){
+if(data85.length > 50){
+const err251 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -3841,12 +3840,8 @@ vErrors.push(err251);
 }
 errors++;
 }
-const len6 = data85.length;
-for(let i6=0; i6<len6; i6++){
-let data86 = data85[i6];
-if(typeof data86 === "string"){
-if(func2(data86) > 200){
-const err252 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(data85.length < 1){
+const err252 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -3855,8 +3850,12 @@ vErrors.push(err252);
 }
 errors++;
 }
-if(func2(data86) < 1){
-const err253 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len6 = data85.length;
+for(let i6=0; i6<len6; i6++){
+let data86 = data85[i6];
+if(typeof data86 === "string"){
+if(func2(data86) > 200){
+const err253 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -3865,9 +3864,8 @@ vErrors.push(err253);
 }
 errors++;
 }
-}
-else {
-const err254 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data86) < 1){
+const err254 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -3877,9 +3875,8 @@ vErrors.push(err254);
 errors++;
 }
 }
-}
 else {
-const err255 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err255 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -3891,7 +3888,7 @@ errors++;
 }
 }
 else {
-const err256 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err256 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -3903,12 +3900,24 @@ errors++;
 }
 }
 else {
-const err257 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err257 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err257];
 }
 else {
 vErrors.push(err257);
+}
+errors++;
+}
+}
+}
+else {
+const err258 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err258];
+}
+else {
+vErrors.push(err258);
 }
 errors++;
 }
@@ -3920,17 +3929,7 @@ let valid42 = false;
 const _errs239 = errors;
 if(typeof data87 === "string"){
 if(func2(data87) > 1000){
-const err258 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err258];
-}
-else {
-vErrors.push(err258);
-}
-errors++;
-}
-if(func2(data87) < 1){
-const err259 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err259 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -3939,8 +3938,8 @@ vErrors.push(err259);
 }
 errors++;
 }
-if(!pattern15.test(data87)){
-const err260 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
+if(func2(data87) < 1){
+const err260 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -3949,9 +3948,8 @@ vErrors.push(err260);
 }
 errors++;
 }
-}
-else {
-const err261 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern14.test(data87)){
+const err261 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -3960,12 +3958,9 @@ vErrors.push(err261);
 }
 errors++;
 }
-var _valid8 = _errs239 === errors;
-valid42 = valid42 || _valid8;
-if(!valid42){
-const _errs241 = errors;
-if(data87 !== null){
-const err262 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err262 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -3974,16 +3969,30 @@ vErrors.push(err262);
 }
 errors++;
 }
-var _valid8 = _errs241 === errors;
+var _valid8 = _errs239 === errors;
 valid42 = valid42 || _valid8;
-}
 if(!valid42){
-const err263 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs241 = errors;
+if(data87 !== null){
+const err263 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err263];
 }
 else {
 vErrors.push(err263);
+}
+errors++;
+}
+var _valid8 = _errs241 === errors;
+valid42 = valid42 || _valid8;
+}
+if(!valid42){
+const err264 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err264];
+}
+else {
+vErrors.push(err264);
 }
 errors++;
 }
@@ -4001,20 +4010,7 @@ vErrors = null;
 }
 }
 else {
-const err264 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err264];
-}
-else {
-vErrors.push(err264);
-}
-errors++;
-}
-}
-if(data.max_call_seconds !== undefined){
-let data88 = data.max_call_seconds;
-if(!((typeof data88 == "number") && (!(data88 % 1) && !isNaN(data88)))){
-const err265 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err265 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -4023,9 +4019,11 @@ vErrors.push(err265);
 }
 errors++;
 }
-if(typeof data88 == "number"){
-if(data88 > 7200 || isNaN(data88)){
-const err266 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 7200},message:"must be <= 7200"};
+}
+if(data.max_call_seconds !== undefined){
+let data88 = data.max_call_seconds;
+if(!((typeof data88 == "number") && (!(data88 % 1) && !isNaN(data88)))){
+const err266 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -4034,8 +4032,9 @@ vErrors.push(err266);
 }
 errors++;
 }
-if(data88 < 10 || isNaN(data88)){
-const err267 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"};
+if(typeof data88 == "number"){
+if(data88 > 7200 || isNaN(data88)){
+const err267 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 7200},message:"must be <= 7200"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -4044,16 +4043,26 @@ vErrors.push(err267);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err268 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data88 < 10 || isNaN(data88)){
+const err268 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"};
 if(vErrors === null){
 vErrors = [err268];
 }
 else {
 vErrors.push(err268);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err269 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err269];
+}
+else {
+vErrors.push(err269);
 }
 errors++;
 }
@@ -4063,9 +4072,9 @@ return errors === 0;
 
 export const OutboundTrunkCreate = validate13;
 const schema14 = {"additionalProperties":false,"dependentRequired":{"auth_password":["auth_username"]},"type":"object","required":["name","address","numbers"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"address":{"minLength":1,"maxLength":253,"pattern":"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$","description":"host[:port] of the carrier's SIP server","type":"string"},"transport":{"anyOf":[{"const":"udp","type":"string"},{"const":"tcp","type":"string"},{"const":"tls","type":"string"}]},"numbers":{"minItems":1,"maxItems":100,"uniqueItems":true,"description":"caller IDs this trunk may present (stored and answered as E.164; the same number twice is refused)","type":"array","items":{"minLength":1,"maxLength":64,"description":"caller ID in international format (+, country code; spaces and punctuation allowed), stored as E.164","type":"string"}},"auth_username":{"minLength":1,"maxLength":128,"pattern":"^[\\x21-\\x7e]+$","type":"string"},"auth_password":{"minLength":1,"maxLength":256,"pattern":"^[\\x20-\\x7e]+$","writeOnly":true,"type":"string"},"default":{"type":"boolean"}}};
-const pattern16 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
-const pattern17 = new RegExp("^[\\x21-\\x7e]+$", "u");
-const pattern18 = new RegExp("^[\\x20-\\x7e]+$", "u");
+const pattern15 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
+const pattern16 = new RegExp("^[\\x21-\\x7e]+$", "u");
+const pattern17 = new RegExp("^[\\x20-\\x7e]+$", "u");
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4171,7 +4180,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern16.test(data1)){
+if(!pattern15.test(data1)){
 const err9 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -4410,7 +4419,7 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!pattern17.test(data5)){
+if(!pattern16.test(data5)){
 const err27 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -4455,7 +4464,7 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern18.test(data6)){
+if(!pattern17.test(data6)){
 const err31 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -4591,7 +4600,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern16.test(data1)){
+if(!pattern15.test(data1)){
 const err7 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -4833,7 +4842,7 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!pattern17.test(data5)){
+if(!pattern16.test(data5)){
 const err25 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err25];
@@ -4919,7 +4928,7 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern18.test(data6)){
+if(!pattern17.test(data6)){
 const err31 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -5019,8 +5028,8 @@ return errors === 0;
 
 export const InboundNumberCreate = validate15;
 const schema16 = {"additionalProperties":false,"type":"object","required":["number","bot_id"],"properties":{"number":{"minLength":1,"maxLength":64,"description":"the number callers dial, in international format (stored and answered as E.164); one inbound number per number","type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","description":"the bot that answers (a bot id)","type":"string"},"variables":{"maxProperties":50,"additionalProperties":false,"description":"every inbound call's variables: they must match the bot's declared variables, as a dial-out's do","type":"object","patternProperties":{"^[A-Za-z_][A-Za-z0-9_]{0,63}$":{"maxLength":4000,"type":"string"}}},"allowed_addresses":{"maxItems":32,"uniqueItems":true,"description":"the carrier's addresses (IPv4/IPv6, optionally CIDR) allowed to call this number; empty: any","type":"array","items":{"pattern":"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$","maxLength":43,"type":"string"}}}};
-const pattern22 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
-const pattern25 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
+const pattern21 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
+const pattern24 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
 
 function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5096,7 +5105,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern22.test(data1)){
+if(!pattern21.test(data1)){
 const err6 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -5209,7 +5218,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!pattern25.test(data5)){
+if(!pattern24.test(data5)){
 const err15 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -5349,7 +5358,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern22.test(data1)){
+if(!pattern21.test(data1)){
 const err5 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -5462,7 +5471,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern25.test(data5)){
+if(!pattern24.test(data5)){
 const err14 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -5537,10 +5546,10 @@ return errors === 0;
 
 export const CampaignCreate = validate17;
 const schema18 = {"additionalProperties":false,"type":"object","required":["name","bot_id","timezone","windows","max_concurrency","calls_per_second","retry"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"},"from_number":{"minLength":1,"maxLength":64,"description":"caller ID: one of a trunk's numbers, in international format (else the default trunk)","type":"string"},"default_region":{"pattern":"^[A-Z]{2}$","description":"ISO 3166-1 alpha-2 region national contact numbers are read in; default: the country of the caller ID (from_number, else the default trunk's first number)","type":"string"},"timezone":{"pattern":"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$","maxLength":64,"description":"IANA time zone of the windows for contacts without their own (must be one this server's Intl knows)","type":"string"},"windows":{"maxItems":50,"description":"when contacts may be dialled, in their own time zone; empty = always","type":"array","items":{"additionalProperties":false,"type":"object","required":["days","start","end"],"properties":{"days":{"minItems":1,"maxItems":7,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"mon","type":"string"},{"const":"tue","type":"string"},{"const":"wed","type":"string"},{"const":"thu","type":"string"},{"const":"fri","type":"string"},{"const":"sat","type":"string"},{"const":"sun","type":"string"}]}},"start":{"pattern":"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$","description":"local time of day the window opens, HH:MM","type":"string"},"end":{"pattern":"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$","description":"local time of day the window closes (exclusive), HH:MM or 24:00; must be after start","type":"string"}}}},"max_concurrency":{"minimum":1,"maximum":1000,"description":"this campaign's calls live at once, at most","type":"integer"},"calls_per_second":{"exclusiveMinimum":0,"maximum":10,"description":"dials per second at most (below 1: one dial per 1/calls_per_second seconds)","type":"number"},"retry":{"additionalProperties":false,"type":"object","required":["max_attempts","delay_seconds","on"],"properties":{"max_attempts":{"minimum":1,"maximum":10,"description":"dials of one contact at most, the first included","type":"integer"},"delay_seconds":{"minimum":30,"maximum":604800,"description":"wait after a retried outcome before the next dial","type":"integer"},"on":{"maxItems":4,"uniqueItems":true,"description":"outcomes that are retried; `failed` never covers end_reason `invalid_number`; `voicemail` is a call a machine answered (end_reason voicemail, not voicemail_left)","type":"array","items":{"anyOf":[{"const":"busy","type":"string"},{"const":"no_answer","type":"string"},{"const":"failed","type":"string"},{"const":"voicemail","type":"string"}]}}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]}}}}};
-const pattern31 = new RegExp("^[A-Z]{2}$", "u");
-const pattern32 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
-const pattern33 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
-const pattern34 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
+const pattern30 = new RegExp("^[A-Z]{2}$", "u");
+const pattern31 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
+const pattern32 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
+const pattern33 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5666,7 +5675,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern22.test(data1)){
+if(!pattern21.test(data1)){
 const err11 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -5726,7 +5735,7 @@ errors++;
 if(data.default_region !== undefined){
 let data3 = data.default_region;
 if(typeof data3 === "string"){
-if(!pattern31.test(data3)){
+if(!pattern30.test(data3)){
 const err16 = {instancePath:instancePath+"/default_region",schemaPath:"#/properties/default_region/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"},message:"must match pattern \""+"^[A-Z]{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -5761,7 +5770,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern32.test(data4)){
+if(!pattern31.test(data4)){
 const err19 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -6100,7 +6109,7 @@ errors++;
 if(data6.start !== undefined){
 let data9 = data6.start;
 if(typeof data9 === "string"){
-if(!pattern33.test(data9)){
+if(!pattern32.test(data9)){
 const err45 = {instancePath:instancePath+"/windows/" + i0+"/start",schemaPath:"#/properties/windows/items/properties/start/pattern",keyword:"pattern",params:{pattern: "^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"},message:"must match pattern \""+"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"+"\""};
 if(vErrors === null){
 vErrors = [err45];
@@ -6125,7 +6134,7 @@ errors++;
 if(data6.end !== undefined){
 let data10 = data6.end;
 if(typeof data10 === "string"){
-if(!pattern34.test(data10)){
+if(!pattern33.test(data10)){
 const err47 = {instancePath:instancePath+"/windows/" + i0+"/end",schemaPath:"#/properties/windows/items/properties/end/pattern",keyword:"pattern",params:{pattern: "^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"},message:"must match pattern \""+"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"+"\""};
 if(vErrors === null){
 vErrors = [err47];

@@ -2071,7 +2071,7 @@ export interface operations {
                                 destinations?: {
                                     description?: string;
                                     name: string;
-                                    /** @description E.164; one of number and sip_uri */
+                                    /** @description one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason */
                                     number?: string;
                                     sip_uri?: string;
                                 }[];
@@ -2261,7 +2261,7 @@ export interface operations {
                         destinations?: {
                             description?: string;
                             name: string;
-                            /** @description E.164; one of number and sip_uri */
+                            /** @description one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason */
                             number?: string;
                             sip_uri?: string;
                         }[];
@@ -2433,7 +2433,7 @@ export interface operations {
                             destinations?: {
                                 description?: string;
                                 name: string;
-                                /** @description E.164; one of number and sip_uri */
+                                /** @description one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason */
                                 number?: string;
                                 sip_uri?: string;
                             }[];
@@ -2671,7 +2671,7 @@ export interface operations {
                             destinations?: {
                                 description?: string;
                                 name: string;
-                                /** @description E.164; one of number and sip_uri */
+                                /** @description one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason */
                                 number?: string;
                                 sip_uri?: string;
                             }[];
@@ -2872,7 +2872,7 @@ export interface operations {
                         destinations?: {
                             description?: string;
                             name: string;
-                            /** @description E.164; one of number and sip_uri */
+                            /** @description one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason */
                             number?: string;
                             sip_uri?: string;
                         }[];
@@ -3044,7 +3044,7 @@ export interface operations {
                             destinations?: {
                                 description?: string;
                                 name: string;
-                                /** @description E.164; one of number and sip_uri */
+                                /** @description one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason */
                                 number?: string;
                                 sip_uri?: string;
                             }[];
@@ -5151,7 +5151,7 @@ export interface operations {
                                 destinations?: {
                                     description?: string;
                                     name: string;
-                                    /** @description E.164; one of number and sip_uri */
+                                    /** @description one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason */
                                     number?: string;
                                     sip_uri?: string;
                                 }[];
