@@ -197,6 +197,22 @@ describe('write-only tool headers', () => {
     });
     expect(toolProblems([{ ...warm, mode: 'cold' }])).toEqual({});
   });
+
+  it('a destination number goes through the backend’s libphonenumber check: international formats and the test phone’s agents pass, impossible or national ones are named', () => {
+    const t = toolToForm(transferTool);
+    t.mode = 'cold';
+    const targets = ['+1 (415) 555-0100', '+15005553000', '+1 500 555 3486', '12345', '+1 555 0100 000 000', '(415) 555-0100', 'sip:desk@pbx.example.com'];
+    t.destinations = targets.map((target, j) => ({ name: `d${j}`, target, description: '' }));
+    expect(toolProblems([t])).toEqual({
+      'tools.0.destinations.3.number': 'Start with + and the country code, e.g. +1 415 555 0100 or +49 151 12345678.',
+      'tools.0.destinations.4.number': 'Too long for a phone number.',
+      'tools.0.destinations.5.number': 'Start with + and the country code, e.g. +1 415 555 0100 or +49 151 12345678.',
+    });
+    // Sent as typed (the backend answers E.164); the schema no longer refuses the formatted one.
+    const body = toolToBody({ ...t, destinations: t.destinations.slice(0, 3) });
+    expect(body.destinations!.map((d) => d.number)).toEqual(['+1 (415) 555-0100', '+15005553000', '+1 500 555 3486']);
+    expect(validateBot({ name: 'b', tools: [body] })).toEqual({});
+  });
 });
 
 describe('the rest of the bot survives the form', () => {

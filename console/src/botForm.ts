@@ -1,6 +1,7 @@
 // The bot form's state (strings as typed) ↔ the API body. Numbers that do not parse stay strings so
 // the shared schema reports them ("Must be a number.") exactly like the backend would.
 import { BOT_DEFAULTS, type AnalysisFieldType, type AnalysisSettings, type AnalysisValue, type AnsweringMachine, type Bot, type BotCreate, type BotTool, type BotToolPublic, type InterruptionSettings, type ToolType, type TurnDetection } from '@voice-platform/schemas/bot.js';
+import { phoneNumberError } from './phoneValidation.js';
 
 type PolicyIntent = NonNullable<BotCreate['policy']>['intents'][number];
 
@@ -44,7 +45,7 @@ export interface HeaderRow {
   stored: boolean;
 }
 
-/** One transfer destination; `target` is a number (E.164) or a `sip:`/`sips:` URI, told apart when sent. */
+/** One transfer destination; `target` is a number (international format, sent as typed: the backend stores E.164) or a `sip:`/`sips:` URI, told apart when sent. */
 export interface DestinationForm {
   name: string;
   target: string;
@@ -421,9 +422,15 @@ export function toolProblems(tools: ToolForm[]): Record<string, string> {
     if (t.type === 'transfer_call') {
       t.destinations.forEach((d, j) => {
         const target = d.target.trim();
-        if (!target) out[`tools.${i}.destinations.${j}.number`] = 'Enter a number (E.164, e.g. +4915112345678) or a SIP URI (sip:agent@pbx.example.com).';
+        const number = `tools.${i}.destinations.${j}.number`;
+        if (!target) out[number] = 'Enter a number with + and the country code (e.g. +49 151 12345678) or a SIP URI (sip:agent@pbx.example.com).';
         // Warm mode dials the person through the call's trunk, which takes a phone number.
         else if (t.mode === 'warm' && /^sips?:/i.test(target)) out[`tools.${i}.destinations.${j}.sip_uri`] = 'A warm transfer dials a number through the call’s trunk: enter a number (E.164), or pick cold mode for a SIP URI.';
+        // A bot has no region: the backend reads the number in international format only (libphonenumber's check).
+        else if (!/^sips?:/i.test(target)) {
+          const error = phoneNumberError(target);
+          if (error) out[number] = error;
+        }
       });
     }
   });

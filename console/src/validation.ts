@@ -4,7 +4,8 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { ANALYSIS_FIELD_NAME_PATTERN, BOT_DEFAULTS, DTMF_PATTERN, VARIABLE_NAME_PATTERN, type AnalysisField, type BotCreate as BotCreateT } from '@voice-platform/schemas/bot.js';
 import { templateProblems } from '@voice-platform/schemas/templates.js';
 import { ACTION_TOOL_TYPES } from './botForm.js';
-import { normalizePhoneNumber, REGION_PATTERN, type PhoneNumberReason } from '@voice-platform/schemas/phone.js';
+import { REGION_PATTERN } from '@voice-platform/schemas/phone.js';
+import { phoneNumberError } from './phoneValidation.js';
 import { TRUNK_ADDRESS_PATTERN } from '@voice-platform/schemas/trunks.js';
 import { IP_OR_CIDR_PATTERN } from '@voice-platform/schemas/inbound.js';
 import { TIME_ZONE_PATTERN } from '@voice-platform/schemas/campaigns.js';
@@ -189,22 +190,7 @@ export function validateBot(body: BotCreateT): FieldErrors {
   return errors;
 }
 
-/** Why a phone number cannot exist, as a sentence (libphonenumber, schemas/src/phone.ts: the backend's check). */
-const PHONE_REASON_TEXT: Record<PhoneNumberReason, string> = {
-  'too short': 'Too short for a phone number.',
-  'too long': 'Too long for a phone number.',
-  'invalid length': 'Not a possible length for a number of this country.',
-  'invalid country calling code': 'Start with + and the country code, e.g. +1 415 555 0100 or +49 151 12345678.',
-  'not a number': 'Not a phone number.',
-  'must not have an extension': 'Leave out the extension.',
-  'unknown region': 'Unknown region: use a two-letter country code, e.g. US or DE.',
-};
-
-/** The message for a number the backend would refuse (its E.164 form otherwise: null). National numbers need `region`. */
-export function phoneNumberError(value: string, region?: string | null): string | null {
-  const r = normalizePhoneNumber(value, region);
-  return r.ok ? null : PHONE_REASON_TEXT[r.reason];
-}
+export { phoneNumberError } from './phoneValidation.js';
 
 /** Adds the libphonenumber check of each phone field the schema check left alone. */
 function withPhoneErrors(errors: FieldErrors, numbers: Array<[string, unknown]>): FieldErrors {

@@ -266,7 +266,7 @@ export class VpBotEditPage extends LightElement {
           const error = errorFor(this.errors, `${at}.${j}.number`) ?? errorFor(this.errors, `${at}.${j}.sip_uri`) ?? this.errors[`${at}.${j}`];
           return html`<div class="grid" role="group" aria-label="Destination ${j + 1}">
             ${this.text(`${at}.${j}.name`, 'Destination name', d.name, (s) => (d.name = s), { required: true, hint: 'e.g. billing' })}
-            ${field({ id, label: 'Number or SIP URI', error, hint: '+4915112345678 or sip:agent@pbx.example.com', required: true }, (a) =>
+            ${field({ id, label: 'Number or SIP URI', error, hint: 'With + and the country code (a bot has no region), e.g. +49 151 12345678; or sip:agent@pbx.example.com', required: true }, (a) =>
               html`<input id=${a.id} .value=${d.target} aria-required="true" aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid}
                 @input=${(e: Event) => this.change(() => (d.target = (e.target as HTMLInputElement).value))} />`,
             )}
