@@ -1,6 +1,7 @@
 // The Do-not-call page in headless Chromium against the real backend: numbers added (with separators,
-// duplicates counted), a bad number refused before sending, a number looked up, one removed after
-// confirming, and the list as the API holds it. Screenshots go to test-artifacts/console/.
+// duplicates counted, stored and shown as E.164), numbers that cannot exist refused before sending with
+// libphonenumber's reason, a number looked up, one removed after confirming, and the list as the API holds
+// it. Screenshots go to test-artifacts/console/.
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { adminToken, BACKEND, launchPage, SHOTS, signInAt } from './support.js';
@@ -35,12 +36,18 @@ describe('do-not-call page', () => {
     expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Do-not-call' }).getAttribute('aria-current')).toBe('page');
     await page.getByTestId('dnc-empty').waitFor();
 
-    // A bad number: named, focused, nothing sent.
+    // Numbers that cannot exist: each named with the backend's reason (libphonenumber), nothing sent.
     sent = [];
-    await page.getByLabel('Numbers', { exact: true }).fill('+49 151 1234 5678\n12345');
+    await page.getByLabel('Numbers', { exact: true }).fill('+49 151 1234 5678\n12345\n+1 555 0100 000 000');
     await page.getByRole('button', { name: 'Add to the list' }).click();
-    expect(await page.locator('#dnc-numbers-error').textContent()).toBe('Not numbers that can exist: 12345. Use + and the country code, e.g. +49 151 12345678.');
+    expect(await page.locator('#dnc-numbers-error').textContent()).toBe(
+      '12345: Start with + and the country code, e.g. +1 415 555 0100 or +49 151 12345678. +15550100000000: Too long for a phone number.',
+    );
     expect(sent.filter((r) => r.method === 'POST')).toEqual([]);
+    await page.getByLabel('Look up a number').fill('+1 234');
+    await page.getByRole('button', { name: 'Look up' }).click();
+    expect(await page.locator('#dnc-search-error').textContent()).toBe('Too short for a phone number.');
+    await page.getByLabel('Look up a number').fill('');
 
     await page.getByLabel('Numbers', { exact: true }).fill('+49 151 1234 5678\n(+1) 212-555-0100\n+4915112345678');
     await page.getByRole('button', { name: 'Add to the list' }).click();

@@ -1,6 +1,7 @@
 // The console's phone number checks go through the shared libphonenumber function (schemas/src/phone.ts),
 // the same check the backend makes: international formats pass, numbers that cannot exist are named.
 import { phoneNumberError, validateCampaignCreate, validateInboundCreate, validateTrunkCreate } from './validation.js';
+import { numberListError } from './phoneValidation.js';
 
 describe('phone number fields', () => {
   it('accepts international formats with punctuation and the test phone numbers', () => {
@@ -19,5 +20,13 @@ describe('phone number fields', () => {
     expect(validateCampaignCreate({ ...campaign, from_number: '+1 415 555 0100 1234567' })).toEqual({ from_number: 'Too long for a phone number.' });
     expect(validateCampaignCreate({ ...campaign, from_number: '+1 415 555 0100', default_region: 'US' })).toEqual({});
     expect(validateCampaignCreate({ ...campaign, default_region: 'usa' })).toEqual({ default_region: 'Must be a two-letter country code in capitals, e.g. US or DE.' });
+  });
+
+  it('a list of numbers (do-not-call): each that cannot exist named with its reason, at most five', () => {
+    expect(numberListError(['+4915112345678', '+15005553000'])).toBeNull();
+    expect(numberListError(['+4915112345678', '12345', '+155501000000000'])).toBe(
+      '12345: Start with + and the country code, e.g. +1 415 555 0100 or +49 151 12345678. +155501000000000: Too long for a phone number.',
+    );
+    expect(numberListError(Array.from({ length: 7 }, (_, i) => `+1${i}`))).toMatch(/^\+10: Too short for a phone number\. .* And 2 more\.$/);
   });
 });

@@ -18,3 +18,16 @@ export function phoneNumberError(value: string, region?: string | null): string 
   const r = normalizePhoneNumber(value, region);
   return r.ok ? null : PHONE_REASON_TEXT[r.reason];
 }
+
+/**
+ * One message for a list of numbers typed one per line: each number that cannot exist with its reason
+ * (at most `shown` named), or null when the backend would take them all.
+ */
+export function numberListError(numbers: readonly string[], shown = 5): string | null {
+  const bad = numbers.flatMap((n) => {
+    const error = phoneNumberError(n);
+    return error ? [`${n}: ${error}`] : [];
+  });
+  if (!bad.length) return null;
+  return `${bad.slice(0, shown).join(' ')}${bad.length > shown ? ` And ${bad.length - shown} more.` : ''}`;
+}

@@ -5,11 +5,10 @@ import { html, nothing } from 'lit';
 import { ResourcePage } from '../components/resource-page.js';
 import { errorBanner, field } from '../components/field.js';
 import { api, ApiError, type DncEntry } from '../api.js';
-import { parseNumbers } from '../trunkForm.js';
+import { parseNumbers, trunkFieldErrors } from '../trunkForm.js';
 import { may } from '../permissions.js';
-import { normalizePhoneNumber } from '@voice-platform/schemas/phone.js';
+import { numberListError, phoneNumberError } from '../phoneValidation.js';
 
-const possible = (n: string) => normalizePhoneNumber(n).ok;
 /** The backend takes at most this many numbers per request. */
 const MAX_PER_ADD = 1000;
 
@@ -58,9 +57,10 @@ export class VpDncPage extends ResourcePage<DncEntry, void> {
     e.preventDefault();
     if (this.busy) return;
     const numbers = parseNumbers(this.numbersText);
-    const bad = numbers.filter((n) => !possible(n));
+    // The backend's check (libphonenumber), each impossible number named with the reason.
+    const bad = numberListError(numbers);
     if (!numbers.length) this.numbersError = 'Enter at least one number.';
-    else if (bad.length) this.numbersError = `Not numbers that can exist: ${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ` and ${bad.length - 5} more` : ''}. Use + and the country code, e.g. +49 151 12345678.`;
+    else if (bad) this.numbersError = bad;
     else if (numbers.length > MAX_PER_ADD) this.numbersError = `At most ${MAX_PER_ADD} numbers at once.`;
     else this.numbersError = null;
     if (this.numbersError) {
@@ -78,7 +78,8 @@ export class VpDncPage extends ResourcePage<DncEntry, void> {
       this.lookingUp = undefined;
       await this.load();
     } catch (err) {
-      this.numbersError = err instanceof ApiError ? err.message : 'Could not add the numbers.';
+      // A 422 names each number (`numbers.N`) with the backend's reason.
+      this.numbersError = err instanceof ApiError ? (trunkFieldErrors(err.fieldErrors, numbers).numbers ?? err.message) : 'Could not add the numbers.';
     } finally {
       this.busy = false;
     }
@@ -87,8 +88,9 @@ export class VpDncPage extends ResourcePage<DncEntry, void> {
   private async lookUp(e: Event): Promise<void> {
     e.preventDefault();
     const number = parseNumbers(this.search)[0] ?? '';
-    if (number && !possible(number)) {
-      this.searchError = 'Enter one number with + and the country code, e.g. +49 151 12345678.';
+    const error = number ? phoneNumberError(number) : null;
+    if (error) {
+      this.searchError = error;
       return;
     }
     this.searchError = null;
@@ -121,7 +123,7 @@ export class VpDncPage extends ResourcePage<DncEntry, void> {
     return html`<section class="panel" aria-labelledby="dnc-add-heading">
         <h2 id="dnc-add-heading">Add numbers</h2>
         <form id="dnc-form" novalidate @submit=${(e: Event) => this.add(e)}>
-          ${field({ id: 'dnc-numbers', label: 'Numbers', error: this.numbersError ?? undefined, hint: 'One E.164 number per line (spaces, dashes and parentheses are fine), at most 1000 at once.' }, (a) =>
+          ${field({ id: 'dnc-numbers', label: 'Numbers', error: this.numbersError ?? undefined, hint: 'One number per line in international format (+ and the country code; spaces, dashes and parentheses are fine), at most 1000 at once. Stored as E.164.' }, (a) =>
             html`<textarea id=${a.id} class="mono" spellcheck="false" .value=${this.numbersText} aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid}
               @input=${(e: Event) => {
                 this.numbersText = (e.target as HTMLTextAreaElement).value;

@@ -117,7 +117,7 @@ export class VpInboundNumbersPage extends ResourcePage<InboundNumber, InboundFor
     return html`${errorBanner(this.formError)}
       <form id="inbound-form" novalidate autocomplete="off" @submit=${(e: Event) => this.save(e)}>
         ${field(
-          { id: 'inbound-number', label: 'Number', error: this.errors.number, required: true, hint: 'The number callers dial, in E.164, e.g. +4930123456789.' },
+          { id: 'inbound-number', label: 'Number', error: this.errors.number, required: true, hint: 'The number callers dial, in international format (+ and the country code; spaces and punctuation are fine), e.g. +49 30 123456789. Stored as E.164.' },
           (a) => html`<input id=${a.id} class="mono" .value=${f.number} inputmode="tel" spellcheck="false" aria-required="true" aria-describedby=${a.describedBy ?? nothing}
             aria-invalid=${a.invalid} autofocus @input=${(e: Event) => this.set({ number: (e.target as HTMLInputElement).value }, 'number')} />`,
         )}

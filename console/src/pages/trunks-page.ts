@@ -131,7 +131,7 @@ export class VpTrunksPage extends ResourcePage<OutboundTrunk, TrunkForm, { numbe
             label: 'Numbers',
             error: this.errors.numbers,
             required: true,
-            hint: 'The caller IDs this trunk may present, one E.164 number per line, e.g. +4930123456789. A dial-out without from_number uses the first.',
+            hint: 'The caller IDs this trunk may present, one per line in international format (+ and the country code; spaces and punctuation are fine), e.g. +49 30 123456789. Stored as E.164. A dial-out without from_number uses the first.',
           },
           (a) => html`<textarea id=${a.id} class="mono" spellcheck="false" .value=${f.numbers} aria-required="true" aria-describedby=${a.describedBy ?? nothing}
             aria-invalid=${a.invalid} @input=${(e: Event) => this.set({ numbers: (e.target as HTMLTextAreaElement).value }, 'numbers')}></textarea>`,
