@@ -128,7 +128,13 @@ describe('bot tools in the console', () => {
       'A warm transfer dials a number through the call’s trunk: enter a number (E.164), or pick cold mode for a SIP URI.',
     );
     expect(bodies.length).toBe(beforeWarm);
-    await dest2.getByRole('textbox', { name: 'Number or SIP URI' }).fill('+15005553001');
+    // A number that cannot exist: libphonenumber's reason (the backend's check), nothing sent.
+    await dest2.getByRole('textbox', { name: 'Number or SIP URI' }).fill('+1 555 0100 000 000');
+    await page.getByRole('button', { name: 'Create bot' }).click();
+    expect(await page.locator('#bot-tools-1-destinations-1-target-error').textContent()).toBe('Too long for a phone number.');
+    expect(bodies.length).toBe(beforeWarm);
+    // International format with punctuation: sent as typed, stored and shown as E.164.
+    await dest2.getByRole('textbox', { name: 'Number or SIP URI' }).fill('+1 (500) 555-3001');
     await page.locator('#bot-tools').screenshot({ path: path.join(SHOTS, 'bot-tool-types.png') });
 
     const body = await sentBody('POST', '/api/v1/bots', () => page.getByRole('button', { name: 'Create bot' }).click());
@@ -150,7 +156,7 @@ describe('bot tools in the console', () => {
         type: 'transfer_call',
         destinations: [
           { name: 'billing', number: '+15005553000', description: 'Questions about money.' },
-          { name: 'desk', number: '+15005553001' },
+          { name: 'desk', number: '+1 (500) 555-3001' },
         ],
         mode: 'warm',
         announcement: 'Let me connect you.',
@@ -187,7 +193,8 @@ describe('bot tools in the console', () => {
     expect(stored.tools[0]).toMatchObject({ name: 'record_promise', header_names: ['Authorization', 'X-Tenant'] });
     expect(stored.tools[0]).not.toHaveProperty('headers');
     expect(stored.has_tool_secret).toBe(false);
-    expect((await workerConfig()).bot.tools).toEqual(tools);
+    const e164 = tools.map((t) => (t.destinations ? { ...t, destinations: t.destinations.map((d) => ({ ...d, number: d.number.replace(/[^+0-9]/g, '') })) } : t));
+    expect((await workerConfig()).bot.tools).toEqual(e164);
 
     // The saved page shows the names, empty values and the hint; the values are nowhere.
     const saved = tool(1);
