@@ -34,7 +34,8 @@ fi
 step "$("${COMPOSE[@]}" version)"
 
 # --- images ----------------------------------------------------------------------------------------
-VP_IMAGE_TAG=dev bash scripts/kind/images.sh
+# The operator is not part of compose.yaml (it needs Kubernetes).
+VP_IMAGE_TAG=dev bash scripts/kind/images.sh backend worker console services
 phone_image() {
   local ctx="$CACHE/images/context-test-phone" log="$CACHE/logs/image-test-phone.log"
   [ -f tests/dist/infra/src/telephony.js ] || die "tests/dist missing: run npx tsc -b tests"
@@ -92,6 +93,7 @@ teardown() {
   if [ -n "${KEEP:-}" ]; then step "KEEP=1: the project stays up (${DC[*]} down -v to remove it)"; exit $rc; fi
   step "removing the project (containers, network, volumes)"
   "${DC[@]}" down -v --remove-orphans --timeout 20 >"$ART/down.log" 2>&1 || cat "$ART/down.log" >&2
+  rm -f "$ENV_FILE"   # its secrets served only this project
   [ $rc -eq 0 ] || echo "test-compose FAILED (logs: $ART/compose.log)" >&2
   exit $rc
 }
@@ -104,7 +106,7 @@ t=$SECONDS
 step "up and healthy in $(elapsed "$t")"
 # Every long-running service healthy, the one-shot seed exited 0.
 "${DC[@]}" ps -a --format json | jq -s -r 'if type == "array" and (.[0] | type) == "array" then .[0] else . end | .[]
-  | "\(.Service) \(.State) \(.Health // "") \(.ExitCode)"' | sort | tee "$ART/health.txt"
+  | "\(.Service) \(.State) \(if (.Health // "") == "" then "-" else .Health end) \(.ExitCode)"' | sort | tee "$ART/health.txt"
 while read -r svc state health code; do
   if [ "$svc" = seed-admin ]; then [ "$state" = exited ] && [ "$code" = 0 ] || die "seed-admin: $state (exit $code)"
   else [ "$state" = running ] && [ "$health" = healthy ] || die "$svc: $state $health"; fi
