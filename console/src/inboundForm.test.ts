@@ -150,5 +150,10 @@ describe('API refusals on their fields', () => {
     const errors = inboundApiErrors(apiErr('validation_failed', [{ field: 'allowed_addresses.1', message: 'must match pattern' }, { field: 'number', message: 'is bad' }]), ['10.0.0.1', 'x']);
     expect(errors).toEqual({ allowed_addresses: 'x: Must match pattern.', number: 'Is bad.' });
     expect(inboundFieldErrors({ 'allowed_addresses.5': 'Bad.' }, ['10.0.0.1'])).toEqual({ allowed_addresses: 'Bad.' });
+    // A number that cannot exist: the backend's reason (libphonenumber), worded as the console's own check.
+    expect(inboundApiErrors(apiErr('validation_failed', [{ field: 'number', message: 'too long' }]), [])).toEqual({ number: 'Too long for a phone number.' });
+    expect(inboundApiErrors(apiErr('validation_failed', [{ field: 'number', message: 'invalid country calling code' }]), [])).toEqual({
+      number: 'Start with + and the country code, e.g. +1 415 555 0100 or +49 151 12345678.',
+    });
   });
 });

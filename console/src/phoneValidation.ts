@@ -13,6 +13,11 @@ export const PHONE_REASON_TEXT: Record<PhoneNumberReason, string> = {
   'unknown region': 'Unknown region: use a two-letter country code, e.g. US or DE.',
 };
 
+/** The sentence for a reason of the backend's 422 (`details[].message`), or undefined when it is not one. */
+export function phoneReasonText(reason: string): string | undefined {
+  return Object.hasOwn(PHONE_REASON_TEXT, reason) ? PHONE_REASON_TEXT[reason as PhoneNumberReason] : undefined;
+}
+
 /** The message for a number the backend would refuse (null when it takes it). National numbers need `region`. */
 export function phoneNumberError(value: string, region?: string | null): string | null {
   const r = normalizePhoneNumber(value, region);

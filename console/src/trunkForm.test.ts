@@ -181,12 +181,16 @@ describe('server errors on the form', () => {
   it('puts API 422 details on their fields, a single number’s on the numbers field', () => {
     const details = [
       { field: 'address', message: 'must match pattern' },
-      { field: 'numbers.1', message: 'must be an E.164 number' },
-      { field: 'numbers.3', message: 'must be an E.164 number' },
+      // libphonenumber's reasons, as the backend names them (phoneInput.ts).
+      { field: 'numbers.1', message: 'too short' },
+      { field: 'numbers.3', message: 'invalid country calling code' },
     ];
     expect(trunkFieldErrors(detailFieldErrors(details), ['+4930123456789', '+12', 'x', 'y'])).toEqual({
       address: 'Must match pattern.',
-      numbers: '+12: Must be an E.164 number.',
+      numbers: '+12: Too short for a phone number.',
+    });
+    expect(trunkFieldErrors(detailFieldErrors([{ field: 'numbers.1', message: 'is the same number as numbers.0 (+4930123456789)' }]), ['+4930123456789', '+49 30 123456789'])).toEqual({
+      numbers: '+49 30 123456789: Is the same number as numbers.0 (+4930123456789).',
     });
     expect(trunkFieldErrors({ 'numbers.7': 'Bad.' }, [])).toEqual({ numbers: 'Bad.' });
   });

@@ -5,7 +5,7 @@ import { ANALYSIS_FIELD_NAME_PATTERN, BOT_DEFAULTS, DTMF_PATTERN, VARIABLE_NAME_
 import { templateProblems } from '@voice-platform/schemas/templates.js';
 import { ACTION_TOOL_TYPES } from './botForm.js';
 import { REGION_PATTERN } from '@voice-platform/schemas/phone.js';
-import { phoneNumberError } from './phoneValidation.js';
+import { phoneNumberError, phoneReasonText } from './phoneValidation.js';
 import { TRUNK_ADDRESS_PATTERN } from '@voice-platform/schemas/trunks.js';
 import { IP_OR_CIDR_PATTERN } from '@voice-platform/schemas/inbound.js';
 import { TIME_ZONE_PATTERN } from '@voice-platform/schemas/campaigns.js';
@@ -96,7 +96,8 @@ export function detailFieldErrors(details: unknown): FieldErrors {
   for (const d of details as Array<{ field?: unknown; message?: unknown }>) {
     if (typeof d?.field !== 'string' || typeof d.message !== 'string') continue;
     const m = d.message;
-    out[d.field] ??= /[.!?]$/.test(m) ? m : `${m[0]?.toUpperCase() ?? ''}${m.slice(1)}.`;
+    // libphonenumber's reasons (a number that cannot exist) read as the console's own check words them.
+    out[d.field] ??= phoneReasonText(m) ?? (/[.!?]$/.test(m) ? m : `${m[0]?.toUpperCase() ?? ''}${m.slice(1)}.`);
   }
   return out;
 }
