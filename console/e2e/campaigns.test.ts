@@ -95,12 +95,17 @@ describe('campaigns pages', () => {
     await dialog.getByLabel('Name').fill('Renewals Q3');
     await dialog.getByLabel('Dials per second, at most').fill('5');
     await dialog.getByLabel('Calls at once, at most').fill('3');
+    await dialog.getByLabel('Region of national numbers').fill('USA');
+    await page.getByRole('button', { name: 'Create draft' }).click();
+    expect(await dialog.locator('#campaign-region-error').textContent()).toBe('Use a two-letter country code (ISO 3166), e.g. US, GB or DE.');
+    await dialog.getByLabel('Region of national numbers').fill('us');
     await page.getByRole('button', { name: 'Create draft' }).click();
     await page.waitForURL(/\/campaigns\/[0-9a-f]{24}$/);
     const id = campaignIdFromUrl();
     expect(JSON.parse(sent.find((r) => r.method === 'POST' && r.path === '/api/v1/campaigns')!.body!)).toEqual({
       name: 'Renewals Q3',
       bot_id: botId,
+      default_region: 'US',
       timezone: 'UTC',
       windows: [],
       max_concurrency: 3,
@@ -108,7 +113,8 @@ describe('campaigns pages', () => {
       retry: { max_attempts: 1, delay_seconds: 600, on: [] },
     });
     await page.getByRole('heading', { name: 'Campaign Renewals Q3', level: 1 }).waitFor();
-    expect((await admin('GET', `/api/v1/campaigns/${id}`)).body.answering_machine).toBeNull(); // the bot's settings
+    expect((await admin('GET', `/api/v1/campaigns/${id}`)).body).toMatchObject({ answering_machine: null, default_region: 'US' }); // the bot's settings
+    expect(await page.getByTestId('campaign-region').textContent()).toBe('US');
     expect(await page.getByTestId('campaign-amd').textContent()).toBe('The bot’s settings');
     expect(await page.getByTestId('notice').textContent()).toBe('Campaign Renewals Q3 created as a draft. Add its contacts, then start it.');
     expect(await statusText()).toBe('Draft');
@@ -122,7 +128,7 @@ describe('campaigns pages', () => {
       'Phone,customer_name,Plan Name,Zone,notes',
       `+1 500 555 0001,"Ada, Countess",Gold,UTC,vip`, // the phone answers, then hangs up: completed
       `${PHONE_NUMBERS.busy},Bob,Silver,Europe/Berlin,`, // 486 Busy Here: busy
-      `(+1) 500-555-0404,Cy,,UTC,"says ""call later"""`, // 404 Not Found: failed
+      `(500) 555-0404,Cy,,UTC,"says ""call later"""`, // national: read in the campaign's region, US; 404 Not Found: failed
       '',
       '12345,Dee,Basic,UTC,bad number',
       `${PHONE_NUMBERS.busy},Bob again,Gold,UTC,duplicate`,
@@ -140,7 +146,7 @@ describe('campaigns pages', () => {
     expect(await rowTexts('Preview of the file')).toEqual([
       ['2', '+1 500 555 0001', 'Ada, Countess', 'Gold', 'UTC', 'vip'],
       ['3', '+15005550486', 'Bob', 'Silver', 'Europe/Berlin', ''],
-      ['4', '(+1) 500-555-0404', 'Cy', '', 'UTC', 'says "call later"'],
+      ['4', '(500) 555-0404', 'Cy', '', 'UTC', 'says "call later"'],
       ['6', '12345', 'Dee', 'Basic', 'UTC', 'bad number'],
       ['7', '+15005550486', 'Bob again', 'Gold', 'UTC', 'duplicate'],
     ]);
@@ -178,7 +184,7 @@ describe('campaigns pages', () => {
       'to_number,timezone,customer_name,plan\n' +
         '+15005550001,UTC,"Ada, Countess",Gold\n' +
         '+15005550486,Europe/Berlin,Bob,Silver\n' +
-        '+15005550404,UTC,Cy,\n' +
+        '5005550404,UTC,Cy,\n' +
         '12345,UTC,Dee,Basic\n' +
         '+15005550486,UTC,Bob again,Gold\n' +
         '+15005550777,UTC,,Gold\n' +

@@ -106,6 +106,13 @@ describe('campaign form', () => {
     });
   });
 
+  it("sends the region national contact numbers are read in, as the API spells it, and only when chosen", () => {
+    expect(campaignCreateBody({ ...form(), default_region: ' gb ' })).toMatchObject({ body: { default_region: 'GB' }, errors: {} });
+    expect('default_region' in campaignCreateBody(form()).body).toBe(false);
+    for (const bad of ['USA', 'U', 'XX'])
+      expect(campaignCreateBody({ ...form(), default_region: bad }).errors).toEqual({ default_region: 'Use a two-letter country code (ISO 3166), e.g. US, GB or DE.' });
+  });
+
   it('puts API refusals on their fields', () => {
     expect(campaignApiErrors({ code: 'bot_not_found', fieldErrors: {} })).toEqual({ bot_id: 'This bot no longer exists; choose another.' });
     expect(campaignApiErrors({ code: 'unknown_from_number', fieldErrors: {} })).toEqual({ from_number: 'Not a number of any outbound trunk.' });

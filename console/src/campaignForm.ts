@@ -13,6 +13,7 @@ import {
   type Weekday,
 } from '@voice-platform/schemas/campaigns.js';
 import { BOT_DEFAULTS, type AnsweringMachine } from '@voice-platform/schemas/bot.js';
+import { isPhoneRegion } from '@voice-platform/schemas/phone.js';
 import { ON_MACHINE_LABELS, type OnMachine } from './botForm.js';
 import { parseNumber } from './inboundForm.js';
 import { validateCampaignCreate, type FieldErrors } from './validation.js';
@@ -28,6 +29,8 @@ export interface CampaignForm {
   bot_id: string;
   /** Empty: the default trunk's caller ID. */
   from_number: string;
+  /** ISO 3166 alpha-2 region national contact numbers are read in. Empty: the caller ID's country. */
+  default_region: string;
   timezone: string;
   /** None: contacts may be called at any time. */
   windows: WindowForm[];
@@ -52,6 +55,7 @@ export const emptyCampaignForm = (timezone: string, botId = ''): CampaignForm =>
   name: '',
   bot_id: botId,
   from_number: '',
+  default_region: '',
   timezone,
   windows: [],
   max_concurrency: '5',
@@ -113,6 +117,7 @@ export function campaignCreateBody(form: CampaignForm): { body: CampaignCreate; 
     name: form.name.trim(),
     bot_id: form.bot_id,
     ...(from ? { from_number: from } : {}),
+    ...(form.default_region.trim() ? { default_region: form.default_region.trim().toUpperCase() } : {}),
     timezone: form.timezone.trim(),
     windows: form.windows.map((w) => ({ days: WEEKDAYS.filter((d) => w.days.includes(d)), start: w.start, end: w.end })),
     max_concurrency: num(form.max_concurrency),
@@ -122,6 +127,8 @@ export function campaignCreateBody(form: CampaignForm): { body: CampaignCreate; 
   } as CampaignCreate;
   const errors = friendlier(validateCampaignCreate(body));
   if (!form.bot_id) errors.bot_id = 'Choose the bot that makes the calls.';
+  if (errors.default_region || (body.default_region && !isPhoneRegion(body.default_region)))
+    errors.default_region = 'Use a two-letter country code (ISO 3166), e.g. US, GB or DE.';
   if (!errors.timezone && !isTimeZone(body.timezone)) errors.timezone = 'Not a time zone this browser knows; use an IANA name, e.g. Europe/Berlin.';
   body.windows.forEach((w, i) => {
     const key = `windows.${i}.end`;

@@ -375,6 +375,7 @@ export class VpCampaignDetailPage extends LightElement {
       <dl class="props">
         <dt>Bot</dt><dd><a href="/bots/${encodeURIComponent(c.bot_id)}">${this.bot?.name ?? c.bot_id}</a></dd>
         <dt>Caller ID</dt><dd>${c.from_number ? html`<span class="mono">${c.from_number}</span>` : "The default trunk's"}</dd>
+        <dt>National numbers read in</dt><dd data-testid="campaign-region">${c.default_region ?? "The caller ID's country"}</dd>
         <dt>Time zone</dt><dd>${c.timezone}</dd>
         <dt>Calling windows</dt><dd>${c.windows.length
           ? html`<ul class="plain-list">${c.windows.map((w) => html`<li>${w.days.map((d) => DAY_LABELS[d]).join(', ')} ${w.start}–${w.end}</li>`)}</ul>`

@@ -210,6 +210,9 @@ export class VpCampaignsPage extends ResourcePage<CampaignDetail, CampaignForm, 
           list: 'campaign-caller-ids',
         })}
         <datalist id="campaign-caller-ids">${this.callerIds.map((n) => html`<option value=${n}></option>`)}</datalist>
+        ${this.input('campaign-region', 'default_region', 'Region of national numbers', f.default_region, (v) => this.set({ default_region: v }, 'default_region'), {
+          hint: "Optional: the country (two letters, e.g. US) a contact number without + and country code is read in. Empty: the caller ID's country.",
+        })}
         ${this.input('campaign-timezone', 'timezone', 'Time zone', f.timezone, (v) => this.set({ timezone: v }, 'timezone'), {
           required: true,
           hint: 'IANA name, e.g. Europe/Berlin: the calling windows are in this zone for contacts without a time zone of their own.',
