@@ -1,10 +1,15 @@
 // Each real service, started by the launcher in jest's global setup, used for real through the
 // client the platform uses for it.
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import { Client as MinioClient } from 'minio';
 import { MongoClient, MongoServerError } from 'mongodb';
+import { createService } from '../infra/src/services.js';
 
 function env(name: string): string {
   const value = process.env[name];
@@ -142,5 +147,33 @@ describe('helm', () => {
   it('runs the pinned version', () => {
     const out = execFileSync(env('HELM_BIN'), ['version', '--short'], { encoding: 'utf8' });
     expect(out.trim()).toMatch(/^v3\.21\.\d+/);
+  });
+});
+
+describe('a port taken between its pick and the bind', () => {
+  it('FerretDB started first picks another free port and says so in its env; one asked for is kept', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'vp-port-race-'));
+    const svc = await createService('mongodb', { dir: path.join(dir, 'free') });
+    const picked = Number(new URL(svc.env.MONGODB_URI!).port);
+    // What a suite running beside this one does: binds the port the launcher just found free.
+    const squatter = net.createServer();
+    await new Promise<void>((resolve) => squatter.listen(picked, '127.0.0.1', resolve));
+    try {
+      await svc.start();
+      const port = Number(new URL(svc.env.MONGODB_URI!).port);
+      expect(port).not.toBe(picked);
+      const client = await MongoClient.connect(svc.env.MONGODB_URI!);
+      expect((await client.db('admin').command({ ping: 1 })).ok).toBe(1);
+      await client.close();
+      await svc.stop();
+      // A port the caller chose (make up's fixed ports) is not changed behind its back: the start fails.
+      const fixed = await createService('mongodb', { dir: path.join(dir, 'fixed'), ports: [picked] });
+      await expect(fixed.start()).rejects.toThrow(/address already in use/);
+      await fixed.stop();
+    } finally {
+      squatter.close();
+      await svc.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

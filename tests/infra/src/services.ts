@@ -18,26 +18,38 @@ export class FerretDB extends ProcessService {
   readonly name = 'mongodb' as const;
   env: Record<string, string> = {};
   private port = 0;
-  private debugPort = 0;
+  private started = false;
   static async create(opts: ServiceOptions): Promise<FerretDB> {
     const svc = new FerretDB(opts);
-    [svc.port, svc.debugPort] = await ports(opts, 2);
+    [svc.port] = await ports(opts, 1);
     svc.env = { MONGODB_URI: `mongodb://127.0.0.1:${svc.port}/` };
     return svc;
   }
   async start(): Promise<void> {
     const data = path.join(this.opts.dir, 'data');
     mkdirSync(data, { recursive: true });
-    const proc = this.launch('ferretdb', binary('ferretdb'), [
-      `--listen-addr=127.0.0.1:${this.port}`,
-      '--handler=sqlite',
-      `--sqlite-url=file:${data}/`,
-      `--state-dir=${this.opts.dir}`,
-      `--debug-addr=127.0.0.1:${this.debugPort}`,
-      '--telemetry=disable',
-      '--log-level=WARN',
-    ]);
-    await waitUntil(() => mongoPing(this.env.MONGODB_URI!), { what: 'FerretDB', proc });
+    for (let attempt = 1; ; attempt++) {
+      const proc = this.launch('ferretdb', binary('ferretdb'), [
+        `--listen-addr=127.0.0.1:${this.port}`,
+        '--handler=sqlite',
+        `--sqlite-url=file:${data}/`,
+        `--state-dir=${this.opts.dir}`,
+        '--debug-addr=-', // no metrics/pprof listener: nothing reads it, and it was one more port to race for
+        '--telemetry=disable',
+        '--log-level=WARN',
+      ]);
+      try {
+        await waitUntil(() => mongoPing(this.env.MONGODB_URI!), { what: 'FerretDB', proc });
+        this.started = true;
+        return;
+      } catch (err) {
+        // Another process bound the free port between its pick and FerretDB's bind (suites run side by side):
+        // a first start picks another. A restart keeps its port (clients hold it), as does a port asked for.
+        if (this.started || this.opts.ports?.[0] !== undefined || attempt >= 3 || !/address already in use/.test(String(err))) throw err;
+        [this.port] = await ports({ ...this.opts, ports: undefined }, 1);
+        this.env = { MONGODB_URI: `mongodb://127.0.0.1:${this.port}/` };
+      }
+    }
   }
 }
 
