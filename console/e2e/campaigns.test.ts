@@ -364,6 +364,8 @@ describe('campaigns pages', () => {
     expect(await count('canceled')).toBe('2');
     expect(await page.getByTestId('progress').getAttribute('aria-valuetext')).toBe('2 of 2 done (100%)');
     expect(await page.getByRole('button', { name: /^(Start|Pause|Resume|Cancel campaign)$/ }).count()).toBe(0);
+    // The contacts are read again after the campaign (a request of their own): wait for their rows.
+    for (const n of ['+15005551001', '+15005551002']) await page.locator(`tr[data-number="${n}"] [data-status="canceled"]`).waitFor();
     expect(await rowTexts('Contacts')).toEqual([
       ['+15005551001', 'Canceled', '0', '—', '—'],
       ['+15005551002', 'Canceled', '0', '—', '—'],
