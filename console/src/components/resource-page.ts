@@ -237,14 +237,19 @@ export abstract class ResourcePage<T, F, B extends object = object, S = T> exten
       : nothing;
   }
 
-  /** The list's place when it is empty and creating is the first thing to do: what the items are for, and
-   *  the first one's button (when the role may call `create`). `name` makes the ids (`${name}-empty`). */
-  protected renderEmptyState(name: string, heading: string, text: unknown, firstLabel: string, create: string) {
+  /** The list's place when it is empty and creating is the first thing to do: what the items are for (one
+   *  paragraph each), and `action`, usually `firstButton`. `name` makes the ids (`${name}-empty`). */
+  protected renderEmptyState(name: string, heading: string, paragraphs: unknown[], action: unknown) {
     return html`<section class="panel empty-state" aria-labelledby="${name}-empty-heading" data-testid="${name}-empty">
       <h2 id="${name}-empty-heading">${heading}</h2>
-      <p>${text}</p>
-      ${this.may(create) ? html`<button class="primary" @click=${() => this.openCreate()}>${firstLabel}</button>` : nothing}
+      ${paragraphs.map((p) => html`<p>${p}</p>`)}
+      ${action}
     </section>`;
+  }
+
+  /** The empty list's button that opens the create form, when the role may call `create`. */
+  protected firstButton(label: string, create: string) {
+    return this.may(create) ? html`<button class="primary" @click=${() => this.openCreate()}>${label}</button>` : nothing;
   }
 
   /** The load error or the loading line while there is no list; null once the list is there. */

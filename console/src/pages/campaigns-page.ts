@@ -254,10 +254,11 @@ export class VpCampaignsPage extends ResourcePage<CampaignDetail, CampaignForm, 
       return this.renderEmptyState(
         'campaigns',
         'No campaigns yet',
-        html`A campaign has a bot call a list of contacts from a CSV file, at the pace, in the calling windows and with the
-          retries you choose. Numbers on the do-not-call list are skipped.`,
-        'Create the first campaign',
-        'POST /api/v1/campaigns',
+        [
+          html`A campaign has a bot call a list of contacts from a CSV file, at the pace, in the calling windows and with the
+            retries you choose. Numbers on the do-not-call list are skipped.`,
+        ],
+        this.firstButton('Create the first campaign', 'POST /api/v1/campaigns'),
       );
     }
     return html`<div class="table-wrap"><table aria-label="Campaigns">

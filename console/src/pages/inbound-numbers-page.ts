@@ -156,14 +156,17 @@ export class VpInboundNumbersPage extends ResourcePage<InboundNumber, InboundFor
     const state = this.renderListState('Loading inbound numbers…');
     if (state || !this.items) return state;
     if (!this.items.length) {
-      return html`<section class="panel empty-state" aria-labelledby="inbound-empty-heading" data-testid="inbound-empty">
-        <h2 id="inbound-empty-heading">No inbound numbers yet</h2>
-        <p>An inbound number is a phone number of yours that a bot answers. Point the number at this platform’s SIP
-          address at your carrier, then add it here with the bot that should answer.</p>
-        ${this.bots?.length === 0
+      return this.renderEmptyState(
+        'inbound',
+        'No inbound numbers yet',
+        [
+          html`An inbound number is a phone number of yours that a bot answers. Point the number at this platform’s SIP
+            address at your carrier, then add it here with the bot that should answer.`,
+        ],
+        this.bots?.length === 0
           ? html`<p>Create a bot first: every inbound number needs one.</p><a class="button primary" href="/bots/new">Create a bot</a>`
-          : this.may('POST /api/v1/sip/inbound-numbers') ? html`<button class="primary" @click=${() => this.openCreate()}>Add the first number</button>` : nothing}
-      </section>`;
+          : this.firstButton('Add the first number', 'POST /api/v1/sip/inbound-numbers'),
+      );
     }
     return html`<div class="table-wrap"><table aria-label="Inbound numbers">
       <thead><tr>

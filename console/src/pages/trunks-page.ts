@@ -194,15 +194,18 @@ export class VpTrunksPage extends ResourcePage<OutboundTrunk, TrunkForm, { numbe
     const state = this.renderListState('Loading outbound trunks…');
     if (state || !this.items) return state;
     if (!this.items.length) {
-      return html`<section class="panel empty-state" aria-labelledby="trunks-empty-heading" data-testid="trunks-empty">
-        <h2 id="trunks-empty-heading">No outbound trunks yet</h2>
-        <p>An outbound trunk is the connection to your SIP carrier: every dial-out goes through one, and the person
-          called sees one of its numbers as the caller ID. Until there is a trunk, dial-outs are refused with
-          <code>no_outbound_trunk</code>.</p>
-        <p>You need the carrier’s SIP server address, the numbers it lets you call from, and usually a username and password.
-          The first trunk becomes the default.</p>
-        ${this.may('POST /api/v1/sip/outbound-trunks') ? html`<button class="primary" @click=${() => this.openCreate()}>Create the first trunk</button>` : nothing}
-      </section>`;
+      return this.renderEmptyState(
+        'trunks',
+        'No outbound trunks yet',
+        [
+          html`An outbound trunk is the connection to your SIP carrier: every dial-out goes through one, and the person
+            called sees one of its numbers as the caller ID. Until there is a trunk, dial-outs are refused with
+            <code>no_outbound_trunk</code>.`,
+          html`You need the carrier’s SIP server address, the numbers it lets you call from, and usually a username and password.
+            The first trunk becomes the default.`,
+        ],
+        this.firstButton('Create the first trunk', 'POST /api/v1/sip/outbound-trunks'),
+      );
     }
     const only = this.items.length === 1;
     const canEdit = this.may('PATCH /api/v1/sip/outbound-trunks/{id}');

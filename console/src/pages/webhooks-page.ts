@@ -214,13 +214,16 @@ export class VpWebhooksPage extends ResourcePage<Webhook, WebhookForm, object, W
     const state = this.renderListState('Loading webhooks…');
     if (state || !this.items) return state;
     if (!this.items.length) {
-      return html`<section class="panel empty-state" aria-labelledby="webhooks-empty-heading" data-testid="webhooks-empty">
-        <h2 id="webhooks-empty-heading">No webhooks yet</h2>
-        <p>A webhook tells your CRM how each call went as it happens: queued, ringing, answered, and ended with its
-          outcome and recording, without polling. Each request is signed with the webhook's secret
-          (<code>X-Voice-Signature</code>), so your endpoint can check it came from here.</p>
-        ${this.may('POST /api/v1/webhooks') ? html`<button class="primary" @click=${() => this.openCreate()}>Create the first webhook</button>` : nothing}
-      </section>`;
+      return this.renderEmptyState(
+        'webhooks',
+        'No webhooks yet',
+        [
+          html`A webhook tells your CRM how each call went as it happens: queued, ringing, answered, and ended with its
+            outcome and recording, without polling. Each request is signed with the webhook's secret
+            (<code>X-Voice-Signature</code>), so your endpoint can check it came from here.`,
+        ],
+        this.firstButton('Create the first webhook', 'POST /api/v1/webhooks'),
+      );
     }
     return html`<div class="table-wrap"><table aria-label="Webhooks">
       <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
