@@ -126,7 +126,7 @@ describe('API key scopes', () => {
     await dialog.waitFor({ state: 'hidden' });
     expect(await page.getByRole('status').first().textContent()).toBe(`API key “${READER}” updated.`);
     expect(sent.slice(before).filter((r) => r.method === 'PATCH').map((r) => r.body)).toEqual([{ scopes: ['dialout', 'calls:read'] }]);
-    await page.waitForFunction((name) => [...document.querySelectorAll('tr[data-key-id]')].some((tr) => tr.textContent?.includes(name) && tr.textContent.includes('dialout')), READER);
+    await page.waitForFunction((name) => Array.from(document.querySelectorAll('tr[data-key-id]')).some((tr) => tr.textContent?.includes(name) && tr.textContent.includes('dialout')), READER);
     expect(await rowScopes(page, READER)).toEqual(['dialout', 'calls:read']);
     expect((await apiKeyByPrefix(readerKey.slice(0, 7))).scopes).toEqual(['dialout', 'calls:read']);
 
