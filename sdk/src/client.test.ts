@@ -4,23 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Redis } from 'ioredis';
-import { FLEET_WORKERS_KEY, fleetWorkerKey, type WorkerHeartbeat } from '@voice-platform/schemas';
 import { ApiError, createClient, parseRetryAfter, type Client } from './index.js';
+import { baseUrl, suiteBackend, type SuiteBackend } from './testing.js';
 
-const baseUrl = () => process.env.VP_BACKEND_URL!;
+let suite: SuiteBackend;
 let token: string;
-let redis: Redis;
-
-async function admin<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${baseUrl()}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as T;
-}
+const admin = <T = any>(method: string, path: string, body?: unknown) => suite.admin<T>(method, path, body);
 
 /** A fresh API key (each has its own dial-out rate budget). */
 const apiKey = async () => (await admin<{ key: string }>('POST', '/api/v1/api-keys', { name: `sdk ${randomUUID()}`, scopes: ['dialout', 'calls:read'] })).key;
@@ -59,22 +48,10 @@ async function caught(p: Promise<unknown>): Promise<ApiError> {
 }
 
 beforeAll(async () => {
-  const res = await fetch(`${baseUrl()}/api/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email: process.env.VP_ADMIN_EMAIL, password: process.env.VP_ADMIN_PASSWORD }),
-  });
-  token = ((await res.json()) as { access_token: string }).access_token;
-  // Dial-outs need a trunk (mirrored into the suite's LiveKit) and a live worker with room; this one's
-  // heartbeat is written the way a worker writes it, and nothing claims the calls.
-  const trunks = await admin<{ items: unknown[] }>('GET', '/api/v1/sip/outbound-trunks');
-  if (trunks.items.length === 0) await admin('POST', '/api/v1/sip/outbound-trunks', { name: 'carrier', address: 'sip.example.com', numbers: ['+15550001000'] });
-  redis = new Redis(process.env.REDIS_URL!);
-  const hb: WorkerHeartbeat = { worker_id: 'sdk-tests', active_calls: 0, max_calls: 1000, draining: false, version: 'test', updated_at: Date.now() };
-  await redis.set(fleetWorkerKey(hb.worker_id), JSON.stringify(hb), 'PX', 3_600_000);
-  await redis.zadd(FLEET_WORKERS_KEY, Date.now() + 3_600_000, hb.worker_id);
+  suite = await suiteBackend('sdk-tests');
+  token = suite.token;
 });
-afterAll(() => redis?.quit());
+afterAll(() => suite?.close());
 
 describe('dial-outs and calls', () => {
   let botId: string;

@@ -5,30 +5,19 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { waitUntil } from '@voice-platform/tests/infra';
-import { FLEET_WORKERS_KEY, fleetWorkerKey, type WorkerHeartbeat } from '@voice-platform/schemas';
 import { createClient, verifyWebhook, WebhookVerificationError } from './index.js';
+import { baseUrl, suiteBackend, type SuiteBackend } from './testing.js';
 
-const baseUrl = () => process.env.VP_BACKEND_URL!;
 interface Delivery {
   headers: http.IncomingHttpHeaders;
   body: Buffer;
 }
 const received: Delivery[] = [];
 let receiver: http.Server;
-let redis: Redis;
-let token: string;
+let suite: SuiteBackend;
 
-async function admin<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${baseUrl()}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as T;
-}
+const admin = <T = any>(method: string, path: string, body?: unknown) => suite.admin<T>(method, path, body);
 
 function reason(run: () => unknown): string {
   try {
@@ -50,21 +39,10 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const login = await fetch(`${baseUrl()}/api/v1/auth/login`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email: process.env.VP_ADMIN_EMAIL, password: process.env.VP_ADMIN_PASSWORD }),
-  });
-  token = ((await login.json()) as { access_token: string }).access_token;
-  const trunks = await admin<{ items: unknown[] }>('GET', '/api/v1/sip/outbound-trunks');
-  if (trunks.items.length === 0) await admin('POST', '/api/v1/sip/outbound-trunks', { name: 'carrier', address: 'sip.example.com', numbers: ['+15550001000'] });
-  redis = new Redis(process.env.REDIS_URL!);
-  const hb: WorkerHeartbeat = { worker_id: 'sdk-webhook-tests', active_calls: 0, max_calls: 1000, draining: false, version: 'test', updated_at: Date.now() };
-  await redis.set(fleetWorkerKey(hb.worker_id), JSON.stringify(hb), 'PX', 3_600_000);
-  await redis.zadd(FLEET_WORKERS_KEY, Date.now() + 3_600_000, hb.worker_id);
+  suite = await suiteBackend('sdk-webhook-tests');
 });
 afterAll(async () => {
-  await redis?.quit();
+  await suite?.close();
   await new Promise((resolve) => receiver?.close(resolve));
 });
 
