@@ -184,8 +184,8 @@ export abstract class ResourcePage<T, F, B extends object = object, S = T> exten
     try {
       const saved = await send();
       this.closeForm();
+      if (this.reloadAfterSave) await this.load(); // first: the notice and the rows then say the same
       this.saved(saved, editing);
-      if (this.reloadAfterSave) await this.load();
     } catch (err) {
       if (err instanceof ApiError) await this.saveRefused(err, body);
       else this.formError = this.failed.save;

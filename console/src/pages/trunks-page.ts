@@ -61,7 +61,7 @@ export class VpTrunksPage extends ResourcePage<OutboundTrunk, TrunkForm, { numbe
 
   protected override saved(saved: OutboundTrunk, editing: Editing): void {
     this.notice = editing.mode === 'create' ? `Trunk “${saved.name}” created.` : `Trunk “${saved.name}” updated.`;
-    if (saved.default && editing.mode === 'create' && (this.items?.length ?? 0) > 0) this.notice += ' It is now the default trunk.';
+    if (saved.default && editing.mode === 'create' && this.items?.some((t) => t.id !== saved.id)) this.notice += ' It is now the default trunk.';
   }
 
   protected override async saveRefused(err: ApiError, body: { numbers?: string[] }): Promise<void> {

@@ -118,8 +118,8 @@ export class VpUsersPage extends ResourcePage<User, UserForm, Partial<UserCreate
     this.notice = null;
     try {
       await api.updateUser(user.id, { active: true });
+      await this.load(); // the notice comes with the re-read list, never before the row says so
       this.notice = `User ${user.email} reactivated: they can sign in again.`;
-      await this.load();
     } catch (err) {
       this.error = err instanceof ApiError ? err.message : 'Could not reactivate the user.';
     } finally {
