@@ -1,6 +1,12 @@
 # The two commands: `make up` (the whole local stack) and `make test` (every test, real services).
 # Both run `setup` first, which installs whatever is missing and is quick when nothing is.
 SHELL := /bin/bash
+# Node $(NODE_VERSION) from tests/infra/versions.env: scripts/setup.sh installs it into the build cache (same
+# default as scripts/cache.sh) when the machine's node is older than NODE_MAJOR; every target runs with its
+# bin/ first on PATH (a directory that does not exist, on a machine with a new enough node, changes nothing).
+NODE_VERSION := $(shell sed -n 's/^NODE_VERSION=//p' tests/infra/versions.env)
+NODE_BIN := $(or $(VP_CACHE_DIR),$(HOME)/.cache/voice-platform)/node-$(NODE_VERSION)/bin
+export PATH := $(NODE_BIN):$(PATH)
 .DEFAULT_GOAL := help
 STACK := node tests/dist/infra/src/stack.js
 

