@@ -27,7 +27,7 @@ fi
 # Fast too: the committed OpenAPI document (docs/openapi.json, which backend/src/apiDocs.test.ts keeps equal
 # to the served one) has no lint error (Redocly's recommended rules, backend/redocly.yaml; warnings are listed).
 printf '\n==> OpenAPI lint\n'
-# (Its boxed notice that Node 20 support is ending is left out.)
+# (Its boxed notice, shown on an old Node such as 20, is left out.)
 if npm run --silent lint:openapi -w backend 2>&1 | grep -Ev 'Unknown user config "nodedir"|^ *[║╔╚]'; [ "${PIPESTATUS[0]}" -eq 0 ]; then
   passed=$((passed + 1))
 else
