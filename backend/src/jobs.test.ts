@@ -3,7 +3,7 @@
 // jobs an old worker holds where they are.
 import { Redis } from 'ioredis';
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
-import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY } from '@voice-platform/schemas';
+import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, streamEntries } from '@voice-platform/schemas';
 import { LEGACY_JOBS_STREAM_KEY, migrateLegacyJobs } from './stores.js';
 
 let env: TestEnv;
@@ -33,7 +33,7 @@ it('moves the unread jobs of the old stream once, keeps the ones an old worker h
   expect(now).toEqual(['c2', 'c3', 'c4'].map((id) => ['call_id', id, 'bot_id', 'b', 'to_number', '+15005550100']));
   expect((await redis.xrange(LEGACY_JOBS_STREAM_KEY, '-', '+')).map(([, f]) => f[1])).toEqual(['c1']);
   // A new worker reads them from the new stream's group.
-  const read = (await redis.xreadgroup('GROUP', CALL_JOBS_CONSUMER_GROUP, 'new-worker', 'COUNT', 10, 'STREAMS', CALL_JOBS_STREAM_KEY, '>')) as Array<[string, Array<[string, string[]]>]>;
-  expect(read[0]![1].map(([, f]) => f[1])).toEqual(['c2', 'c3', 'c4']);
+  const read = streamEntries(await redis.xreadgroup('GROUP', CALL_JOBS_CONSUMER_GROUP, 'new-worker', 'COUNT', 10, 'STREAMS', CALL_JOBS_STREAM_KEY, '>'));
+  expect(read.map(([, f]) => f?.[1])).toEqual(['c2', 'c3', 'c4']);
   expect(await migrateLegacyJobs(redis)).toBe(0);
 });

@@ -75,3 +75,18 @@ export const CallJob = Type.Object(
   { additionalProperties: false },
 );
 export type CallJob = Static<typeof CallJob>;
+
+/** One stream entry as Redis replies it: id and flat field/value list (null once the entry was deleted). */
+export type StreamEntryReply = [id: string, fields: string[] | null];
+
+/**
+ * The entries of an XREADGROUP/XREAD reply for one stream. RESP2 replies `[[stream, entries]]`; RESP3 (the
+ * default of ioredis 6) replies a map, which ioredis flattens to `[stream, entries]`. Null (nothing before
+ * BLOCK ran out) is no entries.
+ */
+export function streamEntries(reply: unknown): StreamEntryReply[] {
+  if (!Array.isArray(reply) || reply.length === 0) return [];
+  const pair: unknown = Array.isArray(reply[0]) ? reply[0] : reply;
+  const entries = Array.isArray(pair) ? (pair[1] as unknown) : undefined;
+  return Array.isArray(entries) ? (entries as StreamEntryReply[]) : [];
+}

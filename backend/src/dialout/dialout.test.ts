@@ -1,5 +1,5 @@
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
-import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
+import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY, streamEntries } from '@voice-platform/schemas';
 import { adminToken, createBot, createTrunk, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { findCalls } from '../calls/store.js';
 
@@ -63,10 +63,8 @@ describe('POST /api/v1/sip/dialout', () => {
 
     const groups = (await h.redis.xinfo('GROUPS', CALL_JOBS_STREAM_KEY)) as unknown[][];
     expect(groups.some((g) => g.includes(CALL_JOBS_CONSUMER_GROUP))).toBe(true);
-    const read = (await h.redis.xreadgroup('GROUP', CALL_JOBS_CONSUMER_GROUP, 'test-consumer', 'COUNT', 100, 'STREAMS', CALL_JOBS_STREAM_KEY, '>')) as
-      | Array<[string, Array<[string, string[]]>]>
-      | null;
-    const jobs = (read?.[0]?.[1] ?? []).map(([, fields]) => Object.fromEntries(fields.reduce<string[][]>((acc, v, i) => (i % 2 ? acc : [...acc, [v, fields[i + 1]!]]), [])));
+    const read = streamEntries(await h.redis.xreadgroup('GROUP', CALL_JOBS_CONSUMER_GROUP, 'test-consumer', 'COUNT', 100, 'STREAMS', CALL_JOBS_STREAM_KEY, '>'));
+    const jobs = read.map(([, f]) => f ?? []).map((fields) => Object.fromEntries(fields.reduce<string[][]>((acc, v, i) => (i % 2 ? acc : [...acc, [v, fields[i + 1]!]]), [])));
     expect(jobs).toContainEqual({
       call_id: callId,
       bot_id: botId,
@@ -218,7 +216,7 @@ describe('fleet capacity', () => {
     const a = await dial(body()).expect(201);
     const b = await dial(body()).expect(201);
     await dial(body()).expect(503);
-    expect(await h.redis.zrange(FLEET_RESERVATIONS_KEY, 0, -1)).toEqual(expect.arrayContaining([a.body.call_id, b.body.call_id]));
+    expect(await h.redis.zrange(FLEET_RESERVATIONS_KEY, '0', '-1')).toEqual(expect.arrayContaining([a.body.call_id, b.body.call_id]));
 
     const ended = await worker(`/api/v1/calls/${a.body.call_id}/events`).send({ status: 'failed', end_reason: 'no_worker_reply' }).expect(200);
     expect(ended.headers['x-slot-released']).toBe('true');

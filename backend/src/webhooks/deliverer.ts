@@ -34,7 +34,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { MongoServerError } from 'mongodb';
-import { WEBHOOK_FIRST_RETRY_MS, WEBHOOK_MAX_ATTEMPTS, type WebhookAttemptResult, type WebhookDeliveredType } from '@voice-platform/schemas';
+import { streamEntries, WEBHOOK_FIRST_RETRY_MS, WEBHOOK_MAX_ATTEMPTS, type StreamEntryReply, type WebhookAttemptResult, type WebhookDeliveredType } from '@voice-platform/schemas';
 import type { AppDeps } from '../deps.js';
 import { VERSION } from '../deps.js';
 import type { Metrics } from '../metrics.js';
@@ -108,7 +108,7 @@ interface Outcome {
   aborted?: boolean;
 }
 
-type StreamEntry = [string, string[] | null];
+type StreamEntry = StreamEntryReply;
 
 function describe(err: unknown): string {
   if (err instanceof AddressRefused) return err.reason;
@@ -179,8 +179,7 @@ export function createWebhookDeliverer(deps: DelivererDeps): WebhookDeliverer {
   async function readNew(conn: Redis, blockMs?: number): Promise<StreamEntry[]> {
     const args = ['GROUP', WEBHOOK_CONSUMER_GROUP, consumer, 'COUNT', String(BATCH), ...(blockMs ? ['BLOCK', String(blockMs)] : []), 'STREAMS', WEBHOOK_EVENTS_STREAM, '>'];
     try {
-      const res = (await conn.call('XREADGROUP', ...args)) as Array<[string, StreamEntry[]]> | null;
-      return res?.[0]?.[1] ?? [];
+      return streamEntries(await conn.call('XREADGROUP', ...args));
     } catch (err) {
       // The group is gone (Redis was flushed or restarted empty): make it again and read next time.
       if (err instanceof Error && err.message.includes('NOGROUP')) {

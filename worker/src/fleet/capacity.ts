@@ -186,7 +186,7 @@ export interface FleetView {
 /** Every live worker from its heartbeat; expired members are pruned from the index on the way. */
 export async function readFleet(redis: Redis, nowMs = Date.now()): Promise<FleetView> {
   await redis.zremrangebyscore(FLEET_WORKERS_KEY, '-inf', nowMs);
-  const ids = await redis.zrange(FLEET_WORKERS_KEY, 0, -1);
+  const ids = await redis.zrange(FLEET_WORKERS_KEY, '0', '-1');
   const raw = ids.length ? await redis.mget(ids.map((id) => `${FLEET_WORKER_KEY_PREFIX}${id}`)) : [];
   const workers: WorkerHeartbeat[] = [];
   for (const r of raw) {

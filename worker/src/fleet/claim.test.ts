@@ -3,7 +3,7 @@
 // livekit-sip, the sipp test phone). The full spoken call is in transports/sip.test.ts.
 import { Redis } from 'ioredis';
 import { dispose } from '@livekit/rtc-node';
-import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
+import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY, streamEntries } from '@voice-platform/schemas';
 import { answeringNumber, waitUntil } from '@voice-platform/tests/infra';
 import { backendUrl, callUntil, createApiKey, createPolicyBot, ensureTrunk, workerToken } from '../testing/backend.js';
 import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
@@ -83,10 +83,8 @@ describe('dial-out claim loop', () => {
     try {
       callId = await dialout();
       // The "crashed" worker reads the job and dies before acking it.
-      const read = (await redis.xreadgroup('GROUP', CALL_JOBS_CONSUMER_GROUP, 'crashed-worker', 'COUNT', 10, 'STREAMS', CALL_JOBS_STREAM_KEY, '>')) as Array<
-        [string, Array<[string, string[]]>]
-      >;
-      expect(read[0]![1].map(([, f]) => f[f.indexOf('call_id') + 1])).toContain(callId);
+      const read = streamEntries(await redis.xreadgroup('GROUP', CALL_JOBS_CONSUMER_GROUP, 'crashed-worker', 'COUNT', 10, 'STREAMS', CALL_JOBS_STREAM_KEY, '>'));
+      expect(read.map(([, f]) => f?.[f.indexOf('call_id') + 1])).toContain(callId);
     } finally {
       await idle.stop();
     }

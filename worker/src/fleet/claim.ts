@@ -3,7 +3,7 @@
 // backend's reservation (the heartbeat's active_calls now counts the call), and run it. Jobs a crashed
 // worker read but never acked (it died before starting them) are claimed again after `staleAfterMs`.
 import type { Redis } from 'ioredis';
-import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY, FLEET_TEST_RESERVATIONS_KEY } from '@voice-platform/schemas';
+import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY, FLEET_TEST_RESERVATIONS_KEY, streamEntries } from '@voice-platform/schemas';
 import type { Logger } from '../logger.js';
 import type { Slots } from './capacity.js';
 
@@ -119,7 +119,7 @@ export class ClaimLoop {
   }
 
   private async readNew(): Promise<Entries> {
-    const res = (await this.opts.blockingRedis.xreadgroup(
+    const res = await this.opts.blockingRedis.xreadgroup(
       'GROUP',
       CALL_JOBS_CONSUMER_GROUP,
       this.opts.workerId,
@@ -130,8 +130,8 @@ export class ClaimLoop {
       'STREAMS',
       CALL_JOBS_STREAM_KEY,
       '>',
-    )) as Array<[string, Entries]> | null;
-    return res?.[0]?.[1] ?? [];
+    );
+    return streamEntries(res).filter((e): e is [string, string[]] => Array.isArray(e[1]));
   }
 
   /** A job another consumer read but never acked (it crashed), idle long enough to be ours. */
