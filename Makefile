@@ -85,7 +85,8 @@ kind-down:
 	@bash scripts/kind/down.sh
 
 # compose.yaml with the images built from docker/ (docs/compose.md, tests/compose/test.sh): every service
-# healthy, a dial-out to the test phone completes, then the project is removed. Not part of `make test`.
+# healthy, a dial-out to the test phone completes, then the project is removed. `make test` runs it after the
+# kind suite (VP_SKIP_COMPOSE=1 leaves it out).
 .PHONY: test-compose
 test-compose: setup
 	@npx tsc -b tests

@@ -69,6 +69,23 @@ else
   tally "$rc"
   if [ -z "$cluster_existed" ]; then make --no-print-directory kind-down >/dev/null 2>&1 || true; fi
 fi
+# compose.yaml with the images the kind suite built (make test-compose, tests/compose/test.sh, about a
+# minute once compose and the images are cached): every service healthy, a dial-out completes. Where
+# Docker runs; VP_SKIP_COMPOSE=1 leaves it out.
+if [ -n "${VP_SKIP_COMPOSE:-}" ]; then
+  printf '\n==> compose left out (VP_SKIP_COMPOSE)\n'
+elif ! command -v docker >/dev/null; then
+  printf '\n==> compose: no Docker on this machine\n'
+else
+  printf '\n==> compose (make test-compose)\n'
+  if npx tsc -b tests && bash tests/compose/test.sh 2>&1 | tee "$log" && [ "${PIPESTATUS[0]}" -eq 0 ]; then
+    passed=$((passed + 1))
+  else
+    status=1
+    failed=$((failed + 1))
+    printf '==> compose FAILED\n'
+  fi
+fi
 # Last: no log of the run may hold a secret (docs/design.md §2). Findings name file and line, redacted.
 printf '\n==> secrets in the logs\n'
 if node tests/dist/infra/src/scanLogs.js "$VP_LOG_DIR"; then
