@@ -154,6 +154,10 @@ async function converse(side: CallerSide, utterances: Int16Array[], interjection
       last = at;
     }
     r.bargeInMs = last - saidAt;
+    // The bot answers it ("Of course."): the script starts once that reply is over. Without this wait the first
+    // line followed the interjection within 100 ms, the two were one turn, and every later reply answered the
+    // line before (the call never heard "stop calling").
+    if (!(await waitFor(() => firstVoicedAfter(last), 10_000))) r.error = 'no reply to the interjection within 10 s';
   }
   await quiet(400, 20_000);
   for (const [k, u] of utterances.entries()) {
@@ -459,7 +463,7 @@ async function bench(): Promise<void> {
           const said = (c.transcript ?? []).filter((e: any) => e.role === 'bot' || e.role === 'assistant').map((e: any) => e.text as string);
           fallbacks += said.filter((t: string) => t === FALLBACK).length;
           if (c.status === 'completed' && c.end_reason === 'bot_hangup') ok++;
-          else notes.push(`call ${c.status}/${c.end_reason ?? '-'}`);
+          else notes.push(`call ${c.status}/${c.end_reason ?? '-'}, the bot heard: ${(c.transcript ?? []).filter((e: any) => e.role === 'user').map((e: any) => e.text as string).join(' | ')}`);
         }
         ok = Math.min(ok, lines.filter((l) => l.missing === 0 && !l.error).length);
       }

@@ -26,7 +26,9 @@
 // first byte, `ttsFirstByteDelayMs` before a speech answer's first byte (counted from the request; the
 // synthesis itself counts toward it, `cacheSpeech` makes repeated texts free), `sttFinalDelayMs` from
 // `Finalize` to its final result. `chatReplyFor` answers a chat request from what it asked;
-// `deepgramTranscripts` gives each Deepgram stream's successive finals their own transcripts.
+// `deepgramTranscripts` gives each utterance a Deepgram stream hears its own transcript: an utterance is
+// speech after at least 500 ms without any (a 100 ms blip of line noise starts none), so a `Finalize` in its
+// middle (a peek) and another at the turn's end take one line of the script, not two.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -79,7 +81,7 @@ export interface CloudStandIn {
   cacheSpeech: boolean;
   /** Answers a (non-structured) chat request; undefined or null: `chatScript` / `chatReply` as without it. */
   chatReplyFor: ((req: ChatRequest) => ChatTurn | undefined) | null;
-  /** Per Deepgram stream, the transcript of its n-th final with speech; past the end (or null): `deepgramTranscript`. */
+  /** Per Deepgram stream, the transcript of its n-th utterance; past the end (or null): `deepgramTranscript`. */
   deepgramTranscripts: string[] | null;
   requests: Array<{ path: string; headers: http.IncomingHttpHeaders; body: any }>;
   /** Deepgram streams: control messages received, `Results` sent (transcript, is_final). */
@@ -92,6 +94,10 @@ export interface CloudStandIn {
 /** Deepgram stand-in pacing, in bytes of 16-bit audio (16 kHz: 32000 a second). */
 const INTERIM_BYTES = 4000;
 const WORD_BYTES = 8000;
+/** This long without speech ends an utterance (500 ms): pauses between words are shorter. */
+const UTTERANCE_GAP_BYTES = 16000;
+/** This much speech after a gap starts the next utterance (100 ms): a blip of line noise does not. */
+const UTTERANCE_START_BYTES = 3200;
 
 export async function startCloudStandIn(): Promise<CloudStandIn> {
   const defaults = () => ({
@@ -365,10 +371,17 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
         metadata: { request_id: 'local', model_info: { name: 'general', version: 'local', arch: 'nova-2' }, model_uuid: 'local' },
       });
     };
+    /** The utterance being heard (index into `deepgramTranscripts`; -1 before the first) and its words. */
+    let utterance = -1;
+    let words: string[] = [];
+    /** Its words already sent in a final result: a later `Finalize` sends only the rest. */
+    let finalWords = 0;
     /** Speech (not silence) heard since the last final result: how much of the transcript is "recognised". */
     let voicedBytes = 0;
-    /** Finals with speech so far (the index into `deepgramTranscripts`). */
-    let finalsHeard = 0;
+    /** Audio without speech since the last speech (a gap ≥ UTTERANCE_GAP_BYTES ends the utterance). */
+    let quietBytes = UTTERANCE_GAP_BYTES;
+    /** Speech after a gap, not yet long enough to start the next utterance. */
+    let startingBytes = 0;
     ws.on('message', (data, isBinary) => {
       if (isBinary) {
         const buf = data as Buffer;
@@ -379,18 +392,37 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
         }
         let peak = 0;
         for (let i = 0; i + 1 < buf.length; i += 2) peak = Math.max(peak, Math.abs(buf.readInt16LE(i)));
-        if (peak > 300) voicedBytes += buf.length;
-        // An interim result every INTERIM_BYTES of audio: one more word per WORD_BYTES of speech.
+        if (peak <= 300) {
+          quietBytes += buf.length;
+          // A blip (quiet again for as long as a start needs): still in the gap.
+          if (startingBytes && quietBytes >= UTTERANCE_START_BYTES) [startingBytes, quietBytes] = [0, UTTERANCE_GAP_BYTES];
+        } else if (quietBytes >= UTTERANCE_GAP_BYTES || startingBytes) {
+          startingBytes += buf.length;
+          quietBytes = 0;
+          if (startingBytes >= UTTERANCE_START_BYTES) {
+            utterance++;
+            words = (state.deepgramTranscripts?.[utterance] ?? state.deepgramTranscript).split(' ');
+            finalWords = 0;
+            voicedBytes = startingBytes;
+            [startingBytes, quietBytes] = [0, 0];
+          }
+        } else {
+          voicedBytes += buf.length;
+          quietBytes = 0;
+        }
+        // An interim result every INTERIM_BYTES of audio: one more word per WORD_BYTES of speech since the last final.
         if (Math.floor(conn.audioBytes / INTERIM_BYTES) > Math.floor((conn.audioBytes - buf.length) / INTERIM_BYTES)) {
-          const words = (state.deepgramTranscripts?.[finalsHeard] ?? state.deepgramTranscript).split(' ');
-          ws.send(results(words.slice(0, Math.min(Math.floor(voicedBytes / WORD_BYTES), words.length)).join(' '), false));
+          const rest = words.slice(finalWords);
+          ws.send(results(rest.slice(0, Math.min(Math.floor(voicedBytes / WORD_BYTES), rest.length)).join(' '), false));
         }
         return;
       }
       const msg = JSON.parse(data.toString()) as { type: string };
       conn.messages.push(msg.type);
       if (msg.type === 'Finalize') {
-        const transcript = voicedBytes > 0 ? (state.deepgramTranscripts?.[finalsHeard++] ?? state.deepgramTranscript) : '';
+        // Speech since the last final: the utterance's words not sent yet (all of them: a perfect recogniser).
+        const transcript = voicedBytes > 0 ? words.slice(finalWords).join(' ') : '';
+        finalWords = words.length;
         voicedBytes = 0;
         if (state.sttFinalDelayMs > 0) {
           const at = start;
