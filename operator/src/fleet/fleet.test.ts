@@ -89,11 +89,12 @@ describe('VoiceFleet reconcile', () => {
     expect(c.readinessProbe!.httpGet!.path).toBe('/health');
     expect(c.livenessProbe!.httpGet!.path).toBe('/health/live');
 
-    const svc = await clients.core.readNamespacedService({ name: 'alpha', namespace });
+    // The reconcile applies the Deployment, then the Service, then the PDB: each is awaited, not assumed there.
+    const svc = await waitFor('alpha Service', () => clients.core.readNamespacedService({ name: 'alpha', namespace }));
     expect(svc.metadata!.ownerReferences).toEqual([owner]);
     expect(svc.spec!.ports).toEqual([{ name: 'http', port: 8000, targetPort: 'http', protocol: 'TCP' }]);
     expect(svc.spec!.selector).toEqual(dep.spec!.selector.matchLabels);
-    const pdb = await clients.policy.readNamespacedPodDisruptionBudget({ name: 'alpha', namespace });
+    const pdb = await waitFor('alpha PDB', () => clients.policy.readNamespacedPodDisruptionBudget({ name: 'alpha', namespace }));
     expect(pdb.metadata!.ownerReferences).toEqual([owner]);
     expect(pdb.spec!.maxUnavailable).toBe(1);
 
@@ -118,7 +119,8 @@ describe('VoiceFleet reconcile', () => {
     expect(dep.spec!.template.spec!.containers[0]!.image).toBe('voice-worker:1.3.0');
     expect(dep.spec!.replicas).toBe(3);
     expect(dep.spec!.template.spec!.containers[0]!.ports![0]!.containerPort).toBe(8100);
-    const svc = await clients.core.readNamespacedService({ name: 'alpha', namespace });
+    // The reconcile applies the Deployment, then the Service, then the PDB: each is awaited, not assumed there.
+    const svc = await waitFor('alpha Service', () => clients.core.readNamespacedService({ name: 'alpha', namespace }).catch(() => undefined));
     expect(svc.spec!.ports![0]!.port).toBe(8100);
     expect(statusOf(fleet).desiredReplicas).toBe(3);
   });
