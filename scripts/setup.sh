@@ -129,24 +129,24 @@ helm_build() {
     "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
 }
 
-# Two lanes of builds at once: one lane's module downloads overlap the other's compiling. A lane that
-# fails fails setup (after the other lane ends, so its output is not cut off).
-lane_a_builds() {
-  build ferretdb "$FERRETDB_VERSION" -- ferretdb_build
-  build livekit-server "$LIVEKIT_VERSION" -- livekit_server_build
-  if [ "$PROFILE" = all ]; then build helm "$HELM_VERSION" -- helm_build; fi
-}
-lane_b_builds() {
-  build livekit-sip "$LIVEKIT_SIP_VERSION" -- livekit_sip_build
-  build minio "$MINIO_VERSION" -- go_install "github.com/minio/minio@$MINIO_VERSION"
-  if [ "$PROFILE" = all ]; then build kube-apiserver "$KUBE_VERSION" -- kube_build; fi
-}
 # The Go compiler spends much of its CPU collecting garbage: with no collection until a process holds 2 GiB
 # (GOGC=off, GOMEMLIMIT), FerretDB built alone took 58 s instead of 74-82 s here. Builds only: the lanes are
 # subshells.
 lane_env() { export GOGC="${VP_BUILD_GOGC:-off}" GOMEMLIMIT="${VP_BUILD_GOMEMLIMIT:-2GiB}"; }
-lane_a() { lane_env; lane_a_builds; }
-lane_b() { lane_env; lane_b_builds; }
+# Two lanes of builds at once: one lane's module downloads overlap the other's compiling. A lane that
+# fails fails setup (after the other lane ends, so its output is not cut off).
+lane_a() {
+  lane_env
+  build ferretdb "$FERRETDB_VERSION" -- ferretdb_build
+  build livekit-server "$LIVEKIT_VERSION" -- livekit_server_build
+  if [ "$PROFILE" = all ]; then build helm "$HELM_VERSION" -- helm_build; fi
+}
+lane_b() {
+  lane_env
+  build livekit-sip "$LIVEKIT_SIP_VERSION" -- livekit_sip_build
+  build minio "$MINIO_VERSION" -- go_install "github.com/minio/minio@$MINIO_VERSION"
+  if [ "$PROFILE" = all ]; then build kube-apiserver "$KUBE_VERSION" -- kube_build; fi
+}
 lane_a & lane_a_pid=$!
 lane_b & lane_b_pid=$!
 lanes_rc=0
