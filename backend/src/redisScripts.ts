@@ -4,7 +4,9 @@ import { FLEET_RESERVATIONS_KEY, FLEET_TEST_RESERVATIONS_KEY, FLEET_WORKER_KEY_P
 
 /**
  * Capacity reservation. Drops dead workers and expired reservations, then
- * free = Σ live non-draining (max_calls − active_calls) − live reservations; reserves one slot if free > 0.
+ * free = Σ live non-draining min(max_calls − active_calls, admittable) − live reservations; reserves one slot if
+ * free > 0. `admittable` is what a worker's load leaves room for (docs/design.md §15): a worker with free slots but
+ * no room for another call's CPU admits nothing; one that does not report it (older) counts its free slots.
  * A test call (ARGV[5] = 1) also needs room in the workers' test-call share:
  * Σ min(max_calls − active_calls, max_test_calls − test_calls) − live test reservations > 0 (a worker that
  * does not report its share counts every free slot), and is reserved in both sets.
@@ -26,6 +28,8 @@ for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
     if ok and type(hb) == 'table' and hb.draining ~= true then
       live = live + 1
       local slots = (tonumber(hb.max_calls) or 0) - (tonumber(hb.active_calls) or 0)
+      local admittable = tonumber(hb.admittable)
+      if admittable then slots = math.min(slots, admittable) end
       if slots > 0 then
         free = free + slots
         local maxTest = tonumber(hb.max_test_calls)
@@ -58,6 +62,8 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')) do
     local ok, hb = pcall(cjson.decode, raw)
     if ok and type(hb) == 'table' and hb.draining ~= true then
       local slots = (tonumber(hb.max_calls) or 0) - (tonumber(hb.active_calls) or 0)
+      local admittable = tonumber(hb.admittable)
+      if admittable then slots = math.min(slots, admittable) end
       if slots > 0 then free = free + slots end
     end
   end

@@ -44,6 +44,12 @@ export const WorkerHeartbeat = Type.Object(
      *  (its TEST_CALL_SHARE of max_calls). Absent from workers older than these fields. */
     test_calls: Type.Optional(Type.Integer({ minimum: 0 })),
     max_test_calls: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** How busy the worker is, 0–1 (CPU of the worker and its decoder children over its CPU allowance, event-loop
+     *  lag, age of the oldest queued decode or synthesis: the highest). Absent from workers older than this field. */
+    load: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    /** Calls the worker can still take within its LOAD_THRESHOLD, from the measured cost of its live calls; never
+     *  more than max_calls − active_calls. Reservations and claims use it; absent: max_calls − active_calls. */
+    admittable: Type.Optional(Type.Integer({ minimum: 0 })),
     version: Type.String(),
     /** Epoch ms of this heartbeat. */
     updated_at: Type.Integer(),

@@ -7,8 +7,10 @@ import { recognise, silence, speech } from './testing/audio.js';
 import { admin, callUntil, createBot, createPolicyBot, getCall, updateBot } from './testing/backend.js';
 import { TestCaller, withTestCallToken } from './testing/client.js';
 import { startWorker, type TestWorker } from './testing/worker.js';
-import { freePort } from '@voice-platform/tests/infra';
+import { freePort, waitUntil } from '@voice-platform/tests/infra';
 import { readRecording } from './testing/recordings.js';
+
+const waitUntilAsync = (check: () => Promise<boolean>, what: string) => waitUntil(check, { what, timeoutMs: 20_000 });
 
 const VARIABLES = { customer_name: 'Sam', amount_due: 'forty' };
 const GREETING = 'Hello {{customer_name}}, this is your payment reminder.';
@@ -152,7 +154,7 @@ describe('capacity', () => {
       expect(extra.messages).toEqual([{ type: 'error', code: 'worker_at_capacity', message: 'this worker runs 30 calls already' }]);
 
       const health = await (await fetch(`${full.url}/health`)).json();
-      expect(health).toEqual({ status: 'ok', active_calls: 30, max_calls: 30, draining: false, version: '0.1.0', worker_id: full.settings.WORKER_ID });
+      expect(health).toEqual({ status: 'ok', active_calls: 30, max_calls: 30, draining: false, load: expect.any(Number), admittable: 0, version: '0.1.0', worker_id: full.settings.WORKER_ID });
       const hb = JSON.parse((await redis.get(fleetWorkerKey(full.settings.WORKER_ID)))!);
       expect(hb).toMatchObject({ worker_id: full.settings.WORKER_ID, active_calls: 30, max_calls: 30, draining: false });
 
@@ -166,6 +168,49 @@ describe('capacity', () => {
     } finally {
       for (const c of callers) c.ws.close();
       await full.stop();
+      redis.disconnect();
+    }
+  });
+
+  it('refuses a call at its load threshold though slots are free, reports load and admittable, and takes calls again when the load falls', async () => {
+    const quiet = await createBot({ name: 'quiet load', greeting: '', policy: { intents: [], fallback: { reply: 'Hello.' } } });
+    // One core is this worker's allowance; its own process burning that core is load 1 (the threshold is 0.5).
+    const hot = await startWorker({ MAX_CONCURRENT_CALLS: '30', TEST_CALL_SHARE: '1', LOAD_ADMISSION: 'true', CPU_ALLOWANCE_CORES: '1', LOAD_THRESHOLD: '0.5', LOAD_SAMPLE_INTERVAL_MS: '200' });
+    const redis = new Redis(process.env.REDIS_URL!);
+    const heartbeat = async () => JSON.parse((await redis.get(fleetWorkerKey(hot.settings.WORKER_ID)))!) as { load: number; admittable: number; active_calls: number; max_calls: number };
+    let burning = true;
+    // CPU in short slices, so the worker's timers (its load samples, heartbeat, WebSocket) still run between them.
+    const burner = (async () => {
+      while (burning) {
+        const end = Date.now() + 30;
+        while (Date.now() < end);
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    try {
+      await waitUntilAsync(async () => (await heartbeat()).admittable === 0, 'the heartbeat to report no room');
+      const hb = await heartbeat();
+      expect(hb.load).toBeGreaterThanOrEqual(0.5);
+      expect([hb.active_calls, hb.max_calls]).toEqual([0, 30]);
+      const refused = new TestCaller(withTestCallToken(`${hot.wsUrl}/ws/${quiet}`));
+      expect(await refused.closed).toBe(4503);
+      expect(refused.messages[0]).toMatchObject({ type: 'error', code: 'worker_at_capacity' });
+      expect((refused.messages[0] as unknown as { message: string }).message).toMatch(/^this worker is at its load threshold \(load (0\.[5-9]\d*|1)\); another call would slow the 0 it runs$/);
+      const metrics = await (await fetch(`${hot.url}/metrics`)).text();
+      expect(metrics).toMatch(/^voice_worker_admittable_calls 0$/m);
+      expect(Number(/^voice_worker_load ([\d.]+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(0.5);
+    } finally {
+      burning = false;
+      await burner;
+    }
+    try {
+      // The load falls back: room again, and a call is taken.
+      await waitUntilAsync(async () => (await heartbeat()).admittable > 0, 'room again');
+      const next = new TestCaller(withTestCallToken(`${hot.wsUrl}/ws/${quiet}`));
+      await next.until(() => next.message('started'), 'the call to start');
+      next.ws.close();
+    } finally {
+      await hot.stop();
       redis.disconnect();
     }
   });

@@ -16,6 +16,8 @@ export function createMetrics(defaults = true) {
     registry,
     activeCalls: new Gauge({ name: 'voice_worker_active_calls', help: 'Calls in progress on this worker', registers: [registry] }),
     maxCalls: new Gauge({ name: 'voice_worker_max_calls', help: 'MAX_CONCURRENT_CALLS of this worker', registers: [registry] }),
+    load: new Gauge({ name: 'voice_worker_load', help: 'How busy the worker is, 0-1: the highest of its CPU over its allowance, event-loop lag and queued decode age (docs/design.md §15)', registers: [registry] }),
+    admittable: new Gauge({ name: 'voice_worker_admittable_calls', help: 'Calls the worker can still take within LOAD_THRESHOLD (never more than its free slots)', registers: [registry] }),
     draining: new Gauge({ name: 'voice_worker_draining', help: '1 while the worker drains', registers: [registry] }),
     callsTotal: new Counter({ name: 'voice_worker_calls_total', help: 'Calls by result', labelNames: ['result'], registers: [registry] }),
     callsRefused: new Counter({ name: 'voice_worker_calls_refused_total', help: 'Calls refused at start, by code', labelNames: ['code'], registers: [registry] }),

@@ -25,6 +25,19 @@ export const SettingsSchema = Type.Object({
   RECORDING_DIR: Type.String({ minLength: 1, default: tmpdir() }),
   AUDIO_SAMPLE_RATE: Type.Union([8000, 16000, 24000, 48000].map((r) => Type.Literal(r)), { default: 16000 }),
   MAX_CONCURRENT_CALLS: Type.Integer({ minimum: 1, maximum: 1000, default: 30 }),
+  /**
+   * Take a call only while the worker's projected load (its CPU over its allowance, event-loop lag, queued decodes)
+   * stays at or below this, 0–1 (docs/design.md §15). MAX_CONCURRENT_CALLS stays a hard ceiling.
+   */
+  LOAD_THRESHOLD: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.7 }),
+  /** false: admit on free slots alone (load is still measured, reported and scaled on). */
+  LOAD_ADMISSION: bool(true),
+  /** The CPU cores this worker may use; 0: read its cgroup's quota (cpu.max), else the machine's cores. */
+  CPU_ALLOWANCE_CORES: Type.Number({ minimum: 0, maximum: 1024, default: 0 }),
+  /** CPU (cores) a call is assumed to cost until the worker has measured its own calls (`npm run bench:capacity -w worker`). */
+  CALL_CPU_ESTIMATE_CORES: Type.Number({ exclusiveMinimum: 0, maximum: 16, default: 0.1 }),
+  /** How often the worker measures its load. */
+  LOAD_SAMPLE_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 10_000, default: 1000 }),
   LOG_LEVEL: Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)), { default: 'info' }),
   /** Unique per worker; heartbeats and job claims use it. Default: hostname-pid. */
   WORKER_ID: Type.String({ pattern: '^[A-Za-z0-9._-]{1,128}$', default: `${hostname()}-${process.pid}`.replace(/[^A-Za-z0-9._-]/g, '-') }),

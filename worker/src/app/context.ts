@@ -13,6 +13,7 @@ import { CallSession, type CallObserver } from '../call/session.js';
 import { createProviders, type CallProviders } from '../providers.js';
 import { Spawner } from '../proc/spawner.js';
 import { Heartbeat, Slots } from '../fleet/capacity.js';
+import { LoadMonitor } from '../fleet/load.js';
 import type { CallTransport, TelephonyDialer } from '../transports/transport.js';
 import { liveKitDialerFromSettings } from '../transports/livekit.js';
 import { createCallEvents, type CallEvents } from './callEvents.js';
@@ -46,6 +47,8 @@ export interface WorkerContext {
   readonly backend: BackendClient;
   readonly slots: Slots;
   readonly heartbeat: Heartbeat;
+  /** This worker's load, sampled from listen on; with LOAD_ADMISSION it bounds what the slots admit. */
+  readonly load: LoadMonitor;
   /** The telephony plane; null: calls to phones and rooms end `no_telephony_transport`. */
   readonly dialer: TelephonyDialer | null;
   readonly spawner: Spawner;
@@ -97,9 +100,28 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
     settings.TEST_CALL_SHARE,
   );
   metrics.maxCalls.set(settings.MAX_CONCURRENT_CALLS);
+  const load = new LoadMonitor({
+    threshold: settings.LOAD_THRESHOLD,
+    callCostEstimateCores: settings.CALL_CPU_ESTIMATE_CORES,
+    // The spawner's tree holds every pocketsphinx and espeak-ng run of this worker's calls.
+    childRoots: () => (spawner.pid === undefined ? [] : [spawner.pid]),
+    activeCalls: () => slots.active,
+  });
+  if (settings.LOAD_ADMISSION) slots.admitBy((active) => load.admittable(active));
   const heartbeat = new Heartbeat(
     redis,
-    () => ({ worker_id: settings.WORKER_ID, active_calls: slots.active, max_calls: slots.max, draining: slots.draining, test_calls: slots.testActive, max_test_calls: slots.testMax, version, updated_at: Date.now() }),
+    () => ({
+      worker_id: settings.WORKER_ID,
+      active_calls: slots.active,
+      max_calls: slots.max,
+      draining: slots.draining,
+      test_calls: slots.testActive,
+      max_test_calls: slots.testMax,
+      load: load.sample.load,
+      admittable: slots.free,
+      version,
+      updated_at: Date.now(),
+    }),
     logger,
   );
   beat = heartbeat;
@@ -128,6 +150,7 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
     backend,
     slots,
     heartbeat,
+    load,
     dialer,
     spawner,
     recordingDir,

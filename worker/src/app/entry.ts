@@ -99,8 +99,10 @@ export function createEntry(ctx: WorkerContext): { server: http.Server; wss: Web
           ? 'this worker is shutting down'
           : got === 'test_share_full'
             ? `test calls hold their share of this worker already (${slots.testMax} of ${slots.max} slots; the rest are kept for dial-outs)`
-            : `this worker runs ${slots.max} calls already`;
-      refuse(transport, got === 'test_share_full' ? 'worker_at_capacity' : got, message);
+            : got === 'worker_overloaded'
+              ? `this worker is at its load threshold (load ${ctx.load.sample.load}); another call would slow the ${slots.active} it runs`
+              : `this worker runs ${slots.max} calls already`;
+      refuse(transport, got === 'worker_draining' ? got : 'worker_at_capacity', message);
       return;
     }
     let callId: string | null = null;
@@ -182,6 +184,8 @@ export function createEntry(ctx: WorkerContext): { server: http.Server; wss: Web
             active_calls: slots.active,
             max_calls: slots.max,
             draining: slots.draining,
+            load: ctx.load.sample.load,
+            admittable: slots.free,
             version,
             worker_id: settings.WORKER_ID,
           });

@@ -5,6 +5,7 @@ import type http from 'node:http';
 import type { WebSocketServer } from 'ws';
 import { sweepRecordings } from '../call/recording.js';
 import type { ClaimLoop } from '../fleet/claim.js';
+import { readCpuAllowance } from '../fleet/load.js';
 import type { WorkerContext } from './context.js';
 
 const STALE_RECORDING_MS = 60 * 60 * 1000;
@@ -21,7 +22,7 @@ export function createLifecycle(
   ctx: WorkerContext,
   parts: { server: http.Server; wss: WebSocketServer; claim: ClaimLoop | null; /** Fork the offline providers' processes at listen (not when a test brought its own providers). */ startSpawner: boolean },
 ): Lifecycle {
-  const { settings, logger, metrics, slots, heartbeat, sessions, spawner, recordingDir, version } = ctx;
+  const { settings, logger, metrics, slots, heartbeat, load, sessions, spawner, recordingDir, version } = ctx;
   const { server, wss, claim } = parts;
   const events = ctx.events.outbox;
 
@@ -35,11 +36,31 @@ export function createLifecycle(
     }
   }
 
+  /** Reads the CPU allowance, then samples the load every LOAD_SAMPLE_INTERVAL_MS (the heartbeat reports it). */
+  async function startLoad(): Promise<void> {
+    const allowance = settings.CPU_ALLOWANCE_CORES > 0 ? { cores: settings.CPU_ALLOWANCE_CORES, source: 'setting' as const } : await readCpuAllowance();
+    load.setAllowance(allowance);
+    // Said once: without a readable cgroup quota the worker assumes the whole machine is its own.
+    if (allowance.note) logger.info({ cpu_allowance_cores: allowance.cores, why: allowance.note }, 'CPU allowance: the machine\'s cores (no cgroup quota read)');
+    else logger.info({ cpu_allowance_cores: allowance.cores, source: allowance.source }, 'CPU allowance');
+    let reported = { load: -1, admittable: -1 };
+    load.start(settings.LOAD_SAMPLE_INTERVAL_MS, (sample) => {
+      const admittable = slots.free;
+      metrics.load.set(sample.load);
+      metrics.admittable.set(admittable);
+      slots.remeasured();
+      // The fleet sees a change of room at once, not at the next 2 s beat (a dial-out may be waiting on it).
+      if (admittable !== reported.admittable || Math.abs(sample.load - reported.load) >= 0.05) heartbeat.nudge();
+      reported = { load: sample.load, admittable };
+    });
+  }
+
   let closed = false;
   async function close(): Promise<void> {
     if (closed) return;
     closed = true;
     await claim?.stop();
+    load.stop();
     for (const s of sessions.values()) void s.end('worker_shutdown', 'completed');
     await Promise.allSettled([...sessions.values()].map((s) => s.done));
     await flushEvents(MIN_EVENT_FLUSH_MS);
@@ -66,6 +87,7 @@ export function createLifecycle(
         server.once('error', reject);
         server.listen(port, host, () => resolve());
       });
+      await startLoad();
       await heartbeat.start();
       claim?.start();
       // Forked now, while the worker is still small and idle, not on the first call's first sentence.

@@ -19,6 +19,8 @@ import type { Logger } from '../logger.js';
 
 export class Slots {
   private readonly held = new Set<string>();
+  /** Calls that still fit the worker's load with `active` running (LoadMonitor.admittable); null: slots only. */
+  private admission: ((active: number) => number) | null = null;
   /** The held slots that are test calls (WebSocket and browser): at most `testMax` of them. */
   private readonly tests = new Set<string>();
   private waiters: Array<() => void> = [];
@@ -39,14 +41,29 @@ export class Slots {
   get testActive(): number {
     return this.tests.size;
   }
+  /** Calls this worker can take now: free slots, and with load admission on, no more than fit its load. */
   get free(): number {
-    return this.draining ? 0 : Math.max(0, this.max - this.held.size);
+    if (this.draining) return 0;
+    const slots = Math.max(0, this.max - this.held.size);
+    return this.admission ? Math.min(slots, Math.max(0, this.admission(this.held.size))) : slots;
+  }
+
+  /** The calls that still fit the worker's load (after this, claims and test calls need it, not only a slot). */
+  admitBy(admission: (active: number) => number): void {
+    this.admission = admission;
+  }
+
+  /** The load was measured again: whoever waits for room (the claim loop) looks again if there is some. */
+  remeasured(): void {
+    if (this.free > 0) this.wakeWaiters();
   }
 
   /** Takes a slot, or says why not; a test call also needs room in the test calls' share. */
-  tryAcquire(id: string, kind: 'dialout' | 'test' = 'dialout'): 'ok' | 'worker_at_capacity' | 'worker_draining' | 'test_share_full' {
+  tryAcquire(id: string, kind: 'dialout' | 'test' = 'dialout', opts: { admitted?: boolean } = {}): 'ok' | 'worker_at_capacity' | 'worker_overloaded' | 'worker_draining' | 'test_share_full' {
     if (this.draining) return 'worker_draining';
     if (this.held.size >= this.max) return 'worker_at_capacity';
+    // `admitted`: the fleet already admitted the call on this worker's reported room (a claimed job).
+    if (!opts.admitted && this.admission && this.admission(this.held.size) <= 0) return 'worker_overloaded';
     if (kind === 'test' && this.tests.size >= this.testMax) return 'test_share_full';
     this.held.add(id);
     if (kind === 'test') this.tests.add(id);
@@ -67,12 +84,16 @@ export class Slots {
     this.tests.delete(id);
     if (!this.held.delete(id)) return;
     this.onChange();
+    this.wakeWaiters();
+  }
+
+  private wakeWaiters(): void {
     const w = this.waiters;
     this.waiters = [];
     for (const fn of w) fn();
   }
 
-  /** Resolves on the next release (the claim loop waits here while full). */
+  /** Resolves on the next release, or a new load sample with room (the claim loop waits here while full). */
   changed(): Promise<void> {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
@@ -180,7 +201,7 @@ export class Heartbeat {
 
 export interface FleetView {
   workers: WorkerHeartbeat[];
-  totals: { workers: number; active_calls: number; max_calls: number; free_slots: number; draining_workers: number; reservations: number };
+  totals: { workers: number; active_calls: number; max_calls: number; free_slots: number; admittable: number; draining_workers: number; reservations: number };
 }
 
 /** Every live worker from its heartbeat; expired members are pruned from the index on the way. */
@@ -207,6 +228,8 @@ export async function readFleet(redis: Redis, nowMs = Date.now()): Promise<Fleet
       active_calls: sum((w) => w.active_calls),
       max_calls: sum((w) => w.max_calls),
       free_slots: sum((w) => (w.draining ? 0 : Math.max(0, w.max_calls - w.active_calls))),
+      // What the backend's reservations see: a worker that reports no admittable counts its free slots.
+      admittable: sum((w) => (w.draining ? 0 : Math.min(Math.max(0, w.max_calls - w.active_calls), w.admittable ?? Infinity))),
       draining_workers: workers.filter((w) => w.draining).length,
       reservations,
     },

@@ -154,7 +154,9 @@ export class ClaimLoop {
     }
     // We only read while a slot was free; a WebSocket call may have taken it meanwhile. The job then
     // stays pending and is claimed again (here or elsewhere) once it is stale.
-    if (slots.tryAcquire(job.call_id) !== 'ok') {
+    // The load was looked at before the read (slots.free); a sample taken during the read does not send back a
+    // job the backend reserved on this fleet's room: left pending, its caller would wait for the stale claim.
+    if (slots.tryAcquire(job.call_id, 'dialout', { admitted: true }) !== 'ok') {
       logger.warn({ call_id: job.call_id }, 'no free slot for a claimed job; left pending');
       return;
     }

@@ -31,6 +31,9 @@ export function workerProcessEnv(port: number, env: Record<string, string>): Nod
     SERVICE_CONFIG_URL: `${backendUrl()}/api/v1/config`,
     WORKER_AUTH_TOKEN: workerToken(),
     LOG_LEVEL: 'info',
+    // The suites share two cores with every service they start: tests of something else admit on slots, the
+    // load tests turn load admission on themselves (fleet/load.test.ts, admission.test.ts).
+    LOAD_ADMISSION: 'false',
     ...env,
   };
 }
@@ -60,6 +63,8 @@ export function testSettings(env: Record<string, string> = {}): Settings {
     LOG_LEVEL: 'info',
     WS_START_TIMEOUT_MS: '300',
     DIALOUT_ENABLED: 'false',
+    // As in workerProcessEnv: load admission only where a test turns it on.
+    LOAD_ADMISSION: 'false',
     ...env,
   });
 }
