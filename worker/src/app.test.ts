@@ -190,26 +190,26 @@ describe('capacity', () => {
     try {
       await waitUntilAsync(async () => (await heartbeat()).admittable === 0, 'the heartbeat to report no room');
       const hb = await heartbeat();
-      expect(hb.load).toBeGreaterThanOrEqual(0.5);
+      // No room: the load leaves less than one call's estimated cost (0.1 of the core) under the threshold.
+      expect(hb.load).toBeGreaterThan(0.4);
       expect([hb.active_calls, hb.max_calls]).toEqual([0, 30]);
       const refused = new TestCaller(withTestCallToken(`${hot.wsUrl}/ws/${quiet}`));
       expect(await refused.closed).toBe(4503);
       expect(refused.messages[0]).toMatchObject({ type: 'error', code: 'worker_at_capacity' });
-      expect((refused.messages[0] as unknown as { message: string }).message).toMatch(/^this worker is at its load threshold \(load (0\.[5-9]\d*|1)\); another call would slow the 0 it runs$/);
+      expect((refused.messages[0] as unknown as { message: string }).message).toMatch(/^this worker is at its load threshold \(load (0\.\d+|1)\); another call would slow the 0 it runs$/);
       const metrics = await (await fetch(`${hot.url}/metrics`)).text();
       expect(metrics).toMatch(/^voice_worker_admittable_calls 0$/m);
-      expect(Number(/^voice_worker_load ([\d.]+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(0.5);
-    } finally {
+      expect(Number(/^voice_worker_load ([\d.]+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0.4);
       burning = false;
       await burner;
-    }
-    try {
       // The load falls back: room again, and a call is taken.
       await waitUntilAsync(async () => (await heartbeat()).admittable > 0, 'room again');
       const next = new TestCaller(withTestCallToken(`${hot.wsUrl}/ws/${quiet}`));
       await next.until(() => next.message('started'), 'the call to start');
       next.ws.close();
     } finally {
+      burning = false;
+      await burner;
       await hot.stop();
       redis.disconnect();
     }

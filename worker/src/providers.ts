@@ -15,7 +15,7 @@ import { EspeakTts } from './tts/espeak.js';
 import { OpenAiTts } from './tts/openai.js';
 import { ElevenLabsTts } from './tts/elevenlabs.js';
 import { createWebRtcVad } from './vad/webrtc.js';
-import type { Spawner } from './proc/spawner.js';
+import type { ProcessRunner } from './proc/scheduler.js';
 import { ProviderError, type Stage } from './providers/errors.js';
 import { retryPolicy, type RetryPolicy } from './providers/retry.js';
 
@@ -55,7 +55,7 @@ const need = (stage: Stage, value: string, what: string): string => {
   return value;
 };
 
-export function sttFor(cfg: RuntimeConfig, s: ProviderSettings, spawner?: Spawner): SttProvider {
+export function sttFor(cfg: RuntimeConfig, s: ProviderSettings, spawner?: ProcessRunner): SttProvider {
   const { provider, model, language } = cfg.bot.stt;
   switch (provider) {
     case 'pocketsphinx': {
@@ -99,7 +99,7 @@ export function llmFor(cfg: RuntimeConfig, s: ProviderSettings): LlmProvider {
   }
 }
 
-export function ttsFor(cfg: RuntimeConfig, s: ProviderSettings, spawner?: Spawner): TtsProvider {
+export function ttsFor(cfg: RuntimeConfig, s: ProviderSettings, spawner?: ProcessRunner): TtsProvider {
   const { provider, voice_id, speed } = cfg.bot.voice;
   switch (provider) {
     case 'espeak-ng':
@@ -126,8 +126,8 @@ export function ttsFor(cfg: RuntimeConfig, s: ProviderSettings, spawner?: Spawne
   }
 }
 
-/** `spawner` starts the offline providers' processes (the worker's own); default: the process-wide one. */
-export async function createProviders(cfg: RuntimeConfig, s: ProviderSettings, spawner?: Spawner): Promise<CallProviders> {
+/** `spawner` starts the offline providers' processes (the call's share of the worker's own); default: the process-wide one. */
+export async function createProviders(cfg: RuntimeConfig, s: ProviderSettings, spawner?: ProcessRunner): Promise<CallProviders> {
   const stt = sttFor(cfg, s, spawner);
   const llm = llmFor(cfg, s);
   const tts = ttsFor(cfg, s, spawner);

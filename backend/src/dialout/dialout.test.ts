@@ -210,27 +210,6 @@ describe('fleet capacity', () => {
     expect(await h.redis.zscore('vp:fleet:workers', 'w-dead')).toBeNull();
   });
 
-  it('admits on what the load of the workers leaves room for, not on free slots (admittable, docs/design.md §15)', async () => {
-    await h.redis.del('vp:fleet:workers');
-    // 29 slots free, but the worker's CPU has room for no other call: refused, Retry-After, nothing reserved.
-    await heartbeat(h.redis, 'w-hot', { max_calls: 30, active_calls: 1, load: 0.82, admittable: 0 }, FAR());
-    const before = await h.redis.zcard(FLEET_RESERVATIONS_KEY);
-    const refused = await dial(body()).expect(503);
-    expect(refused.body.error).toMatchObject({ code: 'fleet_at_capacity', details: { live_workers: 1 } });
-    expect(refused.headers['retry-after']).toBe('5');
-    expect(await h.redis.zcard(FLEET_RESERVATIONS_KEY)).toBe(before);
-    // Room for two calls on a second worker: exactly two are admitted, their reservations counted against it.
-    await heartbeat(h.redis, 'w-cool', { max_calls: 30, active_calls: 3, load: 0.4, admittable: 2 }, FAR());
-    const a = await dial(body()).expect(201);
-    const b = await dial(body()).expect(201);
-    await dial(body()).expect(503);
-    // A worker without the field (older) counts its free slots, as before.
-    await heartbeat(h.redis, 'w-old', { max_calls: 1 }, FAR());
-    const c = await dial(body()).expect(201);
-    await dial(body()).expect(503);
-    for (const call of [a, b, c]) await worker(`/api/v1/calls/${call.body.call_id}/events`).send({ status: 'failed', end_reason: 'no_worker_reply' }).expect(200);
-  });
-
   it('counts reservations against free slots and releases exactly once on a terminal event', async () => {
     await h.redis.del('vp:fleet:workers');
     await heartbeat(h.redis, 'w2', { max_calls: 3, active_calls: 1 }, FAR());
@@ -281,5 +260,26 @@ describe('fleet capacity', () => {
     expect(done.headers['x-slot-released']).toBe('false');
     await heartbeat(h.redis, 'w4', { max_calls: 1, active_calls: 0 }, FAR());
     await dial(body()).expect(201);
+  });
+
+  it('admits on what the load of the workers leaves room for, not on free slots (admittable, docs/design.md §15)', async () => {
+    await h.redis.del('vp:fleet:workers', FLEET_RESERVATIONS_KEY);
+    // 29 slots free, but the worker's CPU has room for no other call: refused, Retry-After, nothing reserved.
+    await heartbeat(h.redis, 'w-hot', { max_calls: 30, active_calls: 1, load: 0.82, admittable: 0 }, FAR());
+    const before = await h.redis.zcard(FLEET_RESERVATIONS_KEY);
+    const refused = await dial(body()).expect(503);
+    expect(refused.body.error).toMatchObject({ code: 'fleet_at_capacity', details: { live_workers: 1 } });
+    expect(refused.headers['retry-after']).toBe('5');
+    expect(await h.redis.zcard(FLEET_RESERVATIONS_KEY)).toBe(before);
+    // Room for two calls on a second worker: exactly two are admitted, their reservations counted against it.
+    await heartbeat(h.redis, 'w-cool', { max_calls: 30, active_calls: 3, load: 0.4, admittable: 2 }, FAR());
+    const a = await dial(body()).expect(201);
+    const b = await dial(body()).expect(201);
+    await dial(body()).expect(503);
+    // A worker without the field (older) counts its free slots, as before.
+    await heartbeat(h.redis, 'w-old', { max_calls: 1 }, FAR());
+    const c = await dial(body()).expect(201);
+    await dial(body()).expect(503);
+    for (const call of [a, b, c]) await worker(`/api/v1/calls/${call.body.call_id}/events`).send({ status: 'failed', end_reason: 'no_worker_reply' }).expect(200);
   });
 });

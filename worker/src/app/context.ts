@@ -1,6 +1,7 @@
 // What the worker's parts share (the entry, the call dispatcher, the lifecycle): its services, the slots
 // and the heartbeat that leases calls, the live sessions, and the call events' way to the backend.
 // createWorker (app.ts) builds one per worker.
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
 import type { RuntimeConfig } from '@voice-platform/schemas';
@@ -12,6 +13,7 @@ import { RECORDINGS_SUBDIR, RecordingStore } from '../call/recording.js';
 import { CallSession, type CallObserver } from '../call/session.js';
 import { createProviders, type CallProviders } from '../providers.js';
 import { Spawner } from '../proc/spawner.js';
+import { FairScheduler } from '../proc/scheduler.js';
 import { Heartbeat, Slots } from '../fleet/capacity.js';
 import { LoadMonitor } from '../fleet/load.js';
 import type { CallTransport, TelephonyDialer } from '../transports/transport.js';
@@ -80,7 +82,11 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
           timeoutMs: settings.STORAGE_TIMEOUT_MS,
         });
   const spawner = deps.spawner ?? new Spawner();
-  const providers = deps.providers ?? ((cfg: RuntimeConfig) => createProviders(cfg, settings, spawner));
+  // Each call's offline recogniser and synthesiser runs take their turn: one at a time per call, the oldest
+  // first, as many at once as the CPU allowance has cores.
+  let allowanceCores = () => 1;
+  const scheduler = new FairScheduler(spawner, () => allowanceCores());
+  const providers = deps.providers ?? ((cfg: RuntimeConfig) => createProviders(cfg, settings, scheduler.forCall(randomUUID())));
   const sessions = new Map<string, CallSession>();
   const pending = new Set<Promise<unknown>>();
   const track = <T>(p: Promise<T>): Promise<T> => {
@@ -106,7 +112,9 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
     // The spawner's tree holds every pocketsphinx and espeak-ng run of this worker's calls.
     childRoots: () => (spawner.pid === undefined ? [] : [spawner.pid]),
     activeCalls: () => slots.active,
+    oldestQueuedMs: () => scheduler.oldestQueuedMs(),
   });
+  allowanceCores = () => load.cpuAllowance.cores;
   if (settings.LOAD_ADMISSION) slots.admitBy((active) => load.admittable(active));
   const heartbeat = new Heartbeat(
     redis,

@@ -9,7 +9,8 @@ import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { concatPcm, pcmToBytes, samplesFor } from '../audio/pcm.js';
-import { sharedSpawner, SpawnerError, type RunHandle, type Spawner } from '../proc/spawner.js';
+import { sharedSpawner, SpawnerError, type RunHandle } from '../proc/spawner.js';
+import type { ProcessRunner } from '../proc/scheduler.js';
 import { ProviderError } from '../providers/errors.js';
 import type { SttProvider, SttSession } from './stt.js';
 
@@ -20,7 +21,7 @@ export interface PocketsphinxOptions {
   phrases?: string[];
   timeoutMs?: number;
   /** Starts the pocketsphinx processes; default: the process-wide one. */
-  spawner?: Spawner;
+  spawner?: ProcessRunner;
 }
 
 const SAMPLE_RATE = 16000;

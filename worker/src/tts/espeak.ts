@@ -4,7 +4,8 @@
 // Resume: `none` (a local engine: a failure is final; the stage retries nothing it failed at).
 import { PcmBytes } from '../audio/pcm.js';
 import { parseWavHeader } from '../audio/wav.js';
-import { sharedSpawner, SpawnerError, type Spawner } from '../proc/spawner.js';
+import { sharedSpawner, SpawnerError } from '../proc/spawner.js';
+import type { ProcessRunner } from '../proc/scheduler.js';
 import { ProviderError } from '../providers/errors.js';
 import type { TtsProvider } from './tts.js';
 
@@ -15,7 +16,7 @@ export interface EspeakOptions {
   speed?: number;
   timeoutMs?: number;
   /** Starts the espeak-ng processes; default: the process-wide one. */
-  spawner?: Spawner;
+  spawner?: ProcessRunner;
 }
 
 /** espeak-ng's default voices synthesise at 22050 Hz. */
