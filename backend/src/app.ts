@@ -28,6 +28,7 @@ import { healthRoutes } from './health.js';
 import { apiDocsRoutes } from './apiDocs.js';
 import { auditRoutes } from './audit/routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
+import { fleetRoutes } from './fleet/routes.js';
 
 export type VoiceApp = Koa & { router: Router; metrics: Metrics };
 
@@ -53,6 +54,7 @@ export function createApp(deps: AppDeps): VoiceApp {
     dncRoutes(router, svc);
     auditRoutes(router, svc);
     analyticsRoutes(router, svc, metrics);
+    fleetRoutes(router, svc, metrics);
     apiDocsRoutes(router, svc);
   });
 }

@@ -48,6 +48,7 @@ import { campaignPaths } from './campaigns/openapi.js';
 import { userPaths } from './users/openapi.js';
 import { auditPaths } from './audit/openapi.js';
 import { analyticsPaths } from './analytics/openapi.js';
+import { fleetPaths } from './fleet/openapi.js';
 
 /** The server reads every `format: date-time` it is sent more strictly than JSON Schema does (validate.ts):
  *  requests say so with DATE_TIME_PATTERN. Responses keep the plain format (the server writes UTC times). */
@@ -681,6 +682,7 @@ export function openapiDocument(version: string, publicUrl?: string) {
       ...userPaths({ ok, errors, body, idParam, ADMIN, BODY, LoginResponse }),
       ...auditPaths({ ok, errors, ADMIN, timeParam }),
       ...analyticsPaths({ ok, errors, ADMIN, API_KEY, timeParam }),
+      ...fleetPaths({ ok, errors, ADMIN, API_KEY }),
     },
     webhooks: {
       'call.queued': eventOperation('call.queued', 'A call was created (dial-out accepted, or a WebSocket / browser call started)', plain(WebhookCallData)),

@@ -3,15 +3,20 @@
 // their instances on the canvases) hold what GET /api/v1/analytics/calls answers for the page's own
 // request, and for one bot what counting its calls by hand gives; the bot and range filters change the
 // request; the in-flight count is every non-terminal call; the filters live in the URL (a reload, a shared
-// link and back/forward show the same view). Screenshot: test-artifacts/console/dashboard.png.
+// link and back/forward show the same view); the Workers panel shows the suite's real worker (its calls, load
+// and admittable) as the page's own GET /api/v1/fleet answered, and the worker's /health/fleet agrees.
+// Screenshot: test-artifacts/console/dashboard.png.
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { admin, CONSOLE, launchPage, SHOTS, signInAt } from './support.js';
+import { totalsLine, workerRow } from '../src/fleet.js';
 
 let browser: Browser;
 let page: Page;
 /** Every analytics request the page sent (its query). */
 const analyticsRequests: URLSearchParams[] = [];
+/** Every GET /api/v1/fleet answer the page received. */
+const fleetAnswers: any[] = [];
 let botA = '';
 let botB = '';
 
@@ -91,6 +96,10 @@ beforeAll(async () => {
     const u = new URL(r.url());
     if (u.pathname === '/api/v1/analytics/calls' && r.method() === 'GET') analyticsRequests.push(u.searchParams);
   });
+  page.on('response', async (r) => {
+    if (new URL(r.url()).pathname !== '/api/v1/fleet' || r.request().method() !== 'GET' || r.status() !== 200) return;
+    fleetAnswers.push(await r.json().catch(() => null));
+  });
   botA = (await admin('POST', '/api/v1/bots', { name: 'Dashboard renewals' })).body.id;
   botB = (await admin('POST', '/api/v1/bots', { name: 'Dashboard support' })).body.id;
   // Bot A: answered by a person (60 s, three turns), answered without a verdict (30 s, two turns), busy;
@@ -132,6 +141,39 @@ describe('dashboard', () => {
     const expected = await inFlightByApi();
     expect(expected).toBeGreaterThanOrEqual(2);
     await page.getByTestId('in-flight').getByText(String(expected), { exact: true }).waitFor();
+  });
+
+  it("shows the live worker: its calls, load with a bar, and admittable, as the page's GET /api/v1/fleet answered", async () => {
+    const WORKER_ID = 'console-suite-worker';
+    const row = page.locator(`[data-testid="workers"] tr[data-worker-id="${WORKER_ID}"]`);
+    await row.waitFor();
+    const shown = {
+      calls: await row.getByTestId('worker-calls').textContent(),
+      load: await row.getByTestId('worker-load').textContent(),
+      admittable: await row.getByTestId('worker-admittable').textContent(),
+      totals: await page.getByTestId('fleet-totals').textContent(),
+    };
+    // What the page drew is what one of its answers said (the poller may have read again since).
+    const answers = fleetAnswers.filter((a) => a?.workers.some((w: any) => w.worker_id === WORKER_ID));
+    expect(answers.length).toBeGreaterThan(0);
+    const drawn = answers.filter((a) => {
+      const r = workerRow(a.workers.find((w: any) => w.worker_id === WORKER_ID));
+      return r.calls === shown.calls && r.load === shown.load && r.admittable === shown.admittable && totalsLine(a.totals) === shown.totals;
+    });
+    expect([shown, drawn.length > 0]).toEqual([shown, true]);
+    const w = drawn[drawn.length - 1].workers.find((x: any) => x.worker_id === WORKER_ID);
+    // A current worker reports its load and what it can still admit.
+    expect(typeof w.load).toBe('number');
+    expect(Number.isInteger(w.admittable)).toBe(true);
+    expect(shown.load).toBe(`${Math.round(w.load * 100)}%`);
+    expect(Number(shown.admittable)).toBe(Math.min(w.admittable, w.max_calls - w.active_calls));
+    expect(await row.getByRole('meter', { name: `Load of ${WORKER_ID}` }).getAttribute('aria-valuenow')).toBe(String(Math.round(w.load * 100)));
+    expect(await row.getByTestId('worker-draining').count()).toBe(0);
+    // The worker's own view of the fleet names the same worker, slots and version.
+    const own = (await (await fetch(`${process.env.VP_WORKER_URL}/health/fleet`)).json()) as { workers: Array<{ worker_id: string; max_calls: number; version: string; load?: number }> };
+    const mine = own.workers.find((x) => x.worker_id === WORKER_ID)!;
+    expect([mine.max_calls, mine.version, typeof mine.load]).toEqual([w.max_calls, w.version, 'number']);
+    await page.getByTestId('workers').screenshot({ path: path.join(SHOTS, 'dashboard-workers.png') });
   });
 
   it('filters by bot: the request names it, the charts hold its calls as counted by hand', async () => {

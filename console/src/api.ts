@@ -11,6 +11,7 @@ import type { User, UserCreate, UserCreated, UserUpdate } from '@voice-platform/
 import type { Campaign, CampaignCreate, CampaignDetail, CampaignStatus, Contact, ContactsResult, ContactStatus } from '@voice-platform/schemas/campaigns.js';
 import type { CallAnalytics } from '@voice-platform/schemas/analytics.js';
 import type { AuditPage } from '@voice-platform/schemas/audit.js';
+import type { FleetStatus } from '@voice-platform/schemas/fleetStatus.js';
 import type { AuditFilters } from './audit.js';
 import { currentToken, endSession, saveToken } from './session.js';
 import { navigate } from './router.js';
@@ -175,6 +176,8 @@ export const api = {
   },
   /** Ended calls counted in buckets (`query`: from, to, interval, bot_id; dashboard.ts analyticsQuery). */
   callAnalytics: (query: URLSearchParams) => request<CallAnalytics>('GET', `/api/v1/analytics/calls?${query}`),
+  /** The live workers (calls, load, admittable) and the fleet's totals. */
+  fleet: () => request<FleetStatus>('GET', '/api/v1/fleet'),
   /** The audit log, newest first (owners and admins). */
   listAudit: (filters: AuditFilters = {}) => request<AuditPage>('GET', `/api/v1/audit${queryString(filters)}`),
   getCall: (id: string) => request<Call>('GET', `/api/v1/calls/${encodeURIComponent(id)}`),

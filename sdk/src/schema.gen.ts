@@ -540,6 +540,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/fleet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The live workers: calls, load and the calls each can still admit; the fleet totals
+         * @description Every worker whose heartbeat (written every 2 s, kept 6 s) has not expired, by id: its calls, its load and `admittable`, the calls it can still take within its LOAD_THRESHOLD (null from a worker too old to report them). Dial-outs, browser and inbound calls are admitted against `totals.admittable` minus `totals.reservations`: with nothing left a dial-out answers 503 `fleet_at_capacity`. A draining worker admits nothing. An API key needs the scope `calls:read`.
+         */
+        get: operations["getFleet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -5441,6 +5461,91 @@ export interface operations {
             /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem) */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getFleet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workers and the totals */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        totals: {
+                            /** @description Calls running on them */
+                            active_calls: number;
+                            /** @description New calls the fleet can take now, before reservations: Σ over the workers not draining of min(admittable, max_calls − active_calls) (a worker without admittable counts its free slots) */
+                            admittable: number;
+                            /** @description Workers draining (they admit nothing) */
+                            draining_workers: number;
+                            /** @description Their slots */
+                            max_calls: number;
+                            /** @description Calls placed and not yet claimed by a worker: each holds one of the admittable */
+                            reservations: number;
+                            /** @description Live workers */
+                            workers: number;
+                        };
+                        /** @description The live workers (heartbeat not expired), by id */
+                        workers: {
+                            /** @description Calls the worker runs now */
+                            active_calls: number;
+                            /** @description Calls it can still take within its LOAD_THRESHOLD (never more than max_calls − active_calls); null from a worker too old to report it (its free slots count then) */
+                            admittable: number | null;
+                            /** @description Finishing its calls before it stops: it takes no new one */
+                            draining: boolean;
+                            /** @description How busy it is, 0–1: the highest of its CPU (with its decoder children) over its CPU allowance, its event-loop lag and the age of its oldest queued decode or synthesis; null from a worker too old to report it */
+                            load: number | null;
+                            /** @description Its MAX_CONCURRENT_CALLS: a hard ceiling */
+                            max_calls: number;
+                            /**
+                             * Format: date-time
+                             * @description Its last heartbeat
+                             */
+                            updated_at: string;
+                            /** @description The worker's version */
+                            version: string;
+                            worker_id: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again), `missing_api_key` (No X-API-Key header), `invalid_api_key` (The X-API-Key is no key of this server), `api_key_inactive` (The API key has been deactivated), `api_key_expired` (The API key is past its `expires_at`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `service_unavailable` (Redis is unreachable; `details.failed` names it) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

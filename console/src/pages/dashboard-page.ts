@@ -1,5 +1,6 @@
 // Dashboard: what an administrator checks first. Live keys and bots, the calls in flight right now (every
-// call not yet ended, counted through the calls list by status), and charts (chart.js) of the calls that
+// call not yet ended, counted through the calls list by status), the live workers (GET /api/v1/fleet: each one's
+// calls, load and what it can still admit; fleet.ts words it), and charts (chart.js) of the calls that
 // ended in a range (GET /api/v1/analytics/calls): calls per interval stacked by outcome (final status or
 // end reason), the answer rate, durations and turn latency p50/p95; filtered by bot and range (24 hours by
 // the hour, 7 or 30 days by the day, or two dates). The filters live in the URL (?bot_id=&range=&from=&to=)
@@ -11,6 +12,7 @@ import type { ApiKey } from '@voice-platform/schemas/apiKeys.js';
 import type { Bot } from '@voice-platform/schemas/bot.js';
 import type { Call, CallStatus } from '@voice-platform/schemas/calls.js';
 import type { CallAnalytics } from '@voice-platform/schemas/analytics.js';
+import type { FleetStatus } from '@voice-platform/schemas/fleetStatus.js';
 import { LightElement } from '../components/base.js';
 import { errorBanner, field } from '../components/field.js';
 import { botFilter } from '../components/bot-filter.js';
@@ -41,13 +43,14 @@ import {
   type RangePreset,
   type Series,
 } from '../dashboard.js';
+import { totalsLine, workerRow } from '../fleet.js';
 
 Chart.register(BarController, BarElement, LineController, LineElement, PointElement, CategoryScale, LinearScale, Legend, Tooltip);
 
 /** A canvas with its chart (what the browser tests read). */
 export type ChartCanvas = HTMLCanvasElement & { chart?: Chart };
 
-/** How often the in-flight count refreshes itself. */
+/** How often the in-flight count and the workers refresh themselves. */
 const IN_FLIGHT_REFRESH_MS = 10_000;
 /** Pages of 100 calls read per status for the in-flight count (beyond: "1000+"). */
 const IN_FLIGHT_MAX_PAGES = 10;
@@ -73,6 +76,8 @@ export class VpDashboardPage extends LightElement {
     drawnQuery: { state: true },
     inFlight: { state: true },
     inFlightError: { state: true },
+    fleet: { state: true },
+    fleetError: { state: true },
     botId: { state: true },
     preset: { state: true },
     fromDate: { state: true },
@@ -90,6 +95,8 @@ export class VpDashboardPage extends LightElement {
   declare drawnQuery: string;
   declare inFlight: InFlight | null;
   declare inFlightError: string | null;
+  declare fleet: FleetStatus | null;
+  declare fleetError: string | null;
   declare botId: string;
   declare preset: RangePreset;
   declare fromDate: string;
@@ -99,7 +106,7 @@ export class VpDashboardPage extends LightElement {
 
   /** Answers of an older filter that arrive late are dropped. */
   private seq = 0;
-  private readonly poller = new Poller(() => this.loadInFlight(), IN_FLIGHT_REFRESH_MS);
+  private readonly poller = new Poller(() => Promise.all([this.loadInFlight(), this.loadFleet()]), IN_FLIGHT_REFRESH_MS);
 
   constructor() {
     super();
@@ -111,6 +118,8 @@ export class VpDashboardPage extends LightElement {
     this.drawnQuery = '';
     this.inFlight = null;
     this.inFlightError = null;
+    this.fleet = null;
+    this.fleetError = null;
     this.botId = '';
     this.preset = '24h';
     this.fromDate = '';
@@ -147,7 +156,7 @@ export class VpDashboardPage extends LightElement {
     } catch (err) {
       this.error = err instanceof ApiError ? err.message : 'Could not load the dashboard.';
     }
-    await Promise.all([this.loadAnalytics(), this.loadInFlight()]);
+    await Promise.all([this.loadAnalytics(), this.loadInFlight(), this.loadFleet()]);
   }
 
   /** The range the filters make, or null (the custom dates' problem in `rangeError`). */
@@ -198,6 +207,16 @@ export class VpDashboardPage extends LightElement {
       this.inFlightError = null;
     } catch (err) {
       this.inFlightError = err instanceof ApiError ? err.message : 'Could not count the calls in flight.';
+    }
+  }
+
+  /** The live workers and the fleet's totals (every bot's calls: the filter does not apply). */
+  private async loadFleet(): Promise<void> {
+    try {
+      this.fleet = await api.fleet();
+      this.fleetError = null;
+    } catch (err) {
+      this.fleetError = err instanceof ApiError ? err.message : 'Could not read the workers.';
     }
   }
 
@@ -320,6 +339,45 @@ export class VpDashboardPage extends LightElement {
     </a>`;
   }
 
+  private renderWorkers() {
+    const f = this.fleet;
+    return html`<section class="panel" aria-labelledby="workers-title" data-testid="workers">
+      <h2 id="workers-title">Workers</h2>
+      ${errorBanner(this.fleetError)}
+      ${!f
+        ? this.fleetError
+          ? nothing
+          : html`<p class="loading" role="status">Loading the workers…</p>`
+        : html`<p class="hint" data-testid="fleet-totals">${totalsLine(f.totals)}</p>
+            ${f.workers.length
+              ? html`<div class="table-wrap"><table>
+                  <thead><tr><th scope="col">Worker</th><th scope="col">Calls (active / max)</th><th scope="col">Load</th><th scope="col">Admittable</th><th scope="col">State</th></tr></thead>
+                  <tbody>
+                    ${f.workers.map((w) => {
+                      const r = workerRow(w);
+                      return html`<tr data-worker-id=${r.id}>
+                        <td class="mono" title="version ${r.version}">${r.id}</td>
+                        <td data-testid="worker-calls">${r.calls}</td>
+                        <td>
+                          <div class="progress load-${r.loadLevel}">
+                            ${r.loadPercent === null
+                              ? nothing
+                              : html`<div class="progress-track" role="meter" aria-label="Load of ${r.id}" aria-valuemin="0" aria-valuemax="100" aria-valuenow=${r.loadPercent}>
+                                  <div class="progress-fill" style=${`width: ${r.loadPercent}%`}></div>
+                                </div>`}
+                            <span class="progress-text" data-testid="worker-load">${r.load}</span>
+                          </div>
+                        </td>
+                        <td data-testid="worker-admittable">${r.admittable}</td>
+                        <td>${r.draining ? html`<span class="badge badge-warn" data-testid="worker-draining">Draining</span>` : html`<span class="badge badge-good">Taking calls</span>`}</td>
+                      </tr>`;
+                    })}
+                  </tbody>
+                </table></div>`
+              : html`<p class="empty" data-testid="workers-empty">No worker is live: calls cannot be placed until one starts (a worker shows here within seconds of its start).</p>`}`}
+    </section>`;
+  }
+
   private renderSummary(a: CallAnalytics) {
     const t = a.totals;
     const rate = percent(t.answered, t.total);
@@ -367,7 +425,7 @@ export class VpDashboardPage extends LightElement {
     const a = this.analytics;
     const botName = (id: string) => d?.bots.find((b) => b.id === id)?.name ?? id;
     return html`<h1 tabindex="-1">Dashboard</h1>
-      <p class="subtitle">Calls in flight, how calls went, and the latest ones.</p>
+      <p class="subtitle">Calls in flight, the workers taking them, how calls went, and the latest ones.</p>
       ${errorBanner(this.error)}
       ${!d && !this.error ? html`<p class="loading" role="status">Loading…</p>` : nothing}
       ${d
@@ -382,6 +440,7 @@ export class VpDashboardPage extends LightElement {
               </a>
               ${this.renderInFlight()}
             </div>
+            ${this.renderWorkers()}
             ${this.renderFilters()}
             ${errorBanner(this.analyticsError)}
             ${a ? html`${this.renderSummary(a)}${this.renderCharts(a)}` : !this.analyticsError && !this.rangeError ? html`<p class="loading" role="status">Loading the charts…</p>` : nothing}
