@@ -78,7 +78,7 @@ export interface ScaleDecision {
 }
 
 const clamp = (n: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, n));
-/** Gauges are floats: 0.6 + 0.6 over 0.6 must be 2 workers, not 3. */
+/** Gauges are floats: 0.2 + 0.4 (0.6000000000000001) over 0.6 must be 1 worker, not 2. */
 const LOAD_EPSILON = 1e-9;
 const sumOrNull = (values: Array<number | null>): number | null => {
   const known = values.filter((v): v is number => v !== null);
