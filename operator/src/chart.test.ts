@@ -96,6 +96,21 @@ describe('Helm chart', () => {
     }
   });
 
+  it('gives the default VoiceFleet its targetLoad, refused by the API server outside (0, 1], and Grafana the per-worker load and admittable panels', async () => {
+    const fleetOf = (d: Doc[]) => d.find((x) => x.kind === 'VoiceFleet')!;
+    const docs = await render();
+    expect(fleetOf(docs).spec.targetLoad).toBe(0.6);
+    const over = fleetOf(await render('--set', 'fleet.targetLoad=1.5'));
+    expect(over.spec.targetLoad).toBe(1.5);
+    const namespace = await createNamespace(clients, 'chart-load');
+    const [refused] = await dryRunAll(yaml.dump(over), namespace);
+    expect(refused).toMatchObject({ obj: 'VoiceFleet/default', status: 422 });
+    expect(refused!.message).toContain('spec.targetLoad');
+    const dashboard = JSON.parse(find(docs, 'ConfigMap', 'vp-voice-platform-dashboard')!.data!['voice-platform.json']!);
+    const exprs = (dashboard.panels as Array<{ targets: Array<{ expr: string }> }>).flatMap((p) => p.targets.map((t) => t.expr));
+    expect(exprs).toEqual(expect.arrayContaining(['max by (pod) (voice_worker_load{namespace=~"$namespace"})', 'sum by (pod) (voice_worker_admittable_calls{namespace=~"$namespace"})']));
+  });
+
   it('passes helm lint --strict with default and production values', async () => {
     for (const extra of [[], PROD]) {
       const { stdout } = await helm('lint', chart, '--strict', ...extra);

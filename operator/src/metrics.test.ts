@@ -15,6 +15,9 @@ it('reconcile errors per kind, and per fleet scrape failures and scale events, s
   expect(text).toContain('voice_operator_scale_events_total{namespace="voice",fleet="default",direction="up"} 0');
   expect(text).toContain('voice_operator_scale_events_total{namespace="voice",fleet="default",direction="down"} 0');
 
+  metrics.fleetLoad.set({ namespace: 'voice', fleet: 'default' }, 1.2);
+  metrics.fleetAdmittableCalls.set({ namespace: 'voice', fleet: 'default' }, 4);
+  expect(await metrics.registry.metrics()).toContain('voice_operator_fleet_load{namespace="voice",fleet="default"} 1.2');
   forgetFleet(metrics, 'voice', 'default');
   text = await metrics.registry.metrics();
   expect(text).not.toContain('fleet="default"');

@@ -10,6 +10,8 @@ export interface OperatorMetrics {
   fleetActualReplicas: Gauge<'namespace' | 'fleet'>;
   fleetActiveCalls: Gauge<'namespace' | 'fleet'>;
   fleetCapacity: Gauge<'namespace' | 'fleet'>;
+  fleetLoad: Gauge<'namespace' | 'fleet'>;
+  fleetAdmittableCalls: Gauge<'namespace' | 'fleet'>;
   scrapeFailures: Counter<'namespace' | 'fleet'>;
   scaleEvents: Counter<'namespace' | 'fleet' | 'direction'>;
   botSyncs: Counter<'result'>;
@@ -34,6 +36,8 @@ export function createMetrics(registry = new Registry(), withDefaults = false): 
     fleetActualReplicas: new Gauge({ name: 'voice_operator_fleet_replicas', help: 'Worker pods of a fleet that exist and are not terminating', labelNames: fleet, registers: [registry] }),
     fleetActiveCalls: new Gauge({ name: 'voice_operator_fleet_active_calls', help: 'Live calls on a fleet, from its workers', labelNames: fleet, registers: [registry] }),
     fleetCapacity: new Gauge({ name: 'voice_operator_fleet_capacity_calls', help: 'Call slots of a fleet, from its workers', labelNames: fleet, registers: [registry] }),
+    fleetLoad: new Gauge({ name: 'voice_operator_fleet_load', help: 'Sum of voice_worker_load of a fleet\'s workers that report it', labelNames: fleet, registers: [registry] }),
+    fleetAdmittableCalls: new Gauge({ name: 'voice_operator_fleet_admittable_calls', help: 'Calls a fleet\'s workers can still take within their load threshold (those that report it)', labelNames: fleet, registers: [registry] }),
     scrapeFailures: new Counter({ name: 'voice_operator_scrape_failures_total', help: 'Worker /metrics reads that failed', labelNames: fleet, registers: [registry] }),
     scaleEvents: new Counter({ name: 'voice_operator_scale_events_total', help: 'Replica changes made by the operator', labelNames: ['namespace', 'fleet', 'direction'], registers: [registry] }),
     botSyncs: new Counter({ name: 'voice_operator_bot_syncs_total', help: 'Bot upserts into the backend', labelNames: ['result'], registers: [registry] }),
@@ -52,7 +56,7 @@ export function initFleetCounters(metrics: OperatorMetrics, namespace: string, f
 }
 
 export function forgetFleet(metrics: OperatorMetrics, namespace: string, fleet: string): void {
-  for (const g of [metrics.fleetDesiredReplicas, metrics.fleetActualReplicas, metrics.fleetActiveCalls, metrics.fleetCapacity, metrics.scrapeFailures]) {
+  for (const g of [metrics.fleetDesiredReplicas, metrics.fleetActualReplicas, metrics.fleetActiveCalls, metrics.fleetCapacity, metrics.fleetLoad, metrics.fleetAdmittableCalls, metrics.scrapeFailures]) {
     g.remove({ namespace, fleet });
   }
   for (const direction of ['up', 'down']) metrics.scaleEvents.remove({ namespace, fleet, direction });

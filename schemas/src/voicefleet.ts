@@ -8,6 +8,9 @@ export const VOICE_API_VERSION = 'v1alpha1';
 
 const labelMap = Type.Record(Type.String(), Type.String());
 
+/** The load (0..1, voice_worker_load) the operator sizes a fleet for when spec.targetLoad is not set. */
+export const DEFAULT_TARGET_LOAD = 0.6;
+
 /** A Kubernetes quantity (`500m`, `1Gi`, 2): integer or string, as in core/v1. */
 const Quantity = Type.Unsafe<string | number>({
   'x-kubernetes-int-or-string': true,
@@ -36,6 +39,13 @@ export const VoiceFleetSpec = Type.Object(
       maximum: 1000,
       default: 30,
       description: 'Concurrent calls one worker takes (its MAX_CONCURRENT_CALLS)',
+    }),
+    targetLoad: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 1,
+      default: DEFAULT_TARGET_LOAD,
+      description:
+        'Load (0..1) per worker to size for: replicas are at least ceil(sum of the workers\' voice_worker_load / targetLoad)',
     }),
     buffer: Type.Object(
       {
@@ -95,11 +105,19 @@ export const VoiceFleetStatus = Type.Object({
   readyReplicas: Type.Optional(Type.Integer()),
   desiredReplicas: Type.Optional(Type.Integer({ description: 'Replicas the operator set on the Deployment' })),
   recommendedReplicas: Type.Optional(
-    Type.Integer({ description: 'ceil((activeCalls + bufferCalls) / callsPerWorker), clamped, before the scale-down delay' }),
+    Type.Integer({
+      description:
+        'max(ceil((activeCalls + bufferCalls) / callsPerWorker), ceil(load / targetLoad), one more when admittable calls ran out), clamped, before the scale-down delay',
+    }),
   ),
   activeCalls: Type.Optional(Type.Integer()),
   capacity: Type.Optional(Type.Integer({ description: 'Sum of max calls of the scraped, non-terminating workers' })),
   bufferCalls: Type.Optional(Type.Integer()),
+  load: Type.Optional(Type.Number({ description: 'Sum of voice_worker_load of the workers that report it (older workers do not)' })),
+  admittableCalls: Type.Optional(
+    Type.Integer({ description: 'Sum of voice_worker_admittable_calls: calls the reporting workers can still take within their load threshold' }),
+  ),
+  loadWorkers: Type.Optional(Type.Integer({ description: 'Workers that reported voice_worker_load on the last pass' })),
   busyWorkers: Type.Optional(Type.Integer({ description: 'Workers with live calls (never removed by a scale-down)' })),
   scrapeFailures: Type.Optional(Type.Integer({ description: 'Workers whose /metrics could not be read on the last pass' })),
   scaleDownPendingSince: Type.Optional(Type.String({ format: 'date-time' })),

@@ -49,6 +49,7 @@ describe('CRDs on the API server', () => {
       minReplicas: 1,
       maxReplicas: 10,
       callsPerWorker: 30,
+      targetLoad: 0.6,
       buffer: { calls: 0, percent: 0 },
       scaleDownDelaySeconds: 300,
       drainTimeoutSeconds: 600,
@@ -65,6 +66,18 @@ describe('CRDs on the API server', () => {
     expect(await rejection(fleet('zero-calls', { image: 'w', callsPerWorker: 0 }))).toContain('spec.callsPerWorker');
     expect(await rejection(fleet('neg-buffer', { image: 'w', buffer: { calls: -1 } }))).toContain('spec.buffer.calls');
     expect(await rejection(fleet('no-image', { minReplicas: 1 }))).toContain('spec.image');
+  });
+
+  it('takes a targetLoad in (0, 1] and refuses one outside it, naming the field', async () => {
+    for (const [name, targetLoad] of [['load-zero', 0], ['load-negative', -0.1], ['load-over', 1.01]] as const) {
+      const msg = await rejection(fleet(name, { image: 'w', targetLoad }));
+      expect(msg).toContain('spec.targetLoad');
+    }
+    expect(await rejection(fleet('load-text', { image: 'w', targetLoad: 'high' }))).toContain('spec.targetLoad');
+    for (const [name, targetLoad] of [['load-one', 1], ['load-small', 0.05]] as const) {
+      const created = await clients.objects.create(fleet(name, { image: 'w', targetLoad }));
+      expect((created as unknown as { spec: { targetLoad: number } }).spec.targetLoad).toBe(targetLoad);
+    }
   });
 
   it('rejects invalid Bots with the shared bot schema', async () => {

@@ -22,7 +22,7 @@ interface CrdInput {
 }
 
 /** A printer column that shows a field of the object (`jsonPath` from its root, e.g. `.spec.active`). */
-const column = (name: string, type: 'string' | 'integer' | 'boolean' | 'date', jsonPath: string): Json => ({ name, type, jsonPath });
+const column = (name: string, type: 'string' | 'integer' | 'number' | 'boolean' | 'date', jsonPath: string): Json => ({ name, type, jsonPath });
 /** A printer column that shows the status (True/False/Unknown) of the condition of this type. */
 const conditionColumn = (type: string): Json => column(type, 'string', `.status.conditions[?(@.type=="${type}")].status`);
 
@@ -78,13 +78,14 @@ function voiceFleetCrd(): Json {
   return crd({
     kind: 'VoiceFleet',
     shortNames: ['vf', 'fleet'],
-    description: 'A fleet of voice workers, scaled on live calls by the voice-platform operator.',
+    description: 'A fleet of voice workers, scaled on live calls and load by the voice-platform operator.',
     schemas: { spec: VoiceFleetSpec, status: VoiceFleetStatus },
     columns: [
       column('Replicas', 'integer', '.status.replicas'),
       column('Desired', 'integer', '.status.desiredReplicas'),
       column('Active Calls', 'integer', '.status.activeCalls'),
       column('Capacity', 'integer', '.status.capacity'),
+      column('Load', 'number', '.status.load'),
       conditionColumn('Ready'),
     ],
   });

@@ -53,6 +53,9 @@ function convert(s: Json): Json {
     }
   }
   if (s.const !== undefined) out.enum = [s.const];
+  // JSON Schema's numeric exclusive bounds are OpenAPI v3.0 booleans beside minimum/maximum in a CRD.
+  if (typeof s.exclusiveMinimum === 'number') Object.assign(out, { minimum: s.exclusiveMinimum, exclusiveMinimum: true });
+  if (typeof s.exclusiveMaximum === 'number') Object.assign(out, { maximum: s.exclusiveMaximum, exclusiveMaximum: true });
   // A defaulted field is filled in by the API server, so users may leave it out.
   if (Array.isArray(s.required) && s.properties) {
     const props = s.properties as Record<string, Json>;

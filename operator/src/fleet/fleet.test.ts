@@ -181,6 +181,10 @@ describe('scaling on live calls', () => {
     }));
     expect(up).toMatchObject({ replicas: 2, readyReplicas: 2, activeCalls: 17, capacity: 20, bufferCalls: 2, recommendedReplicas: 2, busyWorkers: 2, lastScaleReason: '17 active + 2 buffer calls at 10/worker need 2 workers' });
     expect(up.lastScaleTime).toEqual(expect.any(String));
+    // These stand-ins are older workers (no load gauges): no load in the status, the calls rule alone.
+    expect(up).toMatchObject({ loadWorkers: 0 });
+    expect(up.load).toBeUndefined();
+    expect(up.admittableCalls).toBeUndefined();
     await waitFor('deletion costs from active calls', async () => {
       const pods = await clients.core.listNamespacedPod({ namespace, labelSelector: 'voiceplatform.io/fleet=beta' });
       const costs = Object.fromEntries(pods.items.map((p) => [p.metadata!.name, p.metadata!.annotations?.[DELETION_COST]]));
@@ -233,5 +237,58 @@ describe('scaling on live calls', () => {
     expect(f.status!.conditions!.find((c) => c.type === 'Degraded')).toMatchObject({ reason: 'MetricsUnreadable', message: "1 workers' /metrics unreadable" });
     const pod = await clients.core.readNamespacedPod({ name: 'gamma-w0', namespace });
     expect(pod.metadata!.annotations?.[DELETION_COST]).toBeUndefined();
+  });
+
+  it('scales up on load with the calls well below the slot count, and by one more when admittable calls run out', async () => {
+    const w = await Promise.all([startFakeWorker(10), startFakeWorker(10), startFakeWorker(10)]);
+    workers.push(...w);
+    const [w0, w1, w2] = w as [FakeWorker, FakeWorker, FakeWorker];
+    await createFleet('delta', { image: 'voice-worker:1', minReplicas: 1, maxReplicas: 5, callsPerWorker: 10, targetLoad: 0.5, scaleDownDelaySeconds: 600 });
+    await waitFor('delta Deployment at 1', async () => (await getDeployment('delta')).spec!.replicas === 1);
+    w0.setActiveCalls(2);
+    w0.setLoad(0.3, 3);
+    w1.setActiveCalls(1);
+    w1.setLoad(0.2, 4);
+    await createWorkerPod(clients, namespace, 'delta', 'delta-w0', w0.port);
+    await createWorkerPod(clients, namespace, 'delta', 'delta-w1', w1.port);
+    // 3 calls of 20 slots and a load of 0.5 at 0.5 per worker: one worker is enough.
+    const calm = statusOf(await waitFor('load read from both workers', async () => {
+      const f = await getFleet('delta');
+      return f.status?.loadWorkers === 2 && f.status.activeCalls === 3 ? f : undefined;
+    }));
+    expect(calm).toMatchObject({ desiredReplicas: 1, recommendedReplicas: 1, load: 0.5, admittableCalls: 7, capacity: 20 });
+
+    // The calls stay at 3 of 20 slots; one worker's load rises, 1.2 in all: ceil(1.2 / 0.5) = 3 workers.
+    w0.setLoad(1, 0);
+    await waitFor('scaled up to 3 on load', async () => (await getDeployment('delta')).spec!.replicas === 3);
+    const hot = statusOf(await waitFor('status after the scale-up', async () => {
+      const f = await getFleet('delta');
+      return f.status?.desiredReplicas === 3 ? f : undefined;
+    }));
+    const reason = 'load 1.2 of 2 workers at targetLoad 0.5 need 3 workers';
+    expect(hot).toMatchObject({ activeCalls: 3, capacity: 20, load: 1.2, admittableCalls: 4, lastScaleReason: reason });
+    const text = await operator.context.metrics.registry.metrics();
+    expect(text).toContain(`voice_operator_fleet_load{namespace="${namespace}",fleet="delta"} 1.2`);
+    expect(text).toContain(`voice_operator_fleet_admittable_calls{namespace="${namespace}",fleet="delta"} 4`);
+    expect((await scaleEvents('delta')).map((e) => e.message)).toEqual([`Scaled up from 1 to 3: ${reason}`]);
+
+    // A third worker comes up; then all three are out of admittable calls at a load that fits 2 workers.
+    w2.setLoad(0.2, 0);
+    await createWorkerPod(clients, namespace, 'delta', 'delta-w2', w2.port);
+    await waitFor('third worker read', async () => (await getFleet('delta')).status?.loadWorkers === 3);
+    w0.setLoad(0.2, 0);
+    w1.setLoad(0.2, 0);
+    await waitFor('scaled up to 4 on admittable', async () => (await getDeployment('delta')).spec!.replicas === 4);
+    // Sorted by message: the two events may share a creation second.
+    const events = await scaleEvents('delta');
+    expect(events.map((e) => e.message).sort()).toEqual([
+      `Scaled up from 1 to 3: ${reason}`,
+      'Scaled up from 3 to 4: 0 admittable calls on 3 ready workers need 4 workers',
+    ]);
+    // The fourth worker is not there yet: the fleet waits for it instead of adding more.
+    const scrapes = w0.scrapes;
+    await waitFor('three more passes', () => w0.scrapes >= scrapes + 3);
+    expect((await getDeployment('delta')).spec!.replicas).toBe(4);
+    expect(statusOf(await getFleet('delta'))).toMatchObject({ desiredReplicas: 4, admittableCalls: 0, load: 0.6 });
   });
 });

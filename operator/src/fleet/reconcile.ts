@@ -1,8 +1,8 @@
-// VoiceFleet → Deployment + Service + PodDisruptionBudget, scaled on the live calls its workers report.
+// VoiceFleet → Deployment + Service + PodDisruptionBudget, scaled on the live calls and load its workers report.
 // Each pass: read every worker's /metrics, decide (scaling.ts), set deletion costs so idle workers go
 // first, server-side apply the children, then write status (only when it changed).
 import type * as k8s from '@kubernetes/client-node';
-import type { VoiceFleetStatus } from '@voice-platform/schemas';
+import { DEFAULT_TARGET_LOAD, type VoiceFleetStatus } from '@voice-platform/schemas';
 import { rfc3339, setCondition } from '../conditions.js';
 import type { Context } from '../context.js';
 import {
@@ -53,18 +53,19 @@ async function sampleWorker(ctx: Context, fleet: VoiceFleet, pod: k8s.V1Pod): Pr
   const terminating = Boolean(pod.metadata?.deletionTimestamp);
   const ready = isReady(pod);
   const ip = pod.status?.podIP;
-  if (terminating) return { name, activeCalls: null, maxCalls: null, ready, terminating };
+  const unknown = { load: null, admittableCalls: null };
+  if (terminating) return { name, activeCalls: null, maxCalls: null, ...unknown, ready, terminating };
   // Not started yet: no calls, no capacity.
-  if (!ip || pod.status?.phase !== 'Running') return { name, activeCalls: 0, maxCalls: 0, ready: false, terminating };
+  if (!ip || pod.status?.phase !== 'Running') return { name, activeCalls: 0, maxCalls: 0, ...unknown, ready: false, terminating };
   const port = Number(pod.metadata?.annotations?.['prometheus.io/port'] ?? fleet.spec.port);
   const host = ip.includes(':') ? `[${ip}]` : ip;
   try {
     const m = await ctx.scrape(`http://${host}:${port}/metrics`, ctx.settings.scrapeTimeoutMs);
-    return { name, activeCalls: m.activeCalls, maxCalls: m.maxCalls, ready, terminating };
+    return { name, activeCalls: m.activeCalls, maxCalls: m.maxCalls, load: m.load ?? null, admittableCalls: m.admittableCalls ?? null, ready, terminating };
   } catch (err) {
     ctx.metrics.scrapeFailures.inc({ namespace: fleet.metadata!.namespace!, fleet: fleet.metadata!.name! });
     ctx.logger.warn('worker metrics unreadable', { pod: name, namespace: fleet.metadata!.namespace, error: errorMessage(err) });
-    return { name, activeCalls: null, maxCalls: null, ready, terminating };
+    return { name, activeCalls: null, maxCalls: null, ...unknown, ready, terminating };
   }
 }
 
@@ -107,6 +108,8 @@ export async function reconcileFleet(ctx: Context, namespace: string, name: stri
       minReplicas: fleet.spec.minReplicas,
       maxReplicas: fleet.spec.maxReplicas,
       callsPerWorker: fleet.spec.callsPerWorker,
+      // Absent when the CRD in the cluster predates targetLoad (Helm does not upgrade CRDs).
+      targetLoad: fleet.spec.targetLoad ?? DEFAULT_TARGET_LOAD,
       bufferCalls: fleet.spec.buffer?.calls ?? 0,
       bufferPercent: fleet.spec.buffer?.percent ?? 0,
       scaleDownDelayMs: fleet.spec.scaleDownDelaySeconds * 1000,
@@ -143,6 +146,11 @@ export async function reconcileFleet(ctx: Context, namespace: string, name: stri
   ctx.metrics.fleetActualReplicas.set(labels, live.length);
   ctx.metrics.fleetActiveCalls.set(labels, decision.activeCalls);
   ctx.metrics.fleetCapacity.set(labels, decision.capacity);
+  // No series while no worker reports them (older workers): unknown is not 0.
+  if (decision.load === null) ctx.metrics.fleetLoad.remove(labels);
+  else ctx.metrics.fleetLoad.set(labels, decision.load);
+  if (decision.admittableCalls === null) ctx.metrics.fleetAdmittableCalls.remove(labels);
+  else ctx.metrics.fleetAdmittableCalls.set(labels, decision.admittableCalls);
 
   await writeFleetStatus(ctx, fleet, (prev) => {
     const now = new Date(nowMs);
@@ -177,6 +185,10 @@ export async function reconcileFleet(ctx: Context, namespace: string, name: stri
       activeCalls: decision.activeCalls,
       capacity: decision.capacity,
       bufferCalls: decision.bufferCalls,
+      // Two decimals: a status write per pass for every jitter of the gauge would be noise.
+      load: decision.load === null ? undefined : Math.round(decision.load * 100) / 100,
+      admittableCalls: decision.admittableCalls ?? undefined,
+      loadWorkers: decision.loadWorkers,
       busyWorkers: decision.busyWorkers,
       scrapeFailures: decision.scrapeFailures,
       scaleDownPendingSince: decision.memory ? rfc3339(new Date(decision.memory.belowSinceMs)) : undefined,

@@ -1,7 +1,12 @@
-// Reads a worker's live and maximum calls from its Prometheus /metrics (docs/design.md §4).
+// Reads a worker's live and maximum calls from its Prometheus /metrics (docs/design.md §4), and its load
+// and admittable calls when it reports them (§5; workers older than those gauges do not).
 interface WorkerMetrics {
   activeCalls: number;
   maxCalls: number;
+  /** voice_worker_load, 0..1; undefined when the worker does not report it. */
+  load?: number;
+  /** voice_worker_admittable_calls; undefined when the worker does not report it. */
+  admittableCalls?: number;
 }
 
 export type Scraper = (url: string, timeoutMs: number) => Promise<WorkerMetrics>;
@@ -25,7 +30,14 @@ export function parseWorkerMetrics(text: string): WorkerMetrics {
   if (activeCalls === undefined || maxCalls === undefined) {
     throw new Error('voice_worker_active_calls or voice_worker_max_calls missing');
   }
-  return { activeCalls, maxCalls };
+  const metrics: WorkerMetrics = { activeCalls, maxCalls };
+  const load = sampleSum(text, 'voice_worker_load');
+  // A negative load is no reading; above 1 is capped so one odd worker cannot send the fleet to maxReplicas.
+  if (load !== undefined && load >= 0) metrics.load = Math.min(1, load);
+  const admittable = sampleSum(text, 'voice_worker_admittable_calls');
+  // The worker never offers more than its free slots; held to that here too.
+  if (admittable !== undefined && admittable >= 0) metrics.admittableCalls = Math.min(Math.floor(admittable), Math.max(0, maxCalls - activeCalls));
+  return metrics;
 }
 
 export const httpScraper: Scraper = async (url, timeoutMs) => {

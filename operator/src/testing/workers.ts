@@ -10,6 +10,8 @@ export interface FakeWorker {
   port: number;
   scrapes: number;
   setActiveCalls(n: number): void;
+  /** voice_worker_load and voice_worker_admittable_calls: absent (an older worker) until first set. */
+  setLoad(load: number, admittableCalls: number): void;
   close(): Promise<void>;
 }
 
@@ -31,6 +33,14 @@ export async function startFakeWorker(maxCalls: number): Promise<FakeWorker> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   worker.port = (server.address() as AddressInfo).port;
   worker.setActiveCalls = (n) => active.set(n);
+  let load: Gauge | undefined;
+  let admittable: Gauge | undefined;
+  worker.setLoad = (l, a) => {
+    load ??= new Gauge({ name: 'voice_worker_load', help: 'Load 0..1', registers: [registry] });
+    admittable ??= new Gauge({ name: 'voice_worker_admittable_calls', help: 'Calls admittable within LOAD_THRESHOLD', registers: [registry] });
+    load.set(l);
+    admittable.set(a);
+  };
   worker.close = () =>
     new Promise<void>((resolve) => {
       server.closeAllConnections();
