@@ -2001,6 +2001,13 @@ export interface operations {
                                  */
                                 on_machine: "hangup" | "leave_message";
                             };
+                            audio: {
+                                /**
+                                 * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                                 * @default false
+                                 */
+                                noise_suppression: boolean;
+                            };
                             /** Format: date-time */
                             created_at: string;
                             dtmf: {
@@ -2195,6 +2202,13 @@ export interface operations {
                          */
                         on_machine?: "hangup" | "leave_message";
                     };
+                    audio?: {
+                        /**
+                         * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                         * @default false
+                         */
+                        noise_suppression?: boolean;
+                    };
                     dtmf?: {
                         /** @default 1500 */
                         inter_digit_timeout_ms: number;
@@ -2362,6 +2376,13 @@ export interface operations {
                              * @default hangup
                              */
                             on_machine: "hangup" | "leave_message";
+                        };
+                        audio: {
+                            /**
+                             * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                             * @default false
+                             */
+                            noise_suppression: boolean;
                         };
                         /** Format: date-time */
                         created_at: string;
@@ -2601,6 +2622,13 @@ export interface operations {
                              */
                             on_machine: "hangup" | "leave_message";
                         };
+                        audio: {
+                            /**
+                             * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                             * @default false
+                             */
+                            noise_suppression: boolean;
+                        };
                         /** Format: date-time */
                         created_at: string;
                         dtmf: {
@@ -2806,6 +2834,13 @@ export interface operations {
                          */
                         on_machine?: "hangup" | "leave_message";
                     };
+                    audio?: {
+                        /**
+                         * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                         * @default false
+                         */
+                        noise_suppression?: boolean;
+                    };
                     dtmf?: {
                         /** @default 1500 */
                         inter_digit_timeout_ms: number;
@@ -2973,6 +3008,13 @@ export interface operations {
                              * @default hangup
                              */
                             on_machine: "hangup" | "leave_message";
+                        };
+                        audio: {
+                            /**
+                             * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                             * @default false
+                             */
+                            noise_suppression: boolean;
                         };
                         /** Format: date-time */
                         created_at: string;
@@ -5082,6 +5124,13 @@ export interface operations {
                                  * @default hangup
                                  */
                                 on_machine: "hangup" | "leave_message";
+                            };
+                            audio: {
+                                /**
+                                 * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                                 * @default false
+                                 */
+                                noise_suppression: boolean;
                             };
                             dtmf: {
                                 /** @default 1500 */
