@@ -407,6 +407,24 @@ describe('console', () => {
     expect(await adminPatch(`/api/v1/bots/${botId}`, { turn_detection: { min_silence_ms: 300 } })).toBe(422);
   });
 
+  it('turns noise suppression on and off from the speech recognition settings', async () => {
+    await page.reload();
+    const box = page.getByRole('group', { name: 'Speech recognition (STT)' }).getByLabel('Suppress background noise');
+    expect(await box.isChecked()).toBe(false);
+    expect(await page.locator('#bot-audio-noise_suppression-hint').textContent()).toBe('RNNoise cleans the caller’s audio before the bot listens: better on noisy lines, about 2 % of a CPU core per call.');
+    for (const on of [true, false]) {
+      await box.setChecked(on);
+      const req = page.waitForRequest((r) => r.method() === 'PATCH' && new URL(r.url()).pathname === `/api/v1/bots/${botId}`);
+      const saved = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/api/v1/bots/${botId}`));
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      expect((await saved).status()).toBe(200);
+      expect((JSON.parse((await req).postData() ?? 'null') as { audio: unknown }).audio).toEqual({ noise_suppression: on });
+      expect((await adminGet<{ audio: unknown }>(`/api/v1/bots/${botId}`)).audio).toEqual({ noise_suppression: on });
+      await page.reload();
+      expect(await box.isChecked()).toBe(on);
+    }
+  });
+
   it('deactivates and reactivates a bot from the list', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Bots' }).click();
     const row = page.getByRole('row').filter({ hasText: 'Renewal reminder' });

@@ -181,6 +181,7 @@ describe('bot tools in the console', () => {
       interruption: { ignore_backchannels: true, min_words: 2 },
       dtmf: { inter_digit_timeout_ms: 1500 },
       answering_machine: { detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 },
+      audio: { noise_suppression: false },
       analysis: { summary: false, fields: [], success: null },
       tools,
       policy: null,

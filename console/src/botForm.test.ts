@@ -503,3 +503,16 @@ describe('post-call analysis in the form', () => {
     expect(setsProblems({ ...form, usePolicy: false })).toEqual({});
   });
 });
+
+describe('noise suppression in the form', () => {
+  it('is off for a new bot and for one from an older backend; the box round-trips into audio.noise_suppression', () => {
+    expect(botToForm().noise_suppression).toBe(false);
+    expect(formToBody(botToForm()).audio).toEqual({ noise_suppression: false });
+    const old = { ...storedBot([]) } as Partial<Bot>;
+    delete old.audio;
+    expect(botToForm(old as Bot).noise_suppression).toBe(false);
+    const on = { ...storedBot([]), audio: { noise_suppression: true } };
+    expect(botToForm(on).noise_suppression).toBe(true);
+    expect(formToBody(botToForm(on)).audio).toEqual({ noise_suppression: true });
+  });
+});

@@ -150,6 +150,8 @@ export interface BotForm {
   variables: Array<{ name: string; required: boolean; description: string }>;
   voice: { provider: string; voice_id: string; speed: string };
   stt: { provider: string; model: string; language: string };
+  /** audio.noise_suppression: RNNoise on the caller's audio before recognition. */
+  noise_suppression: boolean;
   llm: { provider: string; model: string; temperature: string; base_url: string };
   max_call_seconds: string;
   turn_detection: TurnDetectionForm;
@@ -448,6 +450,8 @@ export function botToForm(bot?: Bot): BotForm {
     variables: b.variables.map((v) => ({ name: v.name, required: v.required ?? false, description: v.description ?? '' })),
     voice: { ...b.voice, speed: String(b.voice.speed) },
     stt: { ...b.stt },
+    // A bot read from an older backend has no audio settings: off.
+    noise_suppression: (b.audio ?? BOT_DEFAULTS.audio).noise_suppression,
     llm: { provider: b.llm.provider, model: b.llm.model, temperature: String(b.llm.temperature), base_url: b.llm.base_url ?? '' },
     max_call_seconds: String(b.max_call_seconds),
     turn_detection: turnDetectionToForm(b.turn_detection),
@@ -571,6 +575,7 @@ export function formToBody(f: BotForm): BotCreate {
     variables: f.variables.map((v) => ({ name: v.name.trim(), required: v.required, description: v.description })),
     voice: { provider: f.voice.provider.trim(), voice_id: f.voice.voice_id.trim(), speed: parseNumber(f.voice.speed) as number },
     stt: { provider: f.stt.provider.trim(), model: f.stt.model.trim(), language: f.stt.language.trim() },
+    audio: { noise_suppression: f.noise_suppression },
     llm: defined({ provider: f.llm.provider.trim(), model: f.llm.model.trim(), temperature: parseNumber(f.llm.temperature) as number, base_url: opt(f.llm.base_url) }),
     max_call_seconds: parseNumber(f.max_call_seconds) as number,
     turn_detection: turnDetectionToBody(f.turn_detection),

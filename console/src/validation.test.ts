@@ -144,6 +144,7 @@ describe('validateBot', () => {
     ['no words interrupting', (b) => (b.interruption = { min_words: 0 }), { 'interruption.min_words': 'Must be at least 1.' }],
     ['more than 10 words interrupting', (b) => (b.interruption = { ignore_backchannels: true, min_words: 11 }), { 'interruption.min_words': 'Must be at most 10.' }],
     ['backchannels ignored as text', (b) => (b.interruption = { ignore_backchannels: 'yes' as unknown as boolean }), { 'interruption.ignore_backchannels': 'Must be a boolean.' }],
+    ['noise suppression as text', (b) => (b.audio = { noise_suppression: 'on' as unknown as boolean }), { 'audio.noise_suppression': 'Must be a boolean.' }],
     ['more than 50 tools', (b) => (b.tools = Array.from({ length: 51 }, (_, i) => ({ name: `t${i}`, description: '' }))), { tools: 'At most 50 allowed.' }],
     // Post-call analysis (docs/design.md §10).
     ['an analysis field name with capitals', (b) => (b.analysis = { fields: [{ name: 'Outcome', type: 'string' }] }), {

@@ -671,7 +671,7 @@ return errors === 0;
 }
 
 export const BotCreate = validate12;
-const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"minLength":1,"maxLength":64,"description":"one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","examples","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"}}};
+const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"minLength":1,"maxLength":64,"description":"one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","examples","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"audio":{"additionalProperties":false,"type":"object","properties":{"noise_suppression":{"default":false,"description":"RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call","type":"boolean"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"}}};
 const func8 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,63}$", "u");
 const pattern1 = new RegExp("^https?://[^\\s]+$", "u");
@@ -3577,12 +3577,12 @@ vErrors.push(err231);
 errors++;
 }
 }
-if(data.analysis !== undefined){
-let data78 = data.analysis;
+if(data.audio !== undefined){
+let data78 = data.audio;
 if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
 for(const key21 in data78){
-if(!(((key21 === "summary") || (key21 === "fields")) || (key21 === "success"))){
-const err232 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
+if(!(key21 === "noise_suppression")){
+const err232 = {instancePath:instancePath+"/audio",schemaPath:"#/properties/audio/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -3592,9 +3592,9 @@ vErrors.push(err232);
 errors++;
 }
 }
-if(data78.summary !== undefined){
-if(typeof data78.summary !== "boolean"){
-const err233 = {instancePath:instancePath+"/analysis/summary",schemaPath:"#/properties/analysis/properties/summary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data78.noise_suppression !== undefined){
+if(typeof data78.noise_suppression !== "boolean"){
+const err233 = {instancePath:instancePath+"/audio/noise_suppression",schemaPath:"#/properties/audio/properties/noise_suppression/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -3604,11 +3604,9 @@ vErrors.push(err233);
 errors++;
 }
 }
-if(data78.fields !== undefined){
-let data80 = data78.fields;
-if(Array.isArray(data80)){
-if(data80.length > 20){
-const err234 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+}
+else {
+const err234 = {instancePath:instancePath+"/audio",schemaPath:"#/properties/audio/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -3617,12 +3615,13 @@ vErrors.push(err234);
 }
 errors++;
 }
-const len5 = data80.length;
-for(let i5=0; i5<len5; i5++){
-let data81 = data80[i5];
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-if(data81.name === undefined){
-const err235 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data.analysis !== undefined){
+let data80 = data.analysis;
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+for(const key22 in data80){
+if(!(((key22 === "summary") || (key22 === "fields")) || (key22 === "success"))){
+const err235 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -3631,8 +3630,10 @@ vErrors.push(err235);
 }
 errors++;
 }
-if(data81.type === undefined){
-const err236 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+}
+if(data80.summary !== undefined){
+if(typeof data80.summary !== "boolean"){
+const err236 = {instancePath:instancePath+"/analysis/summary",schemaPath:"#/properties/analysis/properties/summary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -3641,9 +3642,12 @@ vErrors.push(err236);
 }
 errors++;
 }
-for(const key22 in data81){
-if(!((((key22 === "name") || (key22 === "type")) || (key22 === "description")) || (key22 === "values"))){
-const err237 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
+}
+if(data80.fields !== undefined){
+let data82 = data80.fields;
+if(Array.isArray(data82)){
+if(data82.length > 20){
+const err237 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -3652,12 +3656,12 @@ vErrors.push(err237);
 }
 errors++;
 }
-}
-if(data81.name !== undefined){
-let data82 = data81.name;
-if(typeof data82 === "string"){
-if(!pattern11.test(data82)){
-const err238 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+const len5 = data82.length;
+for(let i5=0; i5<len5; i5++){
+let data83 = data82[i5];
+if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+if(data83.name === undefined){
+const err238 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -3666,9 +3670,8 @@ vErrors.push(err238);
 }
 errors++;
 }
-}
-else {
-const err239 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data83.type === undefined){
+const err239 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -3677,14 +3680,9 @@ vErrors.push(err239);
 }
 errors++;
 }
-}
-if(data81.type !== undefined){
-let data83 = data81.type;
-const _errs222 = errors;
-let valid39 = false;
-const _errs223 = errors;
-if(typeof data83 !== "string"){
-const err240 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key23 in data83){
+if(!((((key23 === "name") || (key23 === "type")) || (key23 === "description")) || (key23 === "values"))){
+const err240 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -3693,8 +3691,12 @@ vErrors.push(err240);
 }
 errors++;
 }
-if("string" !== data83){
-const err241 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/const",keyword:"const",params:{allowedValue: "string"},message:"must be equal to constant"};
+}
+if(data83.name !== undefined){
+let data84 = data83.name;
+if(typeof data84 === "string"){
+if(!pattern11.test(data84)){
+const err241 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -3703,12 +3705,9 @@ vErrors.push(err241);
 }
 errors++;
 }
-var _valid7 = _errs223 === errors;
-valid39 = valid39 || _valid7;
-if(!valid39){
-const _errs225 = errors;
-if(typeof data83 !== "string"){
-const err242 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err242 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -3717,8 +3716,14 @@ vErrors.push(err242);
 }
 errors++;
 }
-if("number" !== data83){
-const err243 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/const",keyword:"const",params:{allowedValue: "number"},message:"must be equal to constant"};
+}
+if(data83.type !== undefined){
+let data85 = data83.type;
+const _errs227 = errors;
+let valid40 = false;
+const _errs228 = errors;
+if(typeof data85 !== "string"){
+const err243 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -3727,12 +3732,8 @@ vErrors.push(err243);
 }
 errors++;
 }
-var _valid7 = _errs225 === errors;
-valid39 = valid39 || _valid7;
-if(!valid39){
-const _errs227 = errors;
-if(typeof data83 !== "string"){
-const err244 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("string" !== data85){
+const err244 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/const",keyword:"const",params:{allowedValue: "string"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -3741,8 +3742,12 @@ vErrors.push(err244);
 }
 errors++;
 }
-if("boolean" !== data83){
-const err245 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/const",keyword:"const",params:{allowedValue: "boolean"},message:"must be equal to constant"};
+var _valid7 = _errs228 === errors;
+valid40 = valid40 || _valid7;
+if(!valid40){
+const _errs230 = errors;
+if(typeof data85 !== "string"){
+const err245 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -3751,12 +3756,8 @@ vErrors.push(err245);
 }
 errors++;
 }
-var _valid7 = _errs227 === errors;
-valid39 = valid39 || _valid7;
-if(!valid39){
-const _errs229 = errors;
-if(typeof data83 !== "string"){
-const err246 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("number" !== data85){
+const err246 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/const",keyword:"const",params:{allowedValue: "number"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -3765,8 +3766,12 @@ vErrors.push(err246);
 }
 errors++;
 }
-if("enum" !== data83){
-const err247 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/const",keyword:"const",params:{allowedValue: "enum"},message:"must be equal to constant"};
+var _valid7 = _errs230 === errors;
+valid40 = valid40 || _valid7;
+if(!valid40){
+const _errs232 = errors;
+if(typeof data85 !== "string"){
+const err247 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -3775,13 +3780,8 @@ vErrors.push(err247);
 }
 errors++;
 }
-var _valid7 = _errs229 === errors;
-valid39 = valid39 || _valid7;
-}
-}
-}
-if(!valid39){
-const err248 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("boolean" !== data85){
+const err248 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/const",keyword:"const",params:{allowedValue: "boolean"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -3790,23 +3790,12 @@ vErrors.push(err248);
 }
 errors++;
 }
-else {
-errors = _errs222;
-if(vErrors !== null){
-if(_errs222){
-vErrors.length = _errs222;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data81.description !== undefined){
-let data84 = data81.description;
-if(typeof data84 === "string"){
-if(func2(data84) > 1000){
-const err249 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+var _valid7 = _errs232 === errors;
+valid40 = valid40 || _valid7;
+if(!valid40){
+const _errs234 = errors;
+if(typeof data85 !== "string"){
+const err249 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -3815,9 +3804,8 @@ vErrors.push(err249);
 }
 errors++;
 }
-}
-else {
-const err250 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("enum" !== data85){
+const err250 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/const",keyword:"const",params:{allowedValue: "enum"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -3826,12 +3814,13 @@ vErrors.push(err250);
 }
 errors++;
 }
+var _valid7 = _errs234 === errors;
+valid40 = valid40 || _valid7;
 }
-if(data81.values !== undefined){
-let data85 = data81.values;
-if(Array.isArray(data85)){
-if(data85.length > 50){
-const err251 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+}
+}
+if(!valid40){
+const err251 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -3840,8 +3829,23 @@ vErrors.push(err251);
 }
 errors++;
 }
-if(data85.length < 1){
-const err252 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+else {
+errors = _errs227;
+if(vErrors !== null){
+if(_errs227){
+vErrors.length = _errs227;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data83.description !== undefined){
+let data86 = data83.description;
+if(typeof data86 === "string"){
+if(func2(data86) > 1000){
+const err252 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -3850,12 +3854,9 @@ vErrors.push(err252);
 }
 errors++;
 }
-const len6 = data85.length;
-for(let i6=0; i6<len6; i6++){
-let data86 = data85[i6];
-if(typeof data86 === "string"){
-if(func2(data86) > 200){
-const err253 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+}
+else {
+const err253 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -3864,8 +3865,12 @@ vErrors.push(err253);
 }
 errors++;
 }
-if(func2(data86) < 1){
-const err254 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data83.values !== undefined){
+let data87 = data83.values;
+if(Array.isArray(data87)){
+if(data87.length > 50){
+const err254 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -3874,9 +3879,8 @@ vErrors.push(err254);
 }
 errors++;
 }
-}
-else {
-const err255 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data87.length < 1){
+const err255 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -3885,10 +3889,12 @@ vErrors.push(err255);
 }
 errors++;
 }
-}
-}
-else {
-const err256 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len6 = data87.length;
+for(let i6=0; i6<len6; i6++){
+let data88 = data87[i6];
+if(typeof data88 === "string"){
+if(func2(data88) > 200){
+const err256 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -3897,10 +3903,8 @@ vErrors.push(err256);
 }
 errors++;
 }
-}
-}
-else {
-const err257 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data88) < 1){
+const err257 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -3910,9 +3914,8 @@ vErrors.push(err257);
 errors++;
 }
 }
-}
 else {
-const err258 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err258 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -3922,14 +3925,9 @@ vErrors.push(err258);
 errors++;
 }
 }
-if(data78.success !== undefined){
-let data87 = data78.success;
-const _errs238 = errors;
-let valid42 = false;
-const _errs239 = errors;
-if(typeof data87 === "string"){
-if(func2(data87) > 1000){
-const err259 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+}
+else {
+const err259 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -3938,8 +3936,10 @@ vErrors.push(err259);
 }
 errors++;
 }
-if(func2(data87) < 1){
-const err260 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+else {
+const err260 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -3948,8 +3948,10 @@ vErrors.push(err260);
 }
 errors++;
 }
-if(!pattern14.test(data87)){
-const err261 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
+}
+}
+else {
+const err261 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -3959,8 +3961,14 @@ vErrors.push(err261);
 errors++;
 }
 }
-else {
-const err262 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data80.success !== undefined){
+let data89 = data80.success;
+const _errs243 = errors;
+let valid43 = false;
+const _errs244 = errors;
+if(typeof data89 === "string"){
+if(func2(data89) > 1000){
+const err262 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -3969,12 +3977,8 @@ vErrors.push(err262);
 }
 errors++;
 }
-var _valid8 = _errs239 === errors;
-valid42 = valid42 || _valid8;
-if(!valid42){
-const _errs241 = errors;
-if(data87 !== null){
-const err263 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(func2(data89) < 1){
+const err263 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -3983,11 +3987,8 @@ vErrors.push(err263);
 }
 errors++;
 }
-var _valid8 = _errs241 === errors;
-valid42 = valid42 || _valid8;
-}
-if(!valid42){
-const err264 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!pattern14.test(data89)){
+const err264 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -3996,11 +3997,49 @@ vErrors.push(err264);
 }
 errors++;
 }
+}
 else {
-errors = _errs238;
+const err265 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err265];
+}
+else {
+vErrors.push(err265);
+}
+errors++;
+}
+var _valid8 = _errs244 === errors;
+valid43 = valid43 || _valid8;
+if(!valid43){
+const _errs246 = errors;
+if(data89 !== null){
+const err266 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err266];
+}
+else {
+vErrors.push(err266);
+}
+errors++;
+}
+var _valid8 = _errs246 === errors;
+valid43 = valid43 || _valid8;
+}
+if(!valid43){
+const err267 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err267];
+}
+else {
+vErrors.push(err267);
+}
+errors++;
+}
+else {
+errors = _errs243;
 if(vErrors !== null){
-if(_errs238){
-vErrors.length = _errs238;
+if(_errs243){
+vErrors.length = _errs243;
 }
 else {
 vErrors = null;
@@ -4010,41 +4049,7 @@ vErrors = null;
 }
 }
 else {
-const err265 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err265];
-}
-else {
-vErrors.push(err265);
-}
-errors++;
-}
-}
-if(data.max_call_seconds !== undefined){
-let data88 = data.max_call_seconds;
-if(!((typeof data88 == "number") && (!(data88 % 1) && !isNaN(data88)))){
-const err266 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err266];
-}
-else {
-vErrors.push(err266);
-}
-errors++;
-}
-if(typeof data88 == "number"){
-if(data88 > 7200 || isNaN(data88)){
-const err267 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 7200},message:"must be <= 7200"};
-if(vErrors === null){
-vErrors = [err267];
-}
-else {
-vErrors.push(err267);
-}
-errors++;
-}
-if(data88 < 10 || isNaN(data88)){
-const err268 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"};
+const err268 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -4054,15 +4059,49 @@ vErrors.push(err268);
 errors++;
 }
 }
-}
-}
-else {
-const err269 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.max_call_seconds !== undefined){
+let data90 = data.max_call_seconds;
+if(!((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90)))){
+const err269 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err269];
 }
 else {
 vErrors.push(err269);
+}
+errors++;
+}
+if(typeof data90 == "number"){
+if(data90 > 7200 || isNaN(data90)){
+const err270 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 7200},message:"must be <= 7200"};
+if(vErrors === null){
+vErrors = [err270];
+}
+else {
+vErrors.push(err270);
+}
+errors++;
+}
+if(data90 < 10 || isNaN(data90)){
+const err271 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"};
+if(vErrors === null){
+vErrors = [err271];
+}
+else {
+vErrors.push(err271);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err272 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err272];
+}
+else {
+vErrors.push(err272);
 }
 errors++;
 }

@@ -239,6 +239,15 @@ export const AnsweringMachine = Type.Object(
 );
 export type AnsweringMachine = Static<typeof AnsweringMachine>;
 
+/** What the worker does to the caller's audio before it listens (docs/design.md §15). */
+export const AudioSettings = Type.Object(
+  {
+    noise_suppression: Type.Boolean({ default: false, description: "RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call" }),
+  },
+  { additionalProperties: false },
+);
+export type AudioSettings = Static<typeof AudioSettings>;
+
 export const BOT_DEFAULTS = {
   active: true,
   language: 'en-US',
@@ -254,6 +263,7 @@ export const BOT_DEFAULTS = {
   interruption: { ignore_backchannels: true, min_words: 2 } as InterruptionSettings,
   dtmf: { inter_digit_timeout_ms: 1500 } as KeypadSettings,
   answering_machine: { detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 } as AnsweringMachine,
+  audio: { noise_suppression: false } as AudioSettings,
   analysis: { summary: false, fields: [], success: null } as AnalysisSettings,
   max_call_seconds: 300,
 };
@@ -278,6 +288,7 @@ const botFields = {
   interruption: InterruptionSettings,
   dtmf: KeypadSettings,
   answering_machine: AnsweringMachine,
+  audio: AudioSettings,
   analysis: AnalysisSettings,
   max_call_seconds: Type.Integer({ minimum: 10, maximum: 7200 }),
 };
@@ -302,6 +313,8 @@ export const BotCreate = Type.Object(
     dtmf: Type.Optional(botFields.dtmf),
     /** Fields left out keep their defaults (on PATCH: their current values). */
     answering_machine: Type.Optional(Type.Partial(botFields.answering_machine)),
+    /** Fields left out keep their defaults (on PATCH: their current values). */
+    audio: Type.Optional(Type.Partial(botFields.audio)),
     /** Fields left out keep their defaults (on PATCH: their current values); `fields` is replaced whole. */
     analysis: Type.Optional(Type.Partial(botFields.analysis)),
     max_call_seconds: Type.Optional(botFields.max_call_seconds),

@@ -2021,6 +2021,13 @@ export interface operations {
                                  */
                                 on_machine: "hangup" | "leave_message";
                             };
+                            audio: {
+                                /**
+                                 * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                                 * @default false
+                                 */
+                                noise_suppression: boolean;
+                            };
                             /** Format: date-time */
                             created_at: string;
                             dtmf: {
@@ -2215,6 +2222,13 @@ export interface operations {
                          */
                         on_machine?: "hangup" | "leave_message";
                     };
+                    audio?: {
+                        /**
+                         * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                         * @default false
+                         */
+                        noise_suppression?: boolean;
+                    };
                     dtmf?: {
                         /** @default 1500 */
                         inter_digit_timeout_ms: number;
@@ -2382,6 +2396,13 @@ export interface operations {
                              * @default hangup
                              */
                             on_machine: "hangup" | "leave_message";
+                        };
+                        audio: {
+                            /**
+                             * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                             * @default false
+                             */
+                            noise_suppression: boolean;
                         };
                         /** Format: date-time */
                         created_at: string;
@@ -2621,6 +2642,13 @@ export interface operations {
                              */
                             on_machine: "hangup" | "leave_message";
                         };
+                        audio: {
+                            /**
+                             * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                             * @default false
+                             */
+                            noise_suppression: boolean;
+                        };
                         /** Format: date-time */
                         created_at: string;
                         dtmf: {
@@ -2826,6 +2854,13 @@ export interface operations {
                          */
                         on_machine?: "hangup" | "leave_message";
                     };
+                    audio?: {
+                        /**
+                         * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                         * @default false
+                         */
+                        noise_suppression?: boolean;
+                    };
                     dtmf?: {
                         /** @default 1500 */
                         inter_digit_timeout_ms: number;
@@ -2993,6 +3028,13 @@ export interface operations {
                              * @default hangup
                              */
                             on_machine: "hangup" | "leave_message";
+                        };
+                        audio: {
+                            /**
+                             * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                             * @default false
+                             */
+                            noise_suppression: boolean;
                         };
                         /** Format: date-time */
                         created_at: string;
@@ -5102,6 +5144,13 @@ export interface operations {
                                  * @default hangup
                                  */
                                 on_machine: "hangup" | "leave_message";
+                            };
+                            audio: {
+                                /**
+                                 * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                                 * @default false
+                                 */
+                                noise_suppression: boolean;
                             };
                             dtmf: {
                                 /** @default 1500 */

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { createWorker, VERSION } from './app.js';
 import { createLogger } from './logger.js';
 import { loadSettings } from './settings.js';
+import { loadRnnoise } from './noise/rnnoise.js';
 
 /** Commands wait at most this long for Redis (a frozen Redis must not hold a call's start); the blocking reads have their own. */
 const REDIS_COMMAND_TIMEOUT_MS = 2000;
@@ -46,6 +47,8 @@ async function main(): Promise<void> {
     process.stderr.write(`worker: uncaught exception: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
     process.exit(1);
   });
+  // Any bot may turn noise suppression on: a worker that cannot load RNNoise says so now, not at a call.
+  await loadRnnoise();
   const worker = createWorker({ settings, logger, redis, blockingRedis, version: VERSION });
   await worker.listen(settings.PORT, settings.HOST);
 

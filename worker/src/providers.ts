@@ -16,6 +16,7 @@ import { OpenAiTts } from './tts/openai.js';
 import { ElevenLabsTts } from './tts/elevenlabs.js';
 import { createWebRtcVad } from './vad/webrtc.js';
 import type { ProcessRunner } from './proc/scheduler.js';
+import { NoiseSuppressor } from './noise/rnnoise.js';
 import { ProviderError, type Stage } from './providers/errors.js';
 import { retryPolicy, type RetryPolicy } from './providers/retry.js';
 
@@ -27,6 +28,8 @@ export interface CallProviders {
   stt: SttProvider;
   llm: LlmProvider;
   tts: TtsProvider;
+  /** The bot's `audio.noise_suppression`: this call's RNNoise state (absent: the caller's audio goes to the VAD as is). */
+  noise?: NoiseSuppressor;
   /** How every stage retries its provider. */
   retry: RetryPolicy;
   /** The bot's HTTP tools may call non-public addresses (TOOLS_ALLOW_PRIVATE_ADDRESSES; absent: no). */
@@ -132,5 +135,17 @@ export async function createProviders(cfg: RuntimeConfig, s: ProviderSettings, s
   const llm = llmFor(cfg, s);
   const tts = ttsFor(cfg, s, spawner);
   const vad = await createWebRtcVad(3, 16000);
-  return { vad, stt, llm, tts, retry: retryPolicy(s.PROVIDER_RETRIES), toolsAllowPrivate: s.TOOLS_ALLOW_PRIVATE_ADDRESSES };
+  // Configs from before the setting existed (a cached one, an older backend) have none: off.
+  const audio = cfg.bot.audio as typeof cfg.bot.audio | undefined;
+  let noise: NoiseSuppressor | undefined;
+  if (audio?.noise_suppression) {
+    try {
+      noise = await NoiseSuppressor.create(s.AUDIO_SAMPLE_RATE);
+    } catch (err) {
+      vad.close();
+      // The bot asked for it: the call does not start without it (never a silent pass-through).
+      throw new ProviderError('stt', 'config', err instanceof Error ? err.message : String(err), { cause: err });
+    }
+  }
+  return { vad, stt, llm, tts, noise, retry: retryPolicy(s.PROVIDER_RETRIES), toolsAllowPrivate: s.TOOLS_ALLOW_PRIVATE_ADDRESSES };
 }

@@ -32,6 +32,7 @@ describe('bots', () => {
       interruption: { ignore_backchannels: true, min_words: 2 },
       dtmf: { inter_digit_timeout_ms: 1500 },
       answering_machine: { detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 },
+      audio: { noise_suppression: false },
       analysis: { summary: false, fields: [], success: null },
       max_call_seconds: 300,
       created_at: expect.any(String),
@@ -94,6 +95,27 @@ describe('bots', () => {
       expect(res.body.error.details.map((d: { field: string }) => d.field)[0]).toMatch(/^dtmf/);
     }
     expect((await h.http.get(`/api/v1/bots/${created.body.id}`).set('Authorization', auth).expect(200)).body.dtmf).toEqual({ inter_digit_timeout_ms: 3000 });
+  });
+
+  it('noise suppression: off by default and for bots stored before it, on by PATCH, given to the worker; a non-boolean is a 422 naming it', async () => {
+    const created = await post({ name: 'Quiet' }).expect(201);
+    expect(created.body.audio).toEqual({ noise_suppression: false });
+    const id = created.body.id as string;
+    // A bot stored before the setting existed reads as off.
+    await h.db.collection(COLLECTIONS.bots).updateOne({ _id: id as never }, { $unset: { audio: '' } });
+    expect((await h.http.get(`/api/v1/bots/${id}`).set('Authorization', auth).expect(200)).body.audio).toEqual({ noise_suppression: false });
+    const edited = await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({ audio: { noise_suppression: true } }).expect(200);
+    expect(edited.body.audio).toEqual({ noise_suppression: true });
+    const config = await h.http.get('/api/v1/config').query({ bot_id: id }).set('Authorization', `Bearer ${WORKER_TOKEN}`).expect(200);
+    expect(config.body.bot.audio).toEqual({ noise_suppression: true });
+    const before = await h.db.collection(COLLECTIONS.bots).findOne({ _id: id as never });
+    for (const bad of ['yes', 1, null]) {
+      const res = await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({ audio: { noise_suppression: bad } }).expect(422);
+      expect(res.body.error.code).toBe('validation_failed');
+      expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain('audio.noise_suppression');
+    }
+    expect((await post({ name: 'Loud', audio: { noise_suppression: 'on' } }).expect(422)).body.error.details.map((d: { field: string }) => d.field)).toContain('audio.noise_suppression');
+    expect(await h.db.collection(COLLECTIONS.bots).findOne({ _id: id as never })).toEqual(before);
   });
 
   it('answering machine settings: defaults, a partial edit keeps the rest, leave_message needs its message', async () => {

@@ -231,6 +231,7 @@ export function botRoutes(router: Router, svc: Services): void {
         answering_machine: { ...current.answering_machine, ...rest.answering_machine },
         turn_detection: turnDetection(current.turn_detection, rest.turn_detection),
         interruption: { ...current.interruption, ...rest.interruption },
+        audio: { ...current.audio, ...rest.audio },
         analysis: { ...current.analysis, ...rest.analysis },
         tools: [],
       } as BotCreateT);

@@ -140,6 +140,7 @@ export function withDefaults(body: BotCreate) {
     interruption: { ...BOT_DEFAULTS.interruption, ...body.interruption },
     dtmf: body.dtmf ?? BOT_DEFAULTS.dtmf,
     answering_machine: { ...BOT_DEFAULTS.answering_machine, ...body.answering_machine },
+    audio: { ...BOT_DEFAULTS.audio, ...body.audio },
     analysis: withAnalysisDefaults(body.analysis),
     max_call_seconds: body.max_call_seconds ?? BOT_DEFAULTS.max_call_seconds,
   };

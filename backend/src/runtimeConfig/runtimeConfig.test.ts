@@ -61,6 +61,7 @@ describe('GET /api/v1/config', () => {
         interruption: { ignore_backchannels: true, min_words: 2 },
         dtmf: { inter_digit_timeout_ms: 1500 },
         answering_machine: { detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 },
+        audio: { noise_suppression: false },
         max_call_seconds: 300,
       },
       call: null,

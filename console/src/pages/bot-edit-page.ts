@@ -703,6 +703,13 @@ export class VpBotEditPage extends LightElement {
           ${this.text('stt.model', 'STT model', f.stt.model, (s) => (f.stt.model = s), { required: true })}
           ${this.text('stt.language', 'STT language', f.stt.language, (s) => (f.stt.language = s), { required: true })}
         </div>
+        ${checkbox({
+          id: 'bot-audio-noise_suppression',
+          label: 'Suppress background noise',
+          checked: f.noise_suppression,
+          hint: 'RNNoise cleans the caller’s audio before the bot listens: better on noisy lines, about 2 % of a CPU core per call.',
+          onChange: (c) => this.change(() => (f.noise_suppression = c)),
+        })}
       </fieldset>
       <fieldset>
         <legend>Language model (LLM)</legend>

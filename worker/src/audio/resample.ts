@@ -76,6 +76,11 @@ export class Resampler {
     return this.filter === null;
   }
 
+  /** Input samples held back for the filter's look-ahead (0 passing through): the output trails the input by this many. */
+  get lookahead(): number {
+    return this.filter?.half ?? 0;
+  }
+
   push(input: Int16Array): Int16Array {
     if (!this.filter) return input;
     const merged = new Float32Array(this.buf.length + input.length);

@@ -15,6 +15,7 @@ import { SttProcessor } from '../stt/stt.js';
 import { completeUtterance } from '../stt/turns.js';
 import { speak, TtsProcessor } from '../tts/tts.js';
 import { VadProcessor } from '../vad/vad.js';
+import { NoiseSuppressionProcessor } from '../noise/processor.js';
 import { OutputProcessor, type TurnTiming } from '../transports/output.js';
 import { TransportInputProcessor, TransportOutputProcessor } from '../transports/io.js';
 import type { CallTransport, ServerMessage, TransferOutcome } from '../transports/transport.js';
@@ -177,6 +178,8 @@ export class CallSession {
         this.input,
         new KeypadProcessor(interDigitMs, (t) => this.onKeypadTurn(t)),
         new RecorderProcessor('user', recorder),
+        // The bot's audio.noise_suppression: the VAD and the STT hear the caller denoised (the recording as sent).
+        ...(this.providers.noise ? [new NoiseSuppressionProcessor(this.providers.noise)] : []),
         new VadProcessor(this.providers.vad, rate, {
           endOfTurnSilenceMs: td?.end_of_turn_silence_ms ?? 700,
           minSilenceMs: td?.min_silence_ms ?? 250,

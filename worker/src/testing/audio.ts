@@ -7,8 +7,8 @@ import path from 'node:path';
 import { bytesToPcm, pcmToBytes } from '../audio/pcm.js';
 
 /** PCM16 mono speech of `text` at `rate`, with `padMs` of silence after it. */
-export function speech(text: string, rate = 16000, opts: { wpm?: number; padMs?: number } = {}): Int16Array {
-  const wav = execFileSync('espeak-ng', ['-v', 'en-us', '-s', String(opts.wpm ?? 150), '--stdout', text], { maxBuffer: 64 << 20 });
+export function speech(text: string, rate = 16000, opts: { wpm?: number; padMs?: number; voice?: string } = {}): Int16Array {
+  const wav = execFileSync('espeak-ng', ['-v', opts.voice ?? 'en-us', '-s', String(opts.wpm ?? 150), '--stdout', text], { maxBuffer: 64 << 20 });
   const raw = execFileSync('sox', ['-D', '-t', 'wav', '-', '-t', 'raw', '-r', String(rate), '-b', '16', '-e', 'signed-integer', '-c', '1', '-'], {
     input: wav,
     maxBuffer: 64 << 20,
