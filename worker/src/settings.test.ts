@@ -24,6 +24,22 @@ describe('worker settings', () => {
     for (const name of ['TEST_CALL_SHARE', 'TEST_CALL_IDLE_TIMEOUT_SECONDS']) expect(problems.some((p) => p.startsWith(name))).toBe(true);
   });
 
+  it('takes LOAD_THRESHOLD in (0, 1] (default 0.7) and refuses 0, above 1 or words, naming it', () => {
+    expect(loadSettings(good)).toMatchObject({ LOAD_THRESHOLD: 0.7, LOAD_ADMISSION: true, CPU_ALLOWANCE_CORES: 0, CALL_CPU_ESTIMATE_CORES: 0.1, LOAD_SAMPLE_INTERVAL_MS: 1000 });
+    expect(loadSettings({ ...good, LOAD_THRESHOLD: '1', CPU_ALLOWANCE_CORES: '1.5' })).toMatchObject({ LOAD_THRESHOLD: 1, CPU_ALLOWANCE_CORES: 1.5 });
+    for (const bad of ['0', '-0.2', '1.01', 'high']) {
+      let err: unknown;
+      try {
+        loadSettings({ ...good, LOAD_THRESHOLD: bad });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(SettingsError);
+      expect((err as SettingsError).problems).toEqual([expect.stringMatching(/^LOAD_THRESHOLD /)]);
+    }
+    expect(() => loadSettings({ ...good, CALL_CPU_ESTIMATE_CORES: '0' })).toThrow(/CALL_CPU_ESTIMATE_CORES/);
+  });
+
   it('names every bad setting at once and never echoes secrets', () => {
     let err: unknown;
     try {
