@@ -81,6 +81,43 @@ describe('CPU of a process tree', () => {
   });
 });
 
+describe('CPU of a process tree, read from a /proc of fixed files', () => {
+  /** pid → [ppid, utime, stime, cutime, cstime]; `childrenFiles`: the kernel offers task/<tid>/children. */
+  function fakeProc(tree: Record<number, [number, number, number, number, number]>, childrenFiles: boolean): { root: string; done(): void } {
+    const root = mkdtempSync(path.join(tmpdir(), 'vp-proc-'));
+    for (const [pid, [ppid, ut, st, cut, cst]] of Object.entries(tree)) {
+      mkdirSync(path.join(root, pid, 'task', pid), { recursive: true });
+      // Fields 3–17 after "(comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime.
+      writeFileSync(path.join(root, pid, 'stat'), `${pid} (a (tricky) name) S ${ppid} 1 1 0 -1 0 0 0 0 0 ${ut} ${st} ${cut} ${cst} 20 0 1 0\n`);
+      if (childrenFiles) {
+        const kids = Object.entries(tree).filter(([, v]) => v[0] === Number(pid)).map(([k]) => k);
+        writeFileSync(path.join(root, pid, 'task', pid, 'children'), kids.length ? `${kids.join(' ')} ` : '');
+      }
+    }
+    return { root, done: () => rmSync(root, { recursive: true, force: true }) };
+  }
+  const tree: Record<number, [number, number, number, number, number]> = {
+    100: [1, 10, 5, 30, 5],
+    101: [100, 200, 20, 0, 0],
+    102: [101, 50, 0, 0, 0],
+    200: [1, 999, 999, 0, 0],
+  };
+
+  it('sums a root, its descendants and what they reaped, by the children files or by a scan of every parent', async () => {
+    for (const childrenFiles of [true, false]) {
+      const proc = fakeProc(tree, childrenFiles);
+      try {
+        // (10+5+30+5) + (200+20) + 50 ticks of 10 ms; pid 200 is no descendant.
+        expect(await processTreeCpuSeconds([100], proc.root)).toBeCloseTo(3.2, 6);
+        expect(await processTreeCpuSeconds([101, 200], proc.root)).toBeCloseTo(22.68, 6);
+        expect(await processTreeCpuSeconds([999], proc.root)).toBe(0);
+      } finally {
+        proc.done();
+      }
+    }
+  });
+});
+
 describe('LoadMonitor', () => {
   it('turns a decoder child burning a core of a one-core allowance into load past the threshold and no room', async () => {
     const busy = busyProcess();

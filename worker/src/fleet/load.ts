@@ -105,12 +105,41 @@ async function readStat(procRoot: string, pid: number): Promise<ProcStat | null>
   return { ppid: n(4), ticks: n(14) + n(15) + n(16) + n(17) };
 }
 
+/** The children of `pid` from /proc/<pid>/task/<tid>/children; null where the kernel does not offer the file. */
+async function childrenOf(procRoot: string, pid: number): Promise<number[] | null> {
+  const tasks = await readdir(`${procRoot}/${pid}/task`).catch(() => null);
+  if (!tasks) return [];
+  const lists = await Promise.all(tasks.map((t) => readFile(`${procRoot}/${pid}/task/${t}/children`, 'utf8').catch(() => null)));
+  if (lists.every((l) => l === null)) return null;
+  return lists.flatMap((l) => (l ?? '').split(' ').filter(Boolean).map(Number));
+}
+
 /**
  * CPU seconds used so far by the processes rooted at `roots` (each with every descendant, and what they reaped).
- * A descendant that exits moves its time into its parent's reaped time, so the sum only grows.
+ * A descendant that exits moves its time into its parent's reaped time, so the sum only grows. Walks down from
+ * the roots (a few reads for a spawner and its runs); without /proc/<pid>/task/<tid>/children, scans /proc.
  */
 export async function processTreeCpuSeconds(roots: number[], procRoot = '/proc'): Promise<number> {
   if (!roots.length) return 0;
+  let total = 0;
+  const seen = new Set<number>();
+  let stack = [...roots];
+  while (stack.length) {
+    const level = stack.filter((pid) => !seen.has(pid));
+    level.forEach((pid) => seen.add(pid));
+    const found = await Promise.all(level.map(async (pid) => [await readStat(procRoot, pid), await childrenOf(procRoot, pid)] as const));
+    if (found.some(([, kids]) => kids === null)) return scanTreeCpuSeconds(roots, procRoot);
+    stack = [];
+    for (const [st, kids] of found) {
+      total += st?.ticks ?? 0;
+      stack.push(...kids!);
+    }
+  }
+  return total / CLOCK_TICKS_PER_SECOND;
+}
+
+/** The same sum from every process's parent in /proc (kernels without the children files). */
+async function scanTreeCpuSeconds(roots: number[], procRoot: string): Promise<number> {
   const pids = (await readdir(procRoot).catch(() => [] as string[])).filter((d) => /^\d+$/.test(d)).map(Number);
   const stats = await Promise.all(pids.map(async (pid) => [pid, await readStat(procRoot, pid)] as const));
   const children = new Map<number, number[]>();
