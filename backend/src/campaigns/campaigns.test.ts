@@ -435,6 +435,25 @@ describe('campaign dialler', () => {
     await action(id, 'cancel').expect(200);
   });
 
+  it("paces within what the workers' load admits, not their free slots (admittable, docs/design.md §15)", async () => {
+    // 100 slots, but room for 3 more calls by the worker's load: 2 dialled, 1 kept for API dial-outs.
+    await heartbeat(h.redis, 'w1', { max_calls: 100, load: 0.55, admittable: 3 }, h.clock.ms + 30 * DAY_MS);
+    const id = await createCampaign({ max_concurrency: 10 });
+    await addContacts(id, someContacts(5));
+    await action(id, 'start').expect(200);
+    const dialler = h.campaignDialler();
+    await dialler.runOnce();
+    expect(await liveCalls(id)).toHaveLength(2);
+    // The load rose: no room at all; nothing more is dialled and the rest stay pending with no attempt.
+    await heartbeat(h.redis, 'w1', { max_calls: 100, active_calls: 2, load: 0.8, admittable: 0 }, h.clock.ms + 30 * DAY_MS);
+    await dialler.runOnce();
+    expect(await liveCalls(id)).toHaveLength(2);
+    const docs = await contactDocs(id);
+    expect(docs.filter((c) => c.status === 'pending').map((c) => c.attempts?.length ?? 0)).toEqual([0, 0, 0]);
+    await action(id, 'cancel').expect(200);
+    await heartbeat(h.redis, 'w1', { max_calls: 100 }, h.clock.ms + 30 * DAY_MS);
+  });
+
   it('settles a contact from its ended call when the contact update was lost (dialler reconcile)', async () => {
     const id = await createCampaign();
     await addContacts(id, someContacts(1));
