@@ -79,6 +79,8 @@ async function startWorker(name: string): Promise<{ proc: ManagedProcess; url: s
       WORKER_ID: `faults-${name}-${port}`,
       STORAGE_BUCKET: 'recordings',
       MAX_CONCURRENT_CALLS: '30',
+      // The stores freeze under dial-out load here: the slots, not this machine's CPU, bound what is admitted.
+      LOAD_ADMISSION: 'false',
       LOG_LEVEL: 'info',
     },
     logFile: path.join(env.dir, `worker-${name}.log`),
