@@ -113,6 +113,7 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
     childRoots: () => (spawner.pid === undefined ? [] : [spawner.pid]),
     activeCalls: () => slots.active,
     oldestQueuedMs: () => scheduler.oldestQueuedMs(),
+    pressureFile: settings.LOAD_CPU_PRESSURE ? undefined : null,
   });
   allowanceCores = () => load.cpuAllowance.cores;
   if (settings.LOAD_ADMISSION) slots.admitBy((active) => load.admittable(active));

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { waitUntil } from '@voice-platform/tests/infra';
 import { Slots } from './capacity.js';
-import { LoadMonitor, processTreeCpuSeconds, readCpuAllowance } from './load.js';
+import { LoadMonitor, processTreeCpuSeconds, readCpuAllowance, readCpuPressure } from './load.js';
 
 /** A /proc/self/cgroup and a cgroup tree under a temporary root. */
 function fakeRoots(cgroupLine: string, files: Record<string, string>): { procRoot: string; cgroupRoot: string; done(): void } {
@@ -122,7 +122,7 @@ describe('LoadMonitor', () => {
   it('turns a decoder child burning a core of a one-core allowance into load past the threshold and no room', async () => {
     const busy = busyProcess();
     // Threshold 0.5: the busy child gets well over half a core even on two cores shared with other suites.
-    const monitor = new LoadMonitor({ allowance: { cores: 1, source: 'setting' }, threshold: 0.5, callCostEstimateCores: 0.1, childRoots: () => [busy.pid!], activeCalls: () => 0 });
+    const monitor = new LoadMonitor({ allowance: { cores: 1, source: 'setting' }, threshold: 0.5, callCostEstimateCores: 0.1, childRoots: () => [busy.pid!], activeCalls: () => 0, pressureFile: null });
     try {
       await waitUntil(async () => (await monitor.measure()).load >= 0.5, { what: 'the load to rise', timeoutMs: 15_000, intervalMs: 250 });
       expect(monitor.admittable(0)).toBe(0);
@@ -132,6 +132,28 @@ describe('LoadMonitor', () => {
     // The child gone, the load falls back under the threshold and room comes back.
     await waitUntil(async () => (await monitor.measure()).load < 0.2, { what: 'the load to fall', timeoutMs: 15_000, intervalMs: 250 });
     expect(monitor.admittable(0)).toBeGreaterThan(0);
+  });
+
+  it("counts the machine's CPU pressure: 25 % some is an ordinary busy machine, 75 % is full", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'vp-psi-'));
+    const file = path.join(dir, 'cpu');
+    const at = async (some: string) => {
+      writeFileSync(file, `some avg10=${some} avg60=1.00 avg300=1.00 total=123\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n`);
+      const monitor = new LoadMonitor({ allowance: { cores: 64, source: 'setting' }, threshold: 0.7, callCostEstimateCores: 1, childRoots: () => [], activeCalls: () => 0, pressureFile: file });
+      return monitor.measure();
+    };
+    try {
+      expect(await readCpuPressure(file)).toBeNull();
+      expect((await at('10.00')).load).toBeLessThan(0.05);
+      expect(await at('50.00')).toMatchObject({ load: 0.5, pressurePct: 50 });
+      expect((await at('90.12')).load).toBe(1);
+      expect(await readCpuPressure(file)).toBe(90.12);
+      // Without the file (an older kernel), no pressure is counted and the sample says so.
+      const none = new LoadMonitor({ allowance: { cores: 64, source: 'setting' }, threshold: 0.7, callCostEstimateCores: 1, childRoots: () => [], activeCalls: () => 0, pressureFile: path.join(dir, 'missing') });
+      expect((await none.measure()).pressurePct).toBeNull();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('admits what fits the threshold at the cost a call is estimated to have before any was measured', () => {

@@ -4,8 +4,10 @@
 //   cpu   CPU time of the worker's process and its decoder children (the spawner's process tree, the live
 //         decoder) over the CPU allowance (cgroup cpu.max / cfs quota, else the cores);
 //   lag   the event loop's mean delay (it paces every call's audio in 20 ms frames);
-//   queue the age of the oldest decode or synthesis waiting for its turn.
-// load = the highest of the three, 0–1. From the CPU each live call costs (measured while the calls are
+//   queue the age of the oldest decode or synthesis waiting for its turn;
+//   pressure the machine's CPU pressure (PSI): the share of time runnable tasks waited for a CPU, which the
+//         worker's own CPU cannot show when LiveKit, the phone line and the stores share its cores.
+// load = the highest of the four, 0–1. From the CPU each live call costs (measured while the calls are
 // steady; an estimate before any call ran), `admittable` says how many more calls fit under LOAD_THRESHOLD.
 import { readdir, readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
@@ -27,6 +29,14 @@ const CLOCK_TICKS_PER_SECOND = 100;
 const LAG_FULL_MS = 100;
 /** A decode or synthesis waiting this long means the worker is full: the caller is already waiting for the reply. */
 const QUEUE_FULL_MS = 1000;
+/**
+ * CPU pressure (PSI "some avg10": the share of the last 10 s in which a runnable task waited for a CPU) below this
+ * is an ordinary busy machine; at PRESSURE_FULL_PCT everything on it, this worker's calls too, waits for the CPU.
+ * It is what the worker's own CPU cannot show: on a machine shared with LiveKit, the phone line and the stores,
+ * the worker's allowance is there on paper only once the others take it.
+ */
+const PRESSURE_FROM_PCT = 25;
+const PRESSURE_FULL_PCT = 75;
 /** The calls must have held steady this long before their CPU counts as what a call costs (ringing costs little). */
 const STEADY_MS = 3000;
 
@@ -164,6 +174,13 @@ async function scanTreeCpuSeconds(roots: number[], procRoot: string): Promise<nu
   return total / CLOCK_TICKS_PER_SECOND;
 }
 
+/** PSI "some avg10" of a cpu.pressure file ("some avg10=12.34 avg60=… total=…"); null when unreadable. */
+export async function readCpuPressure(file: string): Promise<number | null> {
+  const raw = await readFile(file, 'utf8').catch(() => null);
+  const m = raw ? /^some avg10=([\d.]+)/m.exec(raw) : null;
+  return m ? Number(m[1]) : null;
+}
+
 export interface LoadOptions {
   /** Until `setAllowance`: the machine's cores. */
   allowance?: CpuAllowance;
@@ -178,6 +195,11 @@ export interface LoadOptions {
   /** Calls running now (the cost of a call is measured over them). */
   activeCalls(): number;
   procRoot?: string;
+  /**
+   * The CPU pressure file to count (PSI: the worker's cgroup's cpu.pressure, else /proc/pressure/cpu); null: none.
+   * Default: /proc/pressure/cpu.
+   */
+  pressureFile?: string | null;
 }
 
 export interface LoadSample {
@@ -185,6 +207,8 @@ export interface LoadSample {
   cpu: number;
   lagMs: number;
   queueMs: number;
+  /** CPU pressure (PSI some avg10, %), null where the kernel does not report it. */
+  pressurePct: number | null;
   /** CPU load one more call adds (a share of the allowance). */
   callCost: number;
 }
@@ -208,7 +232,7 @@ export class LoadMonitor {
   constructor(private readonly opts: LoadOptions) {
     this.allowance = opts.allowance ?? { cores: availableParallelism(), source: 'cores' };
     this.callCost = opts.callCostEstimateCores / this.allowance.cores;
-    this.current = { load: 0, cpu: 0, lagMs: 0, queueMs: 0, callCost: this.callCost };
+    this.current = { load: 0, cpu: 0, lagMs: 0, queueMs: 0, pressurePct: null, callCost: this.callCost };
     this.lag = monitorEventLoopDelay({ resolution: 10 });
   }
 
@@ -273,8 +297,11 @@ export class LoadMonitor {
     const lagMs = this.lag.count > 0 ? Math.max(0, this.lag.mean / 1e6 - 10) : 0;
     this.lag.reset();
     const queueMs = this.opts.oldestQueuedMs?.() ?? 0;
-    const load = Math.min(1, Math.max(this.cpu, lagMs / LAG_FULL_MS, queueMs / QUEUE_FULL_MS));
-    this.current = { load: round3(load), cpu: round3(this.cpu), lagMs: Math.round(lagMs), queueMs: Math.round(queueMs), callCost: round3(this.callCost) };
+    const pressureFile = this.opts.pressureFile === undefined ? `${this.opts.procRoot ?? '/proc'}/pressure/cpu` : this.opts.pressureFile;
+    const pressurePct = pressureFile ? await readCpuPressure(pressureFile) : null;
+    const pressure = pressurePct === null ? 0 : (pressurePct - PRESSURE_FROM_PCT) / (PRESSURE_FULL_PCT - PRESSURE_FROM_PCT);
+    const load = Math.min(1, Math.max(this.cpu, lagMs / LAG_FULL_MS, queueMs / QUEUE_FULL_MS, pressure));
+    this.current = { load: round3(load), cpu: round3(this.cpu), lagMs: Math.round(lagMs), queueMs: Math.round(queueMs), pressurePct, callCost: round3(this.callCost) };
     return this.current;
   }
 
