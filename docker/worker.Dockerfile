@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1.7
-# Voice worker image with the offline providers: espeak-ng (TTS) and pocketsphinx + en-us model (STT).
+# Voice worker image with the offline providers: espeak-ng (TTS) and pocketsphinx + en-us model (STT; its
+# Python binding runs the live decoders).
 # Build from the repo root: docker build -f docker/worker.Dockerfile -t voice-worker .
 FROM node:24.21-trixie-slim AS build
 WORKDIR /src
@@ -24,7 +25,7 @@ RUN npx tsc -b worker \
 
 FROM node:24.21-trixie-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini espeak-ng pocketsphinx pocketsphinx-en-us \
+ && apt-get install -y --no-install-recommends tini espeak-ng pocketsphinx pocketsphinx-en-us python3-pocketsphinx \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production PORT=8000
@@ -34,6 +35,8 @@ COPY --from=build /src/schemas/package.json schemas/
 COPY --from=build /src/schemas/dist schemas/dist
 COPY --from=build /src/worker/package.json worker/
 COPY --from=build /src/worker/dist worker/dist
+# The live pocketsphinx decoders (worker/src/stt/live-decoder.ts) run this on Debian's python3-pocketsphinx.
+COPY --from=build /src/worker/python worker/python
 USER 10001:10001
 WORKDIR /app/worker
 EXPOSE 8000

@@ -12,6 +12,7 @@ import { RECORDINGS_SUBDIR, RecordingStore } from '../call/recording.js';
 import { CallSession, type CallObserver } from '../call/session.js';
 import { createProviders, type CallProviders } from '../providers.js';
 import { Spawner } from '../proc/spawner.js';
+import { LiveDecoder } from '../stt/live-decoder.js';
 import { Heartbeat, Slots } from '../fleet/capacity.js';
 import type { CallTransport, TelephonyDialer } from '../transports/transport.js';
 import { liveKitDialerFromSettings } from '../transports/livekit.js';
@@ -49,6 +50,8 @@ export interface WorkerContext {
   /** The telephony plane; null: calls to phones and rooms end `no_telephony_transport`. */
   readonly dialer: TelephonyDialer | null;
   readonly spawner: Spawner;
+  /** The live pocketsphinx decoders (a process under the spawner); null: POCKETSPHINX_LIVE=false. */
+  readonly live: LiveDecoder | null;
   readonly recordingDir: string;
   readonly sessions: Map<string, CallSession>;
   readonly events: CallEvents;
@@ -77,7 +80,14 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
           timeoutMs: settings.STORAGE_TIMEOUT_MS,
         });
   const spawner = deps.spawner ?? new Spawner();
-  const providers = deps.providers ?? ((cfg: RuntimeConfig) => createProviders(cfg, settings, spawner));
+  const live = settings.POCKETSPHINX_LIVE
+    ? new LiveDecoder({
+        python: settings.POCKETSPHINX_PYTHON,
+        spawner,
+        onUnavailable: (why) => logger.warn({ python: settings.POCKETSPHINX_PYTHON, reason: why }, 'live pocketsphinx decoding unavailable: each turn is decoded whole at its end'),
+      })
+    : null;
+  const providers = deps.providers ?? ((cfg: RuntimeConfig) => createProviders(cfg, settings, spawner, live));
   const sessions = new Map<string, CallSession>();
   const pending = new Set<Promise<unknown>>();
   const track = <T>(p: Promise<T>): Promise<T> => {
@@ -130,6 +140,7 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
     heartbeat,
     dialer,
     spawner,
+    live,
     recordingDir,
     sessions,
     events,
