@@ -26,6 +26,8 @@ interface Row {
   right: number;
   turns: number;
   cpuPerCallS: number;
+  /** Per call: worker side, spawner, pocketsphinx runs, decoder process. */
+  parts: number[];
   /** How long the calls talked (wall clock). */
   callS: number;
 }
@@ -61,11 +63,12 @@ async function call(session: SttSession, startDelayMs: number, offset: number, r
   }
 }
 
-function cpuNow(spawner: Spawner, live: LiveDecoder | null): number {
+/** CPU seconds so far: this process (the worker's side), the spawner, the pocketsphinx runs it reaped, the decoder process. */
+function cpuNow(spawner: Spawner, live: LiveDecoder | null): number[] {
   const self = process.cpuUsage();
   const sp = spawner.pid ? procCpuSeconds(spawner.pid) : { own: 0, children: 0 };
   const dec = live?.pid ? procCpuSeconds(live.pid).own : 0;
-  return (self.user + self.system) / 1e6 + sp.own + sp.children + dec;
+  return [(self.user + self.system) / 1e6, sp.own, sp.children, dec];
 }
 
 async function runMode(n: number, live: boolean, phrases: string[]): Promise<Row & { decoderRssMb: number }> {
@@ -80,7 +83,7 @@ async function runMode(n: number, live: boolean, phrases: string[]): Promise<Row
     warm.close();
   }
   const stt = new PocketsphinxStt({ phrases, spawner, live: decoder, liveOpenModel: openModel });
-  const row: Row = { latencies: [], right: 0, turns: 0, cpuPerCallS: 0, callS: 0 };
+  const row: Row = { latencies: [], right: 0, turns: 0, cpuPerCallS: 0, parts: [], callS: 0 };
   const cpu0 = cpuNow(spawner, decoder);
   const sessions = await Promise.all(Array.from({ length: n }, () => stt.open()));
   const t0 = performance.now();
@@ -89,7 +92,8 @@ async function runMode(n: number, live: boolean, phrases: string[]): Promise<Row
   const decoderRssMb = decoder?.pid ? procRssBytes(decoder.pid) / 2 ** 20 : 0;
   const cpu1 = cpuNow(spawner, decoder);
   for (const s of sessions) s.close();
-  row.cpuPerCallS = (cpu1 - cpu0) / n;
+  row.parts = cpu1.map((c, i) => (c - cpu0[i]!) / n);
+  row.cpuPerCallS = row.parts.reduce((a, b) => a + b, 0);
   await decoder?.close();
   await spawner.close();
   return { ...row, decoderRssMb };
@@ -100,11 +104,11 @@ async function loadCost(): Promise<{ firstMs: number; againMs: number }> {
   const decoder = new LiveDecoder({ spawner });
   const stt = new PocketsphinxStt({ phrases: PHRASES, spawner, live: decoder });
   (await new PocketsphinxStt({ phrases: ['warm up'], spawner, live: decoder }).open()).close();
+  // As the decoder process measured it (finer than /proc's 10 ms ticks); the first includes the call's overlap decoder.
   const times: number[] = [];
   for (let i = 0; i < 2; i++) {
-    const before = decoder.pid ? procCpuSeconds(decoder.pid).own : 0;
     const s = await stt.open();
-    times.push((procCpuSeconds(decoder.pid!).own - before) * 1000);
+    times.push(decoder.lastLoad!.loadCpuMs);
     s.close();
   }
   await decoder.close();
@@ -116,16 +120,18 @@ const f0 = (x: number) => x.toFixed(0);
 const f1 = (x: number) => x.toFixed(1);
 
 async function main(): Promise<void> {
+  // The spawners and the decoder process do not hold the event loop while idle (closing one waits for its exit).
+  setInterval(() => undefined, 1000);
   const sizes = (process.env.BENCH_STT_CALLS ?? '1,10').split(',').map(Number);
   console.log(`stt bench: ${TURNS} turns per call, ${sizes.join(', ')} calls at once, end-of-turn silence ${EOT_MS} ms, grammar of ${PHRASES.length} phrases`);
-  console.log('mode       calls  end→words p50 / p95 ms  right   CPU/call s  CPU per call-second %');
+  console.log('mode       calls  end→words p50 / p95 ms  right   CPU/call s  % of a core per call  (worker / spawner / runs / decoder s)');
   for (const n of sizes) {
     const base = await runMode(n, false, PHRASES);
     const live = await runMode(n, true, PHRASES);
     for (const [name, r] of [['per-turn', base], ['live', live]] as const) {
       console.log(
         `${name.padEnd(10)} ${String(n).padStart(5)}  ${f0(pct(r.latencies, 50)).padStart(9)} / ${f0(pct(r.latencies, 95)).padEnd(9)}  ${r.right}/${r.turns}`.padEnd(56) +
-          `${r.cpuPerCallS.toFixed(3).padStart(8)}   ${f1((100 * r.cpuPerCallS) / r.callS).padStart(6)}`,
+          `${r.cpuPerCallS.toFixed(3).padStart(8)}   ${f1((100 * r.cpuPerCallS) / r.callS).padStart(6)}                (${r.parts.map((x) => x.toFixed(3)).join(' / ')})`,
       );
     }
     console.log(

@@ -89,7 +89,7 @@ describe('spawner', () => {
 
   it('does not keep the worker alive for a run started with keepAlive: false (a helper idling between calls)', async () => {
     const out = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, script(`const s = new Spawner(); const r = s.run('/bin/sleep', ['30'], { pipe: true, keepAlive: false }); console.log('started', typeof (await r.started));`), { timeout: 20_000 }, (err, stdout) =>
+      execFile(process.execPath, script(`const s = new Spawner(); const r = s.run('/bin/sleep', ['30'], { pipe: true, keepAlive: false }); const keep = setInterval(() => {}, 1000); const pid = await r.started; clearInterval(keep); console.log('started', typeof pid);`), { timeout: 20_000 }, (err, stdout) =>
         err ? reject(err) : resolve(stdout),
       ),
     );

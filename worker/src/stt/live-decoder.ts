@@ -44,8 +44,11 @@ export class LiveUnavailableError extends Error {
 const HEADER_BYTES = 9;
 /** The Python program's exit code when the binding cannot be imported. */
 const EXIT_NO_BINDING = 3;
-/** Audio is sent in batches this often (all calls' in one write); requests go at once, after it. */
-const FLUSH_MS = 20;
+/**
+ * Audio is sent in batches this often (all calls' in one write: the hop through the spawner costs CPU per
+ * message); a peek or an end of turn sends the batch at once before itself, so no answer waits for this.
+ */
+const FLUSH_MS = 100;
 
 function frame(kind: string, sid: number, payload?: Uint8Array): Buffer {
   const len = payload?.byteLength ?? 0;
@@ -206,7 +209,7 @@ export class LiveDecoder {
   async open(cfg: DecoderConfig, onError: (err: ProviderError) => void): Promise<LiveSession> {
     const proc = this.ensure();
     if (!proc) throw new LiveUnavailableError(this.unavailable!);
-    await proc.ready;
+    await this.whenReady(proc);
     const session = new LiveSession(proc, this.nextSid++, onError, this.opts.timeoutMs ?? 15_000);
     try {
       this.lastLoad = await session.open(cfg);
@@ -216,6 +219,23 @@ export class LiveDecoder {
     }
     this.opened++;
     return session;
+  }
+
+  /** The process's start, bounded (its run does not keep the event loop alive: this wait's timer does). */
+  private async whenReady(proc: DecoderProcess): Promise<void> {
+    const timeoutMs = this.opts.timeoutMs ?? 15_000;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        proc.run.kill();
+        reject(new ProviderError('stt', 'timeout', `the live pocketsphinx decoder did not start within ${timeoutMs} ms`));
+      }, timeoutMs);
+    });
+    try {
+      await Promise.race([proc.ready, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Ends the decoder process (its sessions fail) and waits for it. */
