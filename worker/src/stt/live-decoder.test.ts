@@ -7,7 +7,7 @@ import path from 'node:path';
 import { Spawner } from '../proc/spawner.js';
 import type { ProviderError } from '../providers/errors.js';
 import { retryPolicy } from '../providers/retry.js';
-import { silence, speech } from '../testing/audio.js';
+import { silence, speech, trimmedSpeech } from '../testing/audio.js';
 import { LiveDecoder } from './live-decoder.js';
 import { PocketsphinxStt } from './pocketsphinx.js';
 import { openSttSession, type SttSession } from './stt.js';
@@ -63,11 +63,26 @@ describe('live pocketsphinx decoding', () => {
     expect(existsSync(runs)).toBe(false);
   });
 
-  it('reuses the call’s decoder across its turns (one decoder opened for two turns)', async () => {
+  it('reuses the call’s decoder across its turns (one decoder opened for three turns), hearing each as the first', async () => {
     const opened = live.opened;
-    const session = await stt.open();
-    expect(await turn(session, 'how much')).toBe('how much');
-    expect(await turn(session, 'goodbye')).toBe('goodbye');
+    const session = await new PocketsphinxStt({ phrases: [...phrases, 'i will pay on friday'], binary: counted, spawner, live }).open();
+    expect(await turn(session, 'what amount')).toBe('what amount');
+    // A turn with a pause in it.
+    feed(session, silence(300));
+    session.speechStarted();
+    feed(session, trimmedSpeech('i will'));
+    feed(session, silence(300));
+    feed(session, trimmedSpeech('pay on friday'));
+    feed(session, silence(200));
+    expect(await session.endOfTurn(never)).toBe('i will pay on friday');
+    // The next turn's quiet last word is heard at its first pause (the smart end-of-turn ends the turn on it).
+    feed(session, silence(300));
+    session.speechStarted();
+    feed(session, trimmedSpeech('how much'));
+    feed(session, silence(100));
+    expect((await session.peek!(never)).text).toBe('how much');
+    feed(session, silence(400));
+    expect(await session.endOfTurn(never)).toBe('how much');
     session.close();
     expect(live.opened - opened).toBe(1);
     expect(existsSync(runs)).toBe(false);

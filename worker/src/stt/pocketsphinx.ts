@@ -175,8 +175,11 @@ export class PocketsphinxStt implements SttProvider {
   private decoderConfig(): DecoderConfig {
     const hmm = path.join(this.modelDir, 'en-us');
     const grammar = this.grammar;
-    if (!grammar) return { hmm, dict: path.join(this.modelDir, 'cmudict-en-us.dict'), lm: path.join(this.modelDir, 'en-us.lm.bin'), params: { vad_postspeech: VAD_POSTSPEECH_FRAMES } };
-    const params = { ...GRAMMAR_PARAMS, vad_postspeech: VAD_POSTSPEECH_FRAMES };
+    // Dither (seeded: the same audio, the same words): digital silence (padding, a quiet line) left the normalisation
+    // a decoder carries from turn to turn skewed, and a later turn's quiet last word ("much" of "how much") was lost.
+    const live = { dither: true, seed: 1, vad_postspeech: VAD_POSTSPEECH_FRAMES };
+    if (!grammar) return { hmm, dict: path.join(this.modelDir, 'cmudict-en-us.dict'), lm: path.join(this.modelDir, 'en-us.lm.bin'), params: live };
+    const params = { ...GRAMMAR_PARAMS, ...live };
     const overlap = this.overlapGrammar;
     return { hmm, dict: grammar.dict, jsgf: grammar.gram, params, overlap: overlap ? { hmm, dict: overlap.dict, jsgf: overlap.gram, params } : null };
   }
