@@ -85,6 +85,10 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
         python: settings.POCKETSPHINX_PYTHON,
         spawner,
         onUnavailable: (why) => logger.warn({ python: settings.POCKETSPHINX_PYTHON, reason: why }, 'live pocketsphinx decoding unavailable: each turn is decoded whole at its end'),
+        onLost: (err, calls) =>
+          calls
+            ? logger.error({ err: err.message, calls }, 'the live pocketsphinx decoder process died; its calls failed, the next call starts a new one')
+            : logger.info({ err: err.message }, 'the live pocketsphinx decoder process exited'),
       })
     : null;
   const providers = deps.providers ?? ((cfg: RuntimeConfig) => createProviders(cfg, settings, spawner, live));

@@ -38,7 +38,8 @@ async function turn(session: SttSession, phrase: string): Promise<string> {
 
 describe('live pocketsphinx decoding', () => {
   const spawner = new Spawner();
-  const live = new LiveDecoder({ spawner });
+  const lost: number[] = [];
+  const live = new LiveDecoder({ spawner, onLost: (_err, calls) => lost.push(calls) });
   const stt = new PocketsphinxStt({ phrases, binary: counted, spawner, live });
 
   afterAll(async () => {
@@ -148,6 +149,7 @@ describe('live pocketsphinx decoding', () => {
     });
     await gotError;
     expect(reported).toMatchObject({ stage: 'stt', code: 'stt_failed', message: expect.stringContaining('SIGKILL') });
+    expect(lost).toEqual([1]);
     const next = await stt.open();
     expect(await turn(next, 'what amount')).toBe('what amount');
     next.close();

@@ -31,6 +31,8 @@ export interface LiveDecoderOptions {
   timeoutMs?: number;
   /** Told once when live decoding cannot run here (no binding, no Python): sessions decode per turn then. */
   onUnavailable?: (why: string) => void;
+  /** The process died with `calls` sessions (they failed); the next session starts a new one. */
+  onLost?: (err: ProviderError, calls: number) => void;
 }
 
 /** Live decoding cannot run on this worker (the binding or Python is missing): decode per turn instead. */
@@ -82,7 +84,7 @@ class DecoderProcess {
 
   constructor(
     readonly run: RunHandle,
-    private readonly onGone: (p: DecoderProcess, err: ProviderError | LiveUnavailableError) => void,
+    private readonly onGone: (p: DecoderProcess, err: ProviderError | LiveUnavailableError, calls: number) => void,
   ) {
     let ready!: () => void;
     let notReady!: (e: Error) => void;
@@ -115,9 +117,10 @@ class DecoderProcess {
     this.dead = failure;
     if (this.timer) clearTimeout(this.timer);
     notReady(err);
-    for (const s of [...this.sessions.values()]) s.broke(failure);
+    const calls = [...this.sessions.values()];
     this.sessions.clear();
-    this.onGone(this, err);
+    for (const s of calls) s.broke(failure);
+    this.onGone(this, err, calls.length);
   }
 
   private async read(onReady: () => void): Promise<void> {
@@ -192,12 +195,13 @@ export class LiveDecoder {
     if (this.proc) return this.proc;
     const spawner = this.opts.spawner ?? sharedSpawner();
     const run = spawner.run(this.opts.python ?? '/usr/bin/python3', [this.opts.script ?? defaultScript()], { pipe: true, keepAlive: false });
-    this.proc = new DecoderProcess(run, (p, err) => {
+    this.proc = new DecoderProcess(run, (p, err, calls) => {
       if (this.proc === p) this.proc = null;
-      if (err instanceof LiveUnavailableError && !this.unavailable) {
+      if (err instanceof LiveUnavailableError) {
+        if (this.unavailable) return;
         this.unavailable = err.message;
         this.opts.onUnavailable?.(err.message);
-      }
+      } else this.opts.onLost?.(err, calls);
     });
     return this.proc;
   }
