@@ -35,7 +35,7 @@ MAX_OVERLAP_BYTES = 5 * RATE * SAMPLE_BYTES
 # 20 ms: how an overlap stretch is fed again.
 CHUNK_BYTES = RATE // 50 * SAMPLE_BYTES
 # Idle decoders kept for the next call with the same grammar (loading one costs CPU and blocks this process).
-MAX_IDLE = int(os.environ.get('LIVE_DECODER_MAX_IDLE', '4'))
+MAX_IDLE = 8
 
 stdin = sys.stdin.buffer
 stdout = sys.stdout.buffer
@@ -110,8 +110,8 @@ class Pool:
 
 
 pool = Pool()
-# Overlap decoders (a bot's phrases and the words callers say over a bot), shared by the sessions that use them:
-# one decodes a tentative stretch whole, at a peek, while the session's own decoder goes on live.
+# Overlap decoders (a bot's phrases and the words callers say over a bot), shared by the sessions that use them
+# (then idle in the pool): one decodes a tentative stretch whole, at a peek, while the session's own goes on live.
 shared = {}  # key → [decoder, users]
 
 
@@ -125,7 +125,7 @@ class Session:
             self.overlap_key = json.dumps(overlap, sort_keys=True)
             entry = shared.get(self.overlap_key)
             if entry is None:
-                entry = shared[self.overlap_key] = [new_decoder(overlap), 0]
+                entry = shared[self.overlap_key] = [pool.take(self.overlap_key, overlap)[0], 0]
             entry[1] += 1
         self.in_utt = False
         self.fed = 0
@@ -186,6 +186,7 @@ class Session:
             entry[1] -= 1
             if entry[1] <= 0:
                 del shared[self.overlap_key]
+                pool.give(self.overlap_key, entry[0])
 
 
 def main():
