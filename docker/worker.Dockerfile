@@ -1,6 +1,5 @@
 # syntax=docker/dockerfile:1.7
-# Voice worker image with the offline providers: espeak-ng (TTS) and pocketsphinx + en-us model (STT; its
-# Python binding runs the live decoders).
+# Voice worker image with the offline providers: espeak-ng (TTS) and pocketsphinx + en-us model (STT).
 # Build from the repo root: docker build -f docker/worker.Dockerfile -t voice-worker .
 FROM node:24.21-trixie-slim AS build
 WORKDIR /src
@@ -25,7 +24,7 @@ RUN npx tsc -b worker \
 
 FROM node:24.21-trixie-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini espeak-ng pocketsphinx pocketsphinx-en-us python3-pocketsphinx \
+ && apt-get install -y --no-install-recommends tini espeak-ng pocketsphinx pocketsphinx-en-us \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production PORT=8000
@@ -35,7 +34,9 @@ COPY --from=build /src/schemas/package.json schemas/
 COPY --from=build /src/schemas/dist schemas/dist
 COPY --from=build /src/worker/package.json worker/
 COPY --from=build /src/worker/dist worker/dist
-# The live pocketsphinx decoders (worker/src/stt/live-decoder.ts) run this on Debian's python3-pocketsphinx.
+# The live pocketsphinx decoders' program (worker/src/stt/live-decoder.ts). Debian trixie ships no pocketsphinx
+# Python binding (python3-pocketsphinx is in bookworm and sid only), so this image decodes each turn whole and says
+# so once at boot; an image with a binding (bookworm's, or PyPI pocketsphinx 5.x: POCKETSPHINX_PYTHON) decodes live.
 COPY --from=build /src/worker/python worker/python
 USER 10001:10001
 WORKDIR /app/worker

@@ -17,10 +17,16 @@ import sys
 import time
 
 try:
+    # Debian's python3-pocketsphinx (bookworm): the 0.8 "5prealpha" SWIG binding.
     from pocketsphinx.pocketsphinx import Decoder
+
+    LEGACY = True
 except ImportError:
     try:
-        from pocketsphinx import Decoder
+        # PyPI pocketsphinx 5.x (Debian trixie has no binding): its own Config.
+        from pocketsphinx import Config, Decoder
+
+        LEGACY = False
     except ImportError as e:
         sys.stderr.write(f'no pocketsphinx Python binding: {e}\n')
         sys.exit(3)
@@ -57,25 +63,28 @@ def read_exact(n):
 
 
 def new_decoder(cfg):
-    """A decoder for cfg: {hmm, dict, jsgf | lm, params: {name: value}} (0.8 '5prealpha' and 5.x bindings)."""
-    config = Decoder.default_config()
+    """A decoder for cfg: {hmm, dict, jsgf | lm, params: {name: value}} (the 0.8 '5prealpha' and 5.x bindings)."""
+    config = Decoder.default_config() if LEGACY else Config()
 
     def put(key, value):
-        if hasattr(config, 'set_string'):
-            if isinstance(value, bool):
-                config.set_boolean('-' + key, value)
-            elif isinstance(value, int):
-                config.set_int('-' + key, value)
-            elif isinstance(value, float):
-                config.set_float('-' + key, value)
-            else:
-                config.set_string('-' + key, value)
+        if not LEGACY:
+            # 5.x has no voice activity detection in the decoder (nor its settings): ours cuts the turns anyway.
+            if config.exists(key):
+                config[key] = value
+        elif isinstance(value, bool):
+            config.set_boolean('-' + key, value)
+        elif isinstance(value, int):
+            config.set_int('-' + key, value)
+        elif isinstance(value, float):
+            config.set_float('-' + key, value)
         else:
-            config[key] = value
+            config.set_string('-' + key, value)
 
     put('hmm', cfg['hmm'])
     put('dict', cfg['dict'])
     if cfg.get('jsgf'):
+        if not LEGACY:
+            config['lm'] = None  # 5.x's Config() starts with its bundled language model
         put('jsgf', cfg['jsgf'])
     else:
         put('lm', cfg['lm'])

@@ -29,7 +29,7 @@ export interface PocketsphinxOptions {
    * it, or where it cannot run, each turn is decoded whole at its end. The open language model stays per turn.
    */
   live?: LiveDecoder | null;
-  /** The open language model live too (the bench measures it: it costs ~15 times a grammar's CPU and hears little better). */
+  /** The open language model live too (bench:stt measures it: ~80 MB per call in the decoder process, still ~120 ms at the end; off). */
   liveOpenModel?: boolean;
 }
 
@@ -186,9 +186,10 @@ export class PocketsphinxStt implements SttProvider {
 
   /**
    * One decoder for the call, fed from each turn's speech start (with the pre-roll) as the audio arrives. The
-   * decoder searches the whole-phrase grammar; its hypothesis mid-utterance is not forced to a phrase's end
-   * (pocketsphinx's grammar search reports the best word path so far), so a peek at a pause hears a caller
-   * who stopped mid-phrase as such, like the per-turn path's prefixes grammar, without a second search. Over
+   * decoder searches the whole-phrase grammar, so the end of a turn is forced to a whole phrase as the per-turn
+   * decode is; its hypothesis mid-utterance is not (pocketsphinx's grammar search reports the best word path so
+   * far), so a peek at a pause hears a caller who stopped mid-phrase as such, like the per-turn path's prefixes
+   * grammar, without a second search (a prefixes grammar live would weaken the final words). Over
    * the bot a peek decodes the stretch (at most a few seconds) with the overlap grammar, which knows the
    * acknowledgements a whole-phrase grammar would force into some phrase.
    */
