@@ -12,6 +12,7 @@
 # Every O, P and F gets exactly one answer, in order per session.
 import json
 import os
+import select
 import struct
 import sys
 import time
@@ -50,16 +51,6 @@ stdout = sys.stdout.buffer
 def send(kind, sid, payload=b''):
     stdout.write(HEADER.pack(ord(kind), sid, len(payload)) + payload)
     stdout.flush()
-
-
-def read_exact(n):
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = stdin.read(n - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    return bytes(buf)
 
 
 def new_decoder(cfg):
@@ -198,45 +189,76 @@ class Session:
                 pool.give(self.overlap_key, entry[0])
 
 
+def handle(sessions, kind, sid, payload):
+    try:
+        if kind == 'O':
+            started = time.process_time()
+            sessions[sid] = s = Session(json.loads(payload))
+            send('K', sid, json.dumps({'loadCpuMs': round((time.process_time() - started) * 1000, 1), 'reused': s.reused}).encode())
+            return
+        s = sessions.get(sid)
+        if kind == 'C':
+            if s:
+                del sessions[sid]
+                s.close()
+        elif s is None:
+            if kind in 'PF':
+                send('E', sid, b'no such session')
+        elif kind == 'S':
+            s.start(payload)
+        elif kind == 'A':
+            s.feed(payload)
+        elif kind == 'P':
+            send('T', sid, s.peek(payload[:1] == b'\x01').encode())
+        elif kind == 'F':
+            send('T', sid, s.final().encode())
+        elif kind == 'D':
+            s.drop()
+    except Exception as e:  # a bad grammar or a decoder error: that session's request fails, the others go on
+        if kind in 'OPF':
+            send('E', sid, f'{type(e).__name__}: {e}'.encode())
+
+
+def frames(buf):
+    """The whole frames at the start of buf, and the bytes left over."""
+    out, at = [], 0
+    while len(buf) - at >= HEADER.size:
+        kind, sid, length = HEADER.unpack_from(buf, at)
+        if len(buf) - at - HEADER.size < length:
+            break
+        out.append((chr(kind), sid, bytes(buf[at + HEADER.size : at + HEADER.size + length])))
+        at += HEADER.size + length
+    return out, buf[at:]
+
+
 def main():
     sessions = {}
+    fd = stdin.fileno()
+    buf = b''
     send('R', 0, json.dumps({'pid': os.getpid(), 'rate': RATE}).encode())
     while True:
-        header = read_exact(HEADER.size)
-        if header is None:
+        # Everything the worker has sent so far (at least one read's worth).
+        chunks = [os.read(fd, 1 << 20)]
+        if not chunks[0]:
             return
-        kind, sid, length = HEADER.unpack(header)
-        payload = read_exact(length) if length else b''
-        if payload is None:
-            return
-        kind = chr(kind)
-        try:
-            if kind == 'O':
-                started = time.process_time()
-                sessions[sid] = s = Session(json.loads(payload))
-                send('K', sid, json.dumps({'loadCpuMs': round((time.process_time() - started) * 1000, 1), 'reused': s.reused}).encode())
-                continue
-            s = sessions.get(sid)
-            if kind == 'C':
-                if s:
-                    del sessions[sid]
-                    s.close()
-            elif s is None:
-                if kind in 'PF':
-                    send('E', sid, b'no such session')
-            elif kind == 'S':
-                s.start(payload)
-            elif kind == 'A':
-                s.feed(payload)
-            elif kind == 'P':
-                send('T', sid, s.peek(payload[:1] == b'\x01').encode())
-            elif kind == 'F':
-                send('T', sid, s.final().encode())
-            elif kind == 'D':
-                s.drop()
-        except Exception as e:  # a bad grammar or a decoder error: that session's request fails, the others go on
-            if kind in 'OPF':
-                send('E', sid, f'{type(e).__name__}: {e}'.encode())
+        while select.select([fd], [], [], 0)[0]:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        batch, buf = frames(buf + b''.join(chunks))
+        # A call waiting for words goes first: its own audio up to its last request, then the request; the
+        # other calls' audio after (each call's frames stay in order). When many calls end a turn at once,
+        # no answer waits for the audio of calls nobody is waiting on.
+        last = {sid: i for i, (kind, sid, _) in enumerate(batch) if kind in 'OPF'}
+        rest = []
+        for i, (kind, sid, payload) in enumerate(batch):
+            if i <= last.get(sid, -1):
+                handle(sessions, kind, sid, payload)
+            else:
+                rest.append((kind, sid, payload))
+        for kind, sid, payload in rest:
+            handle(sessions, kind, sid, payload)
 
 
 if __name__ == '__main__':
