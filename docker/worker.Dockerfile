@@ -34,6 +34,10 @@ COPY --from=build /src/schemas/package.json schemas/
 COPY --from=build /src/schemas/dist schemas/dist
 COPY --from=build /src/worker/package.json worker/
 COPY --from=build /src/worker/dist worker/dist
+# The live pocketsphinx decoders' program (worker/src/stt/live-decoder.ts). Debian trixie ships no pocketsphinx
+# Python binding (python3-pocketsphinx is in bookworm and sid only), so this image decodes each turn whole and says
+# so once at boot; an image with a binding (bookworm's, or PyPI pocketsphinx 5.x: POCKETSPHINX_PYTHON) decodes live.
+COPY --from=build /src/worker/python worker/python
 USER 10001:10001
 WORKDIR /app/worker
 EXPOSE 8000

@@ -43,20 +43,26 @@ command -v go >/dev/null || die "go is required (Go $GO_MIN+)"
 missing=()
 wanted="$APT_PACKAGES"
 [ "$PROFILE" = stack ] || wanted="$wanted $APT_TEST_PACKAGES"
-for pkg in $wanted ${EXTRA_APT_PACKAGES:-}; do
+for pkg in $wanted $APT_OPTIONAL_PACKAGES ${EXTRA_APT_PACKAGES:-}; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
   step "apt-get install ${missing[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -q
+  # An optional package this Debian release does not have is left out (the feature it serves falls back).
+  for i in "${!missing[@]}"; do
+    case " $APT_OPTIONAL_PACKAGES " in
+      *" ${missing[$i]} "*) apt-cache show "${missing[$i]}" >/dev/null 2>&1 || { step "${missing[$i]}: not in this Debian release, left out"; unset 'missing[i]'; } ;;
+    esac
+  done
   # Debian's postinst must not start a system-wide redis or etcd on the stack's ports.
   added_policy=""
   if [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
     $SUDO chmod +x /usr/sbin/policy-rc.d; added_policy=1
   fi
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+  [ "${#missing[@]}" -eq 0 ] || DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
   [ -z "$added_policy" ] || $SUDO rm -f /usr/sbin/policy-rc.d
 else
   step "Debian packages present"

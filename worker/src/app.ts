@@ -7,6 +7,7 @@ import type { Metrics } from './metrics.js';
 import type { CallSession } from './call/session.js';
 import type { CallEventOutbox } from './call/outbox.js';
 import type { Spawner } from './proc/spawner.js';
+import type { LiveDecoder } from './stt/live-decoder.js';
 import type { Slots } from './fleet/capacity.js';
 import { ClaimLoop } from './fleet/claim.js';
 import { createContext, type WorkerDeps } from './app/context.js';
@@ -24,6 +25,8 @@ export interface Worker {
   readonly metrics: Metrics;
   readonly sessions: ReadonlyMap<string, CallSession>;
   readonly spawner: Spawner;
+  /** The live pocketsphinx decoders (the bench reads their process's CPU); null: POCKETSPHINX_LIVE=false. */
+  readonly live: LiveDecoder | null;
   /** Call events on their way to the backend. */
   readonly events: CallEventOutbox;
   listen(port: number, host?: string): Promise<number>;
@@ -42,5 +45,5 @@ export function createWorker(deps: WorkerDeps): Worker {
       : null;
   const { server, wss } = createEntry(ctx);
   const lifecycle = createLifecycle(ctx, { server, wss, claim, startSpawner: !deps.providers });
-  return { server, slots, metrics: ctx.metrics, sessions: ctx.sessions, spawner: ctx.spawner, events: ctx.events.outbox, ...lifecycle };
+  return { server, slots, metrics: ctx.metrics, sessions: ctx.sessions, spawner: ctx.spawner, live: ctx.live, events: ctx.events.outbox, ...lifecycle };
 }

@@ -17,6 +17,7 @@ import { ElevenLabsTts } from './tts/elevenlabs.js';
 import { createWebRtcVad } from './vad/webrtc.js';
 import type { ProcessRunner } from './proc/scheduler.js';
 import { NoiseSuppressor } from './noise/rnnoise.js';
+import type { LiveDecoder } from './stt/live-decoder.js';
 import { ProviderError, type Stage } from './providers/errors.js';
 import { retryPolicy, type RetryPolicy } from './providers/retry.js';
 
@@ -50,6 +51,8 @@ type ProviderSettings = Pick<
   | 'ESPEAK_BINARY'
   | 'POCKETSPHINX_BINARY'
   | 'POCKETSPHINX_MODEL_DIR'
+  | 'POCKETSPHINX_LIVE'
+  | 'POCKETSPHINX_PYTHON'
   | 'AUDIO_SAMPLE_RATE'
 >;
 
@@ -58,12 +61,12 @@ const need = (stage: Stage, value: string, what: string): string => {
   return value;
 };
 
-export function sttFor(cfg: RuntimeConfig, s: ProviderSettings, spawner?: ProcessRunner): SttProvider {
+export function sttFor(cfg: RuntimeConfig, s: ProviderSettings, spawner?: ProcessRunner, live?: LiveDecoder | null): SttProvider {
   const { provider, model, language } = cfg.bot.stt;
   switch (provider) {
     case 'pocketsphinx': {
       const phrases = cfg.bot.policy?.intents.flatMap((i) => i.examples) ?? [];
-      return new PocketsphinxStt({ binary: s.POCKETSPHINX_BINARY, modelDir: s.POCKETSPHINX_MODEL_DIR, phrases, spawner });
+      return new PocketsphinxStt({ binary: s.POCKETSPHINX_BINARY, modelDir: s.POCKETSPHINX_MODEL_DIR, phrases, spawner, live: s.POCKETSPHINX_LIVE ? live : null });
     }
     case 'deepgram':
       return new DeepgramStt({
@@ -129,9 +132,12 @@ export function ttsFor(cfg: RuntimeConfig, s: ProviderSettings, spawner?: Proces
   }
 }
 
-/** `spawner` starts the offline providers' processes (the call's share of the worker's own); default: the process-wide one. */
-export async function createProviders(cfg: RuntimeConfig, s: ProviderSettings, spawner?: ProcessRunner): Promise<CallProviders> {
-  const stt = sttFor(cfg, s, spawner);
+/**
+ * `spawner` starts the offline providers' processes (the call's share of the worker's own); default: the process-wide
+ * one. `live`: the worker's live pocketsphinx decoders (none: each turn decoded whole).
+ */
+export async function createProviders(cfg: RuntimeConfig, s: ProviderSettings, spawner?: ProcessRunner, live?: LiveDecoder | null): Promise<CallProviders> {
+  const stt = sttFor(cfg, s, spawner, live);
   const llm = llmFor(cfg, s);
   const tts = ttsFor(cfg, s, spawner);
   const vad = await createWebRtcVad(3, 16000);

@@ -56,6 +56,12 @@ describe('worker settings', () => {
     expect((err as Error).message).not.toContain('short');
   });
 
+  it('decodes pocketsphinx live by default, with Debian’s Python; a bad switch is named', () => {
+    expect(loadSettings(good)).toMatchObject({ POCKETSPHINX_LIVE: true, POCKETSPHINX_PYTHON: '/usr/bin/python3' });
+    expect(loadSettings({ ...good, POCKETSPHINX_LIVE: 'false', POCKETSPHINX_PYTHON: '/opt/ps/bin/python' })).toMatchObject({ POCKETSPHINX_LIVE: false, POCKETSPHINX_PYTHON: '/opt/ps/bin/python' });
+    expect(() => loadSettings({ ...good, POCKETSPHINX_LIVE: 'sometimes' })).toThrow(/POCKETSPHINX_LIVE must be boolean/);
+  });
+
   it('coerces numbers and booleans from the environment', () => {
     const s = loadSettings({ ...good, MAX_CONCURRENT_CALLS: '5', STORAGE_SECURE: 'true', AUDIO_SAMPLE_RATE: '24000' });
     expect([s.MAX_CONCURRENT_CALLS, s.STORAGE_SECURE, s.AUDIO_SAMPLE_RATE]).toEqual([5, true, 24000]);

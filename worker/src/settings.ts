@@ -93,6 +93,10 @@ export const SettingsSchema = Type.Object({
   ESPEAK_BINARY: Type.String({ default: 'espeak-ng' }),
   POCKETSPHINX_BINARY: Type.String({ default: 'pocketsphinx_continuous' }),
   POCKETSPHINX_MODEL_DIR: Type.String({ default: '/usr/share/pocketsphinx/model/en-us' }),
+  /** Bots with phrases: one live decoder per call, fed while the caller speaks (false: each turn decoded whole at its end). */
+  POCKETSPHINX_LIVE: bool(true),
+  /** The Python whose pocketsphinx binding (Debian python3-pocketsphinx) runs the live decoders; without one, turns are decoded whole. */
+  POCKETSPHINX_PYTHON: Type.String({ minLength: 1, default: '/usr/bin/python3' }),
 });
 
 export type Settings = Static<typeof SettingsSchema>;

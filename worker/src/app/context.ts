@@ -14,6 +14,7 @@ import { CallSession, type CallObserver } from '../call/session.js';
 import { createProviders, type CallProviders } from '../providers.js';
 import { Spawner } from '../proc/spawner.js';
 import { FairScheduler } from '../proc/scheduler.js';
+import { LiveDecoder } from '../stt/live-decoder.js';
 import { Heartbeat, Slots } from '../fleet/capacity.js';
 import { LoadMonitor } from '../fleet/load.js';
 import type { CallTransport, TelephonyDialer } from '../transports/transport.js';
@@ -54,6 +55,8 @@ export interface WorkerContext {
   /** The telephony plane; null: calls to phones and rooms end `no_telephony_transport`. */
   readonly dialer: TelephonyDialer | null;
   readonly spawner: Spawner;
+  /** The live pocketsphinx decoders (a process under the spawner); null: POCKETSPHINX_LIVE=false. */
+  readonly live: LiveDecoder | null;
   readonly recordingDir: string;
   readonly sessions: Map<string, CallSession>;
   readonly events: CallEvents;
@@ -86,7 +89,20 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
   // first, as many at once as the CPU allowance has cores.
   let allowanceCores = () => 1;
   const scheduler = new FairScheduler(spawner, () => allowanceCores());
-  const providers = deps.providers ?? ((cfg: RuntimeConfig) => createProviders(cfg, settings, scheduler.forCall(randomUUID())));
+  // The live decoders' one long-lived process starts through the spawner itself: it is no turn's job, and it is
+  // in the spawner's process tree, which the load counts.
+  const live = settings.POCKETSPHINX_LIVE
+    ? new LiveDecoder({
+        python: settings.POCKETSPHINX_PYTHON,
+        spawner,
+        onUnavailable: (why) => logger.warn({ python: settings.POCKETSPHINX_PYTHON, reason: why }, 'live pocketsphinx decoding unavailable: each turn is decoded whole at its end'),
+        onLost: (err, calls) =>
+          calls
+            ? logger.error({ err: err.message, calls }, 'the live pocketsphinx decoder process died; its calls failed, the next call starts a new one')
+            : logger.info({ err: err.message }, 'the live pocketsphinx decoder process exited'),
+      })
+    : null;
+  const providers = deps.providers ?? ((cfg: RuntimeConfig) => createProviders(cfg, settings, scheduler.forCall(randomUUID()), live));
   const sessions = new Map<string, CallSession>();
   const pending = new Set<Promise<unknown>>();
   const track = <T>(p: Promise<T>): Promise<T> => {
@@ -162,6 +178,7 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
     load,
     dialer,
     spawner,
+    live,
     recordingDir,
     sessions,
     events,

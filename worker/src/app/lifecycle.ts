@@ -91,7 +91,11 @@ export function createLifecycle(
       await heartbeat.start();
       claim?.start();
       // Forked now, while the worker is still small and idle, not on the first call's first sentence.
-      if (parts.startSpawner) spawner.start();
+      // The live decoders' process too (through the spawner): a missing binding is said at boot.
+      if (parts.startSpawner) {
+        spawner.start();
+        ctx.live?.start();
+      }
       const addr = server.address();
       const bound = typeof addr === 'object' && addr ? addr.port : port;
       logger.info({ port: bound, worker_id: settings.WORKER_ID, max_calls: slots.max, version }, 'worker listening');

@@ -2,7 +2,10 @@
 // `serialization: 'advanced'` (structured clone), so stdin and stdout bytes travel as binary.
 
 export type ParentMessage =
-  | { t: 'run'; id: number; command: string; args: string[]; stdin?: Uint8Array | string }
+  /** `pipe`: stdin stays open for `write` messages (`end` closes it); else `stdin` is written whole, or /dev/null. */
+  | { t: 'run'; id: number; command: string; args: string[]; stdin?: Uint8Array | string; pipe?: boolean }
+  | { t: 'write'; id: number; data: Uint8Array }
+  | { t: 'end'; id: number }
   | { t: 'kill'; id: number };
 
 export type ChildMessage =

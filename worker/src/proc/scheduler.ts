@@ -60,6 +60,8 @@ export class FairScheduler {
 
   private submit(callId: string, command: string, args: string[], opts: RunOptions): RunHandle {
     let inner: RunHandle | null = null;
+    /** A piped stdin's bytes (null: its end) written before the process started. */
+    const writes: Array<Uint8Array | null> = [];
     let cancelled = false;
     let wakeReader: (() => void) | null = null;
     let resolveStarted!: (pid: number) => void;
@@ -81,6 +83,8 @@ export class FairScheduler {
       turnAtMs,
       start: () => {
         inner = this.spawner.run(command, args, opts);
+        for (const w of writes) (w === null ? inner.end() : inner.write(w));
+        writes.length = 0;
         inner.started.then(resolveStarted, rejectStarted);
         // The slot is the call's until its process is gone (output delivered or not: the spawner buffers it).
         inner.exited.then(resolveExited, rejectExited).finally(() => this.finished(callId));
@@ -142,6 +146,14 @@ export class FairScheduler {
       kill: () => {
         if (inner) inner.kill();
         else dequeue();
+      },
+      write: (data) => {
+        if (inner) inner.write(data);
+        else if (!cancelled) writes.push(data);
+      },
+      end: () => {
+        if (inner) inner.end();
+        else if (!cancelled) writes.push(null);
       },
     };
   }

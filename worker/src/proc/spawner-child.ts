@@ -19,7 +19,7 @@ function run(msg: Extract<ParentMessage, { t: 'run' }>): void {
   const { id, command, args } = msg;
   let child: ChildProcess;
   try {
-    child = spawn(command, args, { stdio: [msg.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    child = spawn(command, args, { stdio: [msg.stdin === undefined && !msg.pipe ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
   } catch (e) {
     send({ t: 'failed', id, message: e instanceof Error ? e.message : String(e), errno: (e as NodeJS.ErrnoException).code });
     return;
@@ -49,12 +49,15 @@ function run(msg: Extract<ParentMessage, { t: 'run' }>): void {
   });
   if (child.stdin) {
     child.stdin.on('error', () => undefined); // a binary that exits without reading stdin: EPIPE
-    child.stdin.end(msg.stdin);
+    if (!msg.pipe) child.stdin.end(msg.stdin);
+    else if (msg.stdin !== undefined) child.stdin.write(msg.stdin);
   }
 }
 
 process.on('message', (msg: ParentMessage) => {
   if (msg.t === 'run') run(msg);
+  else if (msg.t === 'write') running.get(msg.id)?.stdin?.write(msg.data);
+  else if (msg.t === 'end') running.get(msg.id)?.stdin?.end();
   else if (msg.t === 'kill') running.get(msg.id)?.kill('SIGKILL');
 });
 

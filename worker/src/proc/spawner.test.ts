@@ -74,6 +74,28 @@ describe('spawner', () => {
     expect(await run.exited).toEqual({ code: 3, signal: null, timedOut: false, stderr: 'oops\n' });
   });
 
+  it('streams stdin to a piped run as it is written, and closes it on end', async () => {
+    // A line-by-line echo: each answer comes back before the next line is written.
+    const run = spawner.run('/bin/sh', ['-c', 'while read line; do echo "got $line"; done; echo bye'], { pipe: true });
+    const reader = run.stdout[Symbol.asyncIterator]();
+    for (const word of ['one', 'two']) {
+      run.write(Buffer.from(`${word}\n`));
+      expect((await reader.next()).value?.toString()).toBe(`got ${word}\n`);
+    }
+    run.end();
+    expect((await reader.next()).value?.toString()).toBe('bye\n');
+    expect((await run.exited).code).toBe(0);
+  });
+
+  it('does not keep the worker alive for a run started with keepAlive: false (a helper idling between calls)', async () => {
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, script(`const s = new Spawner(); const r = s.run('/bin/sleep', ['30'], { pipe: true, keepAlive: false }); const keep = setInterval(() => {}, 1000); const pid = await r.started; clearInterval(keep); console.log('started', typeof pid);`), { timeout: 20_000 }, (err, stdout) =>
+        err ? reject(err) : resolve(stdout),
+      ),
+    );
+    expect(out).toBe('started number\n');
+  });
+
   it('gives a run without stdin an empty one', async () => {
     const run = spawner.run('/bin/cat', []);
     expect((await output(run)).length).toBe(0);

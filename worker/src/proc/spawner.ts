@@ -25,8 +25,12 @@ export class SpawnerError extends Error {
 }
 
 export interface RunOptions {
-  /** Written to the process's stdin, which is then closed. Without it stdin is /dev/null. */
+  /** Written to the process's stdin, which is then closed (unless `pipe`). Without it (or `pipe`) stdin is /dev/null. */
   stdin?: Buffer | string;
+  /** Stdin stays open: the handle's `write` feeds it, `end` closes it (a long-lived helper process). */
+  pipe?: boolean;
+  /** False: this run does not keep the worker's event loop alive by itself (a helper idling between calls). */
+  keepAlive?: boolean;
   /** SIGKILL the process after this long; the exit then says `timedOut`. */
   timeoutMs?: number;
   /** SIGKILL the process on abort. */
@@ -50,10 +54,15 @@ export interface RunHandle {
   readonly exited: Promise<RunExit>;
   /** SIGKILL the process (no-op once it exited). */
   kill(): void;
+  /** With `pipe`: more bytes for its stdin, in order (no-op once it exited). */
+  write(data: Uint8Array): void;
+  /** With `pipe`: closes its stdin. */
+  end(): void;
 }
 
 interface Run {
   pid: number | null;
+  keepAlive: boolean;
   done: boolean;
   chunks: Buffer[];
   ended: boolean;
@@ -116,6 +125,7 @@ export class Spawner {
     };
     const run: Run = {
       pid: null,
+      keepAlive: opts.keepAlive ?? true,
       done: false,
       chunks: [],
       ended: false,
@@ -148,6 +158,12 @@ export class Spawner {
     const kill = () => {
       if (!run.done) this.send({ t: 'kill', id });
     };
+    const write = (data: Uint8Array) => {
+      if (opts.pipe && !run.done) this.send({ t: 'write', id, data });
+    };
+    const end = () => {
+      if (opts.pipe && !run.done) this.send({ t: 'end', id });
+    };
 
     const stdout: AsyncIterable<Buffer> = {
       [Symbol.asyncIterator]: () => ({
@@ -174,7 +190,7 @@ export class Spawner {
       run.done = run.ended = true;
       rejectStarted(new SpawnerError('spawn_failed', 'aborted before start'));
       resolveExited({ code: null, signal: 'SIGKILL', timedOut: false, stderr: '' });
-      return { stdout, started, exited, kill };
+      return { stdout, started, exited, kill, write, end };
     }
 
     this.runs.set(id, run);
@@ -186,8 +202,8 @@ export class Spawner {
         kill();
       }, opts.timeoutMs);
     }
-    this.send({ t: 'run', id, command, args, stdin: opts.stdin });
-    return { stdout, started, exited, kill };
+    this.send({ t: 'run', id, command, args, stdin: opts.stdin, pipe: opts.pipe });
+    return { stdout, started, exited, kill, write, end };
   }
 
   /** Ends the spawner process (its running processes are killed) and waits for it to exit. */
@@ -294,7 +310,7 @@ export class Spawner {
     const child = this.child;
     if (!child) return;
     const channel = child.channel as { ref?: () => void; unref?: () => void } | undefined;
-    if (this.runs.size) {
+    if ([...this.runs.values()].some((r) => r.keepAlive)) {
       child.ref();
       channel?.ref?.();
     } else {

@@ -3,6 +3,8 @@
 // the bot has a policy, recognition is constrained by a JSGF grammar of the policy's example phrases
 // with a dictionary of just their words: small, fast, and far more accurate than the open language model.
 // The process is started through the worker's spawner (proc/spawner.ts), off the calls' event loop.
+// With a live decoder (live-decoder.ts) and a grammar, a call's decoder instead stays loaded for the whole call
+// and hears the caller's turns as they are spoken: the final words are there right after the end of speech.
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
@@ -12,7 +14,8 @@ import { concatPcm, pcmToBytes, samplesFor } from '../audio/pcm.js';
 import { sharedSpawner, SpawnerError, type RunHandle } from '../proc/spawner.js';
 import type { ProcessRunner } from '../proc/scheduler.js';
 import { ProviderError } from '../providers/errors.js';
-import type { SttProvider, SttSession } from './stt.js';
+import { LiveUnavailableError, type DecoderConfig, type LiveDecoder } from './live-decoder.js';
+import type { SttListener, SttProvider, SttSession } from './stt.js';
 
 export interface PocketsphinxOptions {
   binary?: string;
@@ -22,6 +25,13 @@ export interface PocketsphinxOptions {
   timeoutMs?: number;
   /** Starts the pocketsphinx processes; default: the process-wide one. */
   spawner?: ProcessRunner;
+  /**
+   * Decodes the calls of a bot with phrases live (one decoder per call, fed while the caller speaks); without
+   * it, or where it cannot run, each turn is decoded whole at its end. The open language model stays per turn.
+   */
+  live?: LiveDecoder | null;
+  /** The open language model live too (bench:stt measures it: ~80 MB per call in the decoder process, still ~120 ms at the end; off). */
+  liveOpenModel?: boolean;
 }
 
 const SAMPLE_RATE = 16000;
@@ -30,6 +40,25 @@ const PAD_MS = 300;
 const MAX_TURN_MS = 30_000;
 /** Silence (10 ms frames) the decoder keeps inside an utterance: past the longest end-of-turn silence a bot may set (5 s). */
 const VAD_POSTSPEECH_FRAMES = 600;
+
+// Wide beams: a small grammar is cheap to search, and the default beams lose whole phrases.
+const GRAMMAR_PARAMS = { beam: 1e-80, pbeam: 1e-80, wbeam: 1e-60 };
+
+/** The last PRE_ROLL_MS of audio before speech starts (the VAD hears a word's start late). */
+class PreRoll {
+  private parts: Int16Array[] = [];
+  private samples = 0;
+  constructor(private readonly max: number) {}
+  push(pcm: Int16Array): void {
+    this.parts.push(pcm);
+    this.samples += pcm.length;
+    while (this.parts.length > 1 && this.samples - this.parts[0]!.length >= this.max) this.samples -= this.parts.shift()!.length;
+  }
+  take(): Int16Array[] {
+    this.samples = 0;
+    return this.parts.splice(0);
+  }
+}
 
 let dictCache: { file: string; words: Map<string, string[]> } | null = null;
 
@@ -126,14 +155,102 @@ export class PocketsphinxStt implements SttProvider {
     return this.grammar;
   }
 
-  async open(): Promise<SttSession> {
-    const preRoll: Int16Array[] = [];
-    let preRollSamples = 0;
+  /** Live when it can be (a live decoder, a grammar, the binding present), else per turn. */
+  async open(listener?: SttListener): Promise<SttSession> {
+    const live = this.opts.live;
+    if (live && (this.grammar || this.opts.liveOpenModel)) {
+      try {
+        return await this.openLive(live, listener);
+      } catch (err) {
+        if (!(err instanceof LiveUnavailableError)) throw err;
+      }
+    }
+    return this.openPerTurn();
+  }
+
+  /** Whether sessions opened now decode live (for tests and the bench). */
+  get decodesLive(): boolean {
+    return !!this.opts.live && (!!this.grammar || !!this.opts.liveOpenModel) && this.opts.live.unavailableReason === null;
+  }
+
+  private decoderConfig(): DecoderConfig {
+    const hmm = path.join(this.modelDir, 'en-us');
+    const grammar = this.grammar;
+    // Dither (seeded: the same audio, the same words): digital silence (padding, a quiet line) left the normalisation
+    // a decoder carries from turn to turn skewed, and a later turn's quiet last word ("much" of "how much") was lost.
+    const live = { dither: true, seed: 1, vad_postspeech: VAD_POSTSPEECH_FRAMES };
+    if (!grammar) return { hmm, dict: path.join(this.modelDir, 'cmudict-en-us.dict'), lm: path.join(this.modelDir, 'en-us.lm.bin'), params: live };
+    const params = { ...GRAMMAR_PARAMS, ...live };
+    const overlap = this.overlapGrammar;
+    return { hmm, dict: grammar.dict, jsgf: grammar.gram, params, overlap: overlap ? { hmm, dict: overlap.dict, jsgf: overlap.gram, params } : null };
+  }
+
+  /**
+   * One decoder for the call, fed from each turn's speech start (with the pre-roll) as the audio arrives. The
+   * decoder searches the whole-phrase grammar, so the end of a turn is forced to a whole phrase as the per-turn
+   * decode is; its hypothesis mid-utterance is not (pocketsphinx's grammar search reports the best word path so
+   * far), so a peek at a pause hears a caller who stopped mid-phrase as such, like the per-turn path's prefixes
+   * grammar, without a second search (a prefixes grammar live would weaken the final words). Over
+   * the bot a peek decodes the stretch (at most a few seconds) with the overlap grammar, which knows the
+   * acknowledgements a whole-phrase grammar would force into some phrase.
+   */
+  private async openLive(live: LiveDecoder, listener?: SttListener): Promise<SttSession> {
+    const decoder = await live.open(this.decoderConfig(), (err) => listener?.error?.(err));
+    const pre = new PreRoll(samplesFor(PRE_ROLL_MS, SAMPLE_RATE));
+    const maxTurn = samplesFor(MAX_TURN_MS, SAMPLE_RATE);
+    let inTurn = false;
+    let turnSamples = 0;
+    const answer = async (text: Promise<string>, signal: AbortSignal): Promise<string> => {
+      try {
+        return await text;
+      } catch (err) {
+        if (signal.aborted) return '';
+        throw err;
+      }
+    };
+    return {
+      push(pcm) {
+        if (!inTurn) return pre.push(pcm);
+        if (turnSamples >= maxTurn) return;
+        decoder.feed(pcm);
+        turnSamples += pcm.length;
+      },
+      speechStarted() {
+        if (inTurn) return;
+        inTurn = true;
+        const audio = concatPcm([new Int16Array(samplesFor(PAD_MS, SAMPLE_RATE)), ...pre.take()]);
+        turnSamples = audio.length;
+        decoder.start(audio);
+      },
+      endOfTurn: async (signal) => {
+        if (!inTurn) return '';
+        inTurn = false;
+        return answer(decoder.final(), signal);
+      },
+      // Final as the per-turn decode of the turn so far would be: the words of the audio heard until now.
+      peek: async (signal, overlap) => {
+        if (!inTurn) return { text: '', final: true };
+        return { text: await answer(decoder.peek(overlap ?? false), signal), final: true };
+      },
+      discardTurn() {
+        if (!inTurn) return;
+        inTurn = false;
+        decoder.drop();
+      },
+      close() {
+        inTurn = false;
+        pre.take();
+        decoder.close();
+      },
+    };
+  }
+
+  private async openPerTurn(): Promise<SttSession> {
+    const pre = new PreRoll(samplesFor(PRE_ROLL_MS, SAMPLE_RATE));
     let turn: Int16Array[] | null = null;
     let turnSamples = 0;
     let running: RunHandle | null = null;
     const spawner = this.opts.spawner ?? sharedSpawner();
-    const maxPre = samplesFor(PRE_ROLL_MS, SAMPLE_RATE);
     const maxTurn = samplesFor(MAX_TURN_MS, SAMPLE_RATE);
     const peeks = new Set<RunHandle>();
     /** Decodes `audio` (padded) with `grammar`; `track`: the run to kill on close. */
@@ -161,15 +278,12 @@ export class PocketsphinxStt implements SttProvider {
           }
           return;
         }
-        preRoll.push(pcm);
-        preRollSamples += pcm.length;
-        while (preRoll.length > 1 && preRollSamples - preRoll[0]!.length >= maxPre) preRollSamples -= preRoll.shift()!.length;
+        pre.push(pcm);
       },
       speechStarted() {
         if (turn) return;
-        turn = preRoll.splice(0);
-        turnSamples = preRollSamples;
-        preRollSamples = 0;
+        turn = pre.take();
+        turnSamples = turn.reduce((n, p) => n + p.length, 0);
       },
       endOfTurn: async (signal) => {
         const audio = turn ?? [];
@@ -197,7 +311,7 @@ export class PocketsphinxStt implements SttProvider {
         running?.kill();
         for (const run of peeks) run.kill();
         turn = null;
-        preRoll.length = 0;
+        pre.take();
       },
     };
   }
@@ -206,8 +320,7 @@ export class PocketsphinxStt implements SttProvider {
     // One turn is one utterance: the decoder's own VAD would cut it at a pause over half a second (its default),
     // and then decode the parts alone (against a grammar of whole phrases, nothing). Our VAD ends turns.
     const args = ['-infile', file, '-logfn', '/dev/null', '-hmm', path.join(this.modelDir, 'en-us'), '-vad_postspeech', String(VAD_POSTSPEECH_FRAMES)];
-    // Wide beams: a small grammar is cheap to search, and the default beams lose whole phrases.
-    if (grammar) args.push('-jsgf', grammar.gram, '-dict', grammar.dict, '-beam', '1e-80', '-pbeam', '1e-80', '-wbeam', '1e-60');
+    if (grammar) args.push('-jsgf', grammar.gram, '-dict', grammar.dict, ...Object.entries(GRAMMAR_PARAMS).flatMap(([k, v]) => [`-${k}`, String(v)]));
     else args.push('-lm', path.join(this.modelDir, 'en-us.lm.bin'), '-dict', path.join(this.modelDir, 'cmudict-en-us.dict'));
     return args;
   }
