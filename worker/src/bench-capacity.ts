@@ -57,6 +57,7 @@ import {
 import { processTreeCpuSeconds } from './fleet/load.js';
 import { createLogger } from './logger.js';
 import { liveKitDialerFromSettings, setMediaProbe } from './transports/livekit.js';
+import type { TurnTiming } from './transports/output.js';
 
 const here = fileURLToPath(import.meta.url);
 const TRUNK_NUMBER = '+15550001111';
@@ -153,6 +154,8 @@ interface Batch {
   outMs: number[];
   /** Output frame gaps the worker itself saw (its pacing), ms. */
   workerGapMs: number;
+  /** The worker's own turns (speech end → first frame sent, its stages). */
+  turns: TurnTiming[];
   load: [number, number];
 }
 
@@ -214,6 +217,9 @@ async function bench(): Promise<void> {
     `settings: steps N = ${steps.join(',')} (LOAD_ADMISSION off) | ${turns} caller turns per call (${script(turns).join(' / ')}) | starts ${staggerMs} ms apart | patience ${patienceMs} ms | SLO p95 ≤ ${SLO_P95_MS} ms at the wire, no reply gap > ${SLO_GAP_MS} ms | voiced frame RMS > ${VOICED_RMS}`,
   );
 
+  console.log(
+    "media path: phone→worker = livekit-sip (PCMU decode, Opus encode; its jitter buffer is off: enable_jitter_buffer defaults to false) → livekit-server → rtc-node's receiver (libwebrtc's jitter buffer, Opus decode) → the worker's 20 ms AudioStream frames; worker→phone = our output queue (1 frame ahead) → rtc-node (Opus, 20 ms packets) → livekit-server → livekit-sip (Opus decode; its mixer starts a track once 3 of its 5 frames are buffered, media-sdk's default, no setting) → PCMU RTP",
+  );
   const env = await startTestEnv(['mongodb', 'redis', 'minio', 'livekit', 'phone']);
   let backend: Awaited<ReturnType<typeof startBenchBackend>> | null = null;
   let worker: Worker | null = null;
@@ -270,11 +276,12 @@ async function bench(): Promise<void> {
     });
 
     let frameGaps: number[] = [];
+    let turnsSeen: TurnTiming[] = [];
     const startWorker = async (id: string, maxCalls: number, extra: Record<string, string>): Promise<Worker> => {
       const settings = benchWorkerSettings(backend!, env, maxCalls, { WORKER_ID: id, DIALOUT_ENABLED: 'true', RINGING_TIMEOUT_SECONDS: '20', ...extra });
       const [redis, blockingRedis] = [new Redis(settings.REDIS_URL), new Redis(settings.REDIS_URL)];
       redises.push(redis, blockingRedis);
-      const w = createWorker({ settings, logger, redis, blockingRedis, dialer: liveKitDialerFromSettings(settings, logger)!, observer: { onFrameGap: (ms) => frameGaps.push(ms) } });
+      const w = createWorker({ settings, logger, redis, blockingRedis, dialer: liveKitDialerFromSettings(settings, logger)!, observer: { onFrameGap: (ms) => frameGaps.push(ms), onTurn: (_id, t) => turnsSeen.push(t) } });
       await w.listen(0, '127.0.0.1');
       return w;
     };
@@ -296,6 +303,7 @@ async function bench(): Promise<void> {
       await sleep(2000); // the previous batch's rooms and sockets settle
       rooms.clear();
       frameGaps = [];
+      turnsSeen = [];
       const load0 = loadavg()[0]!;
       const ids: string[] = [];
       let refused = 0;
@@ -369,6 +377,7 @@ async function bench(): Promise<void> {
         inMs,
         outMs,
         workerGapMs: Math.max(0, ...frameGaps),
+        turns: turnsSeen,
         load: [load0, loadavg()[0]!],
       };
     };
@@ -381,6 +390,7 @@ async function bench(): Promise<void> {
         `calls ok ${b.ok}/${b.admitted}, fallback replies ${b.fallbacks}`,
         `CPU % of a core per call: worker ${f1(perCall(b.cpu.worker, b))}, livekit-server ${f1(perCall(b.cpu.server, b))}, livekit-sip ${f1(perCall(b.cpu.sip, b))} (${f1(b.callSeconds)} call-s over ${f1(b.seconds)} s; worker ${f1((60 * b.cpu.worker) / Math.max(1e-9, b.callSeconds))} CPU-s per call-minute)`,
         `machine busy ${f0((100 * b.cpu.machine) / b.seconds)}% of ${cores * 100}%, of it others ${f0((100 * (b.cpu.machine - b.cpu.worker - b.cpu.server - b.cpu.sip)) / b.seconds)}% | loadavg ${b.load[0].toFixed(2)} → ${b.load[1].toFixed(2)}`,
+        `worker's own turns (speech end → first frame handed over) p50 ${f0(pct(b.turns.map((t) => t.latencyMs), 50))} p95 ${f0(pct(b.turns.map((t) => t.latencyMs), 95))} ms: end-of-turn silence p95 ${f0(pct(b.turns.map((t) => t.silenceMs), 95))}, providers p95 ${f0(pct(b.turns.map((t) => t.providerMs), 95))}, queues/loop p95 ${f0(pct(b.turns.map((t) => t.overheadMs), 95))}`,
         `media path phone→worker p50 ${f0(pct(b.inMs, 50))} p95 ${f0(pct(b.inMs, 95))} ms (${b.inMs.length}), worker→phone p50 ${f0(pct(b.outMs, 50))} p95 ${f0(pct(b.outMs, 95))} ms (${b.outMs.length})`,
       ].join(' | ');
     const notes = (b: Batch) => {
@@ -422,9 +432,12 @@ async function bench(): Promise<void> {
       const seconds = Number(process.env.BENCH_OFFER_SECONDS ?? Math.max(30, Math.round(meanCallS)));
       const rate = Number(process.env.BENCH_OFFER_RATE ?? (2 * capacity) / meanCallS);
       const count = Math.max(1, Math.round(rate * seconds));
-      offerLine = `${count} dial-outs at ${rate.toFixed(2)}/s for ${seconds} s (2 × ${capacity} calls ÷ ${f1(meanCallS)} s mean call), LOAD_ADMISSION on, LOAD_THRESHOLD default, CALL_CPU_ESTIMATE_CORES=${estimate.toFixed(3)}`;
+      offerLine = `${count} dial-outs at ${rate.toFixed(2)}/s for ${seconds} s (2 × ${capacity} calls ÷ ${f1(meanCallS)} s mean call), LOAD_ADMISSION on, LOAD_THRESHOLD ${process.env.LOAD_THRESHOLD ?? 'default (0.7)'}, CPU_ALLOWANCE_CORES ${process.env.CPU_ALLOWANCE_CORES ?? 'default (cgroup, else the cores)'}, CALL_CPU_ESTIMATE_CORES=${estimate.toFixed(3)}`;
       console.log(`\noffered load: ${offerLine}`);
-      w = await startWorker('bench-capacity-admission', Math.max(4 * capacity, 10), { LOAD_ADMISSION: 'true', CALL_CPU_ESTIMATE_CORES: estimate.toFixed(3) });
+      // LOAD_THRESHOLD and CPU_ALLOWANCE_CORES from the bench's environment when set (else the defaults).
+      const passed = Object.fromEntries(['LOAD_THRESHOLD', 'CPU_ALLOWANCE_CORES'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
+      // The slot count far above it: load alone admits.
+      w = await startWorker('bench-capacity-admission', Math.max(4 * capacity, 20), { LOAD_ADMISSION: 'true', CALL_CPU_ESTIMATE_CORES: estimate.toFixed(3), ...passed });
       worker = w;
       await sleep(5000); // its load monitor learns the idle baseline
       offered = await batch(w, '2× admission', count, 1000 / rate);
