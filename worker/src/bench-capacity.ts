@@ -19,9 +19,10 @@
 //     (201), refused (503 with Retry-After), the admitted calls' p50/p95 and max gap, impatient callers, and
 //     every admitted call's final status in the API (nothing lost: each one terminal).
 //  3. The media path's own delay (part 6), from a probe on the worker's LiveKit transport (setMediaProbe): the
-//     phone's first voiced packet of an utterance sent → the first voiced frame the worker's pipeline gets, and
-//     the worker's first voiced frame of a reply handed to rtc-node → its first voiced packet at the ear. Same
-//     machine clock (epoch ms) on both sides; each worker room is matched to its ear line by those onsets.
+//     phone's first loud packet (RMS > ONSET_RMS) of an utterance sent → the first loud frame the worker's
+//     pipeline gets, and the worker's first loud frame of a reply handed to rtc-node → its first loud packet at
+//     the ear. Same machine clock (epoch ms) on both sides; each worker room is matched to its ear line by those
+//     onsets. Frames are 20 ms on both sides: an onset may move by up to a frame.
 // The phone runs in a child process (its CPU is not the worker's). Nothing is asserted.
 import { fileURLToPath } from 'node:url';
 import { cpus, loadavg } from 'node:os';
@@ -67,6 +68,12 @@ const SLO_GAP_MS = 100;
 const BOT_WPM = 160;
 /** Epoch ms with sub-ms precision: comparable across the bench's processes (one machine clock). */
 const epochNow = () => performance.timeOrigin + performance.now();
+/**
+ * Where a stretch of speech begins, for the media path's delay: the first frame this loud, on both sides. Well above
+ * the voiced threshold, so the same instant of a word's rise crosses it at the ear and in the worker (a frame near
+ * the threshold may fall just under it after Opus and resampling, and the onset would move a frame).
+ */
+const ONSET_RMS = 1000;
 
 // ---- the phone (a child process) ----
 /** One line's conversation and its onsets (epoch ms) for the media path's delay. */
@@ -99,7 +106,7 @@ async function phoneMain(earPort: number, turns: number, patienceMs: number): Pr
     results.push(
       converse({ arrivals: line.arrivals, speak: (pcm) => line.speak(pcm), over: () => performance.now() - line.lastPacketAt > 1500 }, utterances, { patienceMs, replyPausesMs: pauses })
         .catch((e: unknown) => failedLine(turns, String(e)))
-        .then((r) => ({ ...r, noise: [], sentOnsets: toEpoch(onsets(line.sent)), heardOnsets: toEpoch(onsets(line.arrivals)) })),
+        .then((r) => ({ ...r, noise: [], sentOnsets: toEpoch(onsets(line.sent, 300, ONSET_RMS)), heardOnsets: toEpoch(onsets(line.arrivals, 300, ONSET_RMS)) })),
     );
   });
   process.send!({ ready: true });
@@ -261,7 +268,7 @@ async function bench(): Promise<void> {
     const rooms = new Map<string, RoomOnsets>();
     setMediaProbe({
       onFrame(room, direction, pcm) {
-        if (rmsOf(pcm) <= VOICED_RMS) return;
+        if (rmsOf(pcm) <= ONSET_RMS) return;
         const at = epochNow();
         let r = rooms.get(room);
         if (!r) rooms.set(room, (r = { in: [], out: [], lastIn: -Infinity, lastOut: -Infinity }));

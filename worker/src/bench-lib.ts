@@ -186,12 +186,12 @@ export function longestPauseMs(pcm: Int16Array, rate: number): number {
   return longest;
 }
 
-/** Times (as given) of the voiced frames that follow at least `quietMs` without one: where each stretch of speech began. */
-export function onsets(frames: ReadonlyArray<{ at: number; rms: number }>, quietMs = 300): number[] {
+/** Times (as given) of the frames louder than `rms` that follow at least `quietMs` without one: where each stretch of speech began. */
+export function onsets(frames: ReadonlyArray<{ at: number; rms: number }>, quietMs = 300, rms = VOICED_RMS): number[] {
   const out: number[] = [];
   let last = -Infinity;
   for (const fr of frames) {
-    if (fr.rms <= VOICED_RMS) continue;
+    if (fr.rms <= rms) continue;
     if (fr.at - last >= quietMs) out.push(fr.at);
     last = fr.at;
   }
