@@ -357,7 +357,12 @@ async function bench(): Promise<void> {
       let fallbacks = 0;
       let lost = 0;
       for (const id of ids) {
-        const c = await admin('GET', `/api/v1/calls/${id}`);
+        // The worker's last events reach the backend through its outbox: a call just freed may be final a moment later.
+        let c = await admin('GET', `/api/v1/calls/${id}`);
+        for (const until = performance.now() + 30_000; !TERMINAL_CALL_STATUSES.includes(c.status as CallStatus) && performance.now() < until; ) {
+          await sleep(250);
+          c = await admin('GET', `/api/v1/calls/${id}`);
+        }
         statuses[c.status] = (statuses[c.status] ?? 0) + 1;
         if (!TERMINAL_CALL_STATUSES.includes(c.status as CallStatus)) lost++;
         if (c.status === 'completed' && c.end_reason === 'bot_hangup') ok++;
