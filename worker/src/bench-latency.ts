@@ -16,7 +16,6 @@
 // threshold and the line noise measured, the machine's load at start and end, and a markdown table.
 // Nothing is asserted.
 import { fork } from 'node:child_process';
-import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
@@ -24,12 +23,28 @@ import WebSocket from 'ws';
 import { dispose } from '@livekit/rtc-node';
 import { listenNumber, PhoneEar, startTestEnv, type EarLine } from '@voice-platform/tests/infra';
 import { createWorker, type Worker } from './app.js';
-import { benchWorkerSettings, pct, startBenchBackend } from './bench-lib.js';
+import {
+  benchWorkerSettings,
+  converse,
+  failedLine,
+  FALLBACK,
+  forkChild,
+  GREETING,
+  INTENTS,
+  machine,
+  pct,
+  rmsOf,
+  script,
+  startBenchBackend,
+  utterance,
+  VOICED_RMS,
+  waitFor,
+  type LineResult,
+} from './bench-lib.js';
 import { bytesToPcm, pcmToBytes } from './audio/pcm.js';
 import { createLogger } from './logger.js';
 import { liveKitDialerFromSettings } from './transports/livekit.js';
 import type { TurnTiming } from './transports/output.js';
-import { speech } from './testing/audio.js';
 import { withTestCallToken } from './testing/client.js';
 import { startCloudStandIn } from './testing/cloud.js';
 
@@ -38,30 +53,9 @@ const here = fileURLToPath(import.meta.url);
 /** The stand-ins' declared delays, ms. */
 const DELAYS = { llmFirstToken: 250, ttsFirstByte: 120, sttFinal: 150 };
 const DECLARED_MS = DELAYS.llmFirstToken + DELAYS.ttsFirstByte + DELAYS.sttFinal;
-/** A voiced 20 ms frame: RMS of its 16-bit samples above this (line noise while the bot is silent is printed). */
-const VOICED_RMS = Number(process.env.BENCH_VOICED_RMS ?? 300);
-const GREETING = 'Hello {{customer_name}}, this is your payment reminder.';
 const TRUNK_NUMBER = '+15550001111';
-const FALLBACK = 'Sorry, please say that again.';
-const GOODBYE = 'Understood. Goodbye.';
-/** The caller's utterances and the bot's replies (the policy's intents; the cloud LLM stand-in answers the same). */
-const INTENTS: Array<{ name: string; examples: string[]; reply: string; end_call?: boolean }> = [
-  { name: 'amount', examples: ['how much', 'what amount'], reply: 'It is forty dollars.' },
-  { name: 'due', examples: ['when is it due'], reply: 'It is due on Friday.' },
-  { name: 'yes', examples: ['yes'], reply: 'Good, thank you.' },
-  { name: 'no', examples: ['no'], reply: 'All right then.' },
-  { name: 'repeat', examples: ['repeat that'], reply: 'It is forty dollars.' },
-  { name: 'who', examples: ['who is this'], reply: 'This is your payment reminder.' },
-  { name: 'pay', examples: ['i will pay'], reply: 'Thank you, noted.' },
-  { name: 'thanks', examples: ['thank you'], reply: 'You are welcome.' },
-  { name: 'hold', examples: ['hold on'], reply: 'Of course.' },
-  { name: 'stop', examples: ['stop calling'], reply: GOODBYE, end_call: true },
-];
-const UTTERANCES = ['how much', 'when is it due', 'yes', 'what amount', 'who is this', 'no', 'repeat that', 'i will pay', 'thank you'];
 /** Said into the greeting of every call: a barge-in (not an acknowledgement; its intent answers "Of course."). */
 const INTERJECTION = 'hold on';
-/** The caller's script: `turns` utterances, the last one "stop calling". */
-const script = (turns: number): string[] => [...Array.from({ length: turns - 1 }, (_, i) => UTTERANCES[i % UTTERANCES.length]!), 'stop calling'];
 
 type Path = 'SIP' | 'WS';
 type Providers = 'offline' | 'cloud';
@@ -71,113 +65,7 @@ const TURN_DETECTION: Record<Mode, Record<string, unknown>> = {
   smart: { mode: 'smart' },
 };
 
-// ---- the caller's side (child processes) ----
-/** What one call's caller measured. */
-interface LineResult {
-  /** Per answered turn: end of the caller's speech → first voiced reply frame, ms. */
-  samples: number[];
-  /** Turns without a voiced reply within 15 s. */
-  missing: number;
-  /** Turns during whose utterance the bot was heard (its previous reply or greeting still going). */
-  overlapped: number;
-  /** The call ended after the last turn (SIP: the line went quiet for good; WS: `ended` bot_hangup). */
-  ended: boolean;
-  /** RMS of the frames heard while the bot was silent (the 400 ms before each utterance), for the threshold. */
-  noise: number[];
-  /** WS: bot replies that were the fallback. */
-  fallbacks?: number;
-  /** Barge-in: the caller's first sent packet of "hold on" (said into the greeting) → the greeting's last voiced frame heard, ms. */
-  bargeInMs?: number;
-  error?: string;
-}
-
-interface CallerSide {
-  /** Frames heard: arrival (performance.now()) and RMS. */
-  arrivals: Array<{ at: number; rms: number }>;
-  /** Queues speech; resolves with the send time of its last frame. */
-  speak(pcm: Int16Array): Promise<number>;
-  /** The call is over (SIP: no packet for 1.5 s; WS: socket closed). */
-  over(): boolean;
-}
-
-const rmsOf = (pcm: Int16Array, from = 0, to = pcm.length): number => {
-  let s = 0;
-  for (let i = from; i < to; i++) s += pcm[i]! * pcm[i]!;
-  return to > from ? Math.sqrt(s / (to - from)) : 0;
-};
-
-/** Speech of `text` at `rate` with leading and trailing silence cut at 20 ms frames (the last frame is voiced). */
-function utterance(text: string, rate: number): Int16Array {
-  const pcm = speech(text, rate);
-  const f = (rate * 20) / 1000;
-  const frames = Math.floor(pcm.length / f);
-  let first = 0;
-  let last = frames - 1;
-  while (first < frames && rmsOf(pcm, first * f, (first + 1) * f) <= VOICED_RMS) first++;
-  while (last > first && rmsOf(pcm, last * f, (last + 1) * f) <= VOICED_RMS) last--;
-  return pcm.slice(first * f, (last + 1) * f);
-}
-
-async function waitFor<T>(check: () => T | null | undefined | false, timeoutMs: number): Promise<T | null> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const v = check();
-    if (v) return v;
-    if (performance.now() > deadline) return null;
-    await sleep(5);
-  }
-}
-
-/** One call's conversation: greeting, then each utterance, its reply's first voiced frame, the reply's end. */
-async function converse(side: CallerSide, utterances: Int16Array[], interjection?: Int16Array): Promise<LineResult> {
-  const r: LineResult = { samples: [], missing: 0, overlapped: 0, ended: false, noise: [] };
-  const firstVoicedAfter = (t: number) => side.arrivals.find((a) => a.at > t && a.rms > VOICED_RMS)?.at;
-  const lastVoiced = () => {
-    for (let i = side.arrivals.length - 1; i >= 0; i--) if (side.arrivals[i]!.rms > VOICED_RMS) return side.arrivals[i]!.at;
-    return 0;
-  };
-  /** Until nothing voiced was heard for `ms` (or the call is over). */
-  const quiet = (ms: number, timeoutMs: number) => waitFor(() => side.over() || performance.now() - lastVoiced() >= ms, timeoutMs);
-  const greetingAt = await waitFor(() => firstVoicedAfter(0), 30_000);
-  if (!greetingAt) return { ...r, error: 'no greeting within 30 s' };
-  if (interjection) {
-    // Real speech into the greeting: how soon the bot's sound stops at the ear (the end of the greeting's last
-    // stretch of voiced frames, a gap of 300 ms or more after it).
-    await waitFor(() => performance.now() - greetingAt >= 800 || null, 5000);
-    const saidAt = performance.now();
-    await side.speak(interjection);
-    await quiet(300, 10_000);
-    const voiced = side.arrivals.filter((a) => a.at > saidAt && a.rms > VOICED_RMS).map((a) => a.at);
-    let last = saidAt;
-    for (const at of voiced) {
-      if (at - last >= 300) break;
-      last = at;
-    }
-    r.bargeInMs = last - saidAt;
-    // The bot answers it ("Of course."): the script starts once that reply is over. Without this wait the first
-    // line followed the interjection within 100 ms, the two were one turn, and every later reply answered the
-    // line before (the call never heard "stop calling").
-    if (!(await waitFor(() => firstVoicedAfter(last), 10_000))) r.error = 'no reply to the interjection within 10 s';
-  }
-  await quiet(400, 20_000);
-  for (const [k, u] of utterances.entries()) {
-    if (side.over()) {
-      r.missing += utterances.length - k;
-      break;
-    }
-    const startedAt = performance.now();
-    r.noise.push(...side.arrivals.filter((a) => a.at > startedAt - 400).map((a) => a.rms));
-    const endAt = await side.speak(u);
-    if (side.arrivals.some((a) => a.at > startedAt && a.at <= endAt && a.rms > VOICED_RMS)) r.overlapped++;
-    const heard = await waitFor(() => firstVoicedAfter(endAt), 15_000);
-    if (heard) r.samples.push(heard - endAt);
-    else r.missing++;
-    if (k === utterances.length - 1) r.ended = (await waitFor(() => side.over(), 15_000)) !== null;
-    else await quiet(500, 30_000);
-  }
-  return r;
-}
-
+// ---- the caller's side (child processes; the conversation itself is bench-lib's) ----
 /** The phone's side of N SIP calls: the ear, one conversation per line. Sends 'ready', then the results. */
 async function phoneMain(earPort: number, n: number, turns: number): Promise<void> {
   const utterances = script(turns).map((t) => utterance(t, 8000));
@@ -194,8 +82,8 @@ async function phoneMain(earPort: number, n: number, turns: number): Promise<voi
           over: () => performance.now() - line.lastPacketAt > 1500,
         },
         utterances,
-        interjection,
-      ).catch((e: unknown) => ({ samples: [], missing: turns, overlapped: 0, ended: false, noise: [], error: String(e) })),
+        { interjection },
+      ).catch((e: unknown) => failedLine(turns, String(e))),
     );
   });
   process.send!({ ready: true });
@@ -266,7 +154,7 @@ async function wsMain(url: string, n: number, turns: number): Promise<void> {
           over: () => closed,
         },
         utterances,
-        interjection,
+        { interjection },
       );
       r.ended = r.ended && messages.some((m) => m.type === 'ended' && m.reason === 'bot_hangup');
       r.fallbacks = messages.filter((m) => m.type === 'transcript' && m.role === 'bot' && m.text === FALLBACK).length;
@@ -276,7 +164,7 @@ async function wsMain(url: string, n: number, turns: number): Promise<void> {
       if (!closed) ws.close();
     }
   };
-  const lines = await Promise.all(Array.from({ length: n }, (_, i) => one(i).catch((e: unknown) => ({ samples: [], missing: turns, overlapped: 0, ended: false, noise: [], error: String(e) }))));
+  const lines = await Promise.all(Array.from({ length: n }, (_, i) => one(i).catch((e: unknown) => failedLine(turns, String(e)))));
   process.send!({ lines });
   process.exit(0);
 }
@@ -303,20 +191,6 @@ async function cloudMain(turns: number): Promise<void> {
   process.send!({ url: cloud.url });
 }
 
-/** Runs this file as a child (`args`), returns its last message. */
-function child<T>(args: string[], onMessage?: (m: any) => void): Promise<T> {
-  const c = fork(here, args, { stdio: 'inherit' });
-  return new Promise<T>((resolve, reject) => {
-    let last: T | null = null;
-    c.on('message', (m: any) => {
-      onMessage?.(m);
-      if (!m.ready) last = m as T;
-    });
-    c.once('error', reject);
-    c.once('exit', (code) => (last ? resolve(last) : reject(new Error(`${args[0]} child exited ${code} without a result`))));
-  });
-}
-
 // ---- the bench ----
 interface Setting {
   path: Path;
@@ -330,8 +204,6 @@ interface Setting {
   worker: TurnTiming[];
   notes: string[];
 }
-
-const machine = (when: string) => `${when}: load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} | ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'})`;
 
 async function bench(): Promise<void> {
   const sizes = (process.env.BENCH_CALLS ?? '1,10').split(',').map(Number);
@@ -434,13 +306,13 @@ async function bench(): Promise<void> {
       let ok = 0;
       let fallbacks = 0;
       if (path === 'WS') {
-        ({ lines } = await child<{ lines: LineResult[] }>(['--ws', `ws://127.0.0.1:${port}/ws/${botId}`, String(n), String(turns)]));
+        ({ lines } = await forkChild<{ lines: LineResult[] }>(here, ['--ws', `ws://127.0.0.1:${port}/ws/${botId}`, String(n), String(turns)]));
         fallbacks = lines.reduce((s, l) => s + (l.fallbacks ?? 0), 0);
         ok = lines.filter((l) => l.ended && l.missing === 0 && !l.error).length;
         await waitFor(() => w.slots.active === 0, 30_000);
       } else {
         const ids: string[] = [];
-        ({ lines } = await child<{ lines: LineResult[] }>(['--phone', String(earPort), String(n), String(turns)], (m) => {
+        ({ lines } = await forkChild<{ lines: LineResult[] }>(here, ['--phone', String(earPort), String(n), String(turns)], (m) => {
           if (!m.ready) return;
           // The phone's ear is listening: dial the N calls (a little staggered, as a dialler would).
           void Promise.all(

@@ -27,6 +27,8 @@ export interface EarLine {
   readonly peer: { address: string; port: number };
   /** Every PCMU packet of the line: arrival (performance.now(), ms) and RMS of its decoded samples. */
   readonly arrivals: Array<{ at: number; rms: number }>;
+  /** Every packet the line sent (speech and the silence between): send time (performance.now(), ms) and RMS of its samples. */
+  readonly sent: Array<{ at: number; rms: number }>;
   /** performance.now() of the line's last packet from the peer. */
   lastPacketAt: number;
   /** Queues `pcm8k` (8 kHz PCM16); resolves with the send time (performance.now()) of its last packet. */
@@ -112,6 +114,7 @@ export class PhoneEar {
     const line: EarLine & { stopped: boolean } = {
       peer: { address, port },
       arrivals: [],
+      sent: [],
       lastPacketAt: performance.now(),
       stopped: false,
       speak(pcm8k) {
@@ -139,11 +142,16 @@ export class PhoneEar {
       if (performance.now() - line.lastPacketAt > 3000) return line.stop();
       let payload: Buffer;
       let done: (() => void) | null = null;
+      let sum = 0;
       const head = queue[0];
       if (head) {
         payload = Buffer.alloc(160, 0xff);
         const n = Math.min(160, head.pcm.length - offset);
-        for (let i = 0; i < n; i++) payload[i] = linearToUlaw(head.pcm[offset + i]!);
+        for (let i = 0; i < n; i++) {
+          const v = head.pcm[offset + i]!;
+          sum += v * v;
+          payload[i] = linearToUlaw(v);
+        }
         offset += n;
         if (offset >= head.pcm.length) {
           queue.shift();
@@ -161,6 +169,7 @@ export class PhoneEar {
       payload.copy(b, 12);
       seq = (seq + 1) & 0xffff;
       timestamp = (timestamp + 160) >>> 0;
+      line.sent.push({ at: performance.now(), rms: Math.sqrt(sum / 160) });
       socket.send(b, port, address, () => done?.());
       tick++;
       timer = setTimeout(send, Math.max(0, startedAt + tick * 20 - performance.now()));

@@ -437,6 +437,19 @@ export class LiveKitDialer implements TelephonyDialer {
 }
 
 /** The call's outbound line (dial-outs): what a warm transfer dials the person through. */
+/**
+ * A bench's view of the frames crossing the transport (`npm run bench:capacity`: the media path's own delay,
+ * from the phone's RTP to the worker and back). Unset in production: one null check per frame.
+ */
+export interface MediaProbe {
+  /** `room`'s caller frame handed to the pipeline ('in') or bot audio handed to rtc-node ('out'), as it happens. */
+  onFrame(room: string, direction: 'in' | 'out', pcm: Int16Array): void;
+}
+let mediaProbe: MediaProbe | null = null;
+export function setMediaProbe(probe: MediaProbe | null): void {
+  mediaProbe = probe;
+}
+
 interface CallLine {
   trunkId: string;
   fromNumber: string;
@@ -555,6 +568,7 @@ export class LiveKitTransport implements CallTransport {
         if (done || this.closed) break;
         // Once a call: a call whose peer is never heard shows in the log as one without this line.
         if (frames++ === 0) this.log.info('peer audio flowing');
+        mediaProbe?.onFrame(this.room.name ?? '', 'in', value.data);
         this.handlers?.onAudio(value.data);
       }
     } catch (err) {
@@ -573,6 +587,7 @@ export class LiveKitTransport implements CallTransport {
 
   sendAudio(pcm: Int16Array): void {
     if (this.closed) return;
+    mediaProbe?.onFrame(this.room.name ?? '', 'out', pcm);
     this.capture.send(pcm);
   }
 
