@@ -59,6 +59,17 @@ export const WorkerHeartbeat = Type.Object(
 export type WorkerHeartbeat = Static<typeof WorkerHeartbeat>;
 
 /**
+ * The calls a worker adds to the fleet's room, as the backend's reservation script counts them (RESERVE in
+ * backend/src/redisScripts.ts): none while draining, else its free slots bounded by its `admittable` (a worker
+ * that does not report it, older, counts its free slots).
+ */
+export function workerAdmittable(w: { draining: boolean; max_calls: number; active_calls: number; admittable?: number | null }): number {
+  if (w.draining) return 0;
+  const free = Math.max(0, w.max_calls - w.active_calls);
+  return w.admittable === null || w.admittable === undefined ? free : Math.min(free, w.admittable);
+}
+
+/**
  * Fields of one `XADD vp:jobs:calls` entry (all strings; `variables` is JSON of string → string).
  * A worker that claims the job must `ZREM vp:fleet:reservations <call_id>` once its active_calls
  * counts the call, and report lifecycle moves to `POST /api/v1/calls/{call_id}/events`.

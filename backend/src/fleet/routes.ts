@@ -10,6 +10,7 @@ import {
   FLEET_WORKER_KEY_PREFIX,
   FLEET_WORKERS_KEY,
   WorkerHeartbeat,
+  workerAdmittable,
   type FleetStatus,
   type FleetWorkerStatus,
 } from '@voice-platform/schemas';
@@ -42,13 +43,6 @@ export function workerStatus(raw: string): FleetWorkerStatus | null {
     draining: w.draining,
     updated_at: new Date(w.updated_at).toISOString(),
   };
-}
-
-/** What a worker adds to the fleet's admittable: what the reservation script counts (redisScripts.ts RESERVE). */
-export function workerAdmittable(w: Pick<FleetWorkerStatus, 'draining' | 'max_calls' | 'active_calls' | 'admittable'>): number {
-  if (w.draining) return 0;
-  const free = Math.max(0, w.max_calls - w.active_calls);
-  return w.admittable === null ? free : Math.min(free, w.admittable);
 }
 
 /** The workers whose heartbeat has not expired at `nowMs`, and the reservations still held then. */

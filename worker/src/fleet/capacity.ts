@@ -13,6 +13,7 @@ import {
   HEARTBEAT_INTERVAL_MS,
   HEARTBEAT_TTL_MS,
   fleetWorkerKey,
+  workerAdmittable,
   type WorkerHeartbeat,
 } from '@voice-platform/schemas';
 import type { Logger } from '../logger.js';
@@ -228,8 +229,7 @@ export async function readFleet(redis: Redis, nowMs = Date.now()): Promise<Fleet
       active_calls: sum((w) => w.active_calls),
       max_calls: sum((w) => w.max_calls),
       free_slots: sum((w) => (w.draining ? 0 : Math.max(0, w.max_calls - w.active_calls))),
-      // What the backend's reservations see: a worker that reports no admittable counts its free slots.
-      admittable: sum((w) => (w.draining ? 0 : Math.min(Math.max(0, w.max_calls - w.active_calls), w.admittable ?? Infinity))),
+      admittable: sum(workerAdmittable),
       draining_workers: workers.filter((w) => w.draining).length,
       reservations,
     },
