@@ -2271,7 +2271,7 @@ export interface operations {
                             dtmf?: string;
                             end_call?: boolean;
                             /** @description at least one, unless `dtmf` is set */
-                            examples: string[];
+                            examples?: string[];
                             name: string;
                             on_error_reply?: string;
                             /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
@@ -2903,7 +2903,7 @@ export interface operations {
                             dtmf?: string;
                             end_call?: boolean;
                             /** @description at least one, unless `dtmf` is set */
-                            examples: string[];
+                            examples?: string[];
                             name: string;
                             on_error_reply?: string;
                             /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
