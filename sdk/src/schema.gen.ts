@@ -6845,7 +6845,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description stored lower-cased; unique */
+                    /**
+                     * Format: email
+                     * @description an email address, e.g. ana@example.com; stored lower-cased; unique
+                     */
                     email: string;
                     name: string;
                     /** @description owner, admin, editor or viewer (docs/roles.md) */
