@@ -671,7 +671,7 @@ return errors === 0;
 }
 
 export const BotCreate = validate12;
-const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"minLength":1,"maxLength":64,"description":"one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","examples","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"audio":{"additionalProperties":false,"type":"object","properties":{"noise_suppression":{"default":false,"description":"RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call","type":"boolean"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"}}};
+const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"minLength":1,"maxLength":64,"description":"one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"audio":{"additionalProperties":false,"type":"object","properties":{"noise_suppression":{"default":false,"description":"RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call","type":"boolean"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"}}};
 const func8 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,63}$", "u");
 const pattern1 = new RegExp("^https?://[^\\s]+$", "u");
@@ -2448,8 +2448,8 @@ vErrors.push(err143);
 }
 errors++;
 }
-if(data47.examples === undefined){
-const err144 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "examples"},message:"must have required property '"+"examples"+"'"};
+if(data47.reply === undefined){
+const err144 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -2458,8 +2458,9 @@ vErrors.push(err144);
 }
 errors++;
 }
-if(data47.reply === undefined){
-const err145 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
+for(const key10 in data47){
+if(!((((((((key10 === "name") || (key10 === "examples")) || (key10 === "reply")) || (key10 === "end_call")) || (key10 === "action")) || (key10 === "on_error_reply")) || (key10 === "dtmf")) || (key10 === "sets"))){
+const err145 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -2468,9 +2469,12 @@ vErrors.push(err145);
 }
 errors++;
 }
-for(const key10 in data47){
-if(!((((((((key10 === "name") || (key10 === "examples")) || (key10 === "reply")) || (key10 === "end_call")) || (key10 === "action")) || (key10 === "on_error_reply")) || (key10 === "dtmf")) || (key10 === "sets"))){
-const err146 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+}
+if(data47.name !== undefined){
+let data48 = data47.name;
+if(typeof data48 === "string"){
+if(func2(data48) > 64){
+const err146 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -2479,12 +2483,8 @@ vErrors.push(err146);
 }
 errors++;
 }
-}
-if(data47.name !== undefined){
-let data48 = data47.name;
-if(typeof data48 === "string"){
-if(func2(data48) > 64){
-const err147 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(func2(data48) < 1){
+const err147 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -2493,8 +2493,9 @@ vErrors.push(err147);
 }
 errors++;
 }
-if(func2(data48) < 1){
-const err148 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err148 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -2504,8 +2505,11 @@ vErrors.push(err148);
 errors++;
 }
 }
-else {
-const err149 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data47.examples !== undefined){
+let data49 = data47.examples;
+if(Array.isArray(data49)){
+if(data49.length > 100){
+const err149 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -2514,12 +2518,12 @@ vErrors.push(err149);
 }
 errors++;
 }
-}
-if(data47.examples !== undefined){
-let data49 = data47.examples;
-if(Array.isArray(data49)){
-if(data49.length > 100){
-const err150 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+const len4 = data49.length;
+for(let i4=0; i4<len4; i4++){
+let data50 = data49[i4];
+if(typeof data50 === "string"){
+if(func2(data50) > 500){
+const err150 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -2528,12 +2532,8 @@ vErrors.push(err150);
 }
 errors++;
 }
-const len4 = data49.length;
-for(let i4=0; i4<len4; i4++){
-let data50 = data49[i4];
-if(typeof data50 === "string"){
-if(func2(data50) > 500){
-const err151 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(func2(data50) < 1){
+const err151 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -2542,8 +2542,9 @@ vErrors.push(err151);
 }
 errors++;
 }
-if(func2(data50) < 1){
-const err152 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err152 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -2553,8 +2554,9 @@ vErrors.push(err152);
 errors++;
 }
 }
+}
 else {
-const err153 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err153 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -2564,9 +2566,11 @@ vErrors.push(err153);
 errors++;
 }
 }
-}
-else {
-const err154 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data47.reply !== undefined){
+let data51 = data47.reply;
+if(typeof data51 === "string"){
+if(func2(data51) > 2000){
+const err154 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -2575,12 +2579,8 @@ vErrors.push(err154);
 }
 errors++;
 }
-}
-if(data47.reply !== undefined){
-let data51 = data47.reply;
-if(typeof data51 === "string"){
-if(func2(data51) > 2000){
-const err155 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(func2(data51) < 1){
+const err155 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -2589,8 +2589,9 @@ vErrors.push(err155);
 }
 errors++;
 }
-if(func2(data51) < 1){
-const err156 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err156 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -2600,8 +2601,9 @@ vErrors.push(err156);
 errors++;
 }
 }
-else {
-const err157 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data47.end_call !== undefined){
+if(typeof data47.end_call !== "boolean"){
+const err157 = {instancePath:instancePath+"/policy/intents/" + i3+"/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -2611,9 +2613,11 @@ vErrors.push(err157);
 errors++;
 }
 }
-if(data47.end_call !== undefined){
-if(typeof data47.end_call !== "boolean"){
-const err158 = {instancePath:instancePath+"/policy/intents/" + i3+"/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data47.action !== undefined){
+let data53 = data47.action;
+if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
+if(data53.tool === undefined){
+const err158 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -2622,12 +2626,9 @@ vErrors.push(err158);
 }
 errors++;
 }
-}
-if(data47.action !== undefined){
-let data53 = data47.action;
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-if(data53.tool === undefined){
-const err159 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
+for(const key11 in data53){
+if(!((key11 === "tool") || (key11 === "arguments"))){
+const err159 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -2636,9 +2637,12 @@ vErrors.push(err159);
 }
 errors++;
 }
-for(const key11 in data53){
-if(!((key11 === "tool") || (key11 === "arguments"))){
-const err160 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+}
+if(data53.tool !== undefined){
+let data54 = data53.tool;
+if(typeof data54 === "string"){
+if(!pattern2.test(data54)){
+const err160 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -2648,11 +2652,8 @@ vErrors.push(err160);
 errors++;
 }
 }
-if(data53.tool !== undefined){
-let data54 = data53.tool;
-if(typeof data54 === "string"){
-if(!pattern2.test(data54)){
-const err161 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+else {
+const err161 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -2662,8 +2663,11 @@ vErrors.push(err161);
 errors++;
 }
 }
-else {
-const err162 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data53.arguments !== undefined){
+let data55 = data53.arguments;
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+if(Object.keys(data55).length > 20){
+const err162 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -2672,28 +2676,14 @@ vErrors.push(err162);
 }
 errors++;
 }
-}
-if(data53.arguments !== undefined){
-let data55 = data53.arguments;
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
-if(Object.keys(data55).length > 20){
-const err163 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+for(const key12 in data55){
+if(!(pattern8.test(key12))){
+const err163 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err163];
 }
 else {
 vErrors.push(err163);
-}
-errors++;
-}
-for(const key12 in data55){
-if(!(pattern8.test(key12))){
-const err164 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err164];
-}
-else {
-vErrors.push(err164);
 }
 errors++;
 }
@@ -2703,7 +2693,18 @@ if(pattern8.test(key13)){
 let data56 = data55[key13];
 if(typeof data56 === "string"){
 if(func2(data56) > 1000){
-const err165 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments/" + key13.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err164 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments/" + key13.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err164];
+}
+else {
+vErrors.push(err164);
+}
+errors++;
+}
+}
+else {
+const err165 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments/" + key13.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -2713,8 +2714,10 @@ vErrors.push(err165);
 errors++;
 }
 }
+}
+}
 else {
-const err166 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments/" + key13.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err166 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -2725,9 +2728,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err167 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err167 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -2737,9 +2739,11 @@ vErrors.push(err167);
 errors++;
 }
 }
-}
-else {
-const err168 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data47.on_error_reply !== undefined){
+let data57 = data47.on_error_reply;
+if(typeof data57 === "string"){
+if(func2(data57) > 2000){
+const err168 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -2748,12 +2752,8 @@ vErrors.push(err168);
 }
 errors++;
 }
-}
-if(data47.on_error_reply !== undefined){
-let data57 = data47.on_error_reply;
-if(typeof data57 === "string"){
-if(func2(data57) > 2000){
-const err169 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(func2(data57) < 1){
+const err169 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -2762,8 +2762,9 @@ vErrors.push(err169);
 }
 errors++;
 }
-if(func2(data57) < 1){
-const err170 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err170 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -2773,8 +2774,11 @@ vErrors.push(err170);
 errors++;
 }
 }
-else {
-const err171 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data47.dtmf !== undefined){
+let data58 = data47.dtmf;
+if(typeof data58 === "string"){
+if(!pattern10.test(data58)){
+const err171 = {instancePath:instancePath+"/policy/intents/" + i3+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/pattern",keyword:"pattern",params:{pattern: "^[0-9*#]{1,32}$"},message:"must match pattern \""+"^[0-9*#]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -2784,11 +2788,8 @@ vErrors.push(err171);
 errors++;
 }
 }
-if(data47.dtmf !== undefined){
-let data58 = data47.dtmf;
-if(typeof data58 === "string"){
-if(!pattern10.test(data58)){
-const err172 = {instancePath:instancePath+"/policy/intents/" + i3+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/pattern",keyword:"pattern",params:{pattern: "^[0-9*#]{1,32}$"},message:"must match pattern \""+"^[0-9*#]{1,32}$"+"\""};
+else {
+const err172 = {instancePath:instancePath+"/policy/intents/" + i3+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -2798,8 +2799,11 @@ vErrors.push(err172);
 errors++;
 }
 }
-else {
-const err173 = {instancePath:instancePath+"/policy/intents/" + i3+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data47.sets !== undefined){
+let data59 = data47.sets;
+if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+if(Object.keys(data59).length > 20){
+const err173 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -2808,28 +2812,14 @@ vErrors.push(err173);
 }
 errors++;
 }
-}
-if(data47.sets !== undefined){
-let data59 = data47.sets;
-if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
-if(Object.keys(data59).length > 20){
-const err174 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+for(const key14 in data59){
+if(!(pattern11.test(key14))){
+const err174 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err174];
 }
 else {
 vErrors.push(err174);
-}
-errors++;
-}
-for(const key14 in data59){
-if(!(pattern11.test(key14))){
-const err175 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err175];
-}
-else {
-vErrors.push(err175);
 }
 errors++;
 }
@@ -2842,7 +2832,18 @@ let valid27 = false;
 const _errs154 = errors;
 if(typeof data60 === "string"){
 if(func2(data60) > 1000){
-const err176 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err175 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err175];
+}
+else {
+vErrors.push(err175);
+}
+errors++;
+}
+}
+else {
+const err176 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -2851,9 +2852,12 @@ vErrors.push(err176);
 }
 errors++;
 }
-}
-else {
-const err177 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid4 = _errs154 === errors;
+valid27 = valid27 || _valid4;
+if(!valid27){
+const _errs156 = errors;
+if(!(typeof data60 == "number")){
+const err177 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -2862,12 +2866,12 @@ vErrors.push(err177);
 }
 errors++;
 }
-var _valid4 = _errs154 === errors;
+var _valid4 = _errs156 === errors;
 valid27 = valid27 || _valid4;
 if(!valid27){
-const _errs156 = errors;
-if(!(typeof data60 == "number")){
-const err178 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const _errs158 = errors;
+if(typeof data60 !== "boolean"){
+const err178 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -2876,31 +2880,17 @@ vErrors.push(err178);
 }
 errors++;
 }
-var _valid4 = _errs156 === errors;
-valid27 = valid27 || _valid4;
-if(!valid27){
-const _errs158 = errors;
-if(typeof data60 !== "boolean"){
-const err179 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err179];
-}
-else {
-vErrors.push(err179);
-}
-errors++;
-}
 var _valid4 = _errs158 === errors;
 valid27 = valid27 || _valid4;
 }
 }
 if(!valid27){
-const err180 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err179 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err180];
+vErrors = [err179];
 }
 else {
-vErrors.push(err180);
+vErrors.push(err179);
 }
 errors++;
 }
@@ -2919,7 +2909,19 @@ vErrors = null;
 }
 }
 else {
-const err181 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err180 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err180];
+}
+else {
+vErrors.push(err180);
+}
+errors++;
+}
+}
+}
+else {
+const err181 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -2931,7 +2933,7 @@ errors++;
 }
 }
 else {
-const err182 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err182 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -2941,9 +2943,11 @@ vErrors.push(err182);
 errors++;
 }
 }
-}
-else {
-const err183 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data45.fallback !== undefined){
+let data61 = data45.fallback;
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+if(data61.reply === undefined){
+const err183 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -2952,12 +2956,9 @@ vErrors.push(err183);
 }
 errors++;
 }
-}
-if(data45.fallback !== undefined){
-let data61 = data45.fallback;
-if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
-if(data61.reply === undefined){
-const err184 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
+for(const key16 in data61){
+if(!((key16 === "reply") || (key16 === "end_call"))){
+const err184 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -2966,9 +2967,12 @@ vErrors.push(err184);
 }
 errors++;
 }
-for(const key16 in data61){
-if(!((key16 === "reply") || (key16 === "end_call"))){
-const err185 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+}
+if(data61.reply !== undefined){
+let data62 = data61.reply;
+if(typeof data62 === "string"){
+if(func2(data62) > 2000){
+const err185 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -2977,12 +2981,8 @@ vErrors.push(err185);
 }
 errors++;
 }
-}
-if(data61.reply !== undefined){
-let data62 = data61.reply;
-if(typeof data62 === "string"){
-if(func2(data62) > 2000){
-const err186 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(func2(data62) < 1){
+const err186 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -2991,8 +2991,9 @@ vErrors.push(err186);
 }
 errors++;
 }
-if(func2(data62) < 1){
-const err187 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err187 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -3002,8 +3003,9 @@ vErrors.push(err187);
 errors++;
 }
 }
-else {
-const err188 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data61.end_call !== undefined){
+if(typeof data61.end_call !== "boolean"){
+const err188 = {instancePath:instancePath+"/policy/fallback/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -3013,9 +3015,9 @@ vErrors.push(err188);
 errors++;
 }
 }
-if(data61.end_call !== undefined){
-if(typeof data61.end_call !== "boolean"){
-const err189 = {instancePath:instancePath+"/policy/fallback/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+else {
+const err189 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -3027,7 +3029,7 @@ errors++;
 }
 }
 else {
-const err190 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err190 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -3036,10 +3038,12 @@ vErrors.push(err190);
 }
 errors++;
 }
-}
-}
-else {
-const err191 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid3 = _errs117 === errors;
+valid17 = valid17 || _valid3;
+if(!valid17){
+const _errs167 = errors;
+if(data45 !== null){
+const err191 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -3048,30 +3052,16 @@ vErrors.push(err191);
 }
 errors++;
 }
-var _valid3 = _errs117 === errors;
+var _valid3 = _errs167 === errors;
 valid17 = valid17 || _valid3;
+}
 if(!valid17){
-const _errs167 = errors;
-if(data45 !== null){
-const err192 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err192 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err192];
 }
 else {
 vErrors.push(err192);
-}
-errors++;
-}
-var _valid3 = _errs167 === errors;
-valid17 = valid17 || _valid3;
-}
-if(!valid17){
-const err193 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err193];
-}
-else {
-vErrors.push(err193);
 }
 errors++;
 }
@@ -3092,12 +3082,12 @@ let data64 = data.turn_detection;
 if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
 for(const key17 in data64){
 if(!(((key17 === "mode") || (key17 === "end_of_turn_silence_ms")) || (key17 === "min_silence_ms"))){
-const err194 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+const err193 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err194];
+vErrors = [err193];
 }
 else {
-vErrors.push(err194);
+vErrors.push(err193);
 }
 errors++;
 }
@@ -3108,7 +3098,17 @@ const _errs173 = errors;
 let valid30 = false;
 const _errs174 = errors;
 if(typeof data65 !== "string"){
-const err195 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err194 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err194];
+}
+else {
+vErrors.push(err194);
+}
+errors++;
+}
+if("smart" !== data65){
+const err195 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/0/const",keyword:"const",params:{allowedValue: "smart"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -3117,8 +3117,12 @@ vErrors.push(err195);
 }
 errors++;
 }
-if("smart" !== data65){
-const err196 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/0/const",keyword:"const",params:{allowedValue: "smart"},message:"must be equal to constant"};
+var _valid5 = _errs174 === errors;
+valid30 = valid30 || _valid5;
+if(!valid30){
+const _errs176 = errors;
+if(typeof data65 !== "string"){
+const err196 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -3127,12 +3131,8 @@ vErrors.push(err196);
 }
 errors++;
 }
-var _valid5 = _errs174 === errors;
-valid30 = valid30 || _valid5;
-if(!valid30){
-const _errs176 = errors;
-if(typeof data65 !== "string"){
-const err197 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("fixed" !== data65){
+const err197 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/1/const",keyword:"const",params:{allowedValue: "fixed"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -3141,26 +3141,16 @@ vErrors.push(err197);
 }
 errors++;
 }
-if("fixed" !== data65){
-const err198 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/1/const",keyword:"const",params:{allowedValue: "fixed"},message:"must be equal to constant"};
+var _valid5 = _errs176 === errors;
+valid30 = valid30 || _valid5;
+}
+if(!valid30){
+const err198 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err198];
 }
 else {
 vErrors.push(err198);
-}
-errors++;
-}
-var _valid5 = _errs176 === errors;
-valid30 = valid30 || _valid5;
-}
-if(!valid30){
-const err199 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err199];
-}
-else {
-vErrors.push(err199);
 }
 errors++;
 }
@@ -3179,7 +3169,18 @@ vErrors = null;
 if(data64.end_of_turn_silence_ms !== undefined){
 let data66 = data64.end_of_turn_silence_ms;
 if(!((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66)))){
-const err200 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err199 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err199];
+}
+else {
+vErrors.push(err199);
+}
+errors++;
+}
+if(typeof data66 == "number"){
+if(data66 > 5000 || isNaN(data66)){
+const err200 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -3188,9 +3189,8 @@ vErrors.push(err200);
 }
 errors++;
 }
-if(typeof data66 == "number"){
-if(data66 > 5000 || isNaN(data66)){
-const err201 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
+if(data66 < 100 || isNaN(data66)){
+const err201 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -3199,8 +3199,12 @@ vErrors.push(err201);
 }
 errors++;
 }
-if(data66 < 100 || isNaN(data66)){
-const err202 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+}
+}
+if(data64.min_silence_ms !== undefined){
+let data67 = data64.min_silence_ms;
+if(!((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67)))){
+const err202 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -3209,12 +3213,9 @@ vErrors.push(err202);
 }
 errors++;
 }
-}
-}
-if(data64.min_silence_ms !== undefined){
-let data67 = data64.min_silence_ms;
-if(!((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67)))){
-const err203 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data67 == "number"){
+if(data67 > 5000 || isNaN(data67)){
+const err203 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -3223,9 +3224,8 @@ vErrors.push(err203);
 }
 errors++;
 }
-if(typeof data67 == "number"){
-if(data67 > 5000 || isNaN(data67)){
-const err204 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
+if(data67 < 100 || isNaN(data67)){
+const err204 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -3234,8 +3234,11 @@ vErrors.push(err204);
 }
 errors++;
 }
-if(data67 < 100 || isNaN(data67)){
-const err205 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+}
+}
+}
+else {
+const err205 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -3245,10 +3248,12 @@ vErrors.push(err205);
 errors++;
 }
 }
-}
-}
-else {
-const err206 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.interruption !== undefined){
+let data68 = data.interruption;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+for(const key18 in data68){
+if(!((key18 === "ignore_backchannels") || (key18 === "min_words"))){
+const err206 = {instancePath:instancePath+"/interruption",schemaPath:"#/properties/interruption/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -3258,12 +3263,9 @@ vErrors.push(err206);
 errors++;
 }
 }
-if(data.interruption !== undefined){
-let data68 = data.interruption;
-if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
-for(const key18 in data68){
-if(!((key18 === "ignore_backchannels") || (key18 === "min_words"))){
-const err207 = {instancePath:instancePath+"/interruption",schemaPath:"#/properties/interruption/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+if(data68.ignore_backchannels !== undefined){
+if(typeof data68.ignore_backchannels !== "boolean"){
+const err207 = {instancePath:instancePath+"/interruption/ignore_backchannels",schemaPath:"#/properties/interruption/properties/ignore_backchannels/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -3273,9 +3275,10 @@ vErrors.push(err207);
 errors++;
 }
 }
-if(data68.ignore_backchannels !== undefined){
-if(typeof data68.ignore_backchannels !== "boolean"){
-const err208 = {instancePath:instancePath+"/interruption/ignore_backchannels",schemaPath:"#/properties/interruption/properties/ignore_backchannels/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data68.min_words !== undefined){
+let data70 = data68.min_words;
+if(!((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70)))){
+const err208 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -3284,11 +3287,9 @@ vErrors.push(err208);
 }
 errors++;
 }
-}
-if(data68.min_words !== undefined){
-let data70 = data68.min_words;
-if(!((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70)))){
-const err209 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data70 == "number"){
+if(data70 > 10 || isNaN(data70)){
+const err209 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -3297,9 +3298,8 @@ vErrors.push(err209);
 }
 errors++;
 }
-if(typeof data70 == "number"){
-if(data70 > 10 || isNaN(data70)){
-const err210 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if(data70 < 1 || isNaN(data70)){
+const err210 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -3308,8 +3308,11 @@ vErrors.push(err210);
 }
 errors++;
 }
-if(data70 < 1 || isNaN(data70)){
-const err211 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+}
+else {
+const err211 = {instancePath:instancePath+"/interruption",schemaPath:"#/properties/interruption/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -3319,10 +3322,11 @@ vErrors.push(err211);
 errors++;
 }
 }
-}
-}
-else {
-const err212 = {instancePath:instancePath+"/interruption",schemaPath:"#/properties/interruption/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.dtmf !== undefined){
+let data71 = data.dtmf;
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.inter_digit_timeout_ms === undefined){
+const err212 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/required",keyword:"required",params:{missingProperty: "inter_digit_timeout_ms"},message:"must have required property '"+"inter_digit_timeout_ms"+"'"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -3331,12 +3335,9 @@ vErrors.push(err212);
 }
 errors++;
 }
-}
-if(data.dtmf !== undefined){
-let data71 = data.dtmf;
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
-if(data71.inter_digit_timeout_ms === undefined){
-const err213 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/required",keyword:"required",params:{missingProperty: "inter_digit_timeout_ms"},message:"must have required property '"+"inter_digit_timeout_ms"+"'"};
+for(const key19 in data71){
+if(!(key19 === "inter_digit_timeout_ms")){
+const err213 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -3345,9 +3346,11 @@ vErrors.push(err213);
 }
 errors++;
 }
-for(const key19 in data71){
-if(!(key19 === "inter_digit_timeout_ms")){
-const err214 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+}
+if(data71.inter_digit_timeout_ms !== undefined){
+let data72 = data71.inter_digit_timeout_ms;
+if(!((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72)))){
+const err214 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -3356,11 +3359,9 @@ vErrors.push(err214);
 }
 errors++;
 }
-}
-if(data71.inter_digit_timeout_ms !== undefined){
-let data72 = data71.inter_digit_timeout_ms;
-if(!((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72)))){
-const err215 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data72 == "number"){
+if(data72 > 10000 || isNaN(data72)){
+const err215 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -3369,9 +3370,8 @@ vErrors.push(err215);
 }
 errors++;
 }
-if(typeof data72 == "number"){
-if(data72 > 10000 || isNaN(data72)){
-const err216 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+if(data72 < 300 || isNaN(data72)){
+const err216 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -3380,8 +3380,11 @@ vErrors.push(err216);
 }
 errors++;
 }
-if(data72 < 300 || isNaN(data72)){
-const err217 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
+}
+}
+}
+else {
+const err217 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -3391,10 +3394,12 @@ vErrors.push(err217);
 errors++;
 }
 }
-}
-}
-else {
-const err218 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.answering_machine !== undefined){
+let data73 = data.answering_machine;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+for(const key20 in data73){
+if(!((((key20 === "detect") || (key20 === "on_machine")) || (key20 === "message")) || (key20 === "max_wait_for_beep_seconds"))){
+const err218 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -3404,29 +3409,14 @@ vErrors.push(err218);
 errors++;
 }
 }
-if(data.answering_machine !== undefined){
-let data73 = data.answering_machine;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-for(const key20 in data73){
-if(!((((key20 === "detect") || (key20 === "on_machine")) || (key20 === "message")) || (key20 === "max_wait_for_beep_seconds"))){
-const err219 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+if(data73.detect !== undefined){
+if(typeof data73.detect !== "boolean"){
+const err219 = {instancePath:instancePath+"/answering_machine/detect",schemaPath:"#/properties/answering_machine/properties/detect/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err219];
 }
 else {
 vErrors.push(err219);
-}
-errors++;
-}
-}
-if(data73.detect !== undefined){
-if(typeof data73.detect !== "boolean"){
-const err220 = {instancePath:instancePath+"/answering_machine/detect",schemaPath:"#/properties/answering_machine/properties/detect/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err220];
-}
-else {
-vErrors.push(err220);
 }
 errors++;
 }
@@ -3437,7 +3427,17 @@ const _errs200 = errors;
 let valid34 = false;
 const _errs201 = errors;
 if(typeof data75 !== "string"){
-const err221 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err220 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err220];
+}
+else {
+vErrors.push(err220);
+}
+errors++;
+}
+if("hangup" !== data75){
+const err221 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/const",keyword:"const",params:{allowedValue: "hangup"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -3446,8 +3446,12 @@ vErrors.push(err221);
 }
 errors++;
 }
-if("hangup" !== data75){
-const err222 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/const",keyword:"const",params:{allowedValue: "hangup"},message:"must be equal to constant"};
+var _valid6 = _errs201 === errors;
+valid34 = valid34 || _valid6;
+if(!valid34){
+const _errs203 = errors;
+if(typeof data75 !== "string"){
+const err222 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -3456,12 +3460,8 @@ vErrors.push(err222);
 }
 errors++;
 }
-var _valid6 = _errs201 === errors;
-valid34 = valid34 || _valid6;
-if(!valid34){
-const _errs203 = errors;
-if(typeof data75 !== "string"){
-const err223 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("leave_message" !== data75){
+const err223 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/const",keyword:"const",params:{allowedValue: "leave_message"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -3470,26 +3470,16 @@ vErrors.push(err223);
 }
 errors++;
 }
-if("leave_message" !== data75){
-const err224 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/const",keyword:"const",params:{allowedValue: "leave_message"},message:"must be equal to constant"};
+var _valid6 = _errs203 === errors;
+valid34 = valid34 || _valid6;
+}
+if(!valid34){
+const err224 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err224];
 }
 else {
 vErrors.push(err224);
-}
-errors++;
-}
-var _valid6 = _errs203 === errors;
-valid34 = valid34 || _valid6;
-}
-if(!valid34){
-const err225 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err225];
-}
-else {
-vErrors.push(err225);
 }
 errors++;
 }
@@ -3509,7 +3499,18 @@ if(data73.message !== undefined){
 let data76 = data73.message;
 if(typeof data76 === "string"){
 if(func2(data76) > 1000){
-const err226 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err225 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err225];
+}
+else {
+vErrors.push(err225);
+}
+errors++;
+}
+}
+else {
+const err226 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -3519,8 +3520,10 @@ vErrors.push(err226);
 errors++;
 }
 }
-else {
-const err227 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data73.max_wait_for_beep_seconds !== undefined){
+let data77 = data73.max_wait_for_beep_seconds;
+if(!((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77)))){
+const err227 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -3529,11 +3532,9 @@ vErrors.push(err227);
 }
 errors++;
 }
-}
-if(data73.max_wait_for_beep_seconds !== undefined){
-let data77 = data73.max_wait_for_beep_seconds;
-if(!((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77)))){
-const err228 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data77 == "number"){
+if(data77 > 120 || isNaN(data77)){
+const err228 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -3542,9 +3543,8 @@ vErrors.push(err228);
 }
 errors++;
 }
-if(typeof data77 == "number"){
-if(data77 > 120 || isNaN(data77)){
-const err229 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
+if(data77 < 5 || isNaN(data77)){
+const err229 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 5},message:"must be >= 5"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -3553,8 +3553,11 @@ vErrors.push(err229);
 }
 errors++;
 }
-if(data77 < 5 || isNaN(data77)){
-const err230 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 5},message:"must be >= 5"};
+}
+}
+}
+else {
+const err230 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -3564,10 +3567,12 @@ vErrors.push(err230);
 errors++;
 }
 }
-}
-}
-else {
-const err231 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.audio !== undefined){
+let data78 = data.audio;
+if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
+for(const key21 in data78){
+if(!(key21 === "noise_suppression")){
+const err231 = {instancePath:instancePath+"/audio",schemaPath:"#/properties/audio/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -3577,12 +3582,9 @@ vErrors.push(err231);
 errors++;
 }
 }
-if(data.audio !== undefined){
-let data78 = data.audio;
-if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
-for(const key21 in data78){
-if(!(key21 === "noise_suppression")){
-const err232 = {instancePath:instancePath+"/audio",schemaPath:"#/properties/audio/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
+if(data78.noise_suppression !== undefined){
+if(typeof data78.noise_suppression !== "boolean"){
+const err232 = {instancePath:instancePath+"/audio/noise_suppression",schemaPath:"#/properties/audio/properties/noise_suppression/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -3592,9 +3594,9 @@ vErrors.push(err232);
 errors++;
 }
 }
-if(data78.noise_suppression !== undefined){
-if(typeof data78.noise_suppression !== "boolean"){
-const err233 = {instancePath:instancePath+"/audio/noise_suppression",schemaPath:"#/properties/audio/properties/noise_suppression/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+else {
+const err233 = {instancePath:instancePath+"/audio",schemaPath:"#/properties/audio/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -3604,9 +3606,12 @@ vErrors.push(err233);
 errors++;
 }
 }
-}
-else {
-const err234 = {instancePath:instancePath+"/audio",schemaPath:"#/properties/audio/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.analysis !== undefined){
+let data80 = data.analysis;
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+for(const key22 in data80){
+if(!(((key22 === "summary") || (key22 === "fields")) || (key22 === "success"))){
+const err234 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -3616,12 +3621,9 @@ vErrors.push(err234);
 errors++;
 }
 }
-if(data.analysis !== undefined){
-let data80 = data.analysis;
-if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
-for(const key22 in data80){
-if(!(((key22 === "summary") || (key22 === "fields")) || (key22 === "success"))){
-const err235 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
+if(data80.summary !== undefined){
+if(typeof data80.summary !== "boolean"){
+const err235 = {instancePath:instancePath+"/analysis/summary",schemaPath:"#/properties/analysis/properties/summary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -3631,9 +3633,11 @@ vErrors.push(err235);
 errors++;
 }
 }
-if(data80.summary !== undefined){
-if(typeof data80.summary !== "boolean"){
-const err236 = {instancePath:instancePath+"/analysis/summary",schemaPath:"#/properties/analysis/properties/summary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data80.fields !== undefined){
+let data82 = data80.fields;
+if(Array.isArray(data82)){
+if(data82.length > 20){
+const err236 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -3642,12 +3646,12 @@ vErrors.push(err236);
 }
 errors++;
 }
-}
-if(data80.fields !== undefined){
-let data82 = data80.fields;
-if(Array.isArray(data82)){
-if(data82.length > 20){
-const err237 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+const len5 = data82.length;
+for(let i5=0; i5<len5; i5++){
+let data83 = data82[i5];
+if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+if(data83.name === undefined){
+const err237 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -3656,12 +3660,8 @@ vErrors.push(err237);
 }
 errors++;
 }
-const len5 = data82.length;
-for(let i5=0; i5<len5; i5++){
-let data83 = data82[i5];
-if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
-if(data83.name === undefined){
-const err238 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(data83.type === undefined){
+const err238 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -3670,8 +3670,9 @@ vErrors.push(err238);
 }
 errors++;
 }
-if(data83.type === undefined){
-const err239 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+for(const key23 in data83){
+if(!((((key23 === "name") || (key23 === "type")) || (key23 === "description")) || (key23 === "values"))){
+const err239 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -3680,9 +3681,12 @@ vErrors.push(err239);
 }
 errors++;
 }
-for(const key23 in data83){
-if(!((((key23 === "name") || (key23 === "type")) || (key23 === "description")) || (key23 === "values"))){
-const err240 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
+}
+if(data83.name !== undefined){
+let data84 = data83.name;
+if(typeof data84 === "string"){
+if(!pattern11.test(data84)){
+const err240 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -3692,27 +3696,13 @@ vErrors.push(err240);
 errors++;
 }
 }
-if(data83.name !== undefined){
-let data84 = data83.name;
-if(typeof data84 === "string"){
-if(!pattern11.test(data84)){
-const err241 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+else {
+const err241 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err241];
 }
 else {
 vErrors.push(err241);
-}
-errors++;
-}
-}
-else {
-const err242 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err242];
-}
-else {
-vErrors.push(err242);
 }
 errors++;
 }
@@ -3723,7 +3713,17 @@ const _errs227 = errors;
 let valid40 = false;
 const _errs228 = errors;
 if(typeof data85 !== "string"){
-const err243 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err242 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err242];
+}
+else {
+vErrors.push(err242);
+}
+errors++;
+}
+if("string" !== data85){
+const err243 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/const",keyword:"const",params:{allowedValue: "string"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -3732,8 +3732,12 @@ vErrors.push(err243);
 }
 errors++;
 }
-if("string" !== data85){
-const err244 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/const",keyword:"const",params:{allowedValue: "string"},message:"must be equal to constant"};
+var _valid7 = _errs228 === errors;
+valid40 = valid40 || _valid7;
+if(!valid40){
+const _errs230 = errors;
+if(typeof data85 !== "string"){
+const err244 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -3742,12 +3746,8 @@ vErrors.push(err244);
 }
 errors++;
 }
-var _valid7 = _errs228 === errors;
-valid40 = valid40 || _valid7;
-if(!valid40){
-const _errs230 = errors;
-if(typeof data85 !== "string"){
-const err245 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("number" !== data85){
+const err245 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/const",keyword:"const",params:{allowedValue: "number"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -3756,8 +3756,12 @@ vErrors.push(err245);
 }
 errors++;
 }
-if("number" !== data85){
-const err246 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/const",keyword:"const",params:{allowedValue: "number"},message:"must be equal to constant"};
+var _valid7 = _errs230 === errors;
+valid40 = valid40 || _valid7;
+if(!valid40){
+const _errs232 = errors;
+if(typeof data85 !== "string"){
+const err246 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -3766,12 +3770,8 @@ vErrors.push(err246);
 }
 errors++;
 }
-var _valid7 = _errs230 === errors;
-valid40 = valid40 || _valid7;
-if(!valid40){
-const _errs232 = errors;
-if(typeof data85 !== "string"){
-const err247 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("boolean" !== data85){
+const err247 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/const",keyword:"const",params:{allowedValue: "boolean"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -3780,8 +3780,12 @@ vErrors.push(err247);
 }
 errors++;
 }
-if("boolean" !== data85){
-const err248 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/const",keyword:"const",params:{allowedValue: "boolean"},message:"must be equal to constant"};
+var _valid7 = _errs232 === errors;
+valid40 = valid40 || _valid7;
+if(!valid40){
+const _errs234 = errors;
+if(typeof data85 !== "string"){
+const err248 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -3790,27 +3794,13 @@ vErrors.push(err248);
 }
 errors++;
 }
-var _valid7 = _errs232 === errors;
-valid40 = valid40 || _valid7;
-if(!valid40){
-const _errs234 = errors;
-if(typeof data85 !== "string"){
-const err249 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("enum" !== data85){
+const err249 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/const",keyword:"const",params:{allowedValue: "enum"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err249];
 }
 else {
 vErrors.push(err249);
-}
-errors++;
-}
-if("enum" !== data85){
-const err250 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/const",keyword:"const",params:{allowedValue: "enum"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err250];
-}
-else {
-vErrors.push(err250);
 }
 errors++;
 }
@@ -3820,12 +3810,12 @@ valid40 = valid40 || _valid7;
 }
 }
 if(!valid40){
-const err251 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err250 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err251];
+vErrors = [err250];
 }
 else {
-vErrors.push(err251);
+vErrors.push(err250);
 }
 errors++;
 }
@@ -3845,7 +3835,18 @@ if(data83.description !== undefined){
 let data86 = data83.description;
 if(typeof data86 === "string"){
 if(func2(data86) > 1000){
-const err252 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err251 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err251];
+}
+else {
+vErrors.push(err251);
+}
+errors++;
+}
+}
+else {
+const err252 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -3855,8 +3856,11 @@ vErrors.push(err252);
 errors++;
 }
 }
-else {
-const err253 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data83.values !== undefined){
+let data87 = data83.values;
+if(Array.isArray(data87)){
+if(data87.length > 50){
+const err253 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -3865,12 +3869,8 @@ vErrors.push(err253);
 }
 errors++;
 }
-}
-if(data83.values !== undefined){
-let data87 = data83.values;
-if(Array.isArray(data87)){
-if(data87.length > 50){
-const err254 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(data87.length < 1){
+const err254 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -3879,8 +3879,12 @@ vErrors.push(err254);
 }
 errors++;
 }
-if(data87.length < 1){
-const err255 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+const len6 = data87.length;
+for(let i6=0; i6<len6; i6++){
+let data88 = data87[i6];
+if(typeof data88 === "string"){
+if(func2(data88) > 200){
+const err255 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -3889,12 +3893,8 @@ vErrors.push(err255);
 }
 errors++;
 }
-const len6 = data87.length;
-for(let i6=0; i6<len6; i6++){
-let data88 = data87[i6];
-if(typeof data88 === "string"){
-if(func2(data88) > 200){
-const err256 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(func2(data88) < 1){
+const err256 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -3903,8 +3903,9 @@ vErrors.push(err256);
 }
 errors++;
 }
-if(func2(data88) < 1){
-const err257 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err257 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -3914,8 +3915,9 @@ vErrors.push(err257);
 errors++;
 }
 }
+}
 else {
-const err258 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err258 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -3927,7 +3929,7 @@ errors++;
 }
 }
 else {
-const err259 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err259 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -3939,24 +3941,12 @@ errors++;
 }
 }
 else {
-const err260 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err260 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err260];
 }
 else {
 vErrors.push(err260);
-}
-errors++;
-}
-}
-}
-else {
-const err261 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err261];
-}
-else {
-vErrors.push(err261);
 }
 errors++;
 }
@@ -3968,7 +3958,17 @@ let valid43 = false;
 const _errs244 = errors;
 if(typeof data89 === "string"){
 if(func2(data89) > 1000){
-const err262 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err261 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err261];
+}
+else {
+vErrors.push(err261);
+}
+errors++;
+}
+if(func2(data89) < 1){
+const err262 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -3977,8 +3977,8 @@ vErrors.push(err262);
 }
 errors++;
 }
-if(func2(data89) < 1){
-const err263 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!pattern14.test(data89)){
+const err263 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -3987,8 +3987,9 @@ vErrors.push(err263);
 }
 errors++;
 }
-if(!pattern14.test(data89)){
-const err264 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
+}
+else {
+const err264 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -3997,9 +3998,12 @@ vErrors.push(err264);
 }
 errors++;
 }
-}
-else {
-const err265 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid8 = _errs244 === errors;
+valid43 = valid43 || _valid8;
+if(!valid43){
+const _errs246 = errors;
+if(data89 !== null){
+const err265 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -4008,30 +4012,16 @@ vErrors.push(err265);
 }
 errors++;
 }
-var _valid8 = _errs244 === errors;
+var _valid8 = _errs246 === errors;
 valid43 = valid43 || _valid8;
+}
 if(!valid43){
-const _errs246 = errors;
-if(data89 !== null){
-const err266 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err266 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err266];
 }
 else {
 vErrors.push(err266);
-}
-errors++;
-}
-var _valid8 = _errs246 === errors;
-valid43 = valid43 || _valid8;
-}
-if(!valid43){
-const err267 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err267];
-}
-else {
-vErrors.push(err267);
 }
 errors++;
 }
@@ -4049,7 +4039,20 @@ vErrors = null;
 }
 }
 else {
-const err268 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err267 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err267];
+}
+else {
+vErrors.push(err267);
+}
+errors++;
+}
+}
+if(data.max_call_seconds !== undefined){
+let data90 = data.max_call_seconds;
+if(!((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90)))){
+const err268 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -4058,11 +4061,9 @@ vErrors.push(err268);
 }
 errors++;
 }
-}
-if(data.max_call_seconds !== undefined){
-let data90 = data.max_call_seconds;
-if(!((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90)))){
-const err269 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data90 == "number"){
+if(data90 > 7200 || isNaN(data90)){
+const err269 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 7200},message:"must be <= 7200"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -4071,9 +4072,8 @@ vErrors.push(err269);
 }
 errors++;
 }
-if(typeof data90 == "number"){
-if(data90 > 7200 || isNaN(data90)){
-const err270 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 7200},message:"must be <= 7200"};
+if(data90 < 10 || isNaN(data90)){
+const err270 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -4082,26 +4082,16 @@ vErrors.push(err270);
 }
 errors++;
 }
-if(data90 < 10 || isNaN(data90)){
-const err271 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"};
+}
+}
+}
+else {
+const err271 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err271];
 }
 else {
 vErrors.push(err271);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err272 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err272];
-}
-else {
-vErrors.push(err272);
 }
 errors++;
 }

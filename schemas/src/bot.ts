@@ -142,11 +142,14 @@ export type AnalysisSettings = Static<typeof AnalysisSettings>;
 /** True when the bot asks for anything: a summary, a field or a success verdict (else its calls get no analysis). */
 export const analysisWanted = (a: AnalysisSettings | null | undefined): boolean => Boolean(a && (a.summary || a.fields.length || a.success !== null));
 
+/** An intent's example phrases: on a bot, always present (empty for a keypad-only intent, one with `dtmf`). */
+const IntentExamples = Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 100, description: 'at least one, unless `dtmf` is set' });
+
 /** One intent of the offline `scripted` LLM: matched by its example phrases, answered by `reply`. */
 const PolicyIntent = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64 }),
-    examples: Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 100, description: 'at least one, unless `dtmf` is set' }),
+    examples: IntentExamples,
     reply: Type.String({ minLength: 1, maxLength: 2000, description: 'may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}' }),
     end_call: Type.Optional(Type.Boolean()),
     /** Runs one of the bot's tools when the intent matches; `reply` is said once it answered. */
@@ -191,6 +194,22 @@ export const BotPolicy = Type.Object(
   { additionalProperties: false },
 );
 export type BotPolicy = Static<typeof BotPolicy>;
+
+/** A policy as a POST or PATCH body writes it: an intent selected by keys alone (`dtmf`) may leave out `examples`. */
+export const BotPolicyInput = Type.Object(
+  {
+    intents: Type.Array(Type.Object({ ...PolicyIntent.properties, examples: Type.Optional(IntentExamples) }, { additionalProperties: false }), { maxItems: 200 }),
+    fallback: BotPolicy.properties.fallback,
+  },
+  { additionalProperties: false },
+);
+export type BotPolicyInput = Static<typeof BotPolicyInput>;
+
+/** The stored policy of a written one: every intent with its `examples` (none for a keypad-only intent). */
+export const policyWithExamples = (policy: BotPolicyInput): BotPolicy => ({
+  ...policy,
+  intents: policy.intents.map((intent) => ({ ...intent, examples: intent.examples ?? [] })),
+});
 
 /** How the bot knows the caller's turn is over (docs/design.md §11). */
 export const TURN_DETECTION_MODES = ['smart', 'fixed'] as const;
@@ -305,7 +324,7 @@ export const BotCreate = Type.Object(
     stt: Type.Optional(botFields.stt),
     llm: Type.Optional(botFields.llm),
     tools: Type.Optional(botFields.tools),
-    policy: Type.Optional(botFields.policy),
+    policy: Type.Optional(Type.Union([BotPolicyInput, Type.Null()])),
     /** Fields left out keep their defaults (on PATCH: their current values). */
     turn_detection: Type.Optional(Type.Partial(botFields.turn_detection)),
     /** Fields left out keep their defaults (on PATCH: their current values). */

@@ -2271,7 +2271,7 @@ export interface operations {
                             dtmf?: string;
                             end_call?: boolean;
                             /** @description at least one, unless `dtmf` is set */
-                            examples: string[];
+                            examples?: string[];
                             name: string;
                             on_error_reply?: string;
                             /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
@@ -2903,7 +2903,7 @@ export interface operations {
                             dtmf?: string;
                             end_call?: boolean;
                             /** @description at least one, unless `dtmf` is set */
-                            examples: string[];
+                            examples?: string[];
                             name: string;
                             on_error_reply?: string;
                             /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
@@ -6845,7 +6845,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description stored lower-cased; unique */
+                    /**
+                     * Format: email
+                     * @description an email address, e.g. ana@example.com; stored lower-cased; unique
+                     */
                     email: string;
                     name: string;
                     /** @description owner, admin, editor or viewer (docs/roles.md) */

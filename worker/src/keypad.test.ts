@@ -89,7 +89,8 @@ describe('the keypad on a WebSocket call', () => {
       name: 'slow keys bot',
       greeting: '',
       dtmf: { inter_digit_timeout_ms: 3000 },
-      policy: { intents: [{ name: 'account', examples: [], dtmf: '42', reply: 'Account {{digits}} found.', end_call: true }], fallback: { reply: 'Sorry?' } },
+      // A keypad-only intent: no examples (docs/design.md §2, Bots).
+      policy: { intents: [{ name: 'account', dtmf: '42', reply: 'Account {{digits}} found.', end_call: true }], fallback: { reply: 'Sorry?' } },
     });
     expect(res.status).toBe(201);
     const { caller, callId } = await startCall(w.wsUrl, res.body.id as string);

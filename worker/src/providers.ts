@@ -65,7 +65,7 @@ export function sttFor(cfg: RuntimeConfig, s: ProviderSettings, spawner?: Proces
   const { provider, model, language } = cfg.bot.stt;
   switch (provider) {
     case 'pocketsphinx': {
-      const phrases = cfg.bot.policy?.intents.flatMap((i) => i.examples) ?? [];
+      const phrases = cfg.bot.policy?.intents.flatMap((i) => i.examples ?? []) ?? [];
       return new PocketsphinxStt({ binary: s.POCKETSPHINX_BINARY, modelDir: s.POCKETSPHINX_MODEL_DIR, phrases, spawner, live: s.POCKETSPHINX_LIVE ? live : null });
     }
     case 'deepgram':

@@ -73,6 +73,18 @@ describe('bots', () => {
     expect(fields.some((f: string) => f.startsWith('policy'))).toBe(true);
   });
 
+  it('a keypad-only intent (dtmf) may leave out examples: stored and served with none; an intent with neither is refused by field', async () => {
+    const policy = { intents: [{ name: 'account', dtmf: '42', reply: 'Account {{digits}}.' }, { name: 'stop', examples: ['stop'], reply: 'Bye.' }], fallback: { reply: 'Sorry?' } };
+    const created = await post({ name: 'Keys', policy }).expect(201);
+    expect(created.body.policy.intents[0]).toEqual({ name: 'account', examples: [], dtmf: '42', reply: 'Account {{digits}}.' });
+    const config = await h.http.get(`/api/v1/config?bot_id=${created.body.id}`).set('Authorization', `Bearer ${WORKER_TOKEN}`).expect(200);
+    expect(config.body.bot.policy.intents[0]).toMatchObject({ name: 'account', examples: [], dtmf: '42' });
+    const patched = await h.http.patch(`/api/v1/bots/${created.body.id}`).set('Authorization', auth).send({ policy: { ...policy, intents: [{ name: 'menu', dtmf: '1', reply: 'One.' }] } }).expect(200);
+    expect(patched.body.policy.intents).toEqual([{ name: 'menu', examples: [], dtmf: '1', reply: 'One.' }]);
+    const neither = await post({ name: 'Neither', policy: { intents: [{ name: 'vague', reply: 'What?' }], fallback: { reply: 'Sorry?' } } }).expect(422);
+    expect(neither.body.error).toEqual({ code: 'validation_failed', message: expect.any(String), details: [{ field: 'policy.intents.0.examples', message: 'needs at least one example, or dtmf' }] });
+  });
+
   it('patches a bot, re-checking templates against the merged result', async () => {
     const created = await post({ name: 'P', prompt: 'Hello {{customer_name}}', variables: [{ name: 'customer_name', required: true }] }).expect(201);
     const id = created.body.id as string;

@@ -1,7 +1,7 @@
 // Bots as stored: the document, its public shape, reading with defaults (migrate on read), and the lookup
 // dial-out, the worker config, inbound and call creation use. The admin routes are in routes.ts.
 import type { Db } from 'mongodb';
-import { BOT_DEFAULTS, type AnalysisSettings, type Bot, type BotCreate, type BotTool, type BotToolPublic, type TurnDetection } from '@voice-platform/schemas';
+import { BOT_DEFAULTS, policyWithExamples, type AnalysisSettings, type Bot, type BotCreate, type BotTool, type BotToolPublic, type TurnDetection } from '@voice-platform/schemas';
 import { COLLECTIONS } from '../collections.js';
 import type { CacheTable, CacheView } from '../cacheTable.js';
 import { SecretBox } from '../secretBox.js';
@@ -135,7 +135,7 @@ export function withDefaults(body: BotCreate) {
     stt: body.stt ?? BOT_DEFAULTS.stt,
     llm: body.llm ?? BOT_DEFAULTS.llm,
     tools: (body.tools ?? BOT_DEFAULTS.tools).map((t) => ({ ...t, description: t.description ?? '' })),
-    policy: body.policy ?? BOT_DEFAULTS.policy,
+    policy: body.policy ? policyWithExamples(body.policy) : BOT_DEFAULTS.policy,
     turn_detection: turnDetection(BOT_DEFAULTS.turn_detection, body.turn_detection),
     interruption: { ...BOT_DEFAULTS.interruption, ...body.interruption },
     dtmf: body.dtmf ?? BOT_DEFAULTS.dtmf,

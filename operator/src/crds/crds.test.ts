@@ -87,5 +87,8 @@ describe('CRDs on the API server', () => {
     expect(await rejection(bot('no-name', { language: 'en-US' }))).toContain('spec.name');
     const ok = await clients.objects.create(bot('good', { name: 'Good bot', variables: [{ name: 'first_name', required: true }], policy: null }));
     expect((ok as unknown as { spec: { variables: unknown } }).spec.variables).toEqual([{ name: 'first_name', required: true, description: '' }]);
+    // A keypad-only intent (dtmf) leaves out examples, as the bots API takes it.
+    const keys = await clients.objects.create(bot('keys', { name: 'Keys', policy: { intents: [{ name: 'account', dtmf: '42', reply: 'Account {{digits}}.' }], fallback: { reply: 'Sorry?' } } }));
+    expect((keys as unknown as { spec: { policy: unknown } }).spec.policy).toEqual({ intents: [{ name: 'account', dtmf: '42', reply: 'Account {{digits}}.' }], fallback: { reply: 'Sorry?' } });
   });
 });
