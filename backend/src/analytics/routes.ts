@@ -138,7 +138,7 @@ export function analyticsRoutes(router: Router, svc: Services, metrics: Metrics)
   router.get('/api/v1/analytics/calls', async (ctx) => {
     // An admin token, or an API key (its scope checked by authenticateKey against the roles table). Every credential
     // sent must be valid, as for GET /calls/{id}: a bad admin token beside a good key is refused too.
-    const admin = ctx.get('Authorization') ? await authenticateAdmin(svc, ctx) : null;
+    const admin = ctx.headers.authorization !== undefined ? await authenticateAdmin(svc, ctx) : null;
     if (!admin || ctx.headers['x-api-key'] !== undefined) await authenticateKey(svc, metrics, ctx);
     ctx.body = await callAnalytics(svc, parseAnalyticsQuery(ctx.query, svc.now()));
   });

@@ -21,7 +21,7 @@ import { findCall, type CallDoc } from './store.js';
  */
 export async function readableCall(svc: Services, metrics: Metrics, ctx: Context, projection?: Record<string, 0 | 1>): Promise<CallDoc> {
   let apiKeyId: string | undefined;
-  const admin = ctx.get('Authorization') ? await authenticateAdmin(svc, ctx) : null;
+  const admin = ctx.headers.authorization !== undefined ? await authenticateAdmin(svc, ctx) : null;
   if (!admin || ctx.headers['x-api-key'] !== undefined) apiKeyId = (await authenticateKey(svc, metrics, ctx)).id;
   const doc = await findCall(svc.db, ctx.params.id!, projection && { ...projection, api_key_id: 1 });
   if (!doc || (apiKeyId !== undefined && doc.api_key_id !== apiKeyId)) throw apiError('call_not_found');

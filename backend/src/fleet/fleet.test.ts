@@ -79,6 +79,8 @@ describe('GET /api/v1/fleet', () => {
     const dialer = await createKey(h, auth, { name: 'crm', scopes: ['dialout'] });
     expect((await h.http.get('/api/v1/fleet').set('X-API-Key', dialer.key).expect(403)).body.error.code).toBe('forbidden');
     expect((await fleet('Bearer nope').expect(401)).body.error.code).toBe('unauthorized');
+    // Every credential sent must be valid: an empty Authorization header beside a good key is one (schemathesis ST401).
+    expect((await h.http.get('/api/v1/fleet').set('X-API-Key', reader.key).set('Authorization', '').expect(401)).body.error.code).toBe('unauthorized');
   });
 
   it('answers 503 naming Redis while it is down, 200 once it is back', async () => {

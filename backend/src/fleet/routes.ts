@@ -71,7 +71,7 @@ export async function readFleetStatus(redis: Redis, nowMs: number): Promise<Flee
 export function fleetRoutes(router: Router, svc: Services, metrics: Metrics): void {
   router.get('/api/v1/fleet', async (ctx) => {
     // As GET /api/v1/analytics/calls: every credential sent must be valid.
-    const admin = ctx.get('Authorization') ? await authenticateAdmin(svc, ctx) : null;
+    const admin = ctx.headers.authorization !== undefined ? await authenticateAdmin(svc, ctx) : null;
     if (!admin || ctx.headers['x-api-key'] !== undefined) await authenticateKey(svc, metrics, ctx);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = await readFleetStatus(svc.redis, svc.clock());
