@@ -181,7 +181,7 @@ export const emptyArgument = (): ArgumentRow => ({ name: '', value: '' });
 export function intentToForm(i: PolicyIntent): IntentForm {
   return {
     name: i.name,
-    examples: i.examples.join('\n'),
+    examples: (i.examples ?? []).join('\n'),
     reply: i.reply,
     end_call: i.end_call ?? false,
     dtmf: i.dtmf ?? '',

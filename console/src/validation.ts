@@ -143,7 +143,7 @@ export function validateBot(body: BotCreateT): FieldErrors {
   // transfer_call, send_dtmf); its error reply needs an action.
   body.policy?.intents.forEach((intent, i) => {
     const at = `policy.intents.${i}`;
-    if (intent.examples.length === 0 && intent.dtmf === undefined) errors[`${at}.examples`] ??= 'Add at least one, or the keys that select this intent.';
+    if ((intent.examples ?? []).length === 0 && intent.dtmf === undefined) errors[`${at}.examples`] ??= 'Add at least one, or the keys that select this intent.';
     if (intent.action) {
       const name = intent.action.tool;
       const tool = (body.tools ?? []).find((t) => t.name === name);

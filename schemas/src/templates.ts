@@ -11,7 +11,7 @@
 // - Rendering replaces each placeholder with the variable's value; a variable the call does not carry
 //   (an optional one left out) renders as empty text. Own properties only: `{{constructor}}` is a name
 //   like any other.
-import { VARIABLE_NAME_PATTERN, type BotPolicy } from './bot.js';
+import { VARIABLE_NAME_PATTERN, type BotPolicyInput } from './bot.js';
 
 const PLACEHOLDER = /\{\{\s*([^{}\s]*)\s*\}\}/g;
 const VARIABLE_NAME = new RegExp(VARIABLE_NAME_PATTERN);
@@ -57,7 +57,8 @@ interface TemplatedBot {
   variables?: ReadonlyArray<{ name: string }>;
   prompt?: string;
   greeting?: string;
-  policy?: BotPolicy | null;
+  /** Stored (examples always there) or as sent (a keypad-only intent may leave them out). */
+  policy?: BotPolicyInput | null;
   answering_machine?: { message?: string };
 }
 
