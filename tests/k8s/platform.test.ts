@@ -223,7 +223,7 @@ describe('2. a Bot applied with kubectl, a dial-out through the Ingress', () => 
     const table = await kubectl(['-n', NAMESPACE, 'get', 'voicefleets,bots']);
     const lines = table.trim().split('\n');
     expect(lines.filter((l) => /^NAME\s/.test(l))).toEqual([
-      expect.stringMatching(/^NAME\s+REPLICAS\s+DESIRED\s+ACTIVE CALLS\s+CAPACITY\s+READY\s+AGE$/),
+      expect.stringMatching(/^NAME\s+REPLICAS\s+DESIRED\s+ACTIVE CALLS\s+CAPACITY\s+LOAD\s+READY\s+AGE$/),
       expect.stringMatching(/^NAME\s+BOT ID\s+FLEET\s+ACTIVE\s+SYNCED\s+AGE$/),
     ]);
     expect(table).not.toContain('<none>');
@@ -354,37 +354,6 @@ describe('4. the operator leader fails over mid-scale', () => {
   }, 900_000);
 });
 
-describe('4b. load scales the fleet before its slots run out', () => {
-  it('a worker one call fills reports no admittable room, and the operator adds a worker with calls far below the slots', async () => {
-    await until('one idle worker', async () => (await deploymentReplicas()) === 1 && (await readyWorkers()).length === 1, 400_000, 2000);
-    // A small CPU allowance: the estimate of a call (0.1 core) is half of it, so one live call leaves no room
-    // under LOAD_THRESHOLD (0.7) though the worker has slots for five (callsPerWorker) and more.
-    await helm(['upgrade', RELEASE, CHART, '-n', NAMESPACE, '--reuse-values', '--set', 'fleet.settings.CPU_ALLOWANCE_CORES=0.2', '--wait', '--timeout', '5m']);
-    await until('the one worker on the small allowance', async () => {
-      const list = (await workerPods()).filter((p) => !p.metadata.deletionTimestamp);
-      return list.length === 1 && isReady(list[0]!) && list[0]!.spec.containers[0]!.env?.some((e) => e.name === 'CPU_ALLOWANCE_CORES' && e.value === '0.2');
-    }, 300_000, 2000);
-    await until('the fleet at one replica', async () => (await deploymentReplicas()) === 1, 120_000, 2000);
-    const since = new Date();
-    const id = await dial(holdNumber(90), 'load');
-    await answered(id);
-    const f = await until('a scale-up on load', async () => {
-      const x = await fleet();
-      return x.status.desiredReplicas >= 2 ? x : undefined;
-    }, 120_000, 1000);
-    // The calls rule asks for one worker (1 call + a buffer of 2 ≤ 5): the room the load leaves decided it.
-    expect(f.status.activeCalls).toBe(1);
-    const events = await kubectlJson<{ items: Array<{ message: string; lastTimestamp?: string; eventTime?: string }> }>(
-      ['-n', NAMESPACE, 'get', 'events', '--field-selector', `involvedObject.name=${fleetName},reason=ScaledUp`],
-    );
-    const recent = events.items.filter((e) => new Date(e.lastTimestamp ?? e.eventTime ?? 0) >= new Date(since.getTime() - 1000));
-    // Either load rule: no admittable room left, or the measured load itself over targetLoad.
-    expect(recent.map((e) => e.message)).toEqual([expect.stringMatching(/^Scaled up from 1 to 2: (0 admittable calls on 1 ready workers|load [\d.]+ of 1 workers at targetLoad 0\.6) need 2 workers/)]);
-    await until('2 ready workers', async () => (await readyWorkers()).length >= 2, 180_000, 2000);
-    expect(await ended(id, 150_000)).toMatchObject({ status: 'completed', end_reason: 'callee_hangup' });
-  }, 900_000);
-});
-
 describe('5. Prometheus scrapes the platform', () => {
   const query = async (expr: string) => {
     const out = JSON.parse(await proxyGet(TEST_NAMESPACE, 'services/vp-prometheus:9090', `api/v1/query?query=${encodeURIComponent(expr)}`));
@@ -441,6 +410,37 @@ describe('5. Prometheus scrapes the platform', () => {
     const workers = (await readyWorkers()).map((p) => p.metadata.name).sort();
     expect((await query('up{job="voice-worker"}')).map((s) => s.metric.pod).sort()).toEqual(workers);
   }, 60_000);
+});
+
+describe('6. load scales the fleet before its slots run out', () => {
+  it('a worker one call fills reports no admittable room, and the operator adds a worker with calls far below the slots', async () => {
+    await until('one idle worker', async () => (await deploymentReplicas()) === 1 && (await readyWorkers()).length === 1, 400_000, 2000);
+    // A small CPU allowance: the estimate of a call (0.1 core) is half of it, so one live call leaves no room
+    // under LOAD_THRESHOLD (0.7) though the worker has slots for five (callsPerWorker) and more.
+    await helm(['upgrade', RELEASE, CHART, '-n', NAMESPACE, '--reuse-values', '--set', 'fleet.settings.CPU_ALLOWANCE_CORES=0.2', '--wait', '--timeout', '5m']);
+    await until('the one worker on the small allowance', async () => {
+      const list = (await workerPods()).filter((p) => !p.metadata.deletionTimestamp);
+      return list.length === 1 && isReady(list[0]!) && list[0]!.spec.containers[0]!.env?.some((e) => e.name === 'CPU_ALLOWANCE_CORES' && e.value === '0.2');
+    }, 300_000, 2000);
+    await until('the fleet at one replica', async () => (await deploymentReplicas()) === 1, 120_000, 2000);
+    const since = new Date();
+    const id = await dial(holdNumber(90), 'load');
+    await answered(id);
+    const f = await until('a scale-up on load', async () => {
+      const x = await fleet();
+      return x.status.desiredReplicas >= 2 ? x : undefined;
+    }, 120_000, 1000);
+    // The calls rule asks for one worker (1 call + a buffer of 2 ≤ 5): the room the load leaves decided it.
+    expect(f.status.activeCalls).toBe(1);
+    const events = await kubectlJson<{ items: Array<{ message: string; lastTimestamp?: string; eventTime?: string }> }>(
+      ['-n', NAMESPACE, 'get', 'events', '--field-selector', `involvedObject.name=${fleetName},reason=ScaledUp`],
+    );
+    const recent = events.items.filter((e) => new Date(e.lastTimestamp ?? e.eventTime ?? 0) >= new Date(since.getTime() - 1000));
+    // Either load rule: no admittable room left, or the measured load itself over targetLoad.
+    expect(recent.map((e) => e.message)).toEqual([expect.stringMatching(/^Scaled up from 1 to 2: (0 admittable calls on 1 ready workers|load [\d.]+ of 1 workers at targetLoad 0\.6) need 2 workers/)]);
+    await until('2 ready workers', async () => (await readyWorkers()).length >= 2, 180_000, 2000);
+    expect(await ended(id, 150_000)).toMatchObject({ status: 'completed', end_reason: 'callee_hangup' });
+  }, 900_000);
 });
 
 describe('no call was cut', () => {
