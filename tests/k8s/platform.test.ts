@@ -227,7 +227,7 @@ describe('2. a Bot applied with kubectl, a dial-out through the Ingress', () => 
       expect.stringMatching(/^NAME\s+BOT ID\s+FLEET\s+ACTIVE\s+SYNCED\s+AGE$/),
     ]);
     expect(table).not.toContain('<none>');
-    expect(table).toMatch(new RegExp(`voicefleet[^\\s]*/${fleetName}\\s+\\d+\\s+\\d+\\s+\\d+\\s+\\d+\\s+True\\s`));
+    expect(table).toMatch(new RegExp(`voicefleet[^\\s]*/${fleetName}\\s+\\d+\\s+\\d+\\s+\\d+\\s+\\d+\\s+[\\d.]+\\s+True\\s`));
     expect(table).toMatch(new RegExp(`bot[^\\s]*/${BOT_RESOURCE}\\s+${botId}\\s+${fleetName}\\s+true\\s+True\\s`));
   });
 
