@@ -1,7 +1,7 @@
 // `npm run bench:capacity -w worker` (DESIGN §15): how many calls this machine serves within the turn-latency
 // SLO, and what admission on load does with twice that.
 //  1. Steps the number of concurrent SIP calls (BENCH_STEPS, default "1,2,4,6,8,10,12,14,16,20") with
-//     LOAD_ADMISSION off until the SLO breaks: each call a real dial-out through the backend's API
+//     LOAD_ADMISSION off until the SLO breaks (BENCH_KEEP_STEPPING=1: through every step): each call a real dial-out through the backend's API
 //     (POST /api/v1/sip/dialout) to the test phone, answered by the ear (tests/infra ear.ts), which speaks a
 //     multi-turn script (BENCH_TURNS, default 6; the last "stop calling") as PCMU RTP through livekit-sip and
 //     timestamps every packet it hears; starts staggered by BENCH_STAGGER_MS (default 700). Offline
@@ -422,6 +422,11 @@ async function bench(): Promise<void> {
       console.log(describe(b));
       notes(b);
       if (!withinSlo(b)) {
+        // BENCH_KEEP_STEPPING=1: the rest of the steps too, to see how the latency grows past the SLO.
+        if (process.env.BENCH_KEEP_STEPPING === '1') {
+          console.log(`  SLO broken at N=${n}: stepping on (BENCH_KEEP_STEPPING)`);
+          continue;
+        }
         console.log(`  SLO broken at N=${n}: stepping stops`);
         break;
       }
