@@ -18,13 +18,24 @@ export async function adminToken(): Promise<string> {
   return ((await r.json()) as { access_token: string }).access_token;
 }
 
+/** The admin's token for the API calls beside the page: one sign-in reused (every sign-in counts against the
+ *  backend's per-address limit, 60 a minute, which a sign-in per request used up), again after a 401. */
+let cachedToken: Promise<string> | null = null;
+
 /** One admin API request: its status and JSON body (null for 204). */
 export async function admin(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const r = await fetch(`${BACKEND}${url}`, {
-    method,
-    headers: { Authorization: `Bearer ${await adminToken()}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  const send = async () =>
+    fetch(`${BACKEND}${url}`, {
+      method,
+      headers: { Authorization: `Bearer ${await (cachedToken ??= adminToken())}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  let r = await send();
+  if (r.status === 401) {
+    // Revoked or expired meanwhile (a test signed the admin out everywhere): sign in again, once.
+    cachedToken = null;
+    r = await send();
+  }
   return { status: r.status, body: r.status === 204 ? null : await r.json() };
 }
 
