@@ -449,12 +449,12 @@ async function bench(): Promise<void> {
       const seconds = Number(process.env.BENCH_OFFER_SECONDS ?? Math.max(30, Math.round(meanCallS)));
       const rate = Number(process.env.BENCH_OFFER_RATE ?? (2 * capacity) / meanCallS);
       const count = Math.max(1, Math.round(rate * seconds));
-      offerLine = `${count} dial-outs at ${rate.toFixed(2)}/s for ${seconds} s (2 × ${capacity} calls ÷ ${f1(meanCallS)} s mean call), LOAD_ADMISSION on, LOAD_THRESHOLD ${process.env.LOAD_THRESHOLD ?? 'default (0.7)'}, CPU_ALLOWANCE_CORES ${process.env.CPU_ALLOWANCE_CORES ?? 'default (cgroup, else the cores)'}, CALL_CPU_ESTIMATE_CORES=${estimate.toFixed(3)}`;
+      offerLine = `${count} dial-outs at ${rate.toFixed(2)}/s for ${seconds} s (2 × ${capacity} calls ÷ ${f1(meanCallS)} s mean call), LOAD_ADMISSION on, LOAD_THRESHOLD ${process.env.LOAD_THRESHOLD ?? 'default (0.7)'}, CPU_ALLOWANCE_CORES ${process.env.CPU_ALLOWANCE_CORES ?? 'default (cgroup, else the cores)'}, CALL_CPU_ESTIMATE_CORES=${estimate.toFixed(3)}, LOAD_CPU_PRESSURE ${process.env.LOAD_CPU_PRESSURE ?? 'true'} (the whole stack shares these cores)`;
       console.log(`\noffered load: ${offerLine}`);
       // LOAD_THRESHOLD and CPU_ALLOWANCE_CORES from the bench's environment when set (else the defaults).
       const passed = Object.fromEntries(['LOAD_THRESHOLD', 'CPU_ALLOWANCE_CORES'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
       // The slot count far above it: load alone admits.
-      w = await startWorker('bench-capacity-admission', Math.max(4 * capacity, 20), { LOAD_ADMISSION: 'true', CALL_CPU_ESTIMATE_CORES: estimate.toFixed(3), ...passed });
+      w = await startWorker('bench-capacity-admission', Math.max(4 * capacity, 20), { LOAD_ADMISSION: 'true', CALL_CPU_ESTIMATE_CORES: estimate.toFixed(3), LOAD_CPU_PRESSURE: process.env.LOAD_CPU_PRESSURE ?? 'true', ...passed });
       worker = w;
       await sleep(5000); // its load monitor learns the idle baseline
       offered = await batch(w, '2× admission', count, 1000 / rate);

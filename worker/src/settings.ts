@@ -36,8 +36,12 @@ export const SettingsSchema = Type.Object({
   CPU_ALLOWANCE_CORES: Type.Number({ minimum: 0, maximum: 1024, default: 0 }),
   /** CPU (cores) a call is assumed to cost until the worker has measured its own calls (`npm run bench:capacity -w worker`). */
   CALL_CPU_ESTIMATE_CORES: Type.Number({ exclusiveMinimum: 0, maximum: 16, default: 0.1 }),
-  /** Count the machine's CPU pressure (Linux PSI, /proc/pressure/cpu: time runnable tasks waited for a CPU) in the load. */
-  LOAD_CPU_PRESSURE: bool(true),
+  /**
+   * Count the machine's CPU pressure (Linux PSI, /proc/pressure/cpu: time runnable tasks waited for a CPU) in the load:
+   * for a worker sharing its cores with other services (LiveKit, the stores). Off by default: a machine's own start or
+   * an unrelated burst would refuse calls this worker could serve (a `make up` then an inbound call got 486).
+   */
+  LOAD_CPU_PRESSURE: bool(false),
   /** How often the worker measures its load. */
   LOAD_SAMPLE_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 10_000, default: 1000 }),
   LOG_LEVEL: Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)), { default: 'info' }),

@@ -247,7 +247,10 @@ describe('the answering machines and people on the test phone', () => {
     // The WAV itself: 16-bit 8 kHz mono.
     const wav = readFileSync(vm.file);
     expect([wav.toString('ascii', 0, 4), wav.readUInt16LE(22), wav.readUInt32LE(24), wav.readUInt16LE(34)]).toEqual(['RIFF', 1, 8000, 16]);
-    expect(readWav(wav).length).toBe(vm.pcm.length);
+    // The call may still be recording: the file read now holds at least what was read above, the same samples first.
+    const now = readWav(wav);
+    expect(now.length).toBeGreaterThanOrEqual(vm.pcm.length);
+    expect(Buffer.from(now.buffer, now.byteOffset, vm.pcm.length * 2).equals(Buffer.from(vm.pcm.buffer, vm.pcm.byteOffset, vm.pcm.length * 2))).toBe(true);
   });
 
   it('a machine without a beep answers and its greeting reaches the room; its recording is its own call\'s (silence)', async () => {
