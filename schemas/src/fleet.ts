@@ -69,6 +69,20 @@ export function workerAdmittable(w: { draining: boolean; max_calls: number; acti
   return w.admittable === null || w.admittable === undefined ? free : Math.min(free, w.admittable);
 }
 
+type CountedWorker = { draining: boolean; max_calls: number; active_calls: number; admittable?: number | null };
+
+/** The fleet's totals over its live workers, as the backend's GET /api/v1/fleet and a worker's /health/fleet show them. */
+export function fleetTotals(workers: readonly CountedWorker[]): { workers: number; active_calls: number; max_calls: number; admittable: number; draining_workers: number } {
+  const sum = (f: (w: CountedWorker) => number) => workers.reduce((n, w) => n + f(w), 0);
+  return {
+    workers: workers.length,
+    active_calls: sum((w) => w.active_calls),
+    max_calls: sum((w) => w.max_calls),
+    admittable: sum(workerAdmittable),
+    draining_workers: workers.filter((w) => w.draining).length,
+  };
+}
+
 /**
  * Fields of one `XADD vp:jobs:calls` entry (all strings; `variables` is JSON of string → string).
  * A worker that claims the job must `ZREM vp:fleet:reservations <call_id>` once its active_calls

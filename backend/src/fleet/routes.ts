@@ -10,7 +10,7 @@ import {
   FLEET_WORKER_KEY_PREFIX,
   FLEET_WORKERS_KEY,
   WorkerHeartbeat,
-  workerAdmittable,
+  fleetTotals,
   type FleetStatus,
   type FleetWorkerStatus,
 } from '@voice-platform/schemas';
@@ -54,18 +54,7 @@ export async function readFleetStatus(redis: Redis, nowMs: number): Promise<Flee
     .map((r) => (r === null ? null : workerStatus(r)))
     .filter((w): w is FleetWorkerStatus => w !== null)
     .sort((a, b) => (a.worker_id < b.worker_id ? -1 : a.worker_id > b.worker_id ? 1 : 0));
-  const sum = (f: (w: FleetWorkerStatus) => number) => workers.reduce((n, w) => n + f(w), 0);
-  return {
-    workers,
-    totals: {
-      workers: workers.length,
-      active_calls: sum((w) => w.active_calls),
-      max_calls: sum((w) => w.max_calls),
-      admittable: sum(workerAdmittable),
-      reservations,
-      draining_workers: workers.filter((w) => w.draining).length,
-    },
-  };
+  return { workers, totals: { ...fleetTotals(workers), reservations } };
 }
 
 export function fleetRoutes(router: Router, svc: Services, metrics: Metrics): void {

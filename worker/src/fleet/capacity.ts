@@ -13,7 +13,7 @@ import {
   HEARTBEAT_INTERVAL_MS,
   HEARTBEAT_TTL_MS,
   fleetWorkerKey,
-  workerAdmittable,
+  fleetTotals,
   type WorkerHeartbeat,
 } from '@voice-platform/schemas';
 import type { Logger } from '../logger.js';
@@ -221,17 +221,6 @@ export async function readFleet(redis: Redis, nowMs = Date.now()): Promise<Fleet
   }
   workers.sort((a, b) => a.worker_id.localeCompare(b.worker_id));
   const reservations = await redis.zcount(FLEET_RESERVATIONS_KEY, nowMs, '+inf');
-  const sum = (f: (w: WorkerHeartbeat) => number) => workers.reduce((n, w) => n + f(w), 0);
-  return {
-    workers,
-    totals: {
-      workers: workers.length,
-      active_calls: sum((w) => w.active_calls),
-      max_calls: sum((w) => w.max_calls),
-      free_slots: sum((w) => (w.draining ? 0 : Math.max(0, w.max_calls - w.active_calls))),
-      admittable: sum(workerAdmittable),
-      draining_workers: workers.filter((w) => w.draining).length,
-      reservations,
-    },
-  };
+  const freeSlots = workers.reduce((n, w) => n + (w.draining ? 0 : Math.max(0, w.max_calls - w.active_calls)), 0);
+  return { workers, totals: { ...fleetTotals(workers), free_slots: freeSlots, reservations } };
 }
