@@ -120,6 +120,25 @@ describe('smart turn detection', () => {
     expect(await metric('voice_worker_turn_ends_total', 'how="complete"')).toBe(complete + 1);
     expect(await metric('voice_worker_preemptive_replies_total', 'outcome="played"')).toBe(played + 1);
   });
+
+  it('a policy phrase whose last word often leaves a sentence open ("repeat that") still ends the turn at the pause', async () => {
+    const policy = { intents: [{ name: 'repeat', examples: ['repeat that'], reply: 'It is forty dollars.' }, ...POLICY.intents], fallback: POLICY.fallback };
+    const td = { min_silence_ms: 250, end_of_turn_silence_ms: 1500 };
+    const bot = await createBot({ name: 'turns: repeat that', greeting: '', policy, turn_detection: { mode: 'smart', ...td } });
+    const complete = await metric('voice_worker_turn_ends_total', 'how="complete"');
+    const { caller } = await startCall(w.wsUrl, bot);
+    try {
+      await caller.stream(trimmedSpeech('repeat that'));
+      const heardAfter = await silenceUntil(caller, () => voiced(caller).length > 0, 4000);
+      await caller.until(() => botTexts(caller).length > 0, 'the reply');
+      expect(userFinals(caller)).toEqual(['repeat that']);
+      expect(botTexts(caller)).toEqual(['It is forty dollars.']);
+      expect(heardAfter).toBeLessThan(td.end_of_turn_silence_ms);
+    } finally {
+      await hangUp(caller);
+    }
+    expect(await metric('voice_worker_turn_ends_total', 'how="complete"')).toBe(complete + 1);
+  });
 });
 
 /** A call to a bot with the long greeting: `say` is spoken `afterMs` into the greeting; the greeting's audio heard, in samples. */

@@ -232,6 +232,9 @@ export class PocketsphinxStt implements SttProvider {
         if (!inTurn) return { text: '', final: true };
         return { text: await answer(decoder.peek(overlap ?? false), signal), final: true };
       },
+      // The partial hypothesis is the decoder's state: a second look at the decision costs nothing and has 150 ms
+      // more of the pause (100 ms after its last word a turn's partial may still end a word early: "when is").
+      peekAgainToDecide: true,
       discardTurn() {
         if (!inTurn) return;
         inTurn = false;

@@ -21,6 +21,12 @@ export interface SttSession {
    * recogniser holds them final. Providers without it: turns end at the end-of-turn silence only.
    */
   peek?(signal: AbortSignal, overlap?: boolean): Promise<Peek>;
+  /**
+   * A peek costs little and hears more with more of the pause: the decision at min_silence_ms peeks again rather
+   * than reusing the first silence's words (a live grammar decode 100 ms after the last word missed it: "who is
+   * this" heard as "when is").
+   */
+  readonly peekAgainToDecide?: boolean;
   /** The turn ended on what a peek gave: its audio is forgotten (the next turn starts afresh). */
   discardTurn?(): void;
   close(): void;
@@ -189,6 +195,10 @@ class StageSession implements StageSttSession {
     }
   }
 
+  get peekAgainToDecide(): boolean {
+    return !!this.inner?.peekAgainToDecide;
+  }
+
   /** The inner session's peek; none (or reconnecting): nothing final is known, so the turn waits for its end. */
   async peek(signal: AbortSignal, overlap = false): Promise<Peek> {
     if (this.failed) throw this.failed;
@@ -235,8 +245,8 @@ interface Turn {
   /** Bumped when the caller goes on after a pause: a peek of an earlier stretch is stale. */
   stretch: number;
   ended: boolean;
-  /** The latest peek, for the stretch it was made in. */
-  peek: { stretch: number; result: Promise<Peek | null>; ms?: number } | null;
+  /** The latest peek, for the stretch it was made in (and whether to decide). */
+  peek: { stretch: number; decide: boolean; result: Promise<Peek | null>; ms?: number } | null;
   timer: NodeJS.Timeout | null;
 }
 
@@ -320,8 +330,9 @@ export class SttProcessor extends FrameProcessor {
   }
 
   /** The turn's words so far (one peek per stretch: a pause's two looks share it); null once stale or failed. */
-  private peekAt(t: Turn): Promise<Peek | null> {
-    if (t.peek?.stretch === t.stretch) return t.peek.result;
+  private peekAt(t: Turn, decide: boolean): Promise<Peek | null> {
+    const again = decide && !!this.session!.peekAgainToDecide && !t.tentative && t.peek?.decide === false;
+    if (t.peek?.stretch === t.stretch && !again) return t.peek.result;
     const stretch = t.stretch;
     const started = performance.now();
     const result = this.session!.peek(this.abort.signal, t.tentative).then(
@@ -334,7 +345,7 @@ export class SttProcessor extends FrameProcessor {
         return null;
       },
     );
-    t.peek = { stretch, result };
+    t.peek = { stretch, decide, result };
     return result;
   }
 
@@ -349,7 +360,7 @@ export class SttProcessor extends FrameProcessor {
   private paused(frame: FrameOf<'user_paused'>): void {
     const t = this.current;
     if (!t || t.turn !== frame.turn || t.ended || this.failed || !this.turns) return;
-    void this.peekAt(t).then((p) => {
+    void this.peekAt(t, frame.decide).then((p) => {
       if (!p || this.current !== t || t.ended) return;
       if (t.tentative) {
         if (!frame.decide) return;

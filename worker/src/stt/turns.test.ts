@@ -5,6 +5,7 @@ const policy: BotPolicy = {
   intents: [
     { name: 'pay', examples: ['i will pay on friday', 'i will pay'], reply: 'Friday it is.' },
     { name: 'amount', examples: ['how much'], reply: 'Forty dollars.' },
+    { name: 'repeat', examples: ['Repeat that.'], reply: 'Forty dollars.' },
   ],
   fallback: { reply: 'Sorry?' },
 };
@@ -19,6 +20,9 @@ describe('what the words of a turn say about it', () => {
     expect(completeUtterance(policy, 'i will pay')).toBe(true);
     expect(completeUtterance(policy, 'I will pay on Friday.')).toBe(true);
     expect(completeUtterance(policy, 'how much')).toBe(true);
+    // A phrase of the policy word for word, though its last word often leaves a sentence open.
+    expect(completeUtterance(policy, 'repeat that')).toBe(true);
+    expect(completeUtterance(policy, 'please repeat that')).toBe(false);
     // An example inside a sentence that is still going on is not the end.
     expect(completeUtterance(policy, 'i will pay on')).toBe(false);
     // Off the policy: the turn waits for the end-of-turn silence (the fallback answers then).

@@ -56,7 +56,11 @@ export function interrupts(text: string, minWords: number): boolean {
  */
 export function completeUtterance(policy: BotPolicy | null, text: string): boolean {
   const words = turnWords(text);
-  if (!words.length || OPEN_ENDINGS.has(words[words.length - 1]!)) return false;
-  if (!policy?.intents.length) return true;
-  return policy.intents.some((i) => i.examples.some((ex) => similarity(text, ex) >= 0.9));
+  if (!words.length) return false;
+  const examples = policy?.intents.flatMap((i) => i.examples ?? []) ?? [];
+  // A policy's own phrase, word for word, is whole whatever its last word ("repeat that" ends as a conjunction does).
+  const said = words.join(' ');
+  if (examples.some((ex) => turnWords(ex).join(' ') === said)) return true;
+  if (OPEN_ENDINGS.has(words[words.length - 1]!)) return false;
+  return !policy?.intents.length || examples.some((ex) => similarity(text, ex) >= 0.9);
 }
