@@ -161,4 +161,9 @@ jq -r '"==> call \(.call_id): \(.status) / \(.end_reason), \(.from_number) → \
 [ "$(jq -r '"\(.status)/\(.end_reason)"' <<<"$rec")" = completed/bot_hangup ] || die "the call did not complete with the bot's hang-up"
 [ "$(jq -r '.transcript[0].text' <<<"$rec")" = "Hello Kay, this is a reminder from Example Company." ] || die "no greeting in the transcript"
 jq -e '.recording_key | test("\\.wav$")' <<<"$rec" >/dev/null || die "no recording"
+# The image's recogniser decodes live (PyPI pocketsphinx in the image: Debian trixie has no binding).
+"${DC[@]}" logs --no-color worker >"$ART/worker.log" 2>&1 || true
+grep -q 'live pocketsphinx decoders running' "$ART/worker.log" || die "the worker image does not decode live (see $ART/worker.log)"
+! grep -q 'live pocketsphinx decoding unavailable' "$ART/worker.log" || die "the worker image says live decoding is unavailable (see $ART/worker.log)"
+step "the worker decoded the call live"
 step "test-compose passed in $(elapsed "$started_all")"

@@ -95,6 +95,7 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
     ? new LiveDecoder({
         python: settings.POCKETSPHINX_PYTHON,
         spawner,
+        onReady: () => logger.info({ python: settings.POCKETSPHINX_PYTHON }, 'live pocketsphinx decoders running'),
         onUnavailable: (why) => logger.warn({ python: settings.POCKETSPHINX_PYTHON, reason: why }, 'live pocketsphinx decoding unavailable: each turn is decoded whole at its end'),
         onLost: (err, calls) =>
           calls
