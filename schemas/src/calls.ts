@@ -111,6 +111,43 @@ export const callIdentityFields = {
   status: CallStatusSchema,
 };
 
+/** Most turns one call reports (its first turns; docs/design.md §12 analytics, §16 turns). */
+export const MAX_TURN_LATENCIES = 200;
+/** Largest turn latency a call reports, ms (longer ones are reported as this). */
+export const MAX_TURN_LATENCY_MS = 600_000;
+const turnMs = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_TURN_LATENCY_MS, description });
+
+/**
+ * One turn of the call as the worker timed it (docs/design.md §16), on its own clock. The stage times are the
+ * parts of the turn's critical path after the turn's end was decided, in order: the words (`stt_ms`), the
+ * model's first sentence (`llm_first_token_ms`, tools apart), the first audio (`tts_first_audio_ms`); so
+ * (decided_at − user_end_at) + stt + llm + tool + tts is the latency within a frame (20 ms). A reply prepared
+ * during the caller's pause (`preemptive`) waited on none of them: its stages are 0.
+ */
+export const CallTurn = Type.Object(
+  {
+    /** 1 for the caller's first turn. */
+    index: Type.Integer({ minimum: 1 }),
+    /** The caller's words that ended the turn (as recognised). */
+    user_text: Type.String({ maxLength: 2000 }),
+    /** When the caller stopped speaking. */
+    user_end_at: Type.String({ format: 'date-time' }),
+    /** When the turn's end was decided (after the end-of-turn silence, or a whole utterance at a pause). */
+    decided_at: Type.String({ format: 'date-time' }),
+    stt_ms: turnMs('Decided → the final words.'),
+    llm_first_token_ms: turnMs("The words → the model's first sentence, without the tools' time."),
+    tts_first_audio_ms: turnMs('First sentence → its first audio.'),
+    tool_ms: turnMs('Tools run before the first sentence.'),
+    latency_ms: turnMs("The caller's end of speech → the bot's first audio sent (the turn latency of analytics)."),
+    /** The reply was prepared during the caller's pause and played at once. */
+    preemptive: Type.Boolean(),
+    /** The caller cut the reply short (a barge-in). */
+    interrupted: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+export type CallTurn = Static<typeof CallTurn>;
+
 export const Call = Type.Object(
   {
     ...callIdentityFields,
@@ -137,6 +174,8 @@ export const Call = Type.Object(
     amd_ms: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
     /** Post-call analysis; null when the bot asks for none (docs/design.md §10). */
     analysis: Type.Union([CallAnalysis, Type.Null()]),
+    /** Each turn's stage times, once the call ended (absent for calls that ended before turns were recorded). */
+    turns: Type.Optional(Type.Array(CallTurn)),
   },
   { additionalProperties: false },
 );
@@ -146,10 +185,6 @@ export type Call = Static<typeof Call>;
 /** A call event's id: letters, digits and `._:-`, as a request id. */
 export const CALL_EVENT_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
 
-/** Most turn latencies one call reports (its first turns; docs/design.md §12 analytics). */
-export const MAX_TURN_LATENCIES = 200;
-/** Largest turn latency a call reports, ms (longer ones are reported as this). */
-export const MAX_TURN_LATENCY_MS = 600_000;
 
 export const CallEvent = Type.Object(
   {
@@ -169,6 +204,8 @@ export const CallEvent = Type.Object(
     amd_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
     /** With the end: each turn's latency (the caller's end of speech → the bot's first audio), ms, in order (analytics). */
     turn_latencies_ms: Type.Optional(Type.Array(Type.Integer({ minimum: 0, maximum: MAX_TURN_LATENCY_MS }), { maxItems: MAX_TURN_LATENCIES })),
+    /** With the end: each turn's stage times, in order (the same latencies as turn_latencies_ms). */
+    turns: Type.Optional(Type.Array(CallTurn, { maxItems: MAX_TURN_LATENCIES })),
   },
   { additionalProperties: false },
 );

@@ -3377,6 +3377,26 @@ export interface operations {
                                 status: "accepted" | "failed";
                                 target: string;
                             } | null;
+                            turns?: {
+                                /** Format: date-time */
+                                decided_at: string;
+                                index: number;
+                                interrupted: boolean;
+                                /** @description The caller's end of speech → the bot's first audio sent (the turn latency of analytics). */
+                                latency_ms: number;
+                                /** @description The words → the model's first sentence, without the tools' time. */
+                                llm_first_token_ms: number;
+                                preemptive: boolean;
+                                /** @description Decided → the final words. */
+                                stt_ms: number;
+                                /** @description Tools run before the first sentence. */
+                                tool_ms: number;
+                                /** @description First sentence → its first audio. */
+                                tts_first_audio_ms: number;
+                                /** Format: date-time */
+                                user_end_at: string;
+                                user_text: string;
+                            }[];
                             variables: {
                                 [key: string]: string;
                             };
@@ -3499,6 +3519,26 @@ export interface operations {
                             status: "accepted" | "failed";
                             target: string;
                         } | null;
+                        turns?: {
+                            /** Format: date-time */
+                            decided_at: string;
+                            index: number;
+                            interrupted: boolean;
+                            /** @description The caller's end of speech → the bot's first audio sent (the turn latency of analytics). */
+                            latency_ms: number;
+                            /** @description The words → the model's first sentence, without the tools' time. */
+                            llm_first_token_ms: number;
+                            preemptive: boolean;
+                            /** @description Decided → the final words. */
+                            stt_ms: number;
+                            /** @description Tools run before the first sentence. */
+                            tool_ms: number;
+                            /** @description First sentence → its first audio. */
+                            tts_first_audio_ms: number;
+                            /** Format: date-time */
+                            user_end_at: string;
+                            user_text: string;
+                        }[];
                         variables: {
                             [key: string]: string;
                         };
@@ -3648,6 +3688,26 @@ export interface operations {
                             status: "accepted" | "failed";
                             target: string;
                         } | null;
+                        turns?: {
+                            /** Format: date-time */
+                            decided_at: string;
+                            index: number;
+                            interrupted: boolean;
+                            /** @description The caller's end of speech → the bot's first audio sent (the turn latency of analytics). */
+                            latency_ms: number;
+                            /** @description The words → the model's first sentence, without the tools' time. */
+                            llm_first_token_ms: number;
+                            preemptive: boolean;
+                            /** @description Decided → the final words. */
+                            stt_ms: number;
+                            /** @description Tools run before the first sentence. */
+                            tool_ms: number;
+                            /** @description First sentence → its first audio. */
+                            tts_first_audio_ms: number;
+                            /** Format: date-time */
+                            user_end_at: string;
+                            user_text: string;
+                        }[];
                         variables: {
                             [key: string]: string;
                         };
@@ -3735,6 +3795,26 @@ export interface operations {
                         target: string;
                     };
                     turn_latencies_ms?: number[];
+                    turns?: {
+                        /** Format: date-time */
+                        decided_at: string;
+                        index: number;
+                        interrupted: boolean;
+                        /** @description The caller's end of speech → the bot's first audio sent (the turn latency of analytics). */
+                        latency_ms: number;
+                        /** @description The words → the model's first sentence, without the tools' time. */
+                        llm_first_token_ms: number;
+                        preemptive: boolean;
+                        /** @description Decided → the final words. */
+                        stt_ms: number;
+                        /** @description Tools run before the first sentence. */
+                        tool_ms: number;
+                        /** @description First sentence → its first audio. */
+                        tts_first_audio_ms: number;
+                        /** Format: date-time */
+                        user_end_at: string;
+                        user_text: string;
+                    }[];
                 };
             };
         };
@@ -3805,6 +3885,26 @@ export interface operations {
                             status: "accepted" | "failed";
                             target: string;
                         } | null;
+                        turns?: {
+                            /** Format: date-time */
+                            decided_at: string;
+                            index: number;
+                            interrupted: boolean;
+                            /** @description The caller's end of speech → the bot's first audio sent (the turn latency of analytics). */
+                            latency_ms: number;
+                            /** @description The words → the model's first sentence, without the tools' time. */
+                            llm_first_token_ms: number;
+                            preemptive: boolean;
+                            /** @description Decided → the final words. */
+                            stt_ms: number;
+                            /** @description Tools run before the first sentence. */
+                            tool_ms: number;
+                            /** @description First sentence → its first audio. */
+                            tts_first_audio_ms: number;
+                            /** Format: date-time */
+                            user_end_at: string;
+                            user_text: string;
+                        }[];
                         variables: {
                             [key: string]: string;
                         };

@@ -4,7 +4,7 @@
 // failing, the caller vanishing, storage down) ends in exactly one terminal event, and nothing in one
 // call can throw into another.
 import path from 'node:path';
-import { MAX_TRANSCRIPT_ENTRIES, MAX_TURN_LATENCIES, MAX_TURN_LATENCY_MS, renderTemplate, type CallEvent, type CallTransfer, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
+import { MAX_TRANSCRIPT_ENTRIES, MAX_TURN_LATENCIES, MAX_TURN_LATENCY_MS, renderTemplate, type CallEvent, type CallTransfer, type CallTurn, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Frame } from '../pipeline/frames.js';
@@ -169,7 +169,8 @@ export class CallSession {
         this.deps.metrics.turnOverhead.observe(Math.max(0, t.overheadMs) / 1000);
         o?.onTurn?.(this.callId, t);
       },
-      onProviderTime: (stage, provider, ms) => this.deps.metrics.providerLatency.observe({ stage, provider }, ms / 1000),
+      // Tools are the bot's own endpoints, named by its config: in the turns, not in a metric label.
+      onProviderTime: (stage, provider, ms) => stage !== 'tool' && this.deps.metrics.providerLatency.observe({ stage, provider }, ms / 1000),
       onFrameGap: (ms) => o?.onFrameGap?.(ms),
     });
     // The call's processors in order; the README's frame map shows the same list.
@@ -432,7 +433,7 @@ export class CallSession {
       ...(actions.length ? { actions } : {}),
       ...(this.transferRecord ? { transfer: this.transferRecord } : {}),
       ...(this.amd ?? {}),
-      ...(this.turns.length ? { turn_latencies_ms: turnLatencies(this.turns) } : {}),
+      ...(this.turns.length ? { turn_latencies_ms: turnLatencies(this.turns), turns: callTurns(this.turns) } : {}),
     });
 
     let saved: RecordingOutcome = { key: null, error: null };
@@ -446,6 +447,23 @@ export class CallSession {
   }
 }
 
+const wholeMs = (ms: number) => Math.min(MAX_TURN_LATENCY_MS, Math.max(0, Math.round(ms)));
+
 /** Each turn's latency as the end event reports it: whole ms, the first MAX_TURN_LATENCIES turns (analytics). */
-export const turnLatencies = (turns: readonly TurnTiming[]): number[] =>
-  turns.slice(0, MAX_TURN_LATENCIES).map((t) => Math.min(MAX_TURN_LATENCY_MS, Math.max(0, Math.round(t.latencyMs))));
+export const turnLatencies = (turns: readonly TurnTiming[]): number[] => turns.slice(0, MAX_TURN_LATENCIES).map((t) => wholeMs(t.latencyMs));
+
+/** The same turns with their stages (docs/design.md §16): GET /calls/{id} `turns`. */
+export const callTurns = (turns: readonly TurnTiming[]): CallTurn[] =>
+  turns.slice(0, MAX_TURN_LATENCIES).map((t, i) => ({
+    index: i + 1,
+    user_text: t.userText.slice(0, 2000),
+    user_end_at: t.userEndAt.toISOString(),
+    decided_at: t.decidedAt.toISOString(),
+    stt_ms: wholeMs(t.path.sttMs),
+    llm_first_token_ms: wholeMs(t.path.llmMs),
+    tts_first_audio_ms: wholeMs(t.path.ttsMs),
+    tool_ms: wholeMs(t.path.toolMs),
+    latency_ms: wholeMs(t.latencyMs),
+    preemptive: t.preemptive,
+    interrupted: t.interrupted,
+  }));

@@ -63,7 +63,7 @@ export type Frame =
   | { kind: 'release' }
   | { kind: 'response_end'; endCall: boolean }
   /** Provider timing of the current turn, for the turn-latency breakdown. */
-  | { kind: 'provider_time'; stage: 'stt' | 'llm' | 'tts'; provider: string; ms: number }
+  | { kind: 'provider_time'; stage: 'stt' | 'llm' | 'tts' | 'tool'; provider: string; ms: number }
   /** Barge-in: drop queued bot output and stop generating it. */
   | { kind: 'interruption' }
   /** Errors travel as frames; `fatal` ends the call, otherwise the call goes on. `cause`: the error itself, when a start failed. */

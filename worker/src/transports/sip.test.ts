@@ -86,6 +86,14 @@ describe('a dial-out to a real SIP phone', () => {
       ['bot', 'Understood.'],
       ['bot', 'Goodbye Sam.'],
     ]);
+    // The turn on the record (docs/design.md §16): its words, and stages that sum to its latency within a frame.
+    expect(call.turns).toHaveLength(1);
+    const turn = call.turns![0]!;
+    expect(turn).toMatchObject({ index: 1, user_text: 'stop calling', interrupted: false });
+    for (const k of ['stt_ms', 'llm_first_token_ms', 'tts_first_audio_ms', 'tool_ms', 'latency_ms'] as const) expect(Number.isInteger(turn[k]) && turn[k] >= 0).toBe(true);
+    const decidedMs = Date.parse(turn.decided_at) - Date.parse(turn.user_end_at);
+    expect(Math.abs(decidedMs + turn.stt_ms + turn.llm_first_token_ms + turn.tool_ms + turn.tts_first_audio_ms - turn.latency_ms)).toBeLessThanOrEqual(20);
+    expect(Date.parse(turn.user_end_at)).toBeGreaterThan(Date.parse(t.in_progress!));
     // The phone got the bot's BYE (and nothing it did not expect).
     await waitUntil(() => phoneReceived(to).includes('BYE'), { what: 'the BYE at the phone', timeoutMs: 10_000 });
     expect(phoneReceived(to)).toEqual(['INVITE', 'ACK', 'BYE']);
