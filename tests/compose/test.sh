@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make test-compose`: compose.yaml with the images built from this repository (docs/compose.md). Builds
 # (or finds cached) the platform's images, the service stand-ins where no registry is reachable and the
-# test phone; starts the project with a generated env file (random secrets, free ports on 127.0.0.1) and
-# tests/compose/phone.yaml; waits until every service is healthy; seeds an API key, a bot and a trunk to
+# test phone; starts the project with a generated env file (random secrets, free ports on 127.0.0.1),
+# compose.ferretdb.yaml and tests/compose/phone.yaml; waits until every service is healthy; seeds an API key, a bot and a trunk to
 # the phone through the API; dials out with the API key to a number that answers and waits for the call
 # to end with its recording. Prints the outcome and removes the project (containers, network, volumes).
 # Needs `npx tsc -b tests` (the phone's files). KEEP=1 leaves the project running.
@@ -84,7 +84,9 @@ API_PORT=$(free_port)
 chmod 600 "$ENV_FILE"
 # shellcheck disable=SC1090
 source "$ENV_FILE"
-DC=("${COMPOSE[@]}" --env-file "$ENV_FILE" -f compose.yaml -f tests/compose/phone.yaml)
+# compose.ferretdb.yaml: FerretDB (its stand-in image built above) in place of compose.yaml's mongo:7.0, which
+# no registry here serves; a user's Docker host runs compose.yaml's MongoDB.
+DC=("${COMPOSE[@]}" --env-file "$ENV_FILE" -f compose.yaml -f compose.ferretdb.yaml -f tests/compose/phone.yaml)
 
 teardown() {
   local rc=$?

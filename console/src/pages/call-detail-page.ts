@@ -4,16 +4,16 @@
 // (GET /api/v1/calls/{id}/recording) and handed over as an object URL (download.ts); a long one on request.
 import { html, nothing } from 'lit';
 import { TERMINAL_CALL_STATUSES, type Call, type CallAction } from '@voice-platform/schemas/calls.js';
-import { actionDetail, callEvents, timeline, type CallEvent } from '../callTimeline.js';
-import { SEGMENT_LABELS, turnSummary, waterfall, type SegmentKey } from '../callTurns.js';
-import { amdDuration, answeredByLabel, endReasonLabel } from '../callOutcome.js';
+import { actionDetail, callEvents, timeline, type CallEvent } from '../core/callTimeline.js';
+import { SEGMENT_LABELS, turnSummary, waterfall, type SegmentKey } from '../core/callTurns.js';
+import { amdDuration, answeredByLabel, endReasonLabel } from '../core/callOutcome.js';
 import { LightElement } from '../components/base.js';
 import { errorBanner } from '../components/field.js';
 import { keysLine } from '../components/keys.js';
-import { api, ApiError } from '../api.js';
-import { autoLoadRecording, contentLength, formatBytes, ObjectUrlSlot } from '../download.js';
-import { formatDateTime, statusLabel } from '../format.js';
-import { ANALYSIS_STATUS_LABELS, analysisRows, stillMoving, successLabel } from '../callAnalysis.js';
+import { api, ApiError } from '../core/api.js';
+import { autoLoadRecording, contentLength, formatBytes, ObjectUrlSlot } from '../core/download.js';
+import { formatDateTime, statusLabel } from '../core/format.js';
+import { ANALYSIS_STATUS_LABELS, analysisRows, stillMoving, successLabel } from '../core/callAnalysis.js';
 
 const POLL_MS = 2000;
 
