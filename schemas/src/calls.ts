@@ -43,8 +43,8 @@ export type TranscriptEntry = Static<typeof TranscriptEntry>;
 
 /** Most actions one call keeps (docs/design.md §9). */
 export const MAX_CALL_ACTIONS = 200;
-export const CALL_ACTION_TYPES = ['tool', 'transfer', 'dtmf_in', 'dtmf_out'] as const;
-/** One thing the bot did (or the caller pressed) during a call: a tool it ran, a transfer, keys in or out. */
+export const CALL_ACTION_TYPES = ['tool', 'transfer', 'dtmf_in', 'dtmf_out', 'control'] as const;
+/** One thing the bot did (or the caller pressed, or a supervisor asked: `control`) during a call: a tool it ran, a transfer, keys in or out. */
 export const CallAction = Type.Object(
   {
     type: Type.Union(CALL_ACTION_TYPES.map((t) => Type.Literal(t))),
@@ -221,3 +221,41 @@ export const CallCreate = Type.Object(
   { additionalProperties: false },
 );
 export type CallCreate = Static<typeof CallCreate>;
+
+/** What a supervisor may ask of a live call (docs/design.md §16, `POST /api/v1/calls/{id}/control`). */
+export const CALL_CONTROL_TYPES = ['say', 'instruct', 'transfer', 'end'] as const;
+export type CallControlType = (typeof CALL_CONTROL_TYPES)[number];
+/** Longest text a supervisor has the bot say or gives the model. */
+export const MAX_CONTROL_TEXT = 1000;
+
+export const CallControl = Type.Object(
+  {
+    type: Type.Union(CALL_CONTROL_TYPES.map((t) => Type.Literal(t)), {
+      description: '`say`: the bot says `text` now (what it was saying is cut short); `instruct`: the model reads `text` before its next reply (the scripted policy ignores it); `transfer`: the call goes to `to` (cold); `end`: the bot hangs up',
+    }),
+    text: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CONTROL_TEXT, description: 'For `say` and `instruct`' })),
+    to: Type.Optional(Type.String({ pattern: '^(\\+[1-9][0-9]{6,14}|sips?:[^\\s]{3,250})$', description: 'For `transfer`: an E.164 number or a sip: URI' })),
+  },
+  { additionalProperties: false },
+);
+export type CallControl = Static<typeof CallControl>;
+
+export const CallControlAccepted = Type.Object(
+  {
+    call_id: Type.String(),
+    type: Type.Union(CALL_CONTROL_TYPES.map((t) => Type.Literal(t))),
+    /** When the worker running the call was told (it acts on it at once). */
+    at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export type CallControlAccepted = Static<typeof CallControlAccepted>;
+
+/** What the backend publishes to the worker running a call (Redis pub/sub on `callControlChannel(id)`). */
+export interface CallControlMessage extends CallControl {
+  /** Who asked: `user:<email>` or `key:<id>` (the call's timeline shows it). */
+  by: string;
+  at: string;
+}
+/** The channel the worker running call `id` listens on for supervisors' controls. */
+export const callControlChannel = (id: string): string => `vp:call:${id}:control`;

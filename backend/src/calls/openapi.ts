@@ -1,7 +1,7 @@
 // The OpenAPI paths of the calls (list, one call, its recording, the worker's reports), built by openapi.ts with
 // its helpers.
 import { Type, type TSchema } from '@sinclair/typebox';
-import { Call as CallSchema, CallCreate, CallEvent, CALL_DIRECTIONS, CALL_STATUSES, CURSOR_PATTERN, type ErrorCode } from '@voice-platform/schemas';
+import { Call as CallSchema, CallControl, CallControlAccepted, CallCreate, CallEvent, CALL_DIRECTIONS, CALL_STATUSES, CURSOR_PATTERN, type ErrorCode } from '@voice-platform/schemas';
 
 interface DocHelpers {
   ok: (description: string, schema: TSchema | object, headers?: object) => object;
@@ -120,6 +120,26 @@ export function callPaths(h: DocHelpers): Record<string, object> {
           ...h.errors([...h.API_KEY, 'unauthorized', 'token_expired', 'call_not_found', 'recording_not_found', 'range_not_satisfiable', 'service_unavailable'], {
             service_unavailable: 'Object storage (`details.failed: ["storage"]`), MongoDB or Redis is unavailable, or object storage is not configured on this backend',
           }),
+        },
+      },
+    },
+    '/api/v1/calls/{id}/control': {
+      parameters: [h.idParam('Call id')],
+      post: {
+        operationId: 'controlCall',
+        summary: 'Steer a call in progress: the bot says something now, the model gets an instruction, the call is transferred or ended',
+        description:
+          'Live supervision (docs/design.md §16). `{"type":"say","text"}`: the bot says the text at once (cutting short what it was saying); ' +
+          '`{"type":"instruct","text"}`: the model reads the text before its next reply (a scripted policy ignores it); `{"type":"transfer","to"}`: ' +
+          'a cold transfer to an E.164 number or sip: URI; `{"type":"end"}`: the bot hangs up (`end_reason` `supervisor_ended`). The worker ' +
+          'running the call acts at once; the control is on the call\'s timeline (an action of type `control`) and in the audit log ' +
+          '(`call.control.<type>`). An admin token of an editor or more, or an API key with the scope `calls:control` (only for calls the ' +
+          'key placed: another key\'s call is 404). A call not in progress on a worker (not answered yet, or over): 409 `call_not_active`.',
+        security: [{ adminJwt: [] }, { apiKey: [] }],
+        requestBody: h.body(CallControl),
+        responses: {
+          202: h.ok('The worker running the call was told', CallControlAccepted),
+          ...h.errors([...h.ADMIN, ...h.API_KEY, ...h.BODY, 'call_not_found', 'call_not_active']),
         },
       },
     },

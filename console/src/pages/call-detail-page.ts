@@ -24,6 +24,7 @@ const ACTION_LABEL: Record<CallAction['type'], string> = {
   transfer: 'Transfer',
   dtmf_in: 'Keys pressed',
   dtmf_out: 'Keys sent',
+  control: 'Supervisor',
 };
 
 export class VpCallDetailPage extends LightElement {

@@ -153,6 +153,11 @@ export class LlmProcessor extends FrameProcessor {
   }
 
   protected override async process(frame: Frame, dir: Direction): Promise<void> {
+    if (frame.kind === 'instruct') {
+      // Read with the conversation from the next reply on; a scripted policy answers from the caller's words only.
+      this.messages.push({ role: 'system', content: `Instruction from a supervisor: ${frame.text}` });
+      return;
+    }
     if (frame.kind === 'say') {
       this.messages.push({ role: 'assistant', content: frame.text });
       this.push({ kind: 'response_start' });

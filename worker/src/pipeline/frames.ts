@@ -55,6 +55,8 @@ export type Frame =
   | { kind: 'dtmf'; digit: string; atMs: number }
   /** Something the bot must say as is (greeting); the LLM stage adds it to the conversation. */
   | { kind: 'say'; text: string; endCall?: boolean }
+  /** A supervisor's instruction: the model reads it before its next reply (docs/design.md §16). */
+  | { kind: 'instruct'; text: string }
   /** One sentence of the bot's reply, for the TTS. */
   | { kind: 'text'; text: string }
   /** `held`: a preemptive reply, kept at the output unheard until `release` (or dropped by an interruption). */

@@ -140,6 +140,34 @@ describe('a dial-out to a real SIP phone', () => {
     }
   });
 
+  it("a supervisor's say is heard on the phone line at once and is in the transcript; end hangs the phone up", async () => {
+    const ear = await PhoneEar.open(Number(process.env.SIP_PHONE_EAR_PORT));
+    try {
+      const callId = await dialout(listenNumber(20));
+      await callUntil(callId, (c) => c.status === 'in_progress', 'the answer', 30_000);
+      await waitUntil(() => ear.lines().length > 0, { what: 'the line at the ear', timeoutMs: 10_000 });
+      const line = ear.lines()[0]!;
+      const loudSince = (t: number) => line.arrivals.some((a) => a.at > t && a.rms > 1000);
+      // The greeting is over: nothing loud for a second.
+      await waitUntil(() => loudSince(0) && !loudSince(performance.now() - 1000), { what: 'the end of the greeting', timeoutMs: 15_000 });
+      const askedAt = performance.now();
+      const auth = { Authorization: await adminAuth(), 'Content-Type': 'application/json' };
+      const say = await fetch(`${backendUrl()}/api/v1/calls/${callId}/control`, { method: 'POST', headers: auth, body: JSON.stringify({ type: 'say', text: 'A supervisor joined the call.' }) });
+      expect(say.status).toBe(202);
+      // The phone hears it: speech on the line after the control, well before the call would say anything else.
+      await waitUntil(() => loudSince(askedAt), { what: "the supervisor's words at the phone", timeoutMs: 5000 });
+      const end = await fetch(`${backendUrl()}/api/v1/calls/${callId}/control`, { method: 'POST', headers: auth, body: JSON.stringify({ type: 'end' }) });
+      expect(end.status).toBe(202);
+      const call = await callUntil(callId, (c) => c.status === 'completed' && (c.recording_key !== null || c.recording_error !== null), 'the end', 30_000);
+      expect(call.end_reason).toBe('supervisor_ended');
+      expect(call.transcript.filter((e) => e.role === 'bot').map((e) => e.text)).toEqual(['Hello Sam, this is your payment reminder.', 'A supervisor joined the call.']);
+      expect(call.actions.filter((a) => a.type === 'control').map((a) => a.name)).toEqual(['say', 'end']);
+      await slotFreed(callId);
+    } finally {
+      await ear.close();
+    }
+  });
+
   it('barge-in: the callee speaking into the greeting stops the bot within moments', async () => {
     const callId = await dialout(PHONE_NUMBERS.interrupts);
     const call = await callUntil(callId, (c) => c.status === 'failed' || c.recording_key !== null || c.recording_error !== null, 'the end and the recording', 60_000);
