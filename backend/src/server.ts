@@ -31,12 +31,23 @@ export function clientErrorAnswer(code: ErrorCode): string {
 
 export function createHttpServer(app: Koa, settings: Pick<Settings, 'BODY_READ_TIMEOUT_MS'>): http.Server {
   // Checked this often, so a request over its limit is answered within a few seconds of it.
-  const server = http.createServer({ connectionsCheckingInterval: Math.min(5000, settings.BODY_READ_TIMEOUT_MS) }, app.callback());
+  const handle = app.callback();
+  const server = http.createServer({ connectionsCheckingInterval: Math.min(5000, settings.BODY_READ_TIMEOUT_MS) }, handle);
   server.keepAliveTimeout = 65_000;
   // The body has its own deadline (body.ts); these bound the headers, and a request whose body no route
   // reads (Node drains it after the answer). Node checks them every few seconds, then answers through clientError.
   server.headersTimeout = settings.BODY_READ_TIMEOUT_MS;
   server.requestTimeout = 2 * settings.BODY_READ_TIMEOUT_MS;
+  // A WebSocket upgrade goes through the app like any request (its authentication, errors and routes): the route
+  // that accepts it takes the socket (calls/listen.ts); any other answer is written to it and the socket closed.
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    (req as http.IncomingMessage & { upgrade?: { socket: Duplex; head: Buffer } }).upgrade = { socket, head };
+    const res = new http.ServerResponse(req);
+    res.assignSocket(socket as import('node:net').Socket);
+    res.on('finish', () => socket.destroy());
+    socket.on('error', () => socket.destroy());
+    void handle(req, res);
+  });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     // As Node's own handler: no answer on a dead socket, nor into an answer already started on it.
     const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;

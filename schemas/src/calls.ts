@@ -259,3 +259,21 @@ export interface CallControlMessage extends CallControl {
 }
 /** The channel the worker running call `id` listens on for supervisors' controls. */
 export const callControlChannel = (id: string): string => `vp:call:${id}:control`;
+
+/**
+ * A listener's audio (docs/design.md §16, `GET /api/v1/calls/{id}/listen`): the worker running the call publishes
+ * each frame of both sides on `callListenChannel(id)` while someone listens, as one byte naming the side
+ * (LISTEN_SIDE) and the frame's PCM (16-bit little-endian, mono, the worker's AUDIO_SAMPLE_RATE, 16 kHz by
+ * default); `LISTEN_END` alone when the call is over.
+ */
+export const LISTEN_SIDE = { caller: 0, bot: 1 } as const;
+export const LISTEN_END = 0xff;
+/** How long a worker keeps publishing after a listener's last renewal (the backend renews every third of it). */
+export const LISTEN_RENEW_MS = 30_000;
+export const callListenChannel = (id: string): string => `vp:call:${id}:listen`;
+/** The internal control that starts (or keeps up) the audio for listeners, on the call's control channel. */
+export interface CallListenRequest {
+  type: 'listen';
+  /** Epoch ms: publish until then unless renewed. */
+  until: number;
+}

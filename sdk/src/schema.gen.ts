@@ -291,6 +291,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/calls/{id}/listen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Call id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Listen to a call in progress: a WebSocket streaming both sides as 16 kHz PCM
+         * @description Connect with a WebSocket (`Upgrade: websocket`; the same rights as `POST /api/v1/calls/{id}/control`: an editor or more, or an API key with `calls:control` for the calls it placed). Each binary message is one byte naming the side (0 the caller, 1 the bot) and a 20 ms frame of 16-bit little-endian mono PCM at the worker's AUDIO_SAMPLE_RATE (16 kHz by default). The socket closes with 1000 when the call ends; a listener sends nothing (a message closes it, 1008). Without the upgrade: 400 `bad_request`; a call not in progress on a worker: 409 `call_not_active`. Each listen is in the audit log (`call.listen`).
+         */
+        get: operations["listenCall"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/calls/{id}/recording": {
         parameters: {
             query?: never;
@@ -4103,6 +4126,72 @@ export interface operations {
             };
             /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listenCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Call id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching to the WebSocket */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error: `bad_request` (The request is not well-formed HTTP (e.g. a control character in a header, Content-Length with Transfer-Encoding); the connection is closed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again), `missing_api_key` (No X-API-Key header), `invalid_api_key` (The X-API-Key is no key of this server), `api_key_inactive` (The API key has been deactivated), `api_key_expired` (The API key is past its `expires_at`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `call_not_found` (No call has this id (an API key sees only the calls it placed)) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `call_not_active` (The call is not in progress on a worker (not answered yet, or over): nothing to control or listen to) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,8 +1,9 @@
 // Live supervision (docs/design.md §16): POST /api/v1/calls/{id}/control on the real backend reaches the worker
 // running the call (Redis pub/sub on the call's channel): `say` is heard by the caller at once and is in the
 // transcript, `instruct` is on the timeline, `end` hangs up. Who may, and what a call not in progress answers.
-import { silence, trimmedSpeech } from './testing/audio.js';
-import { admin, backendUrl, callUntil, createBot } from './testing/backend.js';
+import { WebSocket } from 'ws';
+import { rms, silence, trimmedSpeech } from './testing/audio.js';
+import { admin, adminAuth, backendUrl, callUntil, createBot } from './testing/backend.js';
 import { startCall, type TestCaller } from './testing/client.js';
 import { startWorker, type TestWorker } from './testing/worker.js';
 
@@ -101,5 +102,44 @@ describe('live supervision: POST /calls/{id}/control', () => {
       caller.send({ type: 'stop' });
       await caller.closed;
     }
+  });
+});
+
+describe('listening in: GET /calls/{id}/listen (WebSocket)', () => {
+  it('streams both sides of the call as 16 kHz PCM frames tagged by side, and closes when the call ends', async () => {
+    const bot = await createBot({ name: 'listened', greeting: '', policy: POLICY });
+    const { caller, callId } = await startCall(w.wsUrl, bot);
+    await callUntil(callId, (c) => c.status === 'in_progress', 'in progress');
+    // Without the upgrade: 400, nothing streamed.
+    const plain = await fetch(`${backendUrl()}/api/v1/calls/${callId}/listen`, { headers: { Authorization: await adminAuth() } });
+    expect(plain.status).toBe(400);
+    const ws = new WebSocket(`${backendUrl().replace(/^http/, 'ws')}/api/v1/calls/${callId}/listen`, { headers: { Authorization: await adminAuth() } });
+    const frames: Array<{ side: number; pcm: Int16Array }> = [];
+    ws.on('message', (data: Buffer) => {
+      const pcm = new Int16Array(data.buffer.slice(data.byteOffset + 1, data.byteOffset + data.length));
+      frames.push({ side: data[0]!, pcm });
+    });
+    const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    const loud = (side: number) => frames.filter((f) => f.side === side && rms(f.pcm) > 1000).length;
+    await caller.stream(trimmedSpeech('how much'));
+    await silenceUntil(caller, () => botTexts(caller).length > 0 && loud(1) > 20, 8000);
+    // The caller's words and the bot's reply, each on its side, in 20 ms frames of 16 kHz (320 samples).
+    expect(loud(0)).toBeGreaterThan(10);
+    expect(loud(1)).toBeGreaterThan(20);
+    expect(new Set(frames.map((f) => f.side))).toEqual(new Set([0, 1]));
+    expect(frames.every((f) => f.pcm.length === 320)).toBe(true);
+    caller.send({ type: 'stop' });
+    await caller.closed;
+    expect(await closed).toBe(1000);
+    const audit = await admin('GET', `/api/v1/audit?resource_type=call&resource_id=${callId}&action=call.listen`);
+    expect(audit.body.items).toHaveLength(1);
+    // The call is over: 409 before any upgrade.
+    const late = new WebSocket(`${backendUrl().replace(/^http/, 'ws')}/api/v1/calls/${callId}/listen`, { headers: { Authorization: await adminAuth() } });
+    const status = await new Promise<number>((resolve) => late.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)));
+    expect(status).toBe(409);
   });
 });

@@ -143,6 +143,24 @@ export function callPaths(h: DocHelpers): Record<string, object> {
         },
       },
     },
+    '/api/v1/calls/{id}/listen': {
+      parameters: [h.idParam('Call id')],
+      get: {
+        operationId: 'listenCall',
+        summary: 'Listen to a call in progress: a WebSocket streaming both sides as 16 kHz PCM',
+        description:
+          'Connect with a WebSocket (`Upgrade: websocket`; the same rights as `POST /api/v1/calls/{id}/control`: an editor or more, or ' +
+          'an API key with `calls:control` for the calls it placed). Each binary message is one byte naming the side (0 the caller, 1 the ' +
+          'bot) and a 20 ms frame of 16-bit little-endian mono PCM at the worker\'s AUDIO_SAMPLE_RATE (16 kHz by default). The socket closes ' +
+          'with 1000 when the call ends; a listener sends nothing (a message closes it, 1008). Without the upgrade: 400 `bad_request`; a call ' +
+          'not in progress on a worker: 409 `call_not_active`. Each listen is in the audit log (`call.listen`).',
+        security: [{ adminJwt: [] }, { apiKey: [] }],
+        responses: {
+          101: { description: 'Switching to the WebSocket' },
+          ...h.errors([...h.ADMIN, ...h.API_KEY, 'bad_request', 'call_not_found', 'call_not_active']),
+        },
+      },
+    },
     '/api/v1/calls/{id}/events': {
       parameters: [h.idParam('Call id')],
       post: {

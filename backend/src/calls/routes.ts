@@ -16,6 +16,7 @@ import { checkVariables } from '../dialout/variables.js';
 import { applyCallMove } from './lifecycle.js';
 import { readableCall, recordingRoutes } from './recording.js';
 import { controlRoutes } from './control.js';
+import { listenRoutes } from './listen.js';
 import { emitCallEvent } from '../webhooks/outbox.js';
 import { findCalls, insertCall, publicCall, queuedCall, type CallDoc } from './store.js';
 
@@ -78,6 +79,7 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
   });
   recordingRoutes(router, svc, metrics);
   controlRoutes(router, svc, metrics);
+  listenRoutes(router, svc, metrics);
 
   router.get('/api/v1/calls', requireAdmin(svc), async (ctx) => {
     const { filter, limit } = listFilter(ctx);

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
-import type { RuntimeConfig } from '@voice-platform/schemas';
+import { callListenChannel, type RuntimeConfig } from '@voice-platform/schemas';
 import type { Settings } from '../settings.js';
 import type { Logger } from '../logger.js';
 import { createMetrics, type Metrics } from '../metrics.js';
@@ -169,6 +169,8 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
     recordingDir,
     observer: deps.observer,
     testCallIdleTimeoutMs: settings.TEST_CALL_IDLE_TIMEOUT_SECONDS * 1000,
+    // A listener's frames: fire and forget (a frame lost to a Redis hiccup is a click, not a lost record).
+    listen: (callId: string, frame: Buffer) => void deps.redis.publish(callListenChannel(callId), frame).catch(() => undefined),
   };
 
   return {

@@ -2,13 +2,14 @@
 // channel per live call (callControlChannel). The backend's PUBLISH counts the subscribers, so a call that
 // nobody runs is told apart (409 call_not_active) without any registry of which worker holds which call.
 import type { Redis } from 'ioredis';
-import { CALL_CONTROL_TYPES, callControlChannel, type CallControlMessage } from '@voice-platform/schemas';
+import { CALL_CONTROL_TYPES, callControlChannel, type CallControlMessage, type CallListenRequest } from '@voice-platform/schemas';
 import type { Logger } from '../logger.js';
 
 export interface Controllable {
   readonly callId: string;
   readonly done: Promise<unknown>;
   control(c: CallControlMessage): void;
+  listen(untilMs: number): void;
 }
 
 export class CallControls {
@@ -43,17 +44,19 @@ export class CallControls {
 
   private subscriber(): Redis {
     if (this.sub) return this.sub;
-    const sub = this.redis.duplicate();
+    // Its own connection in subscriber mode, which queues a SUBSCRIBE until it is connected.
+    const sub = this.redis.duplicate({ lazyConnect: false, enableOfflineQueue: true });
     sub.on('error', () => undefined); // reconnects by itself; a control sent meanwhile is 409 at the backend
     sub.on('message', (channel: string, text: string) => {
       const call = this.calls.get(channel);
       if (!call) return;
-      let c: CallControlMessage;
+      let c: CallControlMessage | CallListenRequest;
       try {
-        c = JSON.parse(text) as CallControlMessage;
+        c = JSON.parse(text) as CallControlMessage | CallListenRequest;
       } catch {
         return;
       }
+      if (c.type === 'listen') return typeof c.until === 'number' ? call.listen(c.until) : undefined;
       if (!CALL_CONTROL_TYPES.includes(c.type)) return;
       call.control(c);
     });

@@ -4,7 +4,7 @@
 // failing, the caller vanishing, storage down) ends in exactly one terminal event, and nothing in one
 // call can throw into another.
 import path from 'node:path';
-import { MAX_TRANSCRIPT_ENTRIES, MAX_TURN_LATENCIES, MAX_TURN_LATENCY_MS, renderTemplate, type CallAction, type CallControlMessage, type CallEvent, type CallTransfer, type CallTurn, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
+import { LISTEN_END, LISTEN_SIDE, MAX_TRANSCRIPT_ENTRIES, MAX_TURN_LATENCIES, MAX_TURN_LATENCY_MS, renderTemplate, type CallAction, type CallControlMessage, type CallEvent, type CallTransfer, type CallTurn, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Frame } from '../pipeline/frames.js';
@@ -63,6 +63,8 @@ export interface CallDeps {
   /** A test call (WebSocket or browser) with no caller audio for this long ends `caller_idle`. */
   testCallIdleTimeoutMs?: number;
   observer?: CallObserver;
+  /** Publishes a frame for the call's listeners (schemas LISTEN_SIDE + PCM, or LISTEN_END); none: nobody can listen. */
+  listen?(callId: string, frame: Buffer): void;
 }
 
 export interface CallResult {
@@ -90,6 +92,8 @@ export class CallSession {
   private tools: ToolRunner | null = null;
   /** Supervisors' controls, as actions on the call's timeline (docs/design.md §16). */
   private readonly controls: CallAction[] = [];
+  /** Epoch ms until which the call's audio goes to listeners (0: nobody listens). */
+  private listenUntilMs = 0;
   /** The call's transfer to a person, once one was tried (reported with the call's end). */
   private transferRecord: CallTransfer | null = null;
   /** A transfer under way: a hang-up meanwhile waits for its outcome (a cold transfer's caller leaves when it works). */
@@ -153,7 +157,18 @@ export class CallSession {
     });
     const tts = new TtsProcessor(this.providers.tts, rate, this.providers.retry);
     const o = this.deps.observer;
-    const recorder = () => this.recording?.recorder ?? null;
+    // The recording's taps also feed a supervisor listening in (docs/design.md §16), while one does.
+    const tap = {
+      writeUser: (pcm: Int16Array, atMs: number) => {
+        this.recording?.recorder.writeUser(pcm, atMs);
+        this.toListeners(LISTEN_SIDE.caller, pcm);
+      },
+      writeBot: (pcm: Int16Array, atMs: number) => {
+        this.recording?.recorder.writeBot(pcm, atMs);
+        this.toListeners(LISTEN_SIDE.bot, pcm);
+      },
+    };
+    const recorder = () => tap;
     this.input = new TransportInputProcessor(rate);
     this.tools = toolRunnerFor(this.config, {
       allowPrivate: this.providers.toolsAllowPrivate ?? false,
@@ -446,6 +461,19 @@ export class CallSession {
     }
   }
 
+  /** Someone listens in (renewed by the backend while they do): both sides' frames are published until `untilMs` (epoch). */
+  listen(untilMs: number): void {
+    if (!this.ended) this.listenUntilMs = Math.max(this.listenUntilMs, untilMs);
+  }
+
+  private toListeners(side: number, pcm: Int16Array): void {
+    if (!this.deps.listen || this.listenUntilMs < Date.now()) return;
+    const frame = Buffer.allocUnsafe(1 + pcm.byteLength);
+    frame[0] = side;
+    Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).copy(frame, 1);
+    this.deps.listen(this.callId, frame);
+  }
+
   /** Ends the call (idempotent): stop the limits and the pipeline, tell the caller, report, upload the recording. */
   async end(how: string | CallEnd, status: EndStatus): Promise<CallResult> {
     if (this.ended) return this.done;
@@ -456,6 +484,8 @@ export class CallSession {
     const { endReason: reason, closeCode } = this.handedOff ? { endReason: END_REASONS.transferred, closeCode: 1000 } : asked;
     this.limits?.stop();
     this.pipeline?.cancel(reason);
+    if (this.listenUntilMs >= Date.now()) this.deps.listen?.(this.callId, Buffer.of(LISTEN_END));
+    this.listenUntilMs = 0;
     const endedAt = new Date();
     const endedPerf = performance.now();
     this.transport?.sendMessage({ type: 'ended', reason });

@@ -15,7 +15,7 @@ export class RecorderProcessor extends FrameProcessor {
   /** `recorder()` is the call's recorder once the call has started (null before: nothing is recorded). */
   constructor(
     private readonly side: RecordedSide,
-    private readonly recorder: () => CallRecorder | null,
+    private readonly recorder: () => Pick<CallRecorder, 'writeUser' | 'writeBot'> | null,
   ) {
     super(`recorder_${side}`);
   }
