@@ -3,11 +3,12 @@
 // while the call is still moving. Its recording plays in an <audio> element: fetched with the admin token
 // (GET /api/v1/calls/{id}/recording) and handed over as an object URL (download.ts); a long one on request.
 import { html, nothing } from 'lit';
-import { TERMINAL_CALL_STATUSES, type Call, type CallAction } from '@voice-platform/schemas/calls.js';
+import { TERMINAL_CALL_STATUSES, type Call, type CallAction, type CallControl } from '@voice-platform/schemas/calls.js';
 import { actionDetail, callEvents, timeline, type CallEvent } from '../core/callTimeline.js';
 import { SEGMENT_LABELS, turnSummary, waterfall, type SegmentKey } from '../core/callTurns.js';
 import { amdDuration, answeredByLabel, endReasonLabel } from '../core/callOutcome.js';
 import { LightElement } from '../components/base.js';
+import { may } from '../core/permissions.js';
 import { errorBanner } from '../components/field.js';
 import { keysLine } from '../components/keys.js';
 import { api, ApiError } from '../core/api.js';
@@ -35,6 +36,8 @@ export class VpCallDetailPage extends LightElement {
     recording: { state: true },
     recordingSize: { state: true },
     recordingError: { state: true },
+    controlNote: { state: true },
+    controlError: { state: true },
   };
   declare callId: string;
   declare call: Call | null;
@@ -42,6 +45,9 @@ export class VpCallDetailPage extends LightElement {
   declare recording: RecordingState;
   declare recordingSize: number | null;
   declare recordingError: string | null;
+  /** What the last supervisor control did, or why it was refused. */
+  declare controlNote: string | null;
+  declare controlError: string | null;
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** The recording's object URL (revoked when another call is shown or the page is left). */
   private readonly audio = new ObjectUrlSlot();
@@ -56,6 +62,8 @@ export class VpCallDetailPage extends LightElement {
     this.recording = 'none';
     this.recordingSize = null;
     this.recordingError = null;
+    this.controlNote = null;
+    this.controlError = null;
   }
 
   protected override willUpdate(changed: Map<string, unknown>): void {
@@ -198,6 +206,47 @@ export class VpCallDetailPage extends LightElement {
     </section>`;
   }
 
+  /** Live supervision (docs/design.md §16): while the call is in progress, an editor or more steers it. */
+  private renderSupervise(c: Call) {
+    if (c.status !== 'in_progress' || !may('POST /api/v1/calls/{id}/control')) return nothing;
+    const send = async (e: Event, type: CallControl['type']) => {
+      e.preventDefault();
+      const form = (e.target as HTMLElement).closest('form')!;
+      const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | null)?.value.trim() ?? '';
+      const body: CallControl = type === 'say' || type === 'instruct' ? { type, text: field(type) } : type === 'transfer' ? { type, to: field('to') } : { type };
+      this.controlError = null;
+      try {
+        await api.controlCall(this.callId, body);
+        this.controlNote = { say: 'The bot is saying it now.', instruct: 'The model reads it before its next reply.', transfer: 'Transferring the call.', end: 'The bot is hanging up.' }[type];
+        form.reset();
+      } catch (err) {
+        this.controlNote = null;
+        this.controlError = err instanceof ApiError ? err.message : String(err);
+      }
+    };
+    return html`<section class="panel" aria-labelledby="call-supervise" data-testid="call-supervise">
+      <h2 id="call-supervise">Supervise</h2>
+      <p class="hint">The call is live: what you send here reaches it at once, and is on its timeline and in the audit log.</p>
+      ${errorBanner(this.controlError)}
+      ${this.controlNote ? html`<div class="banner banner-ok" role="status">${this.controlNote}</div>` : nothing}
+      <form class="inline-form" @submit=${(e: Event) => send(e, 'say')}>
+        <label>Say now <input name="say" maxlength="1000" required placeholder="The bot says this at once" /></label>
+        <button type="submit">Say</button>
+      </form>
+      <form class="inline-form" @submit=${(e: Event) => send(e, 'instruct')}>
+        <label>Instruct the model <input name="instruct" maxlength="1000" required placeholder="Read before its next reply" /></label>
+        <button type="submit">Instruct</button>
+      </form>
+      <form class="inline-form" @submit=${(e: Event) => send(e, 'transfer')}>
+        <label>Transfer to <input name="to" required pattern="^(\+[1-9][0-9]{6,14}|sips?:\S{3,250})$" placeholder="+15551234567 or sip:agent@example.com" /></label>
+        <button type="submit">Transfer</button>
+      </form>
+      <form class="inline-form" @submit=${(e: Event) => send(e, 'end')}>
+        <button type="submit" class="danger">End the call</button>
+      </form>
+    </section>`;
+  }
+
   /** Each turn's stages as a waterfall beside its words (docs/design.md §16); calls from before turns were recorded have none. */
   private renderTurns(c: Call) {
     const turns = c.turns ?? [];
@@ -265,6 +314,7 @@ export class VpCallDetailPage extends LightElement {
               </ol>
             </section>
           </div>
+          ${this.renderSupervise(c)}
           ${this.renderRecording(c)}
           <section class="panel" aria-labelledby="call-events">
             <h2 id="call-events">Timeline</h2>
