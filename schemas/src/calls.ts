@@ -277,3 +277,19 @@ export interface CallListenRequest {
   /** Epoch ms: publish until then unless renewed. */
   until: number;
 }
+
+/** `POST /api/v1/calls/{id}/listen-token`: a LiveKit token that may only subscribe, to hear a call in its room. */
+export const CallListenToken = Type.Object(
+  {
+    call_id: Type.String(),
+    room_name: Type.String(),
+    livekit_url: Type.String(),
+    /** Joins the call's room hidden: subscribe only (no publishing, no data), never seen by the call. */
+    access_token: Type.String(),
+    expires_at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export type CallListenToken = Static<typeof CallListenToken>;
+/** How long a listen token may be used to join (the listener stays once joined). */
+export const LISTEN_TOKEN_TTL_SECONDS = 300;

@@ -314,6 +314,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/calls/{id}/listen-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Call id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A LiveKit token to hear a call in progress in its room (the console's Listen)
+         * @description For an editor or more: joins the call's LiveKit room as a hidden participant that may only subscribe (no publishing, no data), so both sides are heard and the call sees nobody. The token joins within its expiry (5 minutes). A WebSocket call has no room (409 `call_not_active`: use `GET /api/v1/calls/{id}/listen`); a call not in progress: 409 `call_not_active`. In the audit log (`call.listen`).
+         */
+        post: operations["createCallListenToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/calls/{id}/recording": {
         parameters: {
             query?: never;
@@ -4193,6 +4216,83 @@ export interface operations {
             /** @description Error: `call_not_active` (The call is not in progress on a worker (not answered yet, or over): nothing to control or listen to) */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCallListenToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Call id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        access_token: string;
+                        call_id: string;
+                        /** Format: date-time */
+                        expires_at: string;
+                        livekit_url: string;
+                        room_name: string;
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `call_not_found` (No call has this id (an API key sees only the calls it placed)) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `call_not_active` (The call is not in progress on a worker (not answered yet, or over): nothing to control or listen to) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `service_unavailable` (A dependency is unreachable (MongoDB or Redis, named by `details.failed`; LiveKit) or the server is busy) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

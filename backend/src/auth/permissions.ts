@@ -53,6 +53,7 @@ export const PERMISSIONS: Readonly<Record<string, Permission>> = {
   'GET /api/v1/calls/{id}/recording': RK('getCallRecording', 'viewer', 'calls:read'),
   'POST /api/v1/calls/{id}/control': RK('controlCall', 'editor', 'calls:control'),
   'GET /api/v1/calls/{id}/listen': RK('listenCall', 'editor', 'calls:control'),
+  'POST /api/v1/calls/{id}/listen-token': R('createCallListenToken', 'editor'),
   'GET /api/v1/analytics/calls': RK('getCallAnalytics', 'viewer', 'calls:read'),
   'GET /api/v1/fleet': RK('getFleet', 'viewer', 'calls:read'),
   'POST /api/v1/test-calls/token': RK('createTestCallToken', 'editor', 'test_calls'),

@@ -9,7 +9,9 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { WebSocket, WebSocketServer } from 'ws';
-import { callControlChannel, callListenChannel, LISTEN_END, LISTEN_RENEW_MS, type CallListenRequest } from '@voice-platform/schemas';
+import { AccessToken } from 'livekit-server-sdk';
+import { callControlChannel, callListenChannel, LISTEN_END, LISTEN_RENEW_MS, LISTEN_TOKEN_TTL_SECONDS, type CallListenRequest, type CallListenToken } from '@voice-platform/schemas';
+import { randomUUID } from 'node:crypto';
 import { authenticateAdmin } from '../auth/admin.js';
 import { authenticateKey } from '../apiKeys/keys.js';
 import { recordAudit } from '../audit/audit.js';
@@ -85,6 +87,32 @@ class ListenHub {
 }
 
 export function listenRoutes(router: Router, svc: Services, metrics: Metrics): void {
+  // The console's Listen: a hidden, subscribe-only participant in the call's LiveKit room (both sides heard).
+  router.post('/api/v1/calls/:id/listen-token', async (ctx: Context) => {
+    ctx.state.admin = await authenticateAdmin(svc, ctx);
+    const s = svc.settings;
+    const id = ctx.params.id!;
+    const doc = await findCall(svc.db, id, { _id: 1, status: 1, direction: 1, room_name: 1 });
+    if (!doc) throw apiError('call_not_found');
+    if (doc.status !== 'in_progress') throw apiError('call_not_active', { details: { status: doc.status } });
+    if (doc.direction === 'websocket') throw apiError('call_not_active', { message: 'a WebSocket call has no LiveKit room: listen with GET /api/v1/calls/{id}/listen', details: { status: doc.status } });
+    if (!s.LIVEKIT_URL || !s.LIVEKIT_API_KEY || !s.LIVEKIT_API_SECRET) throw apiError('service_unavailable', 'listening needs the telephony plane (LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET)');
+    const room = doc.room_name ?? doc._id;
+    const at = new AccessToken(s.LIVEKIT_API_KEY, s.LIVEKIT_API_SECRET, { identity: `listener-${randomUUID()}`, name: `listening: ${ctx.state.admin.email}`, ttl: LISTEN_TOKEN_TTL_SECONDS });
+    at.addGrant({ room, roomJoin: true, canSubscribe: true, canPublish: false, canPublishData: false, hidden: true });
+    await recordAudit(svc, ctx, { action: 'call.listen', resource: { type: 'call', id } });
+    const body: CallListenToken = {
+      call_id: id,
+      room_name: room,
+      livekit_url: s.LIVEKIT_PUBLIC_URL ?? s.LIVEKIT_URL,
+      access_token: await at.toJwt(),
+      expires_at: new Date(svc.clock() + LISTEN_TOKEN_TTL_SECONDS * 1000).toISOString(),
+    };
+    ctx.status = 201;
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = body;
+  });
+
   const hub = new ListenHub(svc);
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 });
   router.get('/api/v1/calls/:id/listen', async (ctx: Context) => {

@@ -1,7 +1,7 @@
 // The OpenAPI paths of the calls (list, one call, its recording, the worker's reports), built by openapi.ts with
 // its helpers.
 import { Type, type TSchema } from '@sinclair/typebox';
-import { Call as CallSchema, CallControl, CallControlAccepted, CallCreate, CallEvent, CALL_DIRECTIONS, CALL_STATUSES, CURSOR_PATTERN, type ErrorCode } from '@voice-platform/schemas';
+import { Call as CallSchema, CallControl, CallControlAccepted, CallListenToken, CallCreate, CallEvent, CALL_DIRECTIONS, CALL_STATUSES, CURSOR_PATTERN, type ErrorCode } from '@voice-platform/schemas';
 
 interface DocHelpers {
   ok: (description: string, schema: TSchema | object, headers?: object) => object;
@@ -158,6 +158,22 @@ export function callPaths(h: DocHelpers): Record<string, object> {
         responses: {
           101: { description: 'Switching to the WebSocket' },
           ...h.errors([...h.ADMIN, ...h.API_KEY, 'bad_request', 'call_not_found', 'call_not_active']),
+        },
+      },
+    },
+    '/api/v1/calls/{id}/listen-token': {
+      parameters: [h.idParam('Call id')],
+      post: {
+        operationId: 'createCallListenToken',
+        summary: "A LiveKit token to hear a call in progress in its room (the console's Listen)",
+        description:
+          'For an editor or more: joins the call\'s LiveKit room as a hidden participant that may only subscribe (no publishing, no data), ' +
+          'so both sides are heard and the call sees nobody. The token joins within its expiry (5 minutes). A WebSocket call has no room ' +
+          '(409 `call_not_active`: use `GET /api/v1/calls/{id}/listen`); a call not in progress: 409 `call_not_active`. In the audit log (`call.listen`).',
+        security: [{ adminJwt: [] }],
+        responses: {
+          201: h.ok('The token', CallListenToken),
+          ...h.errors([...h.ADMIN, 'call_not_found', 'call_not_active', 'service_unavailable']),
         },
       },
     },

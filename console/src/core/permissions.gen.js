@@ -23,6 +23,7 @@ export const MIN_ROLE = {
   "GET /api/v1/calls/{id}/recording": "viewer",
   "POST /api/v1/calls/{id}/control": "editor",
   "GET /api/v1/calls/{id}/listen": "editor",
+  "POST /api/v1/calls/{id}/listen-token": "editor",
   "GET /api/v1/analytics/calls": "viewer",
   "GET /api/v1/fleet": "viewer",
   "POST /api/v1/test-calls/token": "editor",
