@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ObjectId, type CommandFailedEvent, type CommandStartedEvent, type CommandSucceededEvent, type Db, type MongoClient } from 'mongodb';
-import { COLLECTIONS } from './collections.js';
+import { COLLECTIONS } from './core/collections.js';
 import type { CallDoc } from './calls/store.js';
 
 export interface ConfigLoadOptions {

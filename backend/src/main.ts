@@ -12,11 +12,11 @@ import { createWebhookDeliverer } from './webhooks/deliverer.js';
 import { flushHeldWebhookEvents } from './webhooks/outbox.js';
 import { createCampaignDialler } from './campaigns/dialler.js';
 import { createAnalysisRunner } from './analysis/runner.js';
-import { loadSettings } from './settings.js';
-import { createLogger } from './logger.js';
-import { connectMongo, connectRedis, StoreUnreachableError } from './connect.js';
+import { loadSettings } from './core/settings.js';
+import { createLogger } from './core/logger.js';
+import { connectMongo, connectRedis, StoreUnreachableError } from './core/connect.js';
 import { prepareStores } from './stores.js';
-import { VERSION } from './deps.js';
+import { VERSION } from './core/deps.js';
 import { telephonyFromSettings } from './telephony/livekit.js';
 
 /** How long shutdown tries to store webhook events that neither Redis nor MongoDB took yet. */
