@@ -25,7 +25,7 @@ import { freePort, repoRoot, saveLogs, versions, waitUntil } from '@voice-platfo
 import { seedAdmin } from './auth/seed.js';
 import { hashPassword } from './auth/password.js';
 import { COLLECTIONS } from './core/collections.js';
-import type { UserDoc } from './users/store.js';
+import type { UserDoc } from './auth/users.js';
 import { ADMIN, JWT_SECRET, WORKER_TOKEN } from './testing/harness.js';
 
 const VERSION = versions.SCHEMATHESIS_VERSION!;

@@ -6,7 +6,7 @@ import { BOT_DEFAULTS, CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, TERMINAL_
 import { WEBHOOK_CONSUMER_GROUP, WEBHOOK_EVENTS_STREAM } from './webhooks/keys.js';
 import { withDocLock } from './core/locks.js';
 import { ApiError } from './core/errors.js';
-import { migrateUsers } from './users/store.js';
+import { migrateUsers } from './auth/users.js';
 import { backfillRollups } from './analytics/rollup.js';
 import { migrateApiKeys } from './apiKeys/store.js';
 import { createAuditIndexes } from './audit/store.js';

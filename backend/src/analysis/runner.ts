@@ -31,7 +31,7 @@ import { withDocLock } from '../core/locks.js';
 import { callCollection, locateCall, rehomeCall, type CallDoc } from '../calls/store.js';
 import { findBot } from '../bots/store.js';
 import { sendMoveEvent } from '../webhooks/outbox.js';
-import { analysisPending, type StoredAnalysis } from './record.js';
+import { analysisPending, type StoredAnalysis } from '../calls/analysis.js';
 import { ANALYSIS_DUE_KEY, analysisLeaseKey } from './jobs.js';
 import { scriptedAnalysis, type AnalysisResult } from './scripted.js';
 import { AnalysisFailure, openaiAnalysis } from './openai.js';

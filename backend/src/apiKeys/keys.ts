@@ -64,11 +64,8 @@ export function publicKey(doc: ApiKeyDoc, now: number): ApiKey {
   };
 }
 
-export interface KeyPrincipal {
-  id: string;
-  prefix: string;
-  name: string;
-}
+export type { KeyPrincipal } from '../core/principal.js';
+import type { KeyPrincipal } from '../core/principal.js';
 
 const LAST_USED_GRANULARITY_MS = 60_000;
 

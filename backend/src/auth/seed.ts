@@ -4,7 +4,7 @@
 import { ObjectId, type Db } from 'mongodb';
 import { COLLECTIONS } from '../core/collections.js';
 import { hashPassword } from './password.js';
-import type { UserDoc } from '../users/store.js';
+import type { UserDoc } from './users.js';
 
 type SeedResult = 'created' | 'exists';
 

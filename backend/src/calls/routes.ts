@@ -12,10 +12,10 @@ import { jsonBody } from '../core/body.js';
 import { requireAdmin } from '../auth/admin.js';
 import { requireWorker } from '../auth/worker.js';
 import { findBot } from '../bots/store.js';
-import { checkVariables } from '../dialout/variables.js';
+import { checkVariables } from './variables.js';
 import { applyCallMove } from './lifecycle.js';
+import { announceQueued } from './events.js';
 import { readableCall, recordingRoutes } from './recording.js';
-import { emitCallEvent } from '../webhooks/outbox.js';
 import { findCalls, insertCall, publicCall, queuedCall, type CallDoc } from './store.js';
 
 interface Cursor {
@@ -98,7 +98,7 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
     const now = svc.now();
     const doc = queuedCall({ _id: new ObjectId().toHexString(), bot_id: bot._id, direction: body.direction, to_number: null, from_number: null, variables, api_key_id: null }, now);
     await insertCall(svc.db, doc);
-    await emitCallEvent({ ...svc, metrics }, 'call.queued', doc);
+    await announceQueued({ ...svc, metrics }, doc);
     ctx.status = 201;
     ctx.set('Location', `/api/v1/calls/${doc._id}`);
     ctx.body = publicCall(doc);

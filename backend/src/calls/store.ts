@@ -22,7 +22,7 @@
 import { MongoServerError, type Db, type Document, type Filter, type FindOptions } from 'mongodb';
 import { TERMINAL_CALL_STATUSES, type AnsweredBy, type Call, type CallAction, type CallDirection, type CallStatus, type CallTransfer, type callIdentityFields } from '@voice-platform/schemas';
 import { COLLECTIONS } from '../core/collections.js';
-import { analysisPending, publicAnalysis, type StoredAnalysis } from '../analysis/record.js';
+import { analysisPending, publicAnalysis, type StoredAnalysis } from './analysis.js';
 
 export interface CallDoc {
   _id: string;

@@ -17,7 +17,7 @@ import { requireApiKey, type KeyBucket, type KeyPrincipal, type PrefetchedToken 
 import { cachedBot } from '../bots/store.js';
 import { requestView, type CacheView } from '../core/cacheTable.js';
 import { insertCall, liveCalls, queuedCall, type CallDoc } from '../calls/store.js';
-import { checkVariables } from './variables.js';
+import { checkVariables } from '../calls/variables.js';
 import { trunkForDialout } from '../trunks/store.js';
 import { claim, complete, release, requestHash } from './idempotency.js';
 import { emitCallEvent } from '../webhooks/outbox.js';

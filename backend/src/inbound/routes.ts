@@ -16,7 +16,7 @@ import { withDocLock } from '../core/locks.js';
 import { requireAdmin } from '../auth/admin.js';
 import { audited, AUDITED } from '../audit/audit.js';
 import { findBot } from '../bots/store.js';
-import { checkVariables } from '../dialout/variables.js';
+import { checkVariables } from '../calls/variables.js';
 import { TelephonyError, type DispatchRuleSpec, type InboundTrunkSpec, type Telephony } from '../core/telephony.js';
 import { e164Input } from '../core/phoneInput.js';
 import { INBOUND_NUMBER_ID_ATTRIBUTE, INBOUND_ROOM_PREFIX, inboundNumbers, publicInboundNumber, type InboundNumberDoc } from './store.js';

@@ -15,7 +15,7 @@ import { requirePermission, type AdminPrincipal } from '../auth/admin.js';
 import { audited, AUDITED, updateOrDeactivate } from '../audit/audit.js';
 import { hashPassword } from '../auth/password.js';
 import { randomAlphanumeric } from '../apiKeys/keys.js';
-import { publicUser, readUser, USERS_LOCK, type UserDoc } from './store.js';
+import { publicUser, readUser, USERS_LOCK, type UserDoc } from '../auth/users.js';
 
 /** 20 characters of [A-Za-z0-9]: about 119 bits. */
 const ONE_TIME_PASSWORD_LENGTH = 20;

@@ -35,7 +35,7 @@ import { TERMINAL_CALL_STATUSES, type CallStatus, type TranscriptEntry, type Web
 import type { Metrics } from '../core/metrics.js';
 import { COLLECTIONS } from '../core/collections.js';
 import { callActions, callIdentity, clearDue, iso, statusTimes, type CallDoc } from '../calls/store.js';
-import { publicAnalysis } from '../analysis/record.js';
+import { publicAnalysis } from '../calls/analysis.js';
 import { ENDED_PENDING_KEY, OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from './keys.js';
 
 export type WebhookEmitMetrics = Pick<Metrics, 'webhookEmitFailures' | 'webhookFallbacks' | 'webhookHeldTotal' | 'webhookHeld'>;

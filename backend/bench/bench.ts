@@ -17,21 +17,21 @@ import { pino } from 'pino';
 import autocannon from 'autocannon';
 import { startTestEnv } from '@voice-platform/tests/infra';
 import { CALL_JOBS_STREAM_KEY } from '@voice-platform/schemas';
-import { createApp } from './app.js';
-import { loadSettings } from './core/settings.js';
-import { createLogger } from './core/logger.js';
-import { connectRedis } from './core/connect.js';
-import { COLLECTIONS, prepareStores } from './stores.js';
-import { seedAdmin } from './auth/seed.js';
-import { heartbeatForBench, loginAndSetup } from './benchSetup.js';
-import { telephonyFromSettings } from './telephony/livekit.js';
-import { hashApiKey } from './apiKeys/keys.js';
-import { reserveSlot } from './core/redisScripts.js';
-import { readCacheEpoch, readCacheEpochAndTakeToken } from './core/cache.js';
-import { callEventData } from './webhooks/outbox.js';
-import { OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from './webhooks/keys.js';
-import { findCall, findCalls } from './calls/store.js';
-import { CommandTimes, configUnderLoad, printConfigLoad, seedPastCalls } from './benchConfigLoad.js';
+import { createApp } from '../dist/app.js';
+import { loadSettings } from '../dist/core/settings.js';
+import { createLogger } from '../dist/core/logger.js';
+import { connectRedis } from '../dist/core/connect.js';
+import { COLLECTIONS, prepareStores } from '../dist/stores.js';
+import { seedAdmin } from '../dist/auth/seed.js';
+import { heartbeatForBench, loginAndSetup } from './setup.js';
+import { telephonyFromSettings } from '../dist/telephony/livekit.js';
+import { hashApiKey } from '../dist/apiKeys/keys.js';
+import { reserveSlot } from '../dist/core/redisScripts.js';
+import { readCacheEpoch, readCacheEpochAndTakeToken } from '../dist/core/cache.js';
+import { callEventData } from '../dist/webhooks/outbox.js';
+import { OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from '../dist/webhooks/keys.js';
+import { findCall, findCalls } from '../dist/calls/store.js';
+import { CommandTimes, configUnderLoad, printConfigLoad, seedPastCalls } from './configLoad.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 /** A directory: each run's CPU profile of this process is written there (open in Chrome DevTools). */
@@ -42,7 +42,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 /** autocannon's own threads (0: on the app's event loop): the load generator is not the app's share. */
 const LOAD_WORKERS = Number(process.env.BENCH_LOAD_WORKERS ?? 0);
-/** `config`: only the config read under dial-out load (benchConfigLoad.ts), not the saturation rounds. */
+/** `config`: only the config read under dial-out load (configLoad.ts), not the saturation rounds. */
 const ONLY = process.env.BENCH_ONLY;
 /** The config read under load: dial-outs per second, and how long the load (and, before it, the unloaded baseline) runs. */
 const CONFIG_LOAD_RATE = Number(process.env.BENCH_CONFIG_LOAD_RATE ?? 5);

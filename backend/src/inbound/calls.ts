@@ -18,7 +18,7 @@ import { findBot } from '../bots/store.js';
 import { insertCall, liveCalls, queuedCall, type CallDoc } from '../calls/store.js';
 import { recordCallEnd } from '../analytics/rollup.js';
 import { emitCallEvent } from '../webhooks/outbox.js';
-import { findInboundNumber, INBOUND_NUMBER_ID_ATTRIBUTE, INBOUND_ROOM_PREFIX } from '../inbound/store.js';
+import { findInboundNumber, INBOUND_NUMBER_ID_ATTRIBUTE, INBOUND_ROOM_PREFIX } from './store.js';
 /** One call per room, whatever LiveKit retries: the room's mark outlives any retry. */
 const ROOM_MARK_TTL_SECONDS = 24 * 3600;
 
