@@ -16,7 +16,7 @@ import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import autocannon from 'autocannon';
 import { startTestEnv } from '@voice-platform/tests/infra';
-import { CALL_JOBS_STREAM_KEY } from '@voice-platform/schemas';
+import { CALL_JOBS_STREAM_KEY, encodeCallJob } from '@voice-platform/schemas';
 import { createApp } from '../dist/app.js';
 import { loadSettings } from '../dist/core/settings.js';
 import { createLogger } from '../dist/core/logger.js';
@@ -248,8 +248,8 @@ async function main(): Promise<void> {
         variables: { customer_name: 'Ada' }, api_key_id: keyDoc!._id, created_at: new Date(now), started_at: null, ended_at: null, end_reason: null,
         recording_key: null, recording_error: null, sip_status_code: null, transcript: [], status_times: { queued: new Date(now) },
       });
-      await redis.xadd(CALL_JOBS_STREAM_KEY, 'MAXLEN', '~', '100000', '*', 'call_id', id, 'bot_id', botId, 'to_number', '+4915112345678',
-        'variables', '{"customer_name":"Ada"}', 'sip_trunk_id', String(trunk!.livekit_trunk_id), 'from_number', '+15550100000');
+      await redis.xadd(CALL_JOBS_STREAM_KEY, 'MAXLEN', '~', '100000', '*',
+        ...encodeCallJob({ call_id: id, bot_id: botId, variables: { customer_name: 'Ada' }, direction: 'outbound', to_number: '+4915112345678', sip_trunk_id: String(trunk!.livekit_trunk_id), from_number: '+15550100000' }));
       await redis.xadd(WEBHOOK_EVENTS_STREAM, 'MAXLEN', '~', String(OUTBOX_MAX_EVENTS), '*', 'id', `evt_${id}`, 'type', 'call.queued', 'body', eventBody);
     };
     const rawConfig = async () => {

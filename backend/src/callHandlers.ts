@@ -37,7 +37,7 @@ export function wireCallHandlers(): void {
   registerCallHandlers('campaigns', {
     ended: async (deps: CallEventDeps, call: CallDoc) => {
       if (!call.campaign_contact_id) return;
-      await settleContact({ ...deps, clock: deps.clock ?? Date.now }, call).catch((err: unknown) =>
+      await settleContact({ ...deps, clock: deps.clock ?? Date.now, metrics: deps.metrics! }, call).catch((err: unknown) =>
         deps.logger.warn({ err, call_id: call._id }, 'campaign contact not settled; the dialler reconciles it'),
       );
     },

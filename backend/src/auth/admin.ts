@@ -5,7 +5,6 @@ import jwt from 'jsonwebtoken';
 import { Type } from '@sinclair/typebox';
 import { apiError } from '../core/errors.js';
 import type { Services } from '../core/deps.js';
-import { check } from '../core/validate.js';
 import { COLLECTIONS } from '../core/collections.js';
 import { operationKey, PERMISSIONS, userMay } from './permissions.js';
 import { User } from '@voice-platform/schemas';

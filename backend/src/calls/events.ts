@@ -16,7 +16,8 @@ export interface CallEventDeps {
   logger: Logger;
   /** Epoch ms (default Date.now). */
   clock?: () => number;
-  metrics: Metrics;
+  /** Absent where the caller counts nothing (a placed call's event, as before). */
+  metrics?: Metrics;
 }
 
 /** The status event a move marks due on the call until it is sent (CallDoc.webhook_due). */

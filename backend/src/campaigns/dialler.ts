@@ -27,7 +27,7 @@ import { StoreCache } from '../core/cache.js';
 import { freeSlots } from '../core/redisScripts.js';
 import { withDocLock } from '../core/locks.js';
 import { findCall, findCalls } from '../calls/store.js';
-import { CALL_EXISTS, joblessCloser, placeCall } from '../dialout/routes.js';
+import { CALL_EXISTS, joblessCloser, placeCall } from '../calls/place.js';
 import { isDoNotCall } from './dnc.js';
 import { inWindow } from './windows.js';
 import {

@@ -15,7 +15,7 @@ import { jsonBody } from '../core/body.js';
 import { authenticateAdmin } from '../auth/admin.js';
 import { authenticateKey } from '../apiKeys/keys.js';
 import { requestView } from '../core/cacheTable.js';
-import { joblessCloser, placeCall, type CallRequester } from '../dialout/routes.js';
+import { joblessCloser, placeCall, type CallRequester } from '../calls/place.js';
 import { cachedBot } from '../bots/store.js';
 
 /** The browser's identity in the room: the worker's transport listens to this participant. */
