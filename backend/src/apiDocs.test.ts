@@ -11,8 +11,8 @@ import supertest from 'supertest';
 import { chromium } from 'playwright-core';
 import { JWT_SECRET, startHarness, WORKER_TOKEN, type Harness } from './testing/harness.js';
 import { createApp } from './app.js';
-import { createLogger } from './logger.js';
-import { loadSettings } from './settings.js';
+import { createLogger } from './core/logger.js';
+import { loadSettings } from './core/settings.js';
 import { DOCS_CSP, REDOC_SCRIPT_PATH } from './apiDocs.js';
 import { GEN_OPENAPI_COMMAND, OPENAPI_FILE_SERVER_URL, renderOpenapiFile } from './openapiFile.js';
 

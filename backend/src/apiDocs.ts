@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { Router } from '@koa/router';
-import type { Services } from './deps.js';
+import type { Services } from './core/deps.js';
 import { openapiDocument } from './openapi.js';
 
 export const REDOC_SCRIPT_PATH = '/docs/redoc.standalone.js';

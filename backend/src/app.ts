@@ -1,16 +1,17 @@
 // The Koa app: request id + logging + metrics, CORS, the one error middleware, then the routes of each
 // area. No listening and no store connections here: main.ts does that, tests use app.callback().
+import { wireCallHandlers } from './callHandlers.js';
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import cors from '@koa/cors';
 import { Router } from '@koa/router';
-import type { AppDeps, Services } from './deps.js';
-import { VERSION } from './deps.js';
-import { errorMiddleware } from './errors.js';
-import { StoreCache } from './cache.js';
-import { recordingStoreFromSettings } from './storage.js';
-import { createMetrics, type Metrics } from './metrics.js';
-import { authRoutes } from './auth/admin.js';
+import type { AppDeps, Services } from './core/deps.js';
+import { VERSION } from './core/deps.js';
+import { errorMiddleware } from './core/errors.js';
+import { StoreCache } from './core/cache.js';
+import { recordingStoreFromSettings } from './core/storage.js';
+import { createMetrics, type Metrics } from './core/metrics.js';
+import { authRoutes } from './users/session.js';
 import { apiKeyRoutes } from './apiKeys/routes.js';
 import { userRoutes } from './users/routes.js';
 import { botRoutes } from './bots/routes.js';
@@ -21,7 +22,7 @@ import { trunkRoutes } from './trunks/routes.js';
 import { inboundNumberRoutes } from './inbound/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
 import { widgetRoutes } from './widget/routes.js';
-import { liveKitWebhookRoutes } from './telephony/inboundCalls.js';
+import { liveKitWebhookRoutes } from './inbound/calls.js';
 import { campaignRoutes } from './campaigns/routes.js';
 import { dncRoutes } from './campaigns/dnc.js';
 import { healthRoutes } from './health.js';
@@ -36,6 +37,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The API role: every route. */
 export function createApp(deps: AppDeps): VoiceApp {
+  wireCallHandlers();
   return buildApp(deps, (router, svc, metrics) => {
     healthRoutes(router, svc, metrics);
     authRoutes(router, svc);

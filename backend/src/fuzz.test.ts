@@ -24,8 +24,8 @@ import { API_KEY_SCOPES, FLEET_WORKERS_KEY, fleetWorkerKey, type WorkerHeartbeat
 import { freePort, repoRoot, saveLogs, versions, waitUntil } from '@voice-platform/tests/infra';
 import { seedAdmin } from './auth/seed.js';
 import { hashPassword } from './auth/password.js';
-import { COLLECTIONS } from './collections.js';
-import type { UserDoc } from './users/store.js';
+import { COLLECTIONS } from './core/collections.js';
+import type { UserDoc } from './auth/users.js';
 import { ADMIN, JWT_SECRET, WORKER_TOKEN } from './testing/harness.js';
 
 const VERSION = versions.SCHEMATHESIS_VERSION!;

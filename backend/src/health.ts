@@ -2,8 +2,8 @@
 // the reply to 503 (naming it) instead of hanging the probe.
 import { errorBody } from '@voice-platform/schemas';
 import type { Router } from '@koa/router';
-import type { Services } from './deps.js';
-import type { Metrics } from './metrics.js';
+import type { Services } from './core/deps.js';
+import type { Metrics } from './core/metrics.js';
 
 const CHECK_TIMEOUT_MS = 1500;
 

@@ -6,17 +6,18 @@
 // within HELD_EVENTS_FLUSH_MS; else they are counted lost), then close the store clients.
 import { settingsOrExit } from '@voice-platform/schemas';
 import { createApp, createProbeApp } from './app.js';
+import { wireCallHandlers } from './callHandlers.js';
 import { createHttpServer } from './server.js';
 import { createSweeper } from './calls/sweeper.js';
 import { createWebhookDeliverer } from './webhooks/deliverer.js';
 import { flushHeldWebhookEvents } from './webhooks/outbox.js';
 import { createCampaignDialler } from './campaigns/dialler.js';
 import { createAnalysisRunner } from './analysis/runner.js';
-import { loadSettings } from './settings.js';
-import { createLogger } from './logger.js';
-import { connectMongo, connectRedis, StoreUnreachableError } from './connect.js';
+import { loadSettings } from './core/settings.js';
+import { createLogger } from './core/logger.js';
+import { connectMongo, connectRedis, StoreUnreachableError } from './core/connect.js';
 import { prepareStores } from './stores.js';
-import { VERSION } from './deps.js';
+import { VERSION } from './core/deps.js';
 import { telephonyFromSettings } from './telephony/livekit.js';
 
 /** How long shutdown tries to store webhook events that neither Redis nor MongoDB took yet. */
@@ -42,6 +43,9 @@ async function main(): Promise<void> {
   const db = mongo.db(settings.MONGODB_DB);
   await prepareStores(db, redis);
   const deps = { settings, db, redis, logger, version: VERSION, telephony: telephonyFromSettings(settings) };
+  // Every role moves calls (the API's worker events, the dialler's sweeper and campaigns): what follows a move
+  // is subscribed here too, not only by createApp (a dialler-only process serves the probe app alone).
+  wireCallHandlers();
   const app = settings.roles.includes('api') ? createApp(deps) : createProbeApp(deps);
   // The sweeper counts into the app's registry, so this process's /metrics shows it.
   const sweeper = settings.roles.includes('dialler') ? createSweeper({ ...deps, metrics: app.metrics }) : null;

@@ -10,7 +10,7 @@ import {
   errorBody,
   type ErrorCode } from '@voice-platform/schemas';
 import { LoginResponse } from './auth/admin.js';
-import { DATE_TIME_PATTERN } from './validate.js';
+import { DATE_TIME_PATTERN } from './core/validate.js';
 import { campaignPaths } from './campaigns/openapi.js';
 import { userPaths } from './users/openapi.js';
 import { auditPaths } from './audit/openapi.js';

@@ -2,7 +2,7 @@
 // it; apiDocs.test.ts fails when it differs from what the backend serves; make test lints it). Its `servers`
 // is the address `make up` serves at, in place of a deployment's PUBLIC_URL, so the file is the same
 // wherever it is built; its keys are sorted at every level, so a change shows as a small diff.
-import { VERSION } from './deps.js';
+import { VERSION } from './core/deps.js';
 import { openapiDocument } from './openapi.js';
 
 /** The `servers` URL of docs/openapi.json (the local stack's backend, tests/infra/src/stack.ts). */

@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorBody, ERROR_CODES, type ErrorCode } from '@voice-platform/schemas';
 import type Koa from 'koa';
-import type { Settings } from './settings.js';
+import type { Settings } from './core/settings.js';
 
 /** What Node's parser errors mean for the client (the codes Node itself answers 431 and 408 for). */
 function clientErrorCode(err: NodeJS.ErrnoException): ErrorCode {

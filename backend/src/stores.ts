@@ -4,17 +4,17 @@ import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import { BOT_DEFAULTS, CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, TERMINAL_CALL_STATUSES } from '@voice-platform/schemas';
 import { WEBHOOK_CONSUMER_GROUP, WEBHOOK_EVENTS_STREAM } from './webhooks/keys.js';
-import { withDocLock } from './locks.js';
-import { ApiError } from './errors.js';
-import { migrateUsers } from './users/store.js';
+import { withDocLock } from './core/locks.js';
+import { ApiError } from './core/errors.js';
+import { migrateUsers } from './auth/users.js';
 import { backfillRollups } from './analytics/rollup.js';
 import { migrateApiKeys } from './apiKeys/store.js';
 import { createAuditIndexes } from './audit/store.js';
 
 // The collection names live in their own module (collections.ts), which imports nothing: stores that
 // this module's boot migrations call can name collections without importing this module back.
-export { COLLECTIONS } from './collections.js';
-import { COLLECTIONS } from './collections.js';
+export { COLLECTIONS } from './core/collections.js';
+import { COLLECTIONS } from './core/collections.js';
 
 export async function createIndexes(db: Db): Promise<void> {
   await db.collection(COLLECTIONS.users).createIndex({ email: 1 }, { unique: true, name: 'email_unique' });

@@ -12,6 +12,7 @@ export * from './dialout.js';
 export * from './calls.js';
 export * from './config.js';
 export * from './fleet.js';
+export * from './job.js';
 export * from './fleetStatus.js';
 export * from './apiKeys.js';
 export * from './voicefleet.js';

@@ -15,7 +15,7 @@ import { adminToken, createBot, JWT_SECRET, startHarness, WORKER_TOKEN, type Har
 import { calls, endingCalls, findCall } from '../calls/store.js';
 import type { WebhookDeliverer } from '../webhooks/deliverer.js';
 import { callEventId } from '../webhooks/outbox.js';
-import { loadSettings, SettingsError } from '../settings.js';
+import { loadSettings, SettingsError } from '../core/settings.js';
 import { ANALYSIS_DUE_KEY } from './jobs.js';
 import { analysisSchema } from './openai.js';
 import type { AnalysisRunner, AnalysisRunnerOptions } from './runner.js';

@@ -11,8 +11,8 @@
 import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import { analysisWanted, type AnalysisSettings } from '@voice-platform/schemas';
-import { COLLECTIONS } from '../collections.js';
-import { pendingAnalysis, type StoredAnalysis } from './record.js';
+import { COLLECTIONS } from '../core/collections.js';
+import { pendingAnalysis, type StoredAnalysis } from '../calls/analysis.js';
 
 /** Calls whose analysis is pending: member the call id, score when its next attempt is due (epoch ms). */
 export const ANALYSIS_DUE_KEY = 'vp:analysis:due';

@@ -8,7 +8,7 @@
 // nor the provider's error text is ever logged or stored: a failure is described by its status or kind.
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { AnalysisField, AnalysisSettings, LlmSettings } from '@voice-platform/schemas';
-import type { AnalysisData } from './record.js';
+import type { AnalysisData } from '../calls/analysis.js';
 import type { AnalysisResult } from './scripted.js';
 
 /** An attempt that failed; `retry` false: another attempt cannot do better (a setting is missing). */

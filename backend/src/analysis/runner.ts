@@ -25,13 +25,13 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { analysisWanted } from '@voice-platform/schemas';
-import type { AppDeps } from '../deps.js';
-import type { Metrics } from '../metrics.js';
-import { withDocLock } from '../locks.js';
+import type { AppDeps } from '../core/deps.js';
+import type { Metrics } from '../core/metrics.js';
+import { withDocLock } from '../core/locks.js';
 import { callCollection, locateCall, rehomeCall, type CallDoc } from '../calls/store.js';
 import { findBot } from '../bots/store.js';
 import { sendMoveEvent } from '../webhooks/outbox.js';
-import { analysisPending, type StoredAnalysis } from './record.js';
+import { analysisPending, type StoredAnalysis } from '../calls/analysis.js';
 import { ANALYSIS_DUE_KEY, analysisLeaseKey } from './jobs.js';
 import { scriptedAnalysis, type AnalysisResult } from './scripted.js';
 import { AnalysisFailure, openaiAnalysis } from './openai.js';

@@ -7,7 +7,7 @@
 //   names: true when an intent the criterion names (its name as a whole word) matched a caller turn, or a
 //   boolean field it names ended true; false when it names some and none did; null when it names none.
 import { matchIntent, turnUtterance, type AnalysisSettings, type BotPolicy } from '@voice-platform/schemas';
-import type { AnalysisData } from './record.js';
+import type { AnalysisData } from '../calls/analysis.js';
 
 export interface AnalysisResult {
   summary: string | null;

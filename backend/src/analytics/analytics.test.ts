@@ -4,7 +4,7 @@
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
 import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { userOfRole } from '../users/testing.js';
-import { COLLECTIONS } from '../collections.js';
+import { COLLECTIONS } from '../core/collections.js';
 import { findCall, insertCall, queuedCall } from '../calls/store.js';
 import { backfillRollups, COUNTED, histogramValue, recordCallEnd } from './rollup.js';
 import { percentile } from './routes.js';

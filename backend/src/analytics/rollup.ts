@@ -21,8 +21,8 @@
 import type { Db, Document } from 'mongodb';
 import type { Redis } from 'ioredis';
 import { ANSWERED_BY, TERMINAL_CALL_STATUSES, type CallDirection, type CallStatus } from '@voice-platform/schemas';
-import { COLLECTIONS } from '../collections.js';
-import { withDocLock } from '../locks.js';
+import { COLLECTIONS } from '../core/collections.js';
+import { withDocLock } from '../core/locks.js';
 import { callCollection, type CallDoc, type CallHome } from '../calls/store.js';
 
 export const COUNTED = 'analytics_counted';

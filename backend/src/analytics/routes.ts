@@ -14,10 +14,10 @@ import {
   type CallAnalyticsBucket,
   type CallDirection,
 } from '@voice-platform/schemas';
-import { apiError } from '../errors.js';
-import type { Services } from '../deps.js';
-import type { Metrics } from '../metrics.js';
-import { parseDateTime, queryValues } from '../validate.js';
+import { apiError } from '../core/errors.js';
+import type { Services } from '../core/deps.js';
+import type { Metrics } from '../core/metrics.js';
+import { parseDateTime, queryValues } from '../core/validate.js';
 import { authenticateAdmin } from '../auth/admin.js';
 import { authenticateKey } from '../apiKeys/keys.js';
 import { ANSWERED_BY_KEYS, emptyAgg, mergeAgg, readRollups, type HourAgg } from './rollup.js';

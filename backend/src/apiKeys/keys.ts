@@ -6,12 +6,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { API_KEY_PATTERN, type ApiKey, type ApiKeyStatus } from '@voice-platform/schemas';
-import { apiError } from '../errors.js';
-import type { Services } from '../deps.js';
-import type { Metrics } from '../metrics.js';
-import { COLLECTIONS } from '../collections.js';
-import { requestView, type CacheView } from '../cacheTable.js';
-import type { BucketResult } from '../redisScripts.js';
+import { apiError } from '../core/errors.js';
+import type { Services } from '../core/deps.js';
+import type { Metrics } from '../core/metrics.js';
+import { COLLECTIONS } from '../core/collections.js';
+import { requestView, type CacheView } from '../core/cacheTable.js';
+import type { BucketResult } from '../core/redisScripts.js';
 import { permissionFor, keyMay } from '../auth/permissions.js';
 import { keyScopes, type ApiKeyDoc } from './store.js';
 
@@ -64,11 +64,8 @@ export function publicKey(doc: ApiKeyDoc, now: number): ApiKey {
   };
 }
 
-export interface KeyPrincipal {
-  id: string;
-  prefix: string;
-  name: string;
-}
+export type { KeyPrincipal } from '../core/principal.js';
+import type { KeyPrincipal } from '../core/principal.js';
 
 const LAST_USED_GRANULARITY_MS = 60_000;
 

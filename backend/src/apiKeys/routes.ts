@@ -3,12 +3,12 @@
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { ApiKeyCreate, ApiKeyUpdate, DEFAULT_API_KEY_SCOPES } from '@voice-platform/schemas';
-import { apiError } from '../errors.js';
-import type { Services } from '../deps.js';
-import { check, parseDateTime } from '../validate.js';
-import { jsonBody } from '../body.js';
-import { COLLECTIONS } from '../collections.js';
-import { withDocLock } from '../locks.js';
+import { apiError } from '../core/errors.js';
+import type { Services } from '../core/deps.js';
+import { check, parseDateTime } from '../core/validate.js';
+import { jsonBody } from '../core/body.js';
+import { COLLECTIONS } from '../core/collections.js';
+import { withDocLock } from '../core/locks.js';
 import { requireAdmin, type AdminPrincipal } from '../auth/admin.js';
 import { audited, AUDITED, updateOrDeactivate } from '../audit/audit.js';
 import { generateApiKey, hashApiKey, keyPrefix, keyStatus, publicKey } from './keys.js';

@@ -8,10 +8,9 @@
 import { ObjectId } from 'mongodb';
 import type { Context, Middleware } from 'koa';
 import { AUDIT_REDACTED, type AuditActor } from '@voice-platform/schemas';
-import type { Services } from '../deps.js';
-import type { AdminPrincipal } from '../auth/principal.js';
-import type { KeyPrincipal } from '../apiKeys/keys.js';
-import { COLLECTIONS } from '../collections.js';
+import type { Services } from '../core/deps.js';
+import type { AdminPrincipal, KeyPrincipal } from '../core/principal.js';
+import { COLLECTIONS } from '../core/collections.js';
 import { auditLog, type AuditDoc } from './store.js';
 
 /** Field names whose values are secrets, wherever they appear (any depth). */

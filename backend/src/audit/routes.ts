@@ -3,8 +3,8 @@
 import type { Filter } from 'mongodb';
 import type { Router } from '@koa/router';
 import { RESOURCE_ID_PATTERN } from '@voice-platform/schemas';
-import type { Services } from '../deps.js';
-import { pageQuery, parseDateTime, type FieldProblem } from '../validate.js';
+import type { Services } from '../core/deps.js';
+import { pageQuery, parseDateTime, type FieldProblem } from '../core/validate.js';
 import { requirePermission } from '../auth/admin.js';
 import { auditLog, publicEntry, type AuditDoc } from './store.js';
 

@@ -2,9 +2,9 @@
 // email is never changed, and a concurrent run loses cleanly on the unique email index. (An admin seeded by a
 // release before roles is made the first owner by migrateUsers, users/store.ts, at boot.)
 import { ObjectId, type Db } from 'mongodb';
-import { COLLECTIONS } from '../collections.js';
+import { COLLECTIONS } from '../core/collections.js';
 import { hashPassword } from './password.js';
-import type { UserDoc } from '../users/store.js';
+import type { UserDoc } from './users.js';
 
 type SeedResult = 'created' | 'exists';
 

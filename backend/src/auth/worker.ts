@@ -2,8 +2,8 @@
 // (both sides hashed first, so lengths never leak either).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
-import { apiError } from '../errors.js';
-import type { Services } from '../deps.js';
+import { apiError } from '../core/errors.js';
+import type { Services } from '../core/deps.js';
 import { bearer } from './admin.js';
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();

@@ -6,16 +6,16 @@ import { Ajv } from 'ajv';
 import { BotCreate, BotUpdate, templateProblems, type AnalysisField, type AnalysisSettings, type BotCreate as BotCreateT, type BotPolicy, type BotTool, type ToolType } from '@voice-platform/schemas';
 import { AddressRefused, checkHost } from '../webhooks/addresses.js';
 import { generateWebhookSecret } from '../webhooks/store.js';
-import { apiError } from '../errors.js';
-import { e164Problem } from '../phoneInput.js';
-import type { Services } from '../deps.js';
-import { check, type FieldProblem } from '../validate.js';
-import { jsonBody } from '../body.js';
-import { withDocLock } from '../locks.js';
+import { apiError } from '../core/errors.js';
+import { e164Problem } from '../core/phoneInput.js';
+import type { Services } from '../core/deps.js';
+import { check, type FieldProblem } from '../core/validate.js';
+import { jsonBody } from '../core/body.js';
+import { withDocLock } from '../core/locks.js';
 import { requireAdmin } from '../auth/admin.js';
 import { audited, AUDITED, updateOrDeactivate } from '../audit/audit.js';
 import { bots, findBot, publicBot, readBot, sealToolHeaders, stored, toolSecretBox, turnDetection, withDefaults, type BotDoc } from './store.js';
-import type { SecretBox } from '../secretBox.js';
+import type { SecretBox } from '../core/secretBox.js';
 
 /** Deepest nesting a tool's `parameters` may have (a JSON Schema of a function's arguments needs a few levels). */
 const MAX_TOOL_PARAMETERS_DEPTH = 32;

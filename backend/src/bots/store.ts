@@ -2,21 +2,12 @@
 // dial-out, the worker config, inbound and call creation use. The admin routes are in routes.ts.
 import type { Db } from 'mongodb';
 import { BOT_DEFAULTS, policyWithExamples, type AnalysisSettings, type Bot, type BotCreate, type BotTool, type BotToolPublic, type TurnDetection } from '@voice-platform/schemas';
-import { COLLECTIONS } from '../collections.js';
-import type { CacheTable, CacheView } from '../cacheTable.js';
-import { SecretBox } from '../secretBox.js';
+import { COLLECTIONS } from '../core/collections.js';
+import type { CacheTable, CacheView } from '../core/cacheTable.js';
+import { SecretBox } from '../core/secretBox.js';
 
-/** A tool as kept: its header values sealed (write-only), their names in the clear. */
-export type DocTool = BotToolPublic & { headers_sealed?: string };
-
-export type BotDoc = Omit<Bot, 'id' | 'created_at' | 'updated_at' | 'tools' | 'has_tool_secret'> & {
-  _id: string;
-  tools: DocTool[];
-  /** AES-GCM box (secretBox.ts) of the secret that signs HTTP tool requests; absent without one. */
-  tool_secret_sealed?: string | null;
-  created_at: Date;
-  updated_at: Date;
-};
+import type { BotDoc, DocTool } from '../core/documents.js';
+export type { BotDoc, DocTool } from '../core/documents.js';
 
 /** The box of tool header values and tool secrets (keyed from JWT_SECRET like trunk passwords). */
 export const toolSecretBox = (jwtSecret: string) => new SecretBox(jwtSecret, 'bot-tool-secrets');

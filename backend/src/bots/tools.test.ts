@@ -2,7 +2,7 @@
 // answered or logged, given to the worker only), the tool secret shown once, and every bad input a 422
 // that changes nothing stored.
 import { useAdminHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
-import { COLLECTIONS } from '../collections.js';
+import { COLLECTIONS } from '../core/collections.js';
 
 let h: Harness;
 let auth: string;

@@ -8,11 +8,11 @@ import { CallControl, callControlChannel, type CallControlAccepted, type CallCon
 import { authenticateAdmin } from '../auth/admin.js';
 import { authenticateKey } from '../apiKeys/keys.js';
 import { recordAudit } from '../audit/audit.js';
-import { jsonBody } from '../body.js';
-import type { Services } from '../deps.js';
-import { apiError } from '../errors.js';
-import type { Metrics } from '../metrics.js';
-import { check } from '../validate.js';
+import { jsonBody } from '../core/body.js';
+import type { Services } from '../core/deps.js';
+import { apiError } from '../core/errors.js';
+import type { Metrics } from '../core/metrics.js';
+import { check } from '../core/validate.js';
 import { findCall } from './store.js';
 
 /** The control's own rules beyond its schema: which fields each type takes. */

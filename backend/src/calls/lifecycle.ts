@@ -2,7 +2,8 @@
 // dialler's stale-call sweeper (sweeper.ts) both go through applyCallMove. Status only moves
 // forward, each move is timestamped (never before the call: checkTimes), the check and the write hold
 // the call's lock (see locks.ts), and a terminal move releases the capacity reservation; ZREM's result
-// makes that release count exactly once. Each move that lands emits its webhook event (webhooks/outbox.ts),
+// makes that release count exactly once. What follows a move goes to the handlers registered at composition
+// (events.ts: app.ts registers them). Each move that lands emits its webhook event (webhooks/outbox.ts),
 // marked due on the call in the move's own write until the outbox has it, so a move whose emit never
 // happened (a crash or a store failure after the write) is sent by the call's next move or repeat. A move
 // that ends the call, or leaves it settled (ended, no event due, no analysis pending), moves its record on
@@ -13,16 +14,13 @@ import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { CALL_STATUSES, CALL_STATUS_RANK, MAX_CALL_ACTIONS, TERMINAL_CALL_STATUSES, type AnsweredBy, type CallAction, type CallStatus, type CallTransfer, type CallTurn } from '@voice-platform/schemas';
-import { apiError } from '../errors.js';
-import type { FieldProblem } from '../validate.js';
-import type { Metrics } from '../metrics.js';
-import { releaseSlot } from '../redisScripts.js';
-import { withDocLock } from '../locks.js';
-import { emitCallMove, emitDueEvents, emitRecordingArrived, moveEvent } from '../webhooks/outbox.js';
+import { apiError } from '../core/errors.js';
+import type { FieldProblem } from '../core/validate.js';
+import type { Metrics } from '../core/metrics.js';
+import { releaseSlot } from '../core/redisScripts.js';
+import { withDocLock } from '../core/locks.js';
 import { callCollection, locateCall, rehomeCall, storedAction, type CallDoc } from './store.js';
-import { settleContact } from '../campaigns/store.js';
-import { analysisOnEnd, scheduleAnalysis } from '../analysis/jobs.js';
-import { recordCallEnd } from '../analytics/rollup.js';
+import { callHandlers, type CallEventDeps } from './events.js';
 
 interface LifecycleDeps {
   db: Db;
@@ -118,7 +116,8 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
   const allowedFrom = (s: CallStatus) => !opts.onlyFrom || opts.onlyFrom.includes(s);
 
   let moved = false;
-  const emit = { redis: deps.redis, db: deps.db, logger: deps.logger, clock: deps.clock, metrics };
+  const emit: CallEventDeps = { redis: deps.redis, db: deps.db, logger: deps.logger, clock: deps.clock, metrics };
+  const handlers = callHandlers();
   // One move at a time per call: the status check and the write must not interleave (see locks.ts).
   const doc = await withDocLock(deps.redis, `call:${id}`, async () => {
     const found = await locateCall(deps.db, id);
@@ -137,7 +136,7 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
   async function move(current: CallDoc, callDocs: ReturnType<typeof callCollection>): Promise<void> {
     // Events of moves that landed without reaching the outbox go first, whatever this request turns out to
     // be (a retry of that very move, even one answered as already applied, included).
-    if (current.webhook_due?.length) await emitDueEvents(emit, current, opts.recordingFollows ?? true);
+    if (current.webhook_due?.length) for (const h of handlers) await h.beforeMove?.(emit, current, opts.recordingFollows ?? true);
     // Applied before (its answer was lost, so the reporter sent it again): the same answer, nothing changes.
     if (ev.event_id !== undefined && current.event_ids?.includes(ev.event_id)) return;
     checkTimes(current, ev);
@@ -151,13 +150,15 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
       if (isTerminal(current.status) || CALL_STATUS_RANK[ev.status] <= CALL_STATUS_RANK[current.status]) throw conflict(current.status, ev.status);
       const set: Record<string, unknown> = { status: ev.status, [`status_times.${ev.status}`]: ev.at, ...extra, ...(transfer ? { transfer } : {}) };
       if (ev.status === 'in_progress') set.started_at = ev.at;
+      // What the end brings along in its own write (a pending analysis: analysis/jobs.ts).
+      const ending: Partial<CallDoc> = {};
       if (isTerminal(ev.status)) {
         set.ended_at = ev.at;
-        const analysis = await analysisOnEnd(deps.db, current.bot_id, new Date((deps.clock ?? Date.now)()));
-        if (analysis) set.analysis = analysis;
+        for (const h of handlers) Object.assign(ending, await h.ending?.(emit, current));
+        Object.assign(set, ending);
       }
-      // The move's event is due until the outbox has it (emitCallMove removes the mark).
-      const due = moveEvent(ev.status);
+      // The move's event is due until the outbox has it (webhooks/outbox.ts emitCallMove removes the mark).
+      const due = handlers.map((h) => h.dueMark?.(ev.status) ?? null).find((m) => m !== null) ?? null;
       const push = { ...(due ? { webhook_due: due } : {}), ...(acts.length ? { actions: { $each: acts } } : {}) };
       // By _id alone: FerretDB (v1, SQLite) hands SQLite a filter of `_id` and nothing else, and decodes every
       // document of the collection for any other. The status guard is the lock's: the read above and this
@@ -174,8 +175,7 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
         const after: CallDoc = withActions({ ...current, ...extra, status: ev.status, status_times: { ...current.status_times, [ev.status]: ev.at } });
         if (ev.status === 'in_progress') after.started_at = ev.at;
         if (isTerminal(ev.status)) after.ended_at = ev.at;
-        await emitCallMove(emit, after, opts.recordingFollows ?? true);
-        if (set.analysis) await scheduleAnalysis(deps.redis, id, (set.analysis as { due_at: Date }).due_at.getTime());
+        for (const h of handlers) await h.moved?.(emit, after, opts.recordingFollows ?? true, ending);
       }
     } else if (Object.keys(extra).length || acts.length || transfer) {
       // A repeat of the current status may add what was not known yet (e.g. the recording after the end,
@@ -187,7 +187,9 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
       }
       if (Object.keys(fill).length || acts.length) {
         await callDocs.updateOne({ _id: id }, { ...(Object.keys(fill).length ? { $set: fill } : {}), ...(acts.length ? { $push: { actions: { $each: acts } } } : {}), ...seen });
-        if (isTerminal(current.status) && ('recording_key' in fill || 'recording_error' in fill)) await emitRecordingArrived(emit, withActions({ ...current, ...fill }));
+        if (isTerminal(current.status) && ('recording_key' in fill || 'recording_error' in fill)) {
+          for (const h of handlers) await h.recordingArrived?.(emit, withActions({ ...current, ...fill }));
+        }
       }
     }
   }
@@ -198,17 +200,8 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
     metrics.slotReleases.inc({ outcome: released ? 'released' : 'already_gone' });
     if (released) deps.logger.info({ ...opts.logContext, call_id: id, status: ev.status }, 'capacity slot released');
   }
-  // An ended call is counted into the analytics rollups once (also on a repeat of the end: it finds the call
-  // counted, or counts one whose first try failed before its mark); a failure there does not fail the event.
-  if (isTerminal(doc.status)) {
-    await recordCallEnd(deps.db, deps.redis, doc).catch((err: unknown) => deps.logger.warn({ err, call_id: id }, 'call not counted in the analytics'));
-  }
-  // A campaign call's end moves its contact on. Also on a repeat of the end (a retried report repairs a
-  // crash in between); if this fails, the dialler's reconcile settles the contact from this record.
-  if (isTerminal(doc.status) && doc.campaign_contact_id) {
-    await settleContact({ ...deps, clock: deps.clock ?? Date.now, metrics }, doc).catch((err: unknown) =>
-      deps.logger.warn({ err, call_id: id }, 'campaign contact not settled; the dialler reconciles it'),
-    );
-  }
+  // An ended call goes to the handlers (analytics rollups, campaign contacts) also on a repeat of the end: a
+  // retried report repairs a crash in between. Each catches its own failure; none fails the event.
+  if (isTerminal(doc.status)) for (const h of handlers) await h.ended?.(emit, doc);
   return { doc, moved, released };
 }

@@ -15,9 +15,9 @@ import { randomUUID } from 'node:crypto';
 import { authenticateAdmin } from '../auth/admin.js';
 import { authenticateKey } from '../apiKeys/keys.js';
 import { recordAudit } from '../audit/audit.js';
-import type { Services } from '../deps.js';
-import { apiError } from '../errors.js';
-import type { Metrics } from '../metrics.js';
+import type { Services } from '../core/deps.js';
+import { apiError } from '../core/errors.js';
+import type { Metrics } from '../core/metrics.js';
 import { findCall } from './store.js';
 
 /** An HTTP upgrade request as server.ts hands it to the app: the socket and the bytes read past the headers. */

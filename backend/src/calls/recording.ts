@@ -5,12 +5,12 @@
 import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
-import { apiError, type ApiError } from '../errors.js';
-import type { Services } from '../deps.js';
-import type { Metrics } from '../metrics.js';
+import { apiError, type ApiError } from '../core/errors.js';
+import type { Services } from '../core/deps.js';
+import type { Metrics } from '../core/metrics.js';
 import { authenticateAdmin } from '../auth/admin.js';
 import { authenticateKey } from '../apiKeys/keys.js';
-import { StorageUnavailableError } from '../storage.js';
+import { StorageUnavailableError } from '../core/storage.js';
 import { findCall, type CallDoc } from './store.js';
 
 /**

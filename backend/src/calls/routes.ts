@@ -4,20 +4,20 @@ import { ObjectId, type Filter } from 'mongodb';
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
 import { CALL_DIRECTIONS, CALL_STATUSES, CallCreate, CallEvent, CURSOR_PATTERN, RESOURCE_ID_PATTERN, type CallDirection, type CallStatus } from '@voice-platform/schemas';
-import { apiError } from '../errors.js';
-import type { Services } from '../deps.js';
-import type { Metrics } from '../metrics.js';
-import { check, parseDateTime, queryValues } from '../validate.js';
-import { jsonBody } from '../body.js';
+import { apiError } from '../core/errors.js';
+import type { Services } from '../core/deps.js';
+import type { Metrics } from '../core/metrics.js';
+import { check, parseDateTime, queryValues } from '../core/validate.js';
+import { jsonBody } from '../core/body.js';
 import { requireAdmin } from '../auth/admin.js';
 import { requireWorker } from '../auth/worker.js';
 import { findBot } from '../bots/store.js';
-import { checkVariables } from '../dialout/variables.js';
+import { checkVariables } from './variables.js';
 import { applyCallMove } from './lifecycle.js';
+import { announceQueued } from './events.js';
 import { readableCall, recordingRoutes } from './recording.js';
 import { controlRoutes } from './control.js';
 import { listenRoutes } from './listen.js';
-import { emitCallEvent } from '../webhooks/outbox.js';
 import { findCalls, insertCall, publicCall, queuedCall, type CallDoc } from './store.js';
 
 interface Cursor {
@@ -102,7 +102,7 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
     const now = svc.now();
     const doc = queuedCall({ _id: new ObjectId().toHexString(), bot_id: bot._id, direction: body.direction, to_number: null, from_number: null, variables, api_key_id: null }, now);
     await insertCall(svc.db, doc);
-    await emitCallEvent({ ...svc, metrics }, 'call.queued', doc);
+    await announceQueued({ ...svc, metrics }, doc);
     ctx.status = 201;
     ctx.set('Location', `/api/v1/calls/${doc._id}`);
     ctx.body = publicCall(doc);

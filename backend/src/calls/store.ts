@@ -21,8 +21,8 @@
 // this split; moveUnsettledCalls in stores.ts moves those at boot) is written where it is.
 import { MongoServerError, type Db, type Document, type Filter, type FindOptions } from 'mongodb';
 import { TERMINAL_CALL_STATUSES, type AnsweredBy, type Call, type CallAction, type CallDirection, type CallStatus, type CallTransfer, type CallTurn, type callIdentityFields } from '@voice-platform/schemas';
-import { COLLECTIONS } from '../collections.js';
-import { analysisPending, publicAnalysis, type StoredAnalysis } from '../analysis/record.js';
+import { COLLECTIONS } from '../core/collections.js';
+import { analysisPending, publicAnalysis, type StoredAnalysis } from './analysis.js';
 
 export interface CallDoc {
   _id: string;

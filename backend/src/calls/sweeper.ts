@@ -13,14 +13,14 @@
 // All go through the same lifecycle path as a worker's terminal event. Several dialler replicas may
 // sweep at once: the per-call lock and the `onlyFrom` moves make a double pass harmless, and a worker's
 // own move that lands first wins.
-import type { AppDeps } from '../deps.js';
-import type { Metrics } from '../metrics.js';
-import { ApiError } from '../errors.js';
-import { withDocLock } from '../locks.js';
+import type { AppDeps } from '../core/deps.js';
+import type { Metrics } from '../core/metrics.js';
+import { ApiError } from '../core/errors.js';
+import { withDocLock } from '../core/locks.js';
 import { applyCallMove } from './lifecycle.js';
 import { callCollection, findCall, homeOf, liveCalls, rehomeCall } from './store.js';
 import { CALL_FINAL_EVENTS_KEY, CALL_LEASE_TTL_MS, CALL_LEASES_KEY, CallEvent, TERMINAL_CALL_STATUSES, type CallStatus } from '@voice-platform/schemas';
-import { check } from '../validate.js';
+import { check } from '../core/validate.js';
 
 const NOT_CLAIMED = 'not_claimed';
 /** A WebSocket or browser call recorded by a worker that never started it (the worker died at once). */

@@ -1,6 +1,6 @@
 // Contact uploads as records: the shared reader (schemas/src/csv.ts) within the upload limits, its
 // problems as the API's validation errors (`csv` for the row count, else `csv.row.N`, the header being 0).
-import { apiError } from '../errors.js';
+import { apiError } from '../core/errors.js';
 import { CsvParseError, MAX_CONTACTS_PER_UPLOAD, MAX_CSV_COLUMNS, MAX_CSV_ROW_CHARS, parseCsvRecords } from '@voice-platform/schemas';
 
 const LIMITS = { dataRows: MAX_CONTACTS_PER_UPLOAD, columns: MAX_CSV_COLUMNS, recordChars: MAX_CSV_ROW_CHARS };

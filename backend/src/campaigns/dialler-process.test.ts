@@ -5,7 +5,7 @@ import { saveLogs, startTestEnv, waitUntil, type TestEnv } from '@voice-platform
 import { FLEET_RESERVATIONS_KEY, FLEET_WORKERS_KEY } from '@voice-platform/schemas';
 import { adminToken, createBot, createTrunk, heartbeat, startHarness, type Harness } from '../testing/harness.js';
 import { startBackendProcess, type BackendProcess } from '../testing/process.js';
-import { COLLECTIONS } from '../collections.js';
+import { COLLECTIONS } from '../core/collections.js';
 import { findCalls } from '../calls/store.js';
 import { attemptCallId } from './dialler.js';
 import type { ContactDoc } from './store.js';

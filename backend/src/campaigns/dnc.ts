@@ -3,14 +3,14 @@
 import { ObjectId, type Db, type Filter } from 'mongodb';
 import type { Router } from '@koa/router';
 import { DncAdd } from '@voice-platform/schemas';
-import { e164Input, e164List, e164Problem } from '../phoneInput.js';
-import { apiError } from '../errors.js';
-import type { Services } from '../deps.js';
-import { check, pageQuery } from '../validate.js';
-import { jsonBody } from '../body.js';
+import { e164Input, e164List, e164Problem } from '../core/phoneInput.js';
+import { apiError } from '../core/errors.js';
+import type { Services } from '../core/deps.js';
+import { check, pageQuery } from '../core/validate.js';
+import { jsonBody } from '../core/body.js';
 import { requireAdmin } from '../auth/admin.js';
 import { audited, AUDITED } from '../audit/audit.js';
-import { COLLECTIONS } from '../collections.js';
+import { COLLECTIONS } from '../core/collections.js';
 
 interface DncDoc {
   _id: string;

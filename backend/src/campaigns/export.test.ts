@@ -5,7 +5,7 @@
 // whatever the page size it is read in), quotes RFC 4180 style and defuses spreadsheet formulas.
 import { ObjectId } from 'mongodb';
 import { adminToken, createBot, startHarness, type Harness } from '../testing/harness.js';
-import { createLogger } from '../logger.js';
+import { createLogger } from '../core/logger.js';
 import { insertCall, queuedCall, type CallDoc } from '../calls/store.js';
 import { parseCsv } from './csv.js';
 import { contacts, recordDial, settleContact, type CampaignDeps } from './store.js';

@@ -3,9 +3,9 @@
 import { createHash } from 'node:crypto';
 import { ObjectId, type Db } from 'mongodb';
 import type { Redis } from 'ioredis';
-import { withDocLock } from '../locks.js';
-import { apiError } from '../errors.js';
-import { COLLECTIONS } from '../collections.js';
+import { withDocLock } from '../core/locks.js';
+import { apiError } from '../core/errors.js';
+import { COLLECTIONS } from '../core/collections.js';
 
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** An in-flight claim older than this is taken over (its owner crashed mid-request). */

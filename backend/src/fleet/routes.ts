@@ -14,11 +14,11 @@ import {
   type FleetStatus,
   type FleetWorkerStatus,
 } from '@voice-platform/schemas';
-import type { Services } from '../deps.js';
-import type { Metrics } from '../metrics.js';
+import type { Services } from '../core/deps.js';
+import type { Metrics } from '../core/metrics.js';
 import { authenticateAdmin } from '../auth/admin.js';
 import { authenticateKey } from '../apiKeys/keys.js';
-import { compiled } from '../validate.js';
+import { compiled } from '../core/validate.js';
 
 // A newer worker may add fields: what this backend knows of a heartbeat is checked, the rest ignored.
 const KnownHeartbeat = Type.Object(WorkerHeartbeat.properties);

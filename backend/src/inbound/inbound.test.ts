@@ -3,11 +3,11 @@
 import { SipClient } from 'livekit-server-sdk';
 import supertest from 'supertest';
 import { createApp } from '../app.js';
-import { createLogger } from '../logger.js';
+import { createLogger } from '../core/logger.js';
 import { telephonyFromSettings } from '../telephony/livekit.js';
-import { TelephonyError, type Telephony } from '../telephony/telephony.js';
+import { TelephonyError, type Telephony } from '../core/telephony.js';
 import { adminToken, createBot, startHarness, type Harness } from '../testing/harness.js';
-import { COLLECTIONS } from '../collections.js';
+import { COLLECTIONS } from '../core/collections.js';
 import { findInboundNumber, INBOUND_ROOM_PREFIX } from './store.js';
 
 let h: Harness;

@@ -7,18 +7,18 @@
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { InboundNumberCreate, InboundNumberUpdate } from '@voice-platform/schemas';
-import { ApiError, apiError } from '../errors.js';
+import { ApiError, apiError } from '../core/errors.js';
 import { requireTelephony, telephonyUnavailable } from '../telephony/errors.js';
-import type { Services } from '../deps.js';
-import { check } from '../validate.js';
-import { jsonBody } from '../body.js';
-import { withDocLock } from '../locks.js';
+import type { Services } from '../core/deps.js';
+import { check } from '../core/validate.js';
+import { jsonBody } from '../core/body.js';
+import { withDocLock } from '../core/locks.js';
 import { requireAdmin } from '../auth/admin.js';
 import { audited, AUDITED } from '../audit/audit.js';
 import { findBot } from '../bots/store.js';
-import { checkVariables } from '../dialout/variables.js';
-import { TelephonyError, type DispatchRuleSpec, type InboundTrunkSpec, type Telephony } from '../telephony/telephony.js';
-import { e164Input } from '../phoneInput.js';
+import { checkVariables } from '../calls/variables.js';
+import { TelephonyError, type DispatchRuleSpec, type InboundTrunkSpec, type Telephony } from '../core/telephony.js';
+import { e164Input } from '../core/phoneInput.js';
 import { INBOUND_NUMBER_ID_ATTRIBUTE, INBOUND_ROOM_PREFIX, inboundNumbers, publicInboundNumber, type InboundNumberDoc } from './store.js';
 
 const LOCK = { ttlMs: 30_000, waitMs: 15_000 };

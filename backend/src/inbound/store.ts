@@ -4,7 +4,7 @@
 // participant carries the attribute `vp.inbound_number_id` = this document's id.
 import type { Db } from 'mongodb';
 import type { InboundNumber } from '@voice-platform/schemas';
-import { COLLECTIONS } from '../collections.js';
+import { COLLECTIONS } from '../core/collections.js';
 
 /** Rooms of inbound calls start with this (the dispatch rule's room prefix). */
 export const INBOUND_ROOM_PREFIX = 'in-';

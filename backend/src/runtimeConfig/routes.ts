@@ -1,10 +1,10 @@
 // GET /api/v1/config: what a worker needs to run one call, with prompt and greeting rendered.
 import type { Router } from '@koa/router';
 import { RESOURCE_ID_PATTERN, renderTemplate, type RuntimeConfig } from '@voice-platform/schemas';
-import { apiError } from '../errors.js';
-import type { Services } from '../deps.js';
+import { apiError } from '../core/errors.js';
+import type { Services } from '../core/deps.js';
 import { cachedBot, openToolHeaders, toolSecretBox } from '../bots/store.js';
-import { requestView } from '../cacheTable.js';
+import { requestView } from '../core/cacheTable.js';
 import { findCall, type CallDoc } from '../calls/store.js';
 import { campaigns } from '../campaigns/store.js';
 import { requireWorker } from '../auth/worker.js';

@@ -1,8 +1,8 @@
 // How the admin routes that change LiveKit (outbound trunks, inbound numbers) answer when it is missing
 // or failing: 503, with our words (LiveKit's own text stays out), retryable.
-import { apiError } from '../errors.js';
-import type { Services } from '../deps.js';
-import { TelephonyError, type Telephony } from './telephony.js';
+import { apiError } from '../core/errors.js';
+import type { Services } from '../core/deps.js';
+import { TelephonyError, type Telephony } from '../core/telephony.js';
 
 /** LiveKit trouble is the caller's to retry: 503 `service_unavailable`; anything else is rethrown. */
 export function telephonyUnavailable(err: unknown): never {

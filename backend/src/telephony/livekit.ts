@@ -5,7 +5,7 @@
 import { RoomServiceClient, SipClient } from 'livekit-server-sdk';
 import { SIPDispatchRule, SIPDispatchRuleIndividual, SIPDispatchRuleInfo, SIPInboundTrunkInfo, SIPOutboundTrunkInfo, SIPTransport } from '@livekit/protocol';
 import type { SipTransport } from '@voice-platform/schemas';
-import { TelephonyError, type Telephony, type TrunkSpec } from './telephony.js';
+import { TelephonyError, type Telephony, type TrunkSpec } from '../core/telephony.js';
 
 const TRANSPORTS: Record<SipTransport, SIPTransport> = {
   udp: SIPTransport.SIP_TRANSPORT_UDP,

@@ -5,18 +5,18 @@
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { OutboundTrunkCreate, OutboundTrunkUpdate, type SipTransport } from '@voice-platform/schemas';
-import { apiError } from '../errors.js';
+import { apiError } from '../core/errors.js';
 import { requireTelephony, telephonyUnavailable } from '../telephony/errors.js';
-import type { Services } from '../deps.js';
-import { check, type FieldProblem } from '../validate.js';
-import { jsonBody } from '../body.js';
-import { withDocLock } from '../locks.js';
+import type { Services } from '../core/deps.js';
+import { check, type FieldProblem } from '../core/validate.js';
+import { jsonBody } from '../core/body.js';
+import { withDocLock } from '../core/locks.js';
 import { requireAdmin } from '../auth/admin.js';
 import { audited, AUDITED } from '../audit/audit.js';
-import { SecretBox } from '../secretBox.js';
-import { TelephonyError, type Telephony, type TrunkSpec } from '../telephony/telephony.js';
+import { SecretBox } from '../core/secretBox.js';
+import { TelephonyError, type Telephony, type TrunkSpec } from '../core/telephony.js';
 import { publicTrunk, trunks, type TrunkDoc } from './store.js';
-import { e164List } from '../phoneInput.js';
+import { e164List } from '../core/phoneInput.js';
 
 const LOCK = { ttlMs: 30_000, waitMs: 15_000 };
 

@@ -1,29 +1,16 @@
 // Outbound trunks as stored: the document, its public shape, and the lookup dial-out uses to pick the
 // trunk (and caller ID) that places a call. The password is kept sealed (secretBox.ts), never returned.
 import type { Db } from 'mongodb';
-import type { OutboundTrunk, SipTransport } from '@voice-platform/schemas';
-import { apiError } from '../errors.js';
-import { COLLECTIONS } from '../collections.js';
-import type { CacheTable, CacheView } from '../cacheTable.js';
+import { phoneNumberRegion, type OutboundTrunk, type SipTransport } from '@voice-platform/schemas';
+import { ApiError, apiError } from '../core/errors.js';
+import { COLLECTIONS } from '../core/collections.js';
+import type { CacheTable, CacheView } from '../core/cacheTable.js';
 
 /** The trunks table's key of the default trunk (numbers start with +). */
 const DEFAULT_TRUNK = 'default';
 
-export interface TrunkDoc {
-  _id: string;
-  name: string;
-  address: string;
-  transport: SipTransport;
-  numbers: string[];
-  auth_username: string | null;
-  /** AES-GCM box of the password (see secretBox.ts); null without one. */
-  auth_password_sealed: string | null;
-  default: boolean;
-  /** The mirror of this trunk in LiveKit (the id workers dial through). */
-  livekit_trunk_id: string;
-  created_at: Date;
-  updated_at: Date;
-}
+import type { TrunkDoc } from '../core/documents.js';
+export type { TrunkDoc } from '../core/documents.js';
 
 export const trunks = (db: Db) => db.collection<TrunkDoc>(COLLECTIONS.trunks);
 
@@ -68,4 +55,14 @@ export async function trunkForDialout(db: Db, fromNumber: string | undefined, ca
   );
   if (!trunk) throw apiError('no_outbound_trunk');
   return { trunk, fromNumber: trunk.numbers[0]! };
+}
+
+/** The country of the caller ID a call from `fromNumber` (else the default trunk's first number) has; null when no trunk gives one. */
+export async function callerRegion(db: Db, fromNumber: string | null | undefined): Promise<string | null> {
+  try {
+    return phoneNumberRegion((await trunkForDialout(db, fromNumber ?? undefined)).fromNumber);
+  } catch (err) {
+    if (err instanceof ApiError) return null;
+    throw err;
+  }
 }

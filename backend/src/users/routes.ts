@@ -5,17 +5,17 @@
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { UserCreate, UserUpdate, type UserRole } from '@voice-platform/schemas';
-import { apiError } from '../errors.js';
-import type { Services } from '../deps.js';
-import { check } from '../validate.js';
-import { jsonBody } from '../body.js';
-import { COLLECTIONS } from '../collections.js';
-import { withDocLock } from '../locks.js';
+import { apiError } from '../core/errors.js';
+import type { Services } from '../core/deps.js';
+import { check } from '../core/validate.js';
+import { jsonBody } from '../core/body.js';
+import { COLLECTIONS } from '../core/collections.js';
+import { withDocLock } from '../core/locks.js';
 import { requirePermission, type AdminPrincipal } from '../auth/admin.js';
 import { audited, AUDITED, updateOrDeactivate } from '../audit/audit.js';
 import { hashPassword } from '../auth/password.js';
 import { randomAlphanumeric } from '../apiKeys/keys.js';
-import { publicUser, readUser, USERS_LOCK, type UserDoc } from './store.js';
+import { publicUser, readUser, USERS_LOCK, type UserDoc } from '../auth/users.js';
 
 /** 20 characters of [A-Za-z0-9]: about 119 bits. */
 const ONE_TIME_PASSWORD_LENGTH = 20;

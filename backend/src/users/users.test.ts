@@ -257,7 +257,7 @@ describe('upgrade from a release without roles', () => {
       expect(await db.collection(COLLECTIONS.users).findOne({ _id: id as unknown as ObjectId })).toMatchObject({ role: 'owner', active: true, must_change_password: false, token_version: 0 });
       const { createApp } = await import('../app.js');
       const supertest = (await import('supertest')).default;
-      const { createLogger } = await import('../logger.js');
+      const { createLogger } = await import('../core/logger.js');
       const app = createApp({ settings: h.settings, db, redis: h.redis, logger: createLogger('silent'), clock: h.clock.now, telephony: null });
       const http = supertest(app.callback());
       const me = await http.get('/api/v1/auth/me').set('Authorization', `Bearer ${oldToken}`).expect(200);

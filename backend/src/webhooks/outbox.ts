@@ -32,10 +32,10 @@ import { MongoServerError, ObjectId, type Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { TERMINAL_CALL_STATUSES, type CallStatus, type TranscriptEntry, type WebhookCallAnalyzedData, type WebhookCallData, type WebhookDeliveredType, type WebhookEventType } from '@voice-platform/schemas';
-import type { Metrics } from '../metrics.js';
-import { COLLECTIONS } from '../collections.js';
+import type { Metrics } from '../core/metrics.js';
+import { COLLECTIONS } from '../core/collections.js';
 import { callActions, callIdentity, clearDue, iso, statusTimes, type CallDoc } from '../calls/store.js';
-import { publicAnalysis } from '../analysis/record.js';
+import { publicAnalysis } from '../calls/analysis.js';
 import { ENDED_PENDING_KEY, OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from './keys.js';
 
 export type WebhookEmitMetrics = Pick<Metrics, 'webhookEmitFailures' | 'webhookFallbacks' | 'webhookHeldTotal' | 'webhookHeld'>;

@@ -5,12 +5,12 @@
 import { ObjectId, type Filter } from 'mongodb';
 import type { Router } from '@koa/router';
 import { MAX_WEBHOOKS, WEBHOOK_TEST_EVENT, WebhookCreate, WebhookUpdate, type WebhookCreated } from '@voice-platform/schemas';
-import { apiError } from '../errors.js';
-import type { Services } from '../deps.js';
-import type { Metrics } from '../metrics.js';
-import { check, pageQuery } from '../validate.js';
-import { jsonBody } from '../body.js';
-import { withDocLock } from '../locks.js';
+import { apiError } from '../core/errors.js';
+import type { Services } from '../core/deps.js';
+import type { Metrics } from '../core/metrics.js';
+import { check, pageQuery } from '../core/validate.js';
+import { jsonBody } from '../core/body.js';
+import { withDocLock } from '../core/locks.js';
 import { requireAdmin } from '../auth/admin.js';
 import { audited, AUDITED, updateOrDeactivate } from '../audit/audit.js';
 import { AddressRefused, checkHost } from './addresses.js';

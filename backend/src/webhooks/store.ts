@@ -2,8 +2,8 @@
 // to sign with it), one delivery per event and webhook (its state and exact body), and the attempts log.
 import type { Db } from 'mongodb';
 import type { Webhook, WebhookAttemptResult, WebhookDeliveredType, WebhookDeliveryAttempt, WebhookEventType } from '@voice-platform/schemas';
-import { COLLECTIONS } from '../collections.js';
-import { SecretBox } from '../secretBox.js';
+import { COLLECTIONS } from '../core/collections.js';
+import { SecretBox } from '../core/secretBox.js';
 import { randomAlphanumeric } from '../apiKeys/keys.js';
 
 export interface WebhookDoc {

@@ -7,15 +7,15 @@ import type { Router } from '@koa/router';
 import { AccessToken, TrackSource } from 'livekit-server-sdk';
 import { TestCallTokenRequest, WidgetRequest, type TestCallTokenResponse, type WidgetResponse } from '@voice-platform/schemas';
 import { signTestCallToken } from '@voice-platform/schemas/test-call-token';
-import { apiError } from '../errors.js';
-import type { Services } from '../deps.js';
-import type { Metrics } from '../metrics.js';
-import { check } from '../validate.js';
-import { jsonBody } from '../body.js';
+import { apiError } from '../core/errors.js';
+import type { Services } from '../core/deps.js';
+import type { Metrics } from '../core/metrics.js';
+import { check } from '../core/validate.js';
+import { jsonBody } from '../core/body.js';
 import { authenticateAdmin } from '../auth/admin.js';
 import { authenticateKey } from '../apiKeys/keys.js';
-import { requestView } from '../cacheTable.js';
-import { joblessCloser, placeCall, type CallRequester } from '../dialout/routes.js';
+import { requestView } from '../core/cacheTable.js';
+import { joblessCloser, placeCall, type CallRequester } from '../calls/place.js';
 import { cachedBot } from '../bots/store.js';
 
 /** The browser's identity in the room: the worker's transport listens to this participant. */

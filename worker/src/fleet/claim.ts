@@ -3,7 +3,7 @@
 // backend's reservation (the heartbeat's active_calls now counts the call), and run it. Jobs a crashed
 // worker read but never acked (it died before starting them) are claimed again after `staleAfterMs`.
 import type { Redis } from 'ioredis';
-import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY, FLEET_TEST_RESERVATIONS_KEY, streamEntries } from '@voice-platform/schemas';
+import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, CallJobError, decodeCallJob, FLEET_RESERVATIONS_KEY, FLEET_TEST_RESERVATIONS_KEY, streamEntries } from '@voice-platform/schemas';
 import type { Logger } from '../logger.js';
 import type { Slots } from './capacity.js';
 
@@ -41,17 +41,15 @@ export interface ClaimOptions {
   staleAfterMs?: number;
 }
 
-function parseFields(entryId: string, fields: string[]): CallJob | null {
-  const f: Record<string, string> = {};
-  for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
-  if (!f.call_id || !f.bot_id) return null;
-  let variables: Record<string, string> = {};
+/** The job of one entry, decoded by the wire format's one schema (schemas/src/job.ts), or why it is none. */
+function parseFields(entryId: string, fields: string[]): CallJob | { error: string } {
   try {
-    variables = f.variables ? (JSON.parse(f.variables) as Record<string, string>) : {};
-  } catch {
-    return null;
+    const job = decodeCallJob(fields);
+    return { entryId, ...job, to_number: job.to_number ?? '', sip_trunk_id: job.sip_trunk_id ?? '', from_number: job.from_number ?? '', room_name: job.room_name ?? '' };
+  } catch (err) {
+    if (err instanceof CallJobError) return { error: err.message };
+    throw err;
   }
-  return { entryId, call_id: f.call_id, bot_id: f.bot_id, to_number: f.to_number ?? '', variables, sip_trunk_id: f.sip_trunk_id ?? '', from_number: f.from_number ?? '', direction: f.direction === 'web' || f.direction === 'inbound' ? f.direction : 'outbound', room_name: f.room_name ?? '' };
 }
 
 type Entries = Array<[string, string[]]>;
@@ -147,8 +145,8 @@ export class ClaimLoop {
   private take(entryId: string, fields: string[]): void {
     const { redis, slots, logger } = this.opts;
     const job = parseFields(entryId, fields);
-    if (!job) {
-      logger.error({ entry_id: entryId }, 'malformed dial-out job dropped');
+    if ('error' in job) {
+      logger.error({ entry_id: entryId, reason: job.error }, 'malformed dial-out job dropped');
       void redis.xack(CALL_JOBS_STREAM_KEY, CALL_JOBS_CONSUMER_GROUP, entryId).catch(() => undefined);
       return;
     }

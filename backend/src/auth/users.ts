@@ -3,7 +3,7 @@
 // request (auth/admin.ts), so a token of an earlier version is refused on its very next request anywhere.
 import type { Db } from 'mongodb';
 import type { User, UserRole } from '@voice-platform/schemas';
-import { COLLECTIONS } from '../collections.js';
+import { COLLECTIONS } from '../core/collections.js';
 
 /** The Redis lock (locks.ts) every change of a user holds: one at a time, so the last-owner check and a
  *  version-conditional write each see the users as they are. Changes of users are rare. */

@@ -1,6 +1,6 @@
 // A call's variables against the bot's declared ones: every required one present, none undeclared.
 import type { BotVariable } from '@voice-platform/schemas';
-import { apiError } from '../errors.js';
+import { apiError } from '../core/errors.js';
 
 export function checkVariables(declared: BotVariable[], given: Record<string, string>): void {
   const names = new Set(declared.map((v) => v.name));

@@ -3,7 +3,7 @@ import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Settings } from './settings.js';
-import type { Telephony } from './telephony/telephony.js';
+import type { Telephony } from './telephony.js';
 import type { StoreCache } from './cache.js';
 import type { RecordingStore } from './storage.js';
 

@@ -5,8 +5,8 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ObjectId, type CommandFailedEvent, type CommandStartedEvent, type CommandSucceededEvent, type Db, type MongoClient } from 'mongodb';
-import { COLLECTIONS } from './collections.js';
-import type { CallDoc } from './calls/store.js';
+import { COLLECTIONS } from '../dist/core/collections.js';
+import type { CallDoc } from '../dist/calls/store.js';
 
 export interface ConfigLoadOptions {
   base: string;

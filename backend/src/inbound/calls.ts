@@ -9,16 +9,16 @@ import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { WebhookReceiver, type WebhookEvent } from 'livekit-server-sdk';
-import { CALL_JOBS_STREAM_KEY, normalizePhoneNumber } from '@voice-platform/schemas';
-import { apiError } from '../errors.js';
-import type { Services } from '../deps.js';
-import { readRaw } from '../body.js';
-import { releaseSlot, reserveSlot } from '../redisScripts.js';
+import { CALL_JOBS_STREAM_KEY, encodeCallJob, normalizePhoneNumber } from '@voice-platform/schemas';
+import { apiError } from '../core/errors.js';
+import type { Services } from '../core/deps.js';
+import { readRaw } from '../core/body.js';
+import { releaseSlot, reserveSlot } from '../core/redisScripts.js';
 import { findBot } from '../bots/store.js';
 import { insertCall, liveCalls, queuedCall, type CallDoc } from '../calls/store.js';
 import { recordCallEnd } from '../analytics/rollup.js';
 import { emitCallEvent } from '../webhooks/outbox.js';
-import { findInboundNumber, INBOUND_NUMBER_ID_ATTRIBUTE, INBOUND_ROOM_PREFIX } from '../inbound/store.js';
+import { findInboundNumber, INBOUND_NUMBER_ID_ATTRIBUTE, INBOUND_ROOM_PREFIX } from './store.js';
 /** One call per room, whatever LiveKit retries: the room's mark outlives any retry. */
 const ROOM_MARK_TTL_SECONDS = 24 * 3600;
 
@@ -108,11 +108,8 @@ async function placeInboundCall(svc: Services, event: WebhookEvent, room: string
   if (!slot.reserved) return failed('fleet_at_capacity');
   try {
     await insertCall(svc.db, call);
-    await svc.redis.xadd(
-      CALL_JOBS_STREAM_KEY, 'MAXLEN', '~', '100000', '*',
-      'call_id', callId, 'bot_id', call.bot_id, 'variables', JSON.stringify(call.variables),
-      'direction', 'inbound', 'room_name', room, 'from_number', call.from_number ?? '',
-    );
+    await svc.redis.xadd(CALL_JOBS_STREAM_KEY, 'MAXLEN', '~', '100000', '*',
+      ...encodeCallJob({ call_id: callId, bot_id: call.bot_id, variables: call.variables, direction: 'inbound', room_name: room, from_number: call.from_number ?? '' }));
   } catch (err) {
     // No job, no worker: the caller must not ring forever, and the record (if it landed) must not stay queued.
     await releaseSlot(svc.redis, callId).catch(() => undefined);

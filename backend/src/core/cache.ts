@@ -21,9 +21,7 @@ import type { Redis } from 'ioredis';
 import { ApiError } from './errors.js';
 import { TAKE_TOKEN_FN, withCommands, type BucketResult, type LuaCommands } from './redisScripts.js';
 import { CacheTable, type CacheView } from './cacheTable.js';
-import type { BotDoc } from './bots/store.js';
-import type { ApiKeyDoc } from './apiKeys/store.js';
-import type { TrunkDoc } from './trunks/store.js';
+import type { ApiKeyDoc, BotDoc, TrunkDoc } from './documents.js';
 
 export const CACHE_EPOCH_KEY = 'vp:cache:epoch';
 export const CACHE_PENDING_KEY = 'vp:cache:pending';

@@ -16,22 +16,22 @@ import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import autocannon from 'autocannon';
 import { startTestEnv } from '@voice-platform/tests/infra';
-import { CALL_JOBS_STREAM_KEY } from '@voice-platform/schemas';
-import { createApp } from './app.js';
-import { loadSettings } from './settings.js';
-import { createLogger } from './logger.js';
-import { connectRedis } from './connect.js';
-import { COLLECTIONS, prepareStores } from './stores.js';
-import { seedAdmin } from './auth/seed.js';
-import { heartbeatForBench, loginAndSetup } from './benchSetup.js';
-import { telephonyFromSettings } from './telephony/livekit.js';
-import { hashApiKey } from './apiKeys/keys.js';
-import { reserveSlot } from './redisScripts.js';
-import { readCacheEpoch, readCacheEpochAndTakeToken } from './cache.js';
-import { callEventData } from './webhooks/outbox.js';
-import { OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from './webhooks/keys.js';
-import { findCall, findCalls } from './calls/store.js';
-import { CommandTimes, configUnderLoad, printConfigLoad, seedPastCalls } from './benchConfigLoad.js';
+import { CALL_JOBS_STREAM_KEY, encodeCallJob } from '@voice-platform/schemas';
+import { createApp } from '../dist/app.js';
+import { loadSettings } from '../dist/core/settings.js';
+import { createLogger } from '../dist/core/logger.js';
+import { connectRedis } from '../dist/core/connect.js';
+import { COLLECTIONS, prepareStores } from '../dist/stores.js';
+import { seedAdmin } from '../dist/auth/seed.js';
+import { heartbeatForBench, loginAndSetup } from './setup.js';
+import { telephonyFromSettings } from '../dist/telephony/livekit.js';
+import { hashApiKey } from '../dist/apiKeys/keys.js';
+import { reserveSlot } from '../dist/core/redisScripts.js';
+import { readCacheEpoch, readCacheEpochAndTakeToken } from '../dist/core/cache.js';
+import { callEventData } from '../dist/webhooks/outbox.js';
+import { OUTBOX_MAX_EVENTS, WEBHOOK_EVENTS_STREAM } from '../dist/webhooks/keys.js';
+import { findCall, findCalls } from '../dist/calls/store.js';
+import { CommandTimes, configUnderLoad, printConfigLoad, seedPastCalls } from './configLoad.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 /** A directory: each run's CPU profile of this process is written there (open in Chrome DevTools). */
@@ -42,7 +42,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 /** autocannon's own threads (0: on the app's event loop): the load generator is not the app's share. */
 const LOAD_WORKERS = Number(process.env.BENCH_LOAD_WORKERS ?? 0);
-/** `config`: only the config read under dial-out load (benchConfigLoad.ts), not the saturation rounds. */
+/** `config`: only the config read under dial-out load (configLoad.ts), not the saturation rounds. */
 const ONLY = process.env.BENCH_ONLY;
 /** The config read under load: dial-outs per second, and how long the load (and, before it, the unloaded baseline) runs. */
 const CONFIG_LOAD_RATE = Number(process.env.BENCH_CONFIG_LOAD_RATE ?? 5);
@@ -248,8 +248,8 @@ async function main(): Promise<void> {
         variables: { customer_name: 'Ada' }, api_key_id: keyDoc!._id, created_at: new Date(now), started_at: null, ended_at: null, end_reason: null,
         recording_key: null, recording_error: null, sip_status_code: null, transcript: [], status_times: { queued: new Date(now) },
       });
-      await redis.xadd(CALL_JOBS_STREAM_KEY, 'MAXLEN', '~', '100000', '*', 'call_id', id, 'bot_id', botId, 'to_number', '+4915112345678',
-        'variables', '{"customer_name":"Ada"}', 'sip_trunk_id', String(trunk!.livekit_trunk_id), 'from_number', '+15550100000');
+      await redis.xadd(CALL_JOBS_STREAM_KEY, 'MAXLEN', '~', '100000', '*',
+        ...encodeCallJob({ call_id: id, bot_id: botId, variables: { customer_name: 'Ada' }, direction: 'outbound', to_number: '+4915112345678', sip_trunk_id: String(trunk!.livekit_trunk_id), from_number: '+15550100000' }));
       await redis.xadd(WEBHOOK_EVENTS_STREAM, 'MAXLEN', '~', String(OUTBOX_MAX_EVENTS), '*', 'id', `evt_${id}`, 'type', 'call.queued', 'body', eventBody);
     };
     const rawConfig = async () => {

@@ -1,9 +1,7 @@
 // Phone number inputs of the API (docs/design.md §13): normalised to E.164 by the shared libphonenumber
 // function (schemas/src/phone.ts); one that cannot exist is a 422 naming the field and the reason.
-import type { Db } from 'mongodb';
-import { normalizePhoneNumber, phoneNumberRegion, type ErrorCode } from '@voice-platform/schemas';
-import { ApiError, apiError } from './errors.js';
-import { trunkForDialout } from './trunks/store.js';
+import { normalizePhoneNumber, type ErrorCode } from '@voice-platform/schemas';
+import { apiError } from './errors.js';
 
 /** `value` as E.164, or a 422 (`code`, validation_failed by default) with `details: [{field, message: reason}]`. */
 export function e164Input(value: string, field: string, region?: string | null, code: ErrorCode = 'validation_failed'): string {
@@ -18,15 +16,6 @@ export function e164Problem(value: string, field: string, region?: string | null
   return r.ok ? { e164: r.e164 } : { field, message: r.reason };
 }
 
-/** The country of the caller ID a call from `fromNumber` (else the default trunk's first number) has; null when no trunk gives one. */
-export async function callerRegion(db: Db, fromNumber: string | null | undefined): Promise<string | null> {
-  try {
-    return phoneNumberRegion((await trunkForDialout(db, fromNumber ?? undefined)).fromNumber);
-  } catch (err) {
-    if (err instanceof ApiError) return null;
-    throw err;
-  }
-}
 
 /** Each of `values` as E.164 (`field.N` names an item), or one 422 naming every item that cannot exist; `unique`: an
  *  item that normalises to an earlier item's number is refused too (the schema's uniqueItems sees only the text). */
