@@ -4,7 +4,8 @@
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import WebSocket from 'ws';
-import { admin, launchPage, SHOTS, signInAt } from './support.js';
+import { holdNumber } from '@voice-platform/tests/infra';
+import { admin, BACKEND, launchPage, SHOTS, signInAt } from './support.js';
 
 let browser: Browser;
 let page: Page;
@@ -65,6 +66,37 @@ describe('supervising a live call', () => {
       expect(pageErrors).toEqual([]);
     } finally {
       ws.close();
+    }
+  });
+
+  it('listens in to a phone call: joins its room hidden and hears both voices, until stopped', async () => {
+    const trunk = await admin('POST', '/api/v1/sip/outbound-trunks', { name: 'Supervise suite trunk', address: process.env.SIP_PHONE_ADDRESS, numbers: ['+15005550198'], default: true });
+    expect(trunk.status).toBe(201);
+    const bot = await admin('POST', '/api/v1/bots', { name: 'Listened (e2e)', greeting: 'Hello, this is a reminder from Example Company about your open invoice.', policy: { intents: [], fallback: { reply: 'Okay.' } } });
+    const key = await admin('POST', '/api/v1/api-keys', { name: 'supervise e2e', scopes: ['dialout'] });
+    try {
+      const dial = await fetch(`${BACKEND}/api/v1/sip/dialout`, { method: 'POST', headers: { 'X-API-Key': key.body.key as string, 'Content-Type': 'application/json' }, body: JSON.stringify({ bot_id: bot.body.id, to_number: holdNumber(25) }) });
+      expect(dial.status).toBe(201);
+      const callId = ((await dial.json()) as { call_id: string }).call_id;
+      for (let i = 0; i < 200 && (await admin('GET', `/api/v1/calls/${callId}`)).body.status !== 'in_progress'; i++) await new Promise((r) => setTimeout(r, 100));
+      await page.goto(`${process.env.VP_CONSOLE_URL}/calls/${callId}`);
+      const panel = page.getByRole('region', { name: 'Supervise' });
+      await panel.getByRole('button', { name: 'Listen' }).click();
+      // The phone's voice (livekit-sip's participant) and the bot's, both subscribed by the hidden listener.
+      await panel.locator('[data-testid="listening"][data-voices="2"]').waitFor({ timeout: 15_000 });
+      expect(await page.locator('#call-listen-audio audio').count()).toBe(2);
+      await panel.screenshot({ path: path.join(SHOTS, 'call-listen.png') });
+      // The call never saw the listener: its bot goes on, nobody joined its conversation.
+      await panel.getByRole('button', { name: 'Stop listening' }).click();
+      expect(await page.locator('#call-listen-audio audio').count()).toBe(0);
+      await panel.getByRole('button', { name: 'End the call' }).click();
+      await page.getByTestId('end-reason').filter({ hasText: 'supervisor_ended' }).waitFor({ timeout: 20_000 });
+      const audit = await admin('GET', `/api/v1/audit?resource_type=call&resource_id=${callId}`);
+      expect((audit.body.items as Array<{ action: string }>).map((e) => e.action).sort()).toEqual(['call.control.end', 'call.listen']);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await admin('DELETE', `/api/v1/sip/outbound-trunks/${trunk.body.id as string}`);
+      await admin('PATCH', `/api/v1/api-keys/${key.body.id as string}`, { active: false });
     }
   });
 });

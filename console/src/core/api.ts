@@ -2,7 +2,7 @@
 // ApiError with a readable message, and an expired or rejected token sending the user back to login.
 import type { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyUpdate } from '@voice-platform/schemas/apiKeys.js';
 import type { Bot, BotCreate, BotToolSecret, BotUpdate } from '@voice-platform/schemas/bot.js';
-import type { Call, CallControl, CallControlAccepted, CallStatus } from '@voice-platform/schemas/calls.js';
+import type { Call, CallControl, CallControlAccepted, CallListenToken, CallStatus } from '@voice-platform/schemas/calls.js';
 import type { OutboundTrunk, OutboundTrunkCreate, OutboundTrunkUpdate } from '@voice-platform/schemas/trunks.js';
 import type { InboundNumber, InboundNumberCreate, InboundNumberUpdate } from '@voice-platform/schemas/inbound.js';
 import type { WidgetRequest, WidgetResponse } from '@voice-platform/schemas/dialout.js';
@@ -183,6 +183,8 @@ export const api = {
   getCall: (id: string) => request<Call>('GET', `/api/v1/calls/${encodeURIComponent(id)}`),
   /** A supervisor's control of a call in progress (docs/design.md §16). */
   controlCall: (id: string, body: CallControl) => request<CallControlAccepted>('POST', `/api/v1/calls/${encodeURIComponent(id)}/control`, body),
+  /** A hidden, subscribe-only LiveKit token for the call's room (Listen). */
+  listenToken: (id: string) => request<CallListenToken>('POST', `/api/v1/calls/${encodeURIComponent(id)}/listen-token`),
   /** The call's recording (WAV): HEAD for its size (`Content-Length`), GET for the file. */
   recordingInfo: (id: string) => requestFile(`/api/v1/calls/${encodeURIComponent(id)}/recording`, 'HEAD'),
   recording: (id: string) => requestFile(`/api/v1/calls/${encodeURIComponent(id)}/recording`),

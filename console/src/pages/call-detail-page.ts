@@ -37,6 +37,7 @@ export class VpCallDetailPage extends LightElement {
     recordingSize: { state: true },
     recordingError: { state: true },
     controlNote: { state: true },
+    listening: { state: true },
     controlError: { state: true },
   };
   declare callId: string;
@@ -48,6 +49,9 @@ export class VpCallDetailPage extends LightElement {
   /** What the last supervisor control did, or why it was refused. */
   declare controlNote: string | null;
   declare controlError: string | null;
+  /** Listen: null (not listening), or the voices heard so far in the call's room. */
+  declare listening: { voices: number } | null;
+  private listenRoom: import('livekit-client').Room | null = null;
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** The recording's object URL (revoked when another call is shown or the page is left). */
   private readonly audio = new ObjectUrlSlot();
@@ -64,6 +68,7 @@ export class VpCallDetailPage extends LightElement {
     this.recordingError = null;
     this.controlNote = null;
     this.controlError = null;
+    this.listening = null;
   }
 
   protected override willUpdate(changed: Map<string, unknown>): void {
@@ -77,6 +82,7 @@ export class VpCallDetailPage extends LightElement {
     super.disconnectedCallback();
     clearTimeout(this.timer);
     this.resetRecording();
+    this.stopListening();
   }
 
   private resetRecording(): void {
@@ -124,6 +130,7 @@ export class VpCallDetailPage extends LightElement {
     clearTimeout(this.timer);
     try {
       this.call = await api.getCall(this.callId);
+      if (this.call.status !== 'in_progress') this.stopListening();
       this.error = null;
       if (this.call.recording_key && this.call.recording_key !== this.recordingKey) {
         this.recordingKey = this.call.recording_key;
@@ -206,6 +213,43 @@ export class VpCallDetailPage extends LightElement {
     </section>`;
   }
 
+  /** Joins the call's room hidden, subscribe-only, and plays every voice in it (the caller and the bot). */
+  private async listen(): Promise<void> {
+    this.controlError = null;
+    try {
+      const t = await api.listenToken(this.callId);
+      const lk = await import('livekit-client');
+      const room = new lk.Room();
+      this.listenRoom = room;
+      this.listening = { voices: 0 };
+      room.on(lk.RoomEvent.TrackSubscribed, (track) => {
+        if (track.kind !== lk.Track.Kind.Audio || this.listenRoom !== room) return;
+        const el = track.attach();
+        el.dataset.listen = 'voice';
+        this.querySelector('#call-listen-audio')?.append(el);
+        this.listening = { voices: (this.listening?.voices ?? 0) + 1 };
+      });
+      room.on(lk.RoomEvent.TrackUnsubscribed, (track) => {
+        for (const el of track.detach()) el.remove();
+      });
+      room.on(lk.RoomEvent.Disconnected, () => {
+        if (this.listenRoom === room) this.stopListening();
+      });
+      await room.connect(t.livekit_url, t.access_token, { autoSubscribe: true });
+    } catch (err) {
+      this.stopListening();
+      this.controlError = err instanceof ApiError ? err.message : `Cannot listen: ${err instanceof Error ? err.message : String(err)}`;
+    }
+  }
+
+  private stopListening(): void {
+    const room = this.listenRoom;
+    this.listenRoom = null;
+    this.listening = null;
+    void room?.disconnect();
+    this.querySelector('#call-listen-audio')?.replaceChildren();
+  }
+
   /** Live supervision (docs/design.md §16): while the call is in progress, an editor or more steers it. */
   private renderSupervise(c: Call) {
     if (c.status !== 'in_progress' || !may('POST /api/v1/calls/{id}/control')) return nothing;
@@ -229,6 +273,15 @@ export class VpCallDetailPage extends LightElement {
       <p class="hint">The call is live: what you send here reaches it at once, and is on its timeline and in the audit log.</p>
       ${errorBanner(this.controlError)}
       ${this.controlNote ? html`<div class="banner banner-ok" role="status">${this.controlNote}</div>` : nothing}
+      ${c.direction === 'websocket' || !may('POST /api/v1/calls/{id}/listen-token')
+        ? nothing
+        : html`<div class="inline-form">
+            ${this.listening
+              ? html`<button type="button" @click=${() => this.stopListening()}>Stop listening</button>
+                  <span class="hint" data-testid="listening" data-voices=${this.listening.voices} role="status">Listening: ${this.listening.voices === 1 ? '1 voice' : `${this.listening.voices} voices`}</span>`
+              : html`<button type="button" @click=${() => void this.listen()}>Listen</button>`}
+            <div id="call-listen-audio" hidden></div>
+          </div>`}
       <form class="inline-form" @submit=${(e: Event) => send(e, 'say')}>
         <label>Say now <input name="say" maxlength="1000" required placeholder="The bot says this at once" /></label>
         <button type="submit">Say</button>
