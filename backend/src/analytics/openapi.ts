@@ -1,16 +1,11 @@
 // The OpenAPI path of the call analytics, built by openapi.ts with its helpers.
 import type { TSchema } from '@sinclair/typebox';
 import { ANALYTICS_INTERVALS, ANALYTICS_MAX_RANGE_DAYS, CALL_DIRECTIONS, CallAnalytics, RESOURCE_ID_PATTERN, type ErrorCode } from '@voice-platform/schemas';
+import type { DocHelpers } from '../core/docHelpers.js';
 
-interface DocHelpers {
-  ok: (description: string, schema: TSchema | object, headers?: object) => object;
-  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
-  ADMIN: readonly ErrorCode[];
-  API_KEY: readonly ErrorCode[];
-  timeParam: object;
-}
+type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'ADMIN' | 'API_KEY' | 'timeParam'>;
 
-export function analyticsPaths(h: DocHelpers): Record<string, object> {
+export function analyticsPaths(h: Helpers): Record<string, object> {
   const id = { type: 'string', pattern: RESOURCE_ID_PATTERN };
   return {
     '/api/v1/analytics/calls': {

@@ -1,19 +1,13 @@
 // The OpenAPI paths of the API keys, built by openapi.ts with its helpers.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyUpdate, type ErrorCode } from '@voice-platform/schemas';
+import type { DocHelpers } from '../core/docHelpers.js';
 
-interface DocHelpers {
-  ok: (description: string, schema: TSchema | object, headers?: object) => object;
-  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
-  body: (schema: TSchema) => object;
-  idParam: (description: string) => object;
-  ADMIN: readonly ErrorCode[];
-  BODY: readonly ErrorCode[];
-}
+type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'body' | 'idParam' | 'ADMIN' | 'BODY'>;
 
 const ApiKeyList = Type.Object({ items: Type.Array(ApiKey) });
 
-export function apiKeyPaths(h: DocHelpers): Record<string, object> {
+export function apiKeyPaths(h: Helpers): Record<string, object> {
   return {
     '/api/v1/api-keys': {
       post: {

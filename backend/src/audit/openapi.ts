@@ -1,16 +1,11 @@
 // The OpenAPI path of the audit log, built by openapi.ts with its helpers.
 import type { TSchema } from '@sinclair/typebox';
 import { AuditPage, CURSOR_PATTERN, RESOURCE_ID_PATTERN, type ErrorCode } from '@voice-platform/schemas';
+import type { DocHelpers } from '../core/docHelpers.js';
 
-interface DocHelpers {
-  ok: (description: string, schema: TSchema | object, headers?: object) => object;
-  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
-  ADMIN: readonly ErrorCode[];
-  /** A request's RFC 3339 time (validate.ts reads them strictly). */
-  timeParam: object;
-}
+type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'ADMIN' | 'timeParam'>;
 
-export function auditPaths(h: DocHelpers): Record<string, object> {
+export function auditPaths(h: Helpers): Record<string, object> {
   const text = { type: 'string', pattern: '^[A-Za-z0-9_.:+@-]{1,200}$' };
   return {
     '/api/v1/audit': {

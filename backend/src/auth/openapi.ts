@@ -2,16 +2,11 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { ErrorCode } from '@voice-platform/schemas';
 import { LoginRequest, LoginResponse, Me } from './admin.js';
+import type { DocHelpers } from '../core/docHelpers.js';
 
-interface DocHelpers {
-  ok: (description: string, schema: TSchema | object, headers?: object) => object;
-  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
-  body: (schema: TSchema) => object;
-  ADMIN: readonly ErrorCode[];
-  BODY: readonly ErrorCode[];
-}
+type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'body' | 'ADMIN' | 'BODY'>;
 
-export function authPaths(h: DocHelpers): Record<string, object> {
+export function authPaths(h: Helpers): Record<string, object> {
   return {
     '/api/v1/auth/login': {
       post: {

@@ -1,19 +1,13 @@
 // The OpenAPI paths of the bots, built by openapi.ts with its helpers.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { Bot, BotCreate, BotToolSecret, BotUpdate, type ErrorCode } from '@voice-platform/schemas';
+import type { DocHelpers } from '../core/docHelpers.js';
 
-interface DocHelpers {
-  ok: (description: string, schema: TSchema | object, headers?: object) => object;
-  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
-  body: (schema: TSchema) => object;
-  idParam: (description: string) => object;
-  ADMIN: readonly ErrorCode[];
-  BODY: readonly ErrorCode[];
-}
+type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'body' | 'idParam' | 'ADMIN' | 'BODY'>;
 
 const BotList = Type.Object({ items: Type.Array(Bot) });
 
-export function botPaths(h: DocHelpers): Record<string, object> {
+export function botPaths(h: Helpers): Record<string, object> {
   return {
     '/api/v1/bots': {
       post: {

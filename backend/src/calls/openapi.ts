@@ -2,21 +2,9 @@
 // its helpers.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { Call as CallSchema, CallControl, CallControlAccepted, CallListenToken, CallCreate, CallEvent, CALL_DIRECTIONS, CALL_STATUSES, CURSOR_PATTERN, type ErrorCode } from '@voice-platform/schemas';
+import type { DocHelpers } from '../core/docHelpers.js';
 
-interface DocHelpers {
-  ok: (description: string, schema: TSchema | object, headers?: object) => object;
-  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
-  body: (schema: TSchema) => object;
-  idParam: (description: string) => object;
-  ADMIN: readonly ErrorCode[];
-  BODY: readonly ErrorCode[];
-  API_KEY: readonly ErrorCode[];
-  /** A resource id's schema. */
-  idSchema: object;
-  timeParam: object;
-  /** The note of 401 `unauthorized` for the worker token. */
-  WORKER_TOKEN: Partial<Record<ErrorCode, string>>;
-}
+type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'body' | 'idParam' | 'ADMIN' | 'BODY' | 'API_KEY' | 'idSchema' | 'timeParam' | 'WORKER_TOKEN'>;
 
 /** The headers of a recording's 200 and 206 answers. */
 const RECORDING_HEADERS = {
@@ -44,7 +32,7 @@ const Call = {
 };
 const CallPage = Type.Object({ items: Type.Array(Call), next_cursor: Type.Union([Type.String({ pattern: CURSOR_PATTERN }), Type.Null()]) });
 
-export function callPaths(h: DocHelpers): Record<string, object> {
+export function callPaths(h: Helpers): Record<string, object> {
   return {
     '/api/v1/calls': {
       get: {

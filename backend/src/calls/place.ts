@@ -1,5 +1,5 @@
 // Placing a call (docs/design.md §7): the one service dial-out (dialout/routes.ts), the widget's browser test
-// calls (widget/routes.ts) and the campaign dialler (campaigns/dialler.ts) go through. It checks the bot and,
+// calls (widget/routes.ts), inbound callers (inbound/calls.ts) and the campaign dialler (campaigns/dialler.ts) go through. It checks the bot and,
 // for a dial-out, the trunk; reserves fleet capacity; stores the call `queued`; queues its job (the wire
 // format of schemas/src/job.ts); gives everything back when a step fails; and announces the queued call
 // (events.ts: the webhook event).
@@ -24,8 +24,19 @@ export interface DialoutInput {
   variables: Record<string, string>;
 }
 
-/** A call to queue for the fleet: a dial-out to a phone, or a browser test call (docs/design.md §7 widget). */
-export type CallRequest = ({ direction: 'outbound' } & DialoutInput) | { direction: 'web'; bot_id: string; variables: Record<string, string> };
+/** A caller on one of our numbers, in the room livekit-sip put them in (inbound/calls.ts). */
+export interface InboundInput {
+  direction: 'inbound';
+  bot_id: string;
+  /** The inbound number's variables (set with the number, not checked against the bot here, as before). */
+  variables: Record<string, string>;
+  to_number: string;
+  from_number: string | null;
+  room_name: string;
+}
+
+/** A call to queue for the fleet: a dial-out to a phone, a browser test call (docs/design.md §7 widget), or an inbound caller. */
+export type CallRequest = ({ direction: 'outbound' } & DialoutInput) | { direction: 'web'; bot_id: string; variables: Record<string, string> } | InboundInput;
 
 /** Who asked for the call: an API key, or an admin (no key). */
 export interface CallRequester {
@@ -63,7 +74,7 @@ export async function placeCall(
   const bot = await cachedBot(svc, view, req.bot_id);
   if (!bot) throw apiError('bot_not_found');
   if (!bot.active) throw apiError('bot_inactive');
-  checkVariables(bot.variables, req.variables);
+  if (req.direction !== 'inbound') checkVariables(bot.variables, req.variables);
   const dial = req.direction === 'outbound' ? { to: req.to_number, ...(await trunkForDialout(svc.db, req.from_number, { table: svc.cache.trunks, view })) } : null;
 
   const callId = opts.callId ?? new ObjectId().toHexString();
@@ -82,10 +93,11 @@ export async function placeCall(
       _id: callId,
       bot_id: bot._id,
       direction: req.direction,
-      to_number: dial?.to ?? null,
-      from_number: dial?.fromNumber ?? null,
+      to_number: req.direction === 'inbound' ? req.to_number : (dial?.to ?? null),
+      from_number: req.direction === 'inbound' ? req.from_number : (dial?.fromNumber ?? null),
       variables: req.variables,
       api_key_id: by.apiKeyId,
+      ...(req.direction === 'inbound' ? { room_name: req.room_name } : {}),
       ...(opts.campaign ? { campaign_id: opts.campaign.campaignId, campaign_contact_id: opts.campaign.contactId, campaign_attempt: opts.campaign.attempt } : {}),
     },
     new Date(now),
@@ -101,9 +113,12 @@ export async function placeCall(
     throw err;
   }
   try {
-    const job: CallJobData = dial
-      ? { call_id: callId, bot_id: bot._id, variables: req.variables, direction: 'outbound', to_number: dial.to, sip_trunk_id: dial.trunk.livekit_trunk_id, from_number: dial.fromNumber }
-      : { call_id: callId, bot_id: bot._id, variables: req.variables, direction: 'web' }; // the worker joins the call's room and waits for the browser
+    const job: CallJobData =
+      req.direction === 'inbound'
+        ? { call_id: callId, bot_id: bot._id, variables: req.variables, direction: 'inbound', room_name: req.room_name, from_number: req.from_number ?? '' } // the worker joins the caller's room: that answers
+        : dial
+          ? { call_id: callId, bot_id: bot._id, variables: req.variables, direction: 'outbound', to_number: dial.to, sip_trunk_id: dial.trunk.livekit_trunk_id, from_number: dial.fromNumber }
+          : { call_id: callId, bot_id: bot._id, variables: req.variables, direction: 'web' }; // the worker joins the call's room and waits for the browser
     await svc.redis.xadd(CALL_JOBS_STREAM_KEY, 'MAXLEN', '~', '100000', '*', ...encodeCallJob(job));
   } catch (err) {
     // No job means no worker will ever take the call: free the slot and close the record.

@@ -20,18 +20,9 @@ import {
   MAX_CSV_ROW_CHARS,
   type ErrorCode,
 } from '@voice-platform/schemas';
+import type { DocHelpers } from '../core/docHelpers.js';
 
-interface DocHelpers {
-  ok: (description: string, schema: TSchema | object, headers?: object) => object;
-  /** The error responses of these codes, from the catalogue (openapi.ts). */
-  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
-  requestJson: (schema: TSchema | object) => object;
-  body: (schema: TSchema) => object;
-  idParam: (description: string) => object;
-  /** The codes of the admin token check and of the JSON body checks. */
-  ADMIN: readonly ErrorCode[];
-  BODY: readonly ErrorCode[];
-}
+type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'requestJson' | 'body' | 'idParam' | 'ADMIN' | 'BODY'>;
 
 const CAMPAIGN_RULES =
   'Beyond the schema: `timezone` must be a zone this server\'s Intl knows (422 `validation_failed` naming `timezone`), each window\'s `end` ' +
@@ -53,7 +44,7 @@ const DIALLER =
   'contact is `pending`, `retry_scheduled` or `dialing`, a running campaign becomes `completed` (`campaign.completed` webhook). If a dial is ' +
   'refused for the bot (gone, inactive) or the trunk, the dialler pauses the campaign with `paused_reason` (the error code).';
 
-export function campaignPaths(d: DocHelpers): Record<string, object> {
+export function campaignPaths(d: Helpers): Record<string, object> {
   const { ok, errors, requestJson, body, idParam, ADMIN, BODY } = d;
   const id = idParam('Campaign id');
   const page = (what: string) => [

@@ -1,16 +1,11 @@
 // The OpenAPI path of the dial-out, built by openapi.ts with its helpers.
 import type { TSchema } from '@sinclair/typebox';
 import { DialoutRequest, DialoutResponse, type ErrorCode } from '@voice-platform/schemas';
+import type { DocHelpers } from '../core/docHelpers.js';
 
-interface DocHelpers {
-  ok: (description: string, schema: TSchema | object, headers?: object) => object;
-  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
-  body: (schema: TSchema) => object;
-  API_KEY: readonly ErrorCode[];
-  BODY: readonly ErrorCode[];
-}
+type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'body' | 'API_KEY' | 'BODY'>;
 
-export function dialoutPaths(h: DocHelpers): Record<string, object> {
+export function dialoutPaths(h: Helpers): Record<string, object> {
   return {
     '/api/v1/sip/dialout': {
       post: {

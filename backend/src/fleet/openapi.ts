@@ -1,15 +1,11 @@
 // The OpenAPI path of the fleet's status, built by openapi.ts with its helpers.
 import type { TSchema } from '@sinclair/typebox';
 import { FleetStatus, HEARTBEAT_TTL_MS, type ErrorCode } from '@voice-platform/schemas';
+import type { DocHelpers } from '../core/docHelpers.js';
 
-interface DocHelpers {
-  ok: (description: string, schema: TSchema | object, headers?: object) => object;
-  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
-  ADMIN: readonly ErrorCode[];
-  API_KEY: readonly ErrorCode[];
-}
+type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'ADMIN' | 'API_KEY'>;
 
-export function fleetPaths(h: DocHelpers): Record<string, object> {
+export function fleetPaths(h: Helpers): Record<string, object> {
   return {
     '/api/v1/fleet': {
       get: {

@@ -9,13 +9,13 @@ import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { ParticipantInfo_Kind } from '@livekit/protocol';
 import { WebhookReceiver, type WebhookEvent } from 'livekit-server-sdk';
-import { CALL_JOBS_STREAM_KEY, encodeCallJob, normalizePhoneNumber } from '@voice-platform/schemas';
-import { apiError } from '../core/errors.js';
+import { normalizePhoneNumber } from '@voice-platform/schemas';
+import { ApiError, apiError } from '../core/errors.js';
 import type { Services } from '../core/deps.js';
 import { readRaw } from '../core/body.js';
-import { releaseSlot, reserveSlot } from '../core/redisScripts.js';
-import { findBot } from '../bots/store.js';
-import { insertCall, liveCalls, queuedCall, type CallDoc } from '../calls/store.js';
+import { requestView } from '../core/cacheTable.js';
+import { insertCall, queuedCall, type CallDoc } from '../calls/store.js';
+import { joblessCloser, placeCall, type InboundInput } from '../calls/place.js';
 import { recordCallEnd } from '../analytics/rollup.js';
 import { emitCallEvent } from '../webhooks/outbox.js';
 import { findInboundNumber, INBOUND_NUMBER_ID_ATTRIBUTE, INBOUND_ROOM_PREFIX } from './store.js';
@@ -32,6 +32,7 @@ function e164(raw: string | undefined): string | null {
 export function liveKitWebhookRoutes(router: Router, svc: Services): void {
   const s = svc.settings;
   const receiver = s.LIVEKIT_API_KEY && s.LIVEKIT_API_SECRET ? new WebhookReceiver(s.LIVEKIT_WEBHOOK_API_KEY ?? s.LIVEKIT_API_KEY, s.LIVEKIT_API_SECRET) : null;
+  const jobless = joblessCloser(svc);
 
   router.post('/livekit/webhook', async (ctx) => {
     if (!receiver) throw apiError('service_unavailable', 'the telephony plane is not configured (LIVEKIT_API_KEY, LIVEKIT_API_SECRET)');
@@ -43,12 +44,12 @@ export function liveKitWebhookRoutes(router: Router, svc: Services): void {
     } catch {
       throw apiError('unauthorized', 'the webhook is not signed by this LiveKit (Authorization)');
     }
-    if (event.event === 'participant_joined') await inboundParticipant(svc, event, ctx.state.requestId as string);
+    if (event.event === 'participant_joined') await inboundParticipant(svc, jobless, event, ctx.state.requestId as string);
     ctx.status = 204;
   });
 }
 
-async function inboundParticipant(svc: Services, event: WebhookEvent, requestId: string): Promise<void> {
+async function inboundParticipant(svc: Services, jobless: ReturnType<typeof joblessCloser>, event: WebhookEvent, requestId: string): Promise<void> {
   const p = event.participant;
   const room = event.room?.name ?? '';
   if (!p || p.kind !== ParticipantInfo_Kind.SIP || !room.startsWith(INBOUND_ROOM_PREFIX)) return;
@@ -59,7 +60,7 @@ async function inboundParticipant(svc: Services, event: WebhookEvent, requestId:
   const mark = `vp:inbound-room:${room}`;
   if ((await svc.redis.set(mark, callId, 'EX', ROOM_MARK_TTL_SECONDS, 'NX')) !== 'OK') return; // a retry
   try {
-    await placeInboundCall(svc, event, room, numberId, callId, log);
+    await placeInboundCall(svc, jobless, event, room, numberId, callId, log, requestId);
   } catch (err) {
     // Nothing was decided for this caller: LiveKit's retry of the webhook may try again.
     await svc.redis.del(mark).catch(() => undefined);
@@ -67,7 +68,7 @@ async function inboundParticipant(svc: Services, event: WebhookEvent, requestId:
   }
 }
 
-async function placeInboundCall(svc: Services, event: WebhookEvent, room: string, numberId: string, callId: string, log: Services['logger']): Promise<void> {
+async function placeInboundCall(svc: Services, jobless: ReturnType<typeof joblessCloser>, event: WebhookEvent, room: string, numberId: string, callId: string, log: Services['logger'], requestId: string): Promise<void> {
   const p = event.participant!;
 
   const refuse = async (why: string) => {
@@ -77,48 +78,37 @@ async function placeInboundCall(svc: Services, event: WebhookEvent, room: string
   };
   const number = await findInboundNumber(svc.db, numberId);
   if (!number) return refuse('unknown_number');
-  const bot = await findBot(svc.db, number.bot_id);
   const now = svc.clock();
-  const call = queuedCall(
-    {
-      _id: callId,
-      bot_id: number.bot_id,
-      direction: 'inbound',
-      to_number: e164(p.attributes['sip.trunkPhoneNumber']) ?? number.number,
-      from_number: e164(p.attributes['sip.phoneNumber']),
-      variables: number.variables,
-      api_key_id: null,
-      room_name: room,
-    },
-    new Date(now),
-  );
+  const input: InboundInput = {
+    direction: 'inbound',
+    bot_id: number.bot_id,
+    variables: number.variables,
+    to_number: e164(p.attributes['sip.trunkPhoneNumber']) ?? number.number,
+    from_number: e164(p.attributes['sip.phoneNumber']),
+    room_name: room,
+  };
   /** The caller hears 486; the call is on record as failed, with why. */
   const failed = async (reason: string) => {
     const ended = new Date(now);
-    const doc: CallDoc = { ...call, status: 'failed', end_reason: reason, ended_at: ended, sip_status_code: 486, status_times: { queued: ended, failed: ended } };
+    const queued = queuedCall({ _id: callId, bot_id: input.bot_id, direction: 'inbound', to_number: input.to_number, from_number: input.from_number, variables: input.variables, api_key_id: null, room_name: room }, ended);
+    const doc: CallDoc = { ...queued, status: 'failed', end_reason: reason, ended_at: ended, sip_status_code: 486, status_times: { queued: ended, failed: ended } };
     await insertCall(svc.db, doc); // settled at once: stored with the ended calls
     // Ended without the lifecycle's end: counted in the analytics here.
     await recordCallEnd(svc.db, svc.redis, doc).catch((err: unknown) => log.warn({ err, call_id: callId }, 'call not counted in the analytics'));
     await refuse(reason);
     await emitCallEvent(svc, 'call.ended', doc);
   };
-  if (!bot) return failed('bot_not_found');
-  if (!bot.active) return failed('bot_inactive');
-  const slot = await reserveSlot(svc.redis, callId, now, svc.settings.RESERVATION_TTL_SECONDS * 1000);
-  if (!slot.reserved) return failed('fleet_at_capacity');
   try {
-    await insertCall(svc.db, call);
-    await svc.redis.xadd(CALL_JOBS_STREAM_KEY, 'MAXLEN', '~', '100000', '*',
-      ...encodeCallJob({ call_id: callId, bot_id: call.bot_id, variables: call.variables, direction: 'inbound', room_name: room, from_number: call.from_number ?? '' }));
+    // The one placement every call goes through (calls/place.ts): bot, reservation, record, job, rollback, event.
+    await placeCall(svc, jobless, { apiKeyId: null, label: `inbound number ${numberId}` }, input, requestId, await requestView(svc.cache, {}), { callId });
   } catch (err) {
-    // No job, no worker: the caller must not ring forever, and the record (if it landed) must not stay queued.
-    await releaseSlot(svc.redis, callId).catch(() => undefined);
-    await liveCalls(svc.db).updateOne({ _id: callId, status: 'queued' }, { $set: { status: 'failed', end_reason: 'enqueue_failed', ended_at: new Date(now), 'status_times.failed': new Date(now) } }).catch(() => undefined);
+    if (err instanceof ApiError && REFUSALS.has(err.code)) return failed(err.code);
+    // No job, no worker: the caller must not ring forever (placeCall closed the record and gave the slot back).
     await refuse('enqueue_failed');
     // Decided (the caller was refused): a retry of this webhook must not place the call again.
     log.error({ call_id: callId, err: err instanceof Error ? err.message : String(err) }, 'inbound call could not be queued');
-    return;
   }
-  log.info({ call_id: callId, bot_id: call.bot_id, inbound_number_id: numberId, free_slots: slot.free }, 'inbound call queued');
-  await emitCallEvent(svc, 'call.queued', call);
 }
+
+/** placeCall's refusals that put an inbound call on record as failed (the caller hears 486). */
+const REFUSALS: ReadonlySet<string> = new Set(['bot_not_found', 'bot_inactive', 'fleet_at_capacity']);

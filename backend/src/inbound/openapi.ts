@@ -1,17 +1,9 @@
 // The OpenAPI paths of the inbound numbers, built by openapi.ts with its helpers.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { InboundNumber, InboundNumberCreate, InboundNumberUpdate, MAX_ALLOWED_ADDRESSES, type ErrorCode } from '@voice-platform/schemas';
+import type { DocHelpers } from '../core/docHelpers.js';
 
-interface DocHelpers {
-  ok: (description: string, schema: TSchema | object, headers?: object) => object;
-  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
-  body: (schema: TSchema) => object;
-  idParam: (description: string) => object;
-  ADMIN: readonly ErrorCode[];
-  BODY: readonly ErrorCode[];
-  /** The note of 503 `service_unavailable` when LiveKit is down. */
-  TELEPHONY_DOWN: Partial<Record<ErrorCode, string>>;
-}
+type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'body' | 'idParam' | 'ADMIN' | 'BODY' | 'TELEPHONY_DOWN'>;
 
 const InboundNumberList = Type.Object({ items: Type.Array(InboundNumber) });
 const INBOUND_RULES =
@@ -22,7 +14,7 @@ const INBOUND_RULES =
   'Mirrored into LiveKit as one inbound trunk (this number, these addresses) and one `individual` dispatch rule on it: each call gets a room ' +
   '`in-…` of its own, and the caller carries the participant attribute `vp.inbound_number_id` (this id).';
 
-export function inboundNumberPaths(h: DocHelpers): Record<string, object> {
+export function inboundNumberPaths(h: Helpers): Record<string, object> {
   return {
     '/api/v1/sip/inbound-numbers': {
       post: {

@@ -1,17 +1,11 @@
 // The OpenAPI path of the worker's runtime config, built by openapi.ts with its helpers.
 import type { TSchema } from '@sinclair/typebox';
 import { RuntimeConfig, type ErrorCode } from '@voice-platform/schemas';
+import type { DocHelpers } from '../core/docHelpers.js';
 
-interface DocHelpers {
-  ok: (description: string, schema: TSchema | object, headers?: object) => object;
-  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
-  /** A resource id's schema. */
-  idSchema: object;
-  /** The note of 401 `unauthorized` for the worker token. */
-  WORKER_TOKEN: Partial<Record<ErrorCode, string>>;
-}
+type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'idSchema' | 'WORKER_TOKEN'>;
 
-export function runtimeConfigPaths(h: DocHelpers): Record<string, object> {
+export function runtimeConfigPaths(h: Helpers): Record<string, object> {
   return {
     '/api/v1/config': {
       get: {

@@ -1,11 +1,10 @@
 // The OpenAPI path of LiveKit's webhook (inbound calls), built by openapi.ts with its helpers.
 import type { ErrorCode } from '@voice-platform/schemas';
+import type { DocHelpers } from '../core/docHelpers.js';
 
-interface DocHelpers {
-  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
-}
+type Helpers = Pick<DocHelpers, 'errors'>;
 
-export function liveKitWebhookPaths(h: DocHelpers): Record<string, object> {
+export function liveKitWebhookPaths(h: Helpers): Record<string, object> {
   return {
     '/livekit/webhook': {
       post: {

@@ -1,21 +1,13 @@
 // The OpenAPI paths of the outbound SIP trunks, built by openapi.ts with its helpers.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { OutboundTrunk, OutboundTrunkCreate, OutboundTrunkUpdate, type ErrorCode } from '@voice-platform/schemas';
+import type { DocHelpers } from '../core/docHelpers.js';
 
-interface DocHelpers {
-  ok: (description: string, schema: TSchema | object, headers?: object) => object;
-  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
-  body: (schema: TSchema) => object;
-  idParam: (description: string) => object;
-  ADMIN: readonly ErrorCode[];
-  BODY: readonly ErrorCode[];
-  /** The note of 503 `service_unavailable` when LiveKit is down. */
-  TELEPHONY_DOWN: Partial<Record<ErrorCode, string>>;
-}
+type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'body' | 'idParam' | 'ADMIN' | 'BODY' | 'TELEPHONY_DOWN'>;
 
 const TrunkList = Type.Object({ items: Type.Array(OutboundTrunk) });
 
-export function trunkPaths(h: DocHelpers): Record<string, object> {
+export function trunkPaths(h: Helpers): Record<string, object> {
   return {
     '/api/v1/sip/outbound-trunks': {
       post: {

@@ -1,24 +1,16 @@
 // The OpenAPI paths of users and of the password change, built by openapi.ts with its helpers.
 import type { TSchema } from '@sinclair/typebox';
 import { PasswordChange, User, UserCreate, UserCreated, UserList, UserUpdate, type ErrorCode } from '@voice-platform/schemas';
+import type { DocHelpers } from '../core/docHelpers.js';
 
-interface DocHelpers {
-  ok: (description: string, schema: TSchema | object, headers?: object) => object;
-  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
-  body: (schema: TSchema) => object;
-  idParam: (description: string) => object;
-  ADMIN: readonly ErrorCode[];
-  BODY: readonly ErrorCode[];
-  /** The answer of a login (and of a password change): a new token. */
-  LoginResponse: TSchema;
-}
+type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'body' | 'idParam' | 'ADMIN' | 'BODY' | 'LoginResponse'>;
 
 const ROLES =
   'Roles: `owner` (everything, manages users), `admin` (everything except changing an owner or making one), `editor` (bots, campaigns, ' +
   'contacts, DNC, test calls; reads the rest), `viewer` (read-only; never a secret). What each may call: docs/roles.md.';
 const OWNERS: Partial<Record<ErrorCode, string>> = { forbidden: 'The role may not manage users, or an admin tried to change an owner or make one' };
 
-export function userPaths(h: DocHelpers): Record<string, object> {
+export function userPaths(h: Helpers): Record<string, object> {
   const security = [{ adminJwt: [] }];
   return {
     '/api/v1/auth/password': {

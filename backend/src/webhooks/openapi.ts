@@ -17,19 +17,9 @@ import {
   WebhookUpdate,
   type ErrorCode,
 } from '@voice-platform/schemas';
+import type { DocHelpers } from '../core/docHelpers.js';
 
-interface DocHelpers {
-  ok: (description: string, schema: TSchema | object, headers?: object) => object;
-  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
-  body: (schema: TSchema) => object;
-  idParam: (description: string) => object;
-  ADMIN: readonly ErrorCode[];
-  BODY: readonly ErrorCode[];
-  /** A schema as plain JSON (no TypeBox symbols). */
-  plain: (schema: TSchema | object) => object;
-  /** An `application/json` content map of a schema. */
-  json: (schema: TSchema | object) => object;
-}
+type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'body' | 'idParam' | 'ADMIN' | 'BODY' | 'plain' | 'json'>;
 
 const WebhookList = Type.Object({ items: Type.Array(Webhook) });
 const WebhookDeliveryPage = Type.Object({ items: Type.Array(WebhookDeliveryAttempt), next_cursor: Type.Union([Type.String({ pattern: CURSOR_PATTERN }), Type.Null()]) });
@@ -43,7 +33,7 @@ const SIGNING =
   `redirects, timeouts, connection errors) is retried 1, 2, 4 … minutes later, at most ${WEBHOOK_MAX_ATTEMPTS} attempts, then the delivery is \`dead\`. ` +
   'At least once, in no guaranteed order.';
 /** An event as a receiver gets it (OpenAPI 3.1 `webhooks`). */
-const eventOperation = (h: DocHelpers, type: string, summary: string, data: object) => ({
+const eventOperation = (h: Helpers, type: string, summary: string, data: object) => ({
   post: {
     operationId: `event_${type.replace(/\W/g, '_')}`,
     summary,
@@ -62,7 +52,7 @@ const eventOperation = (h: DocHelpers, type: string, summary: string, data: obje
   },
 });
 
-export function webhookPaths(h: DocHelpers): Record<string, object> {
+export function webhookPaths(h: Helpers): Record<string, object> {
   return {
     '/api/v1/webhooks': {
       post: {
@@ -130,7 +120,7 @@ export function webhookPaths(h: DocHelpers): Record<string, object> {
 }
 
 /** The document's `webhooks`: each event type a receiver may get. */
-export function webhookEvents(h: DocHelpers): Record<string, object> {
+export function webhookEvents(h: Helpers): Record<string, object> {
   return {
     'call.queued': eventOperation(h, 'call.queued', 'A call was created (dial-out accepted, or a WebSocket / browser call started)', h.plain(WebhookCallData)),
     'call.ringing': eventOperation(h, 'call.ringing', "The callee's phone rings", h.plain(WebhookCallData)),

@@ -2,17 +2,11 @@
 // helpers (two functions: the LiveKit webhook's path sits between them in the document).
 import type { TSchema } from '@sinclair/typebox';
 import { TestCallTokenRequest, TestCallTokenResponse, WidgetRequest, WidgetResponse, type ErrorCode } from '@voice-platform/schemas';
+import type { DocHelpers } from '../core/docHelpers.js';
 
-interface DocHelpers {
-  ok: (description: string, schema: TSchema | object, headers?: object) => object;
-  errors: (codes: readonly ErrorCode[], notes?: Partial<Record<ErrorCode, string>>) => Record<string, object>;
-  body: (schema: TSchema) => object;
-  ADMIN: readonly ErrorCode[];
-  API_KEY: readonly ErrorCode[];
-  BODY: readonly ErrorCode[];
-}
+type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'body' | 'ADMIN' | 'API_KEY' | 'BODY'>;
 
-export function widgetPaths(h: DocHelpers): Record<string, object> {
+export function widgetPaths(h: Helpers): Record<string, object> {
   return {
     '/livekit/widget': {
       post: {
@@ -38,7 +32,7 @@ export function widgetPaths(h: DocHelpers): Record<string, object> {
   };
 }
 
-export function testCallTokenPaths(h: DocHelpers): Record<string, object> {
+export function testCallTokenPaths(h: Helpers): Record<string, object> {
   return {
     '/api/v1/test-calls/token': {
       post: {
