@@ -188,6 +188,26 @@ describe('call lifecycle events', () => {
     expect((await h.http.get(`/api/v1/calls/${before}`).set('Authorization', auth).expect(200)).body).not.toHaveProperty('turns');
   });
 
+  it('a listen token joins the call\'s room hidden and may only subscribe; none for a call not in progress or without a room', async () => {
+    const id = await dial();
+    const token = (callId: string) => h.http.post(`/api/v1/calls/${callId}/listen-token`).set('Authorization', auth);
+    const early = await token(id).expect(409);
+    expect(early.body.error).toMatchObject({ code: 'call_not_active', details: { status: 'queued' } });
+    await event(id, { status: 'in_progress', at: new Date(h.clock.ms + 1000).toISOString() }).expect(200);
+    const res = await token(id).expect(201);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.body).toMatchObject({ call_id: id, room_name: id, livekit_url: process.env.LIVEKIT_URL });
+    const claims = JSON.parse(Buffer.from((res.body.access_token as string).split('.')[1]!, 'base64url').toString()) as { sub: string; video: Record<string, unknown> };
+    expect(claims.sub).toMatch(/^listener-/);
+    expect(claims.video).toEqual({ room: id, roomJoin: true, canSubscribe: true, canPublish: false, canPublishData: false, hidden: true });
+    await token('0123456789abcdef01234567').expect(404);
+
+    const ws = (await h.http.post('/api/v1/calls').set('Authorization', worker).send({ bot_id: botId, direction: 'websocket' }).expect(201)).body.call_id as string;
+    await event(ws, { status: 'in_progress', at: new Date(h.clock.ms + 1000).toISOString() }).expect(200);
+    const noRoom = await token(ws).expect(409);
+    expect(noRoom.body.error.message).toContain('GET /api/v1/calls/{id}/listen');
+  });
+
   it('needs the worker token and a known call and a valid body', async () => {
     const id = await dial();
     expect((await h.http.post(`/api/v1/calls/${id}/events`).send({ status: 'dialing' }).expect(401)).body.error.code).toBe('unauthorized');
