@@ -70,12 +70,13 @@ describe('Jaeger (the tests\' trace collector)', () => {
     expect(await findTraces(jaeger.queryUrl, { service: 'probe', tags: { 'call.id': 'other' } })).toEqual([]);
     expect(await findTraces(jaeger.queryUrl, { service: 'nobody', tags: { 'call.id': 'abc' } })).toEqual([]);
 
-    // api/v3 finds it by service and time, but takes no attribute filter in Jaeger 1.76 (hence findTraces
-    // reads /api/traces): a query by another call id still answers the trace.
+    // api/v3 finds it by service and time (query.num_traces is required: 500 without it), but takes no
+    // attribute filter in Jaeger 1.76 (hence findTraces reads /api/traces): a query by another call id
+    // still answers the trace.
     const v3 = async (extra: string) => {
       const min = new Date(Date.now() - 3_600_000).toISOString();
       const max = new Date(Date.now() + 60_000).toISOString();
-      const r = await fetch(`${jaeger.queryUrl}/api/v3/traces?query.service_name=probe&query.start_time_min=${min}&query.start_time_max=${max}${extra}`);
+      const r = await fetch(`${jaeger.queryUrl}/api/v3/traces?query.service_name=probe&query.start_time_min=${min}&query.start_time_max=${max}&query.num_traces=20${extra}`);
       expect(r.status).toBe(200);
       const body = (await r.json()) as { result: { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ traceId: string; spanId: string }> }> }> } };
       return body.result.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans.map((s) => `${s.traceId}/${s.spanId}`)));
