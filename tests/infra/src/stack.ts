@@ -51,7 +51,7 @@ function stackSettings(): Record<string, string> {
 
 /** TRACING=1 (`make up TRACING=1`, or in .env): a trace collector beside the stack that the platform's parts
  *  export to. The shell's value wins over the settings' (scripts/setup.sh decides the same way whether to build it). */
-export function tracingOn(settings: Record<string, string>): boolean {
+function tracingOn(settings: Record<string, string>): boolean {
   return ['1', 'true', 'yes', 'on'].includes((process.env.TRACING || settings.TRACING || '').toLowerCase());
 }
 
