@@ -14,6 +14,7 @@ STACK := node tests/dist/infra/src/stack.js
 
 help:
 	@echo "make up      start the local stack (installs what is missing first)"
+	@echo "make up TRACING=1  the same, with a trace collector (Jaeger, query API on :16686)"
 	@echo "make down    stop everything make up started"
 	@echo "make logs    follow the stack's logs"
 	@echo "make call-in the local phone calls the demo bot's inbound number (after make up)"
@@ -28,6 +29,7 @@ setup:
 	@bash scripts/setup.sh
 
 # `make up` installs only what the local stack runs (no Helm, kube-apiserver, etcd, Chromium or PyPI tools).
+# TRACING=1 on the command line (`make up TRACING=1`) reaches setup and the stack through the environment.
 setup-stack:
 	@bash scripts/setup.sh stack
 

@@ -4,7 +4,8 @@
 # workspace. Idempotent: a second run with everything in place takes a few seconds.
 #   scripts/setup.sh        everything `make test` needs (the default)
 #   scripts/setup.sh stack  only what `make up`'s local stack runs: no Helm, kube-apiserver, etcd, Chromium
-#                           or PyPI tools, so a first `make up` on a fresh machine is minutes shorter
+#                           or PyPI tools, so a first `make up` on a fresh machine is minutes shorter; the
+#                           trace collector (Jaeger) only with TRACING=1 (environment, .env or .env.example)
 # npm ci runs beside the Go builds, and the Go builds run in two lanes (their module downloads overlap
 # each other's compiling); each step prints its own time.
 set -euo pipefail
@@ -106,16 +107,33 @@ kube_build() {
   (cd tests/infra/kube-apiserver && go build -trimpath -o "$OUT/kube-apiserver" \
     -ldflags "-X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z" .)
 }
+# module_src MODULE VERSION: the folder of that module's released source in the module cache (downloaded
+# through the module proxy when missing), for the builds that cannot be a `go install …@version`.
+module_src() {
+  local src
+  src="$(go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [ -d "$src" ] || die "could not download $1 $2"
+  printf '%s\n' "$src"
+}
 # FerretDB's released module leaves build/version/version.txt empty (its release tooling fills it) and
 # panics without it, so build the downloaded release source with that file written.
 ferretdb_build() {
   local src
-  src="$(go mod download -json "github.com/FerretDB/FerretDB@$FERRETDB_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-  [ -d "$src" ] || die "could not download FerretDB $FERRETDB_VERSION"
+  src="$(module_src github.com/FerretDB/FerretDB "$FERRETDB_VERSION")"
   cp -r "$src" "$OUT/src"; chmod -R u+w "$OUT/src"
   echo "$FERRETDB_VERSION" > "$OUT/src/build/version/version.txt"
   (cd "$OUT/src" && GOTOOLCHAIN=local go build -trimpath -o "$OUT/ferretdb" ./cmd/ferretdb)
   rm -rf "$OUT/src"
+}
+
+# Jaeger v2 (cmd/jaeger): its go.mod replaces a dependency, which `go install …@version` refuses, so it is
+# built in its own module's source (read-only in the cache; the build writes nothing there). The version is
+# stamped the way its release build does (`jaeger version`). No DWARF and no symbol table (-s -w).
+jaeger_build() {
+  local src
+  src="$(module_src github.com/jaegertracing/jaeger "$JAEGER_VERSION")"
+  (cd "$src" && GOTOOLCHAIN=local go build -trimpath -o "$OUT/jaeger" \
+    -ldflags "-s -w -X github.com/jaegertracing/jaeger/internal/version.latestVersion=$JAEGER_VERSION" ./cmd/jaeger)
 }
 
 # livekit-server's module is `…/cmd/server`; the binary is renamed to what it is.
@@ -135,6 +153,18 @@ helm_build() {
     "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
 }
 
+# The trace collector (Jaeger): always for `make test` (suites start their own), for `make up` only with
+# tracing on: TRACING from the environment (`make up TRACING=1`), else from the stack's settings (.env, else
+# .env.example), as tests/infra/src/stack.ts reads it.
+stack_setting() {
+  local file=.env.example
+  [ ! -f .env ] || file=.env
+  sed -n "s/^$1=//p" "$file" 2>/dev/null | tail -n 1 | tr -d "\"'"
+}
+is_on() { case "${1,,}" in 1 | true | yes | on) return 0 ;; *) return 1 ;; esac; }
+want_jaeger=""
+if [ "$PROFILE" = all ] || is_on "${TRACING:-$(stack_setting TRACING)}"; then want_jaeger=1; fi
+
 # The Go compiler spends much of its CPU collecting garbage: with no collection until a process holds 2 GiB
 # (GOGC=off, GOMEMLIMIT), FerretDB built alone took 58 s instead of 74-82 s here. Builds only: the lanes are
 # subshells.
@@ -146,6 +176,7 @@ lane_a() {
   build ferretdb "$FERRETDB_VERSION" -- ferretdb_build
   build livekit-server "$LIVEKIT_VERSION" -- livekit_server_build
   if [ "$PROFILE" = all ]; then build helm "$HELM_VERSION" -- helm_build; fi
+  if [ -n "$want_jaeger" ]; then build jaeger "$JAEGER_VERSION" -- jaeger_build; fi
 }
 lane_b() {
   lane_env

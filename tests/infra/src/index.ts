@@ -9,3 +9,5 @@ export { PhoneEar, ulawToLinear, linearToUlaw, type HeardStream, type EarLine } 
 export { AMD_ANSWERS, amdAnswer, amdAudio, amdTimeline, machineNumber, humanNumber, BEEP_GAP_MS, MACHINE_RECORDS_MS, HUMAN_STAYS_MS, type AmdAnswer, type AmdLabel, type AmdTimeline } from './amdAnswers.js';
 export { readVoicemail, voicemailCalls, voicemailFile, readWav, type Voicemail, type VoicemailCall } from './voicemail.js';
 export { startCrm, verifySignature, type CrmOptions } from './crm.js';
+export { Jaeger, jaegerConfig, type JaegerPorts } from './jaeger.js';
+export { startJaeger, findTraces, type JaegerHandle, type FoundTrace, type FoundSpan, type TraceQuery, type SpanAttribute } from './tracing.js';

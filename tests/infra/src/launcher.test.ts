@@ -70,11 +70,19 @@ describe('make up / make down', () => {
       worker: await freePort(),
       console: await freePort(),
       crm: await freePort(),
+      jaegerOtlpGrpc: await freePort(),
+      jaegerOtlpHttp: await freePort(),
+      jaegerQuery: await freePort(),
+      jaegerQueryGrpc: await freePort(),
     };
-    env = { ...process.env, VP_RUN_DIR: runDir, VP_STACK_PORTS: JSON.stringify(ports) };
+    // With the trace collector (`make up TRACING=1`): started, stopped and on loopback like the rest.
+    env = { ...process.env, VP_RUN_DIR: runDir, VP_STACK_PORTS: JSON.stringify(ports), TRACING: '1' };
 
     const first = await run('make', ['up'], { cwd: repoRoot, env, maxBuffer: 16 << 20 });
     expect(first.stdout).toContain(`starting ferretdb on ${ports.ferretdb}`);
+    expect(first.stdout).toContain(`starting jaeger on ${ports.jaegerQuery}`);
+    expect(first.stdout).toMatch(new RegExp(`jaeger +http://127\\.0\\.0\\.1:${ports.jaegerQuery} `));
+    expect((await fetch(`http://127.0.0.1:${ports.jaegerQuery}/api/services`)).status).toBe(200);
     expect(await mongoPing(`mongodb://127.0.0.1:${ports.ferretdb}/`)).toBe(true);
     expect(await redisPing(ports.redis!)).toBe(true);
     expect((await fetch(`http://127.0.0.1:${ports.minio}/minio/health/ready`)).status).toBe(200);
@@ -93,7 +101,7 @@ describe('make up / make down', () => {
     // Loopback only: on the machine's other addresses nothing of the stack answers.
     const outside = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
     if (outside) {
-      for (const port of [ports.backend, ports.worker, ports.console, ports.livekit, ports.minio, ports.redis, ports.ferretdb]) {
+      for (const port of [ports.backend, ports.worker, ports.console, ports.livekit, ports.minio, ports.redis, ports.ferretdb, ports.jaegerQuery, ports.jaegerOtlpHttp, ports.jaegerOtlpGrpc]) {
         expect([port, await tcpOpen(port!, outside)]).toEqual([port, false]);
       }
     }
@@ -108,6 +116,8 @@ describe('make up / make down', () => {
     const workerEnvNames = readFileSync(`/proc/${workerPids[0]}/environ`, 'utf8').split('\0').map((e) => e.slice(0, e.indexOf('=')));
     expect(workerEnvNames).toEqual(expect.arrayContaining(['WORKER_AUTH_TOKEN', 'SERVICE_CONFIG_URL', 'LIVEKIT_API_SECRET']));
     expect(workerEnvNames.filter((n) => ['ADMIN_PASSWORD', 'JWT_SECRET', 'ADMIN_EMAIL', 'MONGODB_URI'].includes(n))).toEqual([]);
+    // Tracing on: the parts are pointed at the stack's collector.
+    expect(readFileSync(`/proc/${workerPids[0]}/environ`, 'utf8').split('\0')).toContain(`OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:${ports.jaegerOtlpHttp}`);
 
     // The console: the production build, and deep links fall back to the app's index.html.
     for (const route of ['/', '/bots/some-bot-id']) {
@@ -163,6 +173,7 @@ describe('make up / make down', () => {
 
     const second = await run('make', ['up'], { cwd: repoRoot, env, maxBuffer: 16 << 20 });
     expect(second.stdout).toContain('ferretdb already running');
+    expect(second.stdout).toContain('jaeger already running');
     expect(second.stdout).toContain('redis already running');
     expect(second.stdout).toContain('minio already running');
     expect(second.stdout).toContain('livekit already running');

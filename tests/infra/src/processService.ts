@@ -3,8 +3,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { freePort, killGroup, startProcess, type ManagedProcess } from './process.js';
 
-export type ServiceName = 'mongodb' | 'redis' | 'minio' | 'kube' | 'livekit' | 'phone';
-export const allServices: ServiceName[] = ['mongodb', 'redis', 'minio', 'kube', 'livekit', 'phone'];
+export type ServiceName = 'mongodb' | 'redis' | 'minio' | 'kube' | 'livekit' | 'phone' | 'jaeger';
+export const allServices: ServiceName[] = ['mongodb', 'redis', 'minio', 'kube', 'livekit', 'phone', 'jaeger'];
 
 export interface Service {
   readonly name: ServiceName;

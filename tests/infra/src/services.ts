@@ -7,6 +7,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { binary } from './versions.js';
+import { Jaeger } from './jaeger.js';
 import { redisPing, waitUntil } from './process.js';
 import { ports, ProcessService, type Service, type ServiceName, type ServiceOptions } from './processService.js';
 import { LiveKit, Phone } from './telephony.js';
@@ -264,6 +265,8 @@ export async function createService(name: ServiceName, opts: ServiceOptions): Pr
       return Kube.create(opts);
     case 'livekit':
       return LiveKit.create({ ...opts, webhookUrl: process.env.VP_LIVEKIT_WEBHOOK_URL });
+    case 'jaeger':
+      return Jaeger.create(opts);
     case 'phone':
       return Phone.create({ ...opts, phrase: process.env.VP_PHONE_PHRASE, speakAfterMs: process.env.VP_PHONE_SPEAK_AFTER_MS ? Number(process.env.VP_PHONE_SPEAK_AFTER_MS) : undefined });
   }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { alive, freePort, killGroup, redisPing, startProcess, tcpOpen, waitUntil, type ManagedProcess } from './process.js';
 import { FerretDB, MinIO, Redis, mongoPing } from './services.js';
+import { Jaeger, jaegerReady } from './jaeger.js';
 import { callInbound, LiveKit, Phone, PHONE_NUMBERS } from './telephony.js';
 import { parseEnvFile, repoRoot } from './versions.js';
 
@@ -33,6 +34,11 @@ const defaultPorts = {
   worker: 8000,
   console: 5173,
   crm: 8091,
+  // The trace collector, with tracing on (Jaeger's standard ports)
+  jaegerOtlpGrpc: 4317,
+  jaegerOtlpHttp: 4318,
+  jaegerQuery: 16686,
+  jaegerQueryGrpc: 16685,
 };
 const portOverrides = JSON.parse(process.env.VP_STACK_PORTS ?? '{}') as Partial<typeof defaultPorts>;
 const stackPorts: typeof defaultPorts = { ...defaultPorts, ...portOverrides };
@@ -41,6 +47,12 @@ const stackPorts: typeof defaultPorts = { ...defaultPorts, ...portOverrides };
 function stackSettings(): Record<string, string> {
   const file = existsSync(path.join(repoRoot, '.env')) ? '.env' : '.env.example';
   return parseEnvFile(readFileSync(path.join(repoRoot, file), 'utf8'));
+}
+
+/** TRACING=1 (`make up TRACING=1`, or in .env): a trace collector beside the stack that the platform's parts
+ *  export to. The shell's value wins over the settings' (scripts/setup.sh decides the same way whether to build it). */
+function tracingOn(settings: Record<string, string>): boolean {
+  return ['1', 'true', 'yes', 'on'].includes((process.env.TRACING || settings.TRACING || '').toLowerCase());
 }
 
 /** What the stack needs of a started part: a service of services.ts, or one of the platform's own. */
@@ -72,6 +84,8 @@ function appEnv(settings: Record<string, string>, port: number): NodeJS.ProcessE
     STORAGE_ENDPOINT: `127.0.0.1:${p.minio}`,
     SERVICE_CONFIG_URL: `http://127.0.0.1:${p.backend}/api/v1/config`,
     LIVEKIT_URL: `ws://127.0.0.1:${p.livekit}`,
+    // With tracing on, the parts export to the stack's collector unless the settings name another.
+    ...(tracingOn(settings) ? { OTEL_EXPORTER_OTLP_ENDPOINT: settings.OTEL_EXPORTER_OTLP_ENDPOINT || `http://127.0.0.1:${p.jaegerOtlpHttp}` } : {}),
   };
 }
 
@@ -265,7 +279,20 @@ function consoleApp(settings: Record<string, string>, port: number, dir: string)
 function entries(settings: Record<string, string>): StackEntry[] {
   const dir = (name: string) => path.join(runDir, name);
   const p = stackPorts;
+  const tracing: StackEntry[] = !tracingOn(settings)
+    ? []
+    : [
+        {
+          name: 'jaeger',
+          port: p.jaegerQuery,
+          url: `http://127.0.0.1:${p.jaegerQuery}  (traces, kept in memory: the query API, GET /api/traces?service=…; OTLP in on http://127.0.0.1:${p.jaegerOtlpHttp} and gRPC 127.0.0.1:${p.jaegerOtlpGrpc})`,
+          create: () => Jaeger.create({ dir: dir('jaeger'), ports: [p.jaegerOtlpGrpc, p.jaegerOtlpHttp, p.jaegerQuery, p.jaegerQueryGrpc], persistent: true }),
+          healthy: () => jaegerReady({ otlpGrpc: p.jaegerOtlpGrpc, otlpHttp: p.jaegerOtlpHttp, query: p.jaegerQuery, queryGrpc: p.jaegerQueryGrpc }),
+        },
+      ];
   return [
+    // First: the parts started after it export their spans to it.
+    ...tracing,
     {
       name: 'ferretdb',
       port: p.ferretdb,

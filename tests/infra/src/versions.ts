@@ -44,6 +44,7 @@ const pinned: Record<string, string> = {
   'kube-apiserver': 'KUBE_VERSION',
   'livekit-server': 'LIVEKIT_VERSION',
   'livekit-sip': 'LIVEKIT_SIP_VERSION',
+  jaeger: 'JAEGER_VERSION',
 };
 
 /** Path of a binary: a pinned Go build from the cache, or a Debian package's from PATH. */
