@@ -85,6 +85,9 @@ _rule(("createInboundNumber", "updateInboundNumber"), r"number", _PHONE_REASON)
 _rule(("createBot", "updateBot"), r"tools\.\d+\.destinations\.\d+\.number", _PHONE_REASON)
 _rule(("addDoNotCall", "listDoNotCall", "deleteDoNotCall"), r"numbers\.\d+|number", _PHONE_REASON)
 
+# Supervisor controls: `text` for say and instruct, `to` for transfer, neither for end (the description says which).
+_rule(("controlCall",), r"text|to", r"^is (required for|not taken by) (say|instruct|transfer|end)$")
+
 # operationId -> error codes that depend on stored data, not on the request's shape.
 _STATE_CODES = {
     # invalid_phone_number: a to_number or from_number libphonenumber says cannot exist (schemas/src/phone.ts).
@@ -146,6 +149,9 @@ def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool
     # 413 for a body over the documented limit is a rejection, valid-by-schema or not.
     if code in ("ST201", "ST202") and response.status_code == 413 and err.get("code") == "payload_too_large":
         return True if _body_size(response) <= BODY_LIMIT_BYTES else _forgiven(case, response, "body over 64 KiB")
+    # A WebSocket endpoint: a fuzzer's plain GET is refused 400 as the document says (it cannot upgrade).
+    if code == "ST202" and response.status_code == 400 and _operation_id(case) == "listenCall" and err.get("code") == "bad_request":
+        return _forgiven(case, response, "a WebSocket endpoint asked without the upgrade")
     if code != "ST202" or response.status_code != 422:
         return True
     op = _operation_id(case)
