@@ -17,7 +17,7 @@ import { createWorker, type Worker } from './app.js';
 import { AmdDetector, type AmdDecision } from './amd/detector.js';
 import { resample } from './audio/resample.js';
 import { benchWorkerSettings, pct, startBenchBackend } from './bench-lib.js';
-import { createLogger } from './logger.js';
+import { createLogger } from './core/logger.js';
 import { createWebRtcVad } from './vad/webrtc.js';
 
 const TRUNK_NUMBER = '+15550001111';

@@ -56,7 +56,7 @@ import {
   type LineResult,
 } from './bench-lib.js';
 import { processTreeCpuSeconds } from './fleet/load.js';
-import { createLogger } from './logger.js';
+import { createLogger } from './core/logger.js';
 import { liveKitDialerFromSettings, setMediaProbe } from './transports/livekit.js';
 import type { TurnTiming } from './transports/output.js';
 

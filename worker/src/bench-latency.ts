@@ -42,7 +42,7 @@ import {
   type LineResult,
 } from './bench-lib.js';
 import { bytesToPcm, pcmToBytes } from './audio/pcm.js';
-import { createLogger } from './logger.js';
+import { createLogger } from './core/logger.js';
 import { liveKitDialerFromSettings } from './transports/livekit.js';
 import type { TurnTiming } from './transports/output.js';
 import { withTestCallToken } from './testing/client.js';

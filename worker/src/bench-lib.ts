@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startProcess, waitUntil, type ManagedProcess, type TestEnv } from '@voice-platform/tests/infra';
-import { loadSettings, type Settings } from './settings.js';
+import { loadSettings, type Settings } from './core/settings.js';
 import { silence, speech } from './testing/audio.js';
 import { TestCaller, withTestCallToken } from './testing/client.js';
 

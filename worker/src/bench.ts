@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { startTestEnv, waitUntil } from '@voice-platform/tests/infra';
 import { createWorker } from './app.js';
 import { benchWorkerSettings, callersMain, EOT_MS, pct, providerCpuSeconds, startBenchBackend, type CallersResult } from './bench-lib.js';
-import { createLogger } from './logger.js';
+import { createLogger } from './core/logger.js';
 import type { TurnTiming } from './transports/output.js';
 
 const here = fileURLToPath(import.meta.url);

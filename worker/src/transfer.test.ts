@@ -19,8 +19,8 @@ import { readRecording } from './testing/recordings.js';
 import { admin, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES, dialOut } from './testing/backend.js';
 import { startCall } from './testing/client.js';
 import { startWorker, telephonyEnv, type TestWorker } from './testing/worker.js';
-import { createProviders } from './providers.js';
-import { loadSettings } from './settings.js';
+import { createProviders } from './app/providers.js';
+import { loadSettings } from './core/settings.js';
 import { speak } from './tts/tts.js';
 
 let w: TestWorker;

@@ -10,7 +10,7 @@ import { llmStage } from '../testing/stages.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import type { Frame } from '../pipeline/frames.js';
 import { retryPolicy } from '../providers/retry.js';
-import { llmFor } from '../providers.js';
+import { llmFor } from '../app/providers.js';
 import { ToolError, ToolRunner, type ToolConfig, type TransferHandler } from '../tools/runner.js';
 import { LlmProcessor, MAX_TOOL_ROUNDS, type ChatMessage, type LlmChunk } from './llm.js';
 import { OpenAiLlm } from './openai.js';

@@ -5,8 +5,8 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { createWorker, type Worker, type WorkerDeps } from '../app.js';
-import { createLogger } from '../logger.js';
-import { loadSettings, type Settings } from '../settings.js';
+import { createLogger } from '../core/logger.js';
+import { loadSettings, type Settings } from '../core/settings.js';
 import { saveLogs } from '@voice-platform/tests/infra';
 import { backendUrl, workerToken } from './backend.js';
 

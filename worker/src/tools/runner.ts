@@ -12,7 +12,7 @@ import https from 'node:https';
 import { createHmac, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { Ajv, type ValidateFunction } from 'ajv';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../core/logger.js';
 import { bareHost, guardedLookup, isNonPublicAddress } from './addresses.js';
 
 /** What the model gets back from a tool at most, in characters. */

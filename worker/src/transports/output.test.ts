@@ -6,7 +6,7 @@ import { TtsProcessor } from '../tts/tts.js';
 import { EspeakTts } from '../tts/espeak.js';
 import { VadProcessor } from '../vad/vad.js';
 import { createWebRtcVad } from '../vad/webrtc.js';
-import type { ServerMessage } from './transport.js';
+import type { ServerMessage } from '../pipeline/frames.js';
 import { OutputProcessor } from './output.js';
 import { TransportOutputProcessor } from './io.js';
 
