@@ -1,8 +1,11 @@
 // The one address guard of webhooks and tools (addresses.ts): every non-public range refused, public ones kept.
 // That webhooks and tools refuse private addresses end to end is shown by their own suites
 // (backend/src/webhooks/webhooks.test.ts, worker/src/tools/runner.test.ts).
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { AddressRefused, bareHost, checkHost, guardedLookup, isNonPublicAddress } from './addresses.js';
 
 describe('address guard', () => {
@@ -43,5 +46,12 @@ describe('address guard', () => {
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+
+  it('stays out of the main entry: the console bundles schemas for the browser, where node:dns does not exist', () => {
+    const src = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+    const outside = readdirSync(src).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
+    expect(outside).toContain('index.ts');
+    for (const f of outside) expect([f, /from '\.\/node\//.test(readFileSync(path.join(src, f), 'utf8'))]).toEqual([f, false]);
   });
 });
