@@ -39,7 +39,7 @@ export function consoleCsp({ apiUrl, livekitUrl } = {}) {
     // Styles may be inline (Lit templates set style attributes; Vite's dev server injects <style>): they cannot run code.
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",
-    // The call page plays a recording it fetched with the admin token, as an object URL (src/download.ts).
+    // The call page plays a recording it fetched with the admin token, as an object URL (src/core/download.ts).
     "media-src 'self' blob:",
     `connect-src ${[...connect].join(' ')}`,
     "object-src 'none'",

@@ -20,21 +20,34 @@ COPY worker worker
 RUN npx tsc -b worker \
  && npm prune --omit=dev --workspace schemas --workspace worker
 
+# The live pocketsphinx decoders' binding (worker/python/live_decoder.py): Debian trixie ships none
+# (python3-pocketsphinx is in bookworm and sid only), so PyPI's pocketsphinx 5.0.4 for trixie's Python 3.13,
+# pinned by hash, without its sounddevice dependency (microphone input, unused) and without its bundled model's
+# large files (the decoders use Debian's pocketsphinx-en-us; Config() only needs the package's model folder).
+FROM node:24.21-trixie-slim AS binding
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3-pip ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+COPY docker/pocketsphinx-requirements.txt /tmp/
+RUN pip install --break-system-packages --no-deps --require-hashes --target /opt/pocketsphinx --cert /etc/ssl/certs/ca-certificates.crt \
+      -r /tmp/pocketsphinx-requirements.txt \
+ && cd /opt/pocketsphinx/pocketsphinx/model/en-us \
+ && rm -f en-us.lm.bin en-us-phone.lm.bin cmudict-en-us.dict en-us/means en-us/mdef en-us/sendump en-us/variances en-us/mixture_weights
+
 FROM node:24.21-trixie-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini espeak-ng pocketsphinx pocketsphinx-en-us \
+ && apt-get install -y --no-install-recommends tini espeak-ng pocketsphinx pocketsphinx-en-us python3 \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-ENV NODE_ENV=production PORT=8000
+ENV NODE_ENV=production PORT=8000 PYTHONPATH=/opt/pocketsphinx
+COPY --from=binding /opt/pocketsphinx /opt/pocketsphinx
 COPY --from=build /src/node_modules node_modules
 COPY --from=build /src/package.json ./
 COPY --from=build /src/schemas/package.json schemas/
 COPY --from=build /src/schemas/dist schemas/dist
 COPY --from=build /src/worker/package.json worker/
 COPY --from=build /src/worker/dist worker/dist
-# The live pocketsphinx decoders' program (worker/src/stt/live-decoder.ts). Debian trixie ships no pocketsphinx
-# Python binding (python3-pocketsphinx is in bookworm and sid only), so this image decodes each turn whole and says
-# so once at boot; an image with a binding (bookworm's, or PyPI pocketsphinx 5.x: POCKETSPHINX_PYTHON) decodes live.
+# The live pocketsphinx decoders' program (worker/src/stt/live-decoder.ts), run by /usr/bin/python3 with the binding above.
 COPY --from=build /src/worker/python worker/python
 USER 10001:10001
 WORKDIR /app/worker

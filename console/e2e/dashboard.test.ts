@@ -9,7 +9,7 @@
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { admin, CONSOLE, launchPage, SHOTS, signInAt } from './support.js';
-import { totalsLine, workerRow } from '../src/fleet.js';
+import { totalsLine, workerRow } from '../src/core/fleet.js';
 
 let browser: Browser;
 let page: Page;

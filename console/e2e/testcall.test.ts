@@ -14,7 +14,7 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import WebSocket from 'ws';
 import { binary } from '@voice-platform/tests/infra';
-import { CONNECTION_LOST_MESSAGE, MIC_DENIED_MESSAGE, NO_CAPACITY_MESSAGE } from '../src/testCall.js';
+import { CONNECTION_LOST_MESSAGE, MIC_DENIED_MESSAGE, NO_CAPACITY_MESSAGE } from '../src/core/testCall.js';
 import { admin, ADMIN, BACKEND, CONSOLE, SHOTS } from './support.js';
 
 const BOT_NAME = 'Test call bot (e2e)';

@@ -380,7 +380,53 @@ describe('bot tools in the console', () => {
     expect(await promise.locator('.detail').allTextContents()).toEqual(['Arguments {"amount":40}', 'Result {"ref":"P-17"}']);
     expect(await list.locator('li[data-kind="action"]').last().locator('.detail').allTextContents()).toEqual(['Arguments {"amount":40}', 'Error timeout']);
     expect(await page.getByTestId('end-reason').textContent()).toBe('bot_hangup');
+    // A call reported without turns (as every call before they were recorded) has no Turns panel.
+    expect(await page.getByTestId('call-turns').count()).toBe(0);
     await page.screenshot({ path: path.join(SHOTS, 'call-actions.png'), fullPage: true });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('draws each turn as a waterfall of its stages beside its words, all turns on one scale', async () => {
+    const created = await fetch(`${BACKEND}/api/v1/calls`, { method: 'POST', headers: WORKER, body: JSON.stringify({ bot_id: botId, direction: 'websocket' }) });
+    expect(created.status).toBe(201);
+    const id = ((await created.json()) as { call_id: string }).call_id;
+    const t0 = Date.now();
+    const at = (ms: number) => new Date(t0 + ms).toISOString();
+    const post = (body: object) => fetch(`${BACKEND}/api/v1/calls/${id}/events`, { method: 'POST', headers: WORKER, body: JSON.stringify(body) });
+    expect((await post({ status: 'in_progress', at: at(1000) })).status).toBe(200);
+    const base = { tool_ms: 0, preemptive: false, interrupted: false };
+    const turns = [
+      // Waited the end-of-turn silence, then words, model and voice: 1000 ms, the slowest (100 %).
+      { ...base, index: 1, user_text: 'how much', user_end_at: at(3000), decided_at: at(3700), stt_ms: 50, llm_first_token_ms: 100, tts_first_audio_ms: 140, latency_ms: 1000 },
+      // A reply prepared during the pause: ended at the pause, played at once, then cut short.
+      { ...base, index: 2, user_text: 'when is it due', user_end_at: at(6000), decided_at: at(6250), stt_ms: 0, llm_first_token_ms: 0, tts_first_audio_ms: 0, latency_ms: 260, preemptive: true, interrupted: true },
+      // A tool before the first sentence.
+      { ...base, index: 3, user_text: 'i will pay forty dollars', user_end_at: at(9000), decided_at: at(9300), stt_ms: 20, llm_first_token_ms: 80, tool_ms: 400, tts_first_audio_ms: 100, latency_ms: 900 },
+    ];
+    expect((await post({ status: 'completed', end_reason: 'bot_hangup', at: at(12_000), turn_latencies_ms: turns.map((t) => t.latency_ms), turns })).status).toBe(200);
+    expect((await admin('GET', `/api/v1/calls/${id}`)).body.turns).toEqual(turns);
+
+    await page.goto(`${CONSOLE}/calls/${id}`);
+    const panel = page.getByRole('region', { name: 'Turns' });
+    const rows = panel.getByTestId('turn');
+    await rows.first().waitFor();
+    expect(
+      await rows.evaluateAll((lis) =>
+        lis.map((li) => [
+          li.querySelector('.turn-index')?.textContent,
+          li.querySelector('.turn-words')?.textContent,
+          li.querySelector('.turn-latency')?.textContent,
+          [...li.querySelectorAll('.badge')].map((b) => b.textContent),
+          [...li.querySelectorAll<HTMLElement>('.seg')].map((s) => [s.dataset.segment, s.style.left, s.style.width]),
+          li.querySelector('.waterfall')?.getAttribute('aria-label'),
+        ]),
+      ),
+    ).toEqual([
+      ['1', 'how much', '1000 ms', [], [['wait', '0%', '70%'], ['words', '70%', '5%'], ['model', '75%', '10%'], ['voice', '85%', '14%'], ['other', '99%', '1%']], 'End of turn 700 ms, Words 50 ms, Model 100 ms, Voice 140 ms, Other 10 ms; 1000 ms in all'],
+      ['2', 'when is it due', '260 ms', ['prepared', 'interrupted'], [['wait', '0%', '25%'], ['other', '25%', '1%']], 'End of turn 250 ms, Other 10 ms; 260 ms in all'],
+      ['3', 'i will pay forty dollars', '900 ms', [], [['wait', '0%', '30%'], ['words', '30%', '2%'], ['model', '32%', '8%'], ['tools', '40%', '40%'], ['voice', '80%', '10%']], 'End of turn 300 ms, Words 20 ms, Model 80 ms, Tools 400 ms, Voice 100 ms; 900 ms in all'],
+    ]);
+    await panel.screenshot({ path: path.join(SHOTS, 'call-turns.png') });
     expect(pageErrors).toEqual([]);
   });
 

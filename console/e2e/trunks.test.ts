@@ -6,7 +6,7 @@
 // keyboard-safe confirmation. Screenshots go to test-artifacts/console/.
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { readableMessage } from '../src/errorMessage.js';
+import { readableMessage } from '../src/core/errorMessage.js';
 import { adminToken, BACKEND, CONSOLE, launchPage, recordResponseBodies, SHOTS, signInAt } from './support.js';
 
 const TRUNKS = '/api/v1/sip/outbound-trunks';

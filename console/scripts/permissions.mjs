@@ -1,6 +1,6 @@
 // The console's copy of the backend's role table (backend/src/auth/permissions.ts): for each operation an
-// admin token may call, the least role that may call it. gen-permissions.mjs writes src/permissions.gen.js
-// from it; src/permissions.test.ts checks the file is current. The console only hides what a role cannot
+// admin token may call, the least role that may call it. gen-permissions.mjs writes src/core/permissions.gen.js
+// from it; src/core/permissions.test.ts checks the file is current. The console only hides what a role cannot
 // use: the backend still decides (403 forbidden).
 
 /** The module's source for the backend's `PERMISSIONS` and `USER_ROLES` (most powerful first). */

@@ -1,7 +1,7 @@
 // The console's schema validators as standalone code (Ajv's standaloneCode), so the browser never
 // compiles a schema: the Content-Security-Policy (csp.js) forbids eval, and Ajv compiles with
 // `new Function`. Ajv's options are the backend's (allErrors, strict: false), so both report alike.
-// gen-validators.mjs writes src/validators.gen.js; src/validators.test.ts checks it is current.
+// gen-validators.mjs writes src/core/validators.gen.js; src/core/validators.test.ts checks it is current.
 import { Ajv } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import addFormatsModule from 'ajv-formats';

@@ -22,10 +22,10 @@ import './pages/dnc-page.js';
 import './pages/campaigns-page.js';
 import './pages/campaign-detail-page.js';
 import { LightElement } from './components/base.js';
-import { isPublic, navigate, startRouter, type Route } from './router.js';
-import { currentToken, endSession } from './session.js';
-import { api, ApiError } from './api.js';
-import { currentRole, may, setCurrentRole } from './permissions.js';
+import { isPublic, navigate, startRouter, type Route } from './core/router.js';
+import { currentToken, endSession } from './core/session.js';
+import { api, ApiError } from './core/api.js';
+import { currentRole, may, setCurrentRole } from './core/permissions.js';
 
 const TITLES: Record<Route['name'], string> = {
   login: 'Sign in',

@@ -3,15 +3,16 @@ import * as k8s from '@kubernetes/client-node';
 import { hostname } from 'node:os';
 import { BotSyncClient } from './bot/backend.js';
 import { ReportedError, reconcileBot, secretCredentials, type BotSync } from './bot/reconcile.js';
-import { setCondition } from './conditions.js';
-import type { Context, OperatorSettings } from './context.js';
+import { setCondition } from './core/conditions.js';
+import type { Context } from './context.js';
+import type { OperatorSettings } from './core/context.js';
 import { eventRecorder } from './events.js';
 import { reconcileFleet, writeFleetStatus } from './fleet/reconcile.js';
 import { httpScraper, type Scraper } from './fleet/scrape.js';
 import { createInformers, startInformers, type Informers } from './informers.js';
-import { LABEL_FLEET, apiErrorMessage, kubeClients, objectKey, parseKey } from './kube.js';
-import { silentLogger, type Logger } from './log.js';
-import { createMetrics, type OperatorMetrics } from './metrics.js';
+import { LABEL_FLEET, apiErrorMessage, kubeClients, objectKey, parseKey } from './core/kube.js';
+import { silentLogger, type Logger } from './core/log.js';
+import { createMetrics, type OperatorMetrics } from './core/metrics.js';
 import { WorkQueue, runWorkers } from './queue.js';
 
 interface OperatorDeps {

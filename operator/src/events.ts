@@ -1,8 +1,8 @@
 // Kubernetes Events (core/v1) so `kubectl describe` shows what the operator did and why.
 import type * as k8s from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
-import { FIELD_MANAGER, type KubeClients } from './kube.js';
-import { errorMessage, type Logger } from './log.js';
+import { FIELD_MANAGER, type KubeClients } from './core/kube.js';
+import { errorMessage, type Logger } from './core/log.js';
 
 export function eventRecorder(clients: KubeClients, logger: Logger, identity: string) {
   return async (obj: k8s.KubernetesObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> => {

@@ -4,8 +4,8 @@ import * as k8s from '@kubernetes/client-node';
 import { VOICE_API_GROUP as G, VOICE_API_VERSION as V } from '@voice-platform/schemas';
 import type { BotResource } from './bot/types.js';
 import type { VoiceFleet } from './fleet/types.js';
-import { LABEL_FLEET, LABEL_MANAGED_BY, MANAGED_BY, type KubeClients } from './kube.js';
-import { errorMessage, type Logger } from './log.js';
+import { LABEL_FLEET, LABEL_MANAGED_BY, MANAGED_BY, type KubeClients } from './core/kube.js';
+import { errorMessage, type Logger } from './core/log.js';
 
 type Cached<T extends k8s.KubernetesObject> = k8s.Informer<T> & k8s.ObjectCache<T>;
 

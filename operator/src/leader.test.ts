@@ -1,7 +1,7 @@
 // Two operator replicas on one Lease: only the holder reconciles; when it stops, the other takes over.
 import { VOICE_API_GROUP, VOICE_API_VERSION } from '@voice-platform/schemas';
 import { createOperator, type Operator } from './controller.js';
-import { GROUP_VERSION } from './kube.js';
+import { GROUP_VERSION } from './core/kube.js';
 import { LeaderElector } from './leader.js';
 import { createNamespace, installCrds, testClients, testKubeConfig, testSettings, waitFor } from './testing/kube.js';
 

@@ -4,8 +4,8 @@
 // when it last saw the Lease change, so clock skew between nodes does not matter.
 import * as k8s from '@kubernetes/client-node';
 import { setTimeout as delay } from 'node:timers/promises';
-import { isStatus } from './kube.js';
-import { errorMessage, silentLogger, type Logger } from './log.js';
+import { isStatus } from './core/kube.js';
+import { errorMessage, silentLogger, type Logger } from './core/log.js';
 
 interface LeaderElectionOptions {
   kc: k8s.KubeConfig;

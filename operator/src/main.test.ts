@@ -5,7 +5,7 @@ import path from 'node:path';
 import { VOICE_API_GROUP, VOICE_API_VERSION } from '@voice-platform/schemas';
 import { freePort, LOG_LINE_SHAPE, logLineShape, parseLogLines, saveLogs } from '@voice-platform/tests/infra';
 import { repoRoot } from './crds/generate.js';
-import { GROUP_VERSION } from './kube.js';
+import { GROUP_VERSION } from './core/kube.js';
 import { SettingsError, loadSettings } from './settings.js';
 import { createNamespace, installCrds, testClients, waitFor } from './testing/kube.js';
 

@@ -5,8 +5,8 @@ import * as k8s from '@kubernetes/client-node';
 import { hostname } from 'node:os';
 import { createOperator, type Operator } from './controller.js';
 import { LeaderElector } from './leader.js';
-import { createLogger, errorMessage } from './log.js';
-import { createMetrics, serveMetrics } from './metrics.js';
+import { createLogger, errorMessage } from './core/log.js';
+import { createMetrics, serveMetrics } from './core/metrics.js';
 import { loadSettings, operatorSettings } from './settings.js';
 
 async function main(): Promise<void> {

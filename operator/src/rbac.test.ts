@@ -17,7 +17,7 @@ import { BOT_FINALIZER } from './bot/reconcile.js';
 import type { BotResource } from './bot/types.js';
 import { repoRoot } from './crds/generate.js';
 import type { VoiceFleet } from './fleet/types.js';
-import { DELETION_COST, GROUP_VERSION, kubeClients, type KubeClients } from './kube.js';
+import { DELETION_COST, GROUP_VERSION, kubeClients, type KubeClients } from './core/kube.js';
 import { startTestBackend, type TestBackend } from './testing/backend.js';
 import { createNamespace, gone, installCrds, testClients, waitFor } from './testing/kube.js';
 import { rawApply, rawRequest } from './testing/raw.js';

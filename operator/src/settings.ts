@@ -1,7 +1,7 @@
 // Operator settings from the environment, validated once at boot; every bad setting is reported at once.
 import { Type, type Static } from '@sinclair/typebox';
 import { parseSettings, SettingsError } from '@voice-platform/schemas';
-import type { OperatorSettings } from './context.js';
+import type { OperatorSettings } from './core/context.js';
 
 export const SettingsSchema = Type.Object({
   WATCH_NAMESPACE: Type.String({ default: '', description: 'Namespace to watch; empty for all' }),

@@ -14,7 +14,7 @@ const API_KEY_STATUSES = ['active', 'inactive', 'expired'] as const;
 export type ApiKeyStatus = (typeof API_KEY_STATUSES)[number];
 
 /** What a key may do (docs/roles.md, the permissions table's `key` column names the scope each operation needs). */
-export const API_KEY_SCOPES = ['dialout', 'calls:read', 'test_calls', 'campaigns'] as const;
+export const API_KEY_SCOPES = ['dialout', 'calls:read', 'test_calls', 'campaigns', 'calls:control'] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 /** The scopes of a key created without `scopes`. */
 export const DEFAULT_API_KEY_SCOPES: readonly ApiKeyScope[] = ['dialout', 'calls:read'];
@@ -64,7 +64,7 @@ export const ApiKey = Type.Object(
     deactivated_at: nullableTime,
     deactivated_by: Type.Union([Type.String(), Type.Null()]),
     created_by: Type.Union([Type.String(), Type.Null()]),
-    scopes: Type.Array(Type.Union(API_KEY_SCOPES.map((s) => Type.Literal(s))), { description: 'What the key may do: `dialout`, `calls:read`, `test_calls`, `campaigns`' }),
+    scopes: Type.Array(Type.Union(API_KEY_SCOPES.map((s) => Type.Literal(s))), { description: 'What the key may do: `dialout`, `calls:read`, `test_calls`, `campaigns`, `calls:control`' }),
   },
   { additionalProperties: false },
 );

@@ -43,8 +43,8 @@ export type TranscriptEntry = Static<typeof TranscriptEntry>;
 
 /** Most actions one call keeps (docs/design.md §9). */
 export const MAX_CALL_ACTIONS = 200;
-export const CALL_ACTION_TYPES = ['tool', 'transfer', 'dtmf_in', 'dtmf_out'] as const;
-/** One thing the bot did (or the caller pressed) during a call: a tool it ran, a transfer, keys in or out. */
+export const CALL_ACTION_TYPES = ['tool', 'transfer', 'dtmf_in', 'dtmf_out', 'control'] as const;
+/** One thing the bot did (or the caller pressed, or a supervisor asked: `control`) during a call: a tool it ran, a transfer, keys in or out. */
 export const CallAction = Type.Object(
   {
     type: Type.Union(CALL_ACTION_TYPES.map((t) => Type.Literal(t))),
@@ -111,6 +111,43 @@ export const callIdentityFields = {
   status: CallStatusSchema,
 };
 
+/** Most turns one call reports (its first turns; docs/design.md §12 analytics, §16 turns). */
+export const MAX_TURN_LATENCIES = 200;
+/** Largest turn latency a call reports, ms (longer ones are reported as this). */
+export const MAX_TURN_LATENCY_MS = 600_000;
+const turnMs = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_TURN_LATENCY_MS, description });
+
+/**
+ * One turn of the call as the worker timed it (docs/design.md §16), on its own clock. The stage times are the
+ * parts of the turn's critical path after the turn's end was decided, in order: the words (`stt_ms`), the
+ * model's first sentence (`llm_first_token_ms`, tools apart), the first audio (`tts_first_audio_ms`); so
+ * (decided_at − user_end_at) + stt + llm + tool + tts is the latency within a frame (20 ms). A reply prepared
+ * during the caller's pause (`preemptive`) waited on none of them: its stages are 0.
+ */
+export const CallTurn = Type.Object(
+  {
+    /** 1 for the caller's first turn. */
+    index: Type.Integer({ minimum: 1 }),
+    /** The caller's words that ended the turn (as recognised). */
+    user_text: Type.String({ maxLength: 2000 }),
+    /** When the caller stopped speaking. */
+    user_end_at: Type.String({ format: 'date-time' }),
+    /** When the turn's end was decided (after the end-of-turn silence, or a whole utterance at a pause). */
+    decided_at: Type.String({ format: 'date-time' }),
+    stt_ms: turnMs('Decided → the final words.'),
+    llm_first_token_ms: turnMs("The words → the model's first sentence, without the tools' time."),
+    tts_first_audio_ms: turnMs('First sentence → its first audio.'),
+    tool_ms: turnMs('Tools run before the first sentence.'),
+    latency_ms: turnMs("The caller's end of speech → the bot's first audio sent (the turn latency of analytics)."),
+    /** The reply was prepared during the caller's pause and played at once. */
+    preemptive: Type.Boolean(),
+    /** The caller cut the reply short (a barge-in). */
+    interrupted: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+export type CallTurn = Static<typeof CallTurn>;
+
 export const Call = Type.Object(
   {
     ...callIdentityFields,
@@ -137,6 +174,8 @@ export const Call = Type.Object(
     amd_ms: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
     /** Post-call analysis; null when the bot asks for none (docs/design.md §10). */
     analysis: Type.Union([CallAnalysis, Type.Null()]),
+    /** Each turn's stage times, once the call ended (absent for calls that ended before turns were recorded). */
+    turns: Type.Optional(Type.Array(CallTurn)),
   },
   { additionalProperties: false },
 );
@@ -146,10 +185,6 @@ export type Call = Static<typeof Call>;
 /** A call event's id: letters, digits and `._:-`, as a request id. */
 export const CALL_EVENT_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
 
-/** Most turn latencies one call reports (its first turns; docs/design.md §12 analytics). */
-export const MAX_TURN_LATENCIES = 200;
-/** Largest turn latency a call reports, ms (longer ones are reported as this). */
-export const MAX_TURN_LATENCY_MS = 600_000;
 
 export const CallEvent = Type.Object(
   {
@@ -169,6 +204,8 @@ export const CallEvent = Type.Object(
     amd_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
     /** With the end: each turn's latency (the caller's end of speech → the bot's first audio), ms, in order (analytics). */
     turn_latencies_ms: Type.Optional(Type.Array(Type.Integer({ minimum: 0, maximum: MAX_TURN_LATENCY_MS }), { maxItems: MAX_TURN_LATENCIES })),
+    /** With the end: each turn's stage times, in order (the same latencies as turn_latencies_ms). */
+    turns: Type.Optional(Type.Array(CallTurn, { maxItems: MAX_TURN_LATENCIES })),
   },
   { additionalProperties: false },
 );
@@ -184,3 +221,41 @@ export const CallCreate = Type.Object(
   { additionalProperties: false },
 );
 export type CallCreate = Static<typeof CallCreate>;
+
+/** What a supervisor may ask of a live call (docs/design.md §16, `POST /api/v1/calls/{id}/control`). */
+export const CALL_CONTROL_TYPES = ['say', 'instruct', 'transfer', 'end'] as const;
+export type CallControlType = (typeof CALL_CONTROL_TYPES)[number];
+/** Longest text a supervisor has the bot say or gives the model. */
+export const MAX_CONTROL_TEXT = 1000;
+
+export const CallControl = Type.Object(
+  {
+    type: Type.Union(CALL_CONTROL_TYPES.map((t) => Type.Literal(t)), {
+      description: '`say`: the bot says `text` now (what it was saying is cut short); `instruct`: the model reads `text` before its next reply (the scripted policy ignores it); `transfer`: the call goes to `to` (cold); `end`: the bot hangs up',
+    }),
+    text: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CONTROL_TEXT, description: 'For `say` and `instruct`' })),
+    to: Type.Optional(Type.String({ pattern: '^(\\+[1-9][0-9]{6,14}|sips?:[^\\s]{3,250})$', description: 'For `transfer`: an E.164 number or a sip: URI' })),
+  },
+  { additionalProperties: false },
+);
+export type CallControl = Static<typeof CallControl>;
+
+export const CallControlAccepted = Type.Object(
+  {
+    call_id: Type.String(),
+    type: Type.Union(CALL_CONTROL_TYPES.map((t) => Type.Literal(t))),
+    /** When the worker running the call was told (it acts on it at once). */
+    at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export type CallControlAccepted = Static<typeof CallControlAccepted>;
+
+/** What the backend publishes to the worker running a call (Redis pub/sub on `callControlChannel(id)`). */
+export interface CallControlMessage extends CallControl {
+  /** Who asked: `user:<email>` or `key:<id>` (the call's timeline shows it). */
+  by: string;
+  at: string;
+}
+/** The channel the worker running call `id` listens on for supervisors' controls. */
+export const callControlChannel = (id: string): string => `vp:call:${id}:control`;

@@ -41,7 +41,7 @@ build_apps() {
   # Each Node image runs Node $NODE_MAJOR (the stand-in's, or the official image's; checked, not assumed).
   smoke "voice-backend:$TAG" "ok node v$NODE_MAJOR." -- "voice-backend:$TAG" node -e "import('koa').then(() => import('mongodb')).then(() => console.log('ok node', process.version, process.getuid()))"
   smoke "voice-operator:$TAG" "ok node v$NODE_MAJOR." -- "voice-operator:$TAG" node -e "import('@kubernetes/client-node').then(() => console.log('ok node', process.version, process.getuid()))"
-  smoke "voice-worker:$TAG" "rtc-node ok node v$NODE_MAJOR." -- "voice-worker:$TAG" sh -c 'espeak-ng --version && ls /usr/share/pocketsphinx/model/en-us/en-us.lm.bin && node -e "import(\"@livekit/rtc-node\").then(() => console.log(\"rtc-node ok node\", process.version))"'
+  smoke "voice-worker:$TAG" "rtc-node ok node v$NODE_MAJOR." -- "voice-worker:$TAG" sh -c 'espeak-ng --version && ls /usr/share/pocketsphinx/model/en-us/en-us.lm.bin && python3 -c "from pocketsphinx import Config, Decoder; Config()" && node -e "import(\"@livekit/rtc-node\").then(() => console.log(\"rtc-node ok node\", process.version))"'
   smoke "voice-console:$TAG" "test is successful" -- "voice-console:$TAG" nginx -t
 }
 

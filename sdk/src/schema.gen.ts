@@ -245,6 +245,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/calls/{id}/control": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Call id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Steer a call in progress: the bot says something now, the model gets an instruction, the call is transferred or ended
+         * @description Live supervision (docs/design.md §16). `{"type":"say","text"}`: the bot says the text at once (cutting short what it was saying); `{"type":"instruct","text"}`: the model reads the text before its next reply (a scripted policy ignores it); `{"type":"transfer","to"}`: a cold transfer to an E.164 number or sip: URI; `{"type":"end"}`: the bot hangs up (`end_reason` `supervisor_ended`). The worker running the call acts at once; the control is on the call's timeline (an action of type `control`) and in the audit log (`call.control.<type>`). An admin token of an editor or more, or an API key with the scope `calls:control` (only for calls the key placed: another key's call is 404). A call not in progress on a worker (not answered yet, or over): 409 `call_not_active`.
+         */
+        post: operations["controlCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/calls/{id}/events": {
         parameters: {
             query?: never;
@@ -1301,8 +1324,8 @@ export interface operations {
                             last_used_at: string | null;
                             name: string;
                             prefix: string;
-                            /** @description What the key may do: `dialout`, `calls:read`, `test_calls`, `campaigns` */
-                            scopes: ("dialout" | "calls:read" | "test_calls" | "campaigns")[];
+                            /** @description What the key may do: `dialout`, `calls:read`, `test_calls`, `campaigns`, `calls:control` */
+                            scopes: ("dialout" | "calls:read" | "test_calls" | "campaigns" | "calls:control")[];
                             status: "active" | "inactive" | "expired";
                         }[];
                     };
@@ -1342,7 +1365,7 @@ export interface operations {
                     expires_at?: string | null;
                     name: string;
                     /** @description What the key may do, each scope once, at least one; default `["dialout", "calls:read"]` */
-                    scopes?: ("dialout" | "calls:read" | "test_calls" | "campaigns")[];
+                    scopes?: ("dialout" | "calls:read" | "test_calls" | "campaigns" | "calls:control")[];
                 };
             };
         };
@@ -1366,8 +1389,8 @@ export interface operations {
                         last_used_at: string | null;
                         name: string;
                         prefix: string;
-                        /** @description What the key may do: `dialout`, `calls:read`, `test_calls`, `campaigns` */
-                        scopes: ("dialout" | "calls:read" | "test_calls" | "campaigns")[];
+                        /** @description What the key may do: `dialout`, `calls:read`, `test_calls`, `campaigns`, `calls:control` */
+                        scopes: ("dialout" | "calls:read" | "test_calls" | "campaigns" | "calls:control")[];
                         status: "active" | "inactive" | "expired";
                     };
                 };
@@ -1458,8 +1481,8 @@ export interface operations {
                         last_used_at: string | null;
                         name: string;
                         prefix: string;
-                        /** @description What the key may do: `dialout`, `calls:read`, `test_calls`, `campaigns` */
-                        scopes: ("dialout" | "calls:read" | "test_calls" | "campaigns")[];
+                        /** @description What the key may do: `dialout`, `calls:read`, `test_calls`, `campaigns`, `calls:control` */
+                        scopes: ("dialout" | "calls:read" | "test_calls" | "campaigns" | "calls:control")[];
                         status: "active" | "inactive" | "expired";
                     };
                 };
@@ -1511,7 +1534,7 @@ export interface operations {
                     is_active?: boolean;
                     name?: string;
                     /** @description The key's new scopes (replacing the old ones), each once, at least one */
-                    scopes?: ("dialout" | "calls:read" | "test_calls" | "campaigns")[];
+                    scopes?: ("dialout" | "calls:read" | "test_calls" | "campaigns" | "calls:control")[];
                 };
             };
         };
@@ -1534,8 +1557,8 @@ export interface operations {
                         last_used_at: string | null;
                         name: string;
                         prefix: string;
-                        /** @description What the key may do: `dialout`, `calls:read`, `test_calls`, `campaigns` */
-                        scopes: ("dialout" | "calls:read" | "test_calls" | "campaigns")[];
+                        /** @description What the key may do: `dialout`, `calls:read`, `test_calls`, `campaigns`, `calls:control` */
+                        scopes: ("dialout" | "calls:read" | "test_calls" | "campaigns" | "calls:control")[];
                         status: "active" | "inactive" | "expired";
                     };
                 };
@@ -3329,7 +3352,7 @@ export interface operations {
                                 name: string;
                                 result?: string | null;
                                 status: "ok" | "failed";
-                                type: "tool" | "transfer" | "dtmf_in" | "dtmf_out";
+                                type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
                             }[];
                             amd_ms: number | null;
                             analysis: {
@@ -3377,6 +3400,26 @@ export interface operations {
                                 status: "accepted" | "failed";
                                 target: string;
                             } | null;
+                            turns?: {
+                                /** Format: date-time */
+                                decided_at: string;
+                                index: number;
+                                interrupted: boolean;
+                                /** @description The caller's end of speech → the bot's first audio sent (the turn latency of analytics). */
+                                latency_ms: number;
+                                /** @description The words → the model's first sentence, without the tools' time. */
+                                llm_first_token_ms: number;
+                                preemptive: boolean;
+                                /** @description Decided → the final words. */
+                                stt_ms: number;
+                                /** @description Tools run before the first sentence. */
+                                tool_ms: number;
+                                /** @description First sentence → its first audio. */
+                                tts_first_audio_ms: number;
+                                /** Format: date-time */
+                                user_end_at: string;
+                                user_text: string;
+                            }[];
                             variables: {
                                 [key: string]: string;
                             };
@@ -3451,7 +3494,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
                         }[];
                         amd_ms: number | null;
                         analysis: {
@@ -3499,6 +3542,26 @@ export interface operations {
                             status: "accepted" | "failed";
                             target: string;
                         } | null;
+                        turns?: {
+                            /** Format: date-time */
+                            decided_at: string;
+                            index: number;
+                            interrupted: boolean;
+                            /** @description The caller's end of speech → the bot's first audio sent (the turn latency of analytics). */
+                            latency_ms: number;
+                            /** @description The words → the model's first sentence, without the tools' time. */
+                            llm_first_token_ms: number;
+                            preemptive: boolean;
+                            /** @description Decided → the final words. */
+                            stt_ms: number;
+                            /** @description Tools run before the first sentence. */
+                            tool_ms: number;
+                            /** @description First sentence → its first audio. */
+                            tts_first_audio_ms: number;
+                            /** Format: date-time */
+                            user_end_at: string;
+                            user_text: string;
+                        }[];
                         variables: {
                             [key: string]: string;
                         };
@@ -3600,7 +3663,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
                         }[];
                         amd_ms: number | null;
                         analysis: {
@@ -3648,6 +3711,26 @@ export interface operations {
                             status: "accepted" | "failed";
                             target: string;
                         } | null;
+                        turns?: {
+                            /** Format: date-time */
+                            decided_at: string;
+                            index: number;
+                            interrupted: boolean;
+                            /** @description The caller's end of speech → the bot's first audio sent (the turn latency of analytics). */
+                            latency_ms: number;
+                            /** @description The words → the model's first sentence, without the tools' time. */
+                            llm_first_token_ms: number;
+                            preemptive: boolean;
+                            /** @description Decided → the final words. */
+                            stt_ms: number;
+                            /** @description Tools run before the first sentence. */
+                            tool_ms: number;
+                            /** @description First sentence → its first audio. */
+                            tts_first_audio_ms: number;
+                            /** Format: date-time */
+                            user_end_at: string;
+                            user_text: string;
+                        }[];
                         variables: {
                             [key: string]: string;
                         };
@@ -3683,6 +3766,117 @@ export interface operations {
             };
         };
     };
+    controlCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Call id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description For `say` and `instruct` */
+                    text?: string;
+                    /** @description For `transfer`: an E.164 number or a sip: URI */
+                    to?: string;
+                    /** @description `say`: the bot says `text` now (what it was saying is cut short); `instruct`: the model reads `text` before its next reply (the scripted policy ignores it); `transfer`: the call goes to `to` (cold); `end`: the bot hangs up */
+                    type: "say" | "instruct" | "transfer" | "end";
+                };
+            };
+        };
+        responses: {
+            /** @description The worker running the call was told */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        at: string;
+                        call_id: string;
+                        type: "say" | "instruct" | "transfer" | "end";
+                    };
+                };
+            };
+            /** @description Error: `invalid_json` (The body is not parseable JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again), `missing_api_key` (No X-API-Key header), `invalid_api_key` (The X-API-Key is no key of this server), `api_key_inactive` (The API key has been deactivated), `api_key_expired` (The API key is past its `expires_at`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `call_not_found` (No call has this id (an API key sees only the calls it placed)) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `call_not_active` (The call is not in progress on a worker (not answered yet, or over): nothing to control or listen to) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `payload_too_large` (The body is over the limit (64 KiB for JSON)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type` (The body is not of a media type this endpoint takes (`application/json`, UTF-8, no `Content-Encoding`)) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     callEvent: {
         parameters: {
             query?: never;
@@ -3707,7 +3901,7 @@ export interface operations {
                         name: string;
                         result?: string | null;
                         status: "ok" | "failed";
-                        type: "tool" | "transfer" | "dtmf_in" | "dtmf_out";
+                        type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
                     }[];
                     amd_ms?: number;
                     answered_by?: "human" | "machine" | "fax" | "unknown";
@@ -3735,6 +3929,26 @@ export interface operations {
                         target: string;
                     };
                     turn_latencies_ms?: number[];
+                    turns?: {
+                        /** Format: date-time */
+                        decided_at: string;
+                        index: number;
+                        interrupted: boolean;
+                        /** @description The caller's end of speech → the bot's first audio sent (the turn latency of analytics). */
+                        latency_ms: number;
+                        /** @description The words → the model's first sentence, without the tools' time. */
+                        llm_first_token_ms: number;
+                        preemptive: boolean;
+                        /** @description Decided → the final words. */
+                        stt_ms: number;
+                        /** @description Tools run before the first sentence. */
+                        tool_ms: number;
+                        /** @description First sentence → its first audio. */
+                        tts_first_audio_ms: number;
+                        /** Format: date-time */
+                        user_end_at: string;
+                        user_text: string;
+                    }[];
                 };
             };
         };
@@ -3757,7 +3971,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
                         }[];
                         amd_ms: number | null;
                         analysis: {
@@ -3805,6 +4019,26 @@ export interface operations {
                             status: "accepted" | "failed";
                             target: string;
                         } | null;
+                        turns?: {
+                            /** Format: date-time */
+                            decided_at: string;
+                            index: number;
+                            interrupted: boolean;
+                            /** @description The caller's end of speech → the bot's first audio sent (the turn latency of analytics). */
+                            latency_ms: number;
+                            /** @description The words → the model's first sentence, without the tools' time. */
+                            llm_first_token_ms: number;
+                            preemptive: boolean;
+                            /** @description Decided → the final words. */
+                            stt_ms: number;
+                            /** @description Tools run before the first sentence. */
+                            tool_ms: number;
+                            /** @description First sentence → its first audio. */
+                            tts_first_audio_ms: number;
+                            /** Format: date-time */
+                            user_end_at: string;
+                            user_text: string;
+                        }[];
                         variables: {
                             [key: string]: string;
                         };
@@ -8029,7 +8263,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
                         }[];
                         analysis: {
                             completed_at: string | null;
@@ -8140,7 +8374,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
                         }[];
                         bot_id: string;
                         call_id: string;
@@ -8241,7 +8475,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
                         }[];
                         bot_id: string;
                         call_id: string;
@@ -8342,7 +8576,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
                         }[];
                         bot_id: string;
                         call_id: string;
@@ -8443,7 +8677,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
                         }[];
                         bot_id: string;
                         call_id: string;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make test-compose`: compose.yaml with the images built from this repository (docs/compose.md). Builds
 # (or finds cached) the platform's images, the service stand-ins where no registry is reachable and the
-# test phone; starts the project with a generated env file (random secrets, free ports on 127.0.0.1) and
-# tests/compose/phone.yaml; waits until every service is healthy; seeds an API key, a bot and a trunk to
+# test phone; starts the project with a generated env file (random secrets, free ports on 127.0.0.1),
+# compose.ferretdb.yaml and tests/compose/phone.yaml; waits until every service is healthy; seeds an API key, a bot and a trunk to
 # the phone through the API; dials out with the API key to a number that answers and waits for the call
 # to end with its recording. Prints the outcome and removes the project (containers, network, volumes).
 # Needs `npx tsc -b tests` (the phone's files). KEEP=1 leaves the project running.
@@ -84,7 +84,9 @@ API_PORT=$(free_port)
 chmod 600 "$ENV_FILE"
 # shellcheck disable=SC1090
 source "$ENV_FILE"
-DC=("${COMPOSE[@]}" --env-file "$ENV_FILE" -f compose.yaml -f tests/compose/phone.yaml)
+# compose.ferretdb.yaml: FerretDB (its stand-in image built above) in place of compose.yaml's mongo:7.0, which
+# no registry here serves; a user's Docker host runs compose.yaml's MongoDB.
+DC=("${COMPOSE[@]}" --env-file "$ENV_FILE" -f compose.yaml -f compose.ferretdb.yaml -f tests/compose/phone.yaml)
 
 teardown() {
   local rc=$?
@@ -161,4 +163,9 @@ jq -r '"==> call \(.call_id): \(.status) / \(.end_reason), \(.from_number) → \
 [ "$(jq -r '"\(.status)/\(.end_reason)"' <<<"$rec")" = completed/bot_hangup ] || die "the call did not complete with the bot's hang-up"
 [ "$(jq -r '.transcript[0].text' <<<"$rec")" = "Hello Kay, this is a reminder from Example Company." ] || die "no greeting in the transcript"
 jq -e '.recording_key | test("\\.wav$")' <<<"$rec" >/dev/null || die "no recording"
+# The image's recogniser decodes live (PyPI pocketsphinx in the image: Debian trixie has no binding).
+"${DC[@]}" logs --no-color worker >"$ART/worker.log" 2>&1 || true
+grep -q 'live pocketsphinx decoders running' "$ART/worker.log" || die "the worker image does not decode live (see $ART/worker.log)"
+! grep -q 'live pocketsphinx decoding unavailable' "$ART/worker.log" || die "the worker image says live decoding is unavailable (see $ART/worker.log)"
+step "the worker decoded the call live"
 step "test-compose passed in $(elapsed "$started_all")"

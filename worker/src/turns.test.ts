@@ -3,7 +3,8 @@
 // caller's clock orders events (what it had streamed when the bot's audio came), nothing asserts a duration.
 import { concatPcm } from './audio/pcm.js';
 import { rms, silence, trimmedSpeech } from '../testing/audio.js';
-import { createBot } from '../testing/backend.js';
+import type { CallTurn } from '@voice-platform/schemas';
+import { callUntil, createBot } from '../testing/backend.js';
 import { startCall, type TestCaller } from '../testing/client.js';
 import { startWorker, type TestWorker } from '../testing/worker.js';
 import { useCloudCalls } from '../testing/cloud-calls.js';
@@ -226,5 +227,70 @@ describe('backchannels with a recogniser that knows the words (the Deepgram stan
     } finally {
       await hangUp(stopped.caller);
     }
+  });
+});
+
+/** Streams silence until a reply began after `sinceMs` and then went quiet for 600 ms (no barge-in into it). */
+async function replyOver(c: TestCaller, sinceMs: number): Promise<void> {
+  await silenceUntil(c, () => voiced(c, sinceMs).length > 0 && performance.now() - c.audio[c.audio.length - 1]!.atMs > 600, 15_000);
+  expect(voiced(c, sinceMs).length).toBeGreaterThan(0);
+}
+
+/** The stage times of a turn add up to its latency within a frame (docs/design.md §16). */
+function expectWholeTurn(turn: CallTurn): void {
+  for (const k of ['stt_ms', 'llm_first_token_ms', 'tts_first_audio_ms', 'tool_ms', 'latency_ms'] as const) expect(Number.isInteger(turn[k]) && turn[k] >= 0).toBe(true);
+  const decidedMs = Date.parse(turn.decided_at) - Date.parse(turn.user_end_at);
+  expect(decidedMs).toBeGreaterThanOrEqual(0);
+  expect(Math.abs(decidedMs + turn.stt_ms + turn.llm_first_token_ms + turn.tool_ms + turn.tts_first_audio_ms - turn.latency_ms)).toBeLessThanOrEqual(20);
+}
+
+describe('turns on the record (GET /calls/{id} turns)', () => {
+  it('fixed turn-taking: each turn with the words, the decision after the silence, and stages that sum to its latency', async () => {
+    const td = { mode: 'fixed' as const, end_of_turn_silence_ms: 600 };
+    const bot = await createBot({ name: 'turns: record fixed', greeting: '', policy: POLICY, turn_detection: td });
+    const { caller, callId } = await startCall(w.wsUrl, bot);
+    try {
+      for (const said of ['how much', 'i will pay on friday']) {
+        await caller.stream(trimmedSpeech(said));
+        await replyOver(caller, performance.now());
+      }
+    } finally {
+      await hangUp(caller);
+    }
+    const call = await callUntil(callId, (c) => c.turns !== undefined, 'the turns');
+    expect(call.turns!.map((t) => [t.index, t.user_text, t.preemptive, t.interrupted])).toEqual([
+      [1, 'how much', false, false],
+      [2, 'i will pay on friday', false, false],
+    ]);
+    for (const turn of call.turns!) {
+      expectWholeTurn(turn);
+      // The decision waited the whole end-of-turn silence; the reply's first audio was synthesised after it.
+      expect(Date.parse(turn.decided_at) - Date.parse(turn.user_end_at)).toBeGreaterThanOrEqual(td.end_of_turn_silence_ms - 20);
+      expect(turn.tts_first_audio_ms).toBeGreaterThan(0);
+    }
+  });
+
+  it('smart turn-taking: a reply prepared on the pause is marked preemptive; a reply the caller cuts short is marked interrupted', async () => {
+    const policy = { ...POLICY, intents: [...POLICY.intents, { name: 'long', examples: ['when is it due'], reply: 'It is due on Friday, the twelfth, and you can pay it online, by phone, or at any of our offices before then.' }] };
+    const bot = await createBot({ name: 'turns: record smart', greeting: '', policy, turn_detection: { mode: 'smart', min_silence_ms: 250, end_of_turn_silence_ms: 1500 } });
+    const { caller, callId } = await startCall(w.wsUrl, bot);
+    try {
+      await caller.stream(trimmedSpeech('how much'));
+      await replyOver(caller, performance.now());
+      await caller.stream(trimmedSpeech('when is it due'));
+      // Into the long reply: the caller speaks over it.
+      await silenceUntil(caller, () => voiced(caller, performance.now() - 200).length > 10, 5000);
+      await caller.stream(trimmedSpeech('wait stop'));
+      await silenceUntil(caller, () => false, 2000);
+    } finally {
+      await hangUp(caller);
+    }
+    const call = await callUntil(callId, (c) => c.turns !== undefined, 'the turns');
+    const [first, second] = call.turns!;
+    expect(first).toMatchObject({ index: 1, user_text: 'how much', preemptive: true, interrupted: false });
+    expect(second).toMatchObject({ index: 2, user_text: 'when is it due', interrupted: true });
+    // A prepared reply waited on no stage after the decision.
+    expect([first!.llm_first_token_ms, first!.tts_first_audio_ms, first!.tool_ms]).toEqual([0, 0, 0]);
+    for (const turn of call.turns!) expectWholeTurn(turn);
   });
 });

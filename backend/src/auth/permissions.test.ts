@@ -65,11 +65,12 @@ describe('the permissions table', () => {
       const [method, path] = op.split(' ') as [string, string];
       if (p.user === null) continue;
       // A viewer reads (all but the users: they are managed, and read, by admins and owners) and changes its own
-      // password; an editor also writes bots, campaigns, contacts, DNC and test calls; everything is open to an admin.
+      // password; an editor also writes bots, campaigns, contacts, DNC and test calls, and supervises live calls
+      // (docs/design.md §16); everything is open to an admin.
       // (nor the audit log: owners and admins only).
       const reads = method === 'GET' && !path.startsWith('/api/v1/users') && path !== '/api/v1/audit';
       expect([op, userMay('viewer', p)]).toEqual([op, reads || op === 'POST /api/v1/auth/password']);
-      const editorWrites = /^\/api\/v1\/(bots|campaigns|dnc|test-calls)(\/|$)|^\/livekit\/widget$/.test(path);
+      const editorWrites = /^\/api\/v1\/(bots|campaigns|dnc|test-calls)(\/|$)|^\/livekit\/widget$|^\/api\/v1\/calls\/\{id\}\/control$/.test(path);
       expect([op, userMay('editor', p)]).toEqual([op, reads || editorWrites || op === 'POST /api/v1/auth/password']);
       expect([op, userMay('admin', p), userMay('owner', p)]).toEqual([op, true, true]);
     }

@@ -51,6 +51,7 @@ export const PERMISSIONS: Readonly<Record<string, Permission>> = {
   'GET /api/v1/calls': R('listCalls', 'viewer'),
   'GET /api/v1/calls/{id}': RK('getCall', 'viewer', 'calls:read'),
   'GET /api/v1/calls/{id}/recording': RK('getCallRecording', 'viewer', 'calls:read'),
+  'POST /api/v1/calls/{id}/control': RK('controlCall', 'editor', 'calls:control'),
   'GET /api/v1/analytics/calls': RK('getCallAnalytics', 'viewer', 'calls:read'),
   'GET /api/v1/fleet': RK('getFleet', 'viewer', 'calls:read'),
   'POST /api/v1/test-calls/token': RK('createTestCallToken', 'editor', 'test_calls'),

@@ -159,6 +159,35 @@ describe('call lifecycle events', () => {
     }
   });
 
+  it("keeps the end event's turns and returns them; a call ended without them has none; a bad turn is 422 and changes nothing", async () => {
+    const id = await dial();
+    const t0 = h.clock.ms;
+    const at = (ms: number) => new Date(t0 + ms).toISOString();
+    const turn = {
+      index: 1,
+      user_text: 'how much',
+      user_end_at: at(5_000),
+      decided_at: at(5_700),
+      stt_ms: 4,
+      llm_first_token_ms: 1,
+      tts_first_audio_ms: 60,
+      tool_ms: 0,
+      latency_ms: 770,
+      preemptive: false,
+      interrupted: true,
+    };
+    await event(id, { status: 'in_progress', at: at(1000) }).expect(200);
+    const bad = await event(id, { status: 'completed', at: at(9000), turns: [{ ...turn, stt_ms: -1 }] }).expect(422);
+    expect(bad.body.error.code).toBe('validation_failed');
+    expect((await findCall(h.db, id))?.status).toBe('in_progress');
+    await event(id, { status: 'completed', at: at(9000), end_reason: 'bot_hangup', turn_latencies_ms: [770], turns: [turn] }).expect(200);
+    expect((await h.http.get(`/api/v1/calls/${id}`).set('Authorization', auth).expect(200)).body.turns).toEqual([turn]);
+
+    const before = await dial();
+    await event(before, { status: 'completed', at: new Date(h.clock.ms + 2000).toISOString(), end_reason: 'bot_hangup', turn_latencies_ms: [500] }).expect(200);
+    expect((await h.http.get(`/api/v1/calls/${before}`).set('Authorization', auth).expect(200)).body).not.toHaveProperty('turns');
+  });
+
   it('needs the worker token and a known call and a valid body', async () => {
     const id = await dial();
     expect((await h.http.post(`/api/v1/calls/${id}/events`).send({ status: 'dialing' }).expect(401)).body.error.code).toBe('unauthorized');

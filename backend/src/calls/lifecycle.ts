@@ -12,7 +12,7 @@
 import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { CALL_STATUSES, CALL_STATUS_RANK, MAX_CALL_ACTIONS, TERMINAL_CALL_STATUSES, type AnsweredBy, type CallAction, type CallStatus, type CallTransfer } from '@voice-platform/schemas';
+import { CALL_STATUSES, CALL_STATUS_RANK, MAX_CALL_ACTIONS, TERMINAL_CALL_STATUSES, type AnsweredBy, type CallAction, type CallStatus, type CallTransfer, type CallTurn } from '@voice-platform/schemas';
 import { apiError } from '../errors.js';
 import type { FieldProblem } from '../validate.js';
 import type { Metrics } from '../metrics.js';
@@ -40,6 +40,8 @@ interface CallMove {
   amd_ms?: number;
   /** With the end: each turn's latency, ms (analytics). */
   turn_latencies_ms?: number[];
+  /** With the end: each turn's stage times (GET /calls/{id} `turns`). */
+  turns?: CallTurn[];
   /** The reporter's id for this event (a worker's retries repeat it): an event already applied changes nothing. */
   event_id?: string;
   at: Date;
@@ -112,6 +114,7 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
   if (ev.answered_by !== undefined) extra.answered_by = ev.answered_by;
   if (ev.amd_ms !== undefined) extra.amd_ms = ev.amd_ms;
   if (ev.turn_latencies_ms !== undefined && ev.turn_latencies_ms.length) extra.turn_latencies_ms = ev.turn_latencies_ms;
+  if (ev.turns !== undefined && ev.turns.length) extra.turns = ev.turns;
   const allowedFrom = (s: CallStatus) => !opts.onlyFrom || opts.onlyFrom.includes(s);
 
   let moved = false;

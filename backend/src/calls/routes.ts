@@ -15,6 +15,7 @@ import { findBot } from '../bots/store.js';
 import { checkVariables } from '../dialout/variables.js';
 import { applyCallMove } from './lifecycle.js';
 import { readableCall, recordingRoutes } from './recording.js';
+import { controlRoutes } from './control.js';
 import { emitCallEvent } from '../webhooks/outbox.js';
 import { findCalls, insertCall, publicCall, queuedCall, type CallDoc } from './store.js';
 
@@ -76,6 +77,7 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
     ctx.body = publicCall(await readableCall(svc, metrics, ctx));
   });
   recordingRoutes(router, svc, metrics);
+  controlRoutes(router, svc, metrics);
 
   router.get('/api/v1/calls', requireAdmin(svc), async (ctx) => {
     const { filter, limit } = listFilter(ctx);

@@ -20,7 +20,7 @@
 // earlier, where its writes go until it is moved again. A call stored in `calls` while not settled (before
 // this split; moveUnsettledCalls in stores.ts moves those at boot) is written where it is.
 import { MongoServerError, type Db, type Document, type Filter, type FindOptions } from 'mongodb';
-import { TERMINAL_CALL_STATUSES, type AnsweredBy, type Call, type CallAction, type CallDirection, type CallStatus, type CallTransfer, type callIdentityFields } from '@voice-platform/schemas';
+import { TERMINAL_CALL_STATUSES, type AnsweredBy, type Call, type CallAction, type CallDirection, type CallStatus, type CallTransfer, type CallTurn, type callIdentityFields } from '@voice-platform/schemas';
 import { COLLECTIONS } from '../collections.js';
 import { analysisPending, publicAnalysis, type StoredAnalysis } from '../analysis/record.js';
 
@@ -56,6 +56,8 @@ export interface CallDoc {
   amd_ms?: number | null;
   /** Each turn's latency, ms, as the worker reported it with the end (analytics/; not in the public call). */
   turn_latencies_ms?: number[];
+  /** Each turn's stage times as the worker reported them with the end (absent on calls ended before them). */
+  turns?: CallTurn[];
   /** Post-call analysis (analysis/): pending from the end (a bot that asks for one) until the dialler has it. */
   analysis?: StoredAnalysis | null;
   /** Inbound calls only: the room LiveKit's dispatch rule put the caller in (other calls' rooms are named by the id). */
@@ -249,6 +251,7 @@ export function publicCall(doc: CallDoc): Call {
     answered_by: doc.answered_by ?? null,
     amd_ms: doc.amd_ms ?? null,
     analysis: publicAnalysis(doc.analysis),
+    ...(doc.turns?.length ? { turns: doc.turns } : {}),
   };
 }
 

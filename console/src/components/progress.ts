@@ -1,7 +1,7 @@
 // A campaign's progress as a bar and words: contacts done (not pending, dialling or waiting for a retry)
 // of all, as a progressbar for assistive technology.
 import { html, type TemplateResult } from 'lit';
-import { campaignProgress, type CampaignCounts } from '../campaignForm.js';
+import { campaignProgress, type CampaignCounts } from '../core/campaignForm.js';
 
 export function progressBar(counts: CampaignCounts, label: string): TemplateResult {
   const { done, total, percent } = campaignProgress(counts);

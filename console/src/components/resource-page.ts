@@ -9,9 +9,9 @@
 import { html, nothing, type PropertyDeclarations } from 'lit';
 import { LightElement } from './base.js';
 import { errorBanner } from './field.js';
-import { ApiError } from '../api.js';
-import type { FieldErrors } from '../validation.js';
-import { may } from '../permissions.js';
+import { ApiError } from '../core/api.js';
+import type { FieldErrors } from '../core/validation.js';
+import { may } from '../core/permissions.js';
 
 export type Editing<T> = { mode: 'create' } | { mode: 'edit'; item: T };
 

@@ -1,7 +1,7 @@
 // A status as colour and text (never colour alone), for API keys, bots, calls, campaigns and their contacts.
 import { html } from 'lit';
 import { LightElement } from './base.js';
-import { statusLabel } from '../format.js';
+import { statusLabel } from '../core/format.js';
 
 const TONE: Record<string, string> = {
   active: 'good',

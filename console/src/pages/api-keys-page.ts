@@ -7,7 +7,7 @@ import { API_KEY_SCOPES, type ApiKey, type ApiKeyScope, type ApiKeyUpdate } from
 import { ResourcePage, type Editing, type Prepared } from '../components/resource-page.js';
 import { errorBanner, field } from '../components/field.js';
 import { copySecret, secretContent } from '../components/secret.js';
-import { api, ApiError } from '../api.js';
+import { api, ApiError } from '../core/api.js';
 import {
   editExpiryOptions,
   emptyKeyCreateForm,
@@ -18,10 +18,10 @@ import {
   type EditExpiryPreset,
   type KeyCreateForm,
   type KeyEditForm,
-} from '../apiKeyEdit.js';
-import { dateInputValue, EXPIRY_PRESETS, type ExpiryPreset } from '../expiry.js';
-import { formatDate, formatDateTime } from '../format.js';
-import type { FieldErrors } from '../validation.js';
+} from '../core/apiKeyEdit.js';
+import { dateInputValue, EXPIRY_PRESETS, type ExpiryPreset } from '../core/expiry.js';
+import { formatDate, formatDateTime } from '../core/format.js';
+import type { FieldErrors } from '../core/validation.js';
 
 const MASK = '••••••••';
 

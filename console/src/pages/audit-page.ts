@@ -6,9 +6,9 @@ import { html, nothing } from 'lit';
 import type { AuditEntry } from '@voice-platform/schemas/audit.js';
 import { ResourcePage } from '../components/resource-page.js';
 import { field } from '../components/field.js';
-import { api } from '../api.js';
-import { formatDateTime } from '../format.js';
-import { actorLabel, AUDIT_ACTIONS, AUDIT_RESOURCE_TYPES, auditQuery, changeRows, clip, EMPTY_AUDIT_FILTERS, resourceTypeLabel, type AuditFilterForm } from '../audit.js';
+import { api } from '../core/api.js';
+import { formatDateTime } from '../core/format.js';
+import { actorLabel, AUDIT_ACTIONS, AUDIT_RESOURCE_TYPES, auditQuery, changeRows, clip, EMPTY_AUDIT_FILTERS, resourceTypeLabel, type AuditFilterForm } from '../core/audit.js';
 
 /** An actor the filter offers: the users and the API keys. */
 interface ActorOption {

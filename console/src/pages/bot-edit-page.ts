@@ -4,7 +4,7 @@ import { html, nothing, type TemplateResult } from 'lit';
 import { ANALYSIS_FIELD_TYPES, MAX_ANALYSIS_FIELDS, MAX_TOOL_HEADERS, ON_MACHINE, TOOL_TIMEOUT_MS, TOOL_TYPES, TURN_DETECTION_MODES, type AnalysisFieldType, type Bot, type ToolType } from '@voice-platform/schemas/bot.js';
 import { LightElement } from '../components/base.js';
 import { checkbox, errorBanner, field } from '../components/field.js';
-import { api, ApiError } from '../api.js';
+import { api, ApiError } from '../core/api.js';
 import {
   actionTools,
   ANALYSIS_TYPE_LABELS,
@@ -31,10 +31,10 @@ import {
   type OnMachine,
   type ToolForm,
   type TurnDetectionMode,
-} from '../botForm.js';
-import { setFlash, takeFlash } from '../flash.js';
-import { navigate } from '../router.js';
-import { errorFor, validateBot, type FieldErrors } from '../validation.js';
+} from '../core/botForm.js';
+import { setFlash, takeFlash } from '../core/flash.js';
+import { navigate } from '../core/router.js';
+import { errorFor, validateBot, type FieldErrors } from '../core/validation.js';
 
 /** How an action's tool reads in the intent's Action select. */
 const ACTION_TYPE_TEXT: Partial<Record<ToolType, string>> = { http: 'HTTP', transfer_call: 'transfer', send_dtmf: 'press keys' };

@@ -3,8 +3,8 @@ import { html, nothing } from 'lit';
 import type { Bot } from '@voice-platform/schemas/bot.js';
 import { ResourcePage } from '../components/resource-page.js';
 import { errorBanner } from '../components/field.js';
-import { api, ApiError } from '../api.js';
-import { formatDateTime } from '../format.js';
+import { api, ApiError } from '../core/api.js';
+import { formatDateTime } from '../core/format.js';
 
 export class VpBotsPage extends ResourcePage<Bot, void> {
   static override properties = { error: { state: true }, busyId: { state: true } };

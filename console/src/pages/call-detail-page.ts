@@ -4,15 +4,16 @@
 // (GET /api/v1/calls/{id}/recording) and handed over as an object URL (download.ts); a long one on request.
 import { html, nothing } from 'lit';
 import { TERMINAL_CALL_STATUSES, type Call, type CallAction } from '@voice-platform/schemas/calls.js';
-import { actionDetail, callEvents, timeline, type CallEvent } from '../callTimeline.js';
-import { amdDuration, answeredByLabel, endReasonLabel } from '../callOutcome.js';
+import { actionDetail, callEvents, timeline, type CallEvent } from '../core/callTimeline.js';
+import { SEGMENT_LABELS, turnSummary, waterfall, type SegmentKey } from '../core/callTurns.js';
+import { amdDuration, answeredByLabel, endReasonLabel } from '../core/callOutcome.js';
 import { LightElement } from '../components/base.js';
 import { errorBanner } from '../components/field.js';
 import { keysLine } from '../components/keys.js';
-import { api, ApiError } from '../api.js';
-import { autoLoadRecording, contentLength, formatBytes, ObjectUrlSlot } from '../download.js';
-import { formatDateTime, statusLabel } from '../format.js';
-import { ANALYSIS_STATUS_LABELS, analysisRows, stillMoving, successLabel } from '../callAnalysis.js';
+import { api, ApiError } from '../core/api.js';
+import { autoLoadRecording, contentLength, formatBytes, ObjectUrlSlot } from '../core/download.js';
+import { formatDateTime, statusLabel } from '../core/format.js';
+import { ANALYSIS_STATUS_LABELS, analysisRows, stillMoving, successLabel } from '../core/callAnalysis.js';
 
 const POLL_MS = 2000;
 
@@ -23,6 +24,7 @@ const ACTION_LABEL: Record<CallAction['type'], string> = {
   transfer: 'Transfer',
   dtmf_in: 'Keys pressed',
   dtmf_out: 'Keys sent',
+  control: 'Supervisor',
 };
 
 export class VpCallDetailPage extends LightElement {
@@ -196,6 +198,34 @@ export class VpCallDetailPage extends LightElement {
     </section>`;
   }
 
+  /** Each turn's stages as a waterfall beside its words (docs/design.md §16); calls from before turns were recorded have none. */
+  private renderTurns(c: Call) {
+    const turns = c.turns ?? [];
+    if (!turns.length) return nothing;
+    const rows = waterfall(turns);
+    return html`<section class="panel" aria-labelledby="call-turns">
+      <h2 id="call-turns">Turns</h2>
+      <p class="hint">From the caller's last word to the bot's first sound: the wait for the turn's end, then the words, the model, tools and the voice.</p>
+      <ol class="turns" data-testid="call-turns">
+        ${turns.map(
+          (t, i) => html`<li data-testid="turn" data-latency=${t.latency_ms}>
+            <div class="turn-head">
+              <span class="turn-index">${t.index}</span>
+              <q class="turn-words">${t.user_text || '—'}</q>
+              <span class="turn-latency mono">${t.latency_ms} ms</span>
+              ${t.preemptive ? html`<span class="badge badge-info" title="Prepared during the caller's pause, played at the turn's end">prepared</span>` : nothing}
+              ${t.interrupted ? html`<span class="badge badge-warn" title="The caller spoke over this reply">interrupted</span>` : nothing}
+            </div>
+            <div class="waterfall" role="img" aria-label=${turnSummary(t)} title=${turnSummary(t)}>
+              ${rows[i]!.map((s) => html`<span class="seg seg-${s.key}" data-segment=${s.key} style="left:${s.leftPct.toFixed(2)}%;width:${Math.max(0.5, s.widthPct).toFixed(2)}%" title="${s.label} ${s.ms} ms"></span>`)}
+            </div>
+          </li>`,
+        )}
+      </ol>
+      <p class="legend">${(Object.keys(SEGMENT_LABELS) as SegmentKey[]).map((k) => html`<span><span class="seg-key seg-${k}"></span>${SEGMENT_LABELS[k]}</span>`)}</p>
+    </section>`;
+  }
+
   override render() {
     const c = this.call;
     return html`<p><a href="/calls">← All calls</a></p>
@@ -243,6 +273,7 @@ export class VpCallDetailPage extends LightElement {
               ${callEvents(c).map((e) => this.renderEvent(e))}
             </ol>
           </section>
+          ${this.renderTurns(c)}
           ${this.renderAnalysis(c)}
           <section class="panel" aria-labelledby="call-variables">
             <h2 id="call-variables">Variables</h2>

@@ -9,12 +9,12 @@ import { CALL_STATUSES, type Call } from '@voice-platform/schemas/calls.js';
 import { ResourcePage } from '../components/resource-page.js';
 import { botFilter } from '../components/bot-filter.js';
 import { errorBanner, field } from '../components/field.js';
-import { api, ApiError } from '../api.js';
-import { formatDateTime, formatTime, statusLabel } from '../format.js';
-import { navigate } from '../router.js';
-import { refetchPages } from '../callPages.js';
-import { answeredByLabel } from '../callOutcome.js';
-import { Poller } from '../poller.js';
+import { api, ApiError } from '../core/api.js';
+import { formatDateTime, formatTime, statusLabel } from '../core/format.js';
+import { navigate } from '../core/router.js';
+import { refetchPages } from '../core/callPages.js';
+import { answeredByLabel } from '../core/callOutcome.js';
+import { Poller } from '../core/poller.js';
 
 /** How often the list refreshes itself while visible. */
 const CALLS_REFRESH_MS = 5000;

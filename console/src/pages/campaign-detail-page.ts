@@ -11,9 +11,9 @@ import type { Bot } from '@voice-platform/schemas/bot.js';
 import { LightElement } from '../components/base.js';
 import { errorBanner, field } from '../components/field.js';
 import { progressBar } from '../components/progress.js';
-import { api, ApiError } from '../api.js';
-import { attachmentFilename, saveBlob } from '../download.js';
-import { amdOverrideSummary, campaignActions, COUNT_LABELS, DAY_LABELS, isLive, RETRY_LABELS, type CampaignAction } from '../campaignForm.js';
+import { api, ApiError } from '../core/api.js';
+import { attachmentFilename, saveBlob } from '../core/download.js';
+import { amdOverrideSummary, campaignActions, COUNT_LABELS, DAY_LABELS, isLive, RETRY_LABELS, type CampaignAction } from '../core/campaignForm.js';
 import {
   autoMap,
   CsvError,
@@ -26,12 +26,12 @@ import {
   type CsvMapping,
   type CsvTable,
   type UploadReport,
-} from '../campaignCsv.js';
-import { refetchPages } from '../callPages.js';
-import { takeFlash } from '../flash.js';
-import { formatDateTime } from '../format.js';
-import { Poller } from '../poller.js';
-import type { FieldErrors } from '../validation.js';
+} from '../core/campaignCsv.js';
+import { refetchPages } from '../core/callPages.js';
+import { takeFlash } from '../core/flash.js';
+import { formatDateTime } from '../core/format.js';
+import { Poller } from '../core/poller.js';
+import type { FieldErrors } from '../core/validation.js';
 
 /** How often a running or paused campaign is read again. */
 const CAMPAIGN_REFRESH_MS = 2000;

@@ -9,7 +9,7 @@ import type { Bot } from '@voice-platform/schemas/bot.js';
 import { ResourcePage, type Prepared } from '../components/resource-page.js';
 import { errorBanner, field } from '../components/field.js';
 import { progressBar } from '../components/progress.js';
-import { api, type ApiError } from '../api.js';
+import { api, type ApiError } from '../core/api.js';
 import {
   amdChoices,
   amdNote,
@@ -24,11 +24,11 @@ import {
   RETRY_LABELS,
   type CampaignForm,
   type WindowForm,
-} from '../campaignForm.js';
-import { setFlash } from '../flash.js';
-import { formatDateTime } from '../format.js';
-import { navigate } from '../router.js';
-import { Poller } from '../poller.js';
+} from '../core/campaignForm.js';
+import { setFlash } from '../core/flash.js';
+import { formatDateTime } from '../core/format.js';
+import { navigate } from '../core/router.js';
+import { Poller } from '../core/poller.js';
 
 /** How often the list is read again while a campaign on it runs or is paused. */
 const CAMPAIGNS_REFRESH_MS = 5000;

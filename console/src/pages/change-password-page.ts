@@ -5,9 +5,9 @@ import { html, nothing } from 'lit';
 import { MIN_PASSWORD_LENGTH } from '@voice-platform/schemas/users.js';
 import { LightElement } from '../components/base.js';
 import { errorBanner, field } from '../components/field.js';
-import { api, ApiError } from '../api.js';
-import { navigate, safeNext } from '../router.js';
-import { endSession } from '../session.js';
+import { api, ApiError } from '../core/api.js';
+import { navigate, safeNext } from '../core/router.js';
+import { endSession } from '../core/session.js';
 
 export interface PasswordForm {
   current: string;

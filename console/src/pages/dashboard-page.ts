@@ -16,10 +16,10 @@ import type { FleetStatus } from '@voice-platform/schemas/fleetStatus.js';
 import { LightElement } from '../components/base.js';
 import { errorBanner, field } from '../components/field.js';
 import { botFilter } from '../components/bot-filter.js';
-import { api, ApiError } from '../api.js';
-import { formatDateTime, statusLabel } from '../format.js';
-import { navigate } from '../router.js';
-import { Poller } from '../poller.js';
+import { api, ApiError } from '../core/api.js';
+import { formatDateTime, statusLabel } from '../core/format.js';
+import { navigate } from '../core/router.js';
+import { Poller } from '../core/poller.js';
 import {
   analyticsQuery,
   answerRateSeries,
@@ -42,8 +42,8 @@ import {
   type OutcomeGrouping,
   type RangePreset,
   type Series,
-} from '../dashboard.js';
-import { totalsLine, workerRow } from '../fleet.js';
+} from '../core/dashboard.js';
+import { totalsLine, workerRow } from '../core/fleet.js';
 
 Chart.register(BarController, BarElement, LineController, LineElement, PointElement, CategoryScale, LinearScale, Legend, Tooltip);
 

@@ -4,10 +4,10 @@
 import { html, nothing } from 'lit';
 import { ResourcePage } from '../components/resource-page.js';
 import { errorBanner, field } from '../components/field.js';
-import { api, ApiError, type DncEntry } from '../api.js';
-import { parseNumbers, trunkFieldErrors } from '../trunkForm.js';
-import { may } from '../permissions.js';
-import { numberListError, phoneNumberError } from '../phoneValidation.js';
+import { api, ApiError, type DncEntry } from '../core/api.js';
+import { parseNumbers, trunkFieldErrors } from '../core/trunkForm.js';
+import { may } from '../core/permissions.js';
+import { numberListError, phoneNumberError } from '../core/phoneValidation.js';
 
 /** The backend takes at most this many numbers per request. */
 const MAX_PER_ADD = 1000;

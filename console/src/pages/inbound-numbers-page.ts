@@ -5,7 +5,7 @@ import { html, nothing } from 'lit';
 import type { InboundNumber } from '@voice-platform/schemas/inbound.js';
 import { ResourcePage, type Editing as EditingOf, type Prepared } from '../components/resource-page.js';
 import { errorBanner, field } from '../components/field.js';
-import { api, ApiError } from '../api.js';
+import { api, ApiError } from '../core/api.js';
 import {
   emptyInboundForm,
   inboundApiErrors,
@@ -15,7 +15,7 @@ import {
   parseAddresses,
   type BotChoice,
   type InboundForm,
-} from '../inboundForm.js';
+} from '../core/inboundForm.js';
 
 /** How many addresses or variables a row shows before "and N more". */
 const SHOWN = 3;

@@ -3,9 +3,9 @@
 import { html, nothing } from 'lit';
 import { LightElement } from '../components/base.js';
 import { errorBanner, field } from '../components/field.js';
-import { api, ApiError } from '../api.js';
-import { navigate, safeNext } from '../router.js';
-import { takeLoginNotice } from '../session.js';
+import { api, ApiError } from '../core/api.js';
+import { navigate, safeNext } from '../core/router.js';
+import { takeLoginNotice } from '../core/session.js';
 
 export class VpLoginPage extends LightElement {
   static override properties = {

@@ -10,7 +10,7 @@ import type { Bot } from '@voice-platform/schemas/bot.js';
 import { LightElement } from '../components/base.js';
 import { errorBanner, field } from '../components/field.js';
 import { keysLine } from '../components/keys.js';
-import { api, ApiError } from '../api.js';
+import { api, ApiError } from '../core/api.js';
 import {
   BOT_IDENTITY,
   decodeEvent,
@@ -27,7 +27,7 @@ import {
   type CallAction,
   type CallState,
   type KeypadKey,
-} from '../testCall.js';
+} from '../core/testCall.js';
 
 type LiveKit = typeof import('livekit-client');
 // livekit-client is most of a bundle's weight: loaded with the first test call, not with the console.

@@ -6,8 +6,8 @@ import { html, nothing } from 'lit';
 import type { OutboundTrunk } from '@voice-platform/schemas/trunks.js';
 import { ResourcePage, type Editing as EditingOf, type Prepared } from '../components/resource-page.js';
 import { checkbox, errorBanner, field } from '../components/field.js';
-import { api, ApiError } from '../api.js';
-import { emptyTrunkForm, TRANSPORT_OPTIONS, trunkCreateBody, trunkFieldErrors, trunkToForm, trunkUpdateBody, parseNumbers, withTrunkNames, type TrunkForm } from '../trunkForm.js';
+import { api, ApiError } from '../core/api.js';
+import { emptyTrunkForm, TRANSPORT_OPTIONS, trunkCreateBody, trunkFieldErrors, trunkToForm, trunkUpdateBody, parseNumbers, withTrunkNames, type TrunkForm } from '../core/trunkForm.js';
 
 /** How many numbers a row shows before "and N more". */
 const NUMBERS_SHOWN = 4;

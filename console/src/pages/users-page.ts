@@ -8,9 +8,9 @@ import type { User, UserCreate, UserCreated, UserRole, UserUpdate } from '@voice
 import { ResourcePage, type Editing as EditingOf, type Prepared } from '../components/resource-page.js';
 import { errorBanner, field } from '../components/field.js';
 import { copySecret, secretContent } from '../components/secret.js';
-import { api, ApiError } from '../api.js';
-import { formatDateTime } from '../format.js';
-import { currentRole, ROLES } from '../permissions.js';
+import { api, ApiError } from '../core/api.js';
+import { formatDateTime } from '../core/format.js';
+import { currentRole, ROLES } from '../core/permissions.js';
 
 type Editing = EditingOf<User>;
 

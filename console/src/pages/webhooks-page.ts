@@ -5,8 +5,8 @@ import { html, nothing } from 'lit';
 import { WEBHOOK_EVENT_TYPES, type Webhook, type WebhookCreated, type WebhookDeliveryAttempt, type WebhookEventType } from '@voice-platform/schemas/webhooks.js';
 import { ResourcePage, type Editing as EditingOf, type Prepared } from '../components/resource-page.js';
 import { checkbox, errorBanner, field } from '../components/field.js';
-import { api, ApiError } from '../api.js';
-import { attemptSummary, EVENT_LABELS, emptyWebhookForm, webhookCreateBody, webhookToForm, webhookUpdateBody, type WebhookForm } from '../webhookForm.js';
+import { api, ApiError } from '../core/api.js';
+import { attemptSummary, EVENT_LABELS, emptyWebhookForm, webhookCreateBody, webhookToForm, webhookUpdateBody, type WebhookForm } from '../core/webhookForm.js';
 
 type Editing = EditingOf<Webhook>;
 

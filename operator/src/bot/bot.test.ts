@@ -1,7 +1,7 @@
 // Bot → the real backend (node backend/dist/main.js on FerretDB + Redis from globalSetup).
 import { VOICE_API_GROUP, VOICE_API_VERSION } from '@voice-platform/schemas';
 import { createOperator, type Operator } from '../controller.js';
-import { GROUP_VERSION, mergePatch } from '../kube.js';
+import { GROUP_VERSION, mergePatch } from '../core/kube.js';
 import { startTestBackend, type TestBackend } from '../testing/backend.js';
 import { createNamespace, gone, installCrds, testClients, testKubeConfig, testSettings, waitFor } from '../testing/kube.js';
 import { startBackendProxy, type BackendProxy } from '../testing/proxy.js';

@@ -1,10 +1,10 @@
 // Bot → the backend: upsert through the admin API, report the backend id and a Synced condition;
 // a finalizer deactivates the backend bot when the Bot is deleted. FleetFound reports spec.fleetRef.
 import { BOT_DEFAULTS, VOICE_API_GROUP, VOICE_API_VERSION, type BotResourceStatus, type Condition } from '@voice-platform/schemas';
-import { getCondition, rfc3339, setCondition } from '../conditions.js';
-import type { Context } from '../context.js';
-import { customObjectPath, isStatus, jsonPatch, mergePatch } from '../kube.js';
-import { errorMessage } from '../log.js';
+import { getCondition, rfc3339, setCondition } from '../core/conditions.js';
+import type { BotContext } from './context.js';
+import { customObjectPath, isStatus, jsonPatch, mergePatch } from '../core/kube.js';
+import { errorMessage } from '../core/log.js';
 import { sameJson } from '../fleet/reconcile.js';
 import { BotSyncClient, BackendError, type Credentials } from './backend.js';
 import { BOT_PLURAL, type BotResource } from './types.js';
@@ -18,7 +18,7 @@ function botBody(bot: BotResource): Record<string, unknown> {
   return { ...BOT_DEFAULTS, ...fields };
 }
 
-export function secretCredentials(ctx: Context): () => Promise<Credentials> {
+export function secretCredentials(ctx: BotContext): () => Promise<Credentials> {
   return async () => {
     const { backendCredentialsSecret: name, operatorNamespace: namespace } = ctx.settings;
     const secret = await ctx.clients.core.readNamespacedSecret({ name, namespace });
@@ -47,7 +47,7 @@ export const CREATING_ANNOTATION = `${VOICE_API_GROUP}/creating`;
 /** Operator and backend clocks may disagree by this much when comparing the marker with created_at. */
 const CLOCK_SKEW_MS = 60_000;
 
-export async function reconcileBot(ctx: Context, sync: BotSync, namespace: string, name: string): Promise<{ requeueAfterMs?: number }> {
+export async function reconcileBot(ctx: BotContext, sync: BotSync, namespace: string, name: string): Promise<{ requeueAfterMs?: number }> {
   const cached = ctx.caches.bots.get(name, namespace);
   // Gone from the API server: the finalizer made sure its backend bot was handled first.
   if (!cached) return {};
@@ -137,7 +137,7 @@ export async function reconcileBot(ctx: Context, sync: BotSync, namespace: strin
  * A deleted Bot: deactivate its backend bot (no hard delete in the backend, which keeps its calls'
  * history), then release the finalizer. On failure the finalizer stays and the pass is retried.
  */
-async function finalizeBot(ctx: Context, sync: BotSync, bot: BotResource): Promise<{ requeueAfterMs?: number }> {
+async function finalizeBot(ctx: BotContext, sync: BotSync, bot: BotResource): Promise<{ requeueAfterMs?: number }> {
   if (!hasFinalizer(bot)) return {};
   const { namespace, name } = bot.metadata as { namespace: string; name: string };
   const creating = bot.metadata?.annotations?.[CREATING_ANNOTATION];
@@ -163,7 +163,7 @@ async function finalizeBot(ctx: Context, sync: BotSync, bot: BotResource): Promi
 
 /** Writes the failure to the Synced condition and raises ReportedError (the controller retries with backoff). */
 async function reportFailure(
-  ctx: Context,
+  ctx: BotContext,
   bot: BotResource,
   err: unknown,
   prefix: string,
@@ -188,7 +188,7 @@ async function reportFailure(
  * The backend bot an interrupted create left behind: same name, created since the marker, and not
  * the botId of any other Bot. The oldest such bot is the one this Bot's first create made.
  */
-async function findCreatedBot(ctx: Context, sync: BotSync, bot: BotResource, creating: string): Promise<string | undefined> {
+async function findCreatedBot(ctx: BotContext, sync: BotSync, bot: BotResource, creating: string): Promise<string | undefined> {
   const sinceMs = Date.parse(creating) - CLOCK_SKEW_MS;
   if (Number.isNaN(sinceMs)) return undefined;
   const claimed = new Set(
@@ -205,7 +205,7 @@ async function findCreatedBot(ctx: Context, sync: BotSync, bot: BotResource, cre
 }
 
 /** FleetFound for spec.fleetRef (undefined: no fleetRef, no condition). Informational: the bot is synced either way. */
-function fleetCondition(ctx: Context, bot: BotResource): Omit<Condition, 'lastTransitionTime'> | undefined {
+function fleetCondition(ctx: BotContext, bot: BotResource): Omit<Condition, 'lastTransitionTime'> | undefined {
   const ref = bot.spec.fleetRef?.name;
   if (!ref) return undefined;
   const namespace = bot.metadata!.namespace!;
@@ -240,7 +240,7 @@ function botPath(bot: BotResource) {
  * already written but not yet seen) would let a second create through. A 409 retries the pass.
  * Returns the Bot with the new metadata.
  */
-async function patchMetadata(ctx: Context, bot: BotResource, change: { addFinalizer?: boolean; creating?: string | null }): Promise<BotResource> {
+async function patchMetadata(ctx: BotContext, bot: BotResource, change: { addFinalizer?: boolean; creating?: string | null }): Promise<BotResource> {
   const metadata: Record<string, unknown> = {};
   if (change.addFinalizer) metadata.finalizers = [...(bot.metadata?.finalizers ?? []), BOT_FINALIZER];
   if (change.creating !== undefined) metadata.annotations = { [CREATING_ANNOTATION]: change.creating };
@@ -250,7 +250,7 @@ async function patchMetadata(ctx: Context, bot: BotResource, change: { addFinali
 }
 
 /** JSON Patch that removes exactly our entry, guarded by a test that it is still at that index. */
-async function removeFinalizer(ctx: Context, bot: BotResource): Promise<void> {
+async function removeFinalizer(ctx: BotContext, bot: BotResource): Promise<void> {
   const i = bot.metadata!.finalizers!.indexOf(BOT_FINALIZER);
   const body = [
     { op: 'test', path: `/metadata/finalizers/${i}`, value: BOT_FINALIZER },
@@ -274,7 +274,7 @@ function backendErrorText(err: BackendError): string {
   return problems.length ? `${head} (${problems.join('; ')})` : head;
 }
 
-async function writeBotStatus(ctx: Context, bot: BotResource, build: (prev: BotResourceStatus) => BotResourceStatus): Promise<void> {
+async function writeBotStatus(ctx: BotContext, bot: BotResource, build: (prev: BotResourceStatus) => BotResourceStatus): Promise<void> {
   const prev = bot.status ?? {};
   const next = build(prev);
   if (sameJson(prev, next)) return;

@@ -2,7 +2,7 @@
 // deletion, and scaling driven by real HTTP /metrics endpoints standing in for worker pods.
 import { VOICE_API_GROUP, VOICE_API_VERSION, type VoiceFleetStatus } from '@voice-platform/schemas';
 import { createOperator, type Operator } from '../controller.js';
-import { DELETION_COST, GROUP_VERSION, mergePatch } from '../kube.js';
+import { DELETION_COST, GROUP_VERSION, mergePatch } from '../core/kube.js';
 import { createNamespace, gone, installCrds, testClients, testKubeConfig, testSettings, waitFor } from '../testing/kube.js';
 import { createWorkerPod, startFakeWorker, type FakeWorker } from '../testing/workers.js';
 import { TERMINATION_MARGIN_SECONDS } from './resources.js';

@@ -3,8 +3,8 @@
 // first, server-side apply the children, then write status (only when it changed).
 import type * as k8s from '@kubernetes/client-node';
 import { DEFAULT_TARGET_LOAD, type VoiceFleetStatus } from '@voice-platform/schemas';
-import { rfc3339, setCondition } from '../conditions.js';
-import type { Context } from '../context.js';
+import { rfc3339, setCondition } from '../core/conditions.js';
+import type { FleetContext } from './context.js';
 import {
   DELETION_COST,
   GROUP_VERSION,
@@ -17,10 +17,10 @@ import {
   isStatus,
   mergePatch,
   objectKey,
-} from '../kube.js';
-import { errorMessage } from '../log.js';
-import { forgetFleet, initFleetCounters } from '../metrics.js';
-import { decideScale, type ScaleDecision, type WorkerSample } from '../scaling.js';
+} from '../core/kube.js';
+import { errorMessage } from '../core/log.js';
+import { forgetFleet, initFleetCounters } from '../core/metrics.js';
+import { decideScale, type ScaleDecision, type WorkerSample } from './scaling.js';
 import { buildDeployment, buildPdb, buildService } from './resources.js';
 import { FLEET_PLURAL, type VoiceFleet } from './types.js';
 
@@ -30,9 +30,9 @@ export interface FleetResult {
 }
 
 /** Deployments as last applied by this process: the informer cache may not have caught up yet. */
-const appliedDeployments = new WeakMap<Context, Map<string, k8s.V1Deployment>>();
+const appliedDeployments = new WeakMap<FleetContext, Map<string, k8s.V1Deployment>>();
 
-function latestDeployment(ctx: Context, key: string, cached: k8s.V1Deployment | undefined): k8s.V1Deployment | undefined {
+function latestDeployment(ctx: FleetContext, key: string, cached: k8s.V1Deployment | undefined): k8s.V1Deployment | undefined {
   const applied = appliedDeployments.get(ctx)?.get(key);
   if (!applied) return cached;
   if (!cached) return undefined; // deleted since we applied it
@@ -40,7 +40,7 @@ function latestDeployment(ctx: Context, key: string, cached: k8s.V1Deployment | 
   return (applied.metadata?.generation ?? 0) > (cached.metadata?.generation ?? 0) ? applied : cached;
 }
 
-export function fleetPods(ctx: Context, namespace: string, name: string): k8s.V1Pod[] {
+export function fleetPods(ctx: FleetContext, namespace: string, name: string): k8s.V1Pod[] {
   return ctx.caches.pods.list(namespace).filter((p) => p.metadata?.labels?.[LABEL_FLEET] === name);
 }
 
@@ -48,7 +48,7 @@ function isReady(pod: k8s.V1Pod): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 
-async function sampleWorker(ctx: Context, fleet: VoiceFleet, pod: k8s.V1Pod): Promise<WorkerSample> {
+async function sampleWorker(ctx: FleetContext, fleet: VoiceFleet, pod: k8s.V1Pod): Promise<WorkerSample> {
   const name = pod.metadata!.name!;
   const terminating = Boolean(pod.metadata?.deletionTimestamp);
   const ready = isReady(pod);
@@ -70,7 +70,7 @@ async function sampleWorker(ctx: Context, fleet: VoiceFleet, pod: k8s.V1Pod): Pr
 }
 
 /** Annotates each worker with its live calls: the ReplicaSet removes the lowest cost first. */
-async function applyDeletionCosts(ctx: Context, pods: k8s.V1Pod[], costs: Map<string, number>): Promise<void> {
+async function applyDeletionCosts(ctx: FleetContext, pods: k8s.V1Pod[], costs: Map<string, number>): Promise<void> {
   await Promise.all(
     pods.map(async (pod) => {
       const cost = costs.get(pod.metadata!.name!);
@@ -87,7 +87,7 @@ async function applyDeletionCosts(ctx: Context, pods: k8s.V1Pod[], costs: Map<st
   );
 }
 
-export async function reconcileFleet(ctx: Context, namespace: string, name: string): Promise<FleetResult> {
+export async function reconcileFleet(ctx: FleetContext, namespace: string, name: string): Promise<FleetResult> {
   const key = objectKey('fleet', namespace, name);
   const cached = ctx.caches.fleets.get(name, namespace);
   if (!cached || cached.metadata?.deletionTimestamp) {
@@ -201,7 +201,7 @@ export async function reconcileFleet(ctx: Context, namespace: string, name: stri
 }
 
 /** The status this operator last wrote per fleet, with the resourceVersion the write produced. */
-const writtenStatus = new WeakMap<Context, Map<string, { uid: string; resourceVersion: bigint; status: VoiceFleetStatus }>>();
+const writtenStatus = new WeakMap<FleetContext, Map<string, { uid: string; resourceVersion: bigint; status: VoiceFleetStatus }>>();
 
 function rvOf(obj: { metadata?: { resourceVersion?: string } } | undefined): bigint | null {
   const rv = obj?.metadata?.resourceVersion;
@@ -213,7 +213,7 @@ function rvOf(obj: { metadata?: { resourceVersion?: string } } | undefined): big
  * event of a write can lag the next pass; building on the older copy would undo that write (e.g. put
  * an earlier lastScaleTime back).
  */
-function latestStatus(ctx: Context, fleet: VoiceFleet): VoiceFleetStatus {
+function latestStatus(ctx: FleetContext, fleet: VoiceFleet): VoiceFleetStatus {
   const key = `${fleet.metadata!.namespace}/${fleet.metadata!.name}`;
   const written = writtenStatus.get(ctx)?.get(key);
   const cachedRv = rvOf(fleet);
@@ -223,7 +223,7 @@ function latestStatus(ctx: Context, fleet: VoiceFleet): VoiceFleetStatus {
 
 /** Merge-patches status through the status subresource when it differs from the latest known one. */
 export async function writeFleetStatus(
-  ctx: Context,
+  ctx: FleetContext,
   fleet: VoiceFleet,
   build: (prev: VoiceFleetStatus) => VoiceFleetStatus,
 ): Promise<void> {
@@ -266,7 +266,7 @@ function normalize(v: unknown): unknown {
  * The fleet is gone: delete what it owned. A cluster's garbage collector does the same through the
  * owner references; doing it here as well covers clusters (and test servers) without one.
  */
-export async function cleanupFleet(ctx: Context, namespace: string, name: string, keepUid?: string): Promise<void> {
+export async function cleanupFleet(ctx: FleetContext, namespace: string, name: string, keepUid?: string): Promise<void> {
   const labelSelector = `${LABEL_FLEET}=${name},${LABEL_MANAGED_BY}=${MANAGED_BY}`;
   const stale = (o: k8s.KubernetesObject) =>
     o.metadata?.labels?.[LABEL_FLEET] === name &&

@@ -1,7 +1,7 @@
 // The objects a VoiceFleet owns: the worker Deployment, its Service and its PodDisruptionBudget.
 import type * as k8s from '@kubernetes/client-node';
 import type { FleetEnvVar } from '@voice-platform/schemas';
-import { LABEL_FLEET, LABEL_MANAGED_BY, MANAGED_BY, ownerReference } from '../kube.js';
+import { LABEL_FLEET, LABEL_MANAGED_BY, MANAGED_BY, ownerReference } from '../core/kube.js';
 import type { VoiceFleet } from './types.js';
 
 /** Time the preStop hook and the kubelet get beyond the drain itself. */

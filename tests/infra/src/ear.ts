@@ -25,8 +25,11 @@ interface Packet {
  */
 export interface EarLine {
   readonly peer: { address: string; port: number };
-  /** Every PCMU packet of the line: arrival (performance.now(), ms) and RMS of its decoded samples. */
-  readonly arrivals: Array<{ at: number; rms: number }>;
+  /**
+   * Every PCMU packet of the line: arrival (performance.now(), ms), RMS of its decoded samples and its RTP timestamp
+   * (8 kHz): the sender's media clock, which the phone's jitter buffer plays by whatever this process's event loop did.
+   */
+  readonly arrivals: Array<{ at: number; rms: number; rtpTs: number }>;
   /** Every packet the line sent (speech and the silence between): send time (performance.now(), ms) and RMS of its samples. */
   readonly sent: Array<{ at: number; rms: number }>;
   /** performance.now() of the line's last packet from the peer. */
@@ -97,7 +100,7 @@ export class PhoneEar {
       const v = ulawToLinear(payload[i]!);
       sum += v * v;
     }
-    line.arrivals.push({ at, rms: payload.length ? Math.sqrt(sum / payload.length) : 0 });
+    line.arrivals.push({ at, rms: payload.length ? Math.sqrt(sum / payload.length) : 0, rtpTs: msg.readUInt32BE(4) });
   }
 
   private newLine(address: string, port: number): EarLine & { stopped: boolean } {

@@ -19,6 +19,7 @@ import { Heartbeat, Slots } from '../fleet/capacity.js';
 import { LoadMonitor } from '../fleet/load.js';
 import type { CallTransport, TelephonyDialer } from '../transports/transport.js';
 import { liveKitDialerFromSettings } from '../transports/livekit.js';
+import { CallControls } from '../call/controls.js';
 import { createCallEvents, type CallEvents } from './callEvents.js';
 
 export interface WorkerDeps {
@@ -57,6 +58,8 @@ export interface WorkerContext {
   readonly spawner: Spawner;
   /** The live pocketsphinx decoders (a process under the spawner); null: POCKETSPHINX_LIVE=false. */
   readonly live: LiveDecoder | null;
+  /** Supervisors' controls of the calls running here (call/controls.ts). */
+  readonly controls: CallControls;
   readonly recordingDir: string;
   readonly sessions: Map<string, CallSession>;
   readonly events: CallEvents;
@@ -95,6 +98,7 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
     ? new LiveDecoder({
         python: settings.POCKETSPHINX_PYTHON,
         spawner,
+        onReady: () => logger.info({ python: settings.POCKETSPHINX_PYTHON }, 'live pocketsphinx decoders running'),
         onUnavailable: (why) => logger.warn({ python: settings.POCKETSPHINX_PYTHON, reason: why }, 'live pocketsphinx decoding unavailable: each turn is decoded whole at its end'),
         onLost: (err, calls) =>
           calls
@@ -104,6 +108,7 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
     : null;
   const providers = deps.providers ?? ((cfg: RuntimeConfig) => createProviders(cfg, settings, scheduler.forCall(randomUUID()), live));
   const sessions = new Map<string, CallSession>();
+  const controls = new CallControls(deps.redis, logger);
   const pending = new Set<Promise<unknown>>();
   const track = <T>(p: Promise<T>): Promise<T> => {
     pending.add(p);
@@ -179,6 +184,7 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
     dialer,
     spawner,
     live,
+    controls,
     recordingDir,
     sessions,
     events,
@@ -190,6 +196,7 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
     async startSession(session, transport) {
       sessions.set(session.callId, session);
       void session.done.finally(() => sessions.delete(session.callId));
+      await controls.watch(session);
       await session.start(transport);
       return session;
     },

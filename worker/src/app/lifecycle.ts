@@ -63,6 +63,7 @@ export function createLifecycle(
     load.stop();
     for (const s of sessions.values()) void s.end('worker_shutdown', 'completed');
     await Promise.allSettled([...sessions.values()].map((s) => s.done));
+    ctx.controls.close();
     await flushEvents(MIN_EVENT_FLUSH_MS);
     for (const client of wss.clients) client.terminate();
     await heartbeat.stop(settings.WORKER_ID);

@@ -4,7 +4,7 @@
 // failing, the caller vanishing, storage down) ends in exactly one terminal event, and nothing in one
 // call can throw into another.
 import path from 'node:path';
-import { MAX_TRANSCRIPT_ENTRIES, MAX_TURN_LATENCIES, MAX_TURN_LATENCY_MS, renderTemplate, type CallEvent, type CallTransfer, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
+import { MAX_TRANSCRIPT_ENTRIES, MAX_TURN_LATENCIES, MAX_TURN_LATENCY_MS, renderTemplate, type CallAction, type CallControlMessage, type CallEvent, type CallTransfer, type CallTurn, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
 import type { Logger } from '../core/logger.js';
 import type { Metrics } from '../core/metrics.js';
 import type { Frame, ServerMessage } from '../pipeline/frames.js';
@@ -51,7 +51,7 @@ export interface CallProviders {
 export type EndStatus = 'completed' | 'failed';
 
 /** End reasons the session itself decides (docs/design.md §7); hang-ups come from the transport. */
-export const END_REASONS = { botHangup: 'bot_hangup', transferred: 'transferred', voicemail: 'voicemail', voicemailLeft: 'voicemail_left', fax: 'fax', ...LIMIT_REASONS } as const;
+export const END_REASONS = { botHangup: 'bot_hangup', supervisorEnded: 'supervisor_ended', transferred: 'transferred', voicemail: 'voicemail', voicemailLeft: 'voicemail_left', fax: 'fax', ...LIMIT_REASONS } as const;
 
 /** A bot's answering machine settings (docs/design.md §10), as its runtime config carries them. */
 export interface AnsweringMachineSettings {
@@ -107,6 +107,8 @@ export class CallSession {
   readonly transcript: TranscriptEntry[] = [];
   /** The bot's tools for this call; its `actions` are reported with the call's end. */
   private tools: ToolRunner | null = null;
+  /** Supervisors' controls, as actions on the call's timeline (docs/design.md §16). */
+  private readonly controls: CallAction[] = [];
   /** The call's transfer to a person, once one was tried (reported with the call's end). */
   private transferRecord: CallTransfer | null = null;
   /** A transfer under way: a hang-up meanwhile waits for its outcome (a cold transfer's caller leaves when it works). */
@@ -188,7 +190,8 @@ export class CallSession {
         this.deps.metrics.turnOverhead.observe(Math.max(0, t.overheadMs) / 1000);
         o?.onTurn?.(this.callId, t);
       },
-      onProviderTime: (stage, provider, ms) => this.deps.metrics.providerLatency.observe({ stage, provider }, ms / 1000),
+      // Tools are the bot's own endpoints, named by its config: in the turns, not in a metric label.
+      onProviderTime: (stage, provider, ms) => stage !== 'tool' && this.deps.metrics.providerLatency.observe({ stage, provider }, ms / 1000),
       onFrameGap: (ms) => o?.onFrameGap?.(ms),
     });
     // The call's processors in order; the README's frame map shows the same list.
@@ -425,6 +428,43 @@ export class CallSession {
     if (frame.fatal) void this.end(callEndFor(frame.code, 'in_call'), 'failed');
   }
 
+  /**
+   * A supervisor's control (docs/design.md §16, published by the backend on the call's channel): say now (what the
+   * bot was saying is cut short), an instruction the model reads before its next reply, a cold transfer, the end.
+   * Each is an action on the call's timeline.
+   */
+  control(c: CallControlMessage): void {
+    if (this.ended || !this.pipeline) return;
+    const action: CallAction = { type: 'control', name: c.type, at: new Date().toISOString(), duration_ms: 0, status: 'ok', arguments: { by: c.by, ...(c.text !== undefined ? { text: c.text } : {}), ...(c.to !== undefined ? { to: c.to } : {}) } };
+    this.controls.push(action);
+    this.log.info({ control: c.type, by: c.by }, 'supervisor control');
+    switch (c.type) {
+      case 'say':
+        this.pipeline.push({ kind: 'interruption' });
+        this.pipeline.push({ kind: 'say', text: c.text ?? '' });
+        return;
+      case 'instruct':
+        this.pipeline.push({ kind: 'instruct', text: c.text ?? '' });
+        return;
+      case 'transfer': {
+        const to = c.to ?? '';
+        const destination: TransferDestination = to.startsWith('+') ? { name: 'supervisor', number: to } : { name: 'supervisor', sip_uri: to };
+        const started = performance.now();
+        void this.transfer({ name: 'supervisor_transfer', type: 'transfer_call', mode: 'cold' }, destination, Promise.resolve()).then(
+          () => (action.duration_ms = Math.round(performance.now() - started)),
+          (err: unknown) => {
+            action.status = 'failed';
+            action.duration_ms = Math.round(performance.now() - started);
+            action.error = (err instanceof Error ? err.message : String(err)).slice(0, 200);
+          },
+        );
+        return;
+      }
+      case 'end':
+        void this.end(END_REASONS.supervisorEnded, 'completed');
+    }
+  }
+
   /** Ends the call (idempotent): stop the limits and the pipeline, tell the caller, report, upload the recording. */
   async end(how: string | CallEnd, status: EndStatus): Promise<CallResult> {
     if (this.ended) return this.done;
@@ -442,7 +482,7 @@ export class CallSession {
     this.deps.metrics.callsTotal.inc({ result: status === 'completed' ? reason : 'failed' });
     this.deps.observer?.onEnded?.(this.callId, reason);
     this.log.info({ reason, status, duration_ms: endedAt.getTime() - this.startedAt.getTime() }, 'call ended');
-    const actions = this.tools?.actions ?? [];
+    const actions = [...(this.tools?.actions ?? []), ...this.controls].sort((a, b) => a.at.localeCompare(b.at));
     this.deps.report(this.callId, {
       status,
       end_reason: reason,
@@ -451,7 +491,7 @@ export class CallSession {
       ...(actions.length ? { actions } : {}),
       ...(this.transferRecord ? { transfer: this.transferRecord } : {}),
       ...(this.amd ?? {}),
-      ...(this.turns.length ? { turn_latencies_ms: turnLatencies(this.turns) } : {}),
+      ...(this.turns.length ? { turn_latencies_ms: turnLatencies(this.turns), turns: callTurns(this.turns) } : {}),
     });
 
     let saved: RecordingOutcome = { key: null, error: null };
@@ -465,6 +505,23 @@ export class CallSession {
   }
 }
 
+const wholeMs = (ms: number) => Math.min(MAX_TURN_LATENCY_MS, Math.max(0, Math.round(ms)));
+
 /** Each turn's latency as the end event reports it: whole ms, the first MAX_TURN_LATENCIES turns (analytics). */
-export const turnLatencies = (turns: readonly TurnTiming[]): number[] =>
-  turns.slice(0, MAX_TURN_LATENCIES).map((t) => Math.min(MAX_TURN_LATENCY_MS, Math.max(0, Math.round(t.latencyMs))));
+export const turnLatencies = (turns: readonly TurnTiming[]): number[] => turns.slice(0, MAX_TURN_LATENCIES).map((t) => wholeMs(t.latencyMs));
+
+/** The same turns with their stages (docs/design.md §16): GET /calls/{id} `turns`. */
+export const callTurns = (turns: readonly TurnTiming[]): CallTurn[] =>
+  turns.slice(0, MAX_TURN_LATENCIES).map((t, i) => ({
+    index: i + 1,
+    user_text: t.userText.slice(0, 2000),
+    user_end_at: t.userEndAt.toISOString(),
+    decided_at: t.decidedAt.toISOString(),
+    stt_ms: wholeMs(t.path.sttMs),
+    llm_first_token_ms: wholeMs(t.path.llmMs),
+    tts_first_audio_ms: wholeMs(t.path.ttsMs),
+    tool_ms: wholeMs(t.path.toolMs),
+    latency_ms: wholeMs(t.latencyMs),
+    preemptive: t.preemptive,
+    interrupted: t.interrupted,
+  }));

@@ -153,6 +153,11 @@ export class LlmProcessor extends FrameProcessor {
   }
 
   protected override async process(frame: Frame, dir: Direction): Promise<void> {
+    if (frame.kind === 'instruct') {
+      // Read with the conversation from the next reply on; a scripted policy answers from the caller's words only.
+      this.messages.push({ role: 'system', content: `Instruction from a supervisor: ${frame.text}` });
+      return;
+    }
     if (frame.kind === 'say') {
       this.messages.push({ role: 'assistant', content: frame.text });
       this.push({ kind: 'response_start' });
@@ -300,8 +305,11 @@ export class LlmProcessor extends FrameProcessor {
           if (this.pendingTools === settled) this.pendingTools = null;
         });
         const aborted = new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));
+        const toolsStarted = performance.now();
         await Promise.race([settled, aborted]);
         if (abort.signal.aborted) return; // a barge-in: the results still land (pendingTools), nothing more is said
+        // The turn waited this long on its tools (the turn's record keeps it apart from the model's time).
+        this.push({ kind: 'provider_time', stage: 'tool', provider: calls.map((c) => c.function.name).join(','), ms: performance.now() - toolsStarted });
         if (endCall) break; // the model hung up: the other tools ran, nothing more to ask
         if (turnOver) {
           // A transfer decides the turn: the call is handed over, or its on_failure is the bot's last word.

@@ -61,6 +61,8 @@ export type Frame =
   | { kind: 'dtmf'; digit: string; atMs: number }
   /** Something the bot must say as is (greeting); the LLM stage adds it to the conversation. */
   | { kind: 'say'; text: string; endCall?: boolean }
+  /** A supervisor's instruction: the model reads it before its next reply (docs/design.md §16). */
+  | { kind: 'instruct'; text: string }
   /** One sentence of the bot's reply, for the TTS. */
   | { kind: 'text'; text: string }
   /** `held`: a preemptive reply, kept at the output unheard until `release` (or dropped by an interruption). */
@@ -69,7 +71,7 @@ export type Frame =
   | { kind: 'release' }
   | { kind: 'response_end'; endCall: boolean }
   /** Provider timing of the current turn, for the turn-latency breakdown. */
-  | { kind: 'provider_time'; stage: 'stt' | 'llm' | 'tts'; provider: string; ms: number }
+  | { kind: 'provider_time'; stage: 'stt' | 'llm' | 'tts' | 'tool'; provider: string; ms: number }
   /** Barge-in: drop queued bot output and stop generating it. */
   | { kind: 'interruption' }
   /** Errors travel as frames; `fatal` ends the call, otherwise the call goes on. `cause`: the error itself, when a start failed. */

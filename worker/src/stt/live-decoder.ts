@@ -31,6 +31,8 @@ export interface LiveDecoderOptions {
   timeoutMs?: number;
   /** Told once when live decoding cannot run here (no binding, no Python): sessions decode per turn then. */
   onUnavailable?: (why: string) => void;
+  /** A decoder process said it is ready (each start, a restart after a loss too). */
+  onReady?: () => void;
   /** The process died with `calls` sessions (they failed); the next session starts a new one. */
   onLost?: (err: ProviderError, calls: number) => void;
 }
@@ -203,6 +205,7 @@ export class LiveDecoder {
         this.opts.onUnavailable?.(err.message);
       } else this.opts.onLost?.(err, calls);
     });
+    this.proc.ready.then(() => this.opts.onReady?.(), () => undefined);
     return this.proc;
   }
 

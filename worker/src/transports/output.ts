@@ -19,6 +19,39 @@ export interface TurnTiming {
   turnEndMs: number;
   /** Each provider stage's time as measured, in order; `beforeTurnEnd` for work done on a pause (a prepared reply, a peek). */
   stages: Array<{ stage: string; provider: string; ms: number; beforeTurnEnd: boolean }>;
+  /**
+   * The turn's critical path after the decision (docs/design.md §16 `turns`), from when each part reached the
+   * output: the final words, the model's first sentence (tools apart), its first audio. They sum, with
+   * `turnEndMs`, to `latencyMs` within a frame.
+   */
+  path: { sttMs: number; llmMs: number; toolMs: number; ttsMs: number };
+  /** The caller's words that ended the turn. */
+  userText: string;
+  /** Wall-clock times of the caller's end of speech and of the decision. */
+  userEndAt: Date;
+  decidedAt: Date;
+  /** A reply prepared on the pause played (its stages were done before the decision). */
+  preemptive: boolean;
+  /** Set later if the caller cut this reply short. */
+  interrupted: boolean;
+}
+
+/** A `performance.now()` time as a wall-clock Date. */
+const wallAt = (perfMs: number) => new Date(Date.now() - (performance.now() - perfMs));
+
+/** The turn being answered: its decision and when each part of the reply reached the output. */
+interface OpenTurn {
+  speechEndAtMs: number;
+  atMs: number;
+  silenceMs: number;
+  providerMs: number;
+  stages: Stage[];
+  text: string;
+  textAtMs: number | null;
+  llmAtMs: number | null;
+  ttsAtMs: number | null;
+  toolMs: number;
+  preemptive: boolean;
 }
 
 type Stage = TurnTiming['stages'][number];
@@ -40,7 +73,9 @@ export class OutputProcessor extends FrameProcessor {
   private anchorMs = 0;
   private sentInSpurt = 0;
   private lastSentMs = 0;
-  private turn: { speechEndAtMs: number; atMs: number; silenceMs: number; providerMs: number; stages: Stage[] } | null = null;
+  private turn: OpenTurn | null = null;
+  /** The last turn answered, while its reply may still be cut short. */
+  private answered: TurnTiming | null = null;
   /** Provider stages timed since the last reply was heard and before this turn ended (its breakdown). */
   private earlyStages: Stage[] = [];
   /** Frames sent in advance of real time: a little slack for timer jitter, not enough to hear after a barge-in. */
@@ -75,6 +110,10 @@ export class OutputProcessor extends FrameProcessor {
         return;
       case 'transcript':
         if (frame.preemptive) return; // what a reply is prepared on, not what the caller is shown
+        if (frame.role === 'user' && frame.final && this.turn && this.turn.textAtMs === null) {
+          this.turn.text = frame.text;
+          this.turn.textAtMs = performance.now();
+        }
         if (frame.role === 'user') this.message({ type: 'transcript', role: 'user', text: frame.text, final: frame.final, ...(frame.dtmf ? { dtmf: true } : {}) });
         else this.enqueue({ t: 'msg', msg: { type: 'transcript', role: 'bot', text: frame.text, final: frame.final } });
         return;
@@ -94,6 +133,7 @@ export class OutputProcessor extends FrameProcessor {
         else if (!this.outQueue.some((i) => i.t === 'audio')) this.setSpeaking(false);
         return;
       case 'release':
+        if (this.turn) this.turn.preemptive = true;
         this.held = false;
         for (const item of this.heldQueue.splice(0)) this.enqueue(item);
         return;
@@ -106,10 +146,26 @@ export class OutputProcessor extends FrameProcessor {
         this.enqueue({ t: 'mark', reached: frame.reached });
         return;
       case 'user_stopped_speaking':
-        this.turn = { speechEndAtMs: frame.speechEndAtMs, atMs: frame.atMs, silenceMs: frame.silenceMs, providerMs: 0, stages: this.earlyStages.splice(0) };
+        this.turn = {
+          speechEndAtMs: frame.speechEndAtMs,
+          atMs: frame.atMs,
+          silenceMs: frame.silenceMs,
+          providerMs: 0,
+          stages: this.earlyStages.splice(0),
+          text: '',
+          textAtMs: null,
+          llmAtMs: null,
+          ttsAtMs: null,
+          toolMs: 0,
+          preemptive: false,
+        };
         return;
       case 'provider_time':
         if (this.turn) {
+          const now = performance.now();
+          if (frame.stage === 'tool' && this.turn.llmAtMs === null) this.turn.toolMs += frame.ms;
+          if (frame.stage === 'llm') this.turn.llmAtMs ??= now;
+          if (frame.stage === 'tts') this.turn.ttsAtMs ??= now;
           this.turn.providerMs += frame.ms;
           this.turn.stages.push({ stage: frame.stage, provider: frame.provider, ms: frame.ms, beforeTurnEnd: false });
         } else if (this.earlyStages.length < 32) {
@@ -123,6 +179,8 @@ export class OutputProcessor extends FrameProcessor {
   }
 
   protected override onInterrupt(): void {
+    // A reply still playing is cut short (an interruption with the bot silent is a turn starting, or a prepared reply dropped unheard).
+    if (this.answered && this.outQueue.some((i) => i.t === 'audio')) this.answered.interrupted = true;
     this.clear();
   }
 
@@ -209,15 +267,29 @@ export class OutputProcessor extends FrameProcessor {
     this.framesSent++;
     this.push({ kind: 'bot_audio', pcm, sampleRate: this.sampleRate, atMs: now });
     if (this.turn) {
-      const latencyMs = now - this.turn.speechEndAtMs;
-      this.sink.onTurn?.({
+      const t = this.turn;
+      const latencyMs = now - t.speechEndAtMs;
+      // Each part from the one before it (a part that never came, as a prepared reply's, took no time).
+      const textAt = Math.max(t.atMs, t.textAtMs ?? t.atMs);
+      const llmAt = Math.max(textAt, t.llmAtMs ?? textAt);
+      const ttsAt = Math.max(llmAt, t.ttsAtMs ?? llmAt);
+      const toolMs = Math.min(t.toolMs, llmAt - textAt);
+      const timing: TurnTiming = {
         latencyMs,
-        silenceMs: this.turn.silenceMs,
-        providerMs: this.turn.providerMs,
-        overheadMs: latencyMs - this.turn.silenceMs - this.turn.providerMs,
-        turnEndMs: this.turn.atMs - this.turn.speechEndAtMs,
-        stages: this.turn.stages,
-      });
+        silenceMs: t.silenceMs,
+        providerMs: t.providerMs,
+        overheadMs: latencyMs - t.silenceMs - t.providerMs,
+        turnEndMs: t.atMs - t.speechEndAtMs,
+        stages: t.stages,
+        path: { sttMs: textAt - t.atMs, llmMs: llmAt - textAt - toolMs, toolMs, ttsMs: ttsAt - llmAt },
+        userText: t.text,
+        userEndAt: wallAt(t.speechEndAtMs),
+        decidedAt: wallAt(t.atMs),
+        preemptive: t.preemptive,
+        interrupted: false,
+      };
+      this.answered = timing;
+      this.sink.onTurn?.(timing);
       this.turn = null;
     }
     // Stages timed while the bot speaks belong to no turn of the caller's.

@@ -86,6 +86,14 @@ describe('a dial-out to a real SIP phone', () => {
       ['bot', 'Understood.'],
       ['bot', 'Goodbye Sam.'],
     ]);
+    // The turn on the record (docs/design.md §16): its words, and stages that sum to its latency within a frame.
+    expect(call.turns).toHaveLength(1);
+    const turn = call.turns![0]!;
+    expect(turn).toMatchObject({ index: 1, user_text: 'stop calling', interrupted: false });
+    for (const k of ['stt_ms', 'llm_first_token_ms', 'tts_first_audio_ms', 'tool_ms', 'latency_ms'] as const) expect(Number.isInteger(turn[k]) && turn[k] >= 0).toBe(true);
+    const decidedMs = Date.parse(turn.decided_at) - Date.parse(turn.user_end_at);
+    expect(Math.abs(decidedMs + turn.stt_ms + turn.llm_first_token_ms + turn.tool_ms + turn.tts_first_audio_ms - turn.latency_ms)).toBeLessThanOrEqual(20);
+    expect(Date.parse(turn.user_end_at)).toBeGreaterThan(Date.parse(t.in_progress!));
     // The phone got the bot's BYE (and nothing it did not expect).
     await waitUntil(() => phoneReceived(to).includes('BYE'), { what: 'the BYE at the phone', timeoutMs: 10_000 });
     expect(phoneReceived(to)).toEqual(['INVITE', 'ACK', 'BYE']);
@@ -126,6 +134,34 @@ describe('a dial-out to a real SIP phone', () => {
       expect(loudAt(line)).toBeGreaterThanOrEqual(0);
       const lastLoud = line.length - 1 - loudAt(line.slice().reverse());
       expect(Math.max(...line.subarray(lastLoud + 8000).map(Math.abs))).toBeLessThan(500);
+      await slotFreed(callId);
+    } finally {
+      await ear.close();
+    }
+  });
+
+  it("a supervisor's say is heard on the phone line at once and is in the transcript; end hangs the phone up", async () => {
+    const ear = await PhoneEar.open(Number(process.env.SIP_PHONE_EAR_PORT));
+    try {
+      const callId = await dialout(listenNumber(20));
+      await callUntil(callId, (c) => c.status === 'in_progress', 'the answer', 30_000);
+      await waitUntil(() => ear.lines().length > 0, { what: 'the line at the ear', timeoutMs: 10_000 });
+      const line = ear.lines()[0]!;
+      const loudSince = (t: number) => line.arrivals.some((a) => a.at > t && a.rms > 1000);
+      // The greeting is over: nothing loud for a second.
+      await waitUntil(() => loudSince(0) && !loudSince(performance.now() - 1000), { what: 'the end of the greeting', timeoutMs: 15_000 });
+      const askedAt = performance.now();
+      const auth = { Authorization: await adminAuth(), 'Content-Type': 'application/json' };
+      const say = await fetch(`${backendUrl()}/api/v1/calls/${callId}/control`, { method: 'POST', headers: auth, body: JSON.stringify({ type: 'say', text: 'A supervisor joined the call.' }) });
+      expect(say.status).toBe(202);
+      // The phone hears it: speech on the line after the control, well before the call would say anything else.
+      await waitUntil(() => loudSince(askedAt), { what: "the supervisor's words at the phone", timeoutMs: 5000 });
+      const end = await fetch(`${backendUrl()}/api/v1/calls/${callId}/control`, { method: 'POST', headers: auth, body: JSON.stringify({ type: 'end' }) });
+      expect(end.status).toBe(202);
+      const call = await callUntil(callId, (c) => c.status === 'completed' && (c.recording_key !== null || c.recording_error !== null), 'the end', 30_000);
+      expect(call.end_reason).toBe('supervisor_ended');
+      expect(call.transcript.filter((e) => e.role === 'bot').map((e) => e.text)).toEqual(['Hello Sam, this is your payment reminder.', 'A supervisor joined the call.']);
+      expect(call.actions.filter((a) => a.type === 'control').map((a) => a.name)).toEqual(['say', 'end']);
       await slotFreed(callId);
     } finally {
       await ear.close();

@@ -3,8 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { USER_ROLES } from '@voice-platform/schemas';
-import { PERMISSIONS, userMay } from '../../backend/src/auth/permissions.js';
-import { permissionsCode } from '../scripts/permissions.mjs';
+import { PERMISSIONS, userMay } from '../../../backend/src/auth/permissions.js';
+import { permissionsCode } from '../../scripts/permissions.mjs';
 import { atLeast, roleMay } from './permissions.js';
 
 describe('permissions.gen.js', () => {

@@ -7,7 +7,7 @@ const unchanged = { name: 'CRM', preset: 'keep', date: '', scopes: ['dialout', '
 describe('API key creation', () => {
   it('starts with the default scopes, dialout and calls:read, and describes every scope', () => {
     expect(emptyKeyCreateForm()).toEqual({ name: '', preset: 'never', date: '', scopes: ['dialout', 'calls:read'] });
-    expect(Object.keys(SCOPE_DESCRIPTIONS)).toEqual(['dialout', 'calls:read', 'test_calls', 'campaigns']);
+    expect(Object.keys(SCOPE_DESCRIPTIONS)).toEqual(['dialout', 'calls:read', 'test_calls', 'campaigns', 'calls:control']);
   });
 
   it('sends the name, the expiry and the chosen scopes in the API’s order', () => {

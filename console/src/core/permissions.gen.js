@@ -21,6 +21,7 @@ export const MIN_ROLE = {
   "GET /api/v1/calls": "viewer",
   "GET /api/v1/calls/{id}": "viewer",
   "GET /api/v1/calls/{id}/recording": "viewer",
+  "POST /api/v1/calls/{id}/control": "editor",
   "GET /api/v1/analytics/calls": "viewer",
   "GET /api/v1/fleet": "viewer",
   "POST /api/v1/test-calls/token": "editor",

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as schemas from '@voice-platform/schemas';
-import { validatorsCode } from '../scripts/validators.mjs';
+import { validatorsCode } from '../../scripts/validators.mjs';
 
 describe('validators.gen.js', () => {
   it('is current with the shared schemas (run `npm run gen:validators` in console/ after changing one)', () => {

@@ -6,7 +6,7 @@ const __equal = __equalModule.default ?? __equalModule;
 import { fullFormats as __fullFormats } from "ajv-formats/dist/formats.js";
 
 export const ApiKeyCreate = validate10;
-const schema11 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"expires_at":{"description":"RFC 3339; must lie in the future (else 422 validation_failed); null: never expires","anyOf":[{"format":"date-time","type":"string"},{"type":"null"}]},"scopes":{"minItems":1,"maxItems":4,"uniqueItems":true,"description":"What the key may do, each scope once, at least one; default `[\"dialout\", \"calls:read\"]`","type":"array","items":{"anyOf":[{"const":"dialout","type":"string"},{"const":"calls:read","type":"string"},{"const":"test_calls","type":"string"},{"const":"campaigns","type":"string"}]}}}};
+const schema11 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"expires_at":{"description":"RFC 3339; must lie in the future (else 422 validation_failed); null: never expires","anyOf":[{"format":"date-time","type":"string"},{"type":"null"}]},"scopes":{"minItems":1,"maxItems":5,"uniqueItems":true,"description":"What the key may do, each scope once, at least one; default `[\"dialout\", \"calls:read\"]`","type":"array","items":{"anyOf":[{"const":"dialout","type":"string"},{"const":"calls:read","type":"string"},{"const":"test_calls","type":"string"},{"const":"campaigns","type":"string"},{"const":"calls:control","type":"string"}]}}}};
 const func2 = __ucs2length;
 const func0 = __equal;
 const formats0 = __fullFormats["date-time"];
@@ -141,8 +141,8 @@ vErrors = null;
 if(data.scopes !== undefined){
 let data2 = data.scopes;
 if(Array.isArray(data2)){
-if(data2.length > 4){
-const err9 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/maxItems",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items"};
+if(data2.length > 5){
+const err9 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/maxItems",keyword:"maxItems",params:{limit: 5},message:"must NOT have more than 5 items"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -261,16 +261,41 @@ errors++;
 }
 var _valid1 = _errs20 === errors;
 valid4 = valid4 || _valid1;
-}
-}
-}
 if(!valid4){
-const err19 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs22 = errors;
+if(typeof data3 !== "string"){
+const err19 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/4/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
 else {
 vErrors.push(err19);
+}
+errors++;
+}
+if("calls:control" !== data3){
+const err20 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/4/const",keyword:"const",params:{allowedValue: "calls:control"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid1 = _errs22 === errors;
+valid4 = valid4 || _valid1;
+}
+}
+}
+}
+if(!valid4){
+const err21 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
 }
 errors++;
 }
@@ -293,12 +318,12 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data2[i1], data2[j0])){
-const err20 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+const err22 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
-vErrors = [err20];
+vErrors = [err22];
 }
 else {
-vErrors.push(err20);
+vErrors.push(err22);
 }
 errors++;
 break outer0;
@@ -308,24 +333,24 @@ break outer0;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err23 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err23];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err23);
 }
 errors++;
 }
 }
 }
 else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err22];
+vErrors = [err24];
 }
 else {
-vErrors.push(err22);
+vErrors.push(err24);
 }
 errors++;
 }
@@ -334,7 +359,7 @@ return errors === 0;
 }
 
 export const ApiKeyUpdate = validate11;
-const schema12 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"is_active":{"type":"boolean"},"expires_at":{"description":"RFC 3339; must lie in the future (else 422 validation_failed); null: never expires","anyOf":[{"format":"date-time","type":"string"},{"type":"null"}]},"scopes":{"minItems":1,"maxItems":4,"uniqueItems":true,"description":"The key's new scopes (replacing the old ones), each once, at least one","type":"array","items":{"anyOf":[{"const":"dialout","type":"string"},{"const":"calls:read","type":"string"},{"const":"test_calls","type":"string"},{"const":"campaigns","type":"string"}]}}}};
+const schema12 = {"additionalProperties":false,"minProperties":1,"type":"object","properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"is_active":{"type":"boolean"},"expires_at":{"description":"RFC 3339; must lie in the future (else 422 validation_failed); null: never expires","anyOf":[{"format":"date-time","type":"string"},{"type":"null"}]},"scopes":{"minItems":1,"maxItems":5,"uniqueItems":true,"description":"The key's new scopes (replacing the old ones), each once, at least one","type":"array","items":{"anyOf":[{"const":"dialout","type":"string"},{"const":"calls:read","type":"string"},{"const":"test_calls","type":"string"},{"const":"campaigns","type":"string"},{"const":"calls:control","type":"string"}]}}}};
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -478,8 +503,8 @@ vErrors = null;
 if(data.scopes !== undefined){
 let data3 = data.scopes;
 if(Array.isArray(data3)){
-if(data3.length > 4){
-const err10 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/maxItems",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items"};
+if(data3.length > 5){
+const err10 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/maxItems",keyword:"maxItems",params:{limit: 5},message:"must NOT have more than 5 items"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -598,16 +623,41 @@ errors++;
 }
 var _valid1 = _errs22 === errors;
 valid4 = valid4 || _valid1;
-}
-}
-}
 if(!valid4){
-const err20 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs24 = errors;
+if(typeof data4 !== "string"){
+const err20 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/4/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
 else {
 vErrors.push(err20);
+}
+errors++;
+}
+if("calls:control" !== data4){
+const err21 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf/4/const",keyword:"const",params:{allowedValue: "calls:control"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+var _valid1 = _errs24 === errors;
+valid4 = valid4 || _valid1;
+}
+}
+}
+}
+if(!valid4){
+const err22 = {instancePath:instancePath+"/scopes/" + i0,schemaPath:"#/properties/scopes/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
 }
 errors++;
 }
@@ -630,12 +680,12 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data3[i1], data3[j0])){
-const err21 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+const err23 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err23];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err23);
 }
 errors++;
 break outer0;
@@ -645,24 +695,24 @@ break outer0;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err24 = {instancePath:instancePath+"/scopes",schemaPath:"#/properties/scopes/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err22];
+vErrors = [err24];
 }
 else {
-vErrors.push(err22);
+vErrors.push(err24);
 }
 errors++;
 }
 }
 }
 else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err23];
+vErrors = [err25];
 }
 else {
-vErrors.push(err23);
+vErrors.push(err25);
 }
 errors++;
 }

@@ -11,6 +11,7 @@ export const SCOPE_DESCRIPTIONS: Record<ApiKeyScope, string> = {
   'calls:read': 'Read the calls it placed and their recordings, and the call analytics.',
   test_calls: 'Start browser and WebSocket test calls.',
   campaigns: 'Run campaigns (reserved: no campaign operation takes a key yet).',
+  'calls:control': 'Steer the calls it placed while they last: say, instruct, transfer, end.',
 };
 
 const NO_SCOPE = 'Choose at least one scope.';
