@@ -13,6 +13,7 @@ export default {
   moduleNameMapper: {
     '^@voice-platform/schemas$': `${root}schemas/src/index.ts`,
     '^@voice-platform/schemas/test-call-token$': `${root}schemas/src/testCallToken.ts`,
+    '^@voice-platform/schemas/node$': `${root}schemas/src/node/index.ts`,
     '^@voice-platform/sdk$': `${root}sdk/src/index.ts`,
     '^@voice-platform/tests/infra$': `${root}tests/infra/src/index.ts`,
     '^(\\.{1,2}/.*)\\.js$': '$1',

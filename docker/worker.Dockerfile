@@ -12,13 +12,11 @@ COPY worker/package.json worker/
 COPY console/package.json console/
 COPY operator/package.json operator/
 COPY tests/package.json tests/
-# sdk: the worker's end-to-end tests (compiled with it) dial out through it.
+# sdk and tests: the worker's dev dependencies (its tests, harness and benches; tsconfig.dev.json), which the
+# image neither compiles nor ships: `tsc -b worker` builds src/ alone (worker/tsconfig.json, on schemas).
 RUN npm ci --workspace schemas --workspace sdk --workspace worker --workspace tests --include-workspace-root --ignore-scripts
 COPY schemas schemas
-COPY sdk sdk
 COPY worker worker
-COPY tests/tsconfig.json tests/
-COPY tests/infra tests/infra
 RUN npx tsc -b worker \
  && npm prune --omit=dev --workspace schemas --workspace worker
 

@@ -14,10 +14,10 @@ import WebSocket from 'ws';
 import { freePort, startProcess, waitUntil, type ManagedProcess } from '@voice-platform/tests/infra';
 import { pcmToBytes } from './audio/pcm.js';
 import { MAX_INVALID_MESSAGES } from './transports/websocket.js';
-import { silence, speech } from './testing/audio.js';
-import { adminAuth, backendUrl, callUntil, createBot, createPolicyBot } from './testing/backend.js';
-import { TestCaller, withTestCallToken, type ServerMsg } from './testing/client.js';
-import { workerMain, workerProcessEnv } from './testing/worker.js';
+import { silence, speech } from '../testing/audio.js';
+import { adminAuth, backendUrl, callUntil, createBot, createPolicyBot } from '../testing/backend.js';
+import { TestCaller, withTestCallToken, type ServerMsg } from '../testing/client.js';
+import { workerMain, workerProcessEnv } from '../testing/worker.js';
 
 const MB = 1 << 20;
 const MAX_CALLS = 20;

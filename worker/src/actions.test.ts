@@ -11,8 +11,8 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Call } from '@voice-platform/schemas';
 import { answeringNumber, startCrm } from '@voice-platform/tests/infra';
-import { admin, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES, dialOut } from './testing/backend.js';
-import { startWorker, telephonyEnv, type TestWorker } from './testing/worker.js';
+import { admin, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES, dialOut } from '../testing/backend.js';
+import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
 import { dispose } from '@livekit/rtc-node';
 
 let w: TestWorker;

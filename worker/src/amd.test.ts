@@ -7,10 +7,10 @@
 import { dispose } from '@livekit/rtc-node';
 import type { Call } from '@voice-platform/schemas';
 import { AMD_ANSWERS, amdTimeline, readVoicemail, waitUntil, type AmdAnswer } from '@voice-platform/tests/infra';
-import { envelopeMatch, recognise } from './testing/audio.js';
-import { readRecording } from './testing/recordings.js';
-import { admin, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES, dialOut } from './testing/backend.js';
-import { startWorker, telephonyEnv, type TestWorker } from './testing/worker.js';
+import { envelopeMatch, recognise } from '../testing/audio.js';
+import { readRecording } from '../testing/recordings.js';
+import { admin, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES, dialOut } from '../testing/backend.js';
+import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
 
 let w: TestWorker;
 let apiKey: string;

@@ -3,10 +3,10 @@
 // A WebSocket call ends; the dialler asks the stand-in once, with a strict json_schema response_format built from
 // the bot's analysis fields, and the call record gets the stand-in's structured answer.
 import type { Call } from '@voice-platform/schemas';
-import { callUntil, createBot } from './testing/backend.js';
-import { startCall } from './testing/client.js';
-import { startCloudStandIn, type CloudStandIn } from './testing/cloud.js';
-import { startWorker, type TestWorker } from './testing/worker.js';
+import { callUntil, createBot } from '../testing/backend.js';
+import { startCall } from '../testing/client.js';
+import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
+import { startWorker, type TestWorker } from '../testing/worker.js';
 
 let w: TestWorker;
 let cloud: CloudStandIn;

@@ -3,12 +3,12 @@
 // speaks in real time.
 import { Redis } from 'ioredis';
 import { fleetWorkerKey } from '@voice-platform/schemas';
-import { recognise, silence, speech } from './testing/audio.js';
-import { admin, callUntil, createBot, createPolicyBot, getCall, updateBot } from './testing/backend.js';
-import { TestCaller, withTestCallToken } from './testing/client.js';
-import { startWorker, type TestWorker } from './testing/worker.js';
+import { recognise, silence, speech } from '../testing/audio.js';
+import { admin, callUntil, createBot, createPolicyBot, getCall, updateBot } from '../testing/backend.js';
+import { TestCaller, withTestCallToken } from '../testing/client.js';
+import { startWorker, type TestWorker } from '../testing/worker.js';
 import { freePort, waitUntil } from '@voice-platform/tests/infra';
-import { readRecording } from './testing/recordings.js';
+import { readRecording } from '../testing/recordings.js';
 
 const waitUntilAsync = (check: () => Promise<boolean>, what: string) => waitUntil(check, { what, timeoutMs: 20_000 });
 

@@ -3,7 +3,7 @@
 // WebSocket), the call dispatcher (job kind → transport → session) and the lifecycle, on one shared
 // context; main.ts adds settings, signals and listen.
 import type http from 'node:http';
-import type { Metrics } from './metrics.js';
+import type { Metrics } from './core/metrics.js';
 import type { CallSession } from './call/session.js';
 import type { CallEventOutbox } from './call/outbox.js';
 import type { Spawner } from './proc/spawner.js';

@@ -6,9 +6,9 @@
 import { PHONE_NUMBERS, waitUntil } from '@voice-platform/tests/infra';
 import { dispose } from '@livekit/rtc-node';
 import type { Call } from '@voice-platform/schemas';
-import { admin, createPolicyBot, ensureTrunk, getCall } from './testing/backend.js';
-import { startWorker, telephonyEnv, type TestWorker } from './testing/worker.js';
-import { callsTo } from './testing/phone.js';
+import { admin, createPolicyBot, ensureTrunk, getCall } from '../testing/backend.js';
+import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
+import { callsTo } from '../testing/phone.js';
 
 interface Contact {
   id: string;

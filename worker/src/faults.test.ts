@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { CALL_FINAL_EVENTS_KEY, CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY, TERMINAL_CALL_STATUSES, type Call } from '@voice-platform/schemas';
 import { answeringNumber, freePort, holdNumber, startProcess, startTestEnv, waitUntil, type ManagedProcess, type Service, type TestEnv } from '@voice-platform/tests/infra';
-import { TEST_POLICY, TEST_VARIABLES } from './testing/backend.js';
-import { telephonyEnv, workerMain } from './testing/worker.js';
+import { TEST_POLICY, TEST_VARIABLES } from '../testing/backend.js';
+import { telephonyEnv, workerMain } from '../testing/worker.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const DIAL_INTERVAL_MS = 1000;

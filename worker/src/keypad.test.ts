@@ -5,10 +5,10 @@
 import { dispose } from '@livekit/rtc-node';
 import type { Call } from '@voice-platform/schemas';
 import { keypadNumber, listenNumber, PhoneEar } from '@voice-platform/tests/infra';
-import { admin, backendUrl, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES } from './testing/backend.js';
-import { startCall } from './testing/client.js';
-import { startCloudStandIn, type CloudStandIn } from './testing/cloud.js';
-import { startWorker, telephonyEnv, type TestWorker } from './testing/worker.js';
+import { admin, backendUrl, callUntil, createApiKey, ensureTrunk, TEST_VARIABLES } from '../testing/backend.js';
+import { startCall } from '../testing/client.js';
+import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
+import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
 
 let w: TestWorker;
 let apiKey: string;

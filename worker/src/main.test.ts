@@ -4,10 +4,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort, LOG_LINE_SHAPE, logLineShape, parseLogLines, saveLogs, waitUntil, startProcess } from '@voice-platform/tests/infra';
-import { silence, speech } from './testing/audio.js';
-import { callUntil, createPolicyBot } from './testing/backend.js';
-import { TestCaller, withTestCallToken } from './testing/client.js';
-import { workerMain as main, workerProcessEnv } from './testing/worker.js';
+import { silence, speech } from '../testing/audio.js';
+import { callUntil, createPolicyBot } from '../testing/backend.js';
+import { TestCaller, withTestCallToken } from '../testing/client.js';
+import { workerMain as main, workerProcessEnv } from '../testing/worker.js';
 
 describe('worker process', () => {
   it('refuses to boot and names every bad setting', () => {

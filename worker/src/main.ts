@@ -3,8 +3,8 @@
 import { settingsOrExit } from '@voice-platform/schemas';
 import { Redis } from 'ioredis';
 import { createWorker, VERSION } from './app.js';
-import { createLogger } from './logger.js';
-import { loadSettings } from './settings.js';
+import { createLogger } from './core/logger.js';
+import { loadSettings } from './core/settings.js';
 import { loadRnnoise } from './noise/rnnoise.js';
 
 /** Commands wait at most this long for Redis (a frozen Redis must not hold a call's start); the blocking reads have their own. */

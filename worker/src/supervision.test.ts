@@ -2,10 +2,10 @@
 // running the call (Redis pub/sub on the call's channel): `say` is heard by the caller at once and is in the
 // transcript, `instruct` is on the timeline, `end` hangs up. Who may, and what a call not in progress answers.
 import { WebSocket } from 'ws';
-import { rms, silence, trimmedSpeech } from './testing/audio.js';
-import { admin, adminAuth, backendUrl, callUntil, createBot } from './testing/backend.js';
-import { startCall, type TestCaller } from './testing/client.js';
-import { startWorker, type TestWorker } from './testing/worker.js';
+import { rms, silence, trimmedSpeech } from '../testing/audio.js';
+import { admin, adminAuth, backendUrl, callUntil, createBot } from '../testing/backend.js';
+import { startCall, type TestCaller } from '../testing/client.js';
+import { startWorker, type TestWorker } from '../testing/worker.js';
 
 let w: TestWorker;
 beforeAll(async () => {

@@ -2,9 +2,9 @@
 // from POST /api/v1/test-calls/token, good for one call to one bot, and an Origin allow-list for
 // browsers. Real backend, Redis and worker.
 import { signTestCallToken } from '@voice-platform/schemas/test-call-token';
-import { admin, adminAuth, backendUrl, createApiKey, createBot, getCall, updateBot, workerToken } from './testing/backend.js';
-import { TestCaller, withTestCallToken } from './testing/client.js';
-import { startWorker, type TestWorker } from './testing/worker.js';
+import { admin, adminAuth, backendUrl, createApiKey, createBot, getCall, updateBot, workerToken } from '../testing/backend.js';
+import { TestCaller, withTestCallToken } from '../testing/client.js';
+import { startWorker, type TestWorker } from '../testing/worker.js';
 import { waitUntil } from '@voice-platform/tests/infra';
 
 let w: TestWorker;

@@ -2,12 +2,12 @@
 // in real time, the worker's WebRTC VAD and pocketsphinx, the scripted policy, espeak-ng replies. The
 // caller's clock orders events (what it had streamed when the bot's audio came), nothing asserts a duration.
 import { concatPcm } from './audio/pcm.js';
-import { rms, silence, trimmedSpeech } from './testing/audio.js';
+import { rms, silence, trimmedSpeech } from '../testing/audio.js';
 import type { CallTurn } from '@voice-platform/schemas';
-import { callUntil, createBot } from './testing/backend.js';
-import { startCall, type TestCaller } from './testing/client.js';
-import { startWorker, type TestWorker } from './testing/worker.js';
-import { useCloudCalls } from './testing/cloud-calls.js';
+import { callUntil, createBot } from '../testing/backend.js';
+import { startCall, type TestCaller } from '../testing/client.js';
+import { startWorker, type TestWorker } from '../testing/worker.js';
+import { useCloudCalls } from '../testing/cloud-calls.js';
 
 const POLICY = {
   intents: [

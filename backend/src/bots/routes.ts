@@ -4,7 +4,7 @@ import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { Ajv } from 'ajv';
 import { BotCreate, BotUpdate, templateProblems, type AnalysisField, type AnalysisSettings, type BotCreate as BotCreateT, type BotPolicy, type BotTool, type ToolType } from '@voice-platform/schemas';
-import { AddressRefused, checkHost } from '../webhooks/addresses.js';
+import { AddressRefused, checkHost } from '@voice-platform/schemas/node';
 import { generateWebhookSecret } from '../webhooks/store.js';
 import { apiError } from '../core/errors.js';
 import { e164Problem } from '../core/phoneInput.js';

@@ -40,7 +40,7 @@ import { VERSION } from '../core/deps.js';
 import type { Metrics } from '../core/metrics.js';
 import { withDocLock } from '../core/locks.js';
 import { callCollection, locateCall, rehomeCall, type CallHome } from '../calls/store.js';
-import { AddressRefused, bareHost, guardedLookup, isNonPublicAddress } from './addresses.js';
+import { AddressRefused, bareHost, guardedLookup, isNonPublicAddress } from '@voice-platform/schemas/node';
 import { deliveryLeaseKey, ENDED_PENDING_KEY, WEBHOOK_CONSUMER_GROUP, WEBHOOK_EVENTS_STREAM } from './keys.js';
 import { emitDueEvents, emitRecordingArrived, fallbackOutbox, releaseHeldEnd, withTranscript } from './outbox.js';
 import { attempts as attemptsOf, deliveries as deliveriesOf, webhooks as webhooksOf, webhookSecretBox, type DeliveryDoc, type DeliveryStatus } from './store.js';

@@ -13,7 +13,7 @@ import { jsonBody } from '../core/body.js';
 import { withDocLock } from '../core/locks.js';
 import { requireAdmin } from '../auth/admin.js';
 import { audited, AUDITED, updateOrDeactivate } from '../audit/audit.js';
-import { AddressRefused, checkHost } from './addresses.js';
+import { AddressRefused, checkHost } from '@voice-platform/schemas/node';
 import { recordWebhookEvent } from './outbox.js';
 import { attempts, deliveries, generateWebhookSecret, publicAttempt, publicWebhook, webhooks, webhookSecretBox, type AttemptDoc, type WebhookDoc } from './store.js';
 

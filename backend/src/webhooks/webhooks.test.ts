@@ -12,7 +12,6 @@ import { freePort, saveLogs, startTestEnv, waitUntil, type TestEnv } from '@voic
 import { ADMIN, adminToken, bodyText, createBot, createKey, createTrunk, heartbeat, JWT_SECRET, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { seedAdmin } from '../auth/seed.js';
 import { COLLECTIONS } from '../core/collections.js';
-import { isNonPublicAddress } from './addresses.js';
 import { deliveryLeaseKey, ENDED_PENDING_KEY } from './keys.js';
 import type { WebhookDeliverer } from './deliverer.js';
 
@@ -235,14 +234,6 @@ describe('webhooks admin API', () => {
   it('accepts loopback and private hosts with WEBHOOK_ALLOW_PRIVATE=true', async () => {
     await start({ WEBHOOK_ALLOW_PRIVATE: 'true' });
     for (const url of ['http://127.0.0.1:9999/x', 'http://localhost/x', 'http://10.0.0.1/x', 'http://[::1]:8080/x', 'http://[fd00::1]/x']) await post({ url, events: ['call.ended'] }).expect(201);
-  });
-
-  it('classifies addresses: every non-public range refused, public ones kept', () => {
-    const nonPublic = ['127.0.0.1', '10.255.0.1', '172.31.255.255', '192.168.0.1', '169.254.0.1', '100.127.255.255', '0.1.2.3', '224.0.0.1', '255.255.255.255', '198.18.0.1',
-      '::', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '0:0:0:0:0:ffff:a00:1', '::a00:1', 'fc00::', 'fdff:ffff::1', 'fe80::1%eth0', 'febf::1', 'ff02::1', '2001:db8::1', '64:ff9b::7f00:1', '64:ff9b:1::1', '2002:a00:1::', 'not-an-ip'];
-    const publicOnes = ['93.184.216.34', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', '2a00:1450:4001::1'];
-    for (const a of nonPublic) expect([a, isNonPublicAddress(a)]).toEqual([a, true]);
-    for (const a of publicOnes) expect([a, isNonPublicAddress(a)]).toEqual([a, false]);
   });
 });
 

@@ -2,7 +2,7 @@
 // with tones as machines and fax machines make them.
 import { concatPcm } from '../audio/pcm.js';
 import { resample } from '../audio/resample.js';
-import { silence, speech } from '../testing/audio.js';
+import { silence, speech } from '../../testing/audio.js';
 import { createWebRtcVad } from '../vad/webrtc.js';
 import { AMD, AmdDetector, toneOf } from './detector.js';
 

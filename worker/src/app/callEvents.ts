@@ -3,9 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { CALL_FINAL_EVENTS_KEY, TERMINAL_CALL_STATUSES, type CallEvent } from '@voice-platform/schemas';
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
-import type { BackendClient } from '../backend.js';
+import type { Logger } from '../core/logger.js';
+import type { Metrics } from '../core/metrics.js';
+import type { BackendClient } from '../core/backend.js';
 import { CallEventOutbox, type Delivery } from '../call/outbox.js';
 import type { Heartbeat } from '../fleet/capacity.js';
 

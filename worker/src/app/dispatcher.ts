@@ -3,8 +3,8 @@
 // holds only what sets one kind apart (its checks, its first move, how the caller is connected, and
 // what a caller never connected ends as).
 import type { CallEvent, RuntimeConfig } from '@voice-platform/schemas';
-import type { Logger } from '../logger.js';
-import { BackendError } from '../backend.js';
+import type { Logger } from '../core/logger.js';
+import { BackendError } from '../core/backend.js';
 import type { CallSession } from '../call/session.js';
 import { refusalFor } from '../providers/errors.js';
 import type { CallJob } from '../fleet/claim.js';

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { verifyTestCallToken } from '@voice-platform/schemas/test-call-token';
-import { BackendError } from '../backend.js';
+import { BackendError } from '../core/backend.js';
 import { refusalFor } from '../providers/errors.js';
 import { readFleet } from '../fleet/capacity.js';
 import { CLOSE_CODES, type CallErrorCode } from '../transports/transport.js';

@@ -3,7 +3,7 @@
 // nobody runs is told apart (409 call_not_active) without any registry of which worker holds which call.
 import type { Redis } from 'ioredis';
 import { CALL_CONTROL_TYPES, callControlChannel, type CallControlMessage, type CallListenRequest } from '@voice-platform/schemas';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../core/logger.js';
 
 export interface Controllable {
   readonly callId: string;

@@ -2,10 +2,10 @@
 // ELEVENLABS_BASE_URL): the greeting reaches the caller as audio and as the bot transcript; a refused
 // connection is retried unheard; a rejected key ends the call with a clean tts_auth error; a stream that
 // breaks after audio ends it with tts_stream_broken, never with a second rendition spliced in.
-import { recognise, silence } from '../testing/audio.js';
-import { callUntil } from '../testing/backend.js';
-import type { TestCaller } from '../testing/client.js';
-import { useCloudCalls } from '../testing/cloud-calls.js';
+import { recognise, silence } from '../../testing/audio.js';
+import { callUntil } from '../../testing/backend.js';
+import type { TestCaller } from '../../testing/client.js';
+import { useCloudCalls } from '../../testing/cloud-calls.js';
 
 const VARIABLES = { customer_name: 'Sam', amount_due: 'forty' };
 const GREETING = 'Hello Sam, this is your payment reminder.';

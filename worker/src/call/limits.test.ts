@@ -2,9 +2,9 @@
 // call that never ends by itself (the caller stays on the line, silent) ended by the bot's
 // max_call_seconds, reported to the backend and closed for the caller.
 import { jest } from '@jest/globals';
-import { callUntil, createBot, TEST_POLICY } from '../testing/backend.js';
-import { TestCaller, withTestCallToken } from '../testing/client.js';
-import { startWorker, type TestWorker } from '../testing/worker.js';
+import { callUntil, createBot, TEST_POLICY } from '../../testing/backend.js';
+import { TestCaller, withTestCallToken } from '../../testing/client.js';
+import { startWorker, type TestWorker } from '../../testing/worker.js';
 import { CallLimits, type LimitReason } from './limits.js';
 
 describe('CallLimits', () => {

@@ -3,8 +3,8 @@
 // event id, a stalled or frozen backend) is shown end to end in faults.test.ts and the backend's tests.
 import { Writable } from 'node:stream';
 import type { CallEvent } from '@voice-platform/schemas';
-import { createLogger } from '../logger.js';
-import { createMetrics } from '../metrics.js';
+import { createLogger } from '../core/logger.js';
+import { createMetrics } from '../core/metrics.js';
 import { CallEventOutbox, type SendResult } from './outbox.js';
 
 type Sent = { callId: string; status: string; event_id: string };

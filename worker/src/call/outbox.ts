@@ -8,8 +8,8 @@
 // slot at once while its reports catch up behind (the call keeps its lease until they have: fleet/capacity).
 import { randomUUID } from 'node:crypto';
 import type { CallEvent } from '@voice-platform/schemas';
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
+import type { Logger } from '../core/logger.js';
+import type { Metrics } from '../core/metrics.js';
 
 /** What one attempt at posting an event got: taken, refused for good, or worth another try. */
 export type SendResult = 'accepted' | 'refused' | 'retry';

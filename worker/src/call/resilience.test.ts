@@ -6,11 +6,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
-import { silence, speech } from '../testing/audio.js';
-import { callUntil, createBot, TEST_POLICY } from '../testing/backend.js';
-import { TestCaller, withTestCallToken } from '../testing/client.js';
-import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
-import { startWorker, type TestWorker } from '../testing/worker.js';
+import { silence, speech } from '../../testing/audio.js';
+import { callUntil, createBot, TEST_POLICY } from '../../testing/backend.js';
+import { TestCaller, withTestCallToken } from '../../testing/client.js';
+import { startCloudStandIn, type CloudStandIn } from '../../testing/cloud.js';
+import { startWorker, type TestWorker } from '../../testing/worker.js';
 
 const VARIABLES = { customer_name: 'Sam', amount_due: 'forty' };
 const variables = [

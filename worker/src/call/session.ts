@@ -5,11 +5,10 @@
 // call can throw into another.
 import path from 'node:path';
 import { LISTEN_END, LISTEN_SIDE, MAX_TRANSCRIPT_ENTRIES, MAX_TURN_LATENCIES, MAX_TURN_LATENCY_MS, renderTemplate, type CallAction, type CallControlMessage, type CallEvent, type CallTransfer, type CallTurn, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
-import type { Frame } from '../pipeline/frames.js';
+import type { Logger } from '../core/logger.js';
+import type { Metrics } from '../core/metrics.js';
+import type { Frame, ServerMessage } from '../pipeline/frames.js';
 import { Pipeline } from '../pipeline/pipeline.js';
-import type { CallProviders } from '../providers.js';
 import { LlmProcessor, sentencesOf } from '../llm/llm.js';
 import { SttProcessor } from '../stt/stt.js';
 import { completeUtterance } from '../stt/turns.js';
@@ -18,8 +17,14 @@ import { VadProcessor } from '../vad/vad.js';
 import { NoiseSuppressionProcessor } from '../noise/processor.js';
 import { OutputProcessor, type TurnTiming } from '../transports/output.js';
 import { TransportInputProcessor, TransportOutputProcessor } from '../transports/io.js';
-import type { CallTransport, ServerMessage, TransferOutcome } from '../transports/transport.js';
+import type { CallTransport, TransferOutcome } from '../transports/transport.js';
 import { callEndFor, type CallEnd } from '../providers/errors.js';
+import type { RetryPolicy } from '../providers/retry.js';
+import type { SttProvider } from '../stt/stt.js';
+import type { LlmProvider } from '../llm/llm.js';
+import type { TtsProvider } from '../tts/tts.js';
+import type { VadEngine } from '../vad/vad.js';
+import type { NoiseSuppressor } from '../noise/rnnoise.js';
 import { CallRecording, recordingKey, type RecordingOutcome, type RecordingStore } from './recording.js';
 import { RecorderProcessor } from './recording/processor.js';
 import { CallLimits, LIMIT_REASONS } from './limits.js';
@@ -28,6 +33,20 @@ import { HoldTone } from './holdTone.js';
 import { AmdDetector, type AmdDecision, type AnsweredBy } from '../amd/detector.js';
 import { createWebRtcVad } from '../vad/webrtc.js';
 import { DEFAULT_INTER_DIGIT_TIMEOUT_MS, KeypadProcessor, type KeypadTurn } from '../transports/keypad.js';
+
+/** What a call runs on: each stage's provider for its bot (app/providers.ts picks them). */
+export interface CallProviders {
+  vad: VadEngine;
+  stt: SttProvider;
+  llm: LlmProvider;
+  tts: TtsProvider;
+  /** The bot's `audio.noise_suppression`: this call's RNNoise state (absent: the caller's audio goes to the VAD as is). */
+  noise?: NoiseSuppressor;
+  /** How every stage retries its provider. */
+  retry: RetryPolicy;
+  /** The bot's HTTP tools may call non-public addresses (TOOLS_ALLOW_PRIVATE_ADDRESSES; absent: no). */
+  toolsAllowPrivate?: boolean;
+}
 
 export type EndStatus = 'completed' | 'failed';
 

@@ -2,10 +2,10 @@
 // caller sees interim user transcripts before the final one and the bot answers the final one only;
 // a Deepgram connection lost mid-turn for good ends that call at once, not when the caller stops talking.
 import { concatPcm } from '../audio/pcm.js';
-import { silence, speech } from '../testing/audio.js';
-import { callUntil } from '../testing/backend.js';
-import { TestCaller, withTestCallToken, type ServerMsg } from '../testing/client.js';
-import { useCloudCalls } from '../testing/cloud-calls.js';
+import { silence, speech } from '../../testing/audio.js';
+import { callUntil } from '../../testing/backend.js';
+import { TestCaller, withTestCallToken, type ServerMsg } from '../../testing/client.js';
+import { useCloudCalls } from '../../testing/cloud-calls.js';
 
 const VARIABLES = { customer_name: 'Sam', amount_due: 'forty' };
 const REPLY = 'The open amount is forty dollars.';

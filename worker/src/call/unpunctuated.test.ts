@@ -1,9 +1,9 @@
 // Text without sentence punctuation is spoken too: a greeting "Hello Sam" or a policy reply with no
 // final stop must reach the caller as bot audio and a bot transcript, not wait for a stop that never comes.
-import { recognise, silence, speech } from '../testing/audio.js';
-import { createBot } from '../testing/backend.js';
-import { startCall, type TestCaller } from '../testing/client.js';
-import { startWorker, type TestWorker } from '../testing/worker.js';
+import { recognise, silence, speech } from '../../testing/audio.js';
+import { createBot } from '../../testing/backend.js';
+import { startCall, type TestCaller } from '../../testing/client.js';
+import { startWorker, type TestWorker } from '../../testing/worker.js';
 
 const VARIABLES = { customer_name: 'Sam', amount_due: 'forty' };
 const variables = [

@@ -16,7 +16,7 @@ import {
   fleetTotals,
   type WorkerHeartbeat,
 } from '@voice-platform/schemas';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../core/logger.js';
 
 export class Slots {
   private readonly held = new Set<string>();

@@ -5,9 +5,9 @@ import { Redis } from 'ioredis';
 import { dispose } from '@livekit/rtc-node';
 import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY, streamEntries } from '@voice-platform/schemas';
 import { answeringNumber, waitUntil } from '@voice-platform/tests/infra';
-import { backendUrl, callUntil, createApiKey, createPolicyBot, ensureTrunk, workerToken } from '../testing/backend.js';
-import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
-import { invitesTo } from '../testing/phone.js';
+import { backendUrl, callUntil, createApiKey, createPolicyBot, ensureTrunk, workerToken } from '../../testing/backend.js';
+import { startWorker, telephonyEnv, type TestWorker } from '../../testing/worker.js';
+import { invitesTo } from '../../testing/phone.js';
 import { PHONE_NUMBERS } from '@voice-platform/tests/infra';
 
 let redis: Redis;

@@ -4,7 +4,7 @@
 // worker read but never acked (it died before starting them) are claimed again after `staleAfterMs`.
 import type { Redis } from 'ioredis';
 import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, CallJobError, decodeCallJob, FLEET_RESERVATIONS_KEY, FLEET_TEST_RESERVATIONS_KEY, streamEntries } from '@voice-platform/schemas';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../core/logger.js';
 import type { Slots } from './capacity.js';
 
 export interface CallJob {

@@ -1,5 +1,5 @@
-import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
-import { llmStage } from '../testing/stages.js';
+import { startCloudStandIn, type CloudStandIn } from '../../testing/cloud.js';
+import { llmStage } from '../../testing/stages.js';
 import { retryPolicy } from '../providers/retry.js';
 import type { LlmChunk, LlmProvider } from './llm.js';
 import { OpenAiLlm } from './openai.js';

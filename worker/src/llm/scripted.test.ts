@@ -1,7 +1,7 @@
 import { decide, keypadTurn, ScriptedLlm, similarity } from './scripted.js';
 import { LlmProcessor, SentenceSplitter, type LlmChunk } from './llm.js';
 import type { Frame } from '../pipeline/frames.js';
-import { llmStage } from '../testing/stages.js';
+import { llmStage } from '../../testing/stages.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 
 const policy = {

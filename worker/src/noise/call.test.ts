@@ -1,9 +1,9 @@
 // A bot's audio.noise_suppression over a whole call (the WebSocket path, in real time): the worker reads it
 // from the bot's config and the call's VAD and pocketsphinx hear the caller denoised.
-import { createBot } from '../testing/backend.js';
-import { startCall } from '../testing/client.js';
-import { noisyPhrase, NOISY_PHRASES, whiteNoise } from '../testing/noise.js';
-import { startWorker, type TestWorker } from '../testing/worker.js';
+import { createBot } from '../../testing/backend.js';
+import { startCall } from '../../testing/client.js';
+import { noisyPhrase, NOISY_PHRASES, whiteNoise } from '../../testing/noise.js';
+import { startWorker, type TestWorker } from '../../testing/worker.js';
 
 const POLICY = {
   intents: NOISY_PHRASES.map((p, k) => ({ name: `p${k}`, examples: [p], reply: `Heard ${k}.` })),

@@ -1,6 +1,6 @@
 // What noise suppression changes for the bot's recogniser: espeak-ng phrases in noise, decoded by the real
 // pocketsphinx grammar decoder of the phrases, without and with RNNoise in front (testing/noise.ts).
-import { NOISY_PHRASES, recogniseInNoise, rightCount, type NoiseRun } from '../testing/noise.js';
+import { NOISY_PHRASES, recogniseInNoise, rightCount, type NoiseRun } from '../../testing/noise.js';
 
 const explain = (run: NoiseRun) => run.heard.map((h) => `${h.phrase}: without "${h.off}", with "${h.on}"`).join('\n');
 

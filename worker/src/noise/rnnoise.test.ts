@@ -4,8 +4,8 @@ import path from 'node:path';
 import { concatPcm } from '../audio/pcm.js';
 import type { Frame } from '../pipeline/frames.js';
 import { Pipeline } from '../pipeline/pipeline.js';
-import { silence, speech } from '../testing/audio.js';
-import { babbleNoise, LEAD_MS, noisyPhrase, RATE, whiteNoise } from '../testing/noise.js';
+import { silence, speech } from '../../testing/audio.js';
+import { babbleNoise, LEAD_MS, noisyPhrase, RATE, whiteNoise } from '../../testing/noise.js';
 import { NoiseSuppressionProcessor } from './processor.js';
 import { loadRnnoise, NoiseSuppressor, RnnoiseLoadError } from './rnnoise.js';
 

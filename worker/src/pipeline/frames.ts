@@ -1,6 +1,12 @@
 // Typed frames: everything that moves through a call's pipeline. System frames (interruption,
 // speech start, errors, cancel) overtake queued data so a barge-in is never stuck behind audio.
-import type { ServerMessage } from '../transports/transport.js';
+
+/** What the caller's side is told (transcripts, the call's start and end), whatever the transport carries it. */
+export type ServerMessage =
+  | { type: 'started'; call_id: string }
+  | { type: 'transcript'; role: 'user' | 'bot'; text: string; final: boolean; dtmf?: boolean }
+  | { type: 'ended'; reason: string }
+  | { type: 'error'; code: string; message: string };
 
 export type Role = 'user' | 'bot';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import { waitUntil } from '@voice-platform/tests/infra';
-import { silence, speech } from '../testing/audio.js';
+import { silence, speech } from '../../testing/audio.js';
 import { EspeakTts } from '../tts/espeak.js';
 import { PocketsphinxStt } from '../stt/pocketsphinx.js';
 import { Spawner, SpawnerError, type RunHandle } from './spawner.js';

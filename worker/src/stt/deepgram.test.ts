@@ -1,6 +1,6 @@
 import { concatPcm } from '../audio/pcm.js';
-import { silence, speech } from '../testing/audio.js';
-import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
+import { silence, speech } from '../../testing/audio.js';
+import { startCloudStandIn, type CloudStandIn } from '../../testing/cloud.js';
 import { retryPolicy } from '../providers/retry.js';
 import type { ProviderError } from '../providers/errors.js';
 import { DeepgramStt } from './deepgram.js';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { Spawner } from '../proc/spawner.js';
 import type { ProviderError } from '../providers/errors.js';
 import { retryPolicy } from '../providers/retry.js';
-import { silence, speech, trimmedSpeech } from '../testing/audio.js';
+import { silence, speech, trimmedSpeech } from '../../testing/audio.js';
 import { LiveDecoder } from './live-decoder.js';
 import { PocketsphinxStt } from './pocketsphinx.js';
 import { openSttSession, type SttSession } from './stt.js';

@@ -1,5 +1,5 @@
 import { concatPcm } from '../audio/pcm.js';
-import { silence, speech } from '../testing/audio.js';
+import { silence, speech } from '../../testing/audio.js';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

@@ -12,8 +12,8 @@ import https from 'node:https';
 import { createHmac, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { Ajv, type ValidateFunction } from 'ajv';
-import type { Logger } from '../logger.js';
-import { bareHost, guardedLookup, isNonPublicAddress } from './addresses.js';
+import type { Logger } from '../core/logger.js';
+import { bareHost, guardedLookup, isNonPublicAddress } from '@voice-platform/schemas/node';
 
 /** What the model gets back from a tool at most, in characters. */
 export const MAX_RESULT_CHARS = 4000;

@@ -9,10 +9,10 @@ import { Redis } from 'ioredis';
 import { dispose } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import type { Call } from '@voice-platform/schemas';
-import { recognise } from '../testing/audio.js';
-import { admin, callUntil, createPolicyBot } from '../testing/backend.js';
-import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
-import { readRecording } from '../testing/recordings.js';
+import { recognise } from '../../testing/audio.js';
+import { admin, callUntil, createPolicyBot } from '../../testing/backend.js';
+import { startWorker, telephonyEnv, type TestWorker } from '../../testing/worker.js';
+import { readRecording } from '../../testing/recordings.js';
 
 const NUMBER = '+15550007001';
 const CALLER = '+15557654321';

@@ -3,9 +3,8 @@
 // (WebSocket, LiveKit room: browser or SIP) plugs into these two the same way: its `attach` is the
 // source, its `sendAudio`/`sendMessage`/`interrupt` the sink.
 import { Rechunker, samplesFor } from '../audio/pcm.js';
-import type { Direction, Frame } from '../pipeline/frames.js';
+import type { Direction, Frame, ServerMessage } from '../pipeline/frames.js';
 import { FrameProcessor } from '../pipeline/processor.js';
-import type { ServerMessage } from './transport.js';
 
 const AUDIO_FRAME_MS = 20;
 

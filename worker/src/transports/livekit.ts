@@ -18,8 +18,8 @@ import {
   type RemoteTrack,
 } from '@livekit/rtc-node';
 import { AccessToken, RoomServiceClient, SipClient } from 'livekit-server-sdk';
-import type { Logger } from '../logger.js';
-import type { Settings } from '../settings.js';
+import type { Logger } from '../core/logger.js';
+import type { Settings } from '../core/settings.js';
 import { RoomEventRouter } from './roomEvents.js';
 import { RtcCapture } from './rtcCapture.js';
 import {
@@ -29,13 +29,13 @@ import {
   type CallTransport,
   type DialRequest,
   type InboundCallRequest,
-  type ServerMessage,
   type TelephonyDialer,
   type TransferOutcome,
   type TransferRequest,
   type TransportHandlers,
   type WebCallRequest,
 } from './transport.js';
+import type { ServerMessage } from '../pipeline/frames.js';
 
 export interface LiveKitOptions {
   url: string;

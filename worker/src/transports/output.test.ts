@@ -1,12 +1,12 @@
 import { concatPcm } from '../audio/pcm.js';
 import type { Frame } from '../pipeline/frames.js';
 import { Pipeline } from '../pipeline/pipeline.js';
-import { silence, speech } from '../testing/audio.js';
+import { silence, speech } from '../../testing/audio.js';
 import { TtsProcessor } from '../tts/tts.js';
 import { EspeakTts } from '../tts/espeak.js';
 import { VadProcessor } from '../vad/vad.js';
 import { createWebRtcVad } from '../vad/webrtc.js';
-import type { ServerMessage } from './transport.js';
+import type { ServerMessage } from '../pipeline/frames.js';
 import { OutputProcessor } from './output.js';
 import { TransportOutputProcessor } from './io.js';
 

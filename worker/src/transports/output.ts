@@ -3,9 +3,8 @@
 // seconds of speech. Bot transcripts and the end-of-call marker leave in step with the audio, as frames
 // (`bot_audio`, `transport_message`, `end_call`) for the bot's recorder and the transport output.
 import { Rechunker, samplesFor } from '../audio/pcm.js';
-import type { Direction, Frame } from '../pipeline/frames.js';
+import type { Direction, Frame, ServerMessage } from '../pipeline/frames.js';
 import { FrameProcessor } from '../pipeline/processor.js';
-import type { ServerMessage } from './transport.js';
 
 export interface TurnTiming {
   /** User end of speech → first bot audio frame sent. */

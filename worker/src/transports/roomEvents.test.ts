@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import { AudioFrame, AudioSource, AudioStream, dispose, LocalAudioTrack, type Room, RoomEvent, TrackPublishOptions, TrackSource, type RemoteParticipant, type RemoteTrack } from '@livekit/rtc-node';
-import { hearLoudFrames, joinRoom, TONE_20MS } from '../testing/livekit.js';
+import { hearLoudFrames, joinRoom, TONE_20MS } from '../../testing/livekit.js';
 import { RoomEventRouter } from './roomEvents.js';
 
 const ffiListeners = () => (globalThis as { _ffiClientInstance?: EventEmitter })._ffiClientInstance!.listeners('ffi_event');

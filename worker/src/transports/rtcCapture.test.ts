@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import { AudioSource, AudioStream, dispose, LocalAudioTrack, RoomEvent, TrackPublishOptions, TrackSource, type RemoteTrack } from '@livekit/rtc-node';
 import { waitUntil } from '@voice-platform/tests/infra';
-import { hearLoudFrames, joinRoom, TONE_20MS } from '../testing/livekit.js';
+import { hearLoudFrames, joinRoom, TONE_20MS } from '../../testing/livekit.js';
 import { RtcCapture } from './rtcCapture.js';
 
 const ffi = () => (globalThis as { _ffiClientInstance?: EventEmitter })._ffiClientInstance!;

@@ -8,11 +8,11 @@ import { answeringNumber, freePort, holdNumber, listenNumber, PHONE_NUMBERS, Pho
 import { Redis } from 'ioredis';
 import { dispose } from '@livekit/rtc-node';
 import { RoomServiceClient } from 'livekit-server-sdk';
-import { envelopeMatch, recognise } from '../testing/audio.js';
-import { adminAuth, backendUrl, callUntil, createApiKey, createBot, createPolicyBot, ensureTrunk } from '../testing/backend.js';
-import { startWorker, telephonyEnv, workerMain, workerProcessEnv, type TestWorker } from '../testing/worker.js';
-import { readRecording } from '../testing/recordings.js';
-import { invitesTo, phoneReceived } from '../testing/phone.js';
+import { envelopeMatch, recognise } from '../../testing/audio.js';
+import { adminAuth, backendUrl, callUntil, createApiKey, createBot, createPolicyBot, ensureTrunk } from '../../testing/backend.js';
+import { startWorker, telephonyEnv, workerMain, workerProcessEnv, type TestWorker } from '../../testing/worker.js';
+import { readRecording } from '../../testing/recordings.js';
+import { invitesTo, phoneReceived } from '../../testing/phone.js';
 
 const GREETING = 'Hello {{customer_name}}, this is your payment reminder.';
 const telephony = () => telephonyEnv({ RINGING_TIMEOUT_SECONDS: '6' });

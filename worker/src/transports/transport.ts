@@ -1,11 +1,6 @@
 // The seam between a call and its audio connection: the WebSocket transport, and LiveKit rooms (SIP
 // callees through LiveKit's SIP bridge) fill it. A call never knows which.
-
-export type ServerMessage =
-  | { type: 'started'; call_id: string }
-  | { type: 'transcript'; role: 'user' | 'bot'; text: string; final: boolean; dtmf?: boolean }
-  | { type: 'ended'; reason: string }
-  | { type: 'error'; code: string; message: string };
+import type { ServerMessage } from '../pipeline/frames.js';
 
 export interface TransportHandlers {
   /** Caller audio, PCM16LE mono at the call's sample rate, in any chunk size. */

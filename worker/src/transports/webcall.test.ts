@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { AudioFrame, AudioSource, AudioStream, dispose, LocalAudioTrack, Room, RoomEvent, TrackPublishOptions, TrackSource, type RemoteTrack } from '@livekit/rtc-node';
 import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
-import { createLogger } from '../logger.js';
+import { createLogger } from '../core/logger.js';
 import { LiveKitDialer, WEB_CALLER_IDENTITY } from './livekit.js';
 
 const RATE = 16000;

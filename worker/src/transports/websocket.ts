@@ -11,7 +11,8 @@ import WebSocket from 'ws';
 import { Value } from '@sinclair/typebox/value';
 import { CallVariables } from '@voice-platform/schemas';
 import { PcmBytes } from '../audio/pcm.js';
-import type { CallTransport, ServerMessage, TransportHandlers } from './transport.js';
+import type { CallTransport, TransportHandlers } from './transport.js';
+import type { ServerMessage } from '../pipeline/frames.js';
 
 export type ClientMessage = { type: 'start'; variables: Record<string, string> } | { type: 'stop' } | { type: 'dtmf'; digits: string };
 

@@ -4,10 +4,10 @@
 // says "stop calling", and gets the call's events as data on topic `events`. The record ends `web`,
 // `completed`, with both sides' transcript and a recording.
 import { AudioFrame, AudioSource, dispose, LocalAudioTrack, Room, RoomEvent, TrackPublishOptions, TrackSource } from '@livekit/rtc-node';
-import { speech, silence } from '../testing/audio.js';
-import { adminAuth, backendUrl, callUntil, createApiKey, createPolicyBot } from '../testing/backend.js';
-import { readRecording } from '../testing/recordings.js';
-import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
+import { speech, silence } from '../../testing/audio.js';
+import { adminAuth, backendUrl, callUntil, createApiKey, createPolicyBot } from '../../testing/backend.js';
+import { readRecording } from '../../testing/recordings.js';
+import { startWorker, telephonyEnv, type TestWorker } from '../../testing/worker.js';
 import { FLEET_RESERVATIONS_KEY, FLEET_TEST_RESERVATIONS_KEY, fleetWorkerKey } from '@voice-platform/schemas';
 import { waitUntil } from '@voice-platform/tests/infra';
 

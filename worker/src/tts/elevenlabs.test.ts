@@ -1,7 +1,7 @@
 import { concatPcm } from '../audio/pcm.js';
-import { recognise, speech } from '../testing/audio.js';
-import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
-import { ttsStage } from '../testing/stages.js';
+import { recognise, speech } from '../../testing/audio.js';
+import { startCloudStandIn, type CloudStandIn } from '../../testing/cloud.js';
+import { ttsStage } from '../../testing/stages.js';
 import { retryPolicy } from '../providers/retry.js';
 import { ElevenLabsTts, type ElevenLabsTtsOptions } from './elevenlabs.js';
 

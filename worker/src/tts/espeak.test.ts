@@ -4,8 +4,8 @@ import { resample } from '../audio/resample.js';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { recognise } from '../testing/audio.js';
-import { ttsStage } from '../testing/stages.js';
+import { recognise } from '../../testing/audio.js';
+import { ttsStage } from '../../testing/stages.js';
 
 async function collect(it: AsyncIterable<Int16Array>): Promise<Int16Array[]> {
   const out: Int16Array[] = [];

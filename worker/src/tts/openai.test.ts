@@ -1,8 +1,8 @@
 import { concatPcm } from '../audio/pcm.js';
 import { resample } from '../audio/resample.js';
-import { recognise } from '../testing/audio.js';
-import { startCloudStandIn, type CloudStandIn } from '../testing/cloud.js';
-import { ttsStage } from '../testing/stages.js';
+import { recognise } from '../../testing/audio.js';
+import { startCloudStandIn, type CloudStandIn } from '../../testing/cloud.js';
+import { ttsStage } from '../../testing/stages.js';
 import { OpenAiTts } from './openai.js';
 
 let cloud: CloudStandIn;

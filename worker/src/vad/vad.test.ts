@@ -1,7 +1,7 @@
 import { concatPcm } from '../audio/pcm.js';
 import type { Frame } from '../pipeline/frames.js';
 import { Pipeline } from '../pipeline/pipeline.js';
-import { silence, speech, trimmedSpeech } from '../testing/audio.js';
+import { silence, speech, trimmedSpeech } from '../../testing/audio.js';
 import { VadProcessor } from './vad.js';
 import { createWebRtcVad } from './webrtc.js';
 

@@ -5,8 +5,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { createLogger } from '../../logger.js';
-import { createMetrics } from '../../metrics.js';
+import { createLogger } from '../../core/logger.js';
+import { createMetrics } from '../../core/metrics.js';
 import { CallRecording } from './call.js';
 
 const RATE = 16000;

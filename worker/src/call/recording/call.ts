@@ -1,8 +1,8 @@
 // One call's recording from start to end: its recorder (the pipeline's taps write to it) and, when the
 // call is over, the save (finish, upload, temp files removed) that yields the call record's
 // recording_key or recording_error. Never throws: a failed recording never fails the call.
-import type { Logger } from '../../logger.js';
-import type { Metrics } from '../../metrics.js';
+import type { Logger } from '../../core/logger.js';
+import type { Metrics } from '../../core/metrics.js';
 import { CallRecorder, RecordingError } from './recorder.js';
 import { saveRecording, type RecordingStore } from './store.js';
 

@@ -10,10 +10,10 @@ import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { startTestEnv, waitUntil } from '@voice-platform/tests/infra';
-import { createWorker } from './app.js';
+import { createWorker } from '#worker/app.js';
 import { benchWorkerSettings, callersMain, EOT_MS, pct, providerCpuSeconds, startBenchBackend, type CallersResult } from './bench-lib.js';
-import { createLogger } from './logger.js';
-import type { TurnTiming } from './transports/output.js';
+import { createLogger } from '#worker/core/logger.js';
+import type { TurnTiming } from '#worker/transports/output.js';
 
 const here = fileURLToPath(import.meta.url);
 

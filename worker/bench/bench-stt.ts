@@ -8,11 +8,11 @@
 // phrases) both ways for one call, and what loading a decoder costs (first, and again for the same grammar).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { procCpuSeconds, pct, procRssBytes } from './bench-lib.js';
-import { Spawner } from './proc/spawner.js';
-import { LiveDecoder } from './stt/live-decoder.js';
-import { PocketsphinxStt } from './stt/pocketsphinx.js';
-import type { SttSession } from './stt/stt.js';
-import { silence, speech } from './testing/audio.js';
+import { Spawner } from '#worker/proc/spawner.js';
+import { LiveDecoder } from '#worker/stt/live-decoder.js';
+import { PocketsphinxStt } from '#worker/stt/pocketsphinx.js';
+import type { SttSession } from '#worker/stt/stt.js';
+import { silence, speech } from '../testing/audio.js';
 
 const PHRASES = ['how much', 'what amount', 'stop calling', 'goodbye', 'can you call me tomorrow', 'i already paid'];
 const TURNS = Number(process.env.BENCH_STT_TURNS ?? 4);

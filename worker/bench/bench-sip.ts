@@ -35,13 +35,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { dispose } from '@livekit/rtc-node';
 import { startTestEnv, waitUntil, type ManagedProcess } from '@voice-platform/tests/infra';
-import { createWorker, type Worker } from './app.js';
-import { BackendClient } from './backend.js';
+import { createWorker, type Worker } from '#worker/app.js';
+import { BackendClient } from '#worker/core/backend.js';
 import { benchWorkerSettings, callersMain, EOT_MS, machineBusySeconds, pct, procCpuSeconds, procRssBytes, providerCpuSeconds, startBenchBackend, type CallersResult } from './bench-lib.js';
-import { createLogger } from './logger.js';
-import { liveKitDialerFromSettings, type LiveKitDialer } from './transports/livekit.js';
-import type { TurnTiming } from './transports/output.js';
-import type { CallTransport, TelephonyDialer } from './transports/transport.js';
+import { createLogger } from '#worker/core/logger.js';
+import { liveKitDialerFromSettings, type LiveKitDialer } from '#worker/transports/livekit.js';
+import type { TurnTiming } from '#worker/transports/output.js';
+import type { CallTransport, TelephonyDialer } from '#worker/transports/transport.js';
 
 const here = fileURLToPath(import.meta.url);
 

@@ -1,7 +1,7 @@
 // A call's recording as the suite's MinIO holds it: the WAV header and each channel (caller left, bot right).
 import { Client } from 'minio';
-import { bytesToPcm } from '../audio/pcm.js';
-import { parseWavHeader } from '../audio/wav.js';
+import { bytesToPcm } from '#worker/audio/pcm.js';
+import { parseWavHeader } from '#worker/audio/wav.js';
 
 export function suiteMinio(): Client {
   const [host, port] = process.env.STORAGE_ENDPOINT!.split(':');

@@ -2,7 +2,7 @@
 // the worker sends back.
 import WebSocket from 'ws';
 import { signTestCallToken } from '@voice-platform/schemas/test-call-token';
-import { bytesToPcm, concatPcm, pcmToBytes } from '../audio/pcm.js';
+import { bytesToPcm, concatPcm, pcmToBytes } from '#worker/audio/pcm.js';
 
 /**
  * `…/ws/{bot_id}` with a fresh test-call token for that bot, signed as the backend signs them (with the

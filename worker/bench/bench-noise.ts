@@ -6,9 +6,9 @@
 //   beside it, the call's WebRTC VAD on the same audio (the baseline every call pays already).
 // Nothing is asserted.
 import { cpus } from 'node:os';
-import { NoiseSuppressor } from './noise/rnnoise.js';
-import { createWebRtcVad } from './vad/webrtc.js';
-import { NOISY_PHRASES, RATE, noisyPhrase, recogniseInNoise, rightCount, whiteNoise } from './testing/noise.js';
+import { NoiseSuppressor } from '#worker/noise/rnnoise.js';
+import { createWebRtcVad } from '#worker/vad/webrtc.js';
+import { NOISY_PHRASES, RATE, noisyPhrase, recogniseInNoise, rightCount, whiteNoise } from '../testing/noise.js';
 
 const SNRS_DB = (process.env.BENCH_NOISE_SNR_DB ?? '5,0').split(',').map(Number);
 const SNR_DB = SNRS_DB[0]!;

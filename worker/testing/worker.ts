@@ -2,12 +2,11 @@
 // environment of a worker run as a process (dist/main.js) on the same services.
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { createWorker, type Worker, type WorkerDeps } from '../app.js';
-import { createLogger } from '../logger.js';
-import { loadSettings, type Settings } from '../settings.js';
-import { saveLogs } from '@voice-platform/tests/infra';
+import { createWorker, type Worker, type WorkerDeps } from '#worker/app.js';
+import { createLogger } from '#worker/core/logger.js';
+import { loadSettings, type Settings } from '#worker/core/settings.js';
+import { repoRoot, saveLogs } from '@voice-platform/tests/infra';
 import { backendUrl, workerToken } from './backend.js';
 
 export interface TestWorker {
@@ -21,7 +20,7 @@ export interface TestWorker {
 }
 
 /** The built worker entry point, for the tests that run the worker as a process. */
-export const workerMain = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'main.js');
+export const workerMain = path.join(repoRoot, 'worker', 'dist', 'main.js');
 
 /** A worker process's environment on the suite's backend, listening on `port`; `env` adds or overrides. */
 export function workerProcessEnv(port: number, env: Record<string, string>): NodeJS.ProcessEnv {

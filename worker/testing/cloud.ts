@@ -32,7 +32,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { pcmToBytes } from '../audio/pcm.js';
+import { pcmToBytes } from '#worker/audio/pcm.js';
 import { speech } from './audio.js';
 
 export type Fault = 'none' | 'break_mid_stream' | 'refuse' | 'http_500' | 'http_401' | 'http_429';

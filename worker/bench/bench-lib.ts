@@ -7,13 +7,13 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { freePort, startProcess, waitUntil, type ManagedProcess, type TestEnv } from '@voice-platform/tests/infra';
-import { loadSettings, type Settings } from './settings.js';
-import { silence, speech } from './testing/audio.js';
-import { TestCaller, withTestCallToken } from './testing/client.js';
+import { freePort, repoRoot, startProcess, waitUntil, type ManagedProcess, type TestEnv } from '@voice-platform/tests/infra';
+import { loadSettings, type Settings } from '#worker/core/settings.js';
+import { silence, speech } from '../testing/audio.js';
+import { TestCaller, withTestCallToken } from '../testing/client.js';
 
-export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The repository (benches run from worker/dist/dev/bench, the sources sit in worker/bench: no fixed depth). */
+export const root = repoRoot;
 /** The bench bots' end-of-turn silence. */
 export const EOT_MS = 600;
 

@@ -1,9 +1,9 @@
 // Noisy caller audio for the noise suppression test and bench: espeak-ng phrases mixed with white noise or
 // babble (other espeak-ng voices talking at once) at a set signal-to-noise ratio, and what the real
 // pocketsphinx grammar decoder hears in them, with or without RNNoise in front.
-import { concatPcm } from '../audio/pcm.js';
-import { NoiseSuppressor } from '../noise/rnnoise.js';
-import { PocketsphinxStt } from '../stt/pocketsphinx.js';
+import { concatPcm } from '#worker/audio/pcm.js';
+import { NoiseSuppressor } from '#worker/noise/rnnoise.js';
+import { PocketsphinxStt } from '#worker/stt/pocketsphinx.js';
 import { silence, speech } from './audio.js';
 
 export const RATE = 16000;

@@ -31,7 +31,7 @@ import { Redis } from 'ioredis';
 import { dispose } from '@livekit/rtc-node';
 import { TERMINAL_CALL_STATUSES, type CallStatus } from '@voice-platform/schemas';
 import { listenNumber, PhoneEar, startTestEnv, type EarLine, type ManagedProcess } from '@voice-platform/tests/infra';
-import { createWorker, type Worker } from './app.js';
+import { createWorker, type Worker } from '#worker/app.js';
 import {
   benchWorkerSettings,
   converse,
@@ -55,10 +55,10 @@ import {
   waitFor,
   type LineResult,
 } from './bench-lib.js';
-import { processTreeCpuSeconds } from './fleet/load.js';
-import { createLogger } from './logger.js';
-import { liveKitDialerFromSettings, setMediaProbe } from './transports/livekit.js';
-import type { TurnTiming } from './transports/output.js';
+import { processTreeCpuSeconds } from '#worker/fleet/load.js';
+import { createLogger } from '#worker/core/logger.js';
+import { liveKitDialerFromSettings, setMediaProbe } from '#worker/transports/livekit.js';
+import type { TurnTiming } from '#worker/transports/output.js';
 
 const here = fileURLToPath(import.meta.url);
 const TRUNK_NUMBER = '+15550001111';

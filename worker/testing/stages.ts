@@ -1,11 +1,11 @@
 // A provider under test, run the way a call runs it: inside its stage's processor, with the stage's
 // retries (providers/retry.ts). What the stage passed on and the error frame it raised come back.
-import { concatPcm } from '../audio/pcm.js';
-import type { Frame, FrameOf } from '../pipeline/frames.js';
-import { Pipeline } from '../pipeline/pipeline.js';
-import { retryPolicy, type RetryPolicy } from '../providers/retry.js';
-import { LlmProcessor, type LlmProvider, type LlmTools } from '../llm/llm.js';
-import { TtsProcessor, type TtsProvider } from '../tts/tts.js';
+import { concatPcm } from '#worker/audio/pcm.js';
+import type { Frame, FrameOf } from '#worker/pipeline/frames.js';
+import { Pipeline } from '#worker/pipeline/pipeline.js';
+import { retryPolicy, type RetryPolicy } from '#worker/providers/retry.js';
+import { LlmProcessor, type LlmProvider, type LlmTools } from '#worker/llm/llm.js';
+import { TtsProcessor, type TtsProvider } from '#worker/tts/tts.js';
 
 export interface StageRun {
   /** The error frame the stage raised (null: none). */

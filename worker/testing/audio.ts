@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { bytesToPcm, pcmToBytes } from '../audio/pcm.js';
+import { bytesToPcm, pcmToBytes } from '#worker/audio/pcm.js';
 
 /** PCM16 mono speech of `text` at `rate`, with `padMs` of silence after it. */
 export function speech(text: string, rate = 16000, opts: { wpm?: number; padMs?: number; voice?: string } = {}): Int16Array {

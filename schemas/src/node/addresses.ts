@@ -1,9 +1,13 @@
-// Where a webhook may point (docs/design.md §8): a URL whose host resolves to a loopback, private, link-local,
-// unique-local or otherwise non-public address is refused unless WEBHOOK_ALLOW_PRIVATE=true, so an admin
-// (or a stolen admin token) cannot make the backend call into its own network (cloud metadata at
-// 169.254.169.254, Redis on 127.0.0.1, …). Checked when a webhook is saved and again on every attempt:
-// the deliverer connects only to the address it checked (guardedLookup), so a DNS answer that changes
-// between the check and the connection (rebinding) changes nothing.
+// Where a server-side request may point (docs/design.md §8 webhooks, §9 tools): one address guard for the
+// backend's webhook deliveries and the worker's HTTP tools. A URL whose host resolves to a loopback, private,
+// link-local, unique-local or otherwise non-public address is refused unless the service allows private
+// addresses (WEBHOOK_ALLOW_PRIVATE, TOOLS_ALLOW_PRIVATE_ADDRESSES), so an admin or a bot's tool cannot make a
+// service call into its own network (cloud metadata at 169.254.169.254, Redis on 127.0.0.1, …). Webhooks are
+// checked when saved and on every attempt; both callers connect only to the address they checked
+// (guardedLookup), so a DNS answer that changes between the check and the connection (rebinding) changes nothing.
+// Node only (node:dns, node:net): reached as `@voice-platform/schemas/node`, which the console never imports.
+// Refusals are an AddressRefused; each caller maps it to its own error (the backend's invalid URL or delivery
+// error, the worker's ToolError `refused`).
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
 import { isIP } from 'node:net';
 

@@ -13,12 +13,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { dispose } from '@livekit/rtc-node';
 import { AMD_ANSWERS, amdAudio, amdTimeline, startTestEnv, type AmdAnswer } from '@voice-platform/tests/infra';
-import { createWorker, type Worker } from './app.js';
-import { AmdDetector, type AmdDecision } from './amd/detector.js';
-import { resample } from './audio/resample.js';
+import { createWorker, type Worker } from '#worker/app.js';
+import { AmdDetector, type AmdDecision } from '#worker/amd/detector.js';
+import { resample } from '#worker/audio/resample.js';
 import { benchWorkerSettings, pct, startBenchBackend } from './bench-lib.js';
-import { createLogger } from './logger.js';
-import { createWebRtcVad } from './vad/webrtc.js';
+import { createLogger } from '#worker/core/logger.js';
+import { createWebRtcVad } from '#worker/vad/webrtc.js';
 
 const TRUNK_NUMBER = '+15550001111';
 const CONCURRENCY = Number(process.env.BENCH_AMD_CONCURRENCY ?? 4);

@@ -22,7 +22,7 @@ import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import { dispose } from '@livekit/rtc-node';
 import { listenNumber, PhoneEar, startTestEnv, type EarLine } from '@voice-platform/tests/infra';
-import { createWorker, type Worker } from './app.js';
+import { createWorker, type Worker } from '#worker/app.js';
 import {
   benchWorkerSettings,
   converse,
@@ -41,12 +41,12 @@ import {
   waitFor,
   type LineResult,
 } from './bench-lib.js';
-import { bytesToPcm, pcmToBytes } from './audio/pcm.js';
-import { createLogger } from './logger.js';
-import { liveKitDialerFromSettings } from './transports/livekit.js';
-import type { TurnTiming } from './transports/output.js';
-import { withTestCallToken } from './testing/client.js';
-import { startCloudStandIn } from './testing/cloud.js';
+import { bytesToPcm, pcmToBytes } from '#worker/audio/pcm.js';
+import { createLogger } from '#worker/core/logger.js';
+import { liveKitDialerFromSettings } from '#worker/transports/livekit.js';
+import type { TurnTiming } from '#worker/transports/output.js';
+import { withTestCallToken } from '../testing/client.js';
+import { startCloudStandIn } from '../testing/cloud.js';
 
 const here = fileURLToPath(import.meta.url);
 
