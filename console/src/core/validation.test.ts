@@ -2,7 +2,7 @@
 // the same bodies go through the backend's own bot builder and must fail on the same fields.
 import { BOT_DEFAULTS, type BotCreate } from '@voice-platform/schemas/bot.js';
 import { newBotDoc } from '../../../backend/src/bots/routes.js';
-import { ApiError as BackendError } from '../../../backend/src/errors.js';
+import { ApiError as BackendError } from '../../../backend/src/core/errors.js';
 import { readableMessage } from './errorMessage.js';
 import { botToForm, emptyIntent, emptyTool, formToBody, toolToBody } from './botForm.js';
 import { detailFieldErrors, errorFor, friendlyMessage, validateApiKeyCreate, validateBot } from './validation.js';
