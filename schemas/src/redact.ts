@@ -15,6 +15,8 @@
 // Entities run in a fixed order (email, card_number, ssn, phone), each over the previous one's output: a mask
 // holds no digits, so a card is never half-taken as a phone number.
 
+import type { CallAction } from './calls.js';
+
 export const REDACTION_ENTITIES = ['card_number', 'ssn', 'email', 'phone'] as const;
 export type RedactionEntity = (typeof REDACTION_ENTITIES)[number];
 
@@ -126,6 +128,17 @@ export function redactValue<T>(value: T, entities: readonly RedactionEntity[]): 
     return v;
   };
   return walk(value) as T;
+}
+
+/** A call's action as shown (the call record, webhooks): its arguments, result and error masked. */
+export function redactAction(a: CallAction, entities: readonly RedactionEntity[]): CallAction {
+  if (!entities.length) return a;
+  return {
+    ...a,
+    ...(a.arguments ? { arguments: redactValue(a.arguments, entities) } : {}),
+    ...(typeof a.result === 'string' ? { result: redactText(a.result, entities) } : {}),
+    ...(typeof a.error === 'string' ? { error: redactText(a.error, entities) } : {}),
+  };
 }
 
 /** A bot's redaction as stored or configured: absent (a bot or config from before the setting) is no redaction. */

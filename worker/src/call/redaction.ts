@@ -2,7 +2,7 @@
 // call keeps, reports and logs: transcript entries, turns' user_text, actions' arguments, results and errors,
 // and the string fields of the call's log lines. With redact_llm the model hears the caller masked too
 // (RedactProcessor, between the recogniser and the LLM stage). A config from before the setting: nothing masked.
-import { redactionOf, redactText, redactValue, type CallAction, type RedactionEntity } from '@voice-platform/schemas';
+import { redactAction, redactionOf, redactText, type CallAction, type RedactionEntity } from '@voice-platform/schemas';
 import type { Logger } from '../logger.js';
 import type { Direction, Frame } from '../pipeline/frames.js';
 import { FrameProcessor } from '../pipeline/processor.js';
@@ -27,13 +27,7 @@ export class CallRedaction {
   }
 
   action(a: CallAction): CallAction {
-    if (!this.active) return a;
-    return {
-      ...a,
-      ...(a.arguments ? { arguments: redactValue(a.arguments, this.entities) } : {}),
-      ...(typeof a.result === 'string' ? { result: this.text(a.result) } : {}),
-      ...(typeof a.error === 'string' ? { error: this.text(a.error) } : {}),
-    };
+    return redactAction(a, this.entities);
   }
 
   /** The call's logger with every string field of a line masked (messages are the code's own constant text). */
