@@ -273,10 +273,10 @@ export type AudioSettings = Static<typeof AudioSettings>;
 export const RedactionSettings = Type.Object(
   {
     entities: Type.Array(Type.Union(REDACTION_ENTITIES.map((e) => Type.Literal(e))), {
-      // Each at most once (checked by the backend: Kubernetes refuses uniqueItems in a CRD).
-      maxItems: REDACTION_ENTITIES.length,
+      // No uniqueItems: Kubernetes refuses it in a CRD; the backend keeps each once.
+      maxItems: REDACTION_ENTITIES.length * 4,
       default: [],
-      description: 'what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity], each listed once; an unknown one is a 422 naming it',
+      description: 'what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it',
     }),
     mode: Type.Literal('mask', { default: 'mask', description: 'mask: replaced by [entity] (the only mode)' }),
     redact_llm: Type.Boolean({ default: false, description: "the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)" }),

@@ -2100,7 +2100,7 @@ export interface operations {
                             };
                             redaction: {
                                 /**
-                                 * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity], each listed once; an unknown one is a 422 naming it
+                                 * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
                                  * @default []
                                  */
                                 entities: ("card_number" | "ssn" | "email" | "phone")[];
@@ -2327,7 +2327,7 @@ export interface operations {
                     };
                     redaction?: {
                         /**
-                         * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity], each listed once; an unknown one is a 422 naming it
+                         * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
                          * @default []
                          */
                         entities?: ("card_number" | "ssn" | "email" | "phone")[];
@@ -2536,7 +2536,7 @@ export interface operations {
                         };
                         redaction: {
                             /**
-                             * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity], each listed once; an unknown one is a 422 naming it
+                             * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
                              * @default []
                              */
                             entities: ("card_number" | "ssn" | "email" | "phone")[];
@@ -2811,7 +2811,7 @@ export interface operations {
                         };
                         redaction: {
                             /**
-                             * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity], each listed once; an unknown one is a 422 naming it
+                             * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
                              * @default []
                              */
                             entities: ("card_number" | "ssn" | "email" | "phone")[];
@@ -3049,7 +3049,7 @@ export interface operations {
                     };
                     redaction?: {
                         /**
-                         * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity], each listed once; an unknown one is a 422 naming it
+                         * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
                          * @default []
                          */
                         entities?: ("card_number" | "ssn" | "email" | "phone")[];
@@ -3258,7 +3258,7 @@ export interface operations {
                         };
                         redaction: {
                             /**
-                             * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity], each listed once; an unknown one is a 422 naming it
+                             * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
                              * @default []
                              */
                             entities: ("card_number" | "ssn" | "email" | "phone")[];
@@ -5501,7 +5501,7 @@ export interface operations {
                             };
                             redaction?: {
                                 /**
-                                 * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity], each listed once; an unknown one is a 422 naming it
+                                 * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
                                  * @default []
                                  */
                                 entities: ("card_number" | "ssn" | "email" | "phone")[];

@@ -181,16 +181,15 @@ function checkTemplates(bot: Omit<BotDoc, '_id' | 'created_at' | 'updated_at'>):
   if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
 }
 
-/** Redaction entities the platform does not know, named (the schema's own error would only say "allowed values"), or listed twice; before the schema check. */
+/** Redaction entities the platform does not know, named (the schema's own error would only say "allowed values"); before the schema check. */
 function checkRedactionEntities(body: unknown): void {
   const entities = (body as { redaction?: { entities?: unknown } } | null)?.redaction?.entities;
   if (!Array.isArray(entities)) return;
   const problems: FieldProblem[] = [];
   entities.forEach((e, i) => {
     if (!isRedactionEntity(e)) problems.push({ field: `redaction.entities.${i}`, message: `${JSON.stringify(e)} is not a redaction entity (one of ${REDACTION_ENTITIES.join(', ')})` });
-    else if (entities.indexOf(e) !== i) problems.push({ field: `redaction.entities.${i}`, message: `${JSON.stringify(e)} is listed twice` });
   });
-  if (problems.length) throw apiError('validation_failed', { message: `bad redaction entities: ${problems.map((p) => p.message.split(' is ')[0]).join(', ')}`, details: problems });
+  if (problems.length) throw apiError('validation_failed', { message: `unknown redaction entities: ${problems.map((p) => p.message.split(' is ')[0]).join(', ')}`, details: problems });
 }
 
 /** Builds a bot document (also used by the demo seed): header values sealed in `box`. */
