@@ -2,6 +2,7 @@
 // Bot CRD embeds. Defaults are the offline providers, so a bot works with no cloud keys.
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { phoneNumberInput } from './phone.js';
+import { REDACTION_ENTITIES } from './redact.js';
 
 /** A variable name usable as `{{name}}` in prompt, greeting and policy replies. */
 export const VARIABLE_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$';
@@ -267,6 +268,33 @@ export const AudioSettings = Type.Object(
 );
 export type AudioSettings = Static<typeof AudioSettings>;
 
+/** Redaction (shared/DESIGN.md §16; the masking itself: redact.ts): what is masked in everything stored, sent or logged of
+ *  the bot's calls. A bot stored before the setting has none (no redaction). */
+export const RedactionSettings = Type.Object(
+  {
+    entities: Type.Array(Type.Union(REDACTION_ENTITIES.map((e) => Type.Literal(e))), {
+      // No uniqueItems: Kubernetes refuses it in a CRD; the backend keeps each once.
+      maxItems: REDACTION_ENTITIES.length * 4,
+      default: [],
+      description: 'what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it',
+    }),
+    mode: Type.Literal('mask', { default: 'mask', description: 'mask: replaced by [entity] (the only mode)' }),
+    redact_llm: Type.Boolean({ default: false, description: "the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)" }),
+  },
+  { additionalProperties: false },
+);
+export type RedactionSettings = Static<typeof RedactionSettings>;
+
+/** The call recording (shared/DESIGN.md §16). A bot stored before the setting records. */
+export const RecordingSettings = Type.Object(
+  {
+    enabled: Type.Boolean({ default: true, description: 'false: no recording is made (the call has no recording_key)' }),
+    redact_keypad_tones: Type.Boolean({ default: false, description: "the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)" }),
+  },
+  { additionalProperties: false },
+);
+export type RecordingSettings = Static<typeof RecordingSettings>;
+
 export const BOT_DEFAULTS = {
   active: true,
   language: 'en-US',
@@ -284,6 +312,8 @@ export const BOT_DEFAULTS = {
   answering_machine: { detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 } as AnsweringMachine,
   audio: { noise_suppression: false } as AudioSettings,
   analysis: { summary: false, fields: [], success: null } as AnalysisSettings,
+  redaction: { entities: [], mode: 'mask', redact_llm: false } as RedactionSettings,
+  recording: { enabled: true, redact_keypad_tones: false } as RecordingSettings,
   max_call_seconds: 300,
 };
 
@@ -309,6 +339,8 @@ const botFields = {
   answering_machine: AnsweringMachine,
   audio: AudioSettings,
   analysis: AnalysisSettings,
+  redaction: RedactionSettings,
+  recording: RecordingSettings,
   max_call_seconds: Type.Integer({ minimum: 10, maximum: 7200 }),
 };
 
@@ -336,6 +368,10 @@ export const BotCreate = Type.Object(
     audio: Type.Optional(Type.Partial(botFields.audio)),
     /** Fields left out keep their defaults (on PATCH: their current values); `fields` is replaced whole. */
     analysis: Type.Optional(Type.Partial(botFields.analysis)),
+    /** Fields left out keep their defaults (on PATCH: their current values); `entities` is replaced whole. */
+    redaction: Type.Optional(Type.Partial(botFields.redaction)),
+    /** Fields left out keep their defaults (on PATCH: their current values). */
+    recording: Type.Optional(Type.Partial(botFields.recording)),
     max_call_seconds: Type.Optional(botFields.max_call_seconds),
   },
   { additionalProperties: false },

@@ -1,6 +1,6 @@
 // The worker-facing runtime config of `GET /api/v1/config?bot_id=…[&call_id=…]`.
 import { Type, type Static } from '@sinclair/typebox';
-import { AnsweringMachine, AudioSettings, BotPolicy, BotTool, InterruptionSettings, KeypadSettings, LlmSettings, SttSettings, TurnDetection, VoiceSettings } from './bot.js';
+import { AnsweringMachine, AudioSettings, RecordingSettings, RedactionSettings, BotPolicy, BotTool, InterruptionSettings, KeypadSettings, LlmSettings, SttSettings, TurnDetection, VoiceSettings } from './bot.js';
 import { CallDirectionSchema } from './calls.js';
 import { CallVariables } from './dialout.js';
 
@@ -30,6 +30,10 @@ export const RuntimeConfig = Type.Object(
         /** The bot's, with the call's campaign's override applied. */
         answering_machine: AnsweringMachine,
         audio: AudioSettings,
+        /** Absent from an older backend: no redaction. */
+        redaction: Type.Optional(RedactionSettings),
+        /** Absent from an older backend: recorded. */
+        recording: Type.Optional(RecordingSettings),
         max_call_seconds: Type.Integer(),
       },
       { additionalProperties: false },

@@ -30,3 +30,4 @@ export * from './phone.js';
 export * from './analytics.js';
 export * from './audit.js';
 export * from './csv.js';
+export * from './redact.js';

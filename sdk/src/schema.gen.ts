@@ -2155,6 +2155,36 @@ export interface operations {
                                 }[];
                             } | null;
                             prompt: string;
+                            recording: {
+                                /**
+                                 * @description false: no recording is made (the call has no recording_key)
+                                 * @default true
+                                 */
+                                enabled: boolean;
+                                /**
+                                 * @description the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)
+                                 * @default false
+                                 */
+                                redact_keypad_tones: boolean;
+                            };
+                            redaction: {
+                                /**
+                                 * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
+                                 * @default []
+                                 */
+                                entities: ("card_number" | "ssn" | "email" | "phone")[];
+                                /**
+                                 * @description mask: replaced by [entity] (the only mode)
+                                 * @default mask
+                                 * @constant
+                                 */
+                                mode: "mask";
+                                /**
+                                 * @description the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)
+                                 * @default false
+                                 */
+                                redact_llm: boolean;
+                            };
                             stt: {
                                 language: string;
                                 model: string;
@@ -2352,6 +2382,36 @@ export interface operations {
                         }[];
                     } | null;
                     prompt?: string;
+                    recording?: {
+                        /**
+                         * @description false: no recording is made (the call has no recording_key)
+                         * @default true
+                         */
+                        enabled?: boolean;
+                        /**
+                         * @description the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)
+                         * @default false
+                         */
+                        redact_keypad_tones?: boolean;
+                    };
+                    redaction?: {
+                        /**
+                         * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
+                         * @default []
+                         */
+                        entities?: ("card_number" | "ssn" | "email" | "phone")[];
+                        /**
+                         * @description mask: replaced by [entity] (the only mode)
+                         * @default mask
+                         * @constant
+                         */
+                        mode?: "mask";
+                        /**
+                         * @description the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)
+                         * @default false
+                         */
+                        redact_llm?: boolean;
+                    };
                     stt?: {
                         language: string;
                         model: string;
@@ -2531,6 +2591,36 @@ export interface operations {
                             }[];
                         } | null;
                         prompt: string;
+                        recording: {
+                            /**
+                             * @description false: no recording is made (the call has no recording_key)
+                             * @default true
+                             */
+                            enabled: boolean;
+                            /**
+                             * @description the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)
+                             * @default false
+                             */
+                            redact_keypad_tones: boolean;
+                        };
+                        redaction: {
+                            /**
+                             * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
+                             * @default []
+                             */
+                            entities: ("card_number" | "ssn" | "email" | "phone")[];
+                            /**
+                             * @description mask: replaced by [entity] (the only mode)
+                             * @default mask
+                             * @constant
+                             */
+                            mode: "mask";
+                            /**
+                             * @description the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)
+                             * @default false
+                             */
+                            redact_llm: boolean;
+                        };
                         stt: {
                             language: string;
                             model: string;
@@ -2776,6 +2866,36 @@ export interface operations {
                             }[];
                         } | null;
                         prompt: string;
+                        recording: {
+                            /**
+                             * @description false: no recording is made (the call has no recording_key)
+                             * @default true
+                             */
+                            enabled: boolean;
+                            /**
+                             * @description the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)
+                             * @default false
+                             */
+                            redact_keypad_tones: boolean;
+                        };
+                        redaction: {
+                            /**
+                             * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
+                             * @default []
+                             */
+                            entities: ("card_number" | "ssn" | "email" | "phone")[];
+                            /**
+                             * @description mask: replaced by [entity] (the only mode)
+                             * @default mask
+                             * @constant
+                             */
+                            mode: "mask";
+                            /**
+                             * @description the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)
+                             * @default false
+                             */
+                            redact_llm: boolean;
+                        };
                         stt: {
                             language: string;
                             model: string;
@@ -2984,6 +3104,36 @@ export interface operations {
                         }[];
                     } | null;
                     prompt?: string;
+                    recording?: {
+                        /**
+                         * @description false: no recording is made (the call has no recording_key)
+                         * @default true
+                         */
+                        enabled?: boolean;
+                        /**
+                         * @description the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)
+                         * @default false
+                         */
+                        redact_keypad_tones?: boolean;
+                    };
+                    redaction?: {
+                        /**
+                         * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
+                         * @default []
+                         */
+                        entities?: ("card_number" | "ssn" | "email" | "phone")[];
+                        /**
+                         * @description mask: replaced by [entity] (the only mode)
+                         * @default mask
+                         * @constant
+                         */
+                        mode?: "mask";
+                        /**
+                         * @description the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)
+                         * @default false
+                         */
+                        redact_llm?: boolean;
+                    };
                     stt?: {
                         language: string;
                         model: string;
@@ -3163,6 +3313,36 @@ export interface operations {
                             }[];
                         } | null;
                         prompt: string;
+                        recording: {
+                            /**
+                             * @description false: no recording is made (the call has no recording_key)
+                             * @default true
+                             */
+                            enabled: boolean;
+                            /**
+                             * @description the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)
+                             * @default false
+                             */
+                            redact_keypad_tones: boolean;
+                        };
+                        redaction: {
+                            /**
+                             * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
+                             * @default []
+                             */
+                            entities: ("card_number" | "ssn" | "email" | "phone")[];
+                            /**
+                             * @description mask: replaced by [entity] (the only mode)
+                             * @default mask
+                             * @constant
+                             */
+                            mode: "mask";
+                            /**
+                             * @description the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)
+                             * @default false
+                             */
+                            redact_llm: boolean;
+                        };
                         stt: {
                             language: string;
                             model: string;
@@ -5630,6 +5810,36 @@ export interface operations {
                                 }[];
                             } | null;
                             prompt: string;
+                            recording?: {
+                                /**
+                                 * @description false: no recording is made (the call has no recording_key)
+                                 * @default true
+                                 */
+                                enabled: boolean;
+                                /**
+                                 * @description the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)
+                                 * @default false
+                                 */
+                                redact_keypad_tones: boolean;
+                            };
+                            redaction?: {
+                                /**
+                                 * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
+                                 * @default []
+                                 */
+                                entities: ("card_number" | "ssn" | "email" | "phone")[];
+                                /**
+                                 * @description mask: replaced by [entity] (the only mode)
+                                 * @default mask
+                                 * @constant
+                                 */
+                                mode: "mask";
+                                /**
+                                 * @description the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)
+                                 * @default false
+                                 */
+                                redact_llm: boolean;
+                            };
                             stt: {
                                 language: string;
                                 model: string;

@@ -34,6 +34,8 @@ describe('bots', () => {
       answering_machine: { detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 },
       audio: { noise_suppression: false },
       analysis: { summary: false, fields: [], success: null },
+      redaction: { entities: [], mode: 'mask', redact_llm: false },
+      recording: { enabled: true, redact_keypad_tones: false },
       max_call_seconds: 300,
       created_at: expect.any(String),
       updated_at: expect.any(String),

@@ -3,7 +3,7 @@
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { Ajv } from 'ajv';
-import { BotCreate, BotUpdate, templateProblems, type AnalysisField, type AnalysisSettings, type BotCreate as BotCreateT, type BotPolicy, type BotTool, type ToolType } from '@voice-platform/schemas';
+import { BotCreate, BotUpdate, templateProblems, type AnalysisField, type AnalysisSettings, type BotCreate as BotCreateT, type BotPolicy, type BotTool, type ToolType, isRedactionEntity, REDACTION_ENTITIES } from '@voice-platform/schemas';
 import { AddressRefused, checkHost } from '@voice-platform/schemas/node';
 import { generateWebhookSecret } from '../webhooks/store.js';
 import { apiError } from '../core/errors.js';
@@ -181,8 +181,20 @@ function checkTemplates(bot: Omit<BotDoc, '_id' | 'created_at' | 'updated_at'>):
   if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
 }
 
+/** Redaction entities the platform does not know, named (the schema's own error would only say "allowed values"); before the schema check. */
+function checkRedactionEntities(body: unknown): void {
+  const entities = (body as { redaction?: { entities?: unknown } } | null)?.redaction?.entities;
+  if (!Array.isArray(entities)) return;
+  const problems: FieldProblem[] = [];
+  entities.forEach((e, i) => {
+    if (!isRedactionEntity(e)) problems.push({ field: `redaction.entities.${i}`, message: `${JSON.stringify(e)} is not a redaction entity (one of ${REDACTION_ENTITIES.join(', ')})` });
+  });
+  if (problems.length) throw apiError('validation_failed', { message: `unknown redaction entities: ${problems.map((p) => p.message.split(' is ')[0]).join(', ')}`, details: problems });
+}
+
 /** Builds a bot document (also used by the demo seed): header values sealed in `box`. */
 export function newBotDoc(body: BotCreateT, now: Date, box: SecretBox | null, id = new ObjectId().toHexString()): BotDoc {
+  checkRedactionEntities(body);
   const fields = withDefaults(check(BotCreate, body));
   checkTemplates(fields);
   const tools = checkTools(fields.tools);
@@ -218,6 +230,7 @@ export function botRoutes(router: Router, svc: Services): void {
   });
 
   router.patch('/api/v1/bots/:id', admin, audited(svc, updateOrDeactivate('bot'), AUDITED.bot), jsonBody(), async (ctx) => {
+    checkRedactionEntities(ctx.request.body);
     const patch = check(BotUpdate, ctx.request.body);
     // The version guard below is a compare-and-set only if edits of one bot cannot interleave (locks.ts).
     await withDocLock(svc.redis, `bot:${ctx.params.id!}`, async () => {
@@ -233,6 +246,8 @@ export function botRoutes(router: Router, svc: Services): void {
         interruption: { ...current.interruption, ...rest.interruption },
         audio: { ...current.audio, ...rest.audio },
         analysis: { ...current.analysis, ...rest.analysis },
+        redaction: { ...current.redaction, ...rest.redaction },
+        recording: { ...current.recording, ...rest.recording },
         tools: [],
       } as BotCreateT);
       checkTemplates(merged);

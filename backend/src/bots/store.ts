@@ -133,6 +133,10 @@ export function withDefaults(body: BotCreate) {
     answering_machine: { ...BOT_DEFAULTS.answering_machine, ...body.answering_machine },
     audio: { ...BOT_DEFAULTS.audio, ...body.audio },
     analysis: withAnalysisDefaults(body.analysis),
+    // Bots stored before these settings have none: no redaction, recorded.
+    // Entities once each (Kubernetes refuses uniqueItems in the Bot CRD, so a list may repeat one).
+    redaction: { ...BOT_DEFAULTS.redaction, ...body.redaction, entities: [...new Set(body.redaction?.entities ?? BOT_DEFAULTS.redaction.entities)] },
+    recording: { ...BOT_DEFAULTS.recording, ...body.recording },
     max_call_seconds: body.max_call_seconds ?? BOT_DEFAULTS.max_call_seconds,
   };
 }

@@ -13,7 +13,7 @@
 import type { Db } from 'mongodb';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { CALL_STATUSES, CALL_STATUS_RANK, MAX_CALL_ACTIONS, TERMINAL_CALL_STATUSES, type AnsweredBy, type CallAction, type CallStatus, type CallTransfer, type CallTurn } from '@voice-platform/schemas';
+import { CALL_STATUSES, CALL_STATUS_RANK, MAX_CALL_ACTIONS, TERMINAL_CALL_STATUSES, redactAction, type AnsweredBy, type CallAction, type CallStatus, type CallTransfer, type CallTurn } from '@voice-platform/schemas';
 import { apiError } from '../core/errors.js';
 import type { FieldProblem } from '../core/validate.js';
 import type { Metrics } from '../core/metrics.js';
@@ -21,6 +21,7 @@ import { releaseSlot } from '../core/redisScripts.js';
 import { withDocLock } from '../core/locks.js';
 import { callCollection, locateCall, rehomeCall, storedAction, type CallDoc } from './store.js';
 import { callHandlers, type CallEventDeps } from './events.js';
+import { botRedaction, hasCallText, redactTranscript, redactTurns } from './redaction.js';
 
 interface LifecycleDeps {
   db: Db;
@@ -141,9 +142,13 @@ export async function applyCallMove(deps: LifecycleDeps, metrics: Metrics, id: s
     if (ev.event_id !== undefined && current.event_ids?.includes(ev.event_id)) return;
     checkTimes(current, ev);
     if (!allowedFrom(current.status)) throw conflict(current.status, ev.status);
+    // The bot's redaction over what the event brings, before it is stored (redaction.ts).
+    const entities = hasCallText(ev) ? await botRedaction(deps.db, current.bot_id) : [];
+    if (entities.length && extra.transcript) extra.transcript = redactTranscript(extra.transcript, entities);
+    if (entities.length && extra.turns) extra.turns = redactTurns(extra.turns, entities);
     const seen = ev.event_id !== undefined && (current.event_ids?.length ?? 0) < MAX_EVENT_IDS ? { $addToSet: { event_ids: ev.event_id } } : {};
     // The event's actions join the call's (at most MAX_CALL_ACTIONS); its transfer is set once.
-    const acts = (ev.actions ?? []).slice(0, Math.max(0, MAX_CALL_ACTIONS - (current.actions?.length ?? 0))).map(storedAction);
+    const acts = (ev.actions ?? []).slice(0, Math.max(0, MAX_CALL_ACTIONS - (current.actions?.length ?? 0))).map((a) => storedAction(redactAction(a, entities)));
     const transfer = ev.transfer && !current.transfer ? { ...ev.transfer, at: new Date(ev.transfer.at) } : null;
     const withActions = (doc: CallDoc): CallDoc => ({ ...doc, actions: [...(doc.actions ?? []), ...acts], ...(transfer ? { transfer } : {}) });
     if (current.status !== ev.status) {

@@ -55,6 +55,8 @@ export function configRoutes(router: Router, svc: Services): void {
         dtmf: bot.dtmf,
         answering_machine: { ...bot.answering_machine, ...(override ?? {}) },
         audio: bot.audio,
+        redaction: bot.redaction,
+        recording: bot.recording,
         max_call_seconds: bot.max_call_seconds,
       },
       call: call ? { id: call._id, direction: call.direction, to_number: call.to_number, variables: call.variables } : null,

@@ -62,6 +62,8 @@ describe('GET /api/v1/config', () => {
         dtmf: { inter_digit_timeout_ms: 1500 },
         answering_machine: { detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 },
         audio: { noise_suppression: false },
+        redaction: { entities: [], mode: 'mask', redact_llm: false },
+        recording: { enabled: true, redact_keypad_tones: false },
         max_call_seconds: 300,
       },
       call: null,

@@ -19,6 +19,8 @@ import {
   interruptionToForm,
   parseParameters,
   policyProblems,
+  privacyToBody,
+  privacyToForm,
   setsProblems,
   setValue,
   toolProblems,
@@ -514,5 +516,29 @@ describe('noise suppression in the form', () => {
     const on = { ...storedBot([]), audio: { noise_suppression: true } };
     expect(botToForm(on).noise_suppression).toBe(true);
     expect(formToBody(botToForm(on)).audio).toEqual({ noise_suppression: true });
+  });
+});
+
+describe('privacy in the form: redaction and recording', () => {
+  it('a new bot redacts nothing and records, and sends so', () => {
+    const form = botToForm();
+    expect(form.privacy).toEqual({ entities: [], redact_llm: false, recording: true, redact_keypad_tones: false });
+    const body = formToBody(form);
+    expect(body.redaction).toEqual({ entities: [], mode: 'mask', redact_llm: false });
+    expect(body.recording).toEqual({ enabled: true, redact_keypad_tones: false });
+  });
+
+  it('round-trips stored settings; entities are sent once each, in the platform\'s order', () => {
+    const stored: Bot = { ...storedBot([]), redaction: { entities: ['phone', 'card_number'], mode: 'mask', redact_llm: true }, recording: { enabled: false, redact_keypad_tones: true } };
+    const form = botToForm(stored);
+    expect(form.privacy).toEqual({ entities: ['card_number', 'phone'], redact_llm: true, recording: false, redact_keypad_tones: true });
+    form.privacy.entities.push('email', 'card_number');
+    expect(privacyToBody(form.privacy)).toEqual({ redaction: { entities: ['card_number', 'email', 'phone'], mode: 'mask', redact_llm: true }, recording: { enabled: false, redact_keypad_tones: true } });
+  });
+
+  it('a bot read from an older backend (no settings) shows no redaction and recording on', () => {
+    const { redaction: _r, recording: _c, ...old } = { ...storedBot([]) } as Bot;
+    expect(botToForm(old as Bot).privacy).toEqual({ entities: [], redact_llm: false, recording: true, redact_keypad_tones: false });
+    expect(privacyToForm({})).toEqual(botToForm(old as Bot).privacy);
   });
 });

@@ -1,6 +1,7 @@
 // The bot form's state (strings as typed) ↔ the API body. Numbers that do not parse stay strings so
 // the shared schema reports them ("Must be a number.") exactly like the backend would.
 import { BOT_DEFAULTS, type AnalysisFieldType, type AnalysisSettings, type AnalysisValue, type AnsweringMachine, type Bot, type BotCreate, type BotTool, type BotToolPublic, type InterruptionSettings, type ToolType, type TurnDetection } from '@voice-platform/schemas/bot.js';
+import { REDACTION_ENTITIES, type RedactionEntity } from '@voice-platform/schemas/redact.js';
 import { phoneNumberError } from './phoneValidation.js';
 
 type PolicyIntent = NonNullable<BotCreate['policy']>['intents'][number];
@@ -141,6 +142,35 @@ export const TURN_DETECTION_LABELS: Record<TurnDetectionMode, string> = {
   fixed: 'Fixed silence',
 };
 
+/** Redaction and recording (shared/DESIGN.md §16) as edited: the entities checked, in the platform's order. */
+export interface PrivacyForm {
+  entities: RedactionEntity[];
+  redact_llm: boolean;
+  recording: boolean;
+  redact_keypad_tones: boolean;
+}
+
+export const REDACTION_ENTITY_LABELS: Record<RedactionEntity, string> = {
+  card_number: 'Card numbers',
+  ssn: 'US social security numbers',
+  email: 'Email addresses',
+  phone: 'Phone numbers',
+};
+
+/** Stored settings as the form holds them; a bot read from an older backend has none: no redaction, recorded. */
+export function privacyToForm(b: Pick<Partial<Bot>, 'redaction' | 'recording'>): PrivacyForm {
+  const r = b.redaction ?? BOT_DEFAULTS.redaction;
+  const rec = b.recording ?? BOT_DEFAULTS.recording;
+  return { entities: REDACTION_ENTITIES.filter((e) => r.entities.includes(e)), redact_llm: r.redact_llm, recording: rec.enabled, redact_keypad_tones: rec.redact_keypad_tones };
+}
+
+export function privacyToBody(f: PrivacyForm): Pick<BotCreate, 'redaction' | 'recording'> {
+  return {
+    redaction: { entities: REDACTION_ENTITIES.filter((e) => f.entities.includes(e)), mode: 'mask', redact_llm: f.redact_llm },
+    recording: { enabled: f.recording, redact_keypad_tones: f.redact_keypad_tones },
+  };
+}
+
 export interface BotForm {
   name: string;
   active: boolean;
@@ -159,6 +189,7 @@ export interface BotForm {
   inter_digit_timeout_ms: string;
   answering_machine: AnsweringMachineForm;
   analysis: AnalysisForm;
+  privacy: PrivacyForm;
   tools: ToolForm[];
   usePolicy: boolean;
   intents: IntentForm[];
@@ -460,6 +491,7 @@ export function botToForm(bot?: Bot): BotForm {
     inter_digit_timeout_ms: String((b.dtmf ?? BOT_DEFAULTS.dtmf).inter_digit_timeout_ms),
     answering_machine: answeringMachineToForm(b.answering_machine),
     analysis: analysisToForm(b.analysis),
+    privacy: privacyToForm(b),
     tools: b.tools.map(toolToForm),
     usePolicy: b.policy !== null,
     intents: (b.policy?.intents ?? []).map(intentToForm),
@@ -583,6 +615,7 @@ export function formToBody(f: BotForm): BotCreate {
     dtmf: { inter_digit_timeout_ms: parseNumber(f.inter_digit_timeout_ms) as number },
     answering_machine: answeringMachineToBody(f.answering_machine),
     analysis: analysisToBody(f.analysis),
+    ...privacyToBody(f.privacy),
     tools: f.tools.map(toolToBody),
     policy: f.usePolicy
       ? {

@@ -2,6 +2,7 @@
 // scripted policy (with the analysis fields each intent sets), the post-call analysis, limits. Validated with the shared schema before it is sent; API 422 details land on fields.
 import { html, nothing, type TemplateResult } from 'lit';
 import { ANALYSIS_FIELD_TYPES, MAX_ANALYSIS_FIELDS, MAX_TOOL_HEADERS, ON_MACHINE, TOOL_TIMEOUT_MS, TOOL_TYPES, TURN_DETECTION_MODES, type AnalysisFieldType, type Bot, type ToolType } from '@voice-platform/schemas/bot.js';
+import { REDACTION_ENTITIES, type RedactionEntity } from '@voice-platform/schemas/redact.js';
 import { LightElement } from '../components/base.js';
 import { checkbox, errorBanner, field } from '../components/field.js';
 import { api, ApiError } from '../core/api.js';
@@ -20,6 +21,7 @@ import {
   MAX_ACTION_ARGUMENTS,
   ON_MACHINE_LABELS,
   policyProblems,
+  REDACTION_ENTITY_LABELS,
   setsProblems,
   TOOL_TYPE_LABELS,
   toolProblems,
@@ -568,6 +570,36 @@ export class VpBotEditPage extends LightElement {
     </fieldset>`;
   }
 
+  /** Redaction and recording (shared/DESIGN.md §16): what the platform masks of this bot's calls, and what it records. */
+  private renderPrivacy(f: BotForm) {
+    const p = f.privacy;
+    const toggle = (e: RedactionEntity, on: boolean) => (p.entities = on ? [...new Set([...p.entities, e])] : p.entities.filter((x) => x !== e));
+    return html`<fieldset id="bot-privacy">
+      <legend>Privacy</legend>
+      <p class="hint" style="margin-bottom:12px">What is checked is masked (shown as <code>[card_number]</code>, <code>[email]</code>…) in the transcript, the actions, the analysis, webhooks, exports and logs, before anything is stored or sent. Card numbers are found by their check digit, keypad presses included.</p>
+      <div role="group" aria-label="Redact">
+        ${REDACTION_ENTITIES.map((e) =>
+          checkbox({ id: `bot-redaction-${e}`, label: REDACTION_ENTITY_LABELS[e], checked: p.entities.includes(e), onChange: (c) => this.change(() => toggle(e, c)) }),
+        )}
+      </div>
+      ${checkbox({
+        id: 'bot-redaction-redact_llm',
+        label: 'Mask them for the language model too',
+        checked: p.redact_llm,
+        hint: 'Off: the model of the live call hears the caller’s words as said (it may need them to act). On: it gets the mask as well.',
+        onChange: (c) => this.change(() => (p.redact_llm = c)),
+      })}
+      ${checkbox({ id: 'bot-recording-enabled', label: 'Record calls', checked: p.recording, hint: 'Off: no recording is made or stored.', onChange: (c) => this.change(() => (p.recording = c)) })}
+      ${checkbox({
+        id: 'bot-recording-redact_keypad_tones',
+        label: 'Silence keypad tones in the recording',
+        checked: p.redact_keypad_tones,
+        hint: 'The caller’s side of the recording is silent around each key they press (a card number typed on the keypad cannot be heard back).',
+        onChange: (c) => this.change(() => (p.redact_keypad_tones = c)),
+      })}
+    </fieldset>`;
+  }
+
   private renderPolicy(f: BotForm) {
     return html`<fieldset>
       <legend>Scripted policy</legend>
@@ -725,6 +757,7 @@ export class VpBotEditPage extends LightElement {
       ${this.renderTools(f)}
       ${this.renderPolicy(f)}
       ${this.renderAnalysis(f)}
+      ${this.renderPrivacy(f)}
       ${Object.entries(SUGGESTIONS).map(([k, items]) => html`<datalist id="${k}-providers">${items.map((i) => html`<option value=${i}></option>`)}</datalist>`)}
       ${errorBanner(this.error)}
       <div class="form-actions">

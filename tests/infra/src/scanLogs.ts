@@ -28,7 +28,7 @@ function main(): number {
     return 1;
   }
   if (!findings.length) {
-    process.stdout.write(`secrets scan: ${files} log files under ${path.relative(process.cwd(), dir) || dir}, ${known.length} known secrets and the shapes of API keys, webhook secrets, JWTs, passwords and Authorization credentials: none found\n`);
+    process.stdout.write(`secrets scan: ${files} log files under ${path.relative(process.cwd(), dir) || dir}, ${known.length} known secrets and the shapes of API keys, webhook secrets, JWTs, passwords, Authorization credentials and card numbers: none found\n`);
     return 0;
   }
   process.stdout.write(`secrets scan: ${findings.length} secret(s) in the logs under ${dir}:\n`);

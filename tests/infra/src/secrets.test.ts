@@ -80,6 +80,29 @@ describe('scanLogs', () => {
     expect(findings.find((f) => f.line === 9)!.excerpt).toMatch(/Authorization: Bearer \S{1,4}…\[redacted, \d+ chars\]$/);
   });
 
+  it('reports card numbers (Luhn-valid, a network\'s prefix and length) in any form, and not timestamps, ids or other numbers', () => {
+    const cards = [
+      '{"level":"info","msg":"turn","text":"my card is 4111 1111 1111 1111"}', // line 1
+      '{"level":"info","digits":"4111111111111111"}', // line 2
+      'keys 5555-5555-5555-4444 pressed', // line 3
+      '{"msg":"amex","n":378282246310005}', // line 4
+      '{"text":"4111111111111111 2029."}', // line 5
+    ];
+    const clean = [
+      '{"level":"info","digits":"[card_number]","text":"Card [card_number] noted."}',
+      '{"time":"2026-11-29T09:31:07.123Z","at_ms":1764408667123,"ns":1764408667123456789}',
+      '{"msg":"luhn-invalid","digits":"4111111111111112","other":"1234567812345670"}',
+      '{"id":"65a1b2c3d4e5f60718293a4b","phone":"+14155550100","ip":"10.0.0.4111111111111111"}',
+      'version 4.111111111111111 and a longer number 41111111111111111111',
+      '{"msg":"sip", "traceID": "6555555555554444", "span_id": "4111111111111111"}', // all-digit identifiers
+      'o=- 6537000000000000005 6537000000000000005 IN IP4 127.0.0.1', // an SDP origin line's session id
+    ];
+    writeFileSync(path.join(dir, 'worker.log'), [...cards, ...clean].join('\n'));
+    const { findings } = scanLogs(dir, []);
+    expect(findings.map((f) => `${f.line}: ${f.kind}`)).toEqual(['1: card number', '2: card number', '3: card number', '4: card number', '5: card number']);
+    expect(findings.map((f) => f.excerpt).join('\n')).not.toMatch(/4111111111111111|4111 1111 1111 1111|5555-5555-5555-4444|378282246310005/);
+  });
+
   it('finds what saveLogs kept of a harness-style in-memory log', () => {
     const key = apiKey();
     const was = process.env.VP_TEST_LOG_DIR;

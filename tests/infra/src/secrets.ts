@@ -6,7 +6,10 @@
 //   admin password, each suite's global setup, …) and the suite's LiveKit secret (VP_LIVEKIT_TEST_SECRET,
 //   which scripts/test.sh sets for the whole run);
 // - anything shaped like one: an API key (`vx_` + 32), a webhook secret (`whsec_` + 32), a JWT
-//   (`eyJ….eyJ….…`), a JSON `password` with a value, an Authorization header's credentials.
+//   (`eyJ….eyJ….…`), a JSON `password` with a value, an Authorization header's credentials;
+// - a payment card number (shared/DESIGN.md §16: calls redact them): a card network's prefix and length,
+//   as one run or in groups split by single spaces or dashes, passing the Luhn check. Checked here on its
+//   own, not with the platform's masking module: the scan must not share the blind spots of what it checks.
 // Findings name file and line and never print the secret: only its first characters.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -37,6 +40,58 @@ export const SECRET_SHAPES: ReadonlyArray<{ kind: string; re: RegExp }> = [
   { kind: 'password', re: /(?<=password\\*"\s*:\s*\\*")(?!\[Redacted\]|\*+\\*")[^"\\]+/gi },
   { kind: 'Authorization credentials', re: /(?<=\b(?:Bearer|Basic)\s+)[A-Za-z0-9._~+/=-]{16,}/g },
 ];
+
+/** A card network's number: Visa 13/16/19, Mastercard 16, Amex 15, Discover 16–19, JCB 16–19, Diners 14. */
+const CARD_NETWORKS: ReadonlyArray<{ prefix: RegExp; lengths: readonly number[] }> = [
+  { prefix: /^4/, lengths: [13, 16, 19] },
+  { prefix: /^(5[1-5]|2[2-7])/, lengths: [16] },
+  { prefix: /^3[47]/, lengths: [15] },
+  { prefix: /^(6011|65|64[4-9])/, lengths: [16, 17, 18, 19] },
+  { prefix: /^35/, lengths: [16, 17, 18, 19] },
+  { prefix: /^3(0[0-5]|[689])/, lengths: [14] },
+];
+/** Digit groups split by single spaces or dashes; not part of a word, a decimal, a time, an address or a path. */
+const DIGIT_RUN = /(?<![\w./-]|\d:)\d+(?:[ -]\d+)*(?!\w|[.:/]\w)/g;
+
+/** A JSON or logfmt key naming an identifier, right before a value: `"traceID": "`, `span_id=`, `"hash":`. */
+const ID_KEY = /["']?[\w-]*(?:id|ID|Id|trace|span|hash|sid|SID|nonce|seq)["']?\s*[:=]\s*["']?$/;
+
+function luhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = Number(digits[digits.length - 1 - i]);
+    if (i % 2 === 1 && (d *= 2) > 9) d -= 9;
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
+const isCard = (digits: string) => CARD_NETWORKS.some((n) => n.prefix.test(digits) && n.lengths.includes(digits.length)) && luhn(digits);
+
+/** Where a line holds a card number: whole digit groups of a run (a card and the year after it too), of a network's prefix and length, Luhn-valid. */
+export function cardNumbersIn(line: string): Array<{ start: number; end: number }> {
+  const out: Array<{ start: number; end: number }> = [];
+  // An SDP origin line (sipp's message log) holds the session's id and version: random numbers.
+  if (/^\s*o=/.test(line)) return out;
+  for (const run of line.matchAll(DIGIT_RUN)) {
+    if (run[0].replace(/\D/g, '').length < 13) continue;
+    // An identifier that came out all digits (a hex trace id: livekit-sip logs them) is not a card.
+    if (ID_KEY.test(line.slice(Math.max(0, run.index! - 80), run.index!))) continue;
+    const groups = [...run[0].matchAll(/\d+/g)].map((g) => ({ start: run.index! + g.index!, end: run.index! + g.index! + g[0].length, digits: g[0] }));
+    for (let i = 0; i < groups.length; i++) {
+      let digits = '';
+      for (let j = i; j < groups.length && digits.length < 19; j++) {
+        digits += groups[j]!.digits;
+        if (isCard(digits)) {
+          out.push({ start: groups[i]!.start, end: groups[j]!.end });
+          i = j;
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
 
 /** Names whose values are secrets, in settings and in the tests' sources. */
 const SECRET_NAME = /secret|token|passw(or)?d|api_?key/i;
@@ -145,6 +200,7 @@ export function scanLine(line: string, known: readonly KnownSecret[]): { kind: s
   for (const { kind, re } of SECRET_SHAPES) {
     for (const m of line.matchAll(re)) hits.push({ kind, start: m.index!, end: m.index! + m[0].length });
   }
+  for (const h of cardNumbersIn(line)) hits.push({ kind: 'card number', ...h });
   if (!hits.length) return null;
   // The excerpt: the line around the first hit, with every hit on the line redacted.
   let redacted = '';

@@ -33,6 +33,7 @@ import { HoldTone } from './holdTone.js';
 import { AmdDetector, type AmdDecision, type AnsweredBy } from '../amd/detector.js';
 import { createWebRtcVad } from '../vad/webrtc.js';
 import { DEFAULT_INTER_DIGIT_TIMEOUT_MS, KeypadProcessor, type KeypadTurn } from '../transports/keypad.js';
+import { CallRedaction, RedactProcessor } from './redaction.js';
 
 /** What a call runs on: each stage's provider for its bot (app/providers.ts picks them). */
 export interface CallProviders {
@@ -63,6 +64,9 @@ export interface AnsweringMachineSettings {
 /** Wall-clock bounds on the screening (the detector's clock is the audio's): no voice at all, and at most. */
 const SCREENING_MAX_SILENT_MS = 3500;
 const SCREENING_MAX_MS = 12_000;
+/** A key's tone on the caller's channel, around the key's event: silenced when the bot redacts keypad tones. */
+const KEY_TONE_BEFORE_MS = 40;
+const KEY_TONE_AFTER_MS = 300;
 
 export interface CallObserver {
   onTurn?(callId: string, t: TurnTiming): void;
@@ -104,6 +108,8 @@ export class CallSession {
   private startedAt = new Date();
   private ended = false;
   private readonly log: Logger;
+  /** The bot's redaction (shared/DESIGN.md §16): applied to all the call stores, reports and logs. */
+  private readonly redaction: CallRedaction;
   readonly turns: TurnTiming[] = [];
   /** Final transcripts in order, reported with the call's end. */
   readonly transcript: TranscriptEntry[] = [];
@@ -137,7 +143,8 @@ export class CallSession {
     private readonly deps: CallDeps,
   ) {
     this.callId = config.call!.id;
-    this.log = deps.logger.child({ call_id: this.callId, bot_id: config.bot.id });
+    this.redaction = new CallRedaction(config.bot.redaction);
+    this.log = this.redaction.logger(deps.logger.child({ call_id: this.callId, bot_id: config.bot.id }));
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
 
@@ -224,6 +231,8 @@ export class CallSession {
           ignoreBackchannels: interruption.ignore_backchannels,
         }),
         stt,
+        // redact_llm: the model gets the caller's words (and keys) masked too.
+        ...(this.redaction.llm ? [new RedactProcessor(this.redaction)] : []),
         new LlmProcessor(this.providers.llm, bot.prompt, this.providers.retry, this.tools, (outcome) => this.deps.metrics.preemptiveReplies.inc({ outcome })),
         tts,
         output,
@@ -255,7 +264,8 @@ export class CallSession {
     const { bot } = this.config;
     const rate = this.deps.sampleRate;
     this.startedAt = new Date();
-    this.recording = new CallRecording(rate, performance.now(), path.join(this.deps.recordingDir, this.callId), this.deps.metrics, this.log);
+    // recording.enabled false: none is made, so none is uploaded or reported (configs from before the setting record).
+    if (bot.recording?.enabled !== false) this.recording = new CallRecording(rate, performance.now(), path.join(this.deps.recordingDir, this.callId), this.deps.metrics, this.log);
     transport.attach({
       onAudio: (pcm) => this.onAudio(pcm),
       onHangup: (reason) => void this.hungUp(reason),
@@ -332,6 +342,8 @@ export class CallSession {
 
   /** Every message to the caller passes here; final transcripts are kept for the call record. */
   private toCaller(msg: ServerMessage): void {
+    // Masked before it is kept or sent (the live transcript too): what the bot redacts never leaves the worker.
+    if (msg.type === 'transcript') msg = { ...msg, text: this.redaction.text(msg.text) };
     if (msg.type === 'transcript' && msg.final && msg.text.trim() && this.transcript.length < MAX_TRANSCRIPT_ENTRIES) {
       this.transcript.push({ role: msg.role, text: msg.text.slice(0, 4000), at: new Date().toISOString(), ...(msg.dtmf ? { dtmf: true } : {}) });
     }
@@ -354,6 +366,8 @@ export class CallSession {
     if (this.ended || !this.input) return;
     const now = performance.now();
     this.limits?.heard(now);
+    // recording.redact_keypad_tones: the caller's channel is silent around each key (its tone is the key).
+    if (this.config.bot.recording?.redact_keypad_tones) this.recording?.recorder.silenceUser(now - KEY_TONE_BEFORE_MS, now + KEY_TONE_AFTER_MS);
     for (const d of digits) this.input.receiveDtmf(d, now);
   }
 
@@ -512,7 +526,7 @@ export class CallSession {
     this.deps.metrics.callsTotal.inc({ result: status === 'completed' ? reason : 'failed' });
     this.deps.observer?.onEnded?.(this.callId, reason);
     this.log.info({ reason, status, duration_ms: endedAt.getTime() - this.startedAt.getTime() }, 'call ended');
-    const actions = [...(this.tools?.actions ?? []), ...this.controls].sort((a, b) => a.at.localeCompare(b.at));
+    const actions = [...(this.tools?.actions ?? []).map((a) => this.redaction.action(a)), ...this.controls.map((a) => this.redaction.action(a))].sort((a, b) => a.at.localeCompare(b.at));
     this.deps.report(this.callId, {
       status,
       end_reason: reason,
@@ -521,7 +535,7 @@ export class CallSession {
       ...(actions.length ? { actions } : {}),
       ...(this.transferRecord ? { transfer: this.transferRecord } : {}),
       ...(this.amd ?? {}),
-      ...(this.turns.length ? { turn_latencies_ms: turnLatencies(this.turns), turns: callTurns(this.turns) } : {}),
+      ...(this.turns.length ? { turn_latencies_ms: turnLatencies(this.turns), turns: callTurns(this.turns, (t) => this.redaction.text(t)) } : {}),
     });
 
     let saved: RecordingOutcome = { key: null, error: null };
@@ -541,10 +555,10 @@ const wholeMs = (ms: number) => Math.min(MAX_TURN_LATENCY_MS, Math.max(0, Math.r
 export const turnLatencies = (turns: readonly TurnTiming[]): number[] => turns.slice(0, MAX_TURN_LATENCIES).map((t) => wholeMs(t.latencyMs));
 
 /** The same turns with their stages (docs/design.md §16): GET /calls/{id} `turns`. */
-export const callTurns = (turns: readonly TurnTiming[]): CallTurn[] =>
+export const callTurns = (turns: readonly TurnTiming[], mask: (text: string) => string = (t) => t): CallTurn[] =>
   turns.slice(0, MAX_TURN_LATENCIES).map((t, i) => ({
     index: i + 1,
-    user_text: t.userText.slice(0, 2000),
+    user_text: mask(t.userText).slice(0, 2000),
     user_end_at: t.userEndAt.toISOString(),
     decided_at: t.decidedAt.toISOString(),
     stt_ms: wholeMs(t.path.sttMs),

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { TrackFile } from './tracks.js';
-import { stereoWav, type FinishedRecording } from './wav.js';
+import { stereoWav, type FinishedRecording, type TrackReader } from './wav.js';
 
 export type { FinishedRecording } from './wav.js';
 
@@ -55,6 +55,8 @@ export class CallRecorder {
   private discarded: Promise<void> | null = null;
   /** Most one track holds in memory before the recording is given up. */
   readonly limitBytes: number;
+  /** Spans of the caller's channel silenced in the WAV ([from, to) in frames): keypad tones (redact_keypad_tones). */
+  private readonly silenced: Array<[number, number]> = [];
 
   constructor(
     readonly sampleRate: number,
@@ -102,6 +104,10 @@ export class CallRecorder {
     // Audio arrives at the end of its chunk: it started a chunk's length earlier.
     this.user.write(pcm, this.at(atMs) - pcm.length, this.slack);
   }
+  /** The caller's channel is silent from `fromMs` to `toMs` (the call's clock) in the finished WAV. */
+  silenceUser(fromMs: number, toMs: number): void {
+    this.silenced.push([this.at(fromMs), this.at(toMs)]);
+  }
   writeBot(pcm: Int16Array, atMs: number): void {
     this.bot.write(pcm, this.at(atMs), this.slack);
   }
@@ -114,7 +120,7 @@ export class CallRecorder {
     const totalFrames = Math.max(this.at(endMs), this.user.length, this.bot.length);
     await Promise.all([this.user.settle(), this.bot.settle()]);
     if (this.failed) throw this.failed;
-    return stereoWav(this.user, this.bot, this.sampleRate, totalFrames);
+    return stereoWav(this.silenced.length ? silencedTrack(this.user, this.silenced) : this.user, this.bot, this.sampleRate, totalFrames);
   }
 
   /** Closes and removes the temp files (idempotent); never throws. */
@@ -129,3 +135,17 @@ export class CallRecorder {
   }
 }
 
+
+/** `track` read with `spans` ([from, to) in frames) as silence: the samples on disk stay as written until discarded. */
+function silencedTrack(track: TrackReader, spans: ReadonlyArray<[number, number]>): TrackReader {
+  return {
+    async read(into: Buffer, frame: number, frames: number): Promise<void> {
+      await track.read(into, frame, frames);
+      for (const [from, to] of spans) {
+        const a = Math.max(from, frame);
+        const b = Math.min(to, frame + frames);
+        if (a < b) into.fill(0, (a - frame) * 2, (b - frame) * 2);
+      }
+    },
+  };
+}
