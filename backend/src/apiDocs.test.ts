@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import supertest from 'supertest';
 import { chromium } from 'playwright-core';
-import { JWT_SECRET, startHarness, WORKER_TOKEN, type Harness } from './testing/harness.js';
+import { JWT_SECRET, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 import { createApp } from './app.js';
 import { createLogger } from './core/logger.js';
 import { loadSettings } from './core/settings.js';

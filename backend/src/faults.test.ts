@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { startTestEnv, waitUntil, type Service, type TestEnv } from '@voice-platform/tests/infra';
 import { CALL_JOBS_STREAM_KEY, TERMINAL_CALL_STATUSES } from '@voice-platform/schemas';
-import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, type Harness } from './testing/harness.js';
+import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, type Harness } from '../testing/harness.js';
 import { findCalls } from './calls/store.js';
 
 const INTERVAL_MS = 25; // one dial-out every 25 ms, whatever the previous ones are doing

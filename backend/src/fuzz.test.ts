@@ -4,7 +4,7 @@
 // API key, and the worker token. Each operation goes to the sets its `security` names. Any server error,
 // status code, header or body that the document does not describe, and any request the server accepts
 // or refuses against the document, fails the run. The only failures forgiven are refusals for rules the
-// document states in words because JSON Schema cannot express them (src/testing/schemathesis_hooks.py).
+// document states in words because JSON Schema cannot express them (testing/schemathesis_hooks.py).
 // No operation is excluded: there is no logout to kill a credential; the login and dial-out limits a
 // fuzzer trips at once are raised through settings; the admin run may deactivate any API key, so the
 // key of the API-key run is made after it. The admin run may also make another owner and then demote or
@@ -26,11 +26,11 @@ import { seedAdmin } from './auth/seed.js';
 import { hashPassword } from './auth/password.js';
 import { COLLECTIONS } from './core/collections.js';
 import type { UserDoc } from './auth/users.js';
-import { ADMIN, JWT_SECRET, WORKER_TOKEN } from './testing/harness.js';
+import { ADMIN, JWT_SECRET, WORKER_TOKEN } from '../testing/harness.js';
 
 const VERSION = versions.SCHEMATHESIS_VERSION!;
 const CLI = path.join(process.env.VP_CACHE_DIR ?? path.join(homedir(), '.cache', 'voice-platform'), `venv-schemathesis-${VERSION}`, 'bin', 'schemathesis');
-const HOOKS = fileURLToPath(new URL('./testing/schemathesis_hooks.py', import.meta.url));
+const HOOKS = fileURLToPath(new URL('../testing/schemathesis_hooks.py', import.meta.url));
 const mainJs = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const ARTIFACTS = path.join(repoRoot, 'test-artifacts', 'schemathesis');
 /** Test cases per operation and phase: enough to find what the document misdescribes, a few minutes in all on 2 cores. */

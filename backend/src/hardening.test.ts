@@ -8,7 +8,7 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import jwt from 'jsonwebtoken';
 import { FLEET_RESERVATIONS_KEY, FLEET_TEST_RESERVATIONS_KEY, FLEET_WORKERS_KEY } from '@voice-platform/schemas';
-import { adminToken, ADMIN, createBot, createKey, createTrunk, heartbeat, JWT_SECRET, startHarness, type Harness } from './testing/harness.js';
+import { adminToken, ADMIN, createBot, createKey, createTrunk, heartbeat, JWT_SECRET, startHarness, type Harness } from '../testing/harness.js';
 import { createHttpServer } from './server.js';
 import { findCalls } from './calls/store.js';
 

@@ -1,5 +1,5 @@
 import { startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
-import { startHarness, type Harness } from './testing/harness.js';
+import { startHarness, type Harness } from '../testing/harness.js';
 
 let env: TestEnv;
 let h: Harness;

@@ -3,7 +3,7 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CURSOR_PATTERN, ERROR_CODES, ErrorBody, isErrorCode, RESOURCE_ID_PATTERN } from '@voice-platform/schemas';
-import { adminToken, createKey, startHarness, WORKER_TOKEN, ADMIN, type Harness } from './testing/harness.js';
+import { adminToken, createKey, startHarness, WORKER_TOKEN, ADMIN, type Harness } from '../testing/harness.js';
 import { DATE_TIME_PATTERN, parseDateTime } from './core/validate.js';
 
 let h: Harness;

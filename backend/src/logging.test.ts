@@ -1,7 +1,7 @@
 // Logs carry an error's class and a short message, never a stack or a driver's file paths (docs/design.md §2);
 // the full error only at LOG_LEVEL=debug.
 import { Writable } from 'node:stream';
-import { startHarness, type Harness } from './testing/harness.js';
+import { startHarness, type Harness } from '../testing/harness.js';
 import { createLogger } from './core/logger.js';
 
 const GO_PATH = '/go/pkg/mod/github.com/!ferret!d!b/!ferret!d!b@v1.24.2/internal/handler/msg_insert.go:123';

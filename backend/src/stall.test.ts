@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { startTestEnv, waitUntil, type Service, type TestEnv } from '@voice-platform/tests/infra';
-import { ADMIN, adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, WORKER_TOKEN, type Harness } from './testing/harness.js';
+import { ADMIN, adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
 
 const STALL_MS = 10_000;
 /** Beyond the store limits, for a busy 2-core machine (the event loop, the HTTP round trip). */

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
 import type { BotCreate } from '@voice-platform/schemas';
-import { adminToken, createBot, JWT_SECRET, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, JWT_SECRET, startHarness, WORKER_TOKEN, type Harness } from '../../testing/harness.js';
 import { calls, endingCalls, findCall } from '../calls/store.js';
 import type { WebhookDeliverer } from '../webhooks/deliverer.js';
 import { callEventId } from '../webhooks/outbox.js';

@@ -2,8 +2,8 @@
 // rollups at their end (once, however often the end is applied) and read back per hour and per day with filters,
 // empty buckets and totals that match counting the calls by hand; the boot backfill; 422s; who may read.
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
-import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
-import { userOfRole } from '../users/testing.js';
+import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../../testing/harness.js';
+import { userOfRole } from '../../testing/users.js';
 import { COLLECTIONS } from '../core/collections.js';
 import { findCall, insertCall, queuedCall } from '../calls/store.js';
 import { backfillRollups, COUNTED, histogramValue, recordCallEnd } from './rollup.js';

@@ -1,5 +1,5 @@
 import { API_KEY_PATTERN } from '@voice-platform/schemas';
-import { bodyText, createBot, createKey, useAdminHarness, type Harness } from '../testing/harness.js';
+import { bodyText, createBot, createKey, useAdminHarness, type Harness } from '../../testing/harness.js';
 import { hashApiKey } from './keys.js';
 
 let h: Harness;

@@ -4,7 +4,7 @@
 // another → 403 `forbidden` in the documented shape); keys stored before scopes get the legacy scopes at boot.
 import { ObjectId } from 'mongodb';
 import { API_KEY_SCOPES, LEGACY_API_KEY_SCOPES, type ApiKeyScope } from '@voice-platform/schemas';
-import { createBot, createKey, createTrunk, heartbeat, useAdminHarness, type Harness } from '../testing/harness.js';
+import { createBot, createKey, createTrunk, heartbeat, useAdminHarness, type Harness } from '../../testing/harness.js';
 import { PERMISSIONS } from '../auth/permissions.js';
 import { generateApiKey, hashApiKey, keyPrefix } from './keys.js';
 import { migrateApiKeys } from './store.js';

@@ -3,8 +3,8 @@
 // request id), written before the answer; a failed change leaves none; the list filters and pages newest first;
 // owners and admins only; no operation changes or deletes an entry.
 import { WEBHOOK_EVENT_TYPES } from '@voice-platform/schemas';
-import { ADMIN, adminToken, bodyText, createBot, createTrunk, startHarness, useAdminHarness, type Harness } from '../testing/harness.js';
-import { login, userOfRole } from '../users/testing.js';
+import { ADMIN, adminToken, bodyText, createBot, createTrunk, startHarness, useAdminHarness, type Harness } from '../../testing/harness.js';
+import { login, userOfRole } from '../../testing/users.js';
 import type { Context } from 'koa';
 import { auditChanges, redact, requestActor } from './audit.js';
 

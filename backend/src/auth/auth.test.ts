@@ -1,6 +1,6 @@
 import jwt from 'jsonwebtoken';
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
-import { ADMIN, JWT_SECRET, startHarness, type Harness } from '../testing/harness.js';
+import { ADMIN, JWT_SECRET, startHarness, type Harness } from '../../testing/harness.js';
 import { seedAdmin } from './seed.js';
 
 let env: TestEnv;

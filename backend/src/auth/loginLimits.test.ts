@@ -3,7 +3,7 @@
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
-import { ADMIN, startHarness, type Harness } from '../testing/harness.js';
+import { ADMIN, startHarness, type Harness } from '../../testing/harness.js';
 import { seedAdmin } from './seed.js';
 import { verifyStats } from './password.js';
 

@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { USER_ROLES, WEBHOOK_EVENT_TYPES, type UserRole } from '@voice-platform/schemas';
-import { bodyText, createBot, createKey, createTrunk, useAdminHarness, type Harness } from '../testing/harness.js';
-import { userOfRole } from '../users/testing.js';
+import { bodyText, createBot, createKey, createTrunk, useAdminHarness, type Harness } from '../../testing/harness.js';
+import { userOfRole } from '../../testing/users.js';
 import { PERMISSIONS, permissionsMarkdown, userMay } from './permissions.js';
 
 let h: Harness;

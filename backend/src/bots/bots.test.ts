@@ -1,7 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { Bot, RuntimeConfig } from '@voice-platform/schemas';
-import { useAdminHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { useAdminHarness, WORKER_TOKEN, type Harness } from '../../testing/harness.js';
 import { COLLECTIONS, migrateBots } from '../stores.js';
 import { DEMO_BOT_ID, seedDemoBot } from '../demoBot.js';
 

@@ -1,7 +1,7 @@
 // A bot's tools (docs/design.md §9): each type's fields, header values write-only (sealed at rest, never
 // answered or logged, given to the worker only), the tool secret shown once, and every bad input a 422
 // that changes nothing stored.
-import { useAdminHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { useAdminHarness, WORKER_TOKEN, type Harness } from '../../testing/harness.js';
 import { COLLECTIONS } from '../core/collections.js';
 
 let h: Harness;

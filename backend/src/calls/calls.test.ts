@@ -1,5 +1,5 @@
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
-import { adminToken, createBot, createTrunk, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, createTrunk, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../../testing/harness.js';
 import { findCall } from './store.js';
 
 let env: TestEnv;

@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { Client } from 'minio';
 import { ObjectId } from 'mongodb';
 import { startTestEnv, type Service, type TestEnv } from '@voice-platform/tests/infra';
-import { adminToken, createBot, createKey, startHarness, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, createKey, startHarness, type Harness } from '../../testing/harness.js';
 import { insertCall, queuedCall } from './store.js';
 import { parseRange } from './recording.js';
 

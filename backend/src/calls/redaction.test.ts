@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { ObjectId } from 'mongodb';
 import { Redis } from 'ioredis';
 import { startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
-import { adminToken, createBot, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, startHarness, WORKER_TOKEN, type Harness } from '../../testing/harness.js';
 import { createLogger } from '../core/logger.js';
 import { COLLECTIONS } from '../core/collections.js';
 import { insertCall, queuedCall } from './store.js';

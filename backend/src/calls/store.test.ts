@@ -4,7 +4,7 @@
 // (FerretDB v1 reads all of a collection for a write by _id).
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
 import { ObjectId, type CommandStartedEvent } from 'mongodb';
-import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../../testing/harness.js';
 import { COLLECTIONS, moveUnsettledCalls } from '../stores.js';
 import { ENDED_PENDING_KEY } from '../webhooks/keys.js';
 import { calls, endingCalls, findCall, insertCall, liveCalls, queuedCall, rehomeCall, type CallDoc } from './store.js';

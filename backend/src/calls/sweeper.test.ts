@@ -3,7 +3,7 @@
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
 import { RoomServiceClient } from 'livekit-server-sdk';
 import { CALL_FINAL_EVENTS_KEY, CALL_LEASE_TTL_MS, CALL_LEASES_KEY, FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
-import { adminToken, createBot, createTrunk, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, createTrunk, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../../testing/harness.js';
 import { createMetrics, type Metrics } from '../core/metrics.js';
 import { findCall } from './store.js';
 

@@ -4,7 +4,7 @@
 // way a worker reports them.
 import { startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
 import { CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY, FLEET_WORKERS_KEY } from '@voice-platform/schemas';
-import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../../testing/harness.js';
 import { COLLECTIONS } from '../core/collections.js';
 import { findCalls, liveCalls as liveCallDocs } from '../calls/store.js';
 import { WEBHOOK_EVENTS_STREAM } from '../webhooks/keys.js';

@@ -3,8 +3,8 @@
 // of a campaign; two fresh replicas finish it side by side. Every contact is dialled once, none is lost.
 import { saveLogs, startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
 import { FLEET_RESERVATIONS_KEY, FLEET_WORKERS_KEY } from '@voice-platform/schemas';
-import { adminToken, createBot, createTrunk, heartbeat, startHarness, type Harness } from '../testing/harness.js';
-import { startBackendProcess, type BackendProcess } from '../testing/process.js';
+import { adminToken, createBot, createTrunk, heartbeat, startHarness, type Harness } from '../../testing/harness.js';
+import { startBackendProcess, type BackendProcess } from '../../testing/process.js';
 import { COLLECTIONS } from '../core/collections.js';
 import { findCalls } from '../calls/store.js';
 import { attemptCallId } from './dialler.js';

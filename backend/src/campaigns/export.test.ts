@@ -4,7 +4,7 @@
 // the backend stores them. The CSV matches the contacts API row for row (also with its status filter, and
 // whatever the page size it is read in), quotes RFC 4180 style and defuses spreadsheet formulas.
 import { ObjectId } from 'mongodb';
-import { adminToken, createBot, startHarness, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, startHarness, type Harness } from '../../testing/harness.js';
 import { createLogger } from '../core/logger.js';
 import { insertCall, queuedCall, type CallDoc } from '../calls/store.js';
 import { parseCsv } from './csv.js';

@@ -3,7 +3,7 @@
 // country; a dial-out's default_region, else its caller ID's), numbers that cannot exist refused with the
 // reason in the documented 422 shape (per row for contacts), the test phone's numbers kept.
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
-import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, type Harness } from '../../testing/harness.js';
 
 let env: TestEnv;
 let h: Harness;

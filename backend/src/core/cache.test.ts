@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import { startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
 import { FLEET_RESERVATIONS_KEY } from '@voice-platform/schemas';
-import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../../testing/harness.js';
 import { COLLECTIONS } from './collections.js';
 import { CACHE_EPOCH_KEY, CACHE_PENDING_KEY, StoreCache } from './cache.js';
 import { ApiError, apiError } from './errors.js';

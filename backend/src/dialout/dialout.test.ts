@@ -1,6 +1,6 @@
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
 import { CALL_JOBS_CONSUMER_GROUP, CALL_JOBS_STREAM_KEY, FLEET_RESERVATIONS_KEY, streamEntries } from '@voice-platform/schemas';
-import { adminToken, createBot, createTrunk, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, createTrunk, createKey, heartbeat, startHarness, WORKER_TOKEN, type Harness } from '../../testing/harness.js';
 import { findCalls } from '../calls/store.js';
 
 let env: TestEnv;

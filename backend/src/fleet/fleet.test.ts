@@ -3,8 +3,8 @@
 // the totals, the reservations still held, nothing pruned by the read; who may read it; 503 while Redis is down.
 import { startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
 import { FLEET_RESERVATIONS_KEY, FLEET_WORKERS_KEY, fleetWorkerKey } from '@voice-platform/schemas';
-import { adminToken, createKey, heartbeat, startHarness, type Harness } from '../testing/harness.js';
-import { userOfRole } from '../users/testing.js';
+import { adminToken, createKey, heartbeat, startHarness, type Harness } from '../../testing/harness.js';
+import { userOfRole } from '../../testing/users.js';
 
 let env: TestEnv;
 let h: Harness;

@@ -6,7 +6,7 @@ import { createApp } from '../app.js';
 import { createLogger } from '../core/logger.js';
 import { telephonyFromSettings } from '../telephony/livekit.js';
 import { TelephonyError, type Telephony } from '../core/telephony.js';
-import { adminToken, createBot, startHarness, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, startHarness, type Harness } from '../../testing/harness.js';
 import { COLLECTIONS } from '../core/collections.js';
 import { findInboundNumber, INBOUND_ROOM_PREFIX } from './store.js';
 

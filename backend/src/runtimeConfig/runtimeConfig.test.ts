@@ -1,5 +1,5 @@
 import { ObjectId } from 'mongodb';
-import { adminToken, createBot, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, startHarness, WORKER_TOKEN, type Harness } from '../../testing/harness.js';
 import { COLLECTIONS } from '../core/collections.js';
 import { insertCall, queuedCall } from '../calls/store.js';
 

@@ -7,7 +7,7 @@ import { AccessToken, RoomServiceClient } from 'livekit-server-sdk';
 import { ParticipantInfo_Kind, WebhookEvent } from '@livekit/protocol';
 import { CALL_JOBS_STREAM_KEY } from '@voice-platform/schemas';
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
-import { adminToken, createBot, heartbeat, startHarness, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, heartbeat, startHarness, type Harness } from '../../testing/harness.js';
 import { COLLECTIONS } from '../core/collections.js';
 import { INBOUND_NUMBER_ID_ATTRIBUTE, type InboundNumberDoc } from '../inbound/store.js';
 import { findCalls } from '../calls/store.js';

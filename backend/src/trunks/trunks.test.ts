@@ -4,7 +4,7 @@ import { SipClient } from 'livekit-server-sdk';
 import { SIPTransport } from '@livekit/protocol';
 import { CALL_JOBS_STREAM_KEY } from '@voice-platform/schemas';
 import { startTestEnv, type TestEnv } from '@voice-platform/tests/infra';
-import { adminToken, createBot, createKey, heartbeat, startHarness, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, createKey, heartbeat, startHarness, type Harness } from '../../testing/harness.js';
 import { COLLECTIONS } from '../core/collections.js';
 import { findCalls } from '../calls/store.js';
 

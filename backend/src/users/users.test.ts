@@ -10,10 +10,10 @@ import jwt from 'jsonwebtoken';
 import { User, UserCreated } from '@voice-platform/schemas';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { ADMIN, JWT_SECRET, useAdminHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { ADMIN, JWT_SECRET, useAdminHarness, WORKER_TOKEN, type Harness } from '../../testing/harness.js';
 import { hashPassword } from '../auth/password.js';
 import { COLLECTIONS, prepareStores } from '../stores.js';
-import { login, userOfRole } from './testing.js';
+import { login, userOfRole } from '../../testing/users.js';
 
 let h: Harness;
 let owner: string;

@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { startTestEnv, waitUntil, type Service, type TestEnv } from '@voice-platform/tests/infra';
-import { adminToken, createBot, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, startHarness, WORKER_TOKEN, type Harness } from '../../testing/harness.js';
 import { createLogger } from '../core/logger.js';
 import { COLLECTIONS } from '../core/collections.js';
 import { findCall, findCalls, liveCalls } from '../calls/store.js';

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { Redis } from 'ioredis';
 import { startTestEnv, versions, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
-import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, type Harness } from '../testing/harness.js';
+import { adminToken, createBot, createKey, createTrunk, heartbeat, startHarness, type Harness } from '../../testing/harness.js';
 import type { WebhookDeliverer } from './deliverer.js';
 
 const PY = path.join(process.env.VP_CACHE_DIR ?? path.join(homedir(), '.cache', 'voice-platform'), `venv-standardwebhooks-${versions.STANDARDWEBHOOKS_VERSION!}`, 'bin', 'python');

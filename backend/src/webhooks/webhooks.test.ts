@@ -9,7 +9,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import { freePort, saveLogs, startTestEnv, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
-import { ADMIN, adminToken, bodyText, createBot, createKey, createTrunk, heartbeat, JWT_SECRET, startHarness, WORKER_TOKEN, type Harness } from '../testing/harness.js';
+import { ADMIN, adminToken, bodyText, createBot, createKey, createTrunk, heartbeat, JWT_SECRET, startHarness, WORKER_TOKEN, type Harness } from '../../testing/harness.js';
 import { seedAdmin } from '../auth/seed.js';
 import { COLLECTIONS } from '../core/collections.js';
 import { deliveryLeaseKey, ENDED_PENDING_KEY } from './keys.js';

@@ -30,7 +30,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const harness = () => knownSecrets().filter((s) => s.source.startsWith('backend/src/testing/harness.ts'));
+const harness = () => knownSecrets().filter((s) => s.source.startsWith('backend/testing/harness.ts'));
 
 describe('knownSecrets', () => {
   it("has the harness's worker token, JWT secret and admin password, and the run's LiveKit secret", () => {
@@ -70,7 +70,7 @@ describe('scanLogs', () => {
       'backend/backend.log:6: API key',
       'backend/backend.log:7: JWT',
       'backend/backend.log:8: password',
-      'backend/backend.log:9: known secret (backend/src/testing/harness.ts WORKER_TOKEN), Authorization credentials',
+      'backend/backend.log:9: known secret (backend/testing/harness.ts WORKER_TOKEN), Authorization credentials',
       'backend/backend.log:10: webhook secret',
     ]);
     const shown = findings.map((f) => f.excerpt).join('\n');

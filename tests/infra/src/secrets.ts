@@ -103,7 +103,7 @@ const MIN_SECRET_LENGTH = 8;
 
 /** Where the suites define their secrets; each must yield at least these names, or the scan refuses to run. */
 const REQUIRED: ReadonlyArray<{ file: string; names: string[] }> = [
-  { file: 'backend/src/testing/harness.ts', names: ['WORKER_TOKEN', 'JWT_SECRET', 'password'] },
+  { file: 'backend/testing/harness.ts', names: ['WORKER_TOKEN', 'JWT_SECRET', 'password'] },
   { file: 'worker/jest.global-setup.js', names: ['WORKER_TOKEN', 'JWT_SECRET', 'password'] },
   { file: '.env.example', names: ['JWT_SECRET', 'WORKER_AUTH_TOKEN', 'ADMIN_PASSWORD', 'LIVEKIT_API_SECRET'] },
 ];

@@ -1,6 +1,6 @@
 // Test helpers: a user of a role, created by an owner, signed in and past the one-time password change.
 import type { UserRole } from '@voice-platform/schemas';
-import type { Harness } from '../testing/harness.js';
+import type { Harness } from './harness.js';
 
 export interface TestUser {
   id: string;

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, waitUntil } from '@voice-platform/tests/infra';
 import { JWT_SECRET, WORKER_TOKEN, type Harness } from './harness.js';
 
-const mainJs = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+const mainJs = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
 export interface BackendProcess {
   child: ChildProcess;
