@@ -15,7 +15,6 @@
 // Entities run in a fixed order (email, card_number, ssn, phone), each over the previous one's output: a mask
 // holds no digits, so a card is never half-taken as a phone number.
 
-import type { CallAction } from './calls.js';
 
 export const REDACTION_ENTITIES = ['card_number', 'ssn', 'email', 'phone'] as const;
 export type RedactionEntity = (typeof REDACTION_ENTITIES)[number];
@@ -130,8 +129,15 @@ export function redactValue<T>(value: T, entities: readonly RedactionEntity[]): 
   return walk(value) as T;
 }
 
+/** What of a call's action (calls.ts CallAction) may hold words: typed by shape, so this module imports no schema. */
+interface ActionText {
+  arguments?: Record<string, unknown>;
+  result?: string | null;
+  error?: string | null;
+}
+
 /** A call's action as shown (the call record, webhooks): its arguments, result and error masked. */
-export function redactAction(a: CallAction, entities: readonly RedactionEntity[]): CallAction {
+export function redactAction<A extends ActionText>(a: A, entities: readonly RedactionEntity[]): A {
   if (!entities.length) return a;
   return {
     ...a,
