@@ -568,13 +568,13 @@ describe('console', () => {
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('edit-key-name');
     expect(await dialog.getByLabel('Expires').inputValue()).toBe('keep');
     const focusOrder: string[] = [];
-    for (let i = 0; i < 8; i++) {
+    for (let i = 0; i < 9; i++) {
       await page.keyboard.press('Tab');
       focusOrder.push(await page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent || ''));
     }
     expect(focusOrder).toEqual([
       'edit-key-expiry',
-      ...['dialout', 'calls-read', 'test_calls', 'campaigns'].map((s) => `edit-key-scopes-${s}`),
+      ...['dialout', 'calls-read', 'test_calls', 'campaigns', 'calls-control'].map((s) => `edit-key-scopes-${s}`),
       'Cancel',
       'Save changes',
       'edit-key-name',

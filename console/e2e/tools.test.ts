@@ -183,6 +183,8 @@ describe('bot tools in the console', () => {
       answering_machine: { detect: false, on_machine: 'hangup', message: '', max_wait_for_beep_seconds: 30 },
       audio: { noise_suppression: false },
       analysis: { summary: false, fields: [], success: null },
+      redaction: { entities: [], mode: 'mask', redact_llm: false },
+      recording: { enabled: true, redact_keypad_tones: false },
       tools,
       policy: null,
     });

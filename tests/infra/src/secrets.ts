@@ -108,8 +108,8 @@ const REQUIRED: ReadonlyArray<{ file: string; names: string[] }> = [
   { file: '.env.example', names: ['JWT_SECRET', 'WORKER_AUTH_TOKEN', 'ADMIN_PASSWORD', 'LIVEKIT_API_SECRET'] },
 ];
 
-/** Folders of test code whose secret-named string literals count as known secrets. */
-const SOURCE_DIRS = ['backend/src', 'worker/src', 'operator/src', 'console/e2e', 'console/src', 'tests/infra/src', 'tests/services'];
+/** Folders of test code whose secret-named string literals count as known secrets (the harnesses first: a value is named by the first file that has it). */
+const SOURCE_DIRS = ['backend/testing', 'backend/src', 'worker/testing', 'worker/src', 'operator/src', 'console/e2e', 'console/src', 'tests/infra/src', 'tests/services'];
 const isTestSource = (rel: string) =>
   /\.test\.[jt]s$/.test(rel) || /(^|\/)testing\//.test(rel) || /^tests\/infra\/src\/[^/]+\.ts$/.test(rel) || /(^|\/)jest\.global-setup\.js$/.test(rel);
 
