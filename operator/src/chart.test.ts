@@ -7,8 +7,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
 import { repoRoot } from './crds/generate.js';
-import { createNamespace, installCrds, testClients } from './testing/kube.js';
-import { rawApply } from './testing/raw.js';
+import { createNamespace, installCrds, testClients } from '../testing/kube.js';
+import { rawApply } from '../testing/raw.js';
 
 const run = promisify(execFile);
 const chart = path.join(repoRoot, 'charts', 'voice-platform');

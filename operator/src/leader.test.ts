@@ -3,7 +3,7 @@ import { VOICE_API_GROUP, VOICE_API_VERSION } from '@voice-platform/schemas';
 import { createOperator, type Operator } from './controller.js';
 import { GROUP_VERSION } from './core/kube.js';
 import { LeaderElector } from './leader.js';
-import { createNamespace, installCrds, testClients, testKubeConfig, testSettings, waitFor } from './testing/kube.js';
+import { createNamespace, installCrds, testClients, testKubeConfig, testSettings, waitFor } from '../testing/kube.js';
 
 const clients = testClients();
 

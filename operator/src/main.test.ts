@@ -7,7 +7,7 @@ import { freePort, LOG_LINE_SHAPE, logLineShape, parseLogLines, saveLogs } from 
 import { repoRoot } from './crds/generate.js';
 import { GROUP_VERSION } from './core/kube.js';
 import { SettingsError, loadSettings } from './settings.js';
-import { createNamespace, installCrds, testClients, waitFor } from './testing/kube.js';
+import { createNamespace, installCrds, testClients, waitFor } from '../testing/kube.js';
 
 const mainJs = path.join(repoRoot, 'operator', 'dist', 'main.js');
 const clients = testClients();

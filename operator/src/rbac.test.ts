@@ -18,10 +18,10 @@ import type { BotResource } from './bot/types.js';
 import { repoRoot } from './crds/generate.js';
 import type { VoiceFleet } from './fleet/types.js';
 import { DELETION_COST, GROUP_VERSION, kubeClients, type KubeClients } from './core/kube.js';
-import { startTestBackend, type TestBackend } from './testing/backend.js';
-import { createNamespace, gone, installCrds, testClients, waitFor } from './testing/kube.js';
-import { rawApply, rawRequest } from './testing/raw.js';
-import { createWorkerPod, startFakeWorker, type FakeWorker } from './testing/workers.js';
+import { startTestBackend, type TestBackend } from '../testing/backend.js';
+import { createNamespace, gone, installCrds, testClients, waitFor } from '../testing/kube.js';
+import { rawApply, rawRequest } from '../testing/raw.js';
+import { createWorkerPod, startFakeWorker, type FakeWorker } from '../testing/workers.js';
 
 const run = promisify(execFile);
 const chart = path.join(repoRoot, 'charts', 'voice-platform');

@@ -2,9 +2,9 @@
 import { VOICE_API_GROUP, VOICE_API_VERSION } from '@voice-platform/schemas';
 import { createOperator, type Operator } from '../controller.js';
 import { GROUP_VERSION, mergePatch } from '../core/kube.js';
-import { startTestBackend, type TestBackend } from '../testing/backend.js';
-import { createNamespace, gone, installCrds, testClients, testKubeConfig, testSettings, waitFor } from '../testing/kube.js';
-import { startBackendProxy, type BackendProxy } from '../testing/proxy.js';
+import { startTestBackend, type TestBackend } from '../../testing/backend.js';
+import { createNamespace, gone, installCrds, testClients, testKubeConfig, testSettings, waitFor } from '../../testing/kube.js';
+import { startBackendProxy, type BackendProxy } from '../../testing/proxy.js';
 import { BOT_FINALIZER, CREATING_ANNOTATION } from './reconcile.js';
 import type { BotResource } from './types.js';
 

@@ -2,7 +2,7 @@ import * as k8s from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { GROUP_VERSION, apiErrorMessage } from '../core/kube.js';
-import { createNamespace, installCrds, testClients } from '../testing/kube.js';
+import { createNamespace, installCrds, testClients } from '../../testing/kube.js';
 import { CRD_DIRS, renderCrds } from './generate.js';
 
 const clients = testClients();

@@ -3,8 +3,8 @@
 import { VOICE_API_GROUP, VOICE_API_VERSION, type VoiceFleetStatus } from '@voice-platform/schemas';
 import { createOperator, type Operator } from '../controller.js';
 import { DELETION_COST, GROUP_VERSION, mergePatch } from '../core/kube.js';
-import { createNamespace, gone, installCrds, testClients, testKubeConfig, testSettings, waitFor } from '../testing/kube.js';
-import { createWorkerPod, startFakeWorker, type FakeWorker } from '../testing/workers.js';
+import { createNamespace, gone, installCrds, testClients, testKubeConfig, testSettings, waitFor } from '../../testing/kube.js';
+import { createWorkerPod, startFakeWorker, type FakeWorker } from '../../testing/workers.js';
 import { TERMINATION_MARGIN_SECONDS } from './resources.js';
 import type { VoiceFleet } from './types.js';
 

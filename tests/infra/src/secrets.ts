@@ -109,7 +109,7 @@ const REQUIRED: ReadonlyArray<{ file: string; names: string[] }> = [
 ];
 
 /** Folders of test code whose secret-named string literals count as known secrets (the harnesses first: a value is named by the first file that has it). */
-const SOURCE_DIRS = ['backend/testing', 'backend/src', 'worker/testing', 'worker/src', 'operator/src', 'console/e2e', 'console/src', 'tests/infra/src', 'tests/services'];
+const SOURCE_DIRS = ['backend/testing', 'backend/src', 'worker/testing', 'worker/src', 'operator/testing', 'operator/src', 'console/e2e', 'console/src', 'tests/infra/src', 'tests/services'];
 const isTestSource = (rel: string) =>
   /\.test\.[jt]s$/.test(rel) || /(^|\/)testing\//.test(rel) || /^tests\/infra\/src\/[^/]+\.ts$/.test(rel) || /(^|\/)jest\.global-setup\.js$/.test(rel);
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, startProcess, waitUntil } from '@voice-platform/tests/infra';
-import { repoRoot } from '../crds/generate.js';
+import { repoRoot } from '../src/crds/generate.js';
 
 export interface TestBackend {
   url: string;

@@ -2,9 +2,9 @@
 import * as k8s from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { OperatorSettings } from '../core/context.js';
-import { allCrds } from '../crds/definitions.js';
-import { FIELD_MANAGER, isStatus, kubeClients, type KubeClients } from '../core/kube.js';
+import type { OperatorSettings } from '../src/core/context.js';
+import { allCrds } from '../src/crds/definitions.js';
+import { FIELD_MANAGER, isStatus, kubeClients, type KubeClients } from '../src/core/kube.js';
 import { rawApply } from './raw.js';
 
 export function testKubeConfig(): k8s.KubeConfig {

@@ -4,7 +4,7 @@ import type * as k8s from '@kubernetes/client-node';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Gauge, Registry } from 'prom-client';
-import { LABEL_FLEET, mergePatch, type KubeClients } from '../core/kube.js';
+import { LABEL_FLEET, mergePatch, type KubeClients } from '../src/core/kube.js';
 
 export interface FakeWorker {
   port: number;
