@@ -280,6 +280,23 @@ describe('health, fleet and metrics', () => {
     expect(after.workers.map((x) => x.worker_id)).not.toContain(second.settings.WORKER_ID);
   });
 
+  it('/health is ready (200 ok) only once the heartbeat is in the fleet: 503 starting while Redis cannot take it', async () => {
+    const ready = await fetch(`${w.url}/health`);
+    expect(ready.status).toBe(200);
+    expect(((await ready.json()) as { status: string }).status).toBe('ok');
+    expect(await w.redis.get(fleetWorkerKey(w.settings.WORKER_ID))).not.toBeNull();
+    // A worker whose Redis answers nothing: the dial-out API could not see it, so it is not ready.
+    const unseen = await startWorker({ REDIS_URL: `redis://127.0.0.1:${await freePort()}`, DIALOUT_ENABLED: 'false' });
+    try {
+      const res = await fetch(`${unseen.url}/health`);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toMatchObject({ status: 'starting', draining: false, worker_id: unseen.settings.WORKER_ID });
+      expect((await fetch(`${unseen.url}/health/live`)).status).toBe(200);
+    } finally {
+      await unseen.stop();
+    }
+  });
+
   it('/metrics has the documented series', async () => {
     const text = await (await fetch(`${w.url}/metrics`)).text();
     for (const name of [

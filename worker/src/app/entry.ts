@@ -178,9 +178,11 @@ export function createEntry(ctx: WorkerContext): { server: http.Server; wss: Web
     void (async () => {
       try {
         if (req.method === 'GET' && path === '/health') {
-          // 503 while draining so load balancers stop sending calls here.
-          return json(res, slots.draining ? 503 : 200, {
-            status: slots.draining ? 'draining' : 'ok',
+          // 503 while draining so load balancers stop sending calls here, and until the first heartbeat
+          // is written: ready means the dial-out API can already place a call on this worker.
+          const ready = !slots.draining && heartbeat.visible;
+          return json(res, ready ? 200 : 503, {
+            status: slots.draining ? 'draining' : ready ? 'ok' : 'starting',
             active_calls: slots.active,
             max_calls: slots.max,
             draining: slots.draining,

@@ -104,6 +104,7 @@ export class Heartbeat {
   private timer: NodeJS.Timeout | null = null;
   private pending = false;
   private failures = 0;
+  private written = false;
   /** Calls this worker runs; each beat renews their leases (CALL_LEASES_KEY, see @voice-platform/schemas). */
   private readonly leases = new Set<string>();
   /** Leases whose first write failed (Redis away): the next beats write them until one succeeds. */
@@ -152,6 +153,11 @@ export class Heartbeat {
     await this.redis.multi().zrem(CALL_LEASES_KEY, callId).hdel(CALL_FINAL_EVENTS_KEY, callId).exec().catch(() => undefined);
   }
 
+  /** A heartbeat has been written since start: the fleet (and the dial-out API) can see this worker. */
+  get visible(): boolean {
+    return this.written && this.timer !== null;
+  }
+
   /** Starts beating; resolves once the first heartbeat is written (the worker is visible). */
   start(): Promise<void> {
     this.timer = setInterval(() => void this.beat(), HEARTBEAT_INTERVAL_MS);
@@ -184,6 +190,7 @@ export class Heartbeat {
       const unwritten = [...this.unwritten];
       if (unwritten.length) multi.zadd(CALL_LEASES_KEY, 'NX', ...unwritten.flatMap((id) => [String(Date.now() + CALL_LEASE_TTL_MS), id]));
       await multi.exec();
+      this.written = true;
       for (const id of unwritten) this.unwritten.delete(id);
       if (this.failures) this.logger.info({ after_failures: this.failures }, 'heartbeat restored');
       this.failures = 0;
