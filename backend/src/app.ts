@@ -11,6 +11,7 @@ import { errorMiddleware } from './core/errors.js';
 import { StoreCache } from './core/cache.js';
 import { recordingStoreFromSettings } from './core/storage.js';
 import { createMetrics, type Metrics } from './core/metrics.js';
+import { traceRequests, tracingOff } from './core/tracing.js';
 import { authRoutes } from './users/session.js';
 import { apiKeyRoutes } from './apiKeys/routes.js';
 import { userRoutes } from './users/routes.js';
@@ -77,10 +78,14 @@ function buildApp(deps: AppDeps, routes: (router: Router, svc: Services, metrics
     version: deps.version ?? VERSION,
     now: () => new Date(clock()),
     cache: new StoreCache(deps.redis, pendingMs),
+    tracing: deps.tracing ?? tracingOff,
   };
   const metrics = createMetrics();
+  svc.tracing.onDropped((reason, spans) => metrics.traceSpansDropped.inc({ reason }, spans));
   const app = new Koa({ proxy: false }) as VoiceApp;
   app.silent = true; // errors are logged by our own middleware, without request data
+  // First, so the request's log line and every line of its handlers carry its trace_id.
+  app.use(traceRequests(svc.tracing));
 
   app.use(async (ctx, next) => {
     const incoming = ctx.get('X-Request-Id');

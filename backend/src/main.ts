@@ -15,6 +15,7 @@ import { createCampaignDialler } from './campaigns/dialler.js';
 import { createAnalysisRunner } from './analysis/runner.js';
 import { loadSettings } from './core/settings.js';
 import { createLogger } from './core/logger.js';
+import { createTracing } from './core/tracing.js';
 import { connectMongo, connectRedis, StoreUnreachableError } from './core/connect.js';
 import { prepareStores } from './stores.js';
 import { VERSION } from './core/deps.js';
@@ -42,7 +43,8 @@ async function main(): Promise<void> {
   }
   const db = mongo.db(settings.MONGODB_DB);
   await prepareStores(db, redis);
-  const deps = { settings, db, redis, logger, version: VERSION, telephony: telephonyFromSettings(settings) };
+  const tracing = createTracing(settings, logger, VERSION);
+  const deps = { settings, db, redis, logger, version: VERSION, telephony: telephonyFromSettings(settings), tracing };
   // Every role moves calls (the API's worker events, the dialler's sweeper and campaigns): what follows a move
   // is subscribed here too, not only by createApp (a dialler-only process serves the probe app alone).
   wireCallHandlers();
@@ -75,6 +77,8 @@ async function main(): Promise<void> {
       await flushHeldWebhookEvents({ timeoutMs: HELD_EVENTS_FLUSH_MS });
       await mongo.close().catch(() => undefined);
       await redis.quit().catch(() => undefined);
+      // The last spans go out if the collector answers soon; a dead one never holds the exit.
+      await Promise.race([tracing.shutdown(), new Promise((r) => setTimeout(r, 2000).unref())]);
       logger.info('stopped');
       process.exit(0);
     });

@@ -5,6 +5,7 @@
 // (events.ts: the webhook event).
 import { setTimeout as delay } from 'node:timers/promises';
 import { ObjectId } from 'mongodb';
+import { trace } from '@opentelemetry/api';
 import { CALL_JOBS_STREAM_KEY, encodeCallJob, type CallJobData, type ErrorCode } from '@voice-platform/schemas';
 import { apiError } from '../core/errors.js';
 import type { Services } from '../core/deps.js';
@@ -102,6 +103,7 @@ export async function placeCall(
     },
     new Date(now),
   );
+  trace.getActiveSpan()?.setAttributes({ 'call.id': callId, 'bot.id': bot._id });
   try {
     await insertCall(svc.db, call, { chosenId: opts.callId !== undefined });
   } catch (err) {
@@ -119,6 +121,9 @@ export async function placeCall(
         : dial
           ? { call_id: callId, bot_id: bot._id, variables: req.variables, direction: 'outbound', to_number: dial.to, sip_trunk_id: dial.trunk.livekit_trunk_id, from_number: dial.fromNumber }
           : { call_id: callId, bot_id: bot._id, variables: req.variables, direction: 'web' }; // the worker joins the call's room and waits for the browser
+    // The worker's call span continues this request's trace (docs/design.md §16); none when tracing is off.
+    const traceparent = svc.tracing.traceparent();
+    if (traceparent) job.traceparent = traceparent;
     await svc.redis.xadd(CALL_JOBS_STREAM_KEY, 'MAXLEN', '~', '100000', '*', ...encodeCallJob(job));
   } catch (err) {
     // No job means no worker will ever take the call: free the slot and close the record.

@@ -15,6 +15,7 @@
 //   adopted onto the contact instead, which also repairs a crash between placing a call and recording it.
 // A claim of a replica that died before dialling expires after CAMPAIGN_LEASE_MS: the attempt is then
 // dialled by another replica, so none is lost.
+import { tracingOff } from '../core/tracing.js';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Filter } from 'mongodb';
@@ -103,7 +104,7 @@ export function createCampaignDialler(deps: CampaignDiallerDeps): CampaignDialle
   const clock = deps.clock ?? Date.now;
   const logger = deps.logger.child({ role: 'dialler', part: 'campaigns' });
   const pendingMs = 2 * (deps.settings.MONGODB_SERVER_SELECTION_TIMEOUT_MS + deps.settings.MONGODB_SOCKET_TIMEOUT_MS);
-  const svc: Services = { ...deps, logger, clock, version: deps.version ?? VERSION, now: () => new Date(clock()), cache: new StoreCache(deps.redis, pendingMs) };
+  const svc: Services = { ...deps, logger, clock, version: deps.version ?? VERSION, now: () => new Date(clock()), cache: new StoreCache(deps.redis, pendingMs), tracing: deps.tracing ?? tracingOff };
   const jobless = joblessCloser(svc);
   const cdeps: CampaignDeps = { db: deps.db, redis: deps.redis, logger, clock, metrics: deps.metrics };
   const redis: Redis = deps.redis;

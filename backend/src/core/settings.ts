@@ -125,6 +125,14 @@ export const SettingsSchema = Type.Object({
   STORAGE_REGION: Type.String({ pattern: '^[a-z0-9-]{1,64}$', default: 'us-east-1' }),
   /** How long a recording read waits for object storage (an answer, and each pause in the data) before it fails (503 naming storage). */
   STORAGE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 10000 }),
+  /** OpenTelemetry (docs/design.md §16): the OTLP/HTTP collector spans are sent to (`http://collector:4318`); empty: tracing off. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.String({ pattern: '^(https?://[^\\s/]+(/[^\\s]*)?)?$', default: '' }),
+  /** service.name of this process's spans; default `voice-backend`, `voice-dialler` for a dialler-only process. */
+  OTEL_SERVICE_NAME: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' })),
+  /** Finished spans waiting for the collector at most; more are dropped (backend_trace_spans_dropped_total), never the calls. */
+  OTEL_BSP_MAX_QUEUE_SIZE: Type.Integer({ minimum: 16, maximum: 65536, default: 2048 }),
+  /** One export to the collector may take this long before it fails (its spans are dropped and counted). */
+  OTEL_EXPORTER_OTLP_TIMEOUT: Type.Integer({ minimum: 100, maximum: 60000, default: 10000 }),
 });
 
 export type Settings = Static<typeof SettingsSchema> & { corsOrigins: string[]; roles: Role[] };

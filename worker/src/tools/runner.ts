@@ -13,6 +13,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { Logger } from '../core/logger.js';
+import { tracingOff, WorkerTracing } from '../core/tracing.js';
 import { bareHost, guardedLookup, isNonPublicAddress } from '@voice-platform/schemas/node';
 
 /** What the model gets back from a tool at most, in characters. */
@@ -133,6 +134,8 @@ export interface ToolRunnerOptions {
   transfer?: TransferHandler;
   /** The call's {{variables}}, for announcements and on_failure. */
   render?: (template: string) => string;
+  /** Each HTTP tool request a client span of the call's trace, with `traceparent` (docs/design.md §16). */
+  tracing?: WorkerTracing;
 }
 
 /** What `send_dtmf` accepts (schemas DTMF_PATTERN). */
@@ -147,7 +150,7 @@ function transferSchema(t: ToolConfig): Record<string, unknown> {
 }
 const DTMF_SCHEMA = { type: 'object', properties: { digits: { type: 'string', pattern: '^[0-9*#]{1,32}$', description: 'the keys to press' } }, required: ['digits'] };
 // Ours: a tool's own headers never replace them.
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-voice-tool-call-id', 'x-voice-signature']);
+const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-voice-tool-call-id', 'x-voice-signature', 'traceparent', 'tracestate']);
 
 
 const agents = { 'http:': new http.Agent({ keepAlive: false }), 'https:': new https.Agent({ keepAlive: false }) };
@@ -329,8 +332,14 @@ export class ToolRunner {
     }
   }
 
-  /** One request; the parsed JSON of a 2xx answer, else a ToolError. */
+  /** One request in a `tool` span of the call's trace. */
   private http(tool: ToolConfig, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
+    const tracing = this.opts.tracing ?? tracingOff;
+    return tracing.request('tool', { 'tool.name': tool.name, 'http.request.method': tool.method ?? 'POST' }, this.call.call_id || undefined, (traceHeaders) => this.send(tool, args, traceHeaders, signal));
+  }
+
+  /** One request; the parsed JSON of a 2xx answer, else a ToolError. */
+  private send(tool: ToolConfig, args: Record<string, unknown>, traceHeaders: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
     let target: URL;
     try {
       target = new URL(tool.url ?? '');
@@ -352,6 +361,7 @@ export class ToolRunner {
     }
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(tool.headers ?? {})) if (!RESERVED_HEADERS.has(k.toLowerCase())) headers[k] = v;
+    Object.assign(headers, traceHeaders);
     headers['X-Voice-Tool-Call-Id'] = `tc_${randomBytes(12).toString('hex')}`;
     if (this.opts.secret) headers['X-Voice-Signature'] = toolSignature(this.opts.secret, this.opts.nowS?.() ?? Math.floor(Date.now() / 1000), body);
     if (method !== 'GET') {
@@ -373,8 +383,10 @@ export class ToolRunner {
       };
       const req = request(target, { method, headers, agent, ...(literal ? {} : { lookup: this.lookup as never }) }, (res) => {
         const status = res.statusCode ?? 0;
+        if (status >= 200 && status < 300) WorkerTracing.answered(status);
         if (status < 200 || status >= 300) {
           res.resume();
+          WorkerTracing.answered(status);
           return done(new ToolError(`http_${status}`, `HTTP ${status}`));
         }
         const chunks: Buffer[] = [];
