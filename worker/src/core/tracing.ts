@@ -2,7 +2,7 @@
 // `traceparent` (the backend's dial-out request), a `turn` span per turn with a span per stage (stt, llm, tool,
 // tts) made after the fact from the turn's measured path, tool requests, and `traceparent` on every request
 // to the backend. Off (the API's no-op tracer: nothing recorded) without OTEL_EXPORTER_OTLP_ENDPOINT.
-import { context, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import { startTracing, type Tracing } from '@voice-platform/schemas/node';
 import type { Logger } from './logger.js';
 import type { Settings } from './settings.js';
@@ -50,12 +50,24 @@ export class WorkerTracing {
     }
   }
 
-  /** A WebSocket call (no job): its `call` span starts with the call and ends with it. */
-  startCall(callId: string, botId: string, direction: string): Span | null {
-    if (!this.t.enabled) return null;
-    const span = this.t.tracer.startSpan('call', { kind: SpanKind.SERVER, attributes: { 'call.id': callId, 'bot.id': botId, 'call.direction': direction } }, context.active());
-    this.keep(callId, trace.setSpan(context.active(), span));
-    return span;
+  /**
+   * A WebSocket call (no job): its `call` span starts as the caller connects (the record's creation is in it)
+   * and ends with the call; `named` gives it the call's id once the backend made it.
+   */
+  async wsCall<T>(botId: string, fn: (named: (callId: string) => void) => Promise<T>): Promise<T> {
+    if (!this.t.enabled) return fn(() => undefined);
+    const span = this.t.tracer.startSpan('call', { kind: SpanKind.SERVER, attributes: { 'bot.id': botId, 'call.direction': 'websocket' } }, context.active());
+    const ctx = trace.setSpan(context.active(), span);
+    try {
+      return await context.with(ctx, () =>
+        fn((callId) => {
+          span.setAttribute('call.id', callId);
+          this.keep(callId, ctx);
+        }),
+      );
+    } finally {
+      span.end();
+    }
   }
 
   private keep(callId: string, ctx: Context): void {
