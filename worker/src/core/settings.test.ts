@@ -93,7 +93,7 @@ describe('worker settings: OpenTelemetry', () => {
   it('names a bad endpoint, service name or queue size', () => {
     let err: unknown;
     try {
-      loadSettings({ ...good, OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317', OTEL_SERVICE_NAME: '', OTEL_BSP_MAX_QUEUE_SIZE: '8' });
+      loadSettings({ ...good, OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317', OTEL_SERVICE_NAME: 'voice worker', OTEL_BSP_MAX_QUEUE_SIZE: '8' });
     } catch (e) {
       err = e;
     }
