@@ -48,9 +48,10 @@ describe('bot versions', () => {
     });
     const v1 = await version(bot.id, 1);
     expect(v1).toMatchObject({ bot_id: bot.id, version: 1, config: { prompt: 'v1 prompt', max_call_seconds: 300 } });
-    expect(Object.keys(v1.config)).not.toEqual(expect.arrayContaining(['name']));
-    expect(v1.config).not.toHaveProperty('active');
-    expect(v1.config).not.toHaveProperty('require_passing_tests');
+    // Exactly the versioned fields: not name, active, require_passing_tests, nor the document's bookkeeping.
+    const VERSIONED = ['analysis', 'answering_machine', 'audio', 'dtmf', 'greeting', 'interruption', 'language', 'llm', 'max_call_seconds', 'policy', 'prompt', 'recording', 'redaction', 'stt', 'tools', 'turn_detection', 'variables', 'voice'];
+    expect(Object.keys(v1.config).sort()).toEqual(VERSIONED);
+    expect(Object.keys((await version(bot.id, 2)).config).sort()).toEqual(VERSIONED);
 
     // Paginated like the other lists.
     const page = await versions(bot.id, '?limit=1');
@@ -185,7 +186,10 @@ describe('bot versions', () => {
     const bot = (await h.http.get(`/api/v1/bots/${id}`).set('Authorization', auth).expect(200)).body;
     expect(bot).toMatchObject({ version: 1, published_version: 1, require_passing_tests: false });
     expect(await versions(id)).toEqual({ items: [{ bot_id: id, version: 1, created_by: { type: 'system', id: null, label: 'system' }, created_at: now.toISOString() }], next_cursor: null });
-    expect((await version(id, 1)).config).toMatchObject({ prompt: 'old prompt', language: 'en-US' });
+    const migrated = (await version(id, 1)).config;
+    expect(migrated).toMatchObject({ prompt: 'old prompt', language: 'en-US' });
+    expect(migrated).not.toHaveProperty('updated_at');
+    expect(migrated).not.toHaveProperty('name');
     expect((await patch(id, { prompt: 'new prompt' }).expect(200)).body).toMatchObject({ version: 2, published_version: 2 });
   });
 

@@ -28,8 +28,8 @@ export const botVersions = (db: Db) => db.collection<BotVersionDoc>(COLLECTIONS.
 export const versionId = (botId: string, version: number) => `${botId}:${version}`;
 
 /** The versioned fields of a bot (document or fields read with defaults). */
-export function snapshotOf(bot: Omit<BotDoc, '_id' | 'created_at' | 'updated_at'>): StoredSnapshot {
-  const { tool_secret_sealed: _s, version: _v, published_version: _p, name: _n, active: _a, require_passing_tests: _r, ...rest } = bot as BotDoc;
+export function snapshotOf(bot: Omit<BotDoc, '_id' | 'created_at' | 'updated_at'> & Partial<Pick<BotDoc, '_id' | 'created_at' | 'updated_at'>>): StoredSnapshot {
+  const { _id: _i, created_at: _c, updated_at: _u, tool_secret_sealed: _s, version: _v, published_version: _p, name: _n, active: _a, require_passing_tests: _r, ...rest } = bot as BotDoc;
   return rest;
 }
 
