@@ -4,7 +4,6 @@ import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { phoneNumberInput } from './phone.js';
 import { REDACTION_ENTITIES } from './redact.js';
 import { AuditActor } from './audit.js';
-import { CURSOR_PATTERN } from './formats.js';
 
 /** A variable name usable as `{{name}}` in prompt, greeting and policy replies. */
 export const VARIABLE_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$';
@@ -427,18 +426,23 @@ export const BotVersion = Type.Object(
 );
 export type BotVersion = Static<typeof BotVersion>;
 
+/** Highest version number a request may name (9 digits). */
+export const MAX_BOT_VERSION = 999_999_999;
+/** A page of versions ends at `<created_at ms>.<version>` (the `next_cursor` of the versions list). */
+export const VERSION_CURSOR_PATTERN = '^(?:0|[1-9][0-9]{0,14})\\.[1-9][0-9]{0,8}$';
+
 /** `GET /api/v1/bots/{id}/versions`: newest first, cursor-paginated like the other lists. */
 export const BotVersionList = Type.Object(
   {
     items: Type.Array(Type.Omit(BotVersion, ['config'])),
-    next_cursor: Type.Union([Type.String({ pattern: CURSOR_PATTERN }), Type.Null()]),
+    next_cursor: Type.Union([Type.String({ pattern: VERSION_CURSOR_PATTERN }), Type.Null()]),
   },
   { additionalProperties: false },
 );
 export type BotVersionList = Static<typeof BotVersionList>;
 
 /** `POST /api/v1/bots/{id}/publish`: the version calls are to run (an older one: the rollback). */
-export const BotPublish = Type.Object({ version: Type.Integer({ minimum: 1, description: 'a version of this bot' }) }, { additionalProperties: false });
+export const BotPublish = Type.Object({ version: Type.Integer({ minimum: 1, maximum: MAX_BOT_VERSION, description: 'a version of this bot' }) }, { additionalProperties: false });
 export type BotPublish = Static<typeof BotPublish>;
 
 /** `POST /api/v1/bots/{id}/tool-secret`: the new secret, shown in this answer only. */

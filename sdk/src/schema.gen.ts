@@ -3949,7 +3949,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The `next_cursor` of the previous page */
+                /** @description The `next_cursor` of the previous page: `<created_at in ms>.<version>` of its last version */
                 cursor?: string;
             };
             header?: never;

@@ -1,6 +1,6 @@
 // The OpenAPI paths of the bots, built by openapi.ts with its helpers.
 import { Type, type TSchema } from '@sinclair/typebox';
-import { Bot, BotCreate, BotPublish, BotToolSecret, BotUpdate, BotVersion, BotVersionList, CURSOR_PATTERN, type ErrorCode } from '@voice-platform/schemas';
+import { Bot, BotCreate, BotPublish, BotToolSecret, BotUpdate, BotVersion, BotVersionList, MAX_BOT_VERSION, VERSION_CURSOR_PATTERN, type ErrorCode } from '@voice-platform/schemas';
 import type { DocHelpers } from '../core/docHelpers.js';
 
 type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'body' | 'idParam' | 'ADMIN' | 'BODY'>;
@@ -40,13 +40,13 @@ export function botPaths(h: Helpers): Record<string, object> {
         security: [{ adminJwt: [] }],
         parameters: [
           { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
-          { name: 'cursor', in: 'query', schema: { type: 'string', pattern: CURSOR_PATTERN }, description: 'The `next_cursor` of the previous page' },
+          { name: 'cursor', in: 'query', schema: { type: 'string', pattern: VERSION_CURSOR_PATTERN }, description: 'The `next_cursor` of the previous page: `<created_at in ms>.<version>` of its last version' },
         ],
         responses: { 200: h.ok('Versions, newest first', BotVersionList), ...h.errors([...h.ADMIN, 'validation_failed', 'bot_not_found']) },
       },
     },
     '/api/v1/bots/{id}/versions/{version}': {
-      parameters: [h.idParam('Bot id'), { name: 'version', in: 'path', required: true, schema: { type: 'integer', minimum: 1 }, description: 'Version number' }],
+      parameters: [h.idParam('Bot id'), { name: 'version', in: 'path', required: true, schema: { type: 'integer', minimum: 1, maximum: MAX_BOT_VERSION }, description: 'Version number' }],
       get: {
         operationId: 'getBotVersion',
         summary: 'One version of the bot: its behaviour snapshot (tool header values write-only)',

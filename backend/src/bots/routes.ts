@@ -3,7 +3,7 @@
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { Ajv } from 'ajv';
-import { BotCreate, BotPublish, BotUpdate, templateProblems, type AnalysisField, type AnalysisSettings, type BotCreate as BotCreateT, type BotPolicy, type BotTool, type ToolType, isRedactionEntity, REDACTION_ENTITIES } from '@voice-platform/schemas';
+import { BotCreate, BotPublish, BotUpdate, VERSION_CURSOR_PATTERN, templateProblems, type AnalysisField, type AnalysisSettings, type BotCreate as BotCreateT, type BotPolicy, type BotTool, type ToolType, isRedactionEntity, REDACTION_ENTITIES } from '@voice-platform/schemas';
 import { AddressRefused, checkHost } from '@voice-platform/schemas/node';
 import { generateWebhookSecret } from '../webhooks/store.js';
 import { apiError } from '../core/errors.js';
@@ -207,6 +207,8 @@ export function newBotDoc(body: BotCreateT, now: Date, box: SecretBox | null, id
   return { _id: id, ...fields, tools: sealToolHeaders(box, tools), tool_secret_sealed: null, version: 1, published_version: 1, created_at: now, updated_at: now };
 }
 
+const VERSION_CURSOR = new RegExp(VERSION_CURSOR_PATTERN);
+
 /** A version number in a path: a positive integer, else 422 naming `version`. */
 function versionParam(raw: string): number {
   if (!/^[1-9][0-9]{0,8}$/.test(raw)) throw apiError('validation_failed', { details: [{ field: 'version', message: 'must be a version number (an integer from 1)' }] });
@@ -300,13 +302,15 @@ export function botRoutes(router: Router, svc: Services): void {
 
   // Versions, newest first (cursor `<created_at ms>.<version>`); each with its snapshot by number.
   router.get('/api/v1/bots/:id/versions', admin, async (ctx) => {
+    // The list's own cursor (`<ms>.<version>`), checked before pageQuery's general one.
+    const rawCursor = ctx.query.cursor;
+    if (typeof rawCursor === 'string' && rawCursor !== '' && !VERSION_CURSOR.test(rawCursor)) throw apiError('validation_failed', { details: [{ field: 'cursor', message: 'is not a cursor from next_cursor' }] });
     const { limit, after } = pageQuery(ctx.query);
-    if (after && !/^[1-9][0-9]{0,8}$/.test(after.id)) throw apiError('validation_failed', { details: [{ field: 'cursor', message: 'is not a cursor from next_cursor' }] });
     const bot = await findBot(svc.db, ctx.params.id!);
     // Versions outlive a bot (its calls' versions stay readable), so a bot gone is not yet "no versions".
     const filter = { bot_id: ctx.params.id!, ...(after ? { version: { $lt: Number(after.id) } } : {}) };
     const docs = await botVersions(svc.db).find(filter).sort({ version: -1 }).limit(limit + 1).toArray();
-    if (!bot && docs.length === 0 && !after) throw apiError('bot_not_found');
+    if (!bot && docs.length === 0 && !(await botVersions(svc.db).findOne({ bot_id: ctx.params.id! }, { projection: { _id: 1 } }))) throw apiError('bot_not_found');
     const page = docs.slice(0, limit);
     const last = page[page.length - 1];
     ctx.body = {

@@ -173,7 +173,10 @@ describe('bot versions', () => {
     }
     expect((await h.http.get(`/api/v1/bots/${bot.id}/versions/2`).set('Authorization', auth).expect(404)).body.error.code).toBe('not_found');
     expect((await h.http.get('/api/v1/bots/no-such-bot/versions').set('Authorization', auth).expect(404)).body.error.code).toBe('bot_not_found');
-    expect((await h.http.get(`/api/v1/bots/${bot.id}/versions?cursor=5.abc`).set('Authorization', auth).expect(422)).body.error.details).toEqual([{ field: 'cursor', message: expect.any(String) }]);
+    expect((await h.http.get('/api/v1/bots/no-such-bot/versions?cursor=0.1').set('Authorization', auth).expect(404)).body.error.code).toBe('bot_not_found');
+    for (const cursor of ['5.abc', '0.0', '12']) {
+      expect((await h.http.get(`/api/v1/bots/${bot.id}/versions?cursor=${cursor}`).set('Authorization', auth).expect(422)).body.error.details).toEqual([{ field: 'cursor', message: expect.any(String) }]);
+    }
     expect((await h.http.get(`/api/v1/bots/${bot.id}`).set('Authorization', auth).expect(200)).body).toMatchObject({ version: 1, published_version: 1 });
   });
 
