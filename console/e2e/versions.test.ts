@@ -36,7 +36,7 @@ describe('bot versions in the console', () => {
     await row(1).waitFor();
     expect(await row(1).textContent()).toContain('Published');
 
-    await saveWithPrompt('Remind the customer briefly and politely.', /Changes saved as version 2, published\./);
+    await saveWithPrompt('Remind the customer briefly and politely.', /Changes saved\. Version 2 is published\./);
     await row(2).waitFor();
     expect(await row(2).textContent()).toContain('Published');
     expect(await row(1).getByRole('button').textContent()).toContain('Roll back to version 1');
@@ -70,7 +70,7 @@ describe('bot versions in the console', () => {
     await page.goto(`${CONSOLE}/bots/${id}`); // signed in by the first test
     await row(1).waitFor();
     expect(await page.getByLabel('Require passing tests to publish').isChecked()).toBe(true);
-    await saveWithPrompt('Second.', /Changes saved as version 2, a draft: publish it once its tests pass\./);
+    await saveWithPrompt('Second.', /Changes saved\. Version 2 is a draft: publish it once its tests pass\./);
     await row(2).waitFor();
     expect(await row(2).textContent()).toContain('Draft');
     expect(await page.getByTestId('published-version').textContent()).toBe('version 1');

@@ -169,8 +169,8 @@ export class VpBotEditPage extends LightElement {
           this.bot.version === before
             ? 'Changes saved.'
             : this.bot.version === this.bot.published_version
-              ? `Changes saved as version ${this.bot.version}, published.`
-              : `Changes saved as version ${this.bot.version}, a draft: publish it once its tests pass.`;
+              ? `Changes saved. Version ${this.bot.version} is published.`
+              : `Changes saved. Version ${this.bot.version} is a draft: publish it once its tests pass.`;
         void this.loadVersions();
       } else {
         const created = await api.createBot(body);
@@ -248,7 +248,7 @@ export class VpBotEditPage extends LightElement {
       </p>
       ${errorBanner(this.versionsError)}
       ${items === null
-        ? html`<p class="loading" role="status">Loading versions…</p>`
+        ? html`<p class="loading">Loading versions…</p>`
         : html`<table class="versions-table">
             <thead><tr><th scope="col">Version</th><th scope="col">Saved</th><th scope="col">By</th><th scope="col">State</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
             <tbody>
