@@ -152,6 +152,8 @@ export const Call = Type.Object(
   {
     ...callIdentityFields,
     variables: CallVariables,
+    /** The bot's version the call ran (shared/DESIGN.md §17); null for calls placed before versions, or refused before one ran. */
+    bot_version: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
     created_at: Type.String({ format: 'date-time' }),
     started_at: nullableTime,
     ended_at: nullableTime,

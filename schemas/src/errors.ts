@@ -47,6 +47,7 @@ export const ERROR_CODES = {
   request_timeout: { status: 408, meaning: "The request's headers or body did not arrive in time; the connection is closed", message: 'the request did not arrive in time', scope: 'any' },
   conflict: { status: 409, meaning: "The resource's state does not allow this, or another request is changing it (then with `Retry-After`)", message: 'the resource is being changed by another request; retry', retryAfter: true },
   call_not_active: { status: 409, meaning: 'The call is not in progress on a worker (not answered yet, or over): nothing to control or listen to', message: 'the call is not in progress' },
+  tests_failing: { status: 409, meaning: "The bot has `require_passing_tests` and this version's last test run is not all green (done, none failed, some passed)", message: "this version's last test run is not all green; the bot requires passing tests to publish" },
   bot_inactive: { status: 409, meaning: 'The bot exists but is not active', message: 'the bot is not active' },
   api_key_revoked: { status: 409, meaning: 'An inactive or expired API key cannot be reactivated nor have its expiry changed', message: 'the API key is inactive or expired; revocation is final' },
   idempotency_key_reused: { status: 409, meaning: 'The Idempotency-Key was used with a different request body', message: 'this Idempotency-Key was used with a different request body' },

@@ -181,6 +181,29 @@ export interface paths {
         patch: operations["updateBot"];
         trace?: never;
     };
+    "/api/v1/bots/{id}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a version: the one calls run (an older version: the rollback)
+         * @description Dial-outs, campaigns, inbound and browser test calls run the published version from the next call on; each call records the version it ran (`bot_version`). A bot with `require_passing_tests` publishes only a version whose last test run is all green (done, none failed, some passed), else 409 `tests_failing`.
+         */
+        post: operations["publishBot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/bots/{id}/tool-secret": {
         parameters: {
             query?: never;
@@ -198,6 +221,51 @@ export interface paths {
          * @description The secret (`whsec_` + 32 characters) is in this answer only (`Cache-Control: no-store`); HTTP tool requests carry `X-Voice-Signature: t=<unix s>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>` as webhooks do. A rotation replaces it at once.
          */
         post: operations["rotateBotToolSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bots/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The bot's versions, newest first, with cursor pagination (each without its snapshot)
+         * @description Every save of the behaviour (every field but `name`, `active` and `require_passing_tests`) is an immutable version. Versions outlive their bot.
+         */
+        get: operations["listBotVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bots/{id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+                /** @description Version number */
+                version: number;
+            };
+            cookie?: never;
+        };
+        /** One version of the bot: its behaviour snapshot (tool header values write-only) */
+        get: operations["getBotVersion"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2155,6 +2223,8 @@ export interface operations {
                                 }[];
                             } | null;
                             prompt: string;
+                            /** @description the version calls run (dial-outs, campaigns, inbound and browser test calls) */
+                            published_version: number;
                             recording: {
                                 /**
                                  * @description false: no recording is made (the call has no recording_key)
@@ -2185,6 +2255,8 @@ export interface operations {
                                  */
                                 redact_llm: boolean;
                             };
+                            /** @description a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself) */
+                            require_passing_tests: boolean;
                             stt: {
                                 language: string;
                                 model: string;
@@ -2246,6 +2318,8 @@ export interface operations {
                                 /** @default false */
                                 required: boolean;
                             }[];
+                            /** @description the latest version: the behaviour the fields of this answer show (a draft when above published_version) */
+                            version: number;
                             voice: {
                                 provider: string;
                                 speed: number;
@@ -2412,6 +2486,8 @@ export interface operations {
                          */
                         redact_llm?: boolean;
                     };
+                    /** @description a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself) */
+                    require_passing_tests?: boolean;
                     stt?: {
                         language: string;
                         model: string;
@@ -2591,6 +2667,8 @@ export interface operations {
                             }[];
                         } | null;
                         prompt: string;
+                        /** @description the version calls run (dial-outs, campaigns, inbound and browser test calls) */
+                        published_version: number;
                         recording: {
                             /**
                              * @description false: no recording is made (the call has no recording_key)
@@ -2621,6 +2699,8 @@ export interface operations {
                              */
                             redact_llm: boolean;
                         };
+                        /** @description a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself) */
+                        require_passing_tests: boolean;
                         stt: {
                             language: string;
                             model: string;
@@ -2682,6 +2762,8 @@ export interface operations {
                             /** @default false */
                             required: boolean;
                         }[];
+                        /** @description the latest version: the behaviour the fields of this answer show (a draft when above published_version) */
+                        version: number;
                         voice: {
                             provider: string;
                             speed: number;
@@ -2866,6 +2948,8 @@ export interface operations {
                             }[];
                         } | null;
                         prompt: string;
+                        /** @description the version calls run (dial-outs, campaigns, inbound and browser test calls) */
+                        published_version: number;
                         recording: {
                             /**
                              * @description false: no recording is made (the call has no recording_key)
@@ -2896,6 +2980,8 @@ export interface operations {
                              */
                             redact_llm: boolean;
                         };
+                        /** @description a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself) */
+                        require_passing_tests: boolean;
                         stt: {
                             language: string;
                             model: string;
@@ -2957,6 +3043,8 @@ export interface operations {
                             /** @default false */
                             required: boolean;
                         }[];
+                        /** @description the latest version: the behaviour the fields of this answer show (a draft when above published_version) */
+                        version: number;
                         voice: {
                             provider: string;
                             speed: number;
@@ -3134,6 +3222,8 @@ export interface operations {
                          */
                         redact_llm?: boolean;
                     };
+                    /** @description a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself) */
+                    require_passing_tests?: boolean;
                     stt?: {
                         language: string;
                         model: string;
@@ -3313,6 +3403,8 @@ export interface operations {
                             }[];
                         } | null;
                         prompt: string;
+                        /** @description the version calls run (dial-outs, campaigns, inbound and browser test calls) */
+                        published_version: number;
                         recording: {
                             /**
                              * @description false: no recording is made (the call has no recording_key)
@@ -3343,6 +3435,8 @@ export interface operations {
                              */
                             redact_llm: boolean;
                         };
+                        /** @description a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself) */
+                        require_passing_tests: boolean;
                         stt: {
                             language: string;
                             model: string;
@@ -3404,6 +3498,8 @@ export interface operations {
                             /** @default false */
                             required: boolean;
                         }[];
+                        /** @description the latest version: the behaviour the fields of this answer show (a draft when above published_version) */
+                        version: number;
                         voice: {
                             provider: string;
                             speed: number;
@@ -3449,6 +3545,314 @@ export interface operations {
                 };
             };
             /** @description Error: `conflict` (Changed concurrently) */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `payload_too_large` (The body is over the limit (64 KiB for JSON)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type` (The body is not of a media type this endpoint takes (`application/json`, UTF-8, no `Content-Encoding`)) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    publishBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a version of this bot */
+                    version: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The bot, its `published_version` the version asked for */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        active: boolean;
+                        analysis: {
+                            /** @default [] */
+                            fields: {
+                                /** @default  */
+                                description: string;
+                                /** @description unique among the fields */
+                                name: string;
+                                type: "string" | "number" | "boolean" | "enum";
+                                /** @description enum only, and required for it: the values the field may take (each once) */
+                                values?: string[];
+                            }[];
+                            /** @description the success criterion in words; the call's analysis.success says whether it was met (null: none) */
+                            success: string | null;
+                            /** @default false */
+                            summary: boolean;
+                        };
+                        answering_machine: {
+                            /** @default false */
+                            detect: boolean;
+                            /**
+                             * @description leave_message: the message goes at the latest this long after the machine was detected
+                             * @default 30
+                             */
+                            max_wait_for_beep_seconds: number;
+                            /**
+                             * @description leave_message: what is said after the beep ({{variables}}); required for leave_message
+                             * @default
+                             */
+                            message: string;
+                            /**
+                             * @description hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left
+                             * @default hangup
+                             */
+                            on_machine: "hangup" | "leave_message";
+                        };
+                        audio: {
+                            /**
+                             * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                             * @default false
+                             */
+                            noise_suppression: boolean;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        dtmf: {
+                            /** @default 1500 */
+                            inter_digit_timeout_ms: number;
+                        };
+                        greeting: string;
+                        has_tool_secret: boolean;
+                        id: string;
+                        interruption: {
+                            /**
+                             * @description acknowledgements alone ("uh-huh", "okay", "yeah") do not stop the bot; other speech does within 300 ms
+                             * @default true
+                             */
+                            ignore_backchannels: boolean;
+                            /**
+                             * @description an utterance of this many words stops the bot even if they are all acknowledgements
+                             * @default 2
+                             */
+                            min_words: number;
+                        };
+                        language: string;
+                        llm: {
+                            base_url?: string;
+                            model: string;
+                            provider: string;
+                            temperature: number;
+                        };
+                        max_call_seconds: number;
+                        name: string;
+                        policy: {
+                            fallback: {
+                                end_call?: boolean;
+                                reply: string;
+                            };
+                            intents: {
+                                action?: {
+                                    arguments?: {
+                                        [key: string]: string;
+                                    };
+                                    /** @description a tool of the bot's */
+                                    tool: string;
+                                };
+                                dtmf?: string;
+                                end_call?: boolean;
+                                /** @description at least one, unless `dtmf` is set */
+                                examples: string[];
+                                name: string;
+                                on_error_reply?: string;
+                                /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                reply: string;
+                                /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                sets?: {
+                                    [key: string]: string | number | boolean;
+                                };
+                            }[];
+                        } | null;
+                        prompt: string;
+                        /** @description the version calls run (dial-outs, campaigns, inbound and browser test calls) */
+                        published_version: number;
+                        recording: {
+                            /**
+                             * @description false: no recording is made (the call has no recording_key)
+                             * @default true
+                             */
+                            enabled: boolean;
+                            /**
+                             * @description the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)
+                             * @default false
+                             */
+                            redact_keypad_tones: boolean;
+                        };
+                        redaction: {
+                            /**
+                             * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
+                             * @default []
+                             */
+                            entities: ("card_number" | "ssn" | "email" | "phone")[];
+                            /**
+                             * @description mask: replaced by [entity] (the only mode)
+                             * @default mask
+                             * @constant
+                             */
+                            mode: "mask";
+                            /**
+                             * @description the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)
+                             * @default false
+                             */
+                            redact_llm: boolean;
+                        };
+                        /** @description a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself) */
+                        require_passing_tests: boolean;
+                        stt: {
+                            language: string;
+                            model: string;
+                            provider: string;
+                        };
+                        tools: {
+                            announcement?: string;
+                            /** @default  */
+                            description: string;
+                            destinations?: {
+                                description?: string;
+                                name: string;
+                                /** @description one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason */
+                                number?: string;
+                                sip_uri?: string;
+                            }[];
+                            header_names?: string[];
+                            /** @description http: POST (the default) or GET */
+                            method?: "POST" | "GET";
+                            /** @description transfer_call: cold (the default) or warm */
+                            mode?: "cold" | "warm";
+                            name: string;
+                            on_failure?: string;
+                            /** @description the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed) */
+                            parameters?: {
+                                [key: string]: unknown;
+                            };
+                            say_while_waiting?: string;
+                            /** @description http: default 5000 */
+                            timeout_ms?: number;
+                            type?: "http" | "end_call" | "transfer_call" | "send_dtmf";
+                            url?: string;
+                            whisper?: string;
+                        }[];
+                        turn_detection: {
+                            /**
+                             * @description fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance
+                             * @default 700
+                             */
+                            end_of_turn_silence_ms: number;
+                            /**
+                             * @description smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms
+                             * @default 250
+                             */
+                            min_silence_ms: number;
+                            /**
+                             * @description smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms
+                             * @default smart
+                             */
+                            mode: "smart" | "fixed";
+                        };
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed) */
+                        variables: {
+                            /** @default  */
+                            description: string;
+                            name: string;
+                            /** @default false */
+                            required: boolean;
+                        }[];
+                        /** @description the latest version: the behaviour the fields of this answer show (a draft when above published_version) */
+                        version: number;
+                        voice: {
+                            provider: string;
+                            speed: number;
+                            voice_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `invalid_json` (The body is not parseable JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id), `not_found` (The bot has no such version) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `tests_failing` (The bot has `require_passing_tests` and this version's last test run is not all green (done, none failed, some passed)), `conflict` (Changed concurrently) */
             409: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -3541,6 +3945,350 @@ export interface operations {
             };
         };
     };
+    listBotVersions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `next_cursor` of the previous page: `<created_at in ms>.<version>` of its last version */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Versions, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            bot_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: {
+                                /** @description the user's or key's id; null for a failed login (no user signed in) */
+                                id: string | null;
+                                /** @description the user's email (for a failed login: the email tried), the key's name and prefix */
+                                label: string;
+                                /** @description `user` (admin token or a login), `api_key` (X-API-Key) or `system` */
+                                type: "user" | "api_key" | "system";
+                            };
+                            version: number;
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBotVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+                /** @description Version number */
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bot_id: string;
+                        config: {
+                            analysis: {
+                                /** @default [] */
+                                fields: {
+                                    /** @default  */
+                                    description: string;
+                                    /** @description unique among the fields */
+                                    name: string;
+                                    type: "string" | "number" | "boolean" | "enum";
+                                    /** @description enum only, and required for it: the values the field may take (each once) */
+                                    values?: string[];
+                                }[];
+                                /** @description the success criterion in words; the call's analysis.success says whether it was met (null: none) */
+                                success: string | null;
+                                /** @default false */
+                                summary: boolean;
+                            };
+                            answering_machine: {
+                                /** @default false */
+                                detect: boolean;
+                                /**
+                                 * @description leave_message: the message goes at the latest this long after the machine was detected
+                                 * @default 30
+                                 */
+                                max_wait_for_beep_seconds: number;
+                                /**
+                                 * @description leave_message: what is said after the beep ({{variables}}); required for leave_message
+                                 * @default
+                                 */
+                                message: string;
+                                /**
+                                 * @description hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left
+                                 * @default hangup
+                                 */
+                                on_machine: "hangup" | "leave_message";
+                            };
+                            audio: {
+                                /**
+                                 * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                                 * @default false
+                                 */
+                                noise_suppression: boolean;
+                            };
+                            dtmf: {
+                                /** @default 1500 */
+                                inter_digit_timeout_ms: number;
+                            };
+                            greeting: string;
+                            interruption: {
+                                /**
+                                 * @description acknowledgements alone ("uh-huh", "okay", "yeah") do not stop the bot; other speech does within 300 ms
+                                 * @default true
+                                 */
+                                ignore_backchannels: boolean;
+                                /**
+                                 * @description an utterance of this many words stops the bot even if they are all acknowledgements
+                                 * @default 2
+                                 */
+                                min_words: number;
+                            };
+                            language: string;
+                            llm: {
+                                base_url?: string;
+                                model: string;
+                                provider: string;
+                                temperature: number;
+                            };
+                            max_call_seconds: number;
+                            policy: {
+                                fallback: {
+                                    end_call?: boolean;
+                                    reply: string;
+                                };
+                                intents: {
+                                    action?: {
+                                        arguments?: {
+                                            [key: string]: string;
+                                        };
+                                        /** @description a tool of the bot's */
+                                        tool: string;
+                                    };
+                                    dtmf?: string;
+                                    end_call?: boolean;
+                                    /** @description at least one, unless `dtmf` is set */
+                                    examples: string[];
+                                    name: string;
+                                    on_error_reply?: string;
+                                    /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                    reply: string;
+                                    /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                    sets?: {
+                                        [key: string]: string | number | boolean;
+                                    };
+                                }[];
+                            } | null;
+                            prompt: string;
+                            recording: {
+                                /**
+                                 * @description false: no recording is made (the call has no recording_key)
+                                 * @default true
+                                 */
+                                enabled: boolean;
+                                /**
+                                 * @description the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)
+                                 * @default false
+                                 */
+                                redact_keypad_tones: boolean;
+                            };
+                            redaction: {
+                                /**
+                                 * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
+                                 * @default []
+                                 */
+                                entities: ("card_number" | "ssn" | "email" | "phone")[];
+                                /**
+                                 * @description mask: replaced by [entity] (the only mode)
+                                 * @default mask
+                                 * @constant
+                                 */
+                                mode: "mask";
+                                /**
+                                 * @description the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)
+                                 * @default false
+                                 */
+                                redact_llm: boolean;
+                            };
+                            stt: {
+                                language: string;
+                                model: string;
+                                provider: string;
+                            };
+                            tools: {
+                                announcement?: string;
+                                /** @default  */
+                                description: string;
+                                destinations?: {
+                                    description?: string;
+                                    name: string;
+                                    /** @description one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason */
+                                    number?: string;
+                                    sip_uri?: string;
+                                }[];
+                                header_names?: string[];
+                                /** @description http: POST (the default) or GET */
+                                method?: "POST" | "GET";
+                                /** @description transfer_call: cold (the default) or warm */
+                                mode?: "cold" | "warm";
+                                name: string;
+                                on_failure?: string;
+                                /** @description the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed) */
+                                parameters?: {
+                                    [key: string]: unknown;
+                                };
+                                say_while_waiting?: string;
+                                /** @description http: default 5000 */
+                                timeout_ms?: number;
+                                type?: "http" | "end_call" | "transfer_call" | "send_dtmf";
+                                url?: string;
+                                whisper?: string;
+                            }[];
+                            turn_detection: {
+                                /**
+                                 * @description fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance
+                                 * @default 700
+                                 */
+                                end_of_turn_silence_ms: number;
+                                /**
+                                 * @description smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms
+                                 * @default 250
+                                 */
+                                min_silence_ms: number;
+                                /**
+                                 * @description smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms
+                                 * @default smart
+                                 */
+                                mode: "smart" | "fixed";
+                            };
+                            /** @description names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed) */
+                            variables: {
+                                /** @default  */
+                                description: string;
+                                name: string;
+                                /** @default false */
+                                required: boolean;
+                            }[];
+                            voice: {
+                                provider: string;
+                                speed: number;
+                                voice_id: string;
+                            };
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        created_by: {
+                            /** @description the user's or key's id; null for a failed login (no user signed in) */
+                            id: string | null;
+                            /** @description the user's email (for a failed login: the email tried), the key's name and prefix */
+                            label: string;
+                            /** @description `user` (admin token or a login), `api_key` (X-API-Key) or `system` */
+                            type: "user" | "api_key" | "system";
+                        };
+                        version: number;
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id), `not_found` (The bot has no such version) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listCalls: {
         parameters: {
             query?: {
@@ -3593,6 +4341,7 @@ export interface operations {
                             } | null;
                             answered_by: ("human" | "machine" | "fax" | "unknown") | null;
                             bot_id: string;
+                            bot_version: number | null;
                             call_id: string;
                             /** Format: date-time */
                             created_at: string;
@@ -3735,6 +4484,7 @@ export interface operations {
                         } | null;
                         answered_by: ("human" | "machine" | "fax" | "unknown") | null;
                         bot_id: string;
+                        bot_version: number | null;
                         call_id: string;
                         /** Format: date-time */
                         created_at: string;
@@ -3904,6 +4654,7 @@ export interface operations {
                         } | null;
                         answered_by: ("human" | "machine" | "fax" | "unknown") | null;
                         bot_id: string;
+                        bot_version: number | null;
                         call_id: string;
                         /** Format: date-time */
                         created_at: string;
@@ -4212,6 +4963,7 @@ export interface operations {
                         } | null;
                         answered_by: ("human" | "machine" | "fax" | "unknown") | null;
                         bot_id: string;
+                        bot_version: number | null;
                         call_id: string;
                         /** Format: date-time */
                         created_at: string;

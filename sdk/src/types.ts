@@ -22,6 +22,10 @@ export type CampaignContactsAdd = Body<'addCampaignContacts'>;
 export type CampaignContactsAdded = Answer<'addCampaignContacts', 200>;
 export type CampaignContactListQuery = Query<'listCampaignContacts'>;
 export type CampaignContactPage = Answer<'listCampaignContacts', 200>;
+export type Bot = Answer<'getBot', 200>;
+export type BotVersion = Answer<'getBotVersion', 200>;
+export type BotVersionListQuery = Query<'listBotVersions'>;
+export type BotVersionPage = Answer<'listBotVersions', 200>;
 /** The error body every failure of the API has. */
 export type ErrorBody = { error: { code: string; message: string; details?: unknown } };
 

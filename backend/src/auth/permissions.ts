@@ -46,6 +46,9 @@ export const PERMISSIONS: Readonly<Record<string, Permission>> = {
   'GET /api/v1/bots/{id}': R('getBot', 'viewer'),
   'PATCH /api/v1/bots/{id}': R('updateBot', 'editor'),
   'POST /api/v1/bots/{id}/tool-secret': R('rotateBotToolSecret', 'editor'),
+  'GET /api/v1/bots/{id}/versions': R('listBotVersions', 'viewer'),
+  'GET /api/v1/bots/{id}/versions/{version}': R('getBotVersion', 'viewer'),
+  'POST /api/v1/bots/{id}/publish': R('publishBot', 'editor'),
 
   'POST /api/v1/sip/dialout': RK('dialout', null, 'dialout'),
   'GET /api/v1/calls': R('listCalls', 'viewer'),

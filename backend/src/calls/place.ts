@@ -12,6 +12,7 @@ import type { Services } from '../core/deps.js';
 import { releaseSlot, reserveSlot } from '../core/redisScripts.js';
 import type { CacheView } from '../core/cacheTable.js';
 import { cachedBot } from '../bots/store.js';
+import { botAtVersion } from '../bots/versions.js';
 import { trunkForDialout } from '../trunks/store.js';
 import { insertCall, liveCalls, queuedCall, type CallDoc } from './store.js';
 import { checkVariables } from './variables.js';
@@ -55,6 +56,8 @@ interface PlaceOptions {
    *  attempt number, so a second dial of one attempt meets the unique _id and is refused with CALL_EXISTS). */
   callId?: string;
   campaign?: { campaignId: string; contactId: string; attempt: number };
+  /** Run this version of the bot (the test runner's, drafts included); else its published version. */
+  botVersion?: number;
 }
 
 /**
@@ -72,9 +75,13 @@ export async function placeCall(
   opts: PlaceOptions = {},
 ): Promise<CallDoc> {
   // The bot and the trunk come through the replica's cache, under the view the key check read (cache.ts).
-  const bot = await cachedBot(svc, view, req.bot_id);
-  if (!bot) throw apiError('bot_not_found');
-  if (!bot.active) throw apiError('bot_inactive');
+  const head = await cachedBot(svc, view, req.bot_id);
+  if (!head) throw apiError('bot_not_found');
+  if (!head.active) throw apiError('bot_inactive');
+  // The version the call runs (shared/DESIGN.md §17): its variables are the ones checked, and the worker is served its config.
+  const botVersion = opts.botVersion ?? head.published_version;
+  const bot = await botAtVersion(svc.db, head, botVersion);
+  if (!bot) throw apiError('not_found', `the bot has no version ${botVersion}`);
   if (req.direction !== 'inbound') checkVariables(bot.variables, req.variables);
   const dial = req.direction === 'outbound' ? { to: req.to_number, ...(await trunkForDialout(svc.db, req.from_number, { table: svc.cache.trunks, view })) } : null;
 
@@ -98,6 +105,7 @@ export async function placeCall(
       from_number: req.direction === 'inbound' ? req.from_number : (dial?.fromNumber ?? null),
       variables: req.variables,
       api_key_id: by.apiKeyId,
+      bot_version: botVersion,
       ...(req.direction === 'inbound' ? { room_name: req.room_name } : {}),
       ...(opts.campaign ? { campaign_id: opts.campaign.campaignId, campaign_contact_id: opts.campaign.contactId, campaign_attempt: opts.campaign.attempt } : {}),
     },

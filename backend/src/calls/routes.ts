@@ -11,6 +11,7 @@ import { check, parseDateTime, queryValues } from '../core/validate.js';
 import { jsonBody } from '../core/body.js';
 import { requireAdmin } from '../auth/admin.js';
 import { requireWorker } from '../auth/worker.js';
+import { botAtVersion } from '../bots/versions.js';
 import { findBot } from '../bots/store.js';
 import { checkVariables } from './variables.js';
 import { applyCallMove } from './lifecycle.js';
@@ -94,13 +95,15 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
 
   router.post('/api/v1/calls', worker, jsonBody(), async (ctx) => {
     const body = check(CallCreate, ctx.request.body);
-    const bot = await findBot(svc.db, body.bot_id);
-    if (!bot) throw apiError('bot_not_found');
-    if (!bot.active) throw apiError('bot_inactive');
+    const head = await findBot(svc.db, body.bot_id);
+    if (!head) throw apiError('bot_not_found');
+    if (!head.active) throw apiError('bot_inactive');
+    // The published version runs (shared/DESIGN.md §17), as for every other call.
+    const bot = (await botAtVersion(svc.db, head, head.published_version)) ?? head;
     const variables = body.variables ?? {};
     checkVariables(bot.variables, variables);
     const now = svc.now();
-    const doc = queuedCall({ _id: new ObjectId().toHexString(), bot_id: bot._id, direction: body.direction, to_number: null, from_number: null, variables, api_key_id: null }, now);
+    const doc = queuedCall({ _id: new ObjectId().toHexString(), bot_id: bot._id, direction: body.direction, to_number: null, from_number: null, variables, api_key_id: null, bot_version: head.published_version }, now);
     await insertCall(svc.db, doc);
     await announceQueued({ ...svc, metrics }, doc);
     ctx.status = 201;

@@ -34,6 +34,8 @@ export interface CallDoc {
   status: CallStatus;
   variables: Record<string, string>;
   api_key_id: string | null;
+  /** The bot's version the call runs (bots/versions.ts); absent on calls stored before versions (read as null). */
+  bot_version?: number;
   created_at: Date;
   started_at: Date | null;
   ended_at: Date | null;
@@ -189,7 +191,7 @@ export async function clearDue(db: Db, id: string, type: NonNullable<CallDoc['we
 
 /** What a new call record is given; the rest is the same for every new call. */
 type NewCall = Pick<CallDoc, '_id' | 'bot_id' | 'direction' | 'to_number' | 'from_number' | 'variables' | 'api_key_id'> &
-  Pick<CallDoc, 'room_name' | 'campaign_id' | 'campaign_contact_id' | 'campaign_attempt'>;
+  Pick<CallDoc, 'bot_version' | 'room_name' | 'campaign_id' | 'campaign_contact_id' | 'campaign_attempt'>;
 
 /** A new call record (dial-out, worker-created and inbound calls): queued at `now`, nothing recorded yet. */
 export function queuedCall(call: NewCall, now: Date): CallDoc {
@@ -238,6 +240,7 @@ export function publicCall(doc: CallDoc): Call {
   return {
     ...callIdentity(doc),
     variables: doc.variables,
+    bot_version: doc.bot_version ?? null,
     created_at: doc.created_at.toISOString(),
     started_at: iso(doc.started_at),
     ended_at: iso(doc.ended_at),

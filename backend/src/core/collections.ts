@@ -4,6 +4,10 @@ export const COLLECTIONS = {
   users: 'users',
   apiKeys: 'api_keys',
   bots: 'bots',
+  /** Immutable snapshots of each bot's behaviour, `<bot id>:<version>` (bots/versions.ts). */
+  botVersions: 'bot_versions',
+  /** Test runs of a bot's version (written by the test runner; read by publish, bots/versions.ts). */
+  testRuns: 'test_runs',
   /** Settled calls (calls/store.ts). */
   calls: 'calls',
   /** Calls not ended: queued, dialing, ringing, in progress (calls/store.ts). */
