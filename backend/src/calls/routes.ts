@@ -100,7 +100,7 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
     const variables = body.variables ?? {};
     checkVariables(bot.variables, variables);
     const now = svc.now();
-    const doc = queuedCall({ _id: new ObjectId().toHexString(), bot_id: bot._id, direction: body.direction, to_number: null, from_number: null, variables, api_key_id: null }, now);
+    const doc = queuedCall({ _id: new ObjectId().toHexString(), bot_id: bot._id, direction: body.direction, to_number: null, from_number: null, variables, api_key_id: null, ...(body.test ? { test: body.test } : {}) }, now);
     await insertCall(svc.db, doc);
     await announceQueued({ ...svc, metrics }, doc);
     ctx.status = 201;

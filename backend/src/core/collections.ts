@@ -25,4 +25,8 @@ export const COLLECTIONS = {
   campaignContacts: 'campaign_contacts',
   dnc: 'dnc_numbers',
   inboundNumbers: 'inbound_numbers',
+  /** A bot's test cases (botTests/). */
+  testCases: 'test_cases',
+  /** Test runs with each case's result (botTests/); bot versions' publish check reads them. */
+  testRuns: 'test_runs',
 } as const;
