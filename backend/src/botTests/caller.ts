@@ -67,6 +67,8 @@ export async function runScriptedCall(o: ScriptedCallOptions): Promise<CallerOut
   ws.on('error', () => undefined);
   if (opened) return { kind: 'no_capacity', reason: `no voice worker answers at ${base.host}: ${opened.message}` };
 
+  // The start message first: audio before it would start the call without the case's variables.
+  ws.send(JSON.stringify({ type: 'start', variables: o.variables }));
   // The outgoing audio: queued speech, else silence, one 20 ms frame per tick in real time.
   let queue = Buffer.alloc(0);
   const silenceFrame = Buffer.alloc(FRAME_BYTES);
@@ -88,7 +90,6 @@ export async function runScriptedCall(o: ScriptedCallOptions): Promise<CallerOut
   };
 
   try {
-    ws.send(JSON.stringify({ type: 'start', variables: o.variables }));
     await until(() => callId !== null || refused !== null, 15_000);
     if (!callId) {
       const r = refused as { code: string; message: string } | null;
