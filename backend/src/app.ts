@@ -45,7 +45,7 @@ export function createApp(deps: AppDeps): VoiceApp {
     userRoutes(router, svc);
     apiKeyRoutes(router, svc);
     botRoutes(router, svc);
-    botTestRoutes(router, svc);
+    botTestRoutes(router, svc, metrics);
     trunkRoutes(router, svc);
     inboundNumberRoutes(router, svc);
     dialoutRoutes(router, svc, metrics);

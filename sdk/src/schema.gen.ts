@@ -3653,7 +3653,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again), `missing_api_key` (No X-API-Key header), `invalid_api_key` (The X-API-Key is no key of this server), `api_key_inactive` (The API key has been deactivated), `api_key_expired` (The API key is past its `expires_at`) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3744,7 +3744,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again), `missing_api_key` (No X-API-Key header), `invalid_api_key` (The X-API-Key is no key of this server), `api_key_inactive` (The API key has been deactivated), `api_key_expired` (The API key is past its `expires_at`) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3848,7 +3848,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again), `missing_api_key` (No X-API-Key header), `invalid_api_key` (The X-API-Key is no key of this server), `api_key_inactive` (The API key has been deactivated), `api_key_expired` (The API key is past its `expires_at`) */
             401: {
                 headers: {
                     [name: string]: unknown;

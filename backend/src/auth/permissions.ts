@@ -51,9 +51,9 @@ export const PERMISSIONS: Readonly<Record<string, Permission>> = {
   'GET /api/v1/bots/{id}/tests/{case_id}': R('getBotTest', 'viewer'),
   'PUT /api/v1/bots/{id}/tests/{case_id}': R('updateBotTest', 'editor'),
   'DELETE /api/v1/bots/{id}/tests/{case_id}': R('deleteBotTest', 'editor'),
-  'POST /api/v1/bots/{id}/test-runs': R('createBotTestRun', 'editor'),
-  'GET /api/v1/bots/{id}/test-runs': R('listBotTestRuns', 'viewer'),
-  'GET /api/v1/bots/{id}/test-runs/{run_id}': R('getBotTestRun', 'viewer'),
+  'POST /api/v1/bots/{id}/test-runs': RK('createBotTestRun', 'editor', 'test_calls'),
+  'GET /api/v1/bots/{id}/test-runs': RK('listBotTestRuns', 'viewer', 'test_calls'),
+  'GET /api/v1/bots/{id}/test-runs/{run_id}': RK('getBotTestRun', 'viewer', 'test_calls'),
 
   'POST /api/v1/sip/dialout': RK('dialout', null, 'dialout'),
   'GET /api/v1/calls': R('listCalls', 'viewer'),

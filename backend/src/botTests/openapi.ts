@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { TestCase, TestCaseCreate, TestRun, TestRunCreate } from '@voice-platform/schemas';
 import type { DocHelpers } from '../core/docHelpers.js';
 
-type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'body' | 'idParam' | 'idSchema' | 'ADMIN' | 'BODY'>;
+type Helpers = Pick<DocHelpers, 'ok' | 'errors' | 'body' | 'idParam' | 'idSchema' | 'ADMIN' | 'BODY' | 'API_KEY'>;
 
 const sub = (h: Helpers, name: string, description: string) => ({ name, in: 'path', required: true, schema: h.idSchema, description });
 
@@ -47,15 +47,15 @@ export function botTestPaths(h: Helpers): Record<string, object> {
           'Queued at once (202); the dialler places each case as a real call (`concurrency` side by side), the caller speaking its script with the ' +
           "offline voice, the bot's HTTP tools answered by the case's `tool_mocks`, and checks each expectation against the stored call. A fleet with no " +
           'free slot leaves the run `queued` (never a failed case). `test_run.completed` is sent when every case has its result.',
-        security: [{ adminJwt: [] }],
+        security: [{ adminJwt: [] }, { apiKey: [] }],
         requestBody: h.body(TestRunCreate),
-        responses: { 202: h.ok('The run, queued', TestRun), ...h.errors([...h.ADMIN, ...h.BODY, 'bot_not_found', 'transport_unavailable', 'variables_mismatch']) },
+        responses: { 202: h.ok('The run, queued', TestRun), ...h.errors([...h.ADMIN, ...h.API_KEY, ...h.BODY, 'bot_not_found', 'transport_unavailable', 'variables_mismatch']) },
       },
-      get: { operationId: 'listBotTestRuns', summary: "A bot's test runs", security: [{ adminJwt: [] }], responses: { 200: h.ok('The last 100 runs, newest first', Type.Object({ items: Type.Array(TestRun) })), ...h.errors([...h.ADMIN, 'bot_not_found']) } },
+      get: { operationId: 'listBotTestRuns', summary: "A bot's test runs", security: [{ adminJwt: [] }, { apiKey: [] }], responses: { 200: h.ok('The last 100 runs, newest first', Type.Object({ items: Type.Array(TestRun) })), ...h.errors([...h.ADMIN, ...h.API_KEY, 'bot_not_found']) } },
     },
     '/api/v1/bots/{id}/test-runs/{run_id}': {
       parameters: [h.idParam('Bot id'), sub(h, 'run_id', 'Test run id')],
-      get: { operationId: 'getBotTestRun', summary: 'One test run with each case\'s result', security: [{ adminJwt: [] }], responses: { 200: h.ok('The run', TestRun), ...h.errors([...h.ADMIN, 'test_run_not_found']) } },
+      get: { operationId: 'getBotTestRun', summary: 'One test run with each case\'s result', security: [{ adminJwt: [] }, { apiKey: [] }], responses: { 200: h.ok('The run', TestRun), ...h.errors([...h.ADMIN, ...h.API_KEY, 'test_run_not_found']) } },
     },
   };
 }

@@ -7,7 +7,10 @@ import { apiError } from '../core/errors.js';
 import type { Services } from '../core/deps.js';
 import { check, type FieldProblem } from '../core/validate.js';
 import { jsonBody } from '../core/body.js';
-import { requireAdmin } from '../auth/admin.js';
+import type { Context, Next } from 'koa';
+import { authenticateAdmin, requireAdmin } from '../auth/admin.js';
+import { authenticateKey } from '../apiKeys/keys.js';
+import type { Metrics } from '../core/metrics.js';
 import { findBot, type BotDoc } from '../bots/store.js';
 import { checkVariables } from '../calls/variables.js';
 import { publicTestCase, publicTestRun, testCases, testRuns, type TestCaseDoc, type TestRunDoc } from './store.js';
@@ -48,8 +51,14 @@ export function checkTestCase(bot: Pick<BotDoc, 'tools' | 'llm' | 'variables'>, 
   checkVariables(bot.variables, body.variables ?? {}); // 422 variables_mismatch naming them
 }
 
-export function botTestRoutes(router: Router, svc: Services): void {
+export function botTestRoutes(router: Router, svc: Services, metrics: Metrics): void {
   const admin = requireAdmin(svc);
+  // Runs are for CI too: an admin token, or an API key with the test_calls scope (the CLI's --api-key).
+  const adminOrKey = async (ctx: Context, next: Next) => {
+    if (ctx.headers.authorization !== undefined && ctx.headers['x-api-key'] === undefined) ctx.state.admin = await authenticateAdmin(svc, ctx);
+    else ctx.state.apiKey = await authenticateKey(svc, metrics, ctx);
+    await next();
+  };
 
   const bot = async (id: string) => {
     const b = await findBot(svc.db, id);
@@ -101,7 +110,7 @@ export function botTestRoutes(router: Router, svc: Services): void {
     ctx.status = 204;
   });
 
-  router.post('/api/v1/bots/:id/test-runs', admin, jsonBody(), async (ctx) => {
+  router.post('/api/v1/bots/:id/test-runs', adminOrKey, jsonBody(), async (ctx) => {
     const b = await bot(ctx.params.id!);
     const body = check(TestRunCreate, ctx.request.body ?? {});
     const all = await testCases(svc.db).find({ bot_id: b._id }).sort({ created_at: 1, _id: 1 }).limit(MAX_TEST_CASES).toArray();
@@ -136,13 +145,13 @@ export function botTestRoutes(router: Router, svc: Services): void {
     ctx.body = publicTestRun(run);
   });
 
-  router.get('/api/v1/bots/:id/test-runs', admin, async (ctx) => {
+  router.get('/api/v1/bots/:id/test-runs', adminOrKey, async (ctx) => {
     await bot(ctx.params.id!);
     const docs = await testRuns(svc.db).find({ bot_id: ctx.params.id! }).sort({ created_at: -1, _id: -1 }).limit(RUN_HISTORY_LIMIT).toArray();
     ctx.body = { items: docs.map(publicTestRun) };
   });
 
-  router.get('/api/v1/bots/:id/test-runs/:run_id', admin, async (ctx) => {
+  router.get('/api/v1/bots/:id/test-runs/:run_id', adminOrKey, async (ctx) => {
     const run = await testRuns(svc.db).findOne({ _id: ctx.params.run_id! });
     if (!run || run.bot_id !== ctx.params.id) throw apiError('test_run_not_found');
     ctx.body = publicTestRun(run);
