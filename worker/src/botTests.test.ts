@@ -4,7 +4,9 @@
 // killed runner's case over, and each case ends with one result. The caller speaks its script with espeak-ng;
 // the worker hears it with pocketsphinx; the demo bot's CRM tool is answered by the case's mock (nothing
 // listens at its URL).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, repoRoot, startProcess, waitUntil, type ManagedProcess } from '@voice-platform/tests/infra';
 import { admin, backendUrl, workerToken } from '../testing/backend.js';
@@ -140,5 +142,48 @@ describe('a test run of the demo bot', () => {
 
     const history = (await admin('GET', `/api/v1/bots/${DEMO}/test-runs`)).body.items;
     expect(history[0]).toMatchObject({ id: run.id, status: 'done' });
+  });
+});
+
+describe('the voice-platform CLI (sdk/dist/cli.js) as a CI step', () => {
+  const cli = path.join(repoRoot, 'sdk/dist/cli.js');
+  // A process of its own, waited for without blocking: the worker of this test runs in this process.
+  const runCli = (args: string[], env: Record<string, string> = {}) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (status) => resolve({ status, stdout, stderr }));
+    });
+
+  it('usage errors exit 2 and say what is wrong', async () => {
+    const r = await runCli(['test', '--junit', 'x.xml'], { VOICE_PLATFORM_API_KEY: '' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--bot is required');
+  });
+
+  it('runs every case of the bot with an API key: prints each, writes JUnit with the failed expectation, exits 1; all green exits 0', async () => {
+    const key = await admin('POST', '/api/v1/api-keys', { name: 'ci', scopes: ['test_calls'] });
+    expect(key.status).toBe(201);
+    const cases = (await admin('GET', `/api/v1/bots/${DEMO}/tests`)).body.items as Array<{ id: string; name: string }>;
+    expect(cases.map((c) => c.name).sort()).toEqual(['promises to pay', 'talks about a refund']);
+    const junit = path.join(mkdtempSync(path.join(tmpdir(), 'vp-cli-')), 'out.xml');
+
+    const red = await runCli(['test', '--bot', DEMO, '--junit', junit, '--url', backendUrl()], { VOICE_PLATFORM_API_KEY: key.body.key });
+    expect({ status: red.status, stderr: red.stderr }).toEqual({ status: 1, stderr: '' });
+    expect(red.stdout).toMatch(/^PASS promises to pay \(call [0-9a-f]+\)$/m);
+    expect(red.stdout).toMatch(/^FAIL talks about a refund/m);
+    expect(red.stdout).toContain('✗ said.0: the bot never said /your refund is on its way/i');
+    const xml = readFileSync(junit, 'utf8');
+    expect(xml).toContain('<testsuites tests="2" failures="1">');
+    expect(xml).toContain(`<testcase name="promises to pay" classname="bot.${DEMO}"/>`);
+    expect(xml).toMatch(/<testcase name="talks about a refund" classname="bot.demo-bot">\s*<failure message="said.0">said.0: the bot never said/);
+
+    await admin('DELETE', `/api/v1/bots/${DEMO}/tests/${cases.find((c) => c.name === 'talks about a refund')!.id}`);
+    const green = await runCli(['test', '--bot', DEMO, '--url', backendUrl(), '--api-key', key.body.key]);
+    expect(green.status).toBe(0);
+    expect(green.stdout).toContain('1 passed, 0 failed');
   });
 });
