@@ -16,6 +16,7 @@ import { authRoutes } from './users/session.js';
 import { apiKeyRoutes } from './apiKeys/routes.js';
 import { userRoutes } from './users/routes.js';
 import { botRoutes } from './bots/routes.js';
+import { botTestRoutes } from './botTests/routes.js';
 import { dialoutRoutes } from './dialout/routes.js';
 import { callRoutes } from './calls/routes.js';
 import { configRoutes } from './runtimeConfig/routes.js';
@@ -45,6 +46,7 @@ export function createApp(deps: AppDeps): VoiceApp {
     userRoutes(router, svc);
     apiKeyRoutes(router, svc);
     botRoutes(router, svc);
+    botTestRoutes(router, svc, metrics);
     trunkRoutes(router, svc);
     inboundNumberRoutes(router, svc);
     dialoutRoutes(router, svc, metrics);

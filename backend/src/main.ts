@@ -13,6 +13,7 @@ import { createWebhookDeliverer } from './webhooks/deliverer.js';
 import { flushHeldWebhookEvents } from './webhooks/outbox.js';
 import { createCampaignDialler } from './campaigns/dialler.js';
 import { createAnalysisRunner } from './analysis/runner.js';
+import { createTestRunner } from './botTests/runner.js';
 import { loadSettings } from './core/settings.js';
 import { createLogger } from './core/logger.js';
 import { createTracing } from './core/tracing.js';
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
   const deliverer = settings.roles.includes('dialler') ? createWebhookDeliverer({ ...deps, metrics: app.metrics }) : null;
   const campaignDialler = settings.roles.includes('dialler') ? createCampaignDialler({ ...deps, metrics: app.metrics }) : null;
   const analysisRunner = settings.roles.includes('dialler') ? createAnalysisRunner({ ...deps, metrics: app.metrics }) : null;
+  const testRunner = settings.roles.includes('dialler') ? createTestRunner({ ...deps, metrics: app.metrics }) : null;
   const server = createHttpServer(app, settings);
   await new Promise<void>((resolve) => server.listen(settings.PORT, settings.HOST, resolve));
   const address = server.address();
@@ -62,6 +64,7 @@ async function main(): Promise<void> {
   deliverer?.start();
   campaignDialler?.start();
   analysisRunner?.start();
+  testRunner?.start();
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -70,7 +73,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => server.closeAllConnections(), 10_000).unref();
     // The sweeper's pass needs the stores: let it finish before they close.
-    const sweeperStopped = Promise.all([sweeper?.stop().catch(() => undefined), deliverer?.stop().catch(() => undefined), campaignDialler?.stop().catch(() => undefined), analysisRunner?.stop().catch(() => undefined)]);
+    const sweeperStopped = Promise.all([sweeper?.stop().catch(() => undefined), deliverer?.stop().catch(() => undefined), campaignDialler?.stop().catch(() => undefined), analysisRunner?.stop().catch(() => undefined), testRunner?.stop().catch(() => undefined)]);
     server.close(async () => {
       clearTimeout(force);
       await sweeperStopped;

@@ -219,6 +219,8 @@ export const CallCreate = Type.Object(
     bot_id: Type.String({ pattern: RESOURCE_ID_PATTERN }),
     direction: Type.Union([Type.Literal('websocket'), Type.Literal('web')]),
     variables: Type.Optional(CallVariables),
+    /** A bot test's call (from its test-call token): the call answers its tools with the case's mocks. */
+    test: Type.Optional(Type.Object({ run_id: Type.String({ pattern: RESOURCE_ID_PATTERN }), case_id: Type.String({ pattern: RESOURCE_ID_PATTERN }) }, { additionalProperties: false })),
   },
   { additionalProperties: false },
 );

@@ -204,6 +204,103 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/bots/{id}/test-runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** A bot's test runs */
+        get: operations["listBotTestRuns"];
+        put?: never;
+        /**
+         * Run a bot's test cases (all, or `cases`)
+         * @description Queued at once (202); the dialler places each case as a real call (`concurrency` side by side), the caller speaking its script with the offline voice, the bot's HTTP tools answered by the case's `tool_mocks`, and checks each expectation against the stored call. A fleet with no free slot leaves the run `queued` (never a failed case). `test_run.completed` is sent when every case has its result.
+         */
+        post: operations["createBotTestRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bots/{id}/test-runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+                /** @description Test run id */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        /** One test run with each case's result */
+        get: operations["getBotTestRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bots/{id}/tests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** A bot's test cases */
+        get: operations["listBotTests"];
+        put?: never;
+        /**
+         * Add a test case to a bot
+         * @description Refused with 422 `validation_failed` naming the field when a case names a tool the bot lacks (`expect.tools.N.name`), mocks an unknown tool (`tool_mocks.<name>`), has an empty script (`caller.script`), a regex that does not compile (`expect.said.N`, `expect.not_said.N`) or a `judge` while the bot has no OpenAI-compatible LLM (`expect.judge`); 422 `transport_unavailable` for `room` and `sip` (runs place `ws` calls only).
+         */
+        post: operations["createBotTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bots/{id}/tests/{case_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+                /** @description Test case id */
+                case_id: string;
+            };
+            cookie?: never;
+        };
+        /** One test case */
+        get: operations["getBotTest"];
+        /**
+         * Replace a test case
+         * @description Refused with 422 `validation_failed` naming the field when a case names a tool the bot lacks (`expect.tools.N.name`), mocks an unknown tool (`tool_mocks.<name>`), has an empty script (`caller.script`), a regex that does not compile (`expect.said.N`, `expect.not_said.N`) or a `judge` while the bot has no OpenAI-compatible LLM (`expect.judge`); 422 `transport_unavailable` for `room` and `sip` (runs place `ws` calls only).
+         */
+        put: operations["updateBotTest"];
+        post?: never;
+        /** Delete a test case */
+        delete: operations["deleteBotTest"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/bots/{id}/tool-secret": {
         parameters: {
             query?: never;
@@ -1253,6 +1350,26 @@ export interface webhooks {
          * @description Each delivery is `POST <url>` with the JSON body `{id, type, created_at, data}` and the headers `Content-Type: application/json`, `X-Voice-Event-Id` (the same on every retry: dedupe on it), `X-Voice-Event-Type` and `X-Voice-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, and the Standard Webhooks (standardwebhooks.com) headers `webhook-id` (the event id), `webhook-timestamp` (this attempt's unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<raw body>")>`, the key being the base64 decoding of the secret after `whsec_`: the `standardwebhooks` libraries (npm, PyPI, …) verify it given the secret as shown. Any 2xx within WEBHOOK_TIMEOUT_MS (10 s) is delivered; anything else (other statuses, redirects, timeouts, connection errors) is retried 1, 2, 4 … minutes later, at most 8 attempts, then the delivery is `dead`. At least once, in no guaranteed order.
          */
         post: operations["event_campaign_started"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "test_run.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A bot's test run has every case's result (docs/design.md §17); `data` is the run as GET /api/v1/bots/{id}/test-runs/{run_id} answers it
+         * @description Each delivery is `POST <url>` with the JSON body `{id, type, created_at, data}` and the headers `Content-Type: application/json`, `X-Voice-Event-Id` (the same on every retry: dedupe on it), `X-Voice-Event-Type` and `X-Voice-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, and the Standard Webhooks (standardwebhooks.com) headers `webhook-id` (the event id), `webhook-timestamp` (this attempt's unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<raw body>")>`, the key being the base64 decoding of the secret after `whsec_`: the `standardwebhooks` libraries (npm, PyPI, …) verify it given the secret as shown. Any 2xx within WEBHOOK_TIMEOUT_MS (10 s) is delivered; anything else (other statuses, redirects, timeouts, connection errors) is retried 1, 2, 4 … minutes later, at most 8 attempts, then the delivery is `dead`. At least once, in no guaranteed order.
+         */
+        post: operations["event_test_run_completed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3892,6 +4009,919 @@ export interface operations {
             };
         };
     };
+    listBotTestRuns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The last 100 runs, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            bot_id: string;
+                            cases: {
+                                call_id: string | null;
+                                case_id: string;
+                                failures: {
+                                    detail: string;
+                                    expectation: string;
+                                }[];
+                                name: string;
+                                passed: boolean | null;
+                                status: "pending" | "running" | "done";
+                            }[];
+                            completed_at: string | null;
+                            concurrency: number;
+                            created_at: string;
+                            failed: number;
+                            id: string;
+                            latency: {
+                                p50_ms: number | null;
+                                p95_ms: number | null;
+                            };
+                            passed: number;
+                            status: "queued" | "running" | "done";
+                            version: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again), `missing_api_key` (No X-API-Key header), `invalid_api_key` (The X-API-Key is no key of this server), `api_key_inactive` (The API key has been deactivated), `api_key_expired` (The API key is past its `expires_at`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createBotTestRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    cases?: string[];
+                    concurrency?: number;
+                    version?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The run, queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bot_id: string;
+                        cases: {
+                            call_id: string | null;
+                            case_id: string;
+                            failures: {
+                                detail: string;
+                                expectation: string;
+                            }[];
+                            name: string;
+                            passed: boolean | null;
+                            status: "pending" | "running" | "done";
+                        }[];
+                        completed_at: string | null;
+                        concurrency: number;
+                        created_at: string;
+                        failed: number;
+                        id: string;
+                        latency: {
+                            p50_ms: number | null;
+                            p95_ms: number | null;
+                        };
+                        passed: number;
+                        status: "queued" | "running" | "done";
+                        version: number;
+                    };
+                };
+            };
+            /** @description Error: `invalid_json` (The body is not parseable JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again), `missing_api_key` (No X-API-Key header), `invalid_api_key` (The X-API-Key is no key of this server), `api_key_inactive` (The API key has been deactivated), `api_key_expired` (The API key is past its `expires_at`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `payload_too_large` (The body is over the limit (64 KiB for JSON)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type` (The body is not of a media type this endpoint takes (`application/json`, UTF-8, no `Content-Encoding`)) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem), `transport_unavailable` (A test case names a transport runs cannot place yet (`details.field`, `details.available`)), `variables_mismatch` (The variables do not match the bot's declared variables: `details: {missing, unknown}`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBotTestRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+                /** @description Test run id */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bot_id: string;
+                        cases: {
+                            call_id: string | null;
+                            case_id: string;
+                            failures: {
+                                detail: string;
+                                expectation: string;
+                            }[];
+                            name: string;
+                            passed: boolean | null;
+                            status: "pending" | "running" | "done";
+                        }[];
+                        completed_at: string | null;
+                        concurrency: number;
+                        created_at: string;
+                        failed: number;
+                        id: string;
+                        latency: {
+                            p50_ms: number | null;
+                            p95_ms: number | null;
+                        };
+                        passed: number;
+                        status: "queued" | "running" | "done";
+                        version: number;
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again), `missing_api_key` (No X-API-Key header), `invalid_api_key` (The X-API-Key is no key of this server), `api_key_inactive` (The API key has been deactivated), `api_key_expired` (The API key is past its `expires_at`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `test_run_not_found` (The bot has no test run with this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listBotTests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Test cases, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            bot_id: string;
+                            caller: {
+                                script: ({
+                                    after_ms?: number;
+                                    say: string;
+                                    /** @constant */
+                                    wait_for_bot?: true;
+                                } | {
+                                    after_ms?: number;
+                                    dtmf: string;
+                                    /** @constant */
+                                    wait_for_bot?: true;
+                                })[];
+                            } | {
+                                persona: {
+                                    goal: string;
+                                    prompt: string;
+                                };
+                            };
+                            created_at: string;
+                            expect: {
+                                analysis?: {
+                                    [key: string]: unknown;
+                                };
+                                answered_by?: string;
+                                end_reason?: string;
+                                judge?: string;
+                                max_turn_latency_ms?: number;
+                                not_said?: string[];
+                                said?: string[];
+                                tools?: {
+                                    arguments?: {
+                                        [key: string]: unknown;
+                                    };
+                                    name: string;
+                                }[];
+                                transfer_to?: string;
+                            };
+                            id: string;
+                            name: string;
+                            tool_mocks?: {
+                                [key: string]: {
+                                    body?: unknown;
+                                    status: number;
+                                };
+                            };
+                            transport: "ws" | "room" | "sip";
+                            updated_at: string;
+                            variables?: {
+                                [key: string]: string;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createBotTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    caller: {
+                        script: ({
+                            after_ms?: number;
+                            say: string;
+                            /** @constant */
+                            wait_for_bot?: true;
+                        } | {
+                            after_ms?: number;
+                            dtmf: string;
+                            /** @constant */
+                            wait_for_bot?: true;
+                        })[];
+                    } | {
+                        persona: {
+                            goal: string;
+                            prompt: string;
+                        };
+                    };
+                    expect: {
+                        analysis?: {
+                            [key: string]: unknown;
+                        };
+                        answered_by?: string;
+                        end_reason?: string;
+                        judge?: string;
+                        max_turn_latency_ms?: number;
+                        not_said?: string[];
+                        said?: string[];
+                        tools?: {
+                            arguments?: {
+                                [key: string]: unknown;
+                            };
+                            name: string;
+                        }[];
+                        transfer_to?: string;
+                    };
+                    name: string;
+                    tool_mocks?: {
+                        [key: string]: {
+                            body?: unknown;
+                            status: number;
+                        };
+                    };
+                    transport: "ws" | "room" | "sip";
+                    variables?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The test case */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bot_id: string;
+                        caller: {
+                            script: ({
+                                after_ms?: number;
+                                say: string;
+                                /** @constant */
+                                wait_for_bot?: true;
+                            } | {
+                                after_ms?: number;
+                                dtmf: string;
+                                /** @constant */
+                                wait_for_bot?: true;
+                            })[];
+                        } | {
+                            persona: {
+                                goal: string;
+                                prompt: string;
+                            };
+                        };
+                        created_at: string;
+                        expect: {
+                            analysis?: {
+                                [key: string]: unknown;
+                            };
+                            answered_by?: string;
+                            end_reason?: string;
+                            judge?: string;
+                            max_turn_latency_ms?: number;
+                            not_said?: string[];
+                            said?: string[];
+                            tools?: {
+                                arguments?: {
+                                    [key: string]: unknown;
+                                };
+                                name: string;
+                            }[];
+                            transfer_to?: string;
+                        };
+                        id: string;
+                        name: string;
+                        tool_mocks?: {
+                            [key: string]: {
+                                body?: unknown;
+                                status: number;
+                            };
+                        };
+                        transport: "ws" | "room" | "sip";
+                        updated_at: string;
+                        variables?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `invalid_json` (The body is not parseable JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `payload_too_large` (The body is over the limit (64 KiB for JSON)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type` (The body is not of a media type this endpoint takes (`application/json`, UTF-8, no `Content-Encoding`)) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem), `transport_unavailable` (A test case names a transport runs cannot place yet (`details.field`, `details.available`)), `variables_mismatch` (The variables do not match the bot's declared variables: `details: {missing, unknown}`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBotTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+                /** @description Test case id */
+                case_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test case */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bot_id: string;
+                        caller: {
+                            script: ({
+                                after_ms?: number;
+                                say: string;
+                                /** @constant */
+                                wait_for_bot?: true;
+                            } | {
+                                after_ms?: number;
+                                dtmf: string;
+                                /** @constant */
+                                wait_for_bot?: true;
+                            })[];
+                        } | {
+                            persona: {
+                                goal: string;
+                                prompt: string;
+                            };
+                        };
+                        created_at: string;
+                        expect: {
+                            analysis?: {
+                                [key: string]: unknown;
+                            };
+                            answered_by?: string;
+                            end_reason?: string;
+                            judge?: string;
+                            max_turn_latency_ms?: number;
+                            not_said?: string[];
+                            said?: string[];
+                            tools?: {
+                                arguments?: {
+                                    [key: string]: unknown;
+                                };
+                                name: string;
+                            }[];
+                            transfer_to?: string;
+                        };
+                        id: string;
+                        name: string;
+                        tool_mocks?: {
+                            [key: string]: {
+                                body?: unknown;
+                                status: number;
+                            };
+                        };
+                        transport: "ws" | "room" | "sip";
+                        updated_at: string;
+                        variables?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id), `test_case_not_found` (The bot has no test case with this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateBotTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+                /** @description Test case id */
+                case_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    caller: {
+                        script: ({
+                            after_ms?: number;
+                            say: string;
+                            /** @constant */
+                            wait_for_bot?: true;
+                        } | {
+                            after_ms?: number;
+                            dtmf: string;
+                            /** @constant */
+                            wait_for_bot?: true;
+                        })[];
+                    } | {
+                        persona: {
+                            goal: string;
+                            prompt: string;
+                        };
+                    };
+                    expect: {
+                        analysis?: {
+                            [key: string]: unknown;
+                        };
+                        answered_by?: string;
+                        end_reason?: string;
+                        judge?: string;
+                        max_turn_latency_ms?: number;
+                        not_said?: string[];
+                        said?: string[];
+                        tools?: {
+                            arguments?: {
+                                [key: string]: unknown;
+                            };
+                            name: string;
+                        }[];
+                        transfer_to?: string;
+                    };
+                    name: string;
+                    tool_mocks?: {
+                        [key: string]: {
+                            body?: unknown;
+                            status: number;
+                        };
+                    };
+                    transport: "ws" | "room" | "sip";
+                    variables?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The test case */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bot_id: string;
+                        caller: {
+                            script: ({
+                                after_ms?: number;
+                                say: string;
+                                /** @constant */
+                                wait_for_bot?: true;
+                            } | {
+                                after_ms?: number;
+                                dtmf: string;
+                                /** @constant */
+                                wait_for_bot?: true;
+                            })[];
+                        } | {
+                            persona: {
+                                goal: string;
+                                prompt: string;
+                            };
+                        };
+                        created_at: string;
+                        expect: {
+                            analysis?: {
+                                [key: string]: unknown;
+                            };
+                            answered_by?: string;
+                            end_reason?: string;
+                            judge?: string;
+                            max_turn_latency_ms?: number;
+                            not_said?: string[];
+                            said?: string[];
+                            tools?: {
+                                arguments?: {
+                                    [key: string]: unknown;
+                                };
+                                name: string;
+                            }[];
+                            transfer_to?: string;
+                        };
+                        id: string;
+                        name: string;
+                        tool_mocks?: {
+                            [key: string]: {
+                                body?: unknown;
+                                status: number;
+                            };
+                        };
+                        transport: "ws" | "room" | "sip";
+                        updated_at: string;
+                        variables?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `invalid_json` (The body is not parseable JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id), `test_case_not_found` (The bot has no test case with this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `payload_too_large` (The body is over the limit (64 KiB for JSON)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type` (The body is not of a media type this endpoint takes (`application/json`, UTF-8, no `Content-Encoding`)) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem), `transport_unavailable` (A test case names a transport runs cannot place yet (`details.field`, `details.available`)), `variables_mismatch` (The variables do not match the bot's declared variables: `details: {missing, unknown}`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteBotTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+                /** @description Test case id */
+                case_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `test_case_not_found` (The bot has no test case with this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     rotateBotToolSecret: {
         parameters: {
             query?: never;
@@ -4444,6 +5474,10 @@ export interface operations {
                 "application/json": {
                     bot_id: string;
                     direction: "websocket" | "web";
+                    test?: {
+                        case_id: string;
+                        run_id: string;
+                    };
                     variables?: {
                         [key: string]: string;
                     };
@@ -6657,6 +7691,12 @@ export interface operations {
                             direction: "outbound" | "inbound" | "websocket" | "web";
                             id: string;
                             to_number: string | null;
+                            tool_mocks?: {
+                                [key: string]: {
+                                    body?: unknown;
+                                    status: number;
+                                };
+                            };
                             variables: {
                                 [key: string]: string;
                             };
@@ -8531,7 +9571,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             description: string | null;
-                            events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed")[];
+                            events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed" | "test_run.completed")[];
                             id: string;
                             include_transcript: boolean;
                             /** Format: date-time */
@@ -8573,7 +9613,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     /** @description event types to receive */
-                    events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed")[];
+                    events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed" | "test_run.completed")[];
                     /** @description call.ended and call.analyzed carry the call's transcript (`data.transcript`); default false */
                     include_transcript?: boolean;
                     /**
@@ -8598,7 +9638,7 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                         description: string | null;
-                        events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed")[];
+                        events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed" | "test_run.completed")[];
                         id: string;
                         include_transcript: boolean;
                         /** @description the signing secret: in this response only, ever */
@@ -8699,7 +9739,7 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                         description: string | null;
-                        events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed")[];
+                        events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed" | "test_run.completed")[];
                         id: string;
                         include_transcript: boolean;
                         /** Format: date-time */
@@ -8801,7 +9841,7 @@ export interface operations {
                     active?: boolean;
                     description?: string | null;
                     /** @description event types to receive */
-                    events?: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed")[];
+                    events?: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed" | "test_run.completed")[];
                     /** @description call.ended and call.analyzed carry the call's transcript (`data.transcript`); default false */
                     include_transcript?: boolean;
                     /**
@@ -8824,7 +9864,7 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                         description: string | null;
-                        events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed")[];
+                        events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed" | "test_run.completed")[];
                         id: string;
                         include_transcript: boolean;
                         /** Format: date-time */
@@ -10075,6 +11115,77 @@ export interface operations {
                     id: string;
                     /** @constant */
                     type: "campaign.started";
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_test_run_completed: {
+        parameters: {
+            query?: never;
+            header: {
+                "X-Voice-Event-Id": string;
+                "X-Voice-Signature": string;
+                /** @description Standard Webhooks: the event id (as X-Voice-Event-Id) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: this attempt's unix seconds */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256>` */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: date-time */
+                    created_at: string;
+                    data: {
+                        bot_id: string;
+                        cases: {
+                            call_id: string | null;
+                            case_id: string;
+                            failures: {
+                                detail: string;
+                                expectation: string;
+                            }[];
+                            name: string;
+                            passed: boolean | null;
+                            status: "pending" | "running" | "done";
+                        }[];
+                        completed_at: string | null;
+                        concurrency: number;
+                        created_at: string;
+                        failed: number;
+                        id: string;
+                        latency: {
+                            p50_ms: number | null;
+                            p95_ms: number | null;
+                        };
+                        passed: number;
+                        status: "queued" | "running" | "done";
+                        version: number;
+                    };
+                    /** @description the event id (also in X-Voice-Event-Id): the same on every retry; dedupe on it */
+                    id: string;
+                    /** @constant */
+                    type: "test_run.completed";
                 };
             };
         };

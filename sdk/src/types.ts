@@ -11,6 +11,8 @@ type Query<O extends Op> = NonNullable<operations[O]['parameters']['query']>;
 export type DialoutRequest = Body<'dialout'>;
 export type DialoutResponse = Answer<'dialout', 201>;
 export type Call = Answer<'getCall', 200>;
+/** A bot's test run (docs/design.md §17), as the `voice-platform test` CLI reads it. */
+export type TestRun = Answer<'getBotTestRun', 200>;
 export type CallListQuery = Query<'listCalls'>;
 export type CallPage = Answer<'listCalls', 200>;
 export type CampaignCreate = Body<'createCampaign'>;

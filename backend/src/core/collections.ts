@@ -6,8 +6,6 @@ export const COLLECTIONS = {
   bots: 'bots',
   /** Immutable snapshots of each bot's behaviour, `<bot id>:<version>` (bots/versions.ts). */
   botVersions: 'bot_versions',
-  /** Test runs of a bot's version (written by the test runner; read by publish, bots/versions.ts). */
-  testRuns: 'test_runs',
   /** Settled calls (calls/store.ts). */
   calls: 'calls',
   /** Calls not ended: queued, dialing, ringing, in progress (calls/store.ts). */
@@ -29,4 +27,8 @@ export const COLLECTIONS = {
   campaignContacts: 'campaign_contacts',
   dnc: 'dnc_numbers',
   inboundNumbers: 'inbound_numbers',
+  /** A bot's test cases (botTests/). */
+  testCases: 'test_cases',
+  /** Test runs with each case's result (botTests/); bot versions' publish check reads them. */
+  testRuns: 'test_runs',
 } as const;

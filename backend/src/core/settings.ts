@@ -105,6 +105,15 @@ export const SettingsSchema = Type.Object({
   ANALYSIS_RETRY_DELAY_MS: Type.Integer({ minimum: 10, maximum: 3600000, default: 10000 }),
   /** Dialler: how often due analyses are looked for. */
   ANALYSIS_POLL_INTERVAL_MS: Type.Integer({ minimum: 20, maximum: 60000, default: 1000 }),
+  /** Dialler: the voice workers' address (http(s)://host:port, e.g. the worker Service) that bot test runs place
+   *  their WebSocket calls at (docs/design.md §17). Unset: this dialler runs no tests (runs stay queued). */
+  TEST_RUNNER_WORKER_URL: Type.Optional(Type.String({ pattern: '^(https?|wss?)://[^\\s]+$' })),
+  /** Dialler: how long a runner's hold on a test case outlives the runner if it dies (it is renewed meanwhile). */
+  TEST_RUNNER_LEASE_MS: Type.Integer({ minimum: 500, maximum: 600000, default: 15000 }),
+  /** Dialler: how often test runs are looked for. */
+  TEST_RUNNER_POLL_INTERVAL_MS: Type.Integer({ minimum: 20, maximum: 60000, default: 1000 }),
+  /** Dialler: test cases one process runs at once (each is a call). */
+  TEST_RUNNER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 32, default: 4 }),
   /** Dialler: analyses one process works on at once. */
   ANALYSIS_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
   /** Dialler: pause between two passes of the campaign dialler (docs/design.md §8). */

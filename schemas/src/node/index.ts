@@ -2,3 +2,4 @@
 // main entry because the console's browser bundle loads the schemas.
 export { AddressRefused, bareHost, checkHost, guardedLookup, isNonPublicAddress } from './addresses.js';
 export { activeTraceId, startTracing, type Context, type Span, type SpanContext, type SpanDropReason, type Tracer, type Tracing, type TracingOptions } from './tracing.js';
+export { recogniseBytes, speechBytes } from './offlineVoice.js';

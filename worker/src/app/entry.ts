@@ -38,7 +38,7 @@ export function createEntry(ctx: WorkerContext): { server: http.Server; wss: Web
    * A WebSocket test call must come from an allowed browser Origin (or none: not a browser) and carry a
    * test-call token for this bot that no call has used yet; else it is refused before it holds a slot.
    */
-  async function admitTestCall(req: http.IncomingMessage, transport: WebSocketTransport, botId: string): Promise<string | null> {
+  async function admitTestCall(req: http.IncomingMessage, transport: WebSocketTransport, botId: string): Promise<{ sub: string; test?: { run_id: string; case_id: string } } | null> {
     const origin = req.headers.origin;
     if (origin !== undefined && !allowedOrigins.has(origin.trim().replace(/\/$/, '').toLowerCase())) {
       refuse(transport, 'origin_not_allowed', 'this Origin may not open test calls (WS_ALLOWED_ORIGINS)');
@@ -66,7 +66,7 @@ export function createEntry(ctx: WorkerContext): { server: http.Server; wss: Web
       refuse(transport, 'unauthorized', 'the test-call token has started a call already');
       return null;
     }
-    return checked.claims.sub;
+    return { sub: checked.claims.sub, ...(checked.claims.test ? { test: checked.claims.test } : {}) };
   }
 
   /** A WebSocket test call: admitted, its optional start message read, then a call the worker creates itself. */
@@ -83,7 +83,8 @@ export function createEntry(ctx: WorkerContext): { server: http.Server; wss: Web
     const onEarlyClose = () => (gone = true);
     ws.on('message', keep);
     ws.on('close', onEarlyClose);
-    const by = await admitTestCall(req, transport, botId);
+    const admitted = await admitTestCall(req, transport, botId);
+    const by = admitted?.sub ?? null;
     ws.off('message', keep);
     ws.off('close', onEarlyClose);
     if (by === null || gone) return;
@@ -142,7 +143,7 @@ export function createEntry(ctx: WorkerContext): { server: http.Server; wss: Web
           else transport.close(1000, 'caller_hangup');
           return;
         }
-        const created = await backend.createCall(botId, variables);
+        const created = await backend.createCall(botId, variables, admitted?.test);
         callId = created.call_id;
         named(callId);
         await heartbeat.lease(callId);

@@ -80,8 +80,8 @@ export class BackendClient {
   }
 
   /** Creates the call record of a WebSocket (or web) call: `POST /api/v1/calls`. */
-  async createCall(botId: string, variables: Record<string, string>): Promise<{ call_id: string }> {
-    const { status, json } = await this.request('POST', this.callsUrl, { bot_id: botId, direction: 'websocket', variables });
+  async createCall(botId: string, variables: Record<string, string>, test?: { run_id: string; case_id: string }): Promise<{ call_id: string }> {
+    const { status, json } = await this.request('POST', this.callsUrl, { bot_id: botId, direction: 'websocket', variables, ...(test ? { test } : {}) });
     if (status !== 201) this.fail(status, json, 'create call');
     return { call_id: (json as { call_id: string }).call_id };
   }

@@ -98,6 +98,12 @@ export interface ToolAction {
   error: string | null;
 }
 
+/** A bot test's answer for an HTTP tool (docs/design.md §17): its status and body, instead of a request. */
+export interface ToolMock {
+  status: number;
+  body?: unknown;
+}
+
 /** A tool offered to the model as a function. */
 export interface ToolSpec {
   name: string;
@@ -136,6 +142,8 @@ export interface ToolRunnerOptions {
   render?: (template: string) => string;
   /** Each HTTP tool request a client span of the call's trace, with `traceparent` (docs/design.md §16). */
   tracing?: WorkerTracing;
+  /** A bot test's call: HTTP tools named here answer their mock (never a request). */
+  mocks?: Record<string, ToolMock>;
 }
 
 /** What `send_dtmf` accepts (schemas DTMF_PATTERN). */
@@ -181,7 +189,12 @@ export function toolRunnerFor(cfg: { bot: { id: string; tools?: unknown }; call:
     from_number: typeof call?.from_number === 'string' ? call.from_number : null,
     variables: call?.variables ?? {},
   };
-  return new ToolRunner(toolsOf(bot.tools), identity, { ...opts, secret: typeof bot.tool_secret === 'string' && bot.tool_secret ? bot.tool_secret : null });
+  const mocks = (call as { tool_mocks?: unknown } | null)?.tool_mocks;
+  return new ToolRunner(toolsOf(bot.tools), identity, {
+    ...opts,
+    secret: typeof bot.tool_secret === 'string' && bot.tool_secret ? bot.tool_secret : null,
+    ...(typeof mocks === 'object' && mocks !== null ? { mocks: mocks as Record<string, ToolMock> } : {}),
+  });
 }
 
 export class ToolRunner {
@@ -268,7 +281,10 @@ export class ToolRunner {
         result = await this.transfer(tool, parsed as Record<string, unknown>, opts.spoken ?? Promise.resolve(), signal);
       } else {
         if (type !== 'http') throw new ToolError('not_runnable', `tool type ${type ?? '(none)'} does not run here`);
-        const value = await this.http(tool, parsed as Record<string, unknown>, signal);
+        const mock = this.opts.mocks?.[name];
+        // A test call never reaches the CRM: the case's mock answers as the endpoint would have.
+        if (mock && (mock.status < 200 || mock.status > 299)) throw new ToolError(`http_${mock.status}`, `mocked HTTP ${mock.status}`);
+        const value = mock ? (mock.body ?? null) : await this.http(tool, parsed as Record<string, unknown>, signal);
         result = { ok: true, output: JSON.stringify(value).slice(0, MAX_RESULT_CHARS), value };
       }
     } catch (err) {
