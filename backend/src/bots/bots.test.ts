@@ -37,6 +37,8 @@ describe('bots', () => {
       redaction: { entities: [], mode: 'mask', redact_llm: false },
       recording: { enabled: true, redact_keypad_tones: false },
       max_call_seconds: 300,
+      flow: null,
+      handoff: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
