@@ -34,7 +34,7 @@ import { AmdDetector, type AmdDecision, type AnsweredBy } from '../amd/detector.
 import { createWebRtcVad } from '../vad/webrtc.js';
 import { DEFAULT_INTER_DIGIT_TIMEOUT_MS, KeypadProcessor, type KeypadTurn } from '../transports/keypad.js';
 import { CallRedaction, RedactProcessor } from './redaction.js';
-import { FlowState, plainSummary } from '../flow/flow.js';
+import { FlowState, policyWithFlow } from '../flow/flow.js';
 import { DEFAULT_HANDOFF_FAILURE, HANDOFF_CONTEXTS, HANDOFF_TOOL, type HandoffContext } from '@voice-platform/schemas';
 import type { HandoffOutcome, LlmCallHooks, ToolSpec } from '../llm/llm.js';
 
@@ -193,9 +193,10 @@ export class CallSession {
     const td = bot.turn_detection as Partial<typeof bot.turn_detection> | undefined;
     const smart = (td?.mode ?? 'smart') === 'smart';
     const interruption = (bot.interruption as typeof bot.interruption | undefined) ?? { ignore_backchannels: true, min_words: 2 };
+    const wholePolicy = policyWithFlow(bot.policy, bot.flow);
     const stt = new SttProcessor(this.providers.stt, rate, this.providers.retry, {
       smart,
-      complete: (text) => completeUtterance(bot.policy, text),
+      complete: (text) => completeUtterance(wholePolicy, text),
       ignoreBackchannels: interruption.ignore_backchannels,
       minWords: interruption.min_words,
       onTurnEnd: (how) => this.deps.metrics.turnEnds.inc({ how }),

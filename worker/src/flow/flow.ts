@@ -91,12 +91,12 @@ export class FlowState {
     return [...out.values()];
   }
 
-  /** The move a go_to function call asks for, if it is one offered now. */
-  goToMove(fn: string): FlowMove | null {
+  /** The move a go_to function call asks for, if it is one offered now; `intent`: the scripted policy's match that made it. */
+  goToMove(fn: string, intent?: string): FlowMove | null {
     if (!this.goToSpecs().some((s) => s.name === fn)) return null;
     const to = fn.slice(goToFunction('').length);
     const t = this.node.transitions.find((x) => x.to === to && 'intent' in x.when);
-    return { to, context: this.rule(t?.context), via: `go_to:${to}` };
+    return { to, context: this.rule(t?.context), via: intent ? `intent:${intent}` : `go_to:${to}` };
   }
 
   /** The move a tool's JSON answer triggers (a failed run, `{"error":…}`, triggers none). */
@@ -155,4 +155,14 @@ export function plainSummary(messages: ReadonlyArray<{ role: string; content?: u
     .filter((m) => (m.role === 'user' || m.role === 'assistant') && typeof m.content === 'string' && m.content.trim())
     .map((m) => `${m.role === 'user' ? 'Caller' : 'Bot'}: ${(m.content as string).trim()}`);
   return `Summary of the conversation so far: ${lines.join(' ') || '(nothing yet)'}`.slice(0, 4000);
+}
+
+/**
+ * The bot's policy with every flow node's intents too: what the recogniser listens for (a scripted bot's grammar)
+ * and what reads as a whole utterance, in whichever node the call is.
+ */
+export function policyWithFlow(policy: BotPolicy | null, flow: BotFlow | null | undefined): BotPolicy | null {
+  if (!flow) return policy;
+  const intents = Object.values(flow.nodes).flatMap((n) => (n.intents ?? []).map((i) => ({ ...i, examples: i.examples ?? [] })));
+  return { intents: [...(policy?.intents ?? []), ...intents], fallback: policy?.fallback ?? { reply: 'Sorry, I did not catch that.' } };
 }

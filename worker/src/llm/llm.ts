@@ -368,7 +368,7 @@ export class LlmProcessor extends FrameProcessor {
         spoken.text = '';
         const flow = this.hooks?.flow() ?? null;
         // A go_to the model called moves the flow once the round is in (the first one, if it called several).
-        const goTo = flow ? calls.map((c) => flow.goToMove(c.function.name)).find((m) => m !== null) ?? null : null;
+        const goTo = flow ? calls.map((c) => flow.goToMove(c.function.name, scriptedIntent(c.function.arguments))).find((m) => m !== null) ?? null : null;
         let handoff: HandoffOutcome['next'] | undefined;
         const outputs = calls.map((c): Promise<{ output: string; endsTurn?: boolean; say?: string }> => {
           if (this.endsCall(c.function.name)) return Promise.resolve({ output: '{"ok":true}' });
@@ -525,4 +525,10 @@ function parseJson(text: string | undefined): unknown {
   } catch {
     return null;
   }
+}
+
+/** The intent a scripted go_to names in its arguments (`{"intent": …}`): the node entry says what moved it. */
+function scriptedIntent(args: string): string | undefined {
+  const v = parseJson(args) as { intent?: unknown } | null;
+  return v && typeof v.intent === 'string' ? v.intent.slice(0, 64) : undefined;
 }

@@ -58,7 +58,7 @@ export class ScriptedLlm implements LlmProvider {
   /** The go_to call a matched intent makes in a flow (none: it moves nowhere). */
   private goTo(intent: string | null): LlmChunk[] {
     const move = intent && this.flow?.intentMove(intent);
-    return move ? [{ type: 'tool_calls', calls: [{ id: `scripted_${++this.calls}`, type: 'function', function: { name: goToFunction(move.to), arguments: '{}' } }] }] : [];
+    return move ? [{ type: 'tool_calls', calls: [{ id: `scripted_${++this.calls}`, type: 'function', function: { name: goToFunction(move.to), arguments: JSON.stringify({ intent }) } }] }] : [];
   }
 
   async *generate(messages: ChatMessage[], _signal?: AbortSignal, opts?: GenerateOptions): AsyncIterable<LlmChunk> {
