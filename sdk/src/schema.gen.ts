@@ -2103,7 +2103,72 @@ export interface operations {
                                 /** @default 1500 */
                                 inter_digit_timeout_ms: number;
                             };
+                            flow: {
+                                /** @description the transitions' context rule unless a transition sets its own; default append */
+                                context?: "append" | "reset" | "summary";
+                                /** @description default [] */
+                                global_nodes?: string[];
+                                nodes: {
+                                    [key: string]: {
+                                        end_call?: boolean;
+                                        intents?: {
+                                            action?: {
+                                                arguments?: {
+                                                    [key: string]: string;
+                                                };
+                                                /** @description a tool of the bot's */
+                                                tool: string;
+                                            };
+                                            dtmf?: string;
+                                            end_call?: boolean;
+                                            /** @description at least one, unless `dtmf` is set */
+                                            examples?: string[];
+                                            name: string;
+                                            on_error_reply?: string;
+                                            /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                            reply: string;
+                                            /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                            sets?: {
+                                                [key: string]: string | number | boolean;
+                                            };
+                                        }[];
+                                        prompt?: string;
+                                        say?: string;
+                                        tools?: string[];
+                                        transitions: {
+                                            /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                            context?: "append" | "reset" | "summary";
+                                            to: string;
+                                            /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                            when: {
+                                                /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                                intent: string;
+                                            } | {
+                                                tool_result: {
+                                                    equals?: unknown;
+                                                    path?: string;
+                                                    tool: string;
+                                                };
+                                            } | {
+                                                variable: {
+                                                    equals: string;
+                                                    name: string;
+                                                };
+                                            };
+                                        }[];
+                                    };
+                                };
+                                start: string;
+                            } | null;
                             greeting: string;
+                            handoff: {
+                                /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                                bots: string[];
+                                /** @description the other bot says its greeting when it takes the call; default true */
+                                greeting?: boolean;
+                                /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                                on_failure?: string;
+                            } | null;
                             has_tool_secret: boolean;
                             id: string;
                             interruption: {
@@ -2332,7 +2397,72 @@ export interface operations {
                         /** @default 1500 */
                         inter_digit_timeout_ms: number;
                     };
+                    flow?: {
+                        /** @description the transitions' context rule unless a transition sets its own; default append */
+                        context?: "append" | "reset" | "summary";
+                        /** @description default [] */
+                        global_nodes?: string[];
+                        nodes: {
+                            [key: string]: {
+                                end_call?: boolean;
+                                intents?: {
+                                    action?: {
+                                        arguments?: {
+                                            [key: string]: string;
+                                        };
+                                        /** @description a tool of the bot's */
+                                        tool: string;
+                                    };
+                                    dtmf?: string;
+                                    end_call?: boolean;
+                                    /** @description at least one, unless `dtmf` is set */
+                                    examples?: string[];
+                                    name: string;
+                                    on_error_reply?: string;
+                                    /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                    reply: string;
+                                    /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                    sets?: {
+                                        [key: string]: string | number | boolean;
+                                    };
+                                }[];
+                                prompt?: string;
+                                say?: string;
+                                tools?: string[];
+                                transitions: {
+                                    /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                    context?: "append" | "reset" | "summary";
+                                    to: string;
+                                    /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                    when: {
+                                        /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                        intent: string;
+                                    } | {
+                                        tool_result: {
+                                            equals?: unknown;
+                                            path?: string;
+                                            tool: string;
+                                        };
+                                    } | {
+                                        variable: {
+                                            equals: string;
+                                            name: string;
+                                        };
+                                    };
+                                }[];
+                            };
+                        };
+                        start: string;
+                    } | null;
                     greeting?: string;
+                    handoff?: {
+                        /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                        bots: string[];
+                        /** @description the other bot says its greeting when it takes the call; default true */
+                        greeting?: boolean;
+                        /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                        on_failure?: string;
+                    } | null;
                     interruption?: {
                         /**
                          * @description acknowledgements alone ("uh-huh", "okay", "yeah") do not stop the bot; other speech does within 300 ms
@@ -2539,7 +2669,72 @@ export interface operations {
                             /** @default 1500 */
                             inter_digit_timeout_ms: number;
                         };
+                        flow: {
+                            /** @description the transitions' context rule unless a transition sets its own; default append */
+                            context?: "append" | "reset" | "summary";
+                            /** @description default [] */
+                            global_nodes?: string[];
+                            nodes: {
+                                [key: string]: {
+                                    end_call?: boolean;
+                                    intents?: {
+                                        action?: {
+                                            arguments?: {
+                                                [key: string]: string;
+                                            };
+                                            /** @description a tool of the bot's */
+                                            tool: string;
+                                        };
+                                        dtmf?: string;
+                                        end_call?: boolean;
+                                        /** @description at least one, unless `dtmf` is set */
+                                        examples?: string[];
+                                        name: string;
+                                        on_error_reply?: string;
+                                        /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                        reply: string;
+                                        /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                        sets?: {
+                                            [key: string]: string | number | boolean;
+                                        };
+                                    }[];
+                                    prompt?: string;
+                                    say?: string;
+                                    tools?: string[];
+                                    transitions: {
+                                        /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                        context?: "append" | "reset" | "summary";
+                                        to: string;
+                                        /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                        when: {
+                                            /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                            intent: string;
+                                        } | {
+                                            tool_result: {
+                                                equals?: unknown;
+                                                path?: string;
+                                                tool: string;
+                                            };
+                                        } | {
+                                            variable: {
+                                                equals: string;
+                                                name: string;
+                                            };
+                                        };
+                                    }[];
+                                };
+                            };
+                            start: string;
+                        } | null;
                         greeting: string;
+                        handoff: {
+                            /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                            bots: string[];
+                            /** @description the other bot says its greeting when it takes the call; default true */
+                            greeting?: boolean;
+                            /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                            on_failure?: string;
+                        } | null;
                         has_tool_secret: boolean;
                         id: string;
                         interruption: {
@@ -2814,7 +3009,72 @@ export interface operations {
                             /** @default 1500 */
                             inter_digit_timeout_ms: number;
                         };
+                        flow: {
+                            /** @description the transitions' context rule unless a transition sets its own; default append */
+                            context?: "append" | "reset" | "summary";
+                            /** @description default [] */
+                            global_nodes?: string[];
+                            nodes: {
+                                [key: string]: {
+                                    end_call?: boolean;
+                                    intents?: {
+                                        action?: {
+                                            arguments?: {
+                                                [key: string]: string;
+                                            };
+                                            /** @description a tool of the bot's */
+                                            tool: string;
+                                        };
+                                        dtmf?: string;
+                                        end_call?: boolean;
+                                        /** @description at least one, unless `dtmf` is set */
+                                        examples?: string[];
+                                        name: string;
+                                        on_error_reply?: string;
+                                        /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                        reply: string;
+                                        /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                        sets?: {
+                                            [key: string]: string | number | boolean;
+                                        };
+                                    }[];
+                                    prompt?: string;
+                                    say?: string;
+                                    tools?: string[];
+                                    transitions: {
+                                        /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                        context?: "append" | "reset" | "summary";
+                                        to: string;
+                                        /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                        when: {
+                                            /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                            intent: string;
+                                        } | {
+                                            tool_result: {
+                                                equals?: unknown;
+                                                path?: string;
+                                                tool: string;
+                                            };
+                                        } | {
+                                            variable: {
+                                                equals: string;
+                                                name: string;
+                                            };
+                                        };
+                                    }[];
+                                };
+                            };
+                            start: string;
+                        } | null;
                         greeting: string;
+                        handoff: {
+                            /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                            bots: string[];
+                            /** @description the other bot says its greeting when it takes the call; default true */
+                            greeting?: boolean;
+                            /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                            on_failure?: string;
+                        } | null;
                         has_tool_secret: boolean;
                         id: string;
                         interruption: {
@@ -3054,7 +3314,72 @@ export interface operations {
                         /** @default 1500 */
                         inter_digit_timeout_ms: number;
                     };
+                    flow?: {
+                        /** @description the transitions' context rule unless a transition sets its own; default append */
+                        context?: "append" | "reset" | "summary";
+                        /** @description default [] */
+                        global_nodes?: string[];
+                        nodes: {
+                            [key: string]: {
+                                end_call?: boolean;
+                                intents?: {
+                                    action?: {
+                                        arguments?: {
+                                            [key: string]: string;
+                                        };
+                                        /** @description a tool of the bot's */
+                                        tool: string;
+                                    };
+                                    dtmf?: string;
+                                    end_call?: boolean;
+                                    /** @description at least one, unless `dtmf` is set */
+                                    examples?: string[];
+                                    name: string;
+                                    on_error_reply?: string;
+                                    /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                    reply: string;
+                                    /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                    sets?: {
+                                        [key: string]: string | number | boolean;
+                                    };
+                                }[];
+                                prompt?: string;
+                                say?: string;
+                                tools?: string[];
+                                transitions: {
+                                    /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                    context?: "append" | "reset" | "summary";
+                                    to: string;
+                                    /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                    when: {
+                                        /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                        intent: string;
+                                    } | {
+                                        tool_result: {
+                                            equals?: unknown;
+                                            path?: string;
+                                            tool: string;
+                                        };
+                                    } | {
+                                        variable: {
+                                            equals: string;
+                                            name: string;
+                                        };
+                                    };
+                                }[];
+                            };
+                        };
+                        start: string;
+                    } | null;
                     greeting?: string;
+                    handoff?: {
+                        /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                        bots: string[];
+                        /** @description the other bot says its greeting when it takes the call; default true */
+                        greeting?: boolean;
+                        /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                        on_failure?: string;
+                    } | null;
                     interruption?: {
                         /**
                          * @description acknowledgements alone ("uh-huh", "okay", "yeah") do not stop the bot; other speech does within 300 ms
@@ -3261,7 +3586,72 @@ export interface operations {
                             /** @default 1500 */
                             inter_digit_timeout_ms: number;
                         };
+                        flow: {
+                            /** @description the transitions' context rule unless a transition sets its own; default append */
+                            context?: "append" | "reset" | "summary";
+                            /** @description default [] */
+                            global_nodes?: string[];
+                            nodes: {
+                                [key: string]: {
+                                    end_call?: boolean;
+                                    intents?: {
+                                        action?: {
+                                            arguments?: {
+                                                [key: string]: string;
+                                            };
+                                            /** @description a tool of the bot's */
+                                            tool: string;
+                                        };
+                                        dtmf?: string;
+                                        end_call?: boolean;
+                                        /** @description at least one, unless `dtmf` is set */
+                                        examples?: string[];
+                                        name: string;
+                                        on_error_reply?: string;
+                                        /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                        reply: string;
+                                        /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                        sets?: {
+                                            [key: string]: string | number | boolean;
+                                        };
+                                    }[];
+                                    prompt?: string;
+                                    say?: string;
+                                    tools?: string[];
+                                    transitions: {
+                                        /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                        context?: "append" | "reset" | "summary";
+                                        to: string;
+                                        /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                        when: {
+                                            /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                            intent: string;
+                                        } | {
+                                            tool_result: {
+                                                equals?: unknown;
+                                                path?: string;
+                                                tool: string;
+                                            };
+                                        } | {
+                                            variable: {
+                                                equals: string;
+                                                name: string;
+                                            };
+                                        };
+                                    }[];
+                                };
+                            };
+                            start: string;
+                        } | null;
                         greeting: string;
+                        handoff: {
+                            /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                            bots: string[];
+                            /** @description the other bot says its greeting when it takes the call; default true */
+                            greeting?: boolean;
+                            /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                            on_failure?: string;
+                        } | null;
                         has_tool_secret: boolean;
                         id: string;
                         interruption: {
@@ -3578,7 +3968,7 @@ export interface operations {
                                 name: string;
                                 result?: string | null;
                                 status: "ok" | "failed";
-                                type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                                type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                             }[];
                             amd_ms: number | null;
                             analysis: {
@@ -3635,6 +4025,7 @@ export interface operations {
                                 latency_ms: number;
                                 /** @description The words → the model's first sentence, without the tools' time. */
                                 llm_first_token_ms: number;
+                                node?: string;
                                 preemptive: boolean;
                                 /** @description Decided → the final words. */
                                 stt_ms: number;
@@ -3720,7 +4111,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         amd_ms: number | null;
                         analysis: {
@@ -3777,6 +4168,7 @@ export interface operations {
                             latency_ms: number;
                             /** @description The words → the model's first sentence, without the tools' time. */
                             llm_first_token_ms: number;
+                            node?: string;
                             preemptive: boolean;
                             /** @description Decided → the final words. */
                             stt_ms: number;
@@ -3889,7 +4281,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         amd_ms: number | null;
                         analysis: {
@@ -3946,6 +4338,7 @@ export interface operations {
                             latency_ms: number;
                             /** @description The words → the model's first sentence, without the tools' time. */
                             llm_first_token_ms: number;
+                            node?: string;
                             preemptive: boolean;
                             /** @description Decided → the final words. */
                             stt_ms: number;
@@ -4127,7 +4520,7 @@ export interface operations {
                         name: string;
                         result?: string | null;
                         status: "ok" | "failed";
-                        type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                        type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                     }[];
                     amd_ms?: number;
                     answered_by?: "human" | "machine" | "fax" | "unknown";
@@ -4164,6 +4557,7 @@ export interface operations {
                         latency_ms: number;
                         /** @description The words → the model's first sentence, without the tools' time. */
                         llm_first_token_ms: number;
+                        node?: string;
                         preemptive: boolean;
                         /** @description Decided → the final words. */
                         stt_ms: number;
@@ -4197,7 +4591,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         amd_ms: number | null;
                         analysis: {
@@ -4254,6 +4648,7 @@ export interface operations {
                             latency_ms: number;
                             /** @description The words → the model's first sentence, without the tools' time. */
                             llm_first_token_ms: number;
+                            node?: string;
                             preemptive: boolean;
                             /** @description Decided → the final words. */
                             stt_ms: number;
@@ -5759,7 +6154,72 @@ export interface operations {
                                 /** @default 1500 */
                                 inter_digit_timeout_ms: number;
                             };
+                            flow?: {
+                                /** @description the transitions' context rule unless a transition sets its own; default append */
+                                context?: "append" | "reset" | "summary";
+                                /** @description default [] */
+                                global_nodes?: string[];
+                                nodes: {
+                                    [key: string]: {
+                                        end_call?: boolean;
+                                        intents?: {
+                                            action?: {
+                                                arguments?: {
+                                                    [key: string]: string;
+                                                };
+                                                /** @description a tool of the bot's */
+                                                tool: string;
+                                            };
+                                            dtmf?: string;
+                                            end_call?: boolean;
+                                            /** @description at least one, unless `dtmf` is set */
+                                            examples?: string[];
+                                            name: string;
+                                            on_error_reply?: string;
+                                            /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                            reply: string;
+                                            /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                            sets?: {
+                                                [key: string]: string | number | boolean;
+                                            };
+                                        }[];
+                                        prompt?: string;
+                                        say?: string;
+                                        tools?: string[];
+                                        transitions: {
+                                            /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                            context?: "append" | "reset" | "summary";
+                                            to: string;
+                                            /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                            when: {
+                                                /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                                intent: string;
+                                            } | {
+                                                tool_result: {
+                                                    equals?: unknown;
+                                                    path?: string;
+                                                    tool: string;
+                                                };
+                                            } | {
+                                                variable: {
+                                                    equals: string;
+                                                    name: string;
+                                                };
+                                            };
+                                        }[];
+                                    };
+                                };
+                                start: string;
+                            } | null;
                             greeting: string;
+                            handoff?: {
+                                /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                                bots: string[];
+                                /** @description the other bot says its greeting when it takes the call; default true */
+                                greeting?: boolean;
+                                /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                                on_failure?: string;
+                            } | null;
                             id: string;
                             interruption: {
                                 /**
@@ -8662,7 +9122,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         analysis: {
                             completed_at: string | null;
@@ -8773,7 +9233,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         bot_id: string;
                         call_id: string;
@@ -8874,7 +9334,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         bot_id: string;
                         call_id: string;
@@ -8975,7 +9435,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         bot_id: string;
                         call_id: string;
@@ -9076,7 +9536,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         bot_id: string;
                         call_id: string;

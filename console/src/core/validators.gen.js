@@ -721,7 +721,7 @@ return errors === 0;
 }
 
 export const BotCreate = validate12;
-const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"minLength":1,"maxLength":64,"description":"one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"audio":{"additionalProperties":false,"type":"object","properties":{"noise_suppression":{"default":false,"description":"RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call","type":"boolean"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"redaction":{"additionalProperties":false,"type":"object","properties":{"entities":{"maxItems":16,"default":[],"description":"what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it","type":"array","items":{"anyOf":[{"const":"card_number","type":"string"},{"const":"ssn","type":"string"},{"const":"email","type":"string"},{"const":"phone","type":"string"}]}},"mode":{"default":"mask","description":"mask: replaced by [entity] (the only mode)","const":"mask","type":"string"},"redact_llm":{"default":false,"description":"the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)","type":"boolean"}}},"recording":{"additionalProperties":false,"type":"object","properties":{"enabled":{"default":true,"description":"false: no recording is made (the call has no recording_key)","type":"boolean"},"redact_keypad_tones":{"default":false,"description":"the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)","type":"boolean"}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"}}};
+const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"minLength":1,"maxLength":64,"description":"one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"audio":{"additionalProperties":false,"type":"object","properties":{"noise_suppression":{"default":false,"description":"RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call","type":"boolean"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"redaction":{"additionalProperties":false,"type":"object","properties":{"entities":{"maxItems":16,"default":[],"description":"what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it","type":"array","items":{"anyOf":[{"const":"card_number","type":"string"},{"const":"ssn","type":"string"},{"const":"email","type":"string"},{"const":"phone","type":"string"}]}},"mode":{"default":"mask","description":"mask: replaced by [entity] (the only mode)","const":"mask","type":"string"},"redact_llm":{"default":false,"description":"the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)","type":"boolean"}}},"recording":{"additionalProperties":false,"type":"object","properties":{"enabled":{"default":true,"description":"false: no recording is made (the call has no recording_key)","type":"boolean"},"redact_keypad_tones":{"default":false,"description":"the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)","type":"boolean"}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"},"flow":{"anyOf":[{"additionalProperties":false,"type":"object","required":["start","nodes"],"properties":{"start":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"},"nodes":{"minProperties":1,"maxProperties":50,"type":"object","patternProperties":{"^[A-Za-z0-9_-]{1,48}$":{"additionalProperties":false,"type":"object","required":["transitions"],"properties":{"prompt":{"maxLength":5000,"type":"string"},"say":{"minLength":1,"maxLength":2000,"type":"string"},"tools":{"maxItems":50,"type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"}},"intents":{"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"transitions":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["to","when"],"properties":{"to":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"},"when":{"description":"one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}}","anyOf":[{"additionalProperties":false,"type":"object","required":["intent"],"properties":{"intent":{"minLength":1,"maxLength":64,"description":"an intent of the node's (or of a global node's); with an LLM, what the go_to function is for","type":"string"}}},{"additionalProperties":false,"type":"object","required":["tool_result"],"properties":{"tool_result":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"path":{"minLength":1,"maxLength":200,"type":"string"},"equals":{}}}}},{"additionalProperties":false,"type":"object","required":["variable"],"properties":{"variable":{"additionalProperties":false,"type":"object","required":["name","equals"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"equals":{"maxLength":1000,"type":"string"}}}}}]},"context":{"description":"append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message","anyOf":[{"const":"append","type":"string"},{"const":"reset","type":"string"},{"const":"summary","type":"string"}]}}}},"end_call":{"type":"boolean"}}}}},"global_nodes":{"maxItems":50,"description":"default []","type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"}},"context":{"description":"the transitions' context rule unless a transition sets its own; default append","anyOf":[{"const":"append","type":"string"},{"const":"reset","type":"string"},{"const":"summary","type":"string"}]}}},{"type":"null"}]},"handoff":{"anyOf":[{"additionalProperties":false,"type":"object","required":["bots"],"properties":{"bots":{"minItems":1,"maxItems":20,"description":"ids of active bots (checked at save: 422 naming each one missing or inactive)","type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"}},"greeting":{"description":"the other bot says its greeting when it takes the call; default true","type":"boolean"},"on_failure":{"minLength":1,"maxLength":1000,"description":"default \"Sorry, I could not pass you on just now. Let us carry on.\"; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot","type":"string"}}},{"type":"null"}]}}};
 const func8 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,63}$", "u");
 const pattern1 = new RegExp("^https?://[^\\s]+$", "u");
@@ -733,6 +733,8 @@ const pattern8 = new RegExp("^[A-Za-z0-9_]{1,64}$", "u");
 const pattern10 = new RegExp("^[0-9*#]{1,32}$", "u");
 const pattern11 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
 const pattern14 = new RegExp("\\S", "u");
+const pattern15 = new RegExp("^[A-Za-z0-9_-]{1,48}$", "u");
+const pattern28 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4397,14 +4399,1749 @@ errors++;
 }
 }
 }
-}
-else {
-const err291 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.flow !== undefined){
+let data99 = data.flow;
+const _errs277 = errors;
+let valid49 = false;
+const _errs278 = errors;
+if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
+if(data99.start === undefined){
+const err291 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'"};
 if(vErrors === null){
 vErrors = [err291];
 }
 else {
 vErrors.push(err291);
+}
+errors++;
+}
+if(data99.nodes === undefined){
+const err292 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/required",keyword:"required",params:{missingProperty: "nodes"},message:"must have required property '"+"nodes"+"'"};
+if(vErrors === null){
+vErrors = [err292];
+}
+else {
+vErrors.push(err292);
+}
+errors++;
+}
+for(const key26 in data99){
+if(!((((key26 === "start") || (key26 === "nodes")) || (key26 === "global_nodes")) || (key26 === "context"))){
+const err293 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err293];
+}
+else {
+vErrors.push(err293);
+}
+errors++;
+}
+}
+if(data99.start !== undefined){
+let data100 = data99.start;
+if(typeof data100 === "string"){
+if(!pattern15.test(data100)){
+const err294 = {instancePath:instancePath+"/flow/start",schemaPath:"#/properties/flow/anyOf/0/properties/start/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,48}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,48}$"+"\""};
+if(vErrors === null){
+vErrors = [err294];
+}
+else {
+vErrors.push(err294);
+}
+errors++;
+}
+}
+else {
+const err295 = {instancePath:instancePath+"/flow/start",schemaPath:"#/properties/flow/anyOf/0/properties/start/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err295];
+}
+else {
+vErrors.push(err295);
+}
+errors++;
+}
+}
+if(data99.nodes !== undefined){
+let data101 = data99.nodes;
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+if(Object.keys(data101).length > 50){
+const err296 = {instancePath:instancePath+"/flow/nodes",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties"};
+if(vErrors === null){
+vErrors = [err296];
+}
+else {
+vErrors.push(err296);
+}
+errors++;
+}
+if(Object.keys(data101).length < 1){
+const err297 = {instancePath:instancePath+"/flow/nodes",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err297];
+}
+else {
+vErrors.push(err297);
+}
+errors++;
+}
+for(const key27 in data101){
+if(pattern15.test(key27)){
+let data102 = data101[key27];
+if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
+if(data102.transitions === undefined){
+const err298 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/required",keyword:"required",params:{missingProperty: "transitions"},message:"must have required property '"+"transitions"+"'"};
+if(vErrors === null){
+vErrors = [err298];
+}
+else {
+vErrors.push(err298);
+}
+errors++;
+}
+for(const key28 in data102){
+if(!((((((key28 === "prompt") || (key28 === "say")) || (key28 === "tools")) || (key28 === "intents")) || (key28 === "transitions")) || (key28 === "end_call"))){
+const err299 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err299];
+}
+else {
+vErrors.push(err299);
+}
+errors++;
+}
+}
+if(data102.prompt !== undefined){
+let data103 = data102.prompt;
+if(typeof data103 === "string"){
+if(func2(data103) > 5000){
+const err300 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/prompt",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"};
+if(vErrors === null){
+vErrors = [err300];
+}
+else {
+vErrors.push(err300);
+}
+errors++;
+}
+}
+else {
+const err301 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/prompt",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err301];
+}
+else {
+vErrors.push(err301);
+}
+errors++;
+}
+}
+if(data102.say !== undefined){
+let data104 = data102.say;
+if(typeof data104 === "string"){
+if(func2(data104) > 2000){
+const err302 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err302];
+}
+else {
+vErrors.push(err302);
+}
+errors++;
+}
+if(func2(data104) < 1){
+const err303 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err303];
+}
+else {
+vErrors.push(err303);
+}
+errors++;
+}
+}
+else {
+const err304 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err304];
+}
+else {
+vErrors.push(err304);
+}
+errors++;
+}
+}
+if(data102.tools !== undefined){
+let data105 = data102.tools;
+if(Array.isArray(data105)){
+if(data105.length > 50){
+const err305 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(vErrors === null){
+vErrors = [err305];
+}
+else {
+vErrors.push(err305);
+}
+errors++;
+}
+const len8 = data105.length;
+for(let i8=0; i8<len8; i8++){
+let data106 = data105[i8];
+if(typeof data106 === "string"){
+if(!pattern2.test(data106)){
+const err306 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i8,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err306];
+}
+else {
+vErrors.push(err306);
+}
+errors++;
+}
+}
+else {
+const err307 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i8,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err307];
+}
+else {
+vErrors.push(err307);
+}
+errors++;
+}
+}
+}
+else {
+const err308 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err308];
+}
+else {
+vErrors.push(err308);
+}
+errors++;
+}
+}
+if(data102.intents !== undefined){
+let data107 = data102.intents;
+if(Array.isArray(data107)){
+if(data107.length > 100){
+const err309 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err309];
+}
+else {
+vErrors.push(err309);
+}
+errors++;
+}
+const len9 = data107.length;
+for(let i9=0; i9<len9; i9++){
+let data108 = data107[i9];
+if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+if(data108.name === undefined){
+const err310 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err310];
+}
+else {
+vErrors.push(err310);
+}
+errors++;
+}
+if(data108.reply === undefined){
+const err311 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
+if(vErrors === null){
+vErrors = [err311];
+}
+else {
+vErrors.push(err311);
+}
+errors++;
+}
+for(const key29 in data108){
+if(!((((((((key29 === "name") || (key29 === "examples")) || (key29 === "reply")) || (key29 === "end_call")) || (key29 === "action")) || (key29 === "on_error_reply")) || (key29 === "dtmf")) || (key29 === "sets"))){
+const err312 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err312];
+}
+else {
+vErrors.push(err312);
+}
+errors++;
+}
+}
+if(data108.name !== undefined){
+let data109 = data108.name;
+if(typeof data109 === "string"){
+if(func2(data109) > 64){
+const err313 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err313];
+}
+else {
+vErrors.push(err313);
+}
+errors++;
+}
+if(func2(data109) < 1){
+const err314 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err314];
+}
+else {
+vErrors.push(err314);
+}
+errors++;
+}
+}
+else {
+const err315 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err315];
+}
+else {
+vErrors.push(err315);
+}
+errors++;
+}
+}
+if(data108.examples !== undefined){
+let data110 = data108.examples;
+if(Array.isArray(data110)){
+if(data110.length > 100){
+const err316 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/examples",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err316];
+}
+else {
+vErrors.push(err316);
+}
+errors++;
+}
+const len10 = data110.length;
+for(let i10=0; i10<len10; i10++){
+let data111 = data110[i10];
+if(typeof data111 === "string"){
+if(func2(data111) > 500){
+const err317 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/examples/" + i10,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err317];
+}
+else {
+vErrors.push(err317);
+}
+errors++;
+}
+if(func2(data111) < 1){
+const err318 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/examples/" + i10,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err318];
+}
+else {
+vErrors.push(err318);
+}
+errors++;
+}
+}
+else {
+const err319 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/examples/" + i10,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err319];
+}
+else {
+vErrors.push(err319);
+}
+errors++;
+}
+}
+}
+else {
+const err320 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/examples",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err320];
+}
+else {
+vErrors.push(err320);
+}
+errors++;
+}
+}
+if(data108.reply !== undefined){
+let data112 = data108.reply;
+if(typeof data112 === "string"){
+if(func2(data112) > 2000){
+const err321 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err321];
+}
+else {
+vErrors.push(err321);
+}
+errors++;
+}
+if(func2(data112) < 1){
+const err322 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err322];
+}
+else {
+vErrors.push(err322);
+}
+errors++;
+}
+}
+else {
+const err323 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err323];
+}
+else {
+vErrors.push(err323);
+}
+errors++;
+}
+}
+if(data108.end_call !== undefined){
+if(typeof data108.end_call !== "boolean"){
+const err324 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/end_call",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err324];
+}
+else {
+vErrors.push(err324);
+}
+errors++;
+}
+}
+if(data108.action !== undefined){
+let data114 = data108.action;
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
+if(data114.tool === undefined){
+const err325 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
+if(vErrors === null){
+vErrors = [err325];
+}
+else {
+vErrors.push(err325);
+}
+errors++;
+}
+for(const key30 in data114){
+if(!((key30 === "tool") || (key30 === "arguments"))){
+const err326 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err326];
+}
+else {
+vErrors.push(err326);
+}
+errors++;
+}
+}
+if(data114.tool !== undefined){
+let data115 = data114.tool;
+if(typeof data115 === "string"){
+if(!pattern2.test(data115)){
+const err327 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err327];
+}
+else {
+vErrors.push(err327);
+}
+errors++;
+}
+}
+else {
+const err328 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err328];
+}
+else {
+vErrors.push(err328);
+}
+errors++;
+}
+}
+if(data114.arguments !== undefined){
+let data116 = data114.arguments;
+if(data116 && typeof data116 == "object" && !Array.isArray(data116)){
+if(Object.keys(data116).length > 20){
+const err329 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+if(vErrors === null){
+vErrors = [err329];
+}
+else {
+vErrors.push(err329);
+}
+errors++;
+}
+for(const key31 in data116){
+if(!(pattern8.test(key31))){
+const err330 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err330];
+}
+else {
+vErrors.push(err330);
+}
+errors++;
+}
+}
+for(const key32 in data116){
+if(pattern8.test(key32)){
+let data117 = data116[key32];
+if(typeof data117 === "string"){
+if(func2(data117) > 1000){
+const err331 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/arguments/" + key32.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err331];
+}
+else {
+vErrors.push(err331);
+}
+errors++;
+}
+}
+else {
+const err332 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/arguments/" + key32.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err332];
+}
+else {
+vErrors.push(err332);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err333 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err333];
+}
+else {
+vErrors.push(err333);
+}
+errors++;
+}
+}
+}
+else {
+const err334 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err334];
+}
+else {
+vErrors.push(err334);
+}
+errors++;
+}
+}
+if(data108.on_error_reply !== undefined){
+let data118 = data108.on_error_reply;
+if(typeof data118 === "string"){
+if(func2(data118) > 2000){
+const err335 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err335];
+}
+else {
+vErrors.push(err335);
+}
+errors++;
+}
+if(func2(data118) < 1){
+const err336 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err336];
+}
+else {
+vErrors.push(err336);
+}
+errors++;
+}
+}
+else {
+const err337 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err337];
+}
+else {
+vErrors.push(err337);
+}
+errors++;
+}
+}
+if(data108.dtmf !== undefined){
+let data119 = data108.dtmf;
+if(typeof data119 === "string"){
+if(!pattern10.test(data119)){
+const err338 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/dtmf",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/dtmf/pattern",keyword:"pattern",params:{pattern: "^[0-9*#]{1,32}$"},message:"must match pattern \""+"^[0-9*#]{1,32}$"+"\""};
+if(vErrors === null){
+vErrors = [err338];
+}
+else {
+vErrors.push(err338);
+}
+errors++;
+}
+}
+else {
+const err339 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/dtmf",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/dtmf/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err339];
+}
+else {
+vErrors.push(err339);
+}
+errors++;
+}
+}
+if(data108.sets !== undefined){
+let data120 = data108.sets;
+if(data120 && typeof data120 == "object" && !Array.isArray(data120)){
+if(Object.keys(data120).length > 20){
+const err340 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+if(vErrors === null){
+vErrors = [err340];
+}
+else {
+vErrors.push(err340);
+}
+errors++;
+}
+for(const key33 in data120){
+if(!(pattern11.test(key33))){
+const err341 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err341];
+}
+else {
+vErrors.push(err341);
+}
+errors++;
+}
+}
+for(const key34 in data120){
+if(pattern11.test(key34)){
+let data121 = data120[key34];
+const _errs329 = errors;
+let valid63 = false;
+const _errs330 = errors;
+if(typeof data121 === "string"){
+if(func2(data121) > 1000){
+const err342 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets/" + key34.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err342];
+}
+else {
+vErrors.push(err342);
+}
+errors++;
+}
+}
+else {
+const err343 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets/" + key34.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err343];
+}
+else {
+vErrors.push(err343);
+}
+errors++;
+}
+var _valid11 = _errs330 === errors;
+valid63 = valid63 || _valid11;
+if(!valid63){
+const _errs332 = errors;
+if(!(typeof data121 == "number")){
+const err344 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets/" + key34.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err344];
+}
+else {
+vErrors.push(err344);
+}
+errors++;
+}
+var _valid11 = _errs332 === errors;
+valid63 = valid63 || _valid11;
+if(!valid63){
+const _errs334 = errors;
+if(typeof data121 !== "boolean"){
+const err345 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets/" + key34.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err345];
+}
+else {
+vErrors.push(err345);
+}
+errors++;
+}
+var _valid11 = _errs334 === errors;
+valid63 = valid63 || _valid11;
+}
+}
+if(!valid63){
+const err346 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets/" + key34.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err346];
+}
+else {
+vErrors.push(err346);
+}
+errors++;
+}
+else {
+errors = _errs329;
+if(vErrors !== null){
+if(_errs329){
+vErrors.length = _errs329;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+}
+else {
+const err347 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err347];
+}
+else {
+vErrors.push(err347);
+}
+errors++;
+}
+}
+}
+else {
+const err348 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err348];
+}
+else {
+vErrors.push(err348);
+}
+errors++;
+}
+}
+}
+else {
+const err349 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err349];
+}
+else {
+vErrors.push(err349);
+}
+errors++;
+}
+}
+if(data102.transitions !== undefined){
+let data122 = data102.transitions;
+if(Array.isArray(data122)){
+if(data122.length > 50){
+const err350 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(vErrors === null){
+vErrors = [err350];
+}
+else {
+vErrors.push(err350);
+}
+errors++;
+}
+const len11 = data122.length;
+for(let i11=0; i11<len11; i11++){
+let data123 = data122[i11];
+if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
+if(data123.to === undefined){
+const err351 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'"};
+if(vErrors === null){
+vErrors = [err351];
+}
+else {
+vErrors.push(err351);
+}
+errors++;
+}
+if(data123.when === undefined){
+const err352 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/required",keyword:"required",params:{missingProperty: "when"},message:"must have required property '"+"when"+"'"};
+if(vErrors === null){
+vErrors = [err352];
+}
+else {
+vErrors.push(err352);
+}
+errors++;
+}
+for(const key35 in data123){
+if(!(((key35 === "to") || (key35 === "when")) || (key35 === "context"))){
+const err353 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err353];
+}
+else {
+vErrors.push(err353);
+}
+errors++;
+}
+}
+if(data123.to !== undefined){
+let data124 = data123.to;
+if(typeof data124 === "string"){
+if(!pattern15.test(data124)){
+const err354 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/to",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/to/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,48}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,48}$"+"\""};
+if(vErrors === null){
+vErrors = [err354];
+}
+else {
+vErrors.push(err354);
+}
+errors++;
+}
+}
+else {
+const err355 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/to",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err355];
+}
+else {
+vErrors.push(err355);
+}
+errors++;
+}
+}
+if(data123.when !== undefined){
+let data125 = data123.when;
+const _errs344 = errors;
+let valid67 = false;
+const _errs345 = errors;
+if(data125 && typeof data125 == "object" && !Array.isArray(data125)){
+if(data125.intent === undefined){
+const err356 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/required",keyword:"required",params:{missingProperty: "intent"},message:"must have required property '"+"intent"+"'"};
+if(vErrors === null){
+vErrors = [err356];
+}
+else {
+vErrors.push(err356);
+}
+errors++;
+}
+for(const key36 in data125){
+if(!(key36 === "intent")){
+const err357 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err357];
+}
+else {
+vErrors.push(err357);
+}
+errors++;
+}
+}
+if(data125.intent !== undefined){
+let data126 = data125.intent;
+if(typeof data126 === "string"){
+if(func2(data126) > 64){
+const err358 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err358];
+}
+else {
+vErrors.push(err358);
+}
+errors++;
+}
+if(func2(data126) < 1){
+const err359 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err359];
+}
+else {
+vErrors.push(err359);
+}
+errors++;
+}
+}
+else {
+const err360 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err360];
+}
+else {
+vErrors.push(err360);
+}
+errors++;
+}
+}
+}
+else {
+const err361 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err361];
+}
+else {
+vErrors.push(err361);
+}
+errors++;
+}
+var _valid12 = _errs345 === errors;
+valid67 = valid67 || _valid12;
+if(!valid67){
+const _errs350 = errors;
+if(data125 && typeof data125 == "object" && !Array.isArray(data125)){
+if(data125.tool_result === undefined){
+const err362 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/required",keyword:"required",params:{missingProperty: "tool_result"},message:"must have required property '"+"tool_result"+"'"};
+if(vErrors === null){
+vErrors = [err362];
+}
+else {
+vErrors.push(err362);
+}
+errors++;
+}
+for(const key37 in data125){
+if(!(key37 === "tool_result")){
+const err363 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err363];
+}
+else {
+vErrors.push(err363);
+}
+errors++;
+}
+}
+if(data125.tool_result !== undefined){
+let data127 = data125.tool_result;
+if(data127 && typeof data127 == "object" && !Array.isArray(data127)){
+if(data127.tool === undefined){
+const err364 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
+if(vErrors === null){
+vErrors = [err364];
+}
+else {
+vErrors.push(err364);
+}
+errors++;
+}
+for(const key38 in data127){
+if(!(((key38 === "tool") || (key38 === "path")) || (key38 === "equals"))){
+const err365 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err365];
+}
+else {
+vErrors.push(err365);
+}
+errors++;
+}
+}
+if(data127.tool !== undefined){
+let data128 = data127.tool;
+if(typeof data128 === "string"){
+if(!pattern2.test(data128)){
+const err366 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err366];
+}
+else {
+vErrors.push(err366);
+}
+errors++;
+}
+}
+else {
+const err367 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err367];
+}
+else {
+vErrors.push(err367);
+}
+errors++;
+}
+}
+if(data127.path !== undefined){
+let data129 = data127.path;
+if(typeof data129 === "string"){
+if(func2(data129) > 200){
+const err368 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err368];
+}
+else {
+vErrors.push(err368);
+}
+errors++;
+}
+if(func2(data129) < 1){
+const err369 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err369];
+}
+else {
+vErrors.push(err369);
+}
+errors++;
+}
+}
+else {
+const err370 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err370];
+}
+else {
+vErrors.push(err370);
+}
+errors++;
+}
+}
+}
+else {
+const err371 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err371];
+}
+else {
+vErrors.push(err371);
+}
+errors++;
+}
+}
+}
+else {
+const err372 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err372];
+}
+else {
+vErrors.push(err372);
+}
+errors++;
+}
+var _valid12 = _errs350 === errors;
+valid67 = valid67 || _valid12;
+if(!valid67){
+const _errs360 = errors;
+if(data125 && typeof data125 == "object" && !Array.isArray(data125)){
+if(data125.variable === undefined){
+const err373 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/required",keyword:"required",params:{missingProperty: "variable"},message:"must have required property '"+"variable"+"'"};
+if(vErrors === null){
+vErrors = [err373];
+}
+else {
+vErrors.push(err373);
+}
+errors++;
+}
+for(const key39 in data125){
+if(!(key39 === "variable")){
+const err374 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err374];
+}
+else {
+vErrors.push(err374);
+}
+errors++;
+}
+}
+if(data125.variable !== undefined){
+let data130 = data125.variable;
+if(data130 && typeof data130 == "object" && !Array.isArray(data130)){
+if(data130.name === undefined){
+const err375 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err375];
+}
+else {
+vErrors.push(err375);
+}
+errors++;
+}
+if(data130.equals === undefined){
+const err376 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/required",keyword:"required",params:{missingProperty: "equals"},message:"must have required property '"+"equals"+"'"};
+if(vErrors === null){
+vErrors = [err376];
+}
+else {
+vErrors.push(err376);
+}
+errors++;
+}
+for(const key40 in data130){
+if(!((key40 === "name") || (key40 === "equals"))){
+const err377 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err377];
+}
+else {
+vErrors.push(err377);
+}
+errors++;
+}
+}
+if(data130.name !== undefined){
+let data131 = data130.name;
+if(typeof data131 === "string"){
+if(!pattern0.test(data131)){
+const err378 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err378];
+}
+else {
+vErrors.push(err378);
+}
+errors++;
+}
+}
+else {
+const err379 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err379];
+}
+else {
+vErrors.push(err379);
+}
+errors++;
+}
+}
+if(data130.equals !== undefined){
+let data132 = data130.equals;
+if(typeof data132 === "string"){
+if(func2(data132) > 1000){
+const err380 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable/equals",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/equals/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err380];
+}
+else {
+vErrors.push(err380);
+}
+errors++;
+}
+}
+else {
+const err381 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable/equals",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err381];
+}
+else {
+vErrors.push(err381);
+}
+errors++;
+}
+}
+}
+else {
+const err382 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err382];
+}
+else {
+vErrors.push(err382);
+}
+errors++;
+}
+}
+}
+else {
+const err383 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err383];
+}
+else {
+vErrors.push(err383);
+}
+errors++;
+}
+var _valid12 = _errs360 === errors;
+valid67 = valid67 || _valid12;
+}
+}
+if(!valid67){
+const err384 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err384];
+}
+else {
+vErrors.push(err384);
+}
+errors++;
+}
+else {
+errors = _errs344;
+if(vErrors !== null){
+if(_errs344){
+vErrors.length = _errs344;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data123.context !== undefined){
+let data133 = data123.context;
+const _errs371 = errors;
+let valid73 = false;
+const _errs372 = errors;
+if(typeof data133 !== "string"){
+const err385 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err385];
+}
+else {
+vErrors.push(err385);
+}
+errors++;
+}
+if("append" !== data133){
+const err386 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/0/const",keyword:"const",params:{allowedValue: "append"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err386];
+}
+else {
+vErrors.push(err386);
+}
+errors++;
+}
+var _valid13 = _errs372 === errors;
+valid73 = valid73 || _valid13;
+if(!valid73){
+const _errs374 = errors;
+if(typeof data133 !== "string"){
+const err387 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err387];
+}
+else {
+vErrors.push(err387);
+}
+errors++;
+}
+if("reset" !== data133){
+const err388 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/1/const",keyword:"const",params:{allowedValue: "reset"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err388];
+}
+else {
+vErrors.push(err388);
+}
+errors++;
+}
+var _valid13 = _errs374 === errors;
+valid73 = valid73 || _valid13;
+if(!valid73){
+const _errs376 = errors;
+if(typeof data133 !== "string"){
+const err389 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err389];
+}
+else {
+vErrors.push(err389);
+}
+errors++;
+}
+if("summary" !== data133){
+const err390 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/2/const",keyword:"const",params:{allowedValue: "summary"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err390];
+}
+else {
+vErrors.push(err390);
+}
+errors++;
+}
+var _valid13 = _errs376 === errors;
+valid73 = valid73 || _valid13;
+}
+}
+if(!valid73){
+const err391 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err391];
+}
+else {
+vErrors.push(err391);
+}
+errors++;
+}
+else {
+errors = _errs371;
+if(vErrors !== null){
+if(_errs371){
+vErrors.length = _errs371;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err392 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err392];
+}
+else {
+vErrors.push(err392);
+}
+errors++;
+}
+}
+}
+else {
+const err393 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err393];
+}
+else {
+vErrors.push(err393);
+}
+errors++;
+}
+}
+if(data102.end_call !== undefined){
+if(typeof data102.end_call !== "boolean"){
+const err394 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/end_call",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err394];
+}
+else {
+vErrors.push(err394);
+}
+errors++;
+}
+}
+}
+else {
+const err395 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err395];
+}
+else {
+vErrors.push(err395);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err396 = {instancePath:instancePath+"/flow/nodes",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err396];
+}
+else {
+vErrors.push(err396);
+}
+errors++;
+}
+}
+if(data99.global_nodes !== undefined){
+let data135 = data99.global_nodes;
+if(Array.isArray(data135)){
+if(data135.length > 50){
+const err397 = {instancePath:instancePath+"/flow/global_nodes",schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(vErrors === null){
+vErrors = [err397];
+}
+else {
+vErrors.push(err397);
+}
+errors++;
+}
+const len12 = data135.length;
+for(let i12=0; i12<len12; i12++){
+let data136 = data135[i12];
+if(typeof data136 === "string"){
+if(!pattern15.test(data136)){
+const err398 = {instancePath:instancePath+"/flow/global_nodes/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,48}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,48}$"+"\""};
+if(vErrors === null){
+vErrors = [err398];
+}
+else {
+vErrors.push(err398);
+}
+errors++;
+}
+}
+else {
+const err399 = {instancePath:instancePath+"/flow/global_nodes/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err399];
+}
+else {
+vErrors.push(err399);
+}
+errors++;
+}
+}
+}
+else {
+const err400 = {instancePath:instancePath+"/flow/global_nodes",schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err400];
+}
+else {
+vErrors.push(err400);
+}
+errors++;
+}
+}
+if(data99.context !== undefined){
+let data137 = data99.context;
+const _errs385 = errors;
+let valid76 = false;
+const _errs386 = errors;
+if(typeof data137 !== "string"){
+const err401 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err401];
+}
+else {
+vErrors.push(err401);
+}
+errors++;
+}
+if("append" !== data137){
+const err402 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/0/const",keyword:"const",params:{allowedValue: "append"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err402];
+}
+else {
+vErrors.push(err402);
+}
+errors++;
+}
+var _valid14 = _errs386 === errors;
+valid76 = valid76 || _valid14;
+if(!valid76){
+const _errs388 = errors;
+if(typeof data137 !== "string"){
+const err403 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err403];
+}
+else {
+vErrors.push(err403);
+}
+errors++;
+}
+if("reset" !== data137){
+const err404 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/1/const",keyword:"const",params:{allowedValue: "reset"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err404];
+}
+else {
+vErrors.push(err404);
+}
+errors++;
+}
+var _valid14 = _errs388 === errors;
+valid76 = valid76 || _valid14;
+if(!valid76){
+const _errs390 = errors;
+if(typeof data137 !== "string"){
+const err405 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err405];
+}
+else {
+vErrors.push(err405);
+}
+errors++;
+}
+if("summary" !== data137){
+const err406 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/2/const",keyword:"const",params:{allowedValue: "summary"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err406];
+}
+else {
+vErrors.push(err406);
+}
+errors++;
+}
+var _valid14 = _errs390 === errors;
+valid76 = valid76 || _valid14;
+}
+}
+if(!valid76){
+const err407 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err407];
+}
+else {
+vErrors.push(err407);
+}
+errors++;
+}
+else {
+errors = _errs385;
+if(vErrors !== null){
+if(_errs385){
+vErrors.length = _errs385;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err408 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err408];
+}
+else {
+vErrors.push(err408);
+}
+errors++;
+}
+var _valid10 = _errs278 === errors;
+valid49 = valid49 || _valid10;
+if(!valid49){
+const _errs392 = errors;
+if(data99 !== null){
+const err409 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err409];
+}
+else {
+vErrors.push(err409);
+}
+errors++;
+}
+var _valid10 = _errs392 === errors;
+valid49 = valid49 || _valid10;
+}
+if(!valid49){
+const err410 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err410];
+}
+else {
+vErrors.push(err410);
+}
+errors++;
+}
+else {
+errors = _errs277;
+if(vErrors !== null){
+if(_errs277){
+vErrors.length = _errs277;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.handoff !== undefined){
+let data138 = data.handoff;
+const _errs395 = errors;
+let valid77 = false;
+const _errs396 = errors;
+if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
+if(data138.bots === undefined){
+const err411 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/required",keyword:"required",params:{missingProperty: "bots"},message:"must have required property '"+"bots"+"'"};
+if(vErrors === null){
+vErrors = [err411];
+}
+else {
+vErrors.push(err411);
+}
+errors++;
+}
+for(const key41 in data138){
+if(!(((key41 === "bots") || (key41 === "greeting")) || (key41 === "on_failure"))){
+const err412 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err412];
+}
+else {
+vErrors.push(err412);
+}
+errors++;
+}
+}
+if(data138.bots !== undefined){
+let data139 = data138.bots;
+if(Array.isArray(data139)){
+if(data139.length > 20){
+const err413 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(vErrors === null){
+vErrors = [err413];
+}
+else {
+vErrors.push(err413);
+}
+errors++;
+}
+if(data139.length < 1){
+const err414 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err414];
+}
+else {
+vErrors.push(err414);
+}
+errors++;
+}
+const len13 = data139.length;
+for(let i13=0; i13<len13; i13++){
+let data140 = data139[i13];
+if(typeof data140 === "string"){
+if(!pattern28.test(data140)){
+const err415 = {instancePath:instancePath+"/handoff/bots/" + i13,schemaPath:"#/properties/handoff/anyOf/0/properties/bots/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err415];
+}
+else {
+vErrors.push(err415);
+}
+errors++;
+}
+}
+else {
+const err416 = {instancePath:instancePath+"/handoff/bots/" + i13,schemaPath:"#/properties/handoff/anyOf/0/properties/bots/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err416];
+}
+else {
+vErrors.push(err416);
+}
+errors++;
+}
+}
+}
+else {
+const err417 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err417];
+}
+else {
+vErrors.push(err417);
+}
+errors++;
+}
+}
+if(data138.greeting !== undefined){
+if(typeof data138.greeting !== "boolean"){
+const err418 = {instancePath:instancePath+"/handoff/greeting",schemaPath:"#/properties/handoff/anyOf/0/properties/greeting/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err418];
+}
+else {
+vErrors.push(err418);
+}
+errors++;
+}
+}
+if(data138.on_failure !== undefined){
+let data142 = data138.on_failure;
+if(typeof data142 === "string"){
+if(func2(data142) > 1000){
+const err419 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err419];
+}
+else {
+vErrors.push(err419);
+}
+errors++;
+}
+if(func2(data142) < 1){
+const err420 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err420];
+}
+else {
+vErrors.push(err420);
+}
+errors++;
+}
+}
+else {
+const err421 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err421];
+}
+else {
+vErrors.push(err421);
+}
+errors++;
+}
+}
+}
+else {
+const err422 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err422];
+}
+else {
+vErrors.push(err422);
+}
+errors++;
+}
+var _valid15 = _errs396 === errors;
+valid77 = valid77 || _valid15;
+if(!valid77){
+const _errs407 = errors;
+if(data138 !== null){
+const err423 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err423];
+}
+else {
+vErrors.push(err423);
+}
+errors++;
+}
+var _valid15 = _errs407 === errors;
+valid77 = valid77 || _valid15;
+}
+if(!valid77){
+const err424 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err424];
+}
+else {
+vErrors.push(err424);
+}
+errors++;
+}
+else {
+errors = _errs395;
+if(vErrors !== null){
+if(_errs395){
+vErrors.length = _errs395;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err425 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err425];
+}
+else {
+vErrors.push(err425);
 }
 errors++;
 }
@@ -4414,9 +6151,9 @@ return errors === 0;
 
 export const OutboundTrunkCreate = validate13;
 const schema14 = {"additionalProperties":false,"dependentRequired":{"auth_password":["auth_username"]},"type":"object","required":["name","address","numbers"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"address":{"minLength":1,"maxLength":253,"pattern":"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$","description":"host[:port] of the carrier's SIP server","type":"string"},"transport":{"anyOf":[{"const":"udp","type":"string"},{"const":"tcp","type":"string"},{"const":"tls","type":"string"}]},"numbers":{"minItems":1,"maxItems":100,"uniqueItems":true,"description":"caller IDs this trunk may present (stored and answered as E.164; the same number twice is refused)","type":"array","items":{"minLength":1,"maxLength":64,"description":"caller ID in international format (+, country code; spaces and punctuation allowed), stored as E.164","type":"string"}},"auth_username":{"minLength":1,"maxLength":128,"pattern":"^[\\x21-\\x7e]+$","type":"string"},"auth_password":{"minLength":1,"maxLength":256,"pattern":"^[\\x20-\\x7e]+$","writeOnly":true,"type":"string"},"default":{"type":"boolean"}}};
-const pattern15 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
-const pattern16 = new RegExp("^[\\x21-\\x7e]+$", "u");
-const pattern17 = new RegExp("^[\\x20-\\x7e]+$", "u");
+const pattern29 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
+const pattern30 = new RegExp("^[\\x21-\\x7e]+$", "u");
+const pattern31 = new RegExp("^[\\x20-\\x7e]+$", "u");
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4522,7 +6259,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern15.test(data1)){
+if(!pattern29.test(data1)){
 const err9 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -4761,7 +6498,7 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!pattern16.test(data5)){
+if(!pattern30.test(data5)){
 const err27 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -4806,7 +6543,7 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern17.test(data6)){
+if(!pattern31.test(data6)){
 const err31 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -4942,7 +6679,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern15.test(data1)){
+if(!pattern29.test(data1)){
 const err7 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -5184,7 +6921,7 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!pattern16.test(data5)){
+if(!pattern30.test(data5)){
 const err25 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err25];
@@ -5270,7 +7007,7 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern17.test(data6)){
+if(!pattern31.test(data6)){
 const err31 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -5370,8 +7107,7 @@ return errors === 0;
 
 export const InboundNumberCreate = validate15;
 const schema16 = {"additionalProperties":false,"type":"object","required":["number","bot_id"],"properties":{"number":{"minLength":1,"maxLength":64,"description":"the number callers dial, in international format (stored and answered as E.164); one inbound number per number","type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","description":"the bot that answers (a bot id)","type":"string"},"variables":{"maxProperties":50,"additionalProperties":false,"description":"every inbound call's variables: they must match the bot's declared variables, as a dial-out's do","type":"object","patternProperties":{"^[A-Za-z_][A-Za-z0-9_]{0,63}$":{"maxLength":4000,"type":"string"}}},"allowed_addresses":{"maxItems":32,"uniqueItems":true,"description":"the carrier's addresses (IPv4/IPv6, optionally CIDR) allowed to call this number; empty: any","type":"array","items":{"pattern":"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$","maxLength":43,"type":"string"}}}};
-const pattern21 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
-const pattern24 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
+const pattern38 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
 
 function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5447,7 +7183,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern28.test(data1)){
 const err6 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -5560,7 +7296,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!pattern24.test(data5)){
+if(!pattern38.test(data5)){
 const err15 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -5700,7 +7436,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern28.test(data1)){
 const err5 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -5813,7 +7549,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern24.test(data5)){
+if(!pattern38.test(data5)){
 const err14 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -5888,10 +7624,10 @@ return errors === 0;
 
 export const CampaignCreate = validate17;
 const schema18 = {"additionalProperties":false,"type":"object","required":["name","bot_id","timezone","windows","max_concurrency","calls_per_second","retry"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"},"from_number":{"minLength":1,"maxLength":64,"description":"caller ID: one of a trunk's numbers, in international format (else the default trunk)","type":"string"},"default_region":{"pattern":"^[A-Z]{2}$","description":"ISO 3166-1 alpha-2 region national contact numbers are read in; default: the country of the caller ID (from_number, else the default trunk's first number)","type":"string"},"timezone":{"pattern":"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$","maxLength":64,"description":"IANA time zone of the windows for contacts without their own (must be one this server's Intl knows)","type":"string"},"windows":{"maxItems":50,"description":"when contacts may be dialled, in their own time zone; empty = always","type":"array","items":{"additionalProperties":false,"type":"object","required":["days","start","end"],"properties":{"days":{"minItems":1,"maxItems":7,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"mon","type":"string"},{"const":"tue","type":"string"},{"const":"wed","type":"string"},{"const":"thu","type":"string"},{"const":"fri","type":"string"},{"const":"sat","type":"string"},{"const":"sun","type":"string"}]}},"start":{"pattern":"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$","description":"local time of day the window opens, HH:MM","type":"string"},"end":{"pattern":"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$","description":"local time of day the window closes (exclusive), HH:MM or 24:00; must be after start","type":"string"}}}},"max_concurrency":{"minimum":1,"maximum":1000,"description":"this campaign's calls live at once, at most","type":"integer"},"calls_per_second":{"exclusiveMinimum":0,"maximum":10,"description":"dials per second at most (below 1: one dial per 1/calls_per_second seconds)","type":"number"},"retry":{"additionalProperties":false,"type":"object","required":["max_attempts","delay_seconds","on"],"properties":{"max_attempts":{"minimum":1,"maximum":10,"description":"dials of one contact at most, the first included","type":"integer"},"delay_seconds":{"minimum":30,"maximum":604800,"description":"wait after a retried outcome before the next dial","type":"integer"},"on":{"maxItems":4,"uniqueItems":true,"description":"outcomes that are retried; `failed` never covers end_reason `invalid_number`; `voicemail` is a call a machine answered (end_reason voicemail, not voicemail_left)","type":"array","items":{"anyOf":[{"const":"busy","type":"string"},{"const":"no_answer","type":"string"},{"const":"failed","type":"string"},{"const":"voicemail","type":"string"}]}}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]}}}}};
-const pattern30 = new RegExp("^[A-Z]{2}$", "u");
-const pattern31 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
-const pattern32 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
-const pattern33 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
+const pattern44 = new RegExp("^[A-Z]{2}$", "u");
+const pattern45 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
+const pattern46 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
+const pattern47 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6017,7 +7753,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern28.test(data1)){
 const err11 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -6077,7 +7813,7 @@ errors++;
 if(data.default_region !== undefined){
 let data3 = data.default_region;
 if(typeof data3 === "string"){
-if(!pattern30.test(data3)){
+if(!pattern44.test(data3)){
 const err16 = {instancePath:instancePath+"/default_region",schemaPath:"#/properties/default_region/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"},message:"must match pattern \""+"^[A-Z]{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -6112,7 +7848,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern31.test(data4)){
+if(!pattern45.test(data4)){
 const err19 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -6451,7 +8187,7 @@ errors++;
 if(data6.start !== undefined){
 let data9 = data6.start;
 if(typeof data9 === "string"){
-if(!pattern32.test(data9)){
+if(!pattern46.test(data9)){
 const err45 = {instancePath:instancePath+"/windows/" + i0+"/start",schemaPath:"#/properties/windows/items/properties/start/pattern",keyword:"pattern",params:{pattern: "^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"},message:"must match pattern \""+"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"+"\""};
 if(vErrors === null){
 vErrors = [err45];
@@ -6476,7 +8212,7 @@ errors++;
 if(data6.end !== undefined){
 let data10 = data6.end;
 if(typeof data10 === "string"){
-if(!pattern33.test(data10)){
+if(!pattern47.test(data10)){
 const err47 = {instancePath:instancePath+"/windows/" + i0+"/end",schemaPath:"#/properties/windows/items/properties/end/pattern",keyword:"pattern",params:{pattern: "^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"},message:"must match pattern \""+"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"+"\""};
 if(vErrors === null){
 vErrors = [err47];
