@@ -2288,7 +2288,72 @@ export interface operations {
                                 /** @default 1500 */
                                 inter_digit_timeout_ms: number;
                             };
+                            flow: {
+                                /** @description the transitions' context rule unless a transition sets its own; default append */
+                                context?: "append" | "reset" | "summary";
+                                /** @description default [] */
+                                global_nodes?: string[];
+                                nodes: {
+                                    [key: string]: {
+                                        end_call?: boolean;
+                                        intents?: {
+                                            action?: {
+                                                arguments?: {
+                                                    [key: string]: string;
+                                                };
+                                                /** @description a tool of the bot's */
+                                                tool: string;
+                                            };
+                                            dtmf?: string;
+                                            end_call?: boolean;
+                                            /** @description at least one, unless `dtmf` is set */
+                                            examples?: string[];
+                                            name: string;
+                                            on_error_reply?: string;
+                                            /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                            reply: string;
+                                            /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                            sets?: {
+                                                [key: string]: string | number | boolean;
+                                            };
+                                        }[];
+                                        prompt?: string;
+                                        say?: string;
+                                        tools?: string[];
+                                        transitions: {
+                                            /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                            context?: "append" | "reset" | "summary";
+                                            to: string;
+                                            /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                            when: {
+                                                /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                                intent: string;
+                                            } | {
+                                                tool_result: {
+                                                    equals?: unknown;
+                                                    path?: string;
+                                                    tool: string;
+                                                };
+                                            } | {
+                                                variable: {
+                                                    equals: string;
+                                                    name: string;
+                                                };
+                                            };
+                                        }[];
+                                    };
+                                };
+                                start: string;
+                            } | null;
                             greeting: string;
+                            handoff: {
+                                /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                                bots: string[];
+                                /** @description the other bot says its greeting when it takes the call; default true */
+                                greeting?: boolean;
+                                /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                                on_failure?: string;
+                            } | null;
                             has_tool_secret: boolean;
                             id: string;
                             interruption: {
@@ -2523,7 +2588,72 @@ export interface operations {
                         /** @default 1500 */
                         inter_digit_timeout_ms: number;
                     };
+                    flow?: {
+                        /** @description the transitions' context rule unless a transition sets its own; default append */
+                        context?: "append" | "reset" | "summary";
+                        /** @description default [] */
+                        global_nodes?: string[];
+                        nodes: {
+                            [key: string]: {
+                                end_call?: boolean;
+                                intents?: {
+                                    action?: {
+                                        arguments?: {
+                                            [key: string]: string;
+                                        };
+                                        /** @description a tool of the bot's */
+                                        tool: string;
+                                    };
+                                    dtmf?: string;
+                                    end_call?: boolean;
+                                    /** @description at least one, unless `dtmf` is set */
+                                    examples?: string[];
+                                    name: string;
+                                    on_error_reply?: string;
+                                    /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                    reply: string;
+                                    /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                    sets?: {
+                                        [key: string]: string | number | boolean;
+                                    };
+                                }[];
+                                prompt?: string;
+                                say?: string;
+                                tools?: string[];
+                                transitions: {
+                                    /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                    context?: "append" | "reset" | "summary";
+                                    to: string;
+                                    /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                    when: {
+                                        /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                        intent: string;
+                                    } | {
+                                        tool_result: {
+                                            equals?: unknown;
+                                            path?: string;
+                                            tool: string;
+                                        };
+                                    } | {
+                                        variable: {
+                                            equals: string;
+                                            name: string;
+                                        };
+                                    };
+                                }[];
+                            };
+                        };
+                        start: string;
+                    } | null;
                     greeting?: string;
+                    handoff?: {
+                        /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                        bots: string[];
+                        /** @description the other bot says its greeting when it takes the call; default true */
+                        greeting?: boolean;
+                        /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                        on_failure?: string;
+                    } | null;
                     interruption?: {
                         /**
                          * @description acknowledgements alone ("uh-huh", "okay", "yeah") do not stop the bot; other speech does within 300 ms
@@ -2732,7 +2862,72 @@ export interface operations {
                             /** @default 1500 */
                             inter_digit_timeout_ms: number;
                         };
+                        flow: {
+                            /** @description the transitions' context rule unless a transition sets its own; default append */
+                            context?: "append" | "reset" | "summary";
+                            /** @description default [] */
+                            global_nodes?: string[];
+                            nodes: {
+                                [key: string]: {
+                                    end_call?: boolean;
+                                    intents?: {
+                                        action?: {
+                                            arguments?: {
+                                                [key: string]: string;
+                                            };
+                                            /** @description a tool of the bot's */
+                                            tool: string;
+                                        };
+                                        dtmf?: string;
+                                        end_call?: boolean;
+                                        /** @description at least one, unless `dtmf` is set */
+                                        examples?: string[];
+                                        name: string;
+                                        on_error_reply?: string;
+                                        /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                        reply: string;
+                                        /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                        sets?: {
+                                            [key: string]: string | number | boolean;
+                                        };
+                                    }[];
+                                    prompt?: string;
+                                    say?: string;
+                                    tools?: string[];
+                                    transitions: {
+                                        /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                        context?: "append" | "reset" | "summary";
+                                        to: string;
+                                        /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                        when: {
+                                            /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                            intent: string;
+                                        } | {
+                                            tool_result: {
+                                                equals?: unknown;
+                                                path?: string;
+                                                tool: string;
+                                            };
+                                        } | {
+                                            variable: {
+                                                equals: string;
+                                                name: string;
+                                            };
+                                        };
+                                    }[];
+                                };
+                            };
+                            start: string;
+                        } | null;
                         greeting: string;
+                        handoff: {
+                            /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                            bots: string[];
+                            /** @description the other bot says its greeting when it takes the call; default true */
+                            greeting?: boolean;
+                            /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                            on_failure?: string;
+                        } | null;
                         has_tool_secret: boolean;
                         id: string;
                         interruption: {
@@ -3013,7 +3208,72 @@ export interface operations {
                             /** @default 1500 */
                             inter_digit_timeout_ms: number;
                         };
+                        flow: {
+                            /** @description the transitions' context rule unless a transition sets its own; default append */
+                            context?: "append" | "reset" | "summary";
+                            /** @description default [] */
+                            global_nodes?: string[];
+                            nodes: {
+                                [key: string]: {
+                                    end_call?: boolean;
+                                    intents?: {
+                                        action?: {
+                                            arguments?: {
+                                                [key: string]: string;
+                                            };
+                                            /** @description a tool of the bot's */
+                                            tool: string;
+                                        };
+                                        dtmf?: string;
+                                        end_call?: boolean;
+                                        /** @description at least one, unless `dtmf` is set */
+                                        examples?: string[];
+                                        name: string;
+                                        on_error_reply?: string;
+                                        /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                        reply: string;
+                                        /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                        sets?: {
+                                            [key: string]: string | number | boolean;
+                                        };
+                                    }[];
+                                    prompt?: string;
+                                    say?: string;
+                                    tools?: string[];
+                                    transitions: {
+                                        /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                        context?: "append" | "reset" | "summary";
+                                        to: string;
+                                        /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                        when: {
+                                            /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                            intent: string;
+                                        } | {
+                                            tool_result: {
+                                                equals?: unknown;
+                                                path?: string;
+                                                tool: string;
+                                            };
+                                        } | {
+                                            variable: {
+                                                equals: string;
+                                                name: string;
+                                            };
+                                        };
+                                    }[];
+                                };
+                            };
+                            start: string;
+                        } | null;
                         greeting: string;
+                        handoff: {
+                            /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                            bots: string[];
+                            /** @description the other bot says its greeting when it takes the call; default true */
+                            greeting?: boolean;
+                            /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                            on_failure?: string;
+                        } | null;
                         has_tool_secret: boolean;
                         id: string;
                         interruption: {
@@ -3259,7 +3519,72 @@ export interface operations {
                         /** @default 1500 */
                         inter_digit_timeout_ms: number;
                     };
+                    flow?: {
+                        /** @description the transitions' context rule unless a transition sets its own; default append */
+                        context?: "append" | "reset" | "summary";
+                        /** @description default [] */
+                        global_nodes?: string[];
+                        nodes: {
+                            [key: string]: {
+                                end_call?: boolean;
+                                intents?: {
+                                    action?: {
+                                        arguments?: {
+                                            [key: string]: string;
+                                        };
+                                        /** @description a tool of the bot's */
+                                        tool: string;
+                                    };
+                                    dtmf?: string;
+                                    end_call?: boolean;
+                                    /** @description at least one, unless `dtmf` is set */
+                                    examples?: string[];
+                                    name: string;
+                                    on_error_reply?: string;
+                                    /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                    reply: string;
+                                    /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                    sets?: {
+                                        [key: string]: string | number | boolean;
+                                    };
+                                }[];
+                                prompt?: string;
+                                say?: string;
+                                tools?: string[];
+                                transitions: {
+                                    /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                    context?: "append" | "reset" | "summary";
+                                    to: string;
+                                    /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                    when: {
+                                        /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                        intent: string;
+                                    } | {
+                                        tool_result: {
+                                            equals?: unknown;
+                                            path?: string;
+                                            tool: string;
+                                        };
+                                    } | {
+                                        variable: {
+                                            equals: string;
+                                            name: string;
+                                        };
+                                    };
+                                }[];
+                            };
+                        };
+                        start: string;
+                    } | null;
                     greeting?: string;
+                    handoff?: {
+                        /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                        bots: string[];
+                        /** @description the other bot says its greeting when it takes the call; default true */
+                        greeting?: boolean;
+                        /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                        on_failure?: string;
+                    } | null;
                     interruption?: {
                         /**
                          * @description acknowledgements alone ("uh-huh", "okay", "yeah") do not stop the bot; other speech does within 300 ms
@@ -3468,7 +3793,72 @@ export interface operations {
                             /** @default 1500 */
                             inter_digit_timeout_ms: number;
                         };
+                        flow: {
+                            /** @description the transitions' context rule unless a transition sets its own; default append */
+                            context?: "append" | "reset" | "summary";
+                            /** @description default [] */
+                            global_nodes?: string[];
+                            nodes: {
+                                [key: string]: {
+                                    end_call?: boolean;
+                                    intents?: {
+                                        action?: {
+                                            arguments?: {
+                                                [key: string]: string;
+                                            };
+                                            /** @description a tool of the bot's */
+                                            tool: string;
+                                        };
+                                        dtmf?: string;
+                                        end_call?: boolean;
+                                        /** @description at least one, unless `dtmf` is set */
+                                        examples?: string[];
+                                        name: string;
+                                        on_error_reply?: string;
+                                        /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                        reply: string;
+                                        /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                        sets?: {
+                                            [key: string]: string | number | boolean;
+                                        };
+                                    }[];
+                                    prompt?: string;
+                                    say?: string;
+                                    tools?: string[];
+                                    transitions: {
+                                        /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                        context?: "append" | "reset" | "summary";
+                                        to: string;
+                                        /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                        when: {
+                                            /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                            intent: string;
+                                        } | {
+                                            tool_result: {
+                                                equals?: unknown;
+                                                path?: string;
+                                                tool: string;
+                                            };
+                                        } | {
+                                            variable: {
+                                                equals: string;
+                                                name: string;
+                                            };
+                                        };
+                                    }[];
+                                };
+                            };
+                            start: string;
+                        } | null;
                         greeting: string;
+                        handoff: {
+                            /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                            bots: string[];
+                            /** @description the other bot says its greeting when it takes the call; default true */
+                            greeting?: boolean;
+                            /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                            on_failure?: string;
+                        } | null;
                         has_tool_secret: boolean;
                         id: string;
                         interruption: {
@@ -3776,7 +4166,72 @@ export interface operations {
                             /** @default 1500 */
                             inter_digit_timeout_ms: number;
                         };
+                        flow: {
+                            /** @description the transitions' context rule unless a transition sets its own; default append */
+                            context?: "append" | "reset" | "summary";
+                            /** @description default [] */
+                            global_nodes?: string[];
+                            nodes: {
+                                [key: string]: {
+                                    end_call?: boolean;
+                                    intents?: {
+                                        action?: {
+                                            arguments?: {
+                                                [key: string]: string;
+                                            };
+                                            /** @description a tool of the bot's */
+                                            tool: string;
+                                        };
+                                        dtmf?: string;
+                                        end_call?: boolean;
+                                        /** @description at least one, unless `dtmf` is set */
+                                        examples?: string[];
+                                        name: string;
+                                        on_error_reply?: string;
+                                        /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                        reply: string;
+                                        /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                        sets?: {
+                                            [key: string]: string | number | boolean;
+                                        };
+                                    }[];
+                                    prompt?: string;
+                                    say?: string;
+                                    tools?: string[];
+                                    transitions: {
+                                        /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                        context?: "append" | "reset" | "summary";
+                                        to: string;
+                                        /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                        when: {
+                                            /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                            intent: string;
+                                        } | {
+                                            tool_result: {
+                                                equals?: unknown;
+                                                path?: string;
+                                                tool: string;
+                                            };
+                                        } | {
+                                            variable: {
+                                                equals: string;
+                                                name: string;
+                                            };
+                                        };
+                                    }[];
+                                };
+                            };
+                            start: string;
+                        } | null;
                         greeting: string;
+                        handoff: {
+                            /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                            bots: string[];
+                            /** @description the other bot says its greeting when it takes the call; default true */
+                            greeting?: boolean;
+                            /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                            on_failure?: string;
+                        } | null;
                         has_tool_secret: boolean;
                         id: string;
                         interruption: {
@@ -5123,7 +5578,72 @@ export interface operations {
                                 /** @default 1500 */
                                 inter_digit_timeout_ms: number;
                             };
+                            flow: {
+                                /** @description the transitions' context rule unless a transition sets its own; default append */
+                                context?: "append" | "reset" | "summary";
+                                /** @description default [] */
+                                global_nodes?: string[];
+                                nodes: {
+                                    [key: string]: {
+                                        end_call?: boolean;
+                                        intents?: {
+                                            action?: {
+                                                arguments?: {
+                                                    [key: string]: string;
+                                                };
+                                                /** @description a tool of the bot's */
+                                                tool: string;
+                                            };
+                                            dtmf?: string;
+                                            end_call?: boolean;
+                                            /** @description at least one, unless `dtmf` is set */
+                                            examples?: string[];
+                                            name: string;
+                                            on_error_reply?: string;
+                                            /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                            reply: string;
+                                            /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                            sets?: {
+                                                [key: string]: string | number | boolean;
+                                            };
+                                        }[];
+                                        prompt?: string;
+                                        say?: string;
+                                        tools?: string[];
+                                        transitions: {
+                                            /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                            context?: "append" | "reset" | "summary";
+                                            to: string;
+                                            /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                            when: {
+                                                /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                                intent: string;
+                                            } | {
+                                                tool_result: {
+                                                    equals?: unknown;
+                                                    path?: string;
+                                                    tool: string;
+                                                };
+                                            } | {
+                                                variable: {
+                                                    equals: string;
+                                                    name: string;
+                                                };
+                                            };
+                                        }[];
+                                    };
+                                };
+                                start: string;
+                            } | null;
                             greeting: string;
+                            handoff: {
+                                /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                                bots: string[];
+                                /** @description the other bot says its greeting when it takes the call; default true */
+                                greeting?: boolean;
+                                /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                                on_failure?: string;
+                            } | null;
                             interruption: {
                                 /**
                                  * @description acknowledgements alone ("uh-huh", "okay", "yeah") do not stop the bot; other speech does within 300 ms
@@ -5356,7 +5876,7 @@ export interface operations {
                                 name: string;
                                 result?: string | null;
                                 status: "ok" | "failed";
-                                type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                                type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                             }[];
                             amd_ms: number | null;
                             analysis: {
@@ -5414,6 +5934,7 @@ export interface operations {
                                 latency_ms: number;
                                 /** @description The words → the model's first sentence, without the tools' time. */
                                 llm_first_token_ms: number;
+                                node?: string;
                                 preemptive: boolean;
                                 /** @description Decided → the final words. */
                                 stt_ms: number;
@@ -5503,7 +6024,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         amd_ms: number | null;
                         analysis: {
@@ -5561,6 +6082,7 @@ export interface operations {
                             latency_ms: number;
                             /** @description The words → the model's first sentence, without the tools' time. */
                             llm_first_token_ms: number;
+                            node?: string;
                             preemptive: boolean;
                             /** @description Decided → the final words. */
                             stt_ms: number;
@@ -5673,7 +6195,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         amd_ms: number | null;
                         analysis: {
@@ -5731,6 +6253,7 @@ export interface operations {
                             latency_ms: number;
                             /** @description The words → the model's first sentence, without the tools' time. */
                             llm_first_token_ms: number;
+                            node?: string;
                             preemptive: boolean;
                             /** @description Decided → the final words. */
                             stt_ms: number;
@@ -5912,7 +6435,7 @@ export interface operations {
                         name: string;
                         result?: string | null;
                         status: "ok" | "failed";
-                        type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                        type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                     }[];
                     amd_ms?: number;
                     answered_by?: "human" | "machine" | "fax" | "unknown";
@@ -5949,6 +6472,7 @@ export interface operations {
                         latency_ms: number;
                         /** @description The words → the model's first sentence, without the tools' time. */
                         llm_first_token_ms: number;
+                        node?: string;
                         preemptive: boolean;
                         /** @description Decided → the final words. */
                         stt_ms: number;
@@ -5982,7 +6506,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         amd_ms: number | null;
                         analysis: {
@@ -6040,6 +6564,7 @@ export interface operations {
                             latency_ms: number;
                             /** @description The words → the model's first sentence, without the tools' time. */
                             llm_first_token_ms: number;
+                            node?: string;
                             preemptive: boolean;
                             /** @description Decided → the final words. */
                             stt_ms: number;
@@ -7545,7 +8070,72 @@ export interface operations {
                                 /** @default 1500 */
                                 inter_digit_timeout_ms: number;
                             };
+                            flow?: {
+                                /** @description the transitions' context rule unless a transition sets its own; default append */
+                                context?: "append" | "reset" | "summary";
+                                /** @description default [] */
+                                global_nodes?: string[];
+                                nodes: {
+                                    [key: string]: {
+                                        end_call?: boolean;
+                                        intents?: {
+                                            action?: {
+                                                arguments?: {
+                                                    [key: string]: string;
+                                                };
+                                                /** @description a tool of the bot's */
+                                                tool: string;
+                                            };
+                                            dtmf?: string;
+                                            end_call?: boolean;
+                                            /** @description at least one, unless `dtmf` is set */
+                                            examples?: string[];
+                                            name: string;
+                                            on_error_reply?: string;
+                                            /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                            reply: string;
+                                            /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                            sets?: {
+                                                [key: string]: string | number | boolean;
+                                            };
+                                        }[];
+                                        prompt?: string;
+                                        say?: string;
+                                        tools?: string[];
+                                        transitions: {
+                                            /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                            context?: "append" | "reset" | "summary";
+                                            to: string;
+                                            /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                            when: {
+                                                /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                                intent: string;
+                                            } | {
+                                                tool_result: {
+                                                    equals?: unknown;
+                                                    path?: string;
+                                                    tool: string;
+                                                };
+                                            } | {
+                                                variable: {
+                                                    equals: string;
+                                                    name: string;
+                                                };
+                                            };
+                                        }[];
+                                    };
+                                };
+                                start: string;
+                            } | null;
                             greeting: string;
+                            handoff?: {
+                                /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                                bots: string[];
+                                /** @description the other bot says its greeting when it takes the call; default true */
+                                greeting?: boolean;
+                                /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                                on_failure?: string;
+                            } | null;
                             id: string;
                             interruption: {
                                 /**
@@ -10454,7 +11044,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         analysis: {
                             completed_at: string | null;
@@ -10565,7 +11155,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         bot_id: string;
                         call_id: string;
@@ -10666,7 +11256,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         bot_id: string;
                         call_id: string;
@@ -10767,7 +11357,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         bot_id: string;
                         call_id: string;
@@ -10868,7 +11458,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         bot_id: string;
                         call_id: string;

@@ -18,6 +18,7 @@ import { pageQuery } from '../core/validate.js';
 import { bots, findBot, publicBot, readBot, sealToolHeaders, stored, toolSecretBox, turnDetection, withDefaults, type BotDoc } from './store.js';
 import type { SecretBox } from '../core/secretBox.js';
 import { botVersions, findVersion, insertFirstVersion, insertVersion, publicVersion, sameBehaviour, snapshotOf, versionId, versionPassed } from './versions.js';
+import { checkFlow, checkHandoffBots } from './flow.js';
 
 /** Deepest nesting a tool's `parameters` may have (a JSON Schema of a function's arguments needs a few levels). */
 const MAX_TOOL_PARAMETERS_DEPTH = 32;
@@ -162,7 +163,9 @@ function checkAnalysis(analysis: AnalysisSettings, policy: BotPolicy | null): vo
 }
 
 /** The tools a scripted intent may act with; hanging up is the intent's own `end_call`. */
-const SCRIPTED_ACTION_TYPES: ReadonlySet<string> = new Set(['http', 'transfer_call', 'send_dtmf']);
+const SCRIPTED_ACTION_TYPES: ReadonlySet<string> = new Set(['http', 'transfer_call', 'send_dtmf', 'handoff']);
+/** The built-in handoff as a scripted intent's action sees it (a bot with handoff set). */
+const handoffTool = (handoff: unknown) => (handoff ? [{ name: 'handoff', type: 'handoff' }] : []);
 
 /** The policy's rules a schema cannot hold: an intent is matched by examples or keys, and acts with a tool the bot has. */
 function checkPolicy(policy: BotPolicy | null, tools: ReadonlyArray<{ name: string; type?: string }>): void {
@@ -200,7 +203,8 @@ export function newBotDoc(body: BotCreateT, now: Date, box: SecretBox | null, id
   const fields = withDefaults(check(BotCreate, body));
   checkTemplates(fields);
   const tools = checkTools(fields.tools);
-  checkPolicy(fields.policy, tools);
+  checkPolicy(fields.policy, [...tools, ...handoffTool(fields.handoff)]);
+  checkFlow(fields.flow, tools, fields.handoff);
   checkTurnDetection(fields.turn_detection);
   checkAnsweringMachine(fields.answering_machine);
   checkAnalysis(fields.analysis, fields.policy);
@@ -222,6 +226,7 @@ export function botRoutes(router: Router, svc: Services): void {
   router.post('/api/v1/bots', admin, audited(svc, 'bot.create', AUDITED.bot), jsonBody(), async (ctx) => {
     const doc = newBotDoc(ctx.request.body as BotCreateT, svc.now(), box);
     await checkToolUrls(svc, (ctx.request.body as BotCreateT).tools ?? []);
+    await checkHandoffBots(svc, doc.handoff, doc._id);
     // Version 1, published at creation (shared/DESIGN.md §17).
     await insertFirstVersion(svc.db, doc, requestActor(ctx));
     await bots(svc.db).insertOne(stored(doc));
@@ -269,7 +274,10 @@ export function botRoutes(router: Router, svc: Services): void {
         await checkToolUrls(svc, checked);
         tools = sealToolHeaders(box, checked.map((t) => ({ ...t, description: t.description ?? '' })), currentTools);
       }
-      checkPolicy(merged.policy, tools);
+      checkPolicy(merged.policy, [...tools, ...handoffTool(merged.handoff)]);
+      checkFlow(merged.flow, tools, merged.handoff);
+      // Checked when set: a bot handed to that became inactive later does not block other edits (the call says on_failure).
+      if (patch.handoff !== undefined) await checkHandoffBots(svc, merged.handoff, _id);
       checkTurnDetection(merged.turn_detection);
       checkAnsweringMachine(merged.answering_machine);
       checkAnalysis(merged.analysis, merged.policy);

@@ -721,7 +721,7 @@ return errors === 0;
 }
 
 export const BotCreate = validate12;
-const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"minLength":1,"maxLength":64,"description":"one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"audio":{"additionalProperties":false,"type":"object","properties":{"noise_suppression":{"default":false,"description":"RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call","type":"boolean"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"redaction":{"additionalProperties":false,"type":"object","properties":{"entities":{"maxItems":16,"default":[],"description":"what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it","type":"array","items":{"anyOf":[{"const":"card_number","type":"string"},{"const":"ssn","type":"string"},{"const":"email","type":"string"},{"const":"phone","type":"string"}]}},"mode":{"default":"mask","description":"mask: replaced by [entity] (the only mode)","const":"mask","type":"string"},"redact_llm":{"default":false,"description":"the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)","type":"boolean"}}},"recording":{"additionalProperties":false,"type":"object","properties":{"enabled":{"default":true,"description":"false: no recording is made (the call has no recording_key)","type":"boolean"},"redact_keypad_tones":{"default":false,"description":"the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)","type":"boolean"}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"},"require_passing_tests":{"description":"a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself)","type":"boolean"}}};
+const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"minLength":1,"maxLength":64,"description":"one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"audio":{"additionalProperties":false,"type":"object","properties":{"noise_suppression":{"default":false,"description":"RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call","type":"boolean"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"redaction":{"additionalProperties":false,"type":"object","properties":{"entities":{"maxItems":16,"default":[],"description":"what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it","type":"array","items":{"anyOf":[{"const":"card_number","type":"string"},{"const":"ssn","type":"string"},{"const":"email","type":"string"},{"const":"phone","type":"string"}]}},"mode":{"default":"mask","description":"mask: replaced by [entity] (the only mode)","const":"mask","type":"string"},"redact_llm":{"default":false,"description":"the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)","type":"boolean"}}},"recording":{"additionalProperties":false,"type":"object","properties":{"enabled":{"default":true,"description":"false: no recording is made (the call has no recording_key)","type":"boolean"},"redact_keypad_tones":{"default":false,"description":"the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)","type":"boolean"}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"},"require_passing_tests":{"description":"a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself)","type":"boolean"},"flow":{"anyOf":[{"additionalProperties":false,"type":"object","required":["start","nodes"],"properties":{"start":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"},"nodes":{"minProperties":1,"maxProperties":50,"type":"object","patternProperties":{"^[A-Za-z0-9_-]{1,48}$":{"additionalProperties":false,"type":"object","required":["transitions"],"properties":{"prompt":{"maxLength":5000,"type":"string"},"say":{"minLength":1,"maxLength":2000,"type":"string"},"tools":{"maxItems":50,"type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"}},"intents":{"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"transitions":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["to","when"],"properties":{"to":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"},"when":{"description":"one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}}","anyOf":[{"additionalProperties":false,"type":"object","required":["intent"],"properties":{"intent":{"minLength":1,"maxLength":64,"description":"an intent of the node's (or of a global node's); with an LLM, what the go_to function is for","type":"string"}}},{"additionalProperties":false,"type":"object","required":["tool_result"],"properties":{"tool_result":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"path":{"minLength":1,"maxLength":200,"type":"string"},"equals":{}}}}},{"additionalProperties":false,"type":"object","required":["variable"],"properties":{"variable":{"additionalProperties":false,"type":"object","required":["name","equals"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"equals":{"maxLength":1000,"type":"string"}}}}}]},"context":{"description":"append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message","anyOf":[{"const":"append","type":"string"},{"const":"reset","type":"string"},{"const":"summary","type":"string"}]}}}},"end_call":{"type":"boolean"}}}}},"global_nodes":{"maxItems":50,"description":"default []","type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"}},"context":{"description":"the transitions' context rule unless a transition sets its own; default append","anyOf":[{"const":"append","type":"string"},{"const":"reset","type":"string"},{"const":"summary","type":"string"}]}}},{"type":"null"}]},"handoff":{"anyOf":[{"additionalProperties":false,"type":"object","required":["bots"],"properties":{"bots":{"minItems":1,"maxItems":20,"description":"ids of active bots (checked at save: 422 naming each one missing or inactive)","type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"}},"greeting":{"description":"the other bot says its greeting when it takes the call; default true","type":"boolean"},"on_failure":{"minLength":1,"maxLength":1000,"description":"default \"Sorry, I could not pass you on just now. Let us carry on.\"; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot","type":"string"}}},{"type":"null"}]}}};
 const func8 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,63}$", "u");
 const pattern1 = new RegExp("^https?://[^\\s]+$", "u");
@@ -733,6 +733,8 @@ const pattern8 = new RegExp("^[A-Za-z0-9_]{1,64}$", "u");
 const pattern10 = new RegExp("^[0-9*#]{1,32}$", "u");
 const pattern11 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
 const pattern14 = new RegExp("\\S", "u");
+const pattern15 = new RegExp("^[A-Za-z0-9_-]{1,48}$", "u");
+const pattern28 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4409,14 +4411,1749 @@ vErrors.push(err291);
 errors++;
 }
 }
-}
-else {
-const err292 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.flow !== undefined){
+let data100 = data.flow;
+const _errs279 = errors;
+let valid49 = false;
+const _errs280 = errors;
+if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
+if(data100.start === undefined){
+const err292 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'"};
 if(vErrors === null){
 vErrors = [err292];
 }
 else {
 vErrors.push(err292);
+}
+errors++;
+}
+if(data100.nodes === undefined){
+const err293 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/required",keyword:"required",params:{missingProperty: "nodes"},message:"must have required property '"+"nodes"+"'"};
+if(vErrors === null){
+vErrors = [err293];
+}
+else {
+vErrors.push(err293);
+}
+errors++;
+}
+for(const key26 in data100){
+if(!((((key26 === "start") || (key26 === "nodes")) || (key26 === "global_nodes")) || (key26 === "context"))){
+const err294 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err294];
+}
+else {
+vErrors.push(err294);
+}
+errors++;
+}
+}
+if(data100.start !== undefined){
+let data101 = data100.start;
+if(typeof data101 === "string"){
+if(!pattern15.test(data101)){
+const err295 = {instancePath:instancePath+"/flow/start",schemaPath:"#/properties/flow/anyOf/0/properties/start/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,48}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,48}$"+"\""};
+if(vErrors === null){
+vErrors = [err295];
+}
+else {
+vErrors.push(err295);
+}
+errors++;
+}
+}
+else {
+const err296 = {instancePath:instancePath+"/flow/start",schemaPath:"#/properties/flow/anyOf/0/properties/start/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err296];
+}
+else {
+vErrors.push(err296);
+}
+errors++;
+}
+}
+if(data100.nodes !== undefined){
+let data102 = data100.nodes;
+if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
+if(Object.keys(data102).length > 50){
+const err297 = {instancePath:instancePath+"/flow/nodes",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties"};
+if(vErrors === null){
+vErrors = [err297];
+}
+else {
+vErrors.push(err297);
+}
+errors++;
+}
+if(Object.keys(data102).length < 1){
+const err298 = {instancePath:instancePath+"/flow/nodes",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err298];
+}
+else {
+vErrors.push(err298);
+}
+errors++;
+}
+for(const key27 in data102){
+if(pattern15.test(key27)){
+let data103 = data102[key27];
+if(data103 && typeof data103 == "object" && !Array.isArray(data103)){
+if(data103.transitions === undefined){
+const err299 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/required",keyword:"required",params:{missingProperty: "transitions"},message:"must have required property '"+"transitions"+"'"};
+if(vErrors === null){
+vErrors = [err299];
+}
+else {
+vErrors.push(err299);
+}
+errors++;
+}
+for(const key28 in data103){
+if(!((((((key28 === "prompt") || (key28 === "say")) || (key28 === "tools")) || (key28 === "intents")) || (key28 === "transitions")) || (key28 === "end_call"))){
+const err300 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err300];
+}
+else {
+vErrors.push(err300);
+}
+errors++;
+}
+}
+if(data103.prompt !== undefined){
+let data104 = data103.prompt;
+if(typeof data104 === "string"){
+if(func2(data104) > 5000){
+const err301 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/prompt",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"};
+if(vErrors === null){
+vErrors = [err301];
+}
+else {
+vErrors.push(err301);
+}
+errors++;
+}
+}
+else {
+const err302 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/prompt",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err302];
+}
+else {
+vErrors.push(err302);
+}
+errors++;
+}
+}
+if(data103.say !== undefined){
+let data105 = data103.say;
+if(typeof data105 === "string"){
+if(func2(data105) > 2000){
+const err303 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err303];
+}
+else {
+vErrors.push(err303);
+}
+errors++;
+}
+if(func2(data105) < 1){
+const err304 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err304];
+}
+else {
+vErrors.push(err304);
+}
+errors++;
+}
+}
+else {
+const err305 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err305];
+}
+else {
+vErrors.push(err305);
+}
+errors++;
+}
+}
+if(data103.tools !== undefined){
+let data106 = data103.tools;
+if(Array.isArray(data106)){
+if(data106.length > 50){
+const err306 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(vErrors === null){
+vErrors = [err306];
+}
+else {
+vErrors.push(err306);
+}
+errors++;
+}
+const len8 = data106.length;
+for(let i8=0; i8<len8; i8++){
+let data107 = data106[i8];
+if(typeof data107 === "string"){
+if(!pattern2.test(data107)){
+const err307 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i8,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err307];
+}
+else {
+vErrors.push(err307);
+}
+errors++;
+}
+}
+else {
+const err308 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i8,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err308];
+}
+else {
+vErrors.push(err308);
+}
+errors++;
+}
+}
+}
+else {
+const err309 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err309];
+}
+else {
+vErrors.push(err309);
+}
+errors++;
+}
+}
+if(data103.intents !== undefined){
+let data108 = data103.intents;
+if(Array.isArray(data108)){
+if(data108.length > 100){
+const err310 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err310];
+}
+else {
+vErrors.push(err310);
+}
+errors++;
+}
+const len9 = data108.length;
+for(let i9=0; i9<len9; i9++){
+let data109 = data108[i9];
+if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
+if(data109.name === undefined){
+const err311 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err311];
+}
+else {
+vErrors.push(err311);
+}
+errors++;
+}
+if(data109.reply === undefined){
+const err312 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
+if(vErrors === null){
+vErrors = [err312];
+}
+else {
+vErrors.push(err312);
+}
+errors++;
+}
+for(const key29 in data109){
+if(!((((((((key29 === "name") || (key29 === "examples")) || (key29 === "reply")) || (key29 === "end_call")) || (key29 === "action")) || (key29 === "on_error_reply")) || (key29 === "dtmf")) || (key29 === "sets"))){
+const err313 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err313];
+}
+else {
+vErrors.push(err313);
+}
+errors++;
+}
+}
+if(data109.name !== undefined){
+let data110 = data109.name;
+if(typeof data110 === "string"){
+if(func2(data110) > 64){
+const err314 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err314];
+}
+else {
+vErrors.push(err314);
+}
+errors++;
+}
+if(func2(data110) < 1){
+const err315 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err315];
+}
+else {
+vErrors.push(err315);
+}
+errors++;
+}
+}
+else {
+const err316 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err316];
+}
+else {
+vErrors.push(err316);
+}
+errors++;
+}
+}
+if(data109.examples !== undefined){
+let data111 = data109.examples;
+if(Array.isArray(data111)){
+if(data111.length > 100){
+const err317 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/examples",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err317];
+}
+else {
+vErrors.push(err317);
+}
+errors++;
+}
+const len10 = data111.length;
+for(let i10=0; i10<len10; i10++){
+let data112 = data111[i10];
+if(typeof data112 === "string"){
+if(func2(data112) > 500){
+const err318 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/examples/" + i10,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err318];
+}
+else {
+vErrors.push(err318);
+}
+errors++;
+}
+if(func2(data112) < 1){
+const err319 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/examples/" + i10,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err319];
+}
+else {
+vErrors.push(err319);
+}
+errors++;
+}
+}
+else {
+const err320 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/examples/" + i10,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err320];
+}
+else {
+vErrors.push(err320);
+}
+errors++;
+}
+}
+}
+else {
+const err321 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/examples",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err321];
+}
+else {
+vErrors.push(err321);
+}
+errors++;
+}
+}
+if(data109.reply !== undefined){
+let data113 = data109.reply;
+if(typeof data113 === "string"){
+if(func2(data113) > 2000){
+const err322 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err322];
+}
+else {
+vErrors.push(err322);
+}
+errors++;
+}
+if(func2(data113) < 1){
+const err323 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err323];
+}
+else {
+vErrors.push(err323);
+}
+errors++;
+}
+}
+else {
+const err324 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err324];
+}
+else {
+vErrors.push(err324);
+}
+errors++;
+}
+}
+if(data109.end_call !== undefined){
+if(typeof data109.end_call !== "boolean"){
+const err325 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/end_call",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err325];
+}
+else {
+vErrors.push(err325);
+}
+errors++;
+}
+}
+if(data109.action !== undefined){
+let data115 = data109.action;
+if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
+if(data115.tool === undefined){
+const err326 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
+if(vErrors === null){
+vErrors = [err326];
+}
+else {
+vErrors.push(err326);
+}
+errors++;
+}
+for(const key30 in data115){
+if(!((key30 === "tool") || (key30 === "arguments"))){
+const err327 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err327];
+}
+else {
+vErrors.push(err327);
+}
+errors++;
+}
+}
+if(data115.tool !== undefined){
+let data116 = data115.tool;
+if(typeof data116 === "string"){
+if(!pattern2.test(data116)){
+const err328 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err328];
+}
+else {
+vErrors.push(err328);
+}
+errors++;
+}
+}
+else {
+const err329 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err329];
+}
+else {
+vErrors.push(err329);
+}
+errors++;
+}
+}
+if(data115.arguments !== undefined){
+let data117 = data115.arguments;
+if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
+if(Object.keys(data117).length > 20){
+const err330 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+if(vErrors === null){
+vErrors = [err330];
+}
+else {
+vErrors.push(err330);
+}
+errors++;
+}
+for(const key31 in data117){
+if(!(pattern8.test(key31))){
+const err331 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err331];
+}
+else {
+vErrors.push(err331);
+}
+errors++;
+}
+}
+for(const key32 in data117){
+if(pattern8.test(key32)){
+let data118 = data117[key32];
+if(typeof data118 === "string"){
+if(func2(data118) > 1000){
+const err332 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/arguments/" + key32.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err332];
+}
+else {
+vErrors.push(err332);
+}
+errors++;
+}
+}
+else {
+const err333 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/arguments/" + key32.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err333];
+}
+else {
+vErrors.push(err333);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err334 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err334];
+}
+else {
+vErrors.push(err334);
+}
+errors++;
+}
+}
+}
+else {
+const err335 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err335];
+}
+else {
+vErrors.push(err335);
+}
+errors++;
+}
+}
+if(data109.on_error_reply !== undefined){
+let data119 = data109.on_error_reply;
+if(typeof data119 === "string"){
+if(func2(data119) > 2000){
+const err336 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err336];
+}
+else {
+vErrors.push(err336);
+}
+errors++;
+}
+if(func2(data119) < 1){
+const err337 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err337];
+}
+else {
+vErrors.push(err337);
+}
+errors++;
+}
+}
+else {
+const err338 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err338];
+}
+else {
+vErrors.push(err338);
+}
+errors++;
+}
+}
+if(data109.dtmf !== undefined){
+let data120 = data109.dtmf;
+if(typeof data120 === "string"){
+if(!pattern10.test(data120)){
+const err339 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/dtmf",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/dtmf/pattern",keyword:"pattern",params:{pattern: "^[0-9*#]{1,32}$"},message:"must match pattern \""+"^[0-9*#]{1,32}$"+"\""};
+if(vErrors === null){
+vErrors = [err339];
+}
+else {
+vErrors.push(err339);
+}
+errors++;
+}
+}
+else {
+const err340 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/dtmf",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/dtmf/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err340];
+}
+else {
+vErrors.push(err340);
+}
+errors++;
+}
+}
+if(data109.sets !== undefined){
+let data121 = data109.sets;
+if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
+if(Object.keys(data121).length > 20){
+const err341 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+if(vErrors === null){
+vErrors = [err341];
+}
+else {
+vErrors.push(err341);
+}
+errors++;
+}
+for(const key33 in data121){
+if(!(pattern11.test(key33))){
+const err342 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err342];
+}
+else {
+vErrors.push(err342);
+}
+errors++;
+}
+}
+for(const key34 in data121){
+if(pattern11.test(key34)){
+let data122 = data121[key34];
+const _errs331 = errors;
+let valid63 = false;
+const _errs332 = errors;
+if(typeof data122 === "string"){
+if(func2(data122) > 1000){
+const err343 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets/" + key34.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err343];
+}
+else {
+vErrors.push(err343);
+}
+errors++;
+}
+}
+else {
+const err344 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets/" + key34.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err344];
+}
+else {
+vErrors.push(err344);
+}
+errors++;
+}
+var _valid11 = _errs332 === errors;
+valid63 = valid63 || _valid11;
+if(!valid63){
+const _errs334 = errors;
+if(!(typeof data122 == "number")){
+const err345 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets/" + key34.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err345];
+}
+else {
+vErrors.push(err345);
+}
+errors++;
+}
+var _valid11 = _errs334 === errors;
+valid63 = valid63 || _valid11;
+if(!valid63){
+const _errs336 = errors;
+if(typeof data122 !== "boolean"){
+const err346 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets/" + key34.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err346];
+}
+else {
+vErrors.push(err346);
+}
+errors++;
+}
+var _valid11 = _errs336 === errors;
+valid63 = valid63 || _valid11;
+}
+}
+if(!valid63){
+const err347 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets/" + key34.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err347];
+}
+else {
+vErrors.push(err347);
+}
+errors++;
+}
+else {
+errors = _errs331;
+if(vErrors !== null){
+if(_errs331){
+vErrors.length = _errs331;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+}
+else {
+const err348 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err348];
+}
+else {
+vErrors.push(err348);
+}
+errors++;
+}
+}
+}
+else {
+const err349 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err349];
+}
+else {
+vErrors.push(err349);
+}
+errors++;
+}
+}
+}
+else {
+const err350 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err350];
+}
+else {
+vErrors.push(err350);
+}
+errors++;
+}
+}
+if(data103.transitions !== undefined){
+let data123 = data103.transitions;
+if(Array.isArray(data123)){
+if(data123.length > 50){
+const err351 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(vErrors === null){
+vErrors = [err351];
+}
+else {
+vErrors.push(err351);
+}
+errors++;
+}
+const len11 = data123.length;
+for(let i11=0; i11<len11; i11++){
+let data124 = data123[i11];
+if(data124 && typeof data124 == "object" && !Array.isArray(data124)){
+if(data124.to === undefined){
+const err352 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'"};
+if(vErrors === null){
+vErrors = [err352];
+}
+else {
+vErrors.push(err352);
+}
+errors++;
+}
+if(data124.when === undefined){
+const err353 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/required",keyword:"required",params:{missingProperty: "when"},message:"must have required property '"+"when"+"'"};
+if(vErrors === null){
+vErrors = [err353];
+}
+else {
+vErrors.push(err353);
+}
+errors++;
+}
+for(const key35 in data124){
+if(!(((key35 === "to") || (key35 === "when")) || (key35 === "context"))){
+const err354 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err354];
+}
+else {
+vErrors.push(err354);
+}
+errors++;
+}
+}
+if(data124.to !== undefined){
+let data125 = data124.to;
+if(typeof data125 === "string"){
+if(!pattern15.test(data125)){
+const err355 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/to",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/to/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,48}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,48}$"+"\""};
+if(vErrors === null){
+vErrors = [err355];
+}
+else {
+vErrors.push(err355);
+}
+errors++;
+}
+}
+else {
+const err356 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/to",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err356];
+}
+else {
+vErrors.push(err356);
+}
+errors++;
+}
+}
+if(data124.when !== undefined){
+let data126 = data124.when;
+const _errs346 = errors;
+let valid67 = false;
+const _errs347 = errors;
+if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
+if(data126.intent === undefined){
+const err357 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/required",keyword:"required",params:{missingProperty: "intent"},message:"must have required property '"+"intent"+"'"};
+if(vErrors === null){
+vErrors = [err357];
+}
+else {
+vErrors.push(err357);
+}
+errors++;
+}
+for(const key36 in data126){
+if(!(key36 === "intent")){
+const err358 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err358];
+}
+else {
+vErrors.push(err358);
+}
+errors++;
+}
+}
+if(data126.intent !== undefined){
+let data127 = data126.intent;
+if(typeof data127 === "string"){
+if(func2(data127) > 64){
+const err359 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err359];
+}
+else {
+vErrors.push(err359);
+}
+errors++;
+}
+if(func2(data127) < 1){
+const err360 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err360];
+}
+else {
+vErrors.push(err360);
+}
+errors++;
+}
+}
+else {
+const err361 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err361];
+}
+else {
+vErrors.push(err361);
+}
+errors++;
+}
+}
+}
+else {
+const err362 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err362];
+}
+else {
+vErrors.push(err362);
+}
+errors++;
+}
+var _valid12 = _errs347 === errors;
+valid67 = valid67 || _valid12;
+if(!valid67){
+const _errs352 = errors;
+if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
+if(data126.tool_result === undefined){
+const err363 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/required",keyword:"required",params:{missingProperty: "tool_result"},message:"must have required property '"+"tool_result"+"'"};
+if(vErrors === null){
+vErrors = [err363];
+}
+else {
+vErrors.push(err363);
+}
+errors++;
+}
+for(const key37 in data126){
+if(!(key37 === "tool_result")){
+const err364 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err364];
+}
+else {
+vErrors.push(err364);
+}
+errors++;
+}
+}
+if(data126.tool_result !== undefined){
+let data128 = data126.tool_result;
+if(data128 && typeof data128 == "object" && !Array.isArray(data128)){
+if(data128.tool === undefined){
+const err365 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
+if(vErrors === null){
+vErrors = [err365];
+}
+else {
+vErrors.push(err365);
+}
+errors++;
+}
+for(const key38 in data128){
+if(!(((key38 === "tool") || (key38 === "path")) || (key38 === "equals"))){
+const err366 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err366];
+}
+else {
+vErrors.push(err366);
+}
+errors++;
+}
+}
+if(data128.tool !== undefined){
+let data129 = data128.tool;
+if(typeof data129 === "string"){
+if(!pattern2.test(data129)){
+const err367 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err367];
+}
+else {
+vErrors.push(err367);
+}
+errors++;
+}
+}
+else {
+const err368 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err368];
+}
+else {
+vErrors.push(err368);
+}
+errors++;
+}
+}
+if(data128.path !== undefined){
+let data130 = data128.path;
+if(typeof data130 === "string"){
+if(func2(data130) > 200){
+const err369 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err369];
+}
+else {
+vErrors.push(err369);
+}
+errors++;
+}
+if(func2(data130) < 1){
+const err370 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err370];
+}
+else {
+vErrors.push(err370);
+}
+errors++;
+}
+}
+else {
+const err371 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err371];
+}
+else {
+vErrors.push(err371);
+}
+errors++;
+}
+}
+}
+else {
+const err372 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err372];
+}
+else {
+vErrors.push(err372);
+}
+errors++;
+}
+}
+}
+else {
+const err373 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err373];
+}
+else {
+vErrors.push(err373);
+}
+errors++;
+}
+var _valid12 = _errs352 === errors;
+valid67 = valid67 || _valid12;
+if(!valid67){
+const _errs362 = errors;
+if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
+if(data126.variable === undefined){
+const err374 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/required",keyword:"required",params:{missingProperty: "variable"},message:"must have required property '"+"variable"+"'"};
+if(vErrors === null){
+vErrors = [err374];
+}
+else {
+vErrors.push(err374);
+}
+errors++;
+}
+for(const key39 in data126){
+if(!(key39 === "variable")){
+const err375 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err375];
+}
+else {
+vErrors.push(err375);
+}
+errors++;
+}
+}
+if(data126.variable !== undefined){
+let data131 = data126.variable;
+if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
+if(data131.name === undefined){
+const err376 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err376];
+}
+else {
+vErrors.push(err376);
+}
+errors++;
+}
+if(data131.equals === undefined){
+const err377 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/required",keyword:"required",params:{missingProperty: "equals"},message:"must have required property '"+"equals"+"'"};
+if(vErrors === null){
+vErrors = [err377];
+}
+else {
+vErrors.push(err377);
+}
+errors++;
+}
+for(const key40 in data131){
+if(!((key40 === "name") || (key40 === "equals"))){
+const err378 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err378];
+}
+else {
+vErrors.push(err378);
+}
+errors++;
+}
+}
+if(data131.name !== undefined){
+let data132 = data131.name;
+if(typeof data132 === "string"){
+if(!pattern0.test(data132)){
+const err379 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err379];
+}
+else {
+vErrors.push(err379);
+}
+errors++;
+}
+}
+else {
+const err380 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err380];
+}
+else {
+vErrors.push(err380);
+}
+errors++;
+}
+}
+if(data131.equals !== undefined){
+let data133 = data131.equals;
+if(typeof data133 === "string"){
+if(func2(data133) > 1000){
+const err381 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable/equals",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/equals/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err381];
+}
+else {
+vErrors.push(err381);
+}
+errors++;
+}
+}
+else {
+const err382 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable/equals",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err382];
+}
+else {
+vErrors.push(err382);
+}
+errors++;
+}
+}
+}
+else {
+const err383 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err383];
+}
+else {
+vErrors.push(err383);
+}
+errors++;
+}
+}
+}
+else {
+const err384 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err384];
+}
+else {
+vErrors.push(err384);
+}
+errors++;
+}
+var _valid12 = _errs362 === errors;
+valid67 = valid67 || _valid12;
+}
+}
+if(!valid67){
+const err385 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err385];
+}
+else {
+vErrors.push(err385);
+}
+errors++;
+}
+else {
+errors = _errs346;
+if(vErrors !== null){
+if(_errs346){
+vErrors.length = _errs346;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data124.context !== undefined){
+let data134 = data124.context;
+const _errs373 = errors;
+let valid73 = false;
+const _errs374 = errors;
+if(typeof data134 !== "string"){
+const err386 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err386];
+}
+else {
+vErrors.push(err386);
+}
+errors++;
+}
+if("append" !== data134){
+const err387 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/0/const",keyword:"const",params:{allowedValue: "append"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err387];
+}
+else {
+vErrors.push(err387);
+}
+errors++;
+}
+var _valid13 = _errs374 === errors;
+valid73 = valid73 || _valid13;
+if(!valid73){
+const _errs376 = errors;
+if(typeof data134 !== "string"){
+const err388 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err388];
+}
+else {
+vErrors.push(err388);
+}
+errors++;
+}
+if("reset" !== data134){
+const err389 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/1/const",keyword:"const",params:{allowedValue: "reset"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err389];
+}
+else {
+vErrors.push(err389);
+}
+errors++;
+}
+var _valid13 = _errs376 === errors;
+valid73 = valid73 || _valid13;
+if(!valid73){
+const _errs378 = errors;
+if(typeof data134 !== "string"){
+const err390 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err390];
+}
+else {
+vErrors.push(err390);
+}
+errors++;
+}
+if("summary" !== data134){
+const err391 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/2/const",keyword:"const",params:{allowedValue: "summary"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err391];
+}
+else {
+vErrors.push(err391);
+}
+errors++;
+}
+var _valid13 = _errs378 === errors;
+valid73 = valid73 || _valid13;
+}
+}
+if(!valid73){
+const err392 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err392];
+}
+else {
+vErrors.push(err392);
+}
+errors++;
+}
+else {
+errors = _errs373;
+if(vErrors !== null){
+if(_errs373){
+vErrors.length = _errs373;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err393 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err393];
+}
+else {
+vErrors.push(err393);
+}
+errors++;
+}
+}
+}
+else {
+const err394 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err394];
+}
+else {
+vErrors.push(err394);
+}
+errors++;
+}
+}
+if(data103.end_call !== undefined){
+if(typeof data103.end_call !== "boolean"){
+const err395 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/end_call",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err395];
+}
+else {
+vErrors.push(err395);
+}
+errors++;
+}
+}
+}
+else {
+const err396 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err396];
+}
+else {
+vErrors.push(err396);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err397 = {instancePath:instancePath+"/flow/nodes",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err397];
+}
+else {
+vErrors.push(err397);
+}
+errors++;
+}
+}
+if(data100.global_nodes !== undefined){
+let data136 = data100.global_nodes;
+if(Array.isArray(data136)){
+if(data136.length > 50){
+const err398 = {instancePath:instancePath+"/flow/global_nodes",schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(vErrors === null){
+vErrors = [err398];
+}
+else {
+vErrors.push(err398);
+}
+errors++;
+}
+const len12 = data136.length;
+for(let i12=0; i12<len12; i12++){
+let data137 = data136[i12];
+if(typeof data137 === "string"){
+if(!pattern15.test(data137)){
+const err399 = {instancePath:instancePath+"/flow/global_nodes/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,48}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,48}$"+"\""};
+if(vErrors === null){
+vErrors = [err399];
+}
+else {
+vErrors.push(err399);
+}
+errors++;
+}
+}
+else {
+const err400 = {instancePath:instancePath+"/flow/global_nodes/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err400];
+}
+else {
+vErrors.push(err400);
+}
+errors++;
+}
+}
+}
+else {
+const err401 = {instancePath:instancePath+"/flow/global_nodes",schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err401];
+}
+else {
+vErrors.push(err401);
+}
+errors++;
+}
+}
+if(data100.context !== undefined){
+let data138 = data100.context;
+const _errs387 = errors;
+let valid76 = false;
+const _errs388 = errors;
+if(typeof data138 !== "string"){
+const err402 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err402];
+}
+else {
+vErrors.push(err402);
+}
+errors++;
+}
+if("append" !== data138){
+const err403 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/0/const",keyword:"const",params:{allowedValue: "append"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err403];
+}
+else {
+vErrors.push(err403);
+}
+errors++;
+}
+var _valid14 = _errs388 === errors;
+valid76 = valid76 || _valid14;
+if(!valid76){
+const _errs390 = errors;
+if(typeof data138 !== "string"){
+const err404 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err404];
+}
+else {
+vErrors.push(err404);
+}
+errors++;
+}
+if("reset" !== data138){
+const err405 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/1/const",keyword:"const",params:{allowedValue: "reset"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err405];
+}
+else {
+vErrors.push(err405);
+}
+errors++;
+}
+var _valid14 = _errs390 === errors;
+valid76 = valid76 || _valid14;
+if(!valid76){
+const _errs392 = errors;
+if(typeof data138 !== "string"){
+const err406 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err406];
+}
+else {
+vErrors.push(err406);
+}
+errors++;
+}
+if("summary" !== data138){
+const err407 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/2/const",keyword:"const",params:{allowedValue: "summary"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err407];
+}
+else {
+vErrors.push(err407);
+}
+errors++;
+}
+var _valid14 = _errs392 === errors;
+valid76 = valid76 || _valid14;
+}
+}
+if(!valid76){
+const err408 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err408];
+}
+else {
+vErrors.push(err408);
+}
+errors++;
+}
+else {
+errors = _errs387;
+if(vErrors !== null){
+if(_errs387){
+vErrors.length = _errs387;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err409 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err409];
+}
+else {
+vErrors.push(err409);
+}
+errors++;
+}
+var _valid10 = _errs280 === errors;
+valid49 = valid49 || _valid10;
+if(!valid49){
+const _errs394 = errors;
+if(data100 !== null){
+const err410 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err410];
+}
+else {
+vErrors.push(err410);
+}
+errors++;
+}
+var _valid10 = _errs394 === errors;
+valid49 = valid49 || _valid10;
+}
+if(!valid49){
+const err411 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err411];
+}
+else {
+vErrors.push(err411);
+}
+errors++;
+}
+else {
+errors = _errs279;
+if(vErrors !== null){
+if(_errs279){
+vErrors.length = _errs279;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.handoff !== undefined){
+let data139 = data.handoff;
+const _errs397 = errors;
+let valid77 = false;
+const _errs398 = errors;
+if(data139 && typeof data139 == "object" && !Array.isArray(data139)){
+if(data139.bots === undefined){
+const err412 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/required",keyword:"required",params:{missingProperty: "bots"},message:"must have required property '"+"bots"+"'"};
+if(vErrors === null){
+vErrors = [err412];
+}
+else {
+vErrors.push(err412);
+}
+errors++;
+}
+for(const key41 in data139){
+if(!(((key41 === "bots") || (key41 === "greeting")) || (key41 === "on_failure"))){
+const err413 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err413];
+}
+else {
+vErrors.push(err413);
+}
+errors++;
+}
+}
+if(data139.bots !== undefined){
+let data140 = data139.bots;
+if(Array.isArray(data140)){
+if(data140.length > 20){
+const err414 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(vErrors === null){
+vErrors = [err414];
+}
+else {
+vErrors.push(err414);
+}
+errors++;
+}
+if(data140.length < 1){
+const err415 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err415];
+}
+else {
+vErrors.push(err415);
+}
+errors++;
+}
+const len13 = data140.length;
+for(let i13=0; i13<len13; i13++){
+let data141 = data140[i13];
+if(typeof data141 === "string"){
+if(!pattern28.test(data141)){
+const err416 = {instancePath:instancePath+"/handoff/bots/" + i13,schemaPath:"#/properties/handoff/anyOf/0/properties/bots/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err416];
+}
+else {
+vErrors.push(err416);
+}
+errors++;
+}
+}
+else {
+const err417 = {instancePath:instancePath+"/handoff/bots/" + i13,schemaPath:"#/properties/handoff/anyOf/0/properties/bots/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err417];
+}
+else {
+vErrors.push(err417);
+}
+errors++;
+}
+}
+}
+else {
+const err418 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err418];
+}
+else {
+vErrors.push(err418);
+}
+errors++;
+}
+}
+if(data139.greeting !== undefined){
+if(typeof data139.greeting !== "boolean"){
+const err419 = {instancePath:instancePath+"/handoff/greeting",schemaPath:"#/properties/handoff/anyOf/0/properties/greeting/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err419];
+}
+else {
+vErrors.push(err419);
+}
+errors++;
+}
+}
+if(data139.on_failure !== undefined){
+let data143 = data139.on_failure;
+if(typeof data143 === "string"){
+if(func2(data143) > 1000){
+const err420 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err420];
+}
+else {
+vErrors.push(err420);
+}
+errors++;
+}
+if(func2(data143) < 1){
+const err421 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err421];
+}
+else {
+vErrors.push(err421);
+}
+errors++;
+}
+}
+else {
+const err422 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err422];
+}
+else {
+vErrors.push(err422);
+}
+errors++;
+}
+}
+}
+else {
+const err423 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err423];
+}
+else {
+vErrors.push(err423);
+}
+errors++;
+}
+var _valid15 = _errs398 === errors;
+valid77 = valid77 || _valid15;
+if(!valid77){
+const _errs409 = errors;
+if(data139 !== null){
+const err424 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err424];
+}
+else {
+vErrors.push(err424);
+}
+errors++;
+}
+var _valid15 = _errs409 === errors;
+valid77 = valid77 || _valid15;
+}
+if(!valid77){
+const err425 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err425];
+}
+else {
+vErrors.push(err425);
+}
+errors++;
+}
+else {
+errors = _errs397;
+if(vErrors !== null){
+if(_errs397){
+vErrors.length = _errs397;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err426 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err426];
+}
+else {
+vErrors.push(err426);
 }
 errors++;
 }
@@ -4426,9 +6163,9 @@ return errors === 0;
 
 export const OutboundTrunkCreate = validate13;
 const schema14 = {"additionalProperties":false,"dependentRequired":{"auth_password":["auth_username"]},"type":"object","required":["name","address","numbers"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"address":{"minLength":1,"maxLength":253,"pattern":"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$","description":"host[:port] of the carrier's SIP server","type":"string"},"transport":{"anyOf":[{"const":"udp","type":"string"},{"const":"tcp","type":"string"},{"const":"tls","type":"string"}]},"numbers":{"minItems":1,"maxItems":100,"uniqueItems":true,"description":"caller IDs this trunk may present (stored and answered as E.164; the same number twice is refused)","type":"array","items":{"minLength":1,"maxLength":64,"description":"caller ID in international format (+, country code; spaces and punctuation allowed), stored as E.164","type":"string"}},"auth_username":{"minLength":1,"maxLength":128,"pattern":"^[\\x21-\\x7e]+$","type":"string"},"auth_password":{"minLength":1,"maxLength":256,"pattern":"^[\\x20-\\x7e]+$","writeOnly":true,"type":"string"},"default":{"type":"boolean"}}};
-const pattern15 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
-const pattern16 = new RegExp("^[\\x21-\\x7e]+$", "u");
-const pattern17 = new RegExp("^[\\x20-\\x7e]+$", "u");
+const pattern29 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
+const pattern30 = new RegExp("^[\\x21-\\x7e]+$", "u");
+const pattern31 = new RegExp("^[\\x20-\\x7e]+$", "u");
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4534,7 +6271,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern15.test(data1)){
+if(!pattern29.test(data1)){
 const err9 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -4773,7 +6510,7 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!pattern16.test(data5)){
+if(!pattern30.test(data5)){
 const err27 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -4818,7 +6555,7 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern17.test(data6)){
+if(!pattern31.test(data6)){
 const err31 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -4954,7 +6691,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern15.test(data1)){
+if(!pattern29.test(data1)){
 const err7 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -5196,7 +6933,7 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!pattern16.test(data5)){
+if(!pattern30.test(data5)){
 const err25 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err25];
@@ -5282,7 +7019,7 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern17.test(data6)){
+if(!pattern31.test(data6)){
 const err31 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -5382,8 +7119,7 @@ return errors === 0;
 
 export const InboundNumberCreate = validate15;
 const schema16 = {"additionalProperties":false,"type":"object","required":["number","bot_id"],"properties":{"number":{"minLength":1,"maxLength":64,"description":"the number callers dial, in international format (stored and answered as E.164); one inbound number per number","type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","description":"the bot that answers (a bot id)","type":"string"},"variables":{"maxProperties":50,"additionalProperties":false,"description":"every inbound call's variables: they must match the bot's declared variables, as a dial-out's do","type":"object","patternProperties":{"^[A-Za-z_][A-Za-z0-9_]{0,63}$":{"maxLength":4000,"type":"string"}}},"allowed_addresses":{"maxItems":32,"uniqueItems":true,"description":"the carrier's addresses (IPv4/IPv6, optionally CIDR) allowed to call this number; empty: any","type":"array","items":{"pattern":"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$","maxLength":43,"type":"string"}}}};
-const pattern21 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
-const pattern24 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
+const pattern38 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
 
 function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5459,7 +7195,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern28.test(data1)){
 const err6 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -5572,7 +7308,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!pattern24.test(data5)){
+if(!pattern38.test(data5)){
 const err15 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -5712,7 +7448,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern28.test(data1)){
 const err5 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -5825,7 +7561,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern24.test(data5)){
+if(!pattern38.test(data5)){
 const err14 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -5900,10 +7636,10 @@ return errors === 0;
 
 export const CampaignCreate = validate17;
 const schema18 = {"additionalProperties":false,"type":"object","required":["name","bot_id","timezone","windows","max_concurrency","calls_per_second","retry"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"},"from_number":{"minLength":1,"maxLength":64,"description":"caller ID: one of a trunk's numbers, in international format (else the default trunk)","type":"string"},"default_region":{"pattern":"^[A-Z]{2}$","description":"ISO 3166-1 alpha-2 region national contact numbers are read in; default: the country of the caller ID (from_number, else the default trunk's first number)","type":"string"},"timezone":{"pattern":"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$","maxLength":64,"description":"IANA time zone of the windows for contacts without their own (must be one this server's Intl knows)","type":"string"},"windows":{"maxItems":50,"description":"when contacts may be dialled, in their own time zone; empty = always","type":"array","items":{"additionalProperties":false,"type":"object","required":["days","start","end"],"properties":{"days":{"minItems":1,"maxItems":7,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"mon","type":"string"},{"const":"tue","type":"string"},{"const":"wed","type":"string"},{"const":"thu","type":"string"},{"const":"fri","type":"string"},{"const":"sat","type":"string"},{"const":"sun","type":"string"}]}},"start":{"pattern":"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$","description":"local time of day the window opens, HH:MM","type":"string"},"end":{"pattern":"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$","description":"local time of day the window closes (exclusive), HH:MM or 24:00; must be after start","type":"string"}}}},"max_concurrency":{"minimum":1,"maximum":1000,"description":"this campaign's calls live at once, at most","type":"integer"},"calls_per_second":{"exclusiveMinimum":0,"maximum":10,"description":"dials per second at most (below 1: one dial per 1/calls_per_second seconds)","type":"number"},"retry":{"additionalProperties":false,"type":"object","required":["max_attempts","delay_seconds","on"],"properties":{"max_attempts":{"minimum":1,"maximum":10,"description":"dials of one contact at most, the first included","type":"integer"},"delay_seconds":{"minimum":30,"maximum":604800,"description":"wait after a retried outcome before the next dial","type":"integer"},"on":{"maxItems":4,"uniqueItems":true,"description":"outcomes that are retried; `failed` never covers end_reason `invalid_number`; `voicemail` is a call a machine answered (end_reason voicemail, not voicemail_left)","type":"array","items":{"anyOf":[{"const":"busy","type":"string"},{"const":"no_answer","type":"string"},{"const":"failed","type":"string"},{"const":"voicemail","type":"string"}]}}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]}}}}};
-const pattern30 = new RegExp("^[A-Z]{2}$", "u");
-const pattern31 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
-const pattern32 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
-const pattern33 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
+const pattern44 = new RegExp("^[A-Z]{2}$", "u");
+const pattern45 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
+const pattern46 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
+const pattern47 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6029,7 +7765,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern28.test(data1)){
 const err11 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -6089,7 +7825,7 @@ errors++;
 if(data.default_region !== undefined){
 let data3 = data.default_region;
 if(typeof data3 === "string"){
-if(!pattern30.test(data3)){
+if(!pattern44.test(data3)){
 const err16 = {instancePath:instancePath+"/default_region",schemaPath:"#/properties/default_region/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"},message:"must match pattern \""+"^[A-Z]{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -6124,7 +7860,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern31.test(data4)){
+if(!pattern45.test(data4)){
 const err19 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -6463,7 +8199,7 @@ errors++;
 if(data6.start !== undefined){
 let data9 = data6.start;
 if(typeof data9 === "string"){
-if(!pattern32.test(data9)){
+if(!pattern46.test(data9)){
 const err45 = {instancePath:instancePath+"/windows/" + i0+"/start",schemaPath:"#/properties/windows/items/properties/start/pattern",keyword:"pattern",params:{pattern: "^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"},message:"must match pattern \""+"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"+"\""};
 if(vErrors === null){
 vErrors = [err45];
@@ -6488,7 +8224,7 @@ errors++;
 if(data6.end !== undefined){
 let data10 = data6.end;
 if(typeof data10 === "string"){
-if(!pattern33.test(data10)){
+if(!pattern47.test(data10)){
 const err47 = {instancePath:instancePath+"/windows/" + i0+"/end",schemaPath:"#/properties/windows/items/properties/end/pattern",keyword:"pattern",params:{pattern: "^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"},message:"must match pattern \""+"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"+"\""};
 if(vErrors === null){
 vErrors = [err47];

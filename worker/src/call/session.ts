@@ -4,7 +4,7 @@
 // failing, the caller vanishing, storage down) ends in exactly one terminal event, and nothing in one
 // call can throw into another.
 import path from 'node:path';
-import { LISTEN_END, LISTEN_SIDE, MAX_TRANSCRIPT_ENTRIES, MAX_TURN_LATENCIES, MAX_TURN_LATENCY_MS, renderTemplate, type CallAction, type CallControlMessage, type CallEvent, type CallTransfer, type CallTurn, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
+import { LISTEN_END, LISTEN_SIDE, MAX_CALL_ACTIONS, MAX_TRANSCRIPT_ENTRIES, MAX_TURN_LATENCIES, MAX_TURN_LATENCY_MS, renderTemplate, type CallAction, type CallControlMessage, type CallEvent, type CallTransfer, type CallTurn, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
 import type { Logger } from '../core/logger.js';
 import type { Metrics } from '../core/metrics.js';
 import type { WorkerTracing } from '../core/tracing.js';
@@ -35,6 +35,9 @@ import { AmdDetector, type AmdDecision, type AnsweredBy } from '../amd/detector.
 import { createWebRtcVad } from '../vad/webrtc.js';
 import { DEFAULT_INTER_DIGIT_TIMEOUT_MS, KeypadProcessor, type KeypadTurn } from '../transports/keypad.js';
 import { CallRedaction, RedactProcessor } from './redaction.js';
+import { FlowState, policyWithFlow } from '../flow/flow.js';
+import { DEFAULT_HANDOFF_FAILURE, HANDOFF_CONTEXTS, HANDOFF_TOOL, type HandoffContext } from '@voice-platform/schemas';
+import type { HandoffOutcome, LlmCallHooks, ToolSpec } from '../llm/llm.js';
 
 /** What a call runs on: each stage's provider for its bot (app/providers.ts picks them). */
 export interface CallProviders {
@@ -91,6 +94,8 @@ export interface CallDeps {
   observer?: CallObserver;
   /** Publishes a frame for the call's listeners (schemas LISTEN_SIDE + PCM, or LISTEN_END); none: nobody can listen. */
   listen?(callId: string, frame: Buffer): void;
+  /** Handoffs (shared/DESIGN.md §18): another bot's runtime config and providers; none: handoffs fail (on_failure). */
+  handoff?: { config(botId: string): Promise<RuntimeConfig>; providers(cfg: RuntimeConfig): Promise<CallProviders> };
 }
 
 export interface CallResult {
@@ -135,6 +140,18 @@ export class CallSession {
   private amd: { answered_by: AnsweredBy; amd_ms: number } | null = null;
   /** The message left on a machine is being said: its end is `voicemail_left`. */
   private leavingMessage = false;
+  /** The bot the call is with now (a handoff changes it): its prompt, tools, flow and handoff settings. */
+  private bot: RuntimeConfig['bot'];
+  /** The call's variables (a handoff may add some). */
+  private variables: Record<string, string>;
+  /** The flow of the bot the call is with (null: none). */
+  private flow: FlowState | null = null;
+  /** Flows of the bots the call was with before, for their node entries on the timeline. */
+  private readonly pastFlows: FlowState[] = [];
+  /** Tool runners of earlier bots (their actions are the call's). */
+  private readonly pastTools: ToolRunner[] = [];
+  /** Handoffs, as actions on the call's timeline. */
+  private readonly handoffs: CallAction[] = [];
   private resolveDone!: (r: CallResult) => void;
   /** Resolves when the call has ended, its recording is uploaded and every event is handed to the outbox
    *  (which may still be retrying them: the call's lease stays until it has delivered them). */
@@ -146,6 +163,8 @@ export class CallSession {
     private readonly deps: CallDeps,
   ) {
     this.callId = config.call!.id;
+    this.bot = config.bot;
+    this.variables = { ...(config.call?.variables ?? {}) };
     this.redaction = new CallRedaction(config.bot.redaction);
     this.log = this.redaction.logger(deps.logger.child({ call_id: this.callId, bot_id: config.bot.id }));
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
@@ -177,9 +196,10 @@ export class CallSession {
     const td = bot.turn_detection as Partial<typeof bot.turn_detection> | undefined;
     const smart = (td?.mode ?? 'smart') === 'smart';
     const interruption = (bot.interruption as typeof bot.interruption | undefined) ?? { ignore_backchannels: true, min_words: 2 };
+    const wholePolicy = policyWithFlow(bot.policy, bot.flow);
     const stt = new SttProcessor(this.providers.stt, rate, this.providers.retry, {
       smart,
-      complete: (text) => completeUtterance(bot.policy, text),
+      complete: (text) => completeUtterance(wholePolicy, text),
       ignoreBackchannels: interruption.ignore_backchannels,
       minWords: interruption.min_words,
       onTurnEnd: (how) => this.deps.metrics.turnEnds.inc({ how }),
@@ -199,14 +219,9 @@ export class CallSession {
     };
     const recorder = () => tap;
     this.input = new TransportInputProcessor(rate);
-    this.tools = toolRunnerFor(this.config, {
-      allowPrivate: this.providers.toolsAllowPrivate ?? false,
-      logger: this.log,
-      keypad: (digits, signal) => this.sendKeys(digits, signal),
-      transfer: (req) => this.transfer(req.tool, req.destination, req.spoken, req.signal),
-      render: (text) => renderTemplate(text, this.config.call?.variables ?? {}),
-      tracing: this.deps.tracing,
-    });
+    this.tools = this.toolsFor(this.config);
+    this.flow = this.flowFor(bot);
+    this.providers.llm.follow?.(this.flow);
     // Configs from before the setting existed (a cached one, an older backend) have none.
     const interDigitMs = (bot.dtmf as typeof bot.dtmf | undefined)?.inter_digit_timeout_ms ?? DEFAULT_INTER_DIGIT_TIMEOUT_MS;
     const output = new OutputProcessor(rate, {
@@ -238,7 +253,7 @@ export class CallSession {
         stt,
         // redact_llm: the model gets the caller's words (and keys) masked too.
         ...(this.redaction.llm ? [new RedactProcessor(this.redaction)] : []),
-        new LlmProcessor(this.providers.llm, bot.prompt, this.providers.retry, this.tools, (outcome) => this.deps.metrics.preemptiveReplies.inc({ outcome })),
+        new LlmProcessor(this.providers.llm, bot.prompt, this.providers.retry, this.tools, (outcome) => this.deps.metrics.preemptiveReplies.inc({ outcome }), this.llmHooks()),
         tts,
         output,
         new RecorderProcessor('bot', recorder),
@@ -260,6 +275,99 @@ export class CallSession {
     }
     const first = sentencesOf(bot.greeting.trim())[0];
     if (first) tts.prepare(first);
+  }
+
+  /** A bot's tools for this call (the call's identity, the bot's id). */
+  private toolsFor(cfg: RuntimeConfig): ToolRunner {
+    return toolRunnerFor({ bot: cfg.bot, call: this.config.call ? { ...this.config.call, variables: this.variables } : null }, {
+      allowPrivate: this.providers.toolsAllowPrivate ?? false,
+      logger: this.log,
+      keypad: (digits, signal) => this.sendKeys(digits, signal),
+      transfer: (req) => this.transfer(req.tool, req.destination, req.spoken, req.signal),
+      render: (text) => renderTemplate(text, this.variables),
+      tracing: this.deps.tracing,
+    });
+  }
+
+  private flowFor(bot: RuntimeConfig['bot']): FlowState | null {
+    // Configs from before flows existed (an older backend) have none.
+    const flow = (bot as { flow?: RuntimeConfig['bot']['flow'] }).flow;
+    return flow ? new FlowState(flow, bot.policy?.fallback ?? { reply: 'Sorry, I did not catch that.' }, () => this.variables) : null;
+  }
+
+  /** What the LLM stage asks of the call's flow and handoffs (they change at a handoff). */
+  private llmHooks(): LlmCallHooks {
+    return {
+      flow: () => this.flow,
+      botPrompt: () => this.bot.prompt,
+      handoffSpec: () => {
+        const h = (this.bot as { handoff?: RuntimeConfig['bot']['handoff'] }).handoff;
+        return h ? handoffSpec(h.bots) : null;
+      },
+      handoff: (args, signal) => this.handoff(args, signal),
+      onEnter: (e) => this.log.info({ node: e.node, end_call: e.endCall }, 'flow node entered'),
+    };
+  }
+
+  /**
+   * The built-in handoff (shared/DESIGN.md §18): the other bot's config and providers; taken, the call goes on with
+   * them in this session (the LLM stage switches; its voice from the next sentence), the variables added. A bot
+   * not listed, missing, inactive or unreachable: `on_failure`, and the call goes on with this bot.
+   */
+  private async handoff(argsText: string, signal: AbortSignal): Promise<HandoffOutcome> {
+    const started = performance.now();
+    const from = this.bot;
+    const settings = (from as { handoff?: RuntimeConfig['bot']['handoff'] }).handoff;
+    const action: CallAction = { type: 'handoff', name: HANDOFF_TOOL, at: new Date().toISOString(), duration_ms: 0, status: 'ok', arguments: { from_bot_id: from.id } };
+    this.handoffs.push(action);
+    const fail = (code: string, message: string): HandoffOutcome => {
+      action.status = 'failed';
+      action.error = code;
+      action.duration_ms = Math.round(performance.now() - started);
+      this.log.info({ code, err: message.slice(0, 200) }, 'handoff failed');
+      return { output: JSON.stringify({ error: code }), say: renderTemplate(settings?.on_failure ?? DEFAULT_HANDOFF_FAILURE, this.variables) };
+    };
+    let args: { bot_id?: unknown; context?: unknown; variables?: unknown };
+    try {
+      args = argsText.trim() ? (JSON.parse(argsText) as typeof args) : {};
+    } catch {
+      return fail('invalid_arguments', 'arguments are not JSON');
+    }
+    const botId = typeof args.bot_id === 'string' ? args.bot_id : '';
+    const context: HandoffContext = HANDOFF_CONTEXTS.includes(args.context as HandoffContext) ? (args.context as HandoffContext) : 'all';
+    const passed = args.variables && typeof args.variables === 'object' && !Array.isArray(args.variables) ? Object.fromEntries(Object.entries(args.variables).filter(([, v]) => typeof v === 'string')) as Record<string, string> : {};
+    Object.assign(action.arguments!, { bot_id: botId, context, ...(Object.keys(passed).length ? { variables: passed } : {}) });
+    if (!settings?.bots.includes(botId)) return fail('not_allowed', `bot ${botId} is not one this bot may hand off to`);
+    if (!this.deps.handoff) return fail('unavailable', 'this worker cannot hand off');
+    let next: RuntimeConfig;
+    let made: CallProviders;
+    try {
+      next = await this.deps.handoff.config(botId);
+      const variables = { ...this.variables, ...passed };
+      made = await this.deps.handoff.providers({ ...next, call: this.config.call ? { ...this.config.call, variables } : null });
+    } catch (err) {
+      const code = err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : 'unavailable';
+      return fail(code, err instanceof Error ? err.message : String(err));
+    }
+    // Only its model and voice are used: the call keeps its line, VAD and recogniser.
+    made.vad.close();
+    if (signal.aborted || this.ended) return fail('cancelled', 'the call ended');
+    Object.assign(this.variables, passed);
+    this.pastTools.push(this.tools!);
+    if (this.flow) this.pastFlows.push(this.flow);
+    this.bot = next.bot;
+    this.tools = this.toolsFor(next);
+    this.flow = this.flowFor(next.bot);
+    made.llm.follow?.(this.flow);
+    action.result = JSON.stringify({ bot_id: next.bot.id, name: next.bot.name }).slice(0, 1000);
+    action.duration_ms = Math.round(performance.now() - started);
+    this.log.info({ from_bot_id: from.id, to_bot_id: next.bot.id, context }, 'handed off');
+    const greeting = settings.greeting !== false ? renderTemplate(next.bot.greeting, this.variables).trim() : '';
+    return {
+      output: JSON.stringify({ ok: true, bot_id: next.bot.id }),
+      ...(greeting ? { say: greeting } : {}),
+      next: { provider: made.llm, tools: this.tools, context, voice: made.tts },
+    };
   }
 
   /** The caller is there (connected, or the callee answered): the call runs on `transport`. */
@@ -531,7 +639,9 @@ export class CallSession {
     this.deps.metrics.callsTotal.inc({ result: status === 'completed' ? reason : 'failed' });
     this.deps.observer?.onEnded?.(this.callId, reason);
     this.log.info({ reason, status, duration_ms: endedAt.getTime() - this.startedAt.getTime() }, 'call ended');
-    const actions = [...(this.tools?.actions ?? []).map((a) => this.redaction.action(a)), ...this.controls.map((a) => this.redaction.action(a))].sort((a, b) => a.at.localeCompare(b.at));
+    const flowActions = [...this.pastFlows, ...(this.flow ? [this.flow] : [])].flatMap((f) => f.entries.map((e): CallAction => ({ type: 'flow', name: e.node, at: e.at, duration_ms: 0, status: 'ok', arguments: { from: e.from, via: e.via } })));
+    const toolActions = [...this.pastTools, ...(this.tools ? [this.tools] : [])].flatMap((t) => t.actions);
+    const actions = [...toolActions, ...this.controls, ...this.handoffs, ...flowActions].map((a) => this.redaction.action(a)).sort((a, b) => a.at.localeCompare(b.at)).slice(0, MAX_CALL_ACTIONS);
     this.deps.report(this.callId, {
       status,
       end_reason: reason,
@@ -570,7 +680,25 @@ export const callTurns = (turns: readonly TurnTiming[], mask: (text: string) => 
     llm_first_token_ms: wholeMs(t.path.llmMs),
     tts_first_audio_ms: wholeMs(t.path.ttsMs),
     tool_ms: wholeMs(t.path.toolMs),
+    ...(t.node ? { node: t.node } : {}),
     latency_ms: wholeMs(t.latencyMs),
     preemptive: t.preemptive,
     interrupted: t.interrupted,
   }));
+
+/** The built-in handoff as a function for the model: the bots it may hand to, how much of the conversation goes along. */
+function handoffSpec(bots: string[]): ToolSpec {
+  return {
+    name: HANDOFF_TOOL,
+    description: 'Hand the call to another bot, which goes on with the caller in its own voice.',
+    parameters: {
+      type: 'object',
+      properties: {
+        bot_id: { type: 'string', enum: bots, description: 'the bot to hand the call to' },
+        context: { type: 'string', enum: [...HANDOFF_CONTEXTS], description: 'all: the whole conversation goes along; summary: a short summary; none: nothing' },
+        variables: { type: 'object', additionalProperties: { type: 'string' }, description: 'what the other bot should know, by name' },
+      },
+      required: ['bot_id'],
+    },
+  };
+}
