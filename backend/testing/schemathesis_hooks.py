@@ -88,11 +88,25 @@ _rule(("addDoNotCall", "listDoNotCall", "deleteDoNotCall"), r"numbers\.\d+|numbe
 # Supervisor controls: `text` for say and instruct, `to` for transfer, neither for end (the description says which).
 _rule(("controlCall",), r"text|to", r"^is (required for|not taken by) (say|instruct|transfer|end)$")
 
+# Flows and handoffs (docs/design.md §18): the graph (targets, reachability, a way to end), node tools and intents
+# against the bot's, and handoff targets against the stored bots.
+_rule(("createBot", "updateBot"), r"flow(\..+)?|handoff(\..+)?", r".")
+_rule(("createBot", "updateBot"), r"tools\.\d+\.name", r"handoff")
+# Bot tests (docs/design.md §17): a case against the bot (its tools, mocks, variables, an LLM for a judge, callers run
+# so far); a run against the stored cases and versions; a test call's run.
+_rule(("createBotTest", "updateBotTest"), r"caller(\..+)?|tool_mocks(\..+)?|expect(\..+)?|transport|variables(\..+)?", r".")
+_rule(("createBotTestRun",), r"cases|version", r"^the bot has no (test cases to run|test case .*|version .*)$")
+_rule(("createCall",), r"test\.run_id", r"^no such test run$")
+
 # operationId -> error codes that depend on stored data, not on the request's shape.
 _STATE_CODES = {
     # invalid_phone_number: a to_number or from_number libphonenumber says cannot exist (schemas/src/phone.ts).
     "dialout": {"variables_mismatch", "unknown_from_number", "invalid_phone_number"},
     "createCall": {"variables_mismatch"},
+    # Bot test cases: a transport this platform cannot run yet, and the bot's declared variables.
+    "createBotTest": {"transport_unavailable", "variables_mismatch"},
+    "updateBotTest": {"transport_unavailable", "variables_mismatch"},
+    "createBotTestRun": {"variables_mismatch"},
     "createWidgetCall": {"variables_mismatch"},
     # The trunks' numbers, at creation and again when a campaign starts or resumes.
     "createCampaign": {"unknown_from_number"},

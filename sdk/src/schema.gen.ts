@@ -8022,6 +8022,8 @@ export interface operations {
             query: {
                 bot_id: string;
                 call_id?: string;
+                /** @description `raw`: prompt and greeting as written, for the worker to render (a handoff: the call's variables are in the worker) */
+                templates?: "raw";
             };
             header?: never;
             path?: never;

@@ -74,10 +74,12 @@ describe('a scripted flow on a WebSocket call', () => {
 
 describe('handoff to another bot', () => {
   it('the other bot greets in its own voice and answers from then on; the record names the handoff; an inactive bot gets on_failure and the call goes on', async () => {
-    const billing = await bot({ name: 'billing bot', greeting: 'Billing desk here.', voice: { provider: 'espeak-ng', voice_id: 'en-gb', speed: 1.1 }, policy: { intents: [{ name: 'pay', dtmf: '3', reply: 'Billing bot says paid.', end_call: true }], fallback: { reply: 'Billing bot did not catch that.' } } });
+    // Its greeting names a variable of the call: rendered with the call's variables, not the backend's empty set.
+    const billing = await bot({ name: 'billing bot', greeting: 'Billing desk here for {{customer}}.', variables: [{ name: 'customer', required: false }], voice: { provider: 'espeak-ng', voice_id: 'en-gb', speed: 1.1 }, policy: { intents: [{ name: 'pay', dtmf: '3', reply: 'Billing bot says paid.', end_call: true }], fallback: { reply: 'Billing bot did not catch that.' } } });
     const asleep = await bot({ name: 'asleep bot', greeting: 'You should not hear me.' });
     const front = await bot({
       name: 'front bot',
+      variables: [{ name: 'customer', required: true }],
       handoff: { bots: [billing, asleep], on_failure: 'That desk is closed, I stay with you.' },
       policy: {
         intents: [
@@ -91,16 +93,16 @@ describe('handoff to another bot', () => {
     // Deactivated after the front bot was saved (at save it had to be active): the call finds it inactive.
     expect((await admin('PATCH', `/api/v1/bots/${asleep}`, { active: false })).status).toBe(200);
 
-    const { caller, callId } = await startCall(w.wsUrl, front);
+    const { caller, callId } = await startCall(w.wsUrl, front, { customer: 'Kay' });
     caller.send({ type: 'dtmf', digits: '8#' });
     await said(caller, 'That desk is closed, I stay with you.');
     caller.send({ type: 'dtmf', digits: '3#' });
     await said(caller, 'Front bot still here.');
     caller.send({ type: 'dtmf', digits: '9#' });
-    await said(caller, 'Billing desk here.');
+    await said(caller, 'Billing desk here for Kay.');
     caller.send({ type: 'dtmf', digits: '3#' });
     await caller.closed;
-    expect(botLines(caller)).toEqual(['Passing you on.', 'That desk is closed, I stay with you.', 'Front bot still here.', 'Passing you to billing.', 'Billing desk here.', 'Billing bot says paid.']);
+    expect(botLines(caller)).toEqual(['Passing you on.', 'That desk is closed, I stay with you.', 'Front bot still here.', 'Passing you to billing.', 'Billing desk here for Kay.', 'Billing bot says paid.']);
     const call = await callUntil(callId, ended, 'the call record');
     expect(call).toMatchObject({ bot_id: front, status: 'completed', end_reason: 'bot_hangup' });
     expect(call.transcript.filter((e) => e.role === 'bot').map((e) => e.text)).toEqual(botLines(caller));

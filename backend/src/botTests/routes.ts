@@ -56,8 +56,9 @@ export function botTestRoutes(router: Router, svc: Services, metrics: Metrics): 
   const admin = requireAdmin(svc);
   // Runs are for CI too: an admin token, or an API key with the test_calls scope (the CLI's --api-key).
   const adminOrKey = async (ctx: Context, next: Next) => {
-    if (ctx.headers.authorization !== undefined && ctx.headers['x-api-key'] === undefined) ctx.state.admin = await authenticateAdmin(svc, ctx);
-    else ctx.state.apiKey = await authenticateKey(svc, metrics, ctx);
+    // As GET /api/v1/fleet: every credential sent must be valid (a bad token beside a good key is refused).
+    if (ctx.headers.authorization !== undefined) ctx.state.admin = await authenticateAdmin(svc, ctx);
+    if (ctx.state.admin === undefined || ctx.headers['x-api-key'] !== undefined) ctx.state.apiKey = await authenticateKey(svc, metrics, ctx);
     await next();
   };
 

@@ -15,6 +15,13 @@ export function runtimeConfigPaths(h: Helpers): Record<string, object> {
         parameters: [
           { name: 'bot_id', in: 'query', required: true, schema: h.idSchema },
           { name: 'call_id', in: 'query', required: false, schema: h.idSchema },
+          {
+            name: 'templates',
+            in: 'query',
+            required: false,
+            description: '`raw`: prompt and greeting as written, for the worker to render (a handoff: the call\'s variables are in the worker)',
+            schema: { type: 'string', enum: ['raw'] },
+          },
         ],
         responses: {
           200: h.ok('The config', RuntimeConfig),

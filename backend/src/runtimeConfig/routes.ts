@@ -21,6 +21,8 @@ export function configRoutes(router: Router, svc: Services): void {
     const problems = [];
     if (typeof botId !== 'string' || !ID.test(botId)) problems.push({ field: 'bot_id', message: 'is required (one bot id)' });
     if (callId !== undefined && (typeof callId !== 'string' || !ID.test(callId))) problems.push({ field: 'call_id', message: 'must be one call id' });
+    const templates = ctx.query.templates;
+    if (templates !== undefined && templates !== 'raw') problems.push({ field: 'templates', message: 'must be raw (or left out)' });
     if (problems.length) throw apiError('validation_failed', { details: problems });
 
     // The bot through the replica's cache (one Redis round trip for the view instead of a database read).
@@ -42,6 +44,8 @@ export function configRoutes(router: Router, svc: Services): void {
     const bot = await botAtVersion(svc.db, head, version);
     if (!bot) throw apiError('not_found', `the bot has no version ${version}`);
     const variables = call?.variables ?? {};
+    // `templates=raw`: a handoff's bot, rendered by the worker with the call's variables (those passed on included).
+    const render = (text: string) => (templates === 'raw' ? text : renderTemplate(text, variables));
     // A campaign's call: its answering machine settings over the bot's (a small read by _id).
     const override = call?.campaign_id ? (await campaigns(svc.db).findOne({ _id: call.campaign_id }, { projection: { answering_machine: 1 } }))?.answering_machine : null;
     // A bot test's call: its case's tool mocks (docs/design.md §17), so no tool reaches the CRM.
@@ -51,8 +55,8 @@ export function configRoutes(router: Router, svc: Services): void {
         id: bot._id,
         name: bot.name,
         language: bot.language,
-        prompt: renderTemplate(bot.prompt, variables),
-        greeting: renderTemplate(bot.greeting, variables),
+        prompt: render(bot.prompt),
+        greeting: render(bot.greeting),
         voice: bot.voice,
         stt: bot.stt,
         llm: bot.llm,

@@ -82,6 +82,14 @@ describe('GET /api/v1/config', () => {
     expect(res.body.call).toEqual({ id: call.body.call_id, direction: 'websocket', to_number: null, variables: { customer_name: 'Ada', amount_due: '12.50 EUR' } });
   });
 
+  it('templates=raw answers prompt and greeting as written (a handoff: the worker renders them); any other value is 422', async () => {
+    const res = await config({ bot_id: botId, templates: 'raw' }).expect(200);
+    expect(res.body.bot.prompt).toBe('Talk to {{customer_name}} about {{ amount_due }}.');
+    expect(res.body.bot.greeting).toBe('Hi {{customer_name}}!');
+    const bad = await config({ bot_id: botId, templates: 'rendered' }).expect(422);
+    expect(bad.body.error).toMatchObject({ code: 'validation_failed', details: [{ field: 'templates', message: 'must be raw (or left out)' }] });
+  });
+
   it("gives a campaign's call its campaign's answering machine settings over the bot's", async () => {
     const bot = await createBot(h, auth, { name: 'Screening bot', answering_machine: { detect: false, message: 'Call us back, {{customer_name}}.' }, variables: [{ name: 'customer_name', required: false, description: '' }] });
     const campaign = new ObjectId().toHexString();

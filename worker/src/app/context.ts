@@ -177,8 +177,9 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
     testCallIdleTimeoutMs: settings.TEST_CALL_IDLE_TIMEOUT_SECONDS * 1000,
     // A listener's frames: fire and forget (a frame lost to a Redis hiccup is a click, not a lost record).
     listen: (callId: string, frame: Buffer) => void deps.redis.publish(callListenChannel(callId), frame).catch(() => undefined),
-    // A handoff (shared/DESIGN.md §18): the other bot's config read as the call's own was (no call: it is the first bot's), its providers made alike.
-    handoff: { config: (botId: string) => backend.fetchConfig(botId, undefined, 1000), providers },
+    // A handoff (shared/DESIGN.md §18): the other bot's config read as the call's own was (no call: it is the first bot's),
+    // its prompt and greeting as written (the session renders them with the call's variables), its providers made alike.
+    handoff: { config: (botId: string) => backend.fetchConfig(botId, undefined, 1000, { rawTemplates: true }), providers },
   };
 
   return {

@@ -342,8 +342,10 @@ export class CallSession {
     let next: RuntimeConfig;
     let made: CallProviders;
     try {
-      next = await this.deps.handoff.config(botId);
       const variables = { ...this.variables, ...passed };
+      const raw = await this.deps.handoff.config(botId);
+      // Read with its templates as written: rendered here with the call's variables and those passed on.
+      next = { ...raw, bot: { ...raw.bot, prompt: renderTemplate(raw.bot.prompt, variables), greeting: renderTemplate(raw.bot.greeting, variables) } };
       made = await this.deps.handoff.providers({ ...next, call: this.config.call ? { ...this.config.call, variables } : null });
     } catch (err) {
       const code = err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : 'unavailable';

@@ -91,10 +91,11 @@ export class BackendClient {
    * for up to `waitMs` (at least one quick retry: a restart of the backend must not fail a call); any other
    * answer is final at once.
    */
-  async fetchConfig(botId: string, callId?: string, waitMs = 100): Promise<RuntimeConfig> {
+  async fetchConfig(botId: string, callId?: string, waitMs = 100, opts: { rawTemplates?: boolean } = {}): Promise<RuntimeConfig> {
     const url = new URL(this.opts.configUrl);
     url.searchParams.set('bot_id', botId);
     if (callId) url.searchParams.set('call_id', callId);
+    if (opts.rawTemplates) url.searchParams.set('templates', 'raw');
     const deadline = Date.now() + waitMs;
     let wait = 100;
     for (let attempt = 0; ; attempt++) {
