@@ -3,6 +3,7 @@
 import { BOT_DEFAULTS, type AnalysisFieldType, type AnalysisSettings, type AnalysisValue, type AnsweringMachine, type Bot, type BotCreate, type BotTool, type BotToolPublic, type InterruptionSettings, type ToolType, type TurnDetection } from '@voice-platform/schemas/bot.js';
 import { REDACTION_ENTITIES, type RedactionEntity } from '@voice-platform/schemas/redact.js';
 import { phoneNumberError } from './phoneValidation.js';
+import { flowToText, handoffToBody, handoffToForm, parseFlowText, type HandoffForm } from './botFlow.js';
 
 type PolicyIntent = NonNullable<BotCreate['policy']>['intents'][number];
 
@@ -196,6 +197,12 @@ export interface BotForm {
   usePolicy: boolean;
   intents: IntentForm[];
   fallback: { reply: string; end_call: boolean };
+  /** The flow as JSON text ('' for none; docs/design.md §18) and whether the bot was loaded with one. */
+  flow: string;
+  hadFlow: boolean;
+  /** The bots a call may be handed to, and whether the bot was loaded with the setting. */
+  handoff: HandoffForm;
+  hadHandoff: boolean;
 }
 
 export const TOOL_TYPE_LABELS: Record<ToolType, string> = {
@@ -500,6 +507,11 @@ export function botToForm(bot?: Bot): BotForm {
     usePolicy: b.policy !== null,
     intents: (b.policy?.intents ?? []).map(intentToForm),
     fallback: { reply: b.policy?.fallback.reply ?? '', end_call: b.policy?.fallback.end_call ?? false },
+    // A bot read from an older backend has neither: none.
+    flow: flowToText(b.flow),
+    hadFlow: Boolean(b.flow),
+    handoff: handoffToForm(b.handoff),
+    hadHandoff: Boolean(b.handoff),
   };
 }
 
@@ -601,6 +613,26 @@ export function parseNumber(text: string): number | string {
   return t !== '' && Number.isFinite(Number(t)) ? Number(t) : t;
 }
 
+/**
+ * The flow and handoff as sent: a set one as the form holds it; none as null only when the bot had one (so a bot
+ * that never had either sends neither, as before they existed). Flow text that is not JSON is not sent: the page
+ * does not save while flowFormProblems names it.
+ */
+export function flowAndHandoffToBody(f: Pick<BotForm, 'flow' | 'hadFlow' | 'handoff' | 'hadHandoff'>): Pick<BotCreate, 'flow' | 'handoff'> {
+  const out: Pick<BotCreate, 'flow' | 'handoff'> = {};
+  const parsed = parseFlowText(f.flow);
+  if (parsed.ok && (parsed.value !== null || f.hadFlow)) out.flow = parsed.value as BotCreate['flow'];
+  const handoff = handoffToBody(f.handoff);
+  if (handoff || f.hadHandoff) out.handoff = handoff;
+  return out;
+}
+
+/** What stops a save before the schema can look: flow text that is not JSON. */
+export function flowFormProblems(f: Pick<BotForm, 'flow'>): Record<string, string> {
+  const parsed = parseFlowText(f.flow);
+  return parsed.ok ? {} : { flow: parsed.error };
+}
+
 export function formToBody(f: BotForm): BotCreate {
   return {
     name: f.name.trim(),
@@ -628,5 +660,6 @@ export function formToBody(f: BotForm): BotCreate {
           fallback: { reply: f.fallback.reply, ...(f.fallback.end_call ? { end_call: true } : {}) },
         }
       : null,
+    ...flowAndHandoffToBody(f),
   };
 }

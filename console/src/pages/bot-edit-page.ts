@@ -1,7 +1,8 @@
 // Create or edit a bot: prompt, greeting, declared variables, voice/STT/LLM settings, turn-taking, tools, the
 // scripted policy (with the analysis fields each intent sets), the post-call analysis, limits. Validated with the shared schema before it is sent; API 422 details land on fields.
 import { html, nothing, type TemplateResult } from 'lit';
-import { ANALYSIS_FIELD_TYPES, MAX_ANALYSIS_FIELDS, MAX_TOOL_HEADERS, ON_MACHINE, TOOL_TIMEOUT_MS, TOOL_TYPES, TURN_DETECTION_MODES, type AnalysisFieldType, type Bot, type BotVersionList, type ToolType } from '@voice-platform/schemas/bot.js';
+import { live } from 'lit/directives/live.js';
+import { ANALYSIS_FIELD_TYPES, MAX_ANALYSIS_FIELDS, MAX_TOOL_HEADERS, ON_MACHINE, TOOL_TIMEOUT_MS, TOOL_TYPES, TURN_DETECTION_MODES, type AnalysisFieldType, type Bot, type BotFlow, type BotVersionList, type ToolType } from '@voice-platform/schemas/bot.js';
 import { REDACTION_ENTITIES, type RedactionEntity } from '@voice-platform/schemas/redact.js';
 import { LightElement } from '../components/base.js';
 import { checkbox, errorBanner, field } from '../components/field.js';
@@ -17,6 +18,7 @@ import {
   emptyIntent,
   emptySet,
   emptyTool,
+  flowFormProblems,
   formToBody,
   MAX_ACTION_ARGUMENTS,
   ON_MACHINE_LABELS,
@@ -35,6 +37,9 @@ import {
   type TurnDetectionMode,
 } from '../core/botForm.js';
 import { setFlash, takeFlash } from '../core/flash.js';
+import { addNode, addTransition, flowToolNames, layoutFlow, liveFlowProblems, parseFlowText, removeNode, removeTransition, whenFrom, whenLabel, type FlowGraph } from '../core/botFlow.js';
+import { flowGraph } from '../components/flow-graph.js';
+import { FLOW_NODE_ID_PATTERN, type FlowProblem } from '@voice-platform/schemas/flow.js';
 import { foldDiff, lineDiff, snapshotLines, versionBadge, type DiffLine } from '../core/botVersions.js';
 import { navigate } from '../core/router.js';
 import { errorFor, validateBot, type FieldErrors } from '../core/validation.js';
@@ -73,6 +78,7 @@ export class VpBotEditPage extends LightElement {
     diffFrom: { state: true },
     diffTo: { state: true },
     diff: { state: true },
+    handoffBots: { state: true },
   };
   declare botId: string | undefined;
   declare bot: Bot | null;
@@ -94,6 +100,12 @@ export class VpBotEditPage extends LightElement {
   declare diffFrom: number;
   declare diffTo: number;
   declare diff: DiffLine[] | null;
+  /** The bots a call may be handed to: the others (null until loaded). */
+  declare handoffBots: Bot[] | null;
+  /** The flow editor's small forms (add/remove a node or a transition), as typed. */
+  private flowEdit = { nodeId: '', nodeEnds: false, removeNode: '', from: '', to: '', kind: 'intent' as 'intent' | 'tool_result' | 'variable', when: '', removeTransition: '', error: '' };
+  /** The last flow that parsed: drawn while the text is mid-edit. */
+  private lastGraph: FlowGraph = layoutFlow(null);
 
   constructor() {
     super();
@@ -114,17 +126,33 @@ export class VpBotEditPage extends LightElement {
     this.diffFrom = 0;
     this.diffTo = 0;
     this.diff = null;
+    this.handoffBots = null;
   }
 
   private loadedFor: string | undefined;
 
   protected override willUpdate(): void {
+    if (this.handoffBots === null && !this.handoffLoading) {
+      this.handoffLoading = true;
+      void this.loadHandoffBots();
+    }
     if (this.botId) {
       if (this.loadedFor !== this.botId) {
         this.loadedFor = this.botId;
         void this.load(this.botId);
       }
     } else if (!this.form) this.form = botToForm();
+  }
+
+  private handoffLoading = false;
+
+  private async loadHandoffBots(): Promise<void> {
+    try {
+      this.handoffBots = (await api.listBots()).items;
+    } catch {
+      // The picker then lists the ids already set; the save still names any the backend refuses.
+      this.handoffBots = [];
+    }
   }
 
   private async load(id: string): Promise<void> {
@@ -152,7 +180,8 @@ export class VpBotEditPage extends LightElement {
     this.notice = null;
     const body = formToBody(this.form);
     // The schema's errors first; then the tool and policy rules it cannot hold (as the backend checks them).
-    this.errors = { ...toolProblems(this.form.tools), ...policyProblems(this.form), ...setsProblems(this.form), ...validateBot(body) };
+    // Flow graph problems (flowProblems) are shown live but do not hold the save back: the backend names them too.
+    this.errors = { ...toolProblems(this.form.tools), ...policyProblems(this.form), ...setsProblems(this.form), ...validateBot(body), ...flowFormProblems(this.form) };
     if (Object.keys(this.errors).length) {
       this.error = 'Fix the highlighted fields and save again.';
       await this.updateComplete;
@@ -727,6 +756,166 @@ export class VpBotEditPage extends LightElement {
     </fieldset>`;
   }
 
+  /** Applies one of the small edits to the flow as it parses now, and writes it back as the editor's text. */
+  private editFlow(edit: (flow: BotFlow | null) => BotFlow | null | string): void {
+    const f = this.form;
+    if (!f) return;
+    const parsed = parseFlowText(f.flow);
+    if (!parsed.ok) return;
+    const next = edit(parsed.value as BotFlow | null);
+    if (typeof next === 'string') {
+      this.flowEdit.error = next;
+      this.requestUpdate();
+      return;
+    }
+    this.flowEdit.error = '';
+    this.change((x) => (x.flow = next ? JSON.stringify(next, null, 2) : ''));
+  }
+
+  /** The flow (docs/design.md §18): its graph drawn, its JSON edited with its problems found as it is typed, small edits. */
+  private renderFlow(f: BotForm) {
+    const parsed = parseFlowText(f.flow);
+    const schemaErrors = validateBot(formToBody(f));
+    const problems = liveFlowProblems(f.flow, flowToolNames(f.tools, f.handoff.enabled), schemaErrors);
+    // A shape the schema refuses may not be drawn or edited as a flow; the last one that was is kept on show.
+    const readable = parsed.ok && !Object.keys(schemaErrors).some((k) => k === 'flow' || k.startsWith('flow.'));
+    if (readable) this.lastGraph = layoutFlow(parsed.value);
+    const flow = readable ? (parsed.value as BotFlow | null) : null;
+    const ids = Object.keys(flow?.nodes ?? {});
+    const transitions = Object.entries(flow?.nodes ?? {}).flatMap(([from, node]) => node.transitions.map((t, i) => ({ key: `${from}:${i}`, from, index: i, text: `${from} → ${t.to}${whenLabel(t.when) ? ` (${whenLabel(t.when)})` : ''}` })));
+    const refused: FlowProblem[] = Object.entries(this.errors)
+      .filter(([k]) => k.startsWith('flow.') || (k === 'flow' && parsed.ok))
+      .map(([field, message]) => ({ field, message }));
+    const e = this.flowEdit;
+    const set = (k: 'nodeId' | 'removeNode' | 'from' | 'to' | 'when' | 'removeTransition') => (ev: Event) => {
+      e[k] = (ev.target as HTMLInputElement).value;
+    };
+    const pick = (id: string, label: string, value: string, options: string[], onChange: (ev: Event) => void) => html`<div class="field">
+      <label for=${id}>${label}</label>
+      <select id=${id} @change=${onChange}>
+        <option value="" .selected=${value === ''}>Choose…</option>
+        ${options.map((o) => html`<option value=${o} .selected=${o === value}>${o}</option>`)}
+      </select>
+    </div>`;
+    const problemList = (items: FlowProblem[], testid: string) =>
+      html`<ul class="flow-problems" data-testid=${testid}>
+        ${items.map((p) => html`<li><code>${p.field}</code> ${p.message}</li>`)}
+      </ul>`;
+    return html`<fieldset id="bot-flow-section">
+      <legend>Flow</legend>
+      <p class="hint" style="margin-bottom:12px">The conversation as a graph of nodes: each node may add to the prompt, say something on entering, offer its own tools and intents, and move on by a caller’s intent, a tool’s result or a variable. Leave it empty for no flow.</p>
+      ${flowGraph(this.lastGraph)}
+      ${field({ id: 'bot-flow', label: 'Flow (JSON)', error: parsed.ok ? undefined : errorFor(this.errors, 'flow'), hint: 'start, nodes: {id: {prompt?, say?, tools?, intents?, transitions: [{to, when: {intent} | {tool_result: {tool, path?, equals?}} | {variable: {name, equals}}}], end_call?}}, global_nodes?, context?' }, (a) =>
+        html`<textarea id=${a.id} class="mono flow-json" spellcheck="false" rows="14" .value=${f.flow} aria-describedby=${a.describedBy ?? nothing} aria-invalid=${problems.length || refused.length ? 'true' : a.invalid}
+          @input=${(ev: Event) => this.change((x) => (x.flow = (ev.target as HTMLTextAreaElement).value))}></textarea>`,
+      )}
+      <div role="status" aria-live="polite" data-testid="flow-status">
+        ${problems.length
+          ? html`<p class="error-text">${problems.length === 1 ? '1 problem' : `${problems.length} problems`} in this flow (the server refuses it until fixed):</p>${problemList(problems, 'flow-problems')}`
+          : f.flow.trim()
+            ? html`<p class="hint">No problems found in this flow.</p>`
+            : nothing}
+      </div>
+      ${refused.length ? html`<div role="alert"><p class="error-text">Refused at save:</p>${problemList(refused, 'flow-save-errors')}</div>` : nothing}
+      <details class="flow-edits" ?open=${!f.flow.trim()}>
+        <summary>Add or remove a node or a transition</summary>
+        ${parsed.ok && (readable || parsed.value === null)
+          ? html`<div class="flow-edit-row" role="group" aria-label="Add a node">
+                <div class="field"><label for="bot-flow-new-node">New node id</label><input id="bot-flow-new-node" .value=${live(e.nodeId)} @input=${set('nodeId')} /></div>
+                ${checkbox({ id: 'bot-flow-new-node-end', label: 'Ends the call', checked: e.nodeEnds, onChange: (c) => (e.nodeEnds = c) })}
+                <div class="field row-remove"><button type="button" class="small" @click=${() =>
+                  this.editFlow((fl) => {
+                    const id = e.nodeId.trim();
+                    if (!new RegExp(FLOW_NODE_ID_PATTERN).test(id)) return 'A node id is 1 to 48 letters, digits, _ or -.';
+                    if (fl && Object.hasOwn(fl.nodes, id)) return `The flow has a node ${id} already.`;
+                    e.nodeId = '';
+                    return addNode(fl, id, { endCall: e.nodeEnds });
+                  })}>Add node</button></div>
+              </div>
+              ${ids.length
+                ? html`<div class="flow-edit-row" role="group" aria-label="Add a transition">
+                      ${pick('bot-flow-from', 'From', e.from, ids, set('from'))}
+                      ${pick('bot-flow-to', 'To', e.to, ids, set('to'))}
+                      <div class="field"><label for="bot-flow-when-kind">When</label>
+                        <select id="bot-flow-when-kind" @change=${(ev: Event) => this.change(() => (e.kind = (ev.target as HTMLSelectElement).value as typeof e.kind))}>
+                          <option value="intent" .selected=${e.kind === 'intent'}>the caller’s intent</option>
+                          <option value="tool_result" .selected=${e.kind === 'tool_result'}>a tool’s result</option>
+                          <option value="variable" .selected=${e.kind === 'variable'}>a variable equals</option>
+                        </select></div>
+                      <div class="field"><label for="bot-flow-when">${e.kind === 'intent' ? 'Intent' : e.kind === 'tool_result' ? 'Tool' : 'Variable (name=value)'}</label><input id="bot-flow-when" .value=${live(e.when)} @input=${set('when')} /></div>
+                      <div class="field row-remove"><button type="button" class="small" @click=${() =>
+                        this.editFlow((fl) => {
+                          if (!fl || !e.from || !e.to) return 'Choose the node the transition leaves and the one it leads to.';
+                          if (!e.when.trim()) return 'Say when the transition is taken.';
+                          const next = addTransition(fl, e.from, { to: e.to, when: whenFrom(e.kind, e.when) });
+                          e.when = '';
+                          return next;
+                        })}>Add transition</button></div>
+                    </div>
+                    <div class="flow-edit-row" role="group" aria-label="Remove a node or a transition">
+                      ${pick('bot-flow-remove-node', 'Node', e.removeNode, ids, set('removeNode'))}
+                      <div class="field row-remove"><button type="button" class="small link-danger" @click=${() =>
+                        this.editFlow((fl) => {
+                          if (!fl || !e.removeNode) return 'Choose the node to remove.';
+                          const next = removeNode(fl, e.removeNode);
+                          e.removeNode = '';
+                          return next;
+                        })}>Remove node</button></div>
+                      <div class="field"><label for="bot-flow-remove-transition">Transition</label>
+                        <select id="bot-flow-remove-transition" @change=${set('removeTransition')}>
+                          <option value="">Choose…</option>
+                          ${transitions.map((t) => html`<option value=${t.key} .selected=${t.key === e.removeTransition}>${t.text}</option>`)}
+                        </select></div>
+                      <div class="field row-remove"><button type="button" class="small link-danger" @click=${() =>
+                        this.editFlow((fl) => {
+                          const t = transitions.find((x) => x.key === e.removeTransition);
+                          if (!fl || !t) return 'Choose the transition to remove.';
+                          e.removeTransition = '';
+                          return removeTransition(fl, t.from, t.index);
+                        })}>Remove transition</button></div>
+                    </div>`
+                : nothing}
+              ${e.error ? html`<p class="error-text" role="alert">${e.error}</p>` : nothing}`
+          : html`<p class="hint">Fix the flow’s JSON (or its shape) first.</p>`}
+      </details>
+    </fieldset>`;
+  }
+
+  /** Handoff (docs/design.md §18): the other active bots this one may pass the call to, their greeting, the words if it fails. */
+  private renderHandoff(f: BotForm) {
+    const h = f.handoff;
+    const others = (this.handoffBots ?? []).filter((b) => b.id !== this.bot?.id && b.active);
+    // Ids already set but not on offer (inactive or gone): listed so they can be unticked.
+    const unknown = h.bots.filter((id) => !others.some((b) => b.id === id));
+    const options = [...others.map((b) => ({ id: b.id, label: b.name })), ...unknown.map((id) => ({ id, label: `${id} (inactive or missing)` }))];
+    const botErrors = Object.entries(this.errors).filter(([k]) => /^handoff\.bots\.\d+$/.test(k));
+    const toggle = (id: string, on: boolean) => (h.bots = on ? [...h.bots.filter((b) => b !== id), id] : h.bots.filter((b) => b !== id));
+    return html`<fieldset id="bot-handoff">
+      <legend>Handoff</legend>
+      ${checkbox({
+        id: 'bot-handoff-enabled',
+        label: 'Let this bot hand calls to other bots',
+        checked: h.enabled,
+        hint: 'The bot gets a handoff tool: the call goes on in the same room with the other bot’s prompt, voice, tools and flow.',
+        onChange: (c) => this.change(() => (h.enabled = c)),
+      })}
+      ${h.enabled
+        ? html`<div role="group" aria-labelledby="bot-handoff-bots-label" data-testid="handoff-bots">
+              <p class="sub-head" id="bot-handoff-bots-label">Bots it may hand to</p>
+              ${this.handoffBots === null ? html`<p class="loading">Loading bots…</p>` : !options.length ? html`<p class="hint">No other active bot yet.</p>` : nothing}
+              ${options.map((o) => checkbox({ id: `bot-handoff-bot-${o.id}`, label: o.label, checked: h.bots.includes(o.id), onChange: (c) => this.change(() => toggle(o.id, c)) }))}
+              ${this.errors['handoff.bots'] ? html`<p class="error-text">${this.errors['handoff.bots']}</p>` : nothing}
+              ${botErrors.map(([k, m]) => {
+                const id = h.bots[Number(k.split('.')[2])];
+                return html`<p class="error-text">${options.find((o) => o.id === id)?.label ?? id ?? k}: ${m}</p>`;
+              })}
+            </div>
+            ${checkbox({ id: 'bot-handoff-greeting', label: 'The other bot says its greeting when it takes the call', checked: h.greeting, onChange: (c) => this.change(() => (h.greeting = c)) })}
+            ${this.text('handoff.on_failure', 'Said when the handoff fails', h.on_failure, (v) => (h.on_failure = v), { hint: 'When the other bot cannot take the call; the call goes on with this bot.' })}`
+        : nothing}
+    </fieldset>`;
+  }
+
   private renderPolicy(f: BotForm) {
     return html`<fieldset>
       <legend>Scripted policy</legend>
@@ -890,6 +1079,8 @@ export class VpBotEditPage extends LightElement {
       ${this.renderAnsweringMachine(f)}
       ${this.renderTools(f)}
       ${this.renderPolicy(f)}
+      ${this.renderFlow(f)}
+      ${this.renderHandoff(f)}
       ${this.renderAnalysis(f)}
       ${this.renderPrivacy(f)}
       ${Object.entries(SUGGESTIONS).map(([k, items]) => html`<datalist id="${k}-providers">${items.map((i) => html`<option value=${i}></option>`)}</datalist>`)}
