@@ -3,7 +3,7 @@
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { Ajv } from 'ajv';
-import { BotCreate, BotUpdate, templateProblems, type AnalysisField, type AnalysisSettings, type BotCreate as BotCreateT, type BotPolicy, type BotTool, type ToolType, isRedactionEntity, REDACTION_ENTITIES } from '@voice-platform/schemas';
+import { BotCreate, BotUpdate, templateProblems, type AnalysisField, type AnalysisSettings, type BotCreate as BotCreateT, type BotMcpServer, type BotPolicy, type BotTool, type ToolType, isRedactionEntity, REDACTION_ENTITIES } from '@voice-platform/schemas';
 import { AddressRefused, checkHost } from '@voice-platform/schemas/node';
 import { generateWebhookSecret } from '../webhooks/store.js';
 import { apiError } from '../core/errors.js';
@@ -11,10 +11,11 @@ import { e164Problem } from '../core/phoneInput.js';
 import type { Services } from '../core/deps.js';
 import { check, type FieldProblem } from '../core/validate.js';
 import { jsonBody } from '../core/body.js';
+import { COLLECTIONS } from '../core/collections.js';
 import { withDocLock } from '../core/locks.js';
 import { requireAdmin } from '../auth/admin.js';
 import { audited, AUDITED, updateOrDeactivate } from '../audit/audit.js';
-import { bots, findBot, publicBot, readBot, sealToolHeaders, stored, toolSecretBox, turnDetection, withDefaults, type BotDoc } from './store.js';
+import { bots, findBot, publicBot, readBot, sealMcpHeaders, sealToolHeaders, stored, toolSecretBox, turnDetection, withDefaults, type BotDoc } from './store.js';
 import type { SecretBox } from '../core/secretBox.js';
 
 /** Deepest nesting a tool's `parameters` may have (a JSON Schema of a function's arguments needs a few levels). */
@@ -31,7 +32,7 @@ function tooDeep(v: unknown, limit: number, level = 1): boolean {
 /** The fields of each tool type besides the common ones (name, description, type, parameters). */
 const TYPE_FIELDS: Record<ToolType | 'none', readonly string[]> = {
   none: [],
-  http: ['url', 'method', 'headers', 'timeout_ms', 'say_while_waiting'],
+  http: ['url', 'method', 'headers', 'timeout_ms', 'say_while_waiting', 'filler', 'filler_after_ms'],
   end_call: [],
   transfer_call: ['destinations', 'mode', 'announcement', 'whisper', 'on_failure'],
   send_dtmf: [],
@@ -87,12 +88,12 @@ function checkTools(tools: BotTool[]): BotTool[] {
   return out;
 }
 
-/** An HTTP tool's URL: parsed, http(s), no credentials, and its host public unless WEBHOOK_ALLOW_PRIVATE (the webhooks' guard). */
-async function checkToolUrls(svc: Services, tools: BotTool[]): Promise<void> {
+/** An HTTP tool's (or MCP server's) URL: parsed, http(s), no credentials, and its host public unless WEBHOOK_ALLOW_PRIVATE (the webhooks' guard). */
+async function checkToolUrls(svc: Services, tools: ReadonlyArray<{ type?: string; url?: string }>, prefix = 'tools'): Promise<void> {
   const problems: FieldProblem[] = [];
   for (const [i, t] of tools.entries()) {
     if (t.type !== 'http' || t.url === undefined) continue;
-    const field = `tools.${i}.url`;
+    const field = `${prefix}.${i}.url`;
     let parsed: URL;
     try {
       parsed = new URL(t.url);
@@ -111,6 +112,29 @@ async function checkToolUrls(svc: Services, tools: BotTool[]): Promise<void> {
       }
     }
   }
+  if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
+}
+
+/** MCP servers (shared/DESIGN.md §18): names unique, addresses guarded like HTTP tools'. */
+async function checkMcpServers(svc: Services, servers: BotMcpServer[]): Promise<void> {
+  const problems: FieldProblem[] = [];
+  const seen = new Set<string>();
+  servers.forEach((m, i) => {
+    if (seen.has(m.name)) problems.push({ field: `mcp_servers.${i}.name`, message: `${m.name} names another MCP server already` });
+    seen.add(m.name);
+    m.allowed_tools?.forEach((t, j) => {
+      if (m.allowed_tools!.indexOf(t) !== j) problems.push({ field: `mcp_servers.${i}.allowed_tools.${j}`, message: `${t} is listed twice` });
+    });
+  });
+  if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
+  await checkToolUrls(svc, servers.map((m) => ({ type: 'http', url: m.url })), 'mcp_servers');
+}
+
+/** Each knowledge base a bot names exists. */
+async function checkKnowledgeBases(svc: Services, ids: string[]): Promise<void> {
+  if (!ids.length) return;
+  const found = new Set((await svc.db.collection<{ _id: string }>(COLLECTIONS.knowledgeBases).find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()).map((d) => d._id));
+  const problems = ids.flatMap((id, i) => (found.has(id) ? [] : [{ field: `knowledge_base_ids.${i}`, message: `${id} is not a knowledge base` }]));
   if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
 }
 
@@ -162,12 +186,18 @@ function checkAnalysis(analysis: AnalysisSettings, policy: BotPolicy | null): vo
 /** The tools a scripted intent may act with; hanging up is the intent's own `end_call`. */
 const SCRIPTED_ACTION_TYPES: ReadonlySet<string> = new Set(['http', 'transfer_call', 'send_dtmf']);
 
-/** The policy's rules a schema cannot hold: an intent is matched by examples or keys, and acts with a tool the bot has. */
-function checkPolicy(policy: BotPolicy | null, tools: ReadonlyArray<{ name: string; type?: string }>): void {
+/**
+ * The policy's rules a schema cannot hold: an intent is matched by examples or keys, and acts with a tool the bot has.
+ * An MCP server's tools are known only at call start: an action may name one its allowed_tools lists, or any
+ * tool when a server lists none (an unknown name then fails at call time like a tool that errs).
+ */
+function checkPolicy(policy: BotPolicy | null, tools: ReadonlyArray<{ name: string; type?: string }>, mcp: ReadonlyArray<{ allowed_tools?: string[] }> = []): void {
   const problems: FieldProblem[] = [];
+  const mcpTool = (name: string) => mcp.some((m) => m.allowed_tools === undefined || m.allowed_tools.includes(name));
   policy?.intents.forEach((intent, i) => {
     if (intent.examples.length === 0 && intent.dtmf === undefined) problems.push({ field: `policy.intents.${i}.examples`, message: 'needs at least one example, or dtmf' });
     const tool = intent.action && tools.find((t) => t.name === intent.action!.tool);
+    if (intent.action && !tool && mcpTool(intent.action.tool)) return;
     if (intent.action && !tool) problems.push({ field: `policy.intents.${i}.action.tool`, message: `${intent.action.tool} is not one of the bot's tools` });
     else if (tool && !SCRIPTED_ACTION_TYPES.has(tool.type ?? '')) problems.push({ field: `policy.intents.${i}.action.tool`, message: `${tool.name} is not an http, transfer_call or send_dtmf tool (to hang up, set end_call)` });
     if (intent.on_error_reply !== undefined && !intent.action) problems.push({ field: `policy.intents.${i}.on_error_reply`, message: 'is said when the action fails: it needs an action' });
@@ -198,11 +228,11 @@ export function newBotDoc(body: BotCreateT, now: Date, box: SecretBox | null, id
   const fields = withDefaults(check(BotCreate, body));
   checkTemplates(fields);
   const tools = checkTools(fields.tools);
-  checkPolicy(fields.policy, tools);
+  checkPolicy(fields.policy, tools, fields.mcp_servers);
   checkTurnDetection(fields.turn_detection);
   checkAnsweringMachine(fields.answering_machine);
   checkAnalysis(fields.analysis, fields.policy);
-  return { _id: id, ...fields, tools: sealToolHeaders(box, tools), tool_secret_sealed: null, created_at: now, updated_at: now };
+  return { _id: id, ...fields, tools: sealToolHeaders(box, tools), mcp_servers: sealMcpHeaders(box, fields.mcp_servers), tool_secret_sealed: null, created_at: now, updated_at: now };
 }
 
 export function botRoutes(router: Router, svc: Services): void {
@@ -212,6 +242,8 @@ export function botRoutes(router: Router, svc: Services): void {
   router.post('/api/v1/bots', admin, audited(svc, 'bot.create', AUDITED.bot), jsonBody(), async (ctx) => {
     const doc = newBotDoc(ctx.request.body as BotCreateT, svc.now(), box);
     await checkToolUrls(svc, (ctx.request.body as BotCreateT).tools ?? []);
+    await checkMcpServers(svc, (ctx.request.body as BotCreateT).mcp_servers ?? []);
+    await checkKnowledgeBases(svc, doc.knowledge_base_ids);
     await bots(svc.db).insertOne(stored(doc));
     ctx.status = 201;
     ctx.set('Location', `/api/v1/bots/${doc._id}`);
@@ -236,8 +268,8 @@ export function botRoutes(router: Router, svc: Services): void {
     await withDocLock(svc.redis, `bot:${ctx.params.id!}`, async () => {
       const existing = await bots(svc.db).findOne({ _id: ctx.params.id! });
       if (!existing) throw apiError('bot_not_found');
-      const { _id, created_at, updated_at, tool_secret_sealed, tools: currentTools, ...current } = readBot(existing);
-      const { tools: patchTools, ...rest } = patch;
+      const { _id, created_at, updated_at, tool_secret_sealed, tools: currentTools, mcp_servers: currentMcp, ...current } = readBot(existing);
+      const { tools: patchTools, mcp_servers: patchMcp, ...rest } = patch;
       const merged = withDefaults({
         ...current,
         ...rest,
@@ -249,6 +281,7 @@ export function botRoutes(router: Router, svc: Services): void {
         redaction: { ...current.redaction, ...rest.redaction },
         recording: { ...current.recording, ...rest.recording },
         tools: [],
+        mcp_servers: [],
       } as BotCreateT);
       checkTemplates(merged);
       let tools = currentTools;
@@ -257,13 +290,19 @@ export function botRoutes(router: Router, svc: Services): void {
         await checkToolUrls(svc, checked);
         tools = sealToolHeaders(box, checked.map((t) => ({ ...t, description: t.description ?? '' })), currentTools);
       }
-      checkPolicy(merged.policy, tools);
+      let mcp_servers = currentMcp;
+      if (patchMcp !== undefined) {
+        await checkMcpServers(svc, patchMcp);
+        mcp_servers = sealMcpHeaders(box, patchMcp, currentMcp);
+      }
+      if (rest.knowledge_base_ids !== undefined) await checkKnowledgeBases(svc, merged.knowledge_base_ids);
+      checkPolicy(merged.policy, tools, mcp_servers);
       checkTurnDetection(merged.turn_detection);
       checkAnsweringMachine(merged.answering_machine);
       checkAnalysis(merged.analysis, merged.policy);
       // Guarded by the version we read, so two concurrent edits cannot silently merge into an invalid bot.
       const now = svc.now();
-      const doc = { ...merged, tools, tool_secret_sealed };
+      const doc = { ...merged, tools, mcp_servers, tool_secret_sealed };
       // Every replica's cached copy is dropped before this answers (cache.ts).
       const res = await svc.cache.write(() => bots(svc.db).updateOne({ _id, updated_at }, { $set: { ...stored(doc), updated_at: now } }));
       if (res.matchedCount === 0) throw apiError('conflict', 'the bot was changed concurrently; retry');

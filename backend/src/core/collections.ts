@@ -25,4 +25,8 @@ export const COLLECTIONS = {
   campaignContacts: 'campaign_contacts',
   dnc: 'dnc_numbers',
   inboundNumbers: 'inbound_numbers',
+  /** Knowledge bases (knowledge/store.ts): a `version` moved by every document change (each replica's index checks it). */
+  knowledgeBases: 'knowledge_bases',
+  knowledgeDocuments: 'knowledge_documents',
+  knowledgeChunks: 'knowledge_chunks',
 } as const;

@@ -28,7 +28,8 @@ import type { NoiseSuppressor } from '../noise/rnnoise.js';
 import { CallRecording, recordingKey, type RecordingOutcome, type RecordingStore } from './recording.js';
 import { RecorderProcessor } from './recording/processor.js';
 import { CallLimits, LIMIT_REASONS } from './limits.js';
-import { toolRunnerFor, ToolError, type ToolConfig, type ToolRunner, type TransferDestination } from '../tools/runner.js';
+import { McpTools, mcpServersOf } from '../tools/mcp.js';
+import { toolRunnerFor, toolsOf, ToolError, type ToolConfig, type ToolRunner, type TransferDestination } from '../tools/runner.js';
 import { HoldTone } from './holdTone.js';
 import { AmdDetector, type AmdDecision, type AnsweredBy } from '../amd/detector.js';
 import { createWebRtcVad } from '../vad/webrtc.js';
@@ -115,6 +116,8 @@ export class CallSession {
   readonly transcript: TranscriptEntry[] = [];
   /** The bot's tools for this call; its `actions` are reported with the call's end. */
   private tools: ToolRunner | null = null;
+  /** The bot's MCP servers' sessions, closed when the call ends. */
+  private mcp: McpTools | null = null;
   /** Supervisors' controls, as actions on the call's timeline (docs/design.md §16). */
   private readonly controls: CallAction[] = [];
   /** Epoch ms until which the call's audio goes to listeners (0: nobody listens). */
@@ -164,7 +167,10 @@ export class CallSession {
 
   /** A prepared call that never started (nobody answered): its provider sessions close. */
   discard(): void {
-    if (!this.transport) this.pipeline?.cancel('not_started');
+    if (!this.transport) {
+      this.pipeline?.cancel('not_started');
+      void this.mcp?.close();
+    }
   }
 
   private async build(): Promise<void> {
@@ -203,6 +209,12 @@ export class CallSession {
       transfer: (req) => this.transfer(req.tool, req.destination, req.spoken, req.signal),
       render: (text) => renderTemplate(text, this.config.call?.variables ?? {}),
     });
+    // The bot's MCP servers (shared/DESIGN.md §18): their tools listed once, for this call.
+    const mcpServers = mcpServersOf((bot as { mcp_servers?: unknown }).mcp_servers);
+    if (mcpServers.length) {
+      this.mcp = await McpTools.connect(mcpServers, { allowPrivate: this.providers.toolsAllowPrivate ?? false, logger: this.log, reserved: new Set(toolsOf(bot.tools).map((t) => t.name)) });
+      this.tools.attachMcp(this.mcp);
+    }
     // Configs from before the setting existed (a cached one, an older backend) have none.
     const interDigitMs = (bot.dtmf as typeof bot.dtmf | undefined)?.inter_digit_timeout_ms ?? DEFAULT_INTER_DIGIT_TIMEOUT_MS;
     const output = new OutputProcessor(rate, {
@@ -517,6 +529,7 @@ export class CallSession {
     const { endReason: reason, closeCode } = this.handedOff ? { endReason: END_REASONS.transferred, closeCode: 1000 } : asked;
     this.limits?.stop();
     this.pipeline?.cancel(reason);
+    void this.mcp?.close();
     if (this.listenUntilMs >= Date.now()) this.deps.listen?.(this.callId, Buffer.of(LISTEN_END));
     this.listenUntilMs = 0;
     const endedAt = new Date();

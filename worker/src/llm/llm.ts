@@ -54,6 +54,8 @@ export interface LlmTools {
   /** True for a call that hangs up rather than runs. */
   endsCall(name: string): boolean;
   sayWhileWaiting(name: string, args?: string): string | undefined;
+  /** Said if the tool has not answered after `afterMs` (shared/DESIGN.md §18). */
+  filler?(name: string): { text: string; afterMs: number } | undefined;
   /**
    * Never throws: `output` is the tool message's content (`{"error":…}` on failure). `endsTurn`: the model is
    * not asked again until the caller speaks (a transfer), after `say`, the tool's last word (its on_failure).
@@ -289,7 +291,16 @@ export class LlmProcessor extends FrameProcessor {
             say(sentencesOf(phrase));
             spoken = this.mark();
           }
-          return this.tools.run(c.function.name, c.function.arguments, this.toolsAbort.signal, { spoken });
+          const run = this.tools.run(c.function.name, c.function.arguments, this.toolsAbort.signal, { spoken });
+          // A slow tool's filler: said once it has run afterMs without answering (not after, not on a barge-in).
+          const filler = this.tools.filler?.(c.function.name);
+          if (filler) {
+            const timer = setTimeout(() => {
+              if (!abort.signal.aborted) say(sentencesOf(filler.text));
+            }, filler.afterMs);
+            void run.finally(() => clearTimeout(timer));
+          }
+          return run;
         });
         let lastWords = '';
         let turnOver = false;
