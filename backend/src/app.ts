@@ -30,6 +30,7 @@ import { apiDocsRoutes } from './apiDocs.js';
 import { auditRoutes } from './audit/routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
 import { fleetRoutes } from './fleet/routes.js';
+import { mcpRoutes } from './mcp/routes.js';
 
 export type VoiceApp = Koa & { router: Router; metrics: Metrics };
 
@@ -57,6 +58,7 @@ export function createApp(deps: AppDeps): VoiceApp {
     auditRoutes(router, svc);
     analyticsRoutes(router, svc, metrics);
     fleetRoutes(router, svc, metrics);
+    mcpRoutes(router, svc, metrics);
     apiDocsRoutes(router, svc);
   });
 }
