@@ -31,6 +31,7 @@ import { auditRoutes } from './audit/routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
 import { fleetRoutes } from './fleet/routes.js';
 import { mcpRoutes } from './mcp/routes.js';
+import { knowledgeRoutes } from './knowledge/routes.js';
 
 export type VoiceApp = Koa & { router: Router; metrics: Metrics };
 
@@ -59,6 +60,7 @@ export function createApp(deps: AppDeps): VoiceApp {
     analyticsRoutes(router, svc, metrics);
     fleetRoutes(router, svc, metrics);
     mcpRoutes(router, svc, metrics);
+    knowledgeRoutes(router, svc);
     apiDocsRoutes(router, svc);
   });
 }
