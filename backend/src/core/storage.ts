@@ -52,9 +52,23 @@ export class RecordingStore {
 
   /** Stores `body` under `key` (knowledge documents' originals); a StorageUnavailableError when the store did not take it. */
   async put(key: string, body: Buffer, contentType: string): Promise<void> {
-    const res = await this.send('PUT', key, { 'Content-Type': contentType }, AbortSignal.timeout(this.opts.STORAGE_TIMEOUT_MS), body);
-    await res.body?.cancel();
-    if (!res.ok) throw new StorageUnavailableError(`object storage answered ${res.status}`);
+    const attempt = async () => {
+      const res = await this.send('PUT', key, { 'Content-Type': contentType }, AbortSignal.timeout(this.opts.STORAGE_TIMEOUT_MS), body);
+      await res.body?.cancel();
+      return res.status;
+    };
+    let status = await attempt();
+    // No bucket yet (a fresh store: the workers make it with their first recording): made here, as they do.
+    if (status === 404) {
+      try {
+        await this.client.makeBucket(this.opts.STORAGE_BUCKET, this.opts.STORAGE_REGION);
+      } catch (err) {
+        const code = (err as { code?: string }).code;
+        if (code !== 'BucketAlreadyOwnedByYou' && code !== 'BucketAlreadyExists') throw new StorageUnavailableError('object storage could not make the bucket', { cause: err });
+      }
+      status = await attempt();
+    }
+    if (status < 200 || status >= 300) throw new StorageUnavailableError(`object storage answered ${status}`);
   }
 
   /** Removes the object (gone already: done). */

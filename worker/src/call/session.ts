@@ -89,6 +89,8 @@ export interface CallDeps {
   observer?: CallObserver;
   /** Publishes a frame for the call's listeners (schemas LISTEN_SIDE + PCM, or LISTEN_END); none: nobody can listen. */
   listen?(callId: string, frame: Buffer): void;
+  /** The best passages of the bot's knowledge bases for a turn's words (the backend's retrieval); none: no knowledge. */
+  knowledge?(botId: string, query: string): Promise<string[]>;
 }
 
 export interface CallResult {
@@ -245,7 +247,7 @@ export class CallSession {
         stt,
         // redact_llm: the model gets the caller's words (and keys) masked too.
         ...(this.redaction.llm ? [new RedactProcessor(this.redaction)] : []),
-        new LlmProcessor(this.providers.llm, bot.prompt, this.providers.retry, this.tools, (outcome) => this.deps.metrics.preemptiveReplies.inc({ outcome })),
+        new LlmProcessor(this.providers.llm, bot.prompt, this.providers.retry, this.tools, (outcome) => this.deps.metrics.preemptiveReplies.inc({ outcome }), this.knowledge()),
         tts,
         output,
         new RecorderProcessor('bot', recorder),
@@ -302,6 +304,14 @@ export class CallSession {
       void this.screen(this.screening, am);
     } else this.greet();
     this.log.info({ direction: this.config.call?.direction, stt: this.providers.stt.name, llm: this.providers.llm.name, tts: this.providers.tts.name }, 'call started');
+  }
+
+  /** Each turn's retrieval when the bot has knowledge bases (shared/DESIGN.md §18; configs from an older backend have none). */
+  private knowledge(): ((text: string) => Promise<string[]>) | undefined {
+    const ids = (this.config.bot as { knowledge_base_ids?: unknown }).knowledge_base_ids;
+    const ask = this.deps.knowledge;
+    if (!ask || !Array.isArray(ids) || ids.length === 0) return undefined;
+    return (text) => ask(this.config.bot.id, text);
   }
 
   private greet(): void {

@@ -15,6 +15,19 @@ import { DEFAULT_RETRY, retryStream, type Resume, type RetryPolicy } from '../pr
 import { keypadTurn } from './keypad.js';
 import { words } from '@voice-platform/schemas';
 
+/** The system message a turn's knowledge passages come in (the scripted policy finds them by it). */
+export const KNOWLEDGE_PREFIX = 'Passages from the knowledge base that may answer the caller (best first):';
+
+/** The passages of a knowledge message (KNOWLEDGE_PREFIX), best first. */
+export function knowledgeOf(message: ChatMessage | undefined): string[] {
+  if (!message || message.role !== 'system' || !message.content.startsWith(KNOWLEDGE_PREFIX)) return [];
+  return message.content
+    .slice(KNOWLEDGE_PREFIX.length)
+    .split(/\n\[\d+\] /)
+    .map((p) => p.trim())
+    .filter(Boolean);
+}
+
 /** Rounds of tool calls one user turn may run. */
 export const MAX_TOOL_ROUNDS = 5;
 
@@ -149,6 +162,8 @@ export class LlmProcessor extends FrameProcessor {
     private readonly tools: LlmTools | null = null,
     /** A prepared reply played or dropped (metrics). */
     private readonly onPreemptive?: (outcome: 'played' | 'dropped') => void,
+    /** The bot's knowledge (shared/DESIGN.md §18): a turn's passages, put in the context before its words. */
+    private readonly knowledge?: (text: string) => Promise<string[]>,
   ) {
     super('llm');
     this.messages = systemPrompt ? [{ role: 'system', content: systemPrompt }] : [];
@@ -173,7 +188,8 @@ export class LlmProcessor extends FrameProcessor {
       // The caller paused again on the same words (a breath, a stop consonant): the reply prepared is still the one.
       if (this.preemptive?.usable && sameWords(this.preemptive.text, frame.text)) return;
       this.dropPreemptive();
-      if (!this.pendingTools && !this.abort) this.preemptive = this.prepare(frame.text);
+      // With knowledge, a reply waits for the turn's passages: none is prepared on a pause's words.
+      if (!this.pendingTools && !this.abort && !this.knowledge) this.preemptive = this.prepare(frame.text);
       return;
     }
     if (!frame.final) return;
@@ -196,6 +212,10 @@ export class LlmProcessor extends FrameProcessor {
       }
     }
     if (ready) this.drop(ready);
+    if (this.knowledge && !frame.dtmf) {
+      const passages = await this.knowledge(frame.text);
+      if (passages.length) this.messages.push({ role: 'system', content: `${KNOWLEDGE_PREFIX}${passages.map((p, i) => `\n[${i + 1}] ${p}`).join('')}` });
+    }
     this.messages.push({ role: 'user', content });
     await this.respond();
   }
