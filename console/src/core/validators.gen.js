@@ -721,7 +721,7 @@ return errors === 0;
 }
 
 export const BotCreate = validate12;
-const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"minLength":1,"maxLength":64,"description":"one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"audio":{"additionalProperties":false,"type":"object","properties":{"noise_suppression":{"default":false,"description":"RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call","type":"boolean"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"redaction":{"additionalProperties":false,"type":"object","properties":{"entities":{"maxItems":16,"default":[],"description":"what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it","type":"array","items":{"anyOf":[{"const":"card_number","type":"string"},{"const":"ssn","type":"string"},{"const":"email","type":"string"},{"const":"phone","type":"string"}]}},"mode":{"default":"mask","description":"mask: replaced by [entity] (the only mode)","const":"mask","type":"string"},"redact_llm":{"default":false,"description":"the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)","type":"boolean"}}},"recording":{"additionalProperties":false,"type":"object","properties":{"enabled":{"default":true,"description":"false: no recording is made (the call has no recording_key)","type":"boolean"},"redact_keypad_tones":{"default":false,"description":"the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)","type":"boolean"}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"}}};
+const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"minLength":1,"maxLength":64,"description":"one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"filler":{"minLength":1,"maxLength":500,"type":"string"},"filler_after_ms":{"minimum":100,"maximum":10000,"description":"http: how long the tool may take before its filler is said (default 800)","type":"integer"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"mcp_servers":{"maxItems":10,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","url"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"unique among the bot's MCP servers","type":"string"},"url":{"minLength":1,"maxLength":2048,"description":"the Streamable HTTP endpoint (http or https; the address guard of tools applies)","type":"string"},"allowed_tools":{"maxItems":50,"description":"the tools offered (absent: all the server lists, at most 50)","type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"}},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"knowledge_base_ids":{"maxItems":20,"description":"knowledge bases each turn retrieves passages from (each must exist)","type":"array","items":{"pattern":"^[a-f0-9]{24}$","type":"string"}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"audio":{"additionalProperties":false,"type":"object","properties":{"noise_suppression":{"default":false,"description":"RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call","type":"boolean"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"redaction":{"additionalProperties":false,"type":"object","properties":{"entities":{"maxItems":16,"default":[],"description":"what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it","type":"array","items":{"anyOf":[{"const":"card_number","type":"string"},{"const":"ssn","type":"string"},{"const":"email","type":"string"},{"const":"phone","type":"string"}]}},"mode":{"default":"mask","description":"mask: replaced by [entity] (the only mode)","const":"mask","type":"string"},"redact_llm":{"default":false,"description":"the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)","type":"boolean"}}},"recording":{"additionalProperties":false,"type":"object","properties":{"enabled":{"default":true,"description":"false: no recording is made (the call has no recording_key)","type":"boolean"},"redact_keypad_tones":{"default":false,"description":"the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)","type":"boolean"}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"}}};
 const func8 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,63}$", "u");
 const pattern1 = new RegExp("^https?://[^\\s]+$", "u");
@@ -729,10 +729,11 @@ const pattern2 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
 const pattern3 = new RegExp("^sips?:[^\\s@]+@[^\\s]+$", "u");
 const pattern4 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$", "u");
 const pattern6 = new RegExp("^[^\\r\\n]*$", "u");
-const pattern8 = new RegExp("^[A-Za-z0-9_]{1,64}$", "u");
-const pattern10 = new RegExp("^[0-9*#]{1,32}$", "u");
-const pattern11 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
-const pattern14 = new RegExp("\\S", "u");
+const pattern12 = new RegExp("^[a-f0-9]{24}$", "u");
+const pattern14 = new RegExp("^[A-Za-z0-9_]{1,64}$", "u");
+const pattern16 = new RegExp("^[0-9*#]{1,32}$", "u");
+const pattern17 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+const pattern20 = new RegExp("\\S", "u");
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2335,11 +2336,11 @@ vErrors.push(err130);
 errors++;
 }
 }
-if(data24.headers !== undefined){
-let data43 = data24.headers;
-if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
-if(Object.keys(data43).length > 10){
-const err131 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/maxProperties",keyword:"maxProperties",params:{limit: 10},message:"must NOT have more than 10 properties"};
+if(data24.filler !== undefined){
+let data43 = data24.filler;
+if(typeof data43 === "string"){
+if(func2(data43) > 500){
+const err131 = {instancePath:instancePath+"/tools/" + i1+"/filler",schemaPath:"#/properties/tools/items/properties/filler/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -2348,9 +2349,8 @@ vErrors.push(err131);
 }
 errors++;
 }
-for(const key7 in data43){
-if(!(pattern4.test(key7))){
-const err132 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(func2(data43) < 1){
+const err132 = {instancePath:instancePath+"/tools/" + i1+"/filler",schemaPath:"#/properties/tools/items/properties/filler/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -2360,12 +2360,8 @@ vErrors.push(err132);
 errors++;
 }
 }
-for(const key8 in data43){
-if(pattern4.test(key8)){
-let data44 = data43[key8];
-if(typeof data44 === "string"){
-if(func2(data44) > 4096){
-const err133 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+else {
+const err133 = {instancePath:instancePath+"/tools/" + i1+"/filler",schemaPath:"#/properties/tools/items/properties/filler/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -2374,8 +2370,11 @@ vErrors.push(err133);
 }
 errors++;
 }
-if(!pattern6.test(data44)){
-const err134 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/pattern",keyword:"pattern",params:{pattern: "^[^\\r\\n]*$"},message:"must match pattern \""+"^[^\\r\\n]*$"+"\""};
+}
+if(data24.filler_after_ms !== undefined){
+let data44 = data24.filler_after_ms;
+if(!((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44)))){
+const err134 = {instancePath:instancePath+"/tools/" + i1+"/filler_after_ms",schemaPath:"#/properties/tools/items/properties/filler_after_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -2384,9 +2383,9 @@ vErrors.push(err134);
 }
 errors++;
 }
-}
-else {
-const err135 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data44 == "number"){
+if(data44 > 10000 || isNaN(data44)){
+const err135 = {instancePath:instancePath+"/tools/" + i1+"/filler_after_ms",schemaPath:"#/properties/tools/items/properties/filler_after_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -2395,11 +2394,8 @@ vErrors.push(err135);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err136 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data44 < 100 || isNaN(data44)){
+const err136 = {instancePath:instancePath+"/tools/" + i1+"/filler_after_ms",schemaPath:"#/properties/tools/items/properties/filler_after_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -2410,8 +2406,11 @@ errors++;
 }
 }
 }
-else {
-const err137 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/properties/tools/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data24.headers !== undefined){
+let data45 = data24.headers;
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+if(Object.keys(data45).length > 10){
+const err137 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/maxProperties",keyword:"maxProperties",params:{limit: 10},message:"must NOT have more than 10 properties"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -2420,10 +2419,9 @@ vErrors.push(err137);
 }
 errors++;
 }
-}
-}
-else {
-const err138 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+for(const key7 in data45){
+if(!(pattern4.test(key7))){
+const err138 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -2433,14 +2431,12 @@ vErrors.push(err138);
 errors++;
 }
 }
-if(data.policy !== undefined){
-let data45 = data.policy;
-const _errs116 = errors;
-let valid17 = false;
-const _errs117 = errors;
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
-if(data45.intents === undefined){
-const err139 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/required",keyword:"required",params:{missingProperty: "intents"},message:"must have required property '"+"intents"+"'"};
+for(const key8 in data45){
+if(pattern4.test(key8)){
+let data46 = data45[key8];
+if(typeof data46 === "string"){
+if(func2(data46) > 4096){
+const err139 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -2449,8 +2445,8 @@ vErrors.push(err139);
 }
 errors++;
 }
-if(data45.fallback === undefined){
-const err140 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/required",keyword:"required",params:{missingProperty: "fallback"},message:"must have required property '"+"fallback"+"'"};
+if(!pattern6.test(data46)){
+const err140 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/pattern",keyword:"pattern",params:{pattern: "^[^\\r\\n]*$"},message:"must match pattern \""+"^[^\\r\\n]*$"+"\""};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -2459,9 +2455,9 @@ vErrors.push(err140);
 }
 errors++;
 }
-for(const key9 in data45){
-if(!((key9 === "intents") || (key9 === "fallback"))){
-const err141 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+}
+else {
+const err141 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -2471,11 +2467,10 @@ vErrors.push(err141);
 errors++;
 }
 }
-if(data45.intents !== undefined){
-let data46 = data45.intents;
-if(Array.isArray(data46)){
-if(data46.length > 200){
-const err142 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+}
+}
+else {
+const err142 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -2484,12 +2479,10 @@ vErrors.push(err142);
 }
 errors++;
 }
-const len3 = data46.length;
-for(let i3=0; i3<len3; i3++){
-let data47 = data46[i3];
-if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
-if(data47.name === undefined){
-const err143 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+}
+else {
+const err143 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/properties/tools/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -2498,8 +2491,10 @@ vErrors.push(err143);
 }
 errors++;
 }
-if(data47.reply === undefined){
-const err144 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
+}
+}
+else {
+const err144 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -2508,9 +2503,12 @@ vErrors.push(err144);
 }
 errors++;
 }
-for(const key10 in data47){
-if(!((((((((key10 === "name") || (key10 === "examples")) || (key10 === "reply")) || (key10 === "end_call")) || (key10 === "action")) || (key10 === "on_error_reply")) || (key10 === "dtmf")) || (key10 === "sets"))){
-const err145 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+}
+if(data.mcp_servers !== undefined){
+let data47 = data.mcp_servers;
+if(Array.isArray(data47)){
+if(data47.length > 10){
+const err145 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -2519,12 +2517,12 @@ vErrors.push(err145);
 }
 errors++;
 }
-}
-if(data47.name !== undefined){
-let data48 = data47.name;
-if(typeof data48 === "string"){
-if(func2(data48) > 64){
-const err146 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+const len3 = data47.length;
+for(let i3=0; i3<len3; i3++){
+let data48 = data47[i3];
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+if(data48.name === undefined){
+const err146 = {instancePath:instancePath+"/mcp_servers/" + i3,schemaPath:"#/properties/mcp_servers/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -2533,8 +2531,8 @@ vErrors.push(err146);
 }
 errors++;
 }
-if(func2(data48) < 1){
-const err147 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data48.url === undefined){
+const err147 = {instancePath:instancePath+"/mcp_servers/" + i3,schemaPath:"#/properties/mcp_servers/items/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -2543,9 +2541,9 @@ vErrors.push(err147);
 }
 errors++;
 }
-}
-else {
-const err148 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key9 in data48){
+if(!((((key9 === "name") || (key9 === "url")) || (key9 === "allowed_tools")) || (key9 === "headers"))){
+const err148 = {instancePath:instancePath+"/mcp_servers/" + i3,schemaPath:"#/properties/mcp_servers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -2555,11 +2553,11 @@ vErrors.push(err148);
 errors++;
 }
 }
-if(data47.examples !== undefined){
-let data49 = data47.examples;
-if(Array.isArray(data49)){
-if(data49.length > 100){
-const err149 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data48.name !== undefined){
+let data49 = data48.name;
+if(typeof data49 === "string"){
+if(!pattern2.test(data49)){
+const err149 = {instancePath:instancePath+"/mcp_servers/" + i3+"/name",schemaPath:"#/properties/mcp_servers/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -2568,12 +2566,9 @@ vErrors.push(err149);
 }
 errors++;
 }
-const len4 = data49.length;
-for(let i4=0; i4<len4; i4++){
-let data50 = data49[i4];
-if(typeof data50 === "string"){
-if(func2(data50) > 500){
-const err150 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+}
+else {
+const err150 = {instancePath:instancePath+"/mcp_servers/" + i3+"/name",schemaPath:"#/properties/mcp_servers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -2582,8 +2577,12 @@ vErrors.push(err150);
 }
 errors++;
 }
-if(func2(data50) < 1){
-const err151 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data48.url !== undefined){
+let data50 = data48.url;
+if(typeof data50 === "string"){
+if(func2(data50) > 2048){
+const err151 = {instancePath:instancePath+"/mcp_servers/" + i3+"/url",schemaPath:"#/properties/mcp_servers/items/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -2592,9 +2591,8 @@ vErrors.push(err151);
 }
 errors++;
 }
-}
-else {
-const err152 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data50) < 1){
+const err152 = {instancePath:instancePath+"/mcp_servers/" + i3+"/url",schemaPath:"#/properties/mcp_servers/items/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -2604,9 +2602,8 @@ vErrors.push(err152);
 errors++;
 }
 }
-}
 else {
-const err153 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err153 = {instancePath:instancePath+"/mcp_servers/" + i3+"/url",schemaPath:"#/properties/mcp_servers/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -2616,11 +2613,11 @@ vErrors.push(err153);
 errors++;
 }
 }
-if(data47.reply !== undefined){
-let data51 = data47.reply;
-if(typeof data51 === "string"){
-if(func2(data51) > 2000){
-const err154 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(data48.allowed_tools !== undefined){
+let data51 = data48.allowed_tools;
+if(Array.isArray(data51)){
+if(data51.length > 50){
+const err154 = {instancePath:instancePath+"/mcp_servers/" + i3+"/allowed_tools",schemaPath:"#/properties/mcp_servers/items/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -2629,8 +2626,12 @@ vErrors.push(err154);
 }
 errors++;
 }
-if(func2(data51) < 1){
-const err155 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len4 = data51.length;
+for(let i4=0; i4<len4; i4++){
+let data52 = data51[i4];
+if(typeof data52 === "string"){
+if(!pattern2.test(data52)){
+const err155 = {instancePath:instancePath+"/mcp_servers/" + i3+"/allowed_tools/" + i4,schemaPath:"#/properties/mcp_servers/items/properties/allowed_tools/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -2641,7 +2642,7 @@ errors++;
 }
 }
 else {
-const err156 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err156 = {instancePath:instancePath+"/mcp_servers/" + i3+"/allowed_tools/" + i4,schemaPath:"#/properties/mcp_servers/items/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -2651,9 +2652,9 @@ vErrors.push(err156);
 errors++;
 }
 }
-if(data47.end_call !== undefined){
-if(typeof data47.end_call !== "boolean"){
-const err157 = {instancePath:instancePath+"/policy/intents/" + i3+"/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+else {
+const err157 = {instancePath:instancePath+"/mcp_servers/" + i3+"/allowed_tools",schemaPath:"#/properties/mcp_servers/items/properties/allowed_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -2663,11 +2664,11 @@ vErrors.push(err157);
 errors++;
 }
 }
-if(data47.action !== undefined){
-let data53 = data47.action;
+if(data48.headers !== undefined){
+let data53 = data48.headers;
 if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-if(data53.tool === undefined){
-const err158 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
+if(Object.keys(data53).length > 10){
+const err158 = {instancePath:instancePath+"/mcp_servers/" + i3+"/headers",schemaPath:"#/properties/mcp_servers/items/properties/headers/maxProperties",keyword:"maxProperties",params:{limit: 10},message:"must NOT have more than 10 properties"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -2676,9 +2677,9 @@ vErrors.push(err158);
 }
 errors++;
 }
-for(const key11 in data53){
-if(!((key11 === "tool") || (key11 === "arguments"))){
-const err159 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+for(const key10 in data53){
+if(!(pattern4.test(key10))){
+const err159 = {instancePath:instancePath+"/mcp_servers/" + i3+"/headers",schemaPath:"#/properties/mcp_servers/items/properties/headers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -2688,11 +2689,12 @@ vErrors.push(err159);
 errors++;
 }
 }
-if(data53.tool !== undefined){
-let data54 = data53.tool;
+for(const key11 in data53){
+if(pattern4.test(key11)){
+let data54 = data53[key11];
 if(typeof data54 === "string"){
-if(!pattern2.test(data54)){
-const err160 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(func2(data54) > 4096){
+const err160 = {instancePath:instancePath+"/mcp_servers/" + i3+"/headers/" + key11.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -2701,9 +2703,8 @@ vErrors.push(err160);
 }
 errors++;
 }
-}
-else {
-const err161 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern6.test(data54)){
+const err161 = {instancePath:instancePath+"/mcp_servers/" + i3+"/headers/" + key11.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/pattern",keyword:"pattern",params:{pattern: "^[^\\r\\n]*$"},message:"must match pattern \""+"^[^\\r\\n]*$"+"\""};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -2713,11 +2714,8 @@ vErrors.push(err161);
 errors++;
 }
 }
-if(data53.arguments !== undefined){
-let data55 = data53.arguments;
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
-if(Object.keys(data55).length > 20){
-const err162 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+else {
+const err162 = {instancePath:instancePath+"/mcp_servers/" + i3+"/headers/" + key11.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -2726,9 +2724,11 @@ vErrors.push(err162);
 }
 errors++;
 }
-for(const key12 in data55){
-if(!(pattern8.test(key12))){
-const err163 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+}
+}
+}
+else {
+const err163 = {instancePath:instancePath+"/mcp_servers/" + i3+"/headers",schemaPath:"#/properties/mcp_servers/items/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -2738,12 +2738,9 @@ vErrors.push(err163);
 errors++;
 }
 }
-for(const key13 in data55){
-if(pattern8.test(key13)){
-let data56 = data55[key13];
-if(typeof data56 === "string"){
-if(func2(data56) > 1000){
-const err164 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments/" + key13.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+}
+else {
+const err164 = {instancePath:instancePath+"/mcp_servers/" + i3,schemaPath:"#/properties/mcp_servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -2753,8 +2750,9 @@ vErrors.push(err164);
 errors++;
 }
 }
+}
 else {
-const err165 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments/" + key13.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err165 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -2764,10 +2762,11 @@ vErrors.push(err165);
 errors++;
 }
 }
-}
-}
-else {
-const err166 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.knowledge_base_ids !== undefined){
+let data55 = data.knowledge_base_ids;
+if(Array.isArray(data55)){
+if(data55.length > 20){
+const err166 = {instancePath:instancePath+"/knowledge_base_ids",schemaPath:"#/properties/knowledge_base_ids/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -2776,10 +2775,12 @@ vErrors.push(err166);
 }
 errors++;
 }
-}
-}
-else {
-const err167 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const len5 = data55.length;
+for(let i5=0; i5<len5; i5++){
+let data56 = data55[i5];
+if(typeof data56 === "string"){
+if(!pattern12.test(data56)){
+const err167 = {instancePath:instancePath+"/knowledge_base_ids/" + i5,schemaPath:"#/properties/knowledge_base_ids/items/pattern",keyword:"pattern",params:{pattern: "^[a-f0-9]{24}$"},message:"must match pattern \""+"^[a-f0-9]{24}$"+"\""};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -2789,11 +2790,8 @@ vErrors.push(err167);
 errors++;
 }
 }
-if(data47.on_error_reply !== undefined){
-let data57 = data47.on_error_reply;
-if(typeof data57 === "string"){
-if(func2(data57) > 2000){
-const err168 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+else {
+const err168 = {instancePath:instancePath+"/knowledge_base_ids/" + i5,schemaPath:"#/properties/knowledge_base_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -2802,8 +2800,10 @@ vErrors.push(err168);
 }
 errors++;
 }
-if(func2(data57) < 1){
-const err169 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+else {
+const err169 = {instancePath:instancePath+"/knowledge_base_ids",schemaPath:"#/properties/knowledge_base_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -2813,8 +2813,14 @@ vErrors.push(err169);
 errors++;
 }
 }
-else {
-const err170 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.policy !== undefined){
+let data57 = data.policy;
+const _errs142 = errors;
+let valid25 = false;
+const _errs143 = errors;
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+if(data57.intents === undefined){
+const err170 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/required",keyword:"required",params:{missingProperty: "intents"},message:"must have required property '"+"intents"+"'"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -2823,12 +2829,8 @@ vErrors.push(err170);
 }
 errors++;
 }
-}
-if(data47.dtmf !== undefined){
-let data58 = data47.dtmf;
-if(typeof data58 === "string"){
-if(!pattern10.test(data58)){
-const err171 = {instancePath:instancePath+"/policy/intents/" + i3+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/pattern",keyword:"pattern",params:{pattern: "^[0-9*#]{1,32}$"},message:"must match pattern \""+"^[0-9*#]{1,32}$"+"\""};
+if(data57.fallback === undefined){
+const err171 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/required",keyword:"required",params:{missingProperty: "fallback"},message:"must have required property '"+"fallback"+"'"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -2837,9 +2839,9 @@ vErrors.push(err171);
 }
 errors++;
 }
-}
-else {
-const err172 = {instancePath:instancePath+"/policy/intents/" + i3+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key12 in data57){
+if(!((key12 === "intents") || (key12 === "fallback"))){
+const err172 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -2849,11 +2851,11 @@ vErrors.push(err172);
 errors++;
 }
 }
-if(data47.sets !== undefined){
-let data59 = data47.sets;
-if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
-if(Object.keys(data59).length > 20){
-const err173 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+if(data57.intents !== undefined){
+let data58 = data57.intents;
+if(Array.isArray(data58)){
+if(data58.length > 200){
+const err173 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -2862,9 +2864,12 @@ vErrors.push(err173);
 }
 errors++;
 }
-for(const key14 in data59){
-if(!(pattern11.test(key14))){
-const err174 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+const len6 = data58.length;
+for(let i6=0; i6<len6; i6++){
+let data59 = data58[i6];
+if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+if(data59.name === undefined){
+const err174 = {instancePath:instancePath+"/policy/intents/" + i6,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -2873,16 +2878,8 @@ vErrors.push(err174);
 }
 errors++;
 }
-}
-for(const key15 in data59){
-if(pattern11.test(key15)){
-let data60 = data59[key15];
-const _errs153 = errors;
-let valid27 = false;
-const _errs154 = errors;
-if(typeof data60 === "string"){
-if(func2(data60) > 1000){
-const err175 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data59.reply === undefined){
+const err175 = {instancePath:instancePath+"/policy/intents/" + i6,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -2891,9 +2888,9 @@ vErrors.push(err175);
 }
 errors++;
 }
-}
-else {
-const err176 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key13 in data59){
+if(!((((((((key13 === "name") || (key13 === "examples")) || (key13 === "reply")) || (key13 === "end_call")) || (key13 === "action")) || (key13 === "on_error_reply")) || (key13 === "dtmf")) || (key13 === "sets"))){
+const err176 = {instancePath:instancePath+"/policy/intents/" + i6,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -2902,12 +2899,12 @@ vErrors.push(err176);
 }
 errors++;
 }
-var _valid4 = _errs154 === errors;
-valid27 = valid27 || _valid4;
-if(!valid27){
-const _errs156 = errors;
-if(!(typeof data60 == "number")){
-const err177 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data59.name !== undefined){
+let data60 = data59.name;
+if(typeof data60 === "string"){
+if(func2(data60) > 64){
+const err177 = {instancePath:instancePath+"/policy/intents/" + i6+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -2916,12 +2913,8 @@ vErrors.push(err177);
 }
 errors++;
 }
-var _valid4 = _errs156 === errors;
-valid27 = valid27 || _valid4;
-if(!valid27){
-const _errs158 = errors;
-if(typeof data60 !== "boolean"){
-const err178 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(func2(data60) < 1){
+const err178 = {instancePath:instancePath+"/policy/intents/" + i6+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -2930,12 +2923,9 @@ vErrors.push(err178);
 }
 errors++;
 }
-var _valid4 = _errs158 === errors;
-valid27 = valid27 || _valid4;
 }
-}
-if(!valid27){
-const err179 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err179 = {instancePath:instancePath+"/policy/intents/" + i6+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -2944,22 +2934,12 @@ vErrors.push(err179);
 }
 errors++;
 }
-else {
-errors = _errs153;
-if(vErrors !== null){
-if(_errs153){
-vErrors.length = _errs153;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-}
-else {
-const err180 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data59.examples !== undefined){
+let data61 = data59.examples;
+if(Array.isArray(data61)){
+if(data61.length > 100){
+const err180 = {instancePath:instancePath+"/policy/intents/" + i6+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -2968,10 +2948,12 @@ vErrors.push(err180);
 }
 errors++;
 }
-}
-}
-else {
-const err181 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const len7 = data61.length;
+for(let i7=0; i7<len7; i7++){
+let data62 = data61[i7];
+if(typeof data62 === "string"){
+if(func2(data62) > 500){
+const err181 = {instancePath:instancePath+"/policy/intents/" + i6+"/examples/" + i7,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -2980,10 +2962,8 @@ vErrors.push(err181);
 }
 errors++;
 }
-}
-}
-else {
-const err182 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(func2(data62) < 1){
+const err182 = {instancePath:instancePath+"/policy/intents/" + i6+"/examples/" + i7,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -2993,11 +2973,8 @@ vErrors.push(err182);
 errors++;
 }
 }
-if(data45.fallback !== undefined){
-let data61 = data45.fallback;
-if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
-if(data61.reply === undefined){
-const err183 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
+else {
+const err183 = {instancePath:instancePath+"/policy/intents/" + i6+"/examples/" + i7,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -3006,9 +2983,10 @@ vErrors.push(err183);
 }
 errors++;
 }
-for(const key16 in data61){
-if(!((key16 === "reply") || (key16 === "end_call"))){
-const err184 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+}
+}
+else {
+const err184 = {instancePath:instancePath+"/policy/intents/" + i6+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -3018,11 +2996,11 @@ vErrors.push(err184);
 errors++;
 }
 }
-if(data61.reply !== undefined){
-let data62 = data61.reply;
-if(typeof data62 === "string"){
-if(func2(data62) > 2000){
-const err185 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(data59.reply !== undefined){
+let data63 = data59.reply;
+if(typeof data63 === "string"){
+if(func2(data63) > 2000){
+const err185 = {instancePath:instancePath+"/policy/intents/" + i6+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -3031,8 +3009,8 @@ vErrors.push(err185);
 }
 errors++;
 }
-if(func2(data62) < 1){
-const err186 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func2(data63) < 1){
+const err186 = {instancePath:instancePath+"/policy/intents/" + i6+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -3043,7 +3021,7 @@ errors++;
 }
 }
 else {
-const err187 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err187 = {instancePath:instancePath+"/policy/intents/" + i6+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -3053,9 +3031,9 @@ vErrors.push(err187);
 errors++;
 }
 }
-if(data61.end_call !== undefined){
-if(typeof data61.end_call !== "boolean"){
-const err188 = {instancePath:instancePath+"/policy/fallback/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data59.end_call !== undefined){
+if(typeof data59.end_call !== "boolean"){
+const err188 = {instancePath:instancePath+"/policy/intents/" + i6+"/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -3065,9 +3043,11 @@ vErrors.push(err188);
 errors++;
 }
 }
-}
-else {
-const err189 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data59.action !== undefined){
+let data65 = data59.action;
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+if(data65.tool === undefined){
+const err189 = {instancePath:instancePath+"/policy/intents/" + i6+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -3076,10 +3056,9 @@ vErrors.push(err189);
 }
 errors++;
 }
-}
-}
-else {
-const err190 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key14 in data65){
+if(!((key14 === "tool") || (key14 === "arguments"))){
+const err190 = {instancePath:instancePath+"/policy/intents/" + i6+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -3088,12 +3067,12 @@ vErrors.push(err190);
 }
 errors++;
 }
-var _valid3 = _errs117 === errors;
-valid17 = valid17 || _valid3;
-if(!valid17){
-const _errs167 = errors;
-if(data45 !== null){
-const err191 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data65.tool !== undefined){
+let data66 = data65.tool;
+if(typeof data66 === "string"){
+if(!pattern2.test(data66)){
+const err191 = {instancePath:instancePath+"/policy/intents/" + i6+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -3102,11 +3081,9 @@ vErrors.push(err191);
 }
 errors++;
 }
-var _valid3 = _errs167 === errors;
-valid17 = valid17 || _valid3;
 }
-if(!valid17){
-const err192 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err192 = {instancePath:instancePath+"/policy/intents/" + i6+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -3115,24 +3092,12 @@ vErrors.push(err192);
 }
 errors++;
 }
-else {
-errors = _errs116;
-if(vErrors !== null){
-if(_errs116){
-vErrors.length = _errs116;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.turn_detection !== undefined){
-let data64 = data.turn_detection;
-if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
-for(const key17 in data64){
-if(!(((key17 === "mode") || (key17 === "end_of_turn_silence_ms")) || (key17 === "min_silence_ms"))){
-const err193 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+if(data65.arguments !== undefined){
+let data67 = data65.arguments;
+if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
+if(Object.keys(data67).length > 20){
+const err193 = {instancePath:instancePath+"/policy/intents/" + i6+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -3141,14 +3106,9 @@ vErrors.push(err193);
 }
 errors++;
 }
-}
-if(data64.mode !== undefined){
-let data65 = data64.mode;
-const _errs173 = errors;
-let valid30 = false;
-const _errs174 = errors;
-if(typeof data65 !== "string"){
-const err194 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key15 in data67){
+if(!(pattern14.test(key15))){
+const err194 = {instancePath:instancePath+"/policy/intents/" + i6+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -3157,8 +3117,13 @@ vErrors.push(err194);
 }
 errors++;
 }
-if("smart" !== data65){
-const err195 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/0/const",keyword:"const",params:{allowedValue: "smart"},message:"must be equal to constant"};
+}
+for(const key16 in data67){
+if(pattern14.test(key16)){
+let data68 = data67[key16];
+if(typeof data68 === "string"){
+if(func2(data68) > 1000){
+const err195 = {instancePath:instancePath+"/policy/intents/" + i6+"/action/arguments/" + key16.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -3167,12 +3132,9 @@ vErrors.push(err195);
 }
 errors++;
 }
-var _valid5 = _errs174 === errors;
-valid30 = valid30 || _valid5;
-if(!valid30){
-const _errs176 = errors;
-if(typeof data65 !== "string"){
-const err196 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err196 = {instancePath:instancePath+"/policy/intents/" + i6+"/action/arguments/" + key16.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -3181,8 +3143,11 @@ vErrors.push(err196);
 }
 errors++;
 }
-if("fixed" !== data65){
-const err197 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/1/const",keyword:"const",params:{allowedValue: "fixed"},message:"must be equal to constant"};
+}
+}
+}
+else {
+const err197 = {instancePath:instancePath+"/policy/intents/" + i6+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -3191,11 +3156,10 @@ vErrors.push(err197);
 }
 errors++;
 }
-var _valid5 = _errs176 === errors;
-valid30 = valid30 || _valid5;
 }
-if(!valid30){
-const err198 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+else {
+const err198 = {instancePath:instancePath+"/policy/intents/" + i6+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -3204,22 +3168,12 @@ vErrors.push(err198);
 }
 errors++;
 }
-else {
-errors = _errs173;
-if(vErrors !== null){
-if(_errs173){
-vErrors.length = _errs173;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data64.end_of_turn_silence_ms !== undefined){
-let data66 = data64.end_of_turn_silence_ms;
-if(!((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66)))){
-const err199 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data59.on_error_reply !== undefined){
+let data69 = data59.on_error_reply;
+if(typeof data69 === "string"){
+if(func2(data69) > 2000){
+const err199 = {instancePath:instancePath+"/policy/intents/" + i6+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -3228,9 +3182,8 @@ vErrors.push(err199);
 }
 errors++;
 }
-if(typeof data66 == "number"){
-if(data66 > 5000 || isNaN(data66)){
-const err200 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
+if(func2(data69) < 1){
+const err200 = {instancePath:instancePath+"/policy/intents/" + i6+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -3239,8 +3192,9 @@ vErrors.push(err200);
 }
 errors++;
 }
-if(data66 < 100 || isNaN(data66)){
-const err201 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+}
+else {
+const err201 = {instancePath:instancePath+"/policy/intents/" + i6+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -3250,11 +3204,11 @@ vErrors.push(err201);
 errors++;
 }
 }
-}
-if(data64.min_silence_ms !== undefined){
-let data67 = data64.min_silence_ms;
-if(!((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67)))){
-const err202 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data59.dtmf !== undefined){
+let data70 = data59.dtmf;
+if(typeof data70 === "string"){
+if(!pattern16.test(data70)){
+const err202 = {instancePath:instancePath+"/policy/intents/" + i6+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/pattern",keyword:"pattern",params:{pattern: "^[0-9*#]{1,32}$"},message:"must match pattern \""+"^[0-9*#]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -3263,9 +3217,9 @@ vErrors.push(err202);
 }
 errors++;
 }
-if(typeof data67 == "number"){
-if(data67 > 5000 || isNaN(data67)){
-const err203 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
+}
+else {
+const err203 = {instancePath:instancePath+"/policy/intents/" + i6+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -3274,8 +3228,12 @@ vErrors.push(err203);
 }
 errors++;
 }
-if(data67 < 100 || isNaN(data67)){
-const err204 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+}
+if(data59.sets !== undefined){
+let data71 = data59.sets;
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(Object.keys(data71).length > 20){
+const err204 = {instancePath:instancePath+"/policy/intents/" + i6+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -3284,11 +3242,9 @@ vErrors.push(err204);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err205 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key17 in data71){
+if(!(pattern17.test(key17))){
+const err205 = {instancePath:instancePath+"/policy/intents/" + i6+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -3298,12 +3254,15 @@ vErrors.push(err205);
 errors++;
 }
 }
-if(data.interruption !== undefined){
-let data68 = data.interruption;
-if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
-for(const key18 in data68){
-if(!((key18 === "ignore_backchannels") || (key18 === "min_words"))){
-const err206 = {instancePath:instancePath+"/interruption",schemaPath:"#/properties/interruption/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+for(const key18 in data71){
+if(pattern17.test(key18)){
+let data72 = data71[key18];
+const _errs179 = errors;
+let valid35 = false;
+const _errs180 = errors;
+if(typeof data72 === "string"){
+if(func2(data72) > 1000){
+const err206 = {instancePath:instancePath+"/policy/intents/" + i6+"/sets/" + key18.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -3313,9 +3272,8 @@ vErrors.push(err206);
 errors++;
 }
 }
-if(data68.ignore_backchannels !== undefined){
-if(typeof data68.ignore_backchannels !== "boolean"){
-const err207 = {instancePath:instancePath+"/interruption/ignore_backchannels",schemaPath:"#/properties/interruption/properties/ignore_backchannels/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err207 = {instancePath:instancePath+"/policy/intents/" + i6+"/sets/" + key18.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -3324,11 +3282,12 @@ vErrors.push(err207);
 }
 errors++;
 }
-}
-if(data68.min_words !== undefined){
-let data70 = data68.min_words;
-if(!((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70)))){
-const err208 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid4 = _errs180 === errors;
+valid35 = valid35 || _valid4;
+if(!valid35){
+const _errs182 = errors;
+if(!(typeof data72 == "number")){
+const err208 = {instancePath:instancePath+"/policy/intents/" + i6+"/sets/" + key18.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -3337,9 +3296,12 @@ vErrors.push(err208);
 }
 errors++;
 }
-if(typeof data70 == "number"){
-if(data70 > 10 || isNaN(data70)){
-const err209 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+var _valid4 = _errs182 === errors;
+valid35 = valid35 || _valid4;
+if(!valid35){
+const _errs184 = errors;
+if(typeof data72 !== "boolean"){
+const err209 = {instancePath:instancePath+"/policy/intents/" + i6+"/sets/" + key18.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -3348,8 +3310,12 @@ vErrors.push(err209);
 }
 errors++;
 }
-if(data70 < 1 || isNaN(data70)){
-const err210 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+var _valid4 = _errs184 === errors;
+valid35 = valid35 || _valid4;
+}
+}
+if(!valid35){
+const err210 = {instancePath:instancePath+"/policy/intents/" + i6+"/sets/" + key18.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -3358,11 +3324,22 @@ vErrors.push(err210);
 }
 errors++;
 }
+else {
+errors = _errs179;
+if(vErrors !== null){
+if(_errs179){
+vErrors.length = _errs179;
+}
+else {
+vErrors = null;
+}
+}
+}
 }
 }
 }
 else {
-const err211 = {instancePath:instancePath+"/interruption",schemaPath:"#/properties/interruption/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err211 = {instancePath:instancePath+"/policy/intents/" + i6+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -3372,11 +3349,9 @@ vErrors.push(err211);
 errors++;
 }
 }
-if(data.dtmf !== undefined){
-let data71 = data.dtmf;
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
-if(data71.inter_digit_timeout_ms === undefined){
-const err212 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/required",keyword:"required",params:{missingProperty: "inter_digit_timeout_ms"},message:"must have required property '"+"inter_digit_timeout_ms"+"'"};
+}
+else {
+const err212 = {instancePath:instancePath+"/policy/intents/" + i6,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -3385,9 +3360,10 @@ vErrors.push(err212);
 }
 errors++;
 }
-for(const key19 in data71){
-if(!(key19 === "inter_digit_timeout_ms")){
-const err213 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+}
+}
+else {
+const err213 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -3397,10 +3373,11 @@ vErrors.push(err213);
 errors++;
 }
 }
-if(data71.inter_digit_timeout_ms !== undefined){
-let data72 = data71.inter_digit_timeout_ms;
-if(!((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72)))){
-const err214 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data57.fallback !== undefined){
+let data73 = data57.fallback;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+if(data73.reply === undefined){
+const err214 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -3409,9 +3386,9 @@ vErrors.push(err214);
 }
 errors++;
 }
-if(typeof data72 == "number"){
-if(data72 > 10000 || isNaN(data72)){
-const err215 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+for(const key19 in data73){
+if(!((key19 === "reply") || (key19 === "end_call"))){
+const err215 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -3420,8 +3397,12 @@ vErrors.push(err215);
 }
 errors++;
 }
-if(data72 < 300 || isNaN(data72)){
-const err216 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
+}
+if(data73.reply !== undefined){
+let data74 = data73.reply;
+if(typeof data74 === "string"){
+if(func2(data74) > 2000){
+const err216 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -3430,11 +3411,8 @@ vErrors.push(err216);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err217 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data74) < 1){
+const err217 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -3444,12 +3422,8 @@ vErrors.push(err217);
 errors++;
 }
 }
-if(data.answering_machine !== undefined){
-let data73 = data.answering_machine;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-for(const key20 in data73){
-if(!((((key20 === "detect") || (key20 === "on_machine")) || (key20 === "message")) || (key20 === "max_wait_for_beep_seconds"))){
-const err218 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+else {
+const err218 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -3459,9 +3433,9 @@ vErrors.push(err218);
 errors++;
 }
 }
-if(data73.detect !== undefined){
-if(typeof data73.detect !== "boolean"){
-const err219 = {instancePath:instancePath+"/answering_machine/detect",schemaPath:"#/properties/answering_machine/properties/detect/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data73.end_call !== undefined){
+if(typeof data73.end_call !== "boolean"){
+const err219 = {instancePath:instancePath+"/policy/fallback/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -3471,13 +3445,9 @@ vErrors.push(err219);
 errors++;
 }
 }
-if(data73.on_machine !== undefined){
-let data75 = data73.on_machine;
-const _errs200 = errors;
-let valid34 = false;
-const _errs201 = errors;
-if(typeof data75 !== "string"){
-const err220 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err220 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -3486,8 +3456,10 @@ vErrors.push(err220);
 }
 errors++;
 }
-if("hangup" !== data75){
-const err221 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/const",keyword:"const",params:{allowedValue: "hangup"},message:"must be equal to constant"};
+}
+}
+else {
+const err221 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -3496,12 +3468,12 @@ vErrors.push(err221);
 }
 errors++;
 }
-var _valid6 = _errs201 === errors;
-valid34 = valid34 || _valid6;
-if(!valid34){
-const _errs203 = errors;
-if(typeof data75 !== "string"){
-const err222 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid3 = _errs143 === errors;
+valid25 = valid25 || _valid3;
+if(!valid25){
+const _errs193 = errors;
+if(data57 !== null){
+const err222 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -3510,8 +3482,11 @@ vErrors.push(err222);
 }
 errors++;
 }
-if("leave_message" !== data75){
-const err223 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/const",keyword:"const",params:{allowedValue: "leave_message"},message:"must be equal to constant"};
+var _valid3 = _errs193 === errors;
+valid25 = valid25 || _valid3;
+}
+if(!valid25){
+const err223 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -3520,11 +3495,24 @@ vErrors.push(err223);
 }
 errors++;
 }
-var _valid6 = _errs203 === errors;
-valid34 = valid34 || _valid6;
+else {
+errors = _errs142;
+if(vErrors !== null){
+if(_errs142){
+vErrors.length = _errs142;
 }
-if(!valid34){
-const err224 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.turn_detection !== undefined){
+let data76 = data.turn_detection;
+if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+for(const key20 in data76){
+if(!(((key20 === "mode") || (key20 === "end_of_turn_silence_ms")) || (key20 === "min_silence_ms"))){
+const err224 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -3533,23 +3521,14 @@ vErrors.push(err224);
 }
 errors++;
 }
-else {
-errors = _errs200;
-if(vErrors !== null){
-if(_errs200){
-vErrors.length = _errs200;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data73.message !== undefined){
-let data76 = data73.message;
-if(typeof data76 === "string"){
-if(func2(data76) > 1000){
-const err225 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data76.mode !== undefined){
+let data77 = data76.mode;
+const _errs199 = errors;
+let valid38 = false;
+const _errs200 = errors;
+if(typeof data77 !== "string"){
+const err225 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -3558,9 +3537,8 @@ vErrors.push(err225);
 }
 errors++;
 }
-}
-else {
-const err226 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("smart" !== data77){
+const err226 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/0/const",keyword:"const",params:{allowedValue: "smart"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -3569,11 +3547,12 @@ vErrors.push(err226);
 }
 errors++;
 }
-}
-if(data73.max_wait_for_beep_seconds !== undefined){
-let data77 = data73.max_wait_for_beep_seconds;
-if(!((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77)))){
-const err227 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid5 = _errs200 === errors;
+valid38 = valid38 || _valid5;
+if(!valid38){
+const _errs202 = errors;
+if(typeof data77 !== "string"){
+const err227 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -3582,9 +3561,8 @@ vErrors.push(err227);
 }
 errors++;
 }
-if(typeof data77 == "number"){
-if(data77 > 120 || isNaN(data77)){
-const err228 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
+if("fixed" !== data77){
+const err228 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/1/const",keyword:"const",params:{allowedValue: "fixed"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -3593,8 +3571,11 @@ vErrors.push(err228);
 }
 errors++;
 }
-if(data77 < 5 || isNaN(data77)){
-const err229 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 5},message:"must be >= 5"};
+var _valid5 = _errs202 === errors;
+valid38 = valid38 || _valid5;
+}
+if(!valid38){
+const err229 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -3603,11 +3584,22 @@ vErrors.push(err229);
 }
 errors++;
 }
-}
-}
+else {
+errors = _errs199;
+if(vErrors !== null){
+if(_errs199){
+vErrors.length = _errs199;
 }
 else {
-const err230 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors = null;
+}
+}
+}
+}
+if(data76.end_of_turn_silence_ms !== undefined){
+let data78 = data76.end_of_turn_silence_ms;
+if(!((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78)))){
+const err230 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -3616,13 +3608,9 @@ vErrors.push(err230);
 }
 errors++;
 }
-}
-if(data.audio !== undefined){
-let data78 = data.audio;
-if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
-for(const key21 in data78){
-if(!(key21 === "noise_suppression")){
-const err231 = {instancePath:instancePath+"/audio",schemaPath:"#/properties/audio/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
+if(typeof data78 == "number"){
+if(data78 > 5000 || isNaN(data78)){
+const err231 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -3631,10 +3619,8 @@ vErrors.push(err231);
 }
 errors++;
 }
-}
-if(data78.noise_suppression !== undefined){
-if(typeof data78.noise_suppression !== "boolean"){
-const err232 = {instancePath:instancePath+"/audio/noise_suppression",schemaPath:"#/properties/audio/properties/noise_suppression/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data78 < 100 || isNaN(data78)){
+const err232 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -3645,8 +3631,10 @@ errors++;
 }
 }
 }
-else {
-const err233 = {instancePath:instancePath+"/audio",schemaPath:"#/properties/audio/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data76.min_silence_ms !== undefined){
+let data79 = data76.min_silence_ms;
+if(!((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79)))){
+const err233 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -3655,13 +3643,9 @@ vErrors.push(err233);
 }
 errors++;
 }
-}
-if(data.analysis !== undefined){
-let data80 = data.analysis;
-if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
-for(const key22 in data80){
-if(!(((key22 === "summary") || (key22 === "fields")) || (key22 === "success"))){
-const err234 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
+if(typeof data79 == "number"){
+if(data79 > 5000 || isNaN(data79)){
+const err234 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -3670,10 +3654,8 @@ vErrors.push(err234);
 }
 errors++;
 }
-}
-if(data80.summary !== undefined){
-if(typeof data80.summary !== "boolean"){
-const err235 = {instancePath:instancePath+"/analysis/summary",schemaPath:"#/properties/analysis/properties/summary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data79 < 100 || isNaN(data79)){
+const err235 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -3683,11 +3665,10 @@ vErrors.push(err235);
 errors++;
 }
 }
-if(data80.fields !== undefined){
-let data82 = data80.fields;
-if(Array.isArray(data82)){
-if(data82.length > 20){
-const err236 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+}
+}
+else {
+const err236 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -3696,12 +3677,13 @@ vErrors.push(err236);
 }
 errors++;
 }
-const len5 = data82.length;
-for(let i5=0; i5<len5; i5++){
-let data83 = data82[i5];
-if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
-if(data83.name === undefined){
-const err237 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data.interruption !== undefined){
+let data80 = data.interruption;
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+for(const key21 in data80){
+if(!((key21 === "ignore_backchannels") || (key21 === "min_words"))){
+const err237 = {instancePath:instancePath+"/interruption",schemaPath:"#/properties/interruption/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -3710,8 +3692,10 @@ vErrors.push(err237);
 }
 errors++;
 }
-if(data83.type === undefined){
-const err238 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+}
+if(data80.ignore_backchannels !== undefined){
+if(typeof data80.ignore_backchannels !== "boolean"){
+const err238 = {instancePath:instancePath+"/interruption/ignore_backchannels",schemaPath:"#/properties/interruption/properties/ignore_backchannels/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -3720,9 +3704,11 @@ vErrors.push(err238);
 }
 errors++;
 }
-for(const key23 in data83){
-if(!((((key23 === "name") || (key23 === "type")) || (key23 === "description")) || (key23 === "values"))){
-const err239 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
+}
+if(data80.min_words !== undefined){
+let data82 = data80.min_words;
+if(!((typeof data82 == "number") && (!(data82 % 1) && !isNaN(data82)))){
+const err239 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -3731,12 +3717,9 @@ vErrors.push(err239);
 }
 errors++;
 }
-}
-if(data83.name !== undefined){
-let data84 = data83.name;
-if(typeof data84 === "string"){
-if(!pattern11.test(data84)){
-const err240 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(typeof data82 == "number"){
+if(data82 > 10 || isNaN(data82)){
+const err240 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -3745,9 +3728,8 @@ vErrors.push(err240);
 }
 errors++;
 }
-}
-else {
-const err241 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data82 < 1 || isNaN(data82)){
+const err241 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -3757,13 +3739,10 @@ vErrors.push(err241);
 errors++;
 }
 }
-if(data83.type !== undefined){
-let data85 = data83.type;
-const _errs227 = errors;
-let valid40 = false;
-const _errs228 = errors;
-if(typeof data85 !== "string"){
-const err242 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+else {
+const err242 = {instancePath:instancePath+"/interruption",schemaPath:"#/properties/interruption/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -3772,8 +3751,12 @@ vErrors.push(err242);
 }
 errors++;
 }
-if("string" !== data85){
-const err243 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/const",keyword:"const",params:{allowedValue: "string"},message:"must be equal to constant"};
+}
+if(data.dtmf !== undefined){
+let data83 = data.dtmf;
+if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+if(data83.inter_digit_timeout_ms === undefined){
+const err243 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/required",keyword:"required",params:{missingProperty: "inter_digit_timeout_ms"},message:"must have required property '"+"inter_digit_timeout_ms"+"'"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -3782,12 +3765,9 @@ vErrors.push(err243);
 }
 errors++;
 }
-var _valid7 = _errs228 === errors;
-valid40 = valid40 || _valid7;
-if(!valid40){
-const _errs230 = errors;
-if(typeof data85 !== "string"){
-const err244 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key22 in data83){
+if(!(key22 === "inter_digit_timeout_ms")){
+const err244 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -3796,8 +3776,11 @@ vErrors.push(err244);
 }
 errors++;
 }
-if("number" !== data85){
-const err245 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/const",keyword:"const",params:{allowedValue: "number"},message:"must be equal to constant"};
+}
+if(data83.inter_digit_timeout_ms !== undefined){
+let data84 = data83.inter_digit_timeout_ms;
+if(!((typeof data84 == "number") && (!(data84 % 1) && !isNaN(data84)))){
+const err245 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -3806,12 +3789,9 @@ vErrors.push(err245);
 }
 errors++;
 }
-var _valid7 = _errs230 === errors;
-valid40 = valid40 || _valid7;
-if(!valid40){
-const _errs232 = errors;
-if(typeof data85 !== "string"){
-const err246 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data84 == "number"){
+if(data84 > 10000 || isNaN(data84)){
+const err246 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -3820,8 +3800,8 @@ vErrors.push(err246);
 }
 errors++;
 }
-if("boolean" !== data85){
-const err247 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/const",keyword:"const",params:{allowedValue: "boolean"},message:"must be equal to constant"};
+if(data84 < 300 || isNaN(data84)){
+const err247 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -3830,12 +3810,11 @@ vErrors.push(err247);
 }
 errors++;
 }
-var _valid7 = _errs232 === errors;
-valid40 = valid40 || _valid7;
-if(!valid40){
-const _errs234 = errors;
-if(typeof data85 !== "string"){
-const err248 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+}
+else {
+const err248 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -3844,8 +3823,13 @@ vErrors.push(err248);
 }
 errors++;
 }
-if("enum" !== data85){
-const err249 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/const",keyword:"const",params:{allowedValue: "enum"},message:"must be equal to constant"};
+}
+if(data.answering_machine !== undefined){
+let data85 = data.answering_machine;
+if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
+for(const key23 in data85){
+if(!((((key23 === "detect") || (key23 === "on_machine")) || (key23 === "message")) || (key23 === "max_wait_for_beep_seconds"))){
+const err249 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -3854,13 +3838,10 @@ vErrors.push(err249);
 }
 errors++;
 }
-var _valid7 = _errs234 === errors;
-valid40 = valid40 || _valid7;
 }
-}
-}
-if(!valid40){
-const err250 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data85.detect !== undefined){
+if(typeof data85.detect !== "boolean"){
+const err250 = {instancePath:instancePath+"/answering_machine/detect",schemaPath:"#/properties/answering_machine/properties/detect/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -3869,23 +3850,14 @@ vErrors.push(err250);
 }
 errors++;
 }
-else {
-errors = _errs227;
-if(vErrors !== null){
-if(_errs227){
-vErrors.length = _errs227;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data83.description !== undefined){
-let data86 = data83.description;
-if(typeof data86 === "string"){
-if(func2(data86) > 1000){
-const err251 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data85.on_machine !== undefined){
+let data87 = data85.on_machine;
+const _errs226 = errors;
+let valid42 = false;
+const _errs227 = errors;
+if(typeof data87 !== "string"){
+const err251 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -3894,9 +3866,8 @@ vErrors.push(err251);
 }
 errors++;
 }
-}
-else {
-const err252 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("hangup" !== data87){
+const err252 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/const",keyword:"const",params:{allowedValue: "hangup"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -3905,12 +3876,12 @@ vErrors.push(err252);
 }
 errors++;
 }
-}
-if(data83.values !== undefined){
-let data87 = data83.values;
-if(Array.isArray(data87)){
-if(data87.length > 50){
-const err253 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+var _valid6 = _errs227 === errors;
+valid42 = valid42 || _valid6;
+if(!valid42){
+const _errs229 = errors;
+if(typeof data87 !== "string"){
+const err253 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -3919,8 +3890,8 @@ vErrors.push(err253);
 }
 errors++;
 }
-if(data87.length < 1){
-const err254 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if("leave_message" !== data87){
+const err254 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/const",keyword:"const",params:{allowedValue: "leave_message"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -3929,12 +3900,11 @@ vErrors.push(err254);
 }
 errors++;
 }
-const len6 = data87.length;
-for(let i6=0; i6<len6; i6++){
-let data88 = data87[i6];
-if(typeof data88 === "string"){
-if(func2(data88) > 200){
-const err255 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+var _valid6 = _errs229 === errors;
+valid42 = valid42 || _valid6;
+}
+if(!valid42){
+const err255 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -3943,8 +3913,23 @@ vErrors.push(err255);
 }
 errors++;
 }
-if(func2(data88) < 1){
-const err256 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+errors = _errs226;
+if(vErrors !== null){
+if(_errs226){
+vErrors.length = _errs226;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data85.message !== undefined){
+let data88 = data85.message;
+if(typeof data88 === "string"){
+if(func2(data88) > 1000){
+const err256 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -3955,7 +3940,7 @@ errors++;
 }
 }
 else {
-const err257 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err257 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -3965,9 +3950,10 @@ vErrors.push(err257);
 errors++;
 }
 }
-}
-else {
-const err258 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data85.max_wait_for_beep_seconds !== undefined){
+let data89 = data85.max_wait_for_beep_seconds;
+if(!((typeof data89 == "number") && (!(data89 % 1) && !isNaN(data89)))){
+const err258 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -3976,10 +3962,9 @@ vErrors.push(err258);
 }
 errors++;
 }
-}
-}
-else {
-const err259 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data89 == "number"){
+if(data89 > 120 || isNaN(data89)){
+const err259 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -3988,10 +3973,8 @@ vErrors.push(err259);
 }
 errors++;
 }
-}
-}
-else {
-const err260 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data89 < 5 || isNaN(data89)){
+const err260 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 5},message:"must be >= 5"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -4001,14 +3984,10 @@ vErrors.push(err260);
 errors++;
 }
 }
-if(data80.success !== undefined){
-let data89 = data80.success;
-const _errs243 = errors;
-let valid43 = false;
-const _errs244 = errors;
-if(typeof data89 === "string"){
-if(func2(data89) > 1000){
-const err261 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+}
+}
+else {
+const err261 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -4017,8 +3996,13 @@ vErrors.push(err261);
 }
 errors++;
 }
-if(func2(data89) < 1){
-const err262 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.audio !== undefined){
+let data90 = data.audio;
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+for(const key24 in data90){
+if(!(key24 === "noise_suppression")){
+const err262 = {instancePath:instancePath+"/audio",schemaPath:"#/properties/audio/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -4027,8 +4011,10 @@ vErrors.push(err262);
 }
 errors++;
 }
-if(!pattern14.test(data89)){
-const err263 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
+}
+if(data90.noise_suppression !== undefined){
+if(typeof data90.noise_suppression !== "boolean"){
+const err263 = {instancePath:instancePath+"/audio/noise_suppression",schemaPath:"#/properties/audio/properties/noise_suppression/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -4038,8 +4024,9 @@ vErrors.push(err263);
 errors++;
 }
 }
+}
 else {
-const err264 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err264 = {instancePath:instancePath+"/audio",schemaPath:"#/properties/audio/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -4048,12 +4035,13 @@ vErrors.push(err264);
 }
 errors++;
 }
-var _valid8 = _errs244 === errors;
-valid43 = valid43 || _valid8;
-if(!valid43){
-const _errs246 = errors;
-if(data89 !== null){
-const err265 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data.analysis !== undefined){
+let data92 = data.analysis;
+if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
+for(const key25 in data92){
+if(!(((key25 === "summary") || (key25 === "fields")) || (key25 === "success"))){
+const err265 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -4062,11 +4050,10 @@ vErrors.push(err265);
 }
 errors++;
 }
-var _valid8 = _errs246 === errors;
-valid43 = valid43 || _valid8;
 }
-if(!valid43){
-const err266 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data92.summary !== undefined){
+if(typeof data92.summary !== "boolean"){
+const err266 = {instancePath:instancePath+"/analysis/summary",schemaPath:"#/properties/analysis/properties/summary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -4075,21 +4062,12 @@ vErrors.push(err266);
 }
 errors++;
 }
-else {
-errors = _errs243;
-if(vErrors !== null){
-if(_errs243){
-vErrors.length = _errs243;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err267 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data92.fields !== undefined){
+let data94 = data92.fields;
+if(Array.isArray(data94)){
+if(data94.length > 20){
+const err267 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -4098,13 +4076,12 @@ vErrors.push(err267);
 }
 errors++;
 }
-}
-if(data.redaction !== undefined){
-let data90 = data.redaction;
-if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
-for(const key24 in data90){
-if(!(((key24 === "entities") || (key24 === "mode")) || (key24 === "redact_llm"))){
-const err268 = {instancePath:instancePath+"/redaction",schemaPath:"#/properties/redaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+const len8 = data94.length;
+for(let i8=0; i8<len8; i8++){
+let data95 = data94[i8];
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
+if(data95.name === undefined){
+const err268 = {instancePath:instancePath+"/analysis/fields/" + i8,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -4113,12 +4090,8 @@ vErrors.push(err268);
 }
 errors++;
 }
-}
-if(data90.entities !== undefined){
-let data91 = data90.entities;
-if(Array.isArray(data91)){
-if(data91.length > 16){
-const err269 = {instancePath:instancePath+"/redaction/entities",schemaPath:"#/properties/redaction/properties/entities/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
+if(data95.type === undefined){
+const err269 = {instancePath:instancePath+"/analysis/fields/" + i8,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -4127,14 +4100,9 @@ vErrors.push(err269);
 }
 errors++;
 }
-const len7 = data91.length;
-for(let i7=0; i7<len7; i7++){
-let data92 = data91[i7];
-const _errs254 = errors;
-let valid47 = false;
-const _errs255 = errors;
-if(typeof data92 !== "string"){
-const err270 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key26 in data95){
+if(!((((key26 === "name") || (key26 === "type")) || (key26 === "description")) || (key26 === "values"))){
+const err270 = {instancePath:instancePath+"/analysis/fields/" + i8,schemaPath:"#/properties/analysis/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -4143,8 +4111,12 @@ vErrors.push(err270);
 }
 errors++;
 }
-if("card_number" !== data92){
-const err271 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/0/const",keyword:"const",params:{allowedValue: "card_number"},message:"must be equal to constant"};
+}
+if(data95.name !== undefined){
+let data96 = data95.name;
+if(typeof data96 === "string"){
+if(!pattern17.test(data96)){
+const err271 = {instancePath:instancePath+"/analysis/fields/" + i8+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -4153,12 +4125,9 @@ vErrors.push(err271);
 }
 errors++;
 }
-var _valid9 = _errs255 === errors;
-valid47 = valid47 || _valid9;
-if(!valid47){
-const _errs257 = errors;
-if(typeof data92 !== "string"){
-const err272 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err272 = {instancePath:instancePath+"/analysis/fields/" + i8+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -4167,8 +4136,14 @@ vErrors.push(err272);
 }
 errors++;
 }
-if("ssn" !== data92){
-const err273 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/1/const",keyword:"const",params:{allowedValue: "ssn"},message:"must be equal to constant"};
+}
+if(data95.type !== undefined){
+let data97 = data95.type;
+const _errs253 = errors;
+let valid48 = false;
+const _errs254 = errors;
+if(typeof data97 !== "string"){
+const err273 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -4177,12 +4152,8 @@ vErrors.push(err273);
 }
 errors++;
 }
-var _valid9 = _errs257 === errors;
-valid47 = valid47 || _valid9;
-if(!valid47){
-const _errs259 = errors;
-if(typeof data92 !== "string"){
-const err274 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("string" !== data97){
+const err274 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/const",keyword:"const",params:{allowedValue: "string"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -4191,8 +4162,12 @@ vErrors.push(err274);
 }
 errors++;
 }
-if("email" !== data92){
-const err275 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/2/const",keyword:"const",params:{allowedValue: "email"},message:"must be equal to constant"};
+var _valid7 = _errs254 === errors;
+valid48 = valid48 || _valid7;
+if(!valid48){
+const _errs256 = errors;
+if(typeof data97 !== "string"){
+const err275 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -4201,12 +4176,8 @@ vErrors.push(err275);
 }
 errors++;
 }
-var _valid9 = _errs259 === errors;
-valid47 = valid47 || _valid9;
-if(!valid47){
-const _errs261 = errors;
-if(typeof data92 !== "string"){
-const err276 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("number" !== data97){
+const err276 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/const",keyword:"const",params:{allowedValue: "number"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -4215,8 +4186,12 @@ vErrors.push(err276);
 }
 errors++;
 }
-if("phone" !== data92){
-const err277 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/3/const",keyword:"const",params:{allowedValue: "phone"},message:"must be equal to constant"};
+var _valid7 = _errs256 === errors;
+valid48 = valid48 || _valid7;
+if(!valid48){
+const _errs258 = errors;
+if(typeof data97 !== "string"){
+const err277 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -4225,13 +4200,8 @@ vErrors.push(err277);
 }
 errors++;
 }
-var _valid9 = _errs261 === errors;
-valid47 = valid47 || _valid9;
-}
-}
-}
-if(!valid47){
-const err278 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("boolean" !== data97){
+const err278 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/const",keyword:"const",params:{allowedValue: "boolean"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -4240,21 +4210,12 @@ vErrors.push(err278);
 }
 errors++;
 }
-else {
-errors = _errs254;
-if(vErrors !== null){
-if(_errs254){
-vErrors.length = _errs254;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err279 = {instancePath:instancePath+"/redaction/entities",schemaPath:"#/properties/redaction/properties/entities/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid7 = _errs258 === errors;
+valid48 = valid48 || _valid7;
+if(!valid48){
+const _errs260 = errors;
+if(typeof data97 !== "string"){
+const err279 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -4263,11 +4224,8 @@ vErrors.push(err279);
 }
 errors++;
 }
-}
-if(data90.mode !== undefined){
-let data93 = data90.mode;
-if(typeof data93 !== "string"){
-const err280 = {instancePath:instancePath+"/redaction/mode",schemaPath:"#/properties/redaction/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("enum" !== data97){
+const err280 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/const",keyword:"const",params:{allowedValue: "enum"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -4276,8 +4234,13 @@ vErrors.push(err280);
 }
 errors++;
 }
-if("mask" !== data93){
-const err281 = {instancePath:instancePath+"/redaction/mode",schemaPath:"#/properties/redaction/properties/mode/const",keyword:"const",params:{allowedValue: "mask"},message:"must be equal to constant"};
+var _valid7 = _errs260 === errors;
+valid48 = valid48 || _valid7;
+}
+}
+}
+if(!valid48){
+const err281 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -4286,10 +4249,23 @@ vErrors.push(err281);
 }
 errors++;
 }
+else {
+errors = _errs253;
+if(vErrors !== null){
+if(_errs253){
+vErrors.length = _errs253;
 }
-if(data90.redact_llm !== undefined){
-if(typeof data90.redact_llm !== "boolean"){
-const err282 = {instancePath:instancePath+"/redaction/redact_llm",schemaPath:"#/properties/redaction/properties/redact_llm/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data95.description !== undefined){
+let data98 = data95.description;
+if(typeof data98 === "string"){
+if(func2(data98) > 1000){
+const err282 = {instancePath:instancePath+"/analysis/fields/" + i8+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -4299,9 +4275,8 @@ vErrors.push(err282);
 errors++;
 }
 }
-}
 else {
-const err283 = {instancePath:instancePath+"/redaction",schemaPath:"#/properties/redaction/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err283 = {instancePath:instancePath+"/analysis/fields/" + i8+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -4311,12 +4286,11 @@ vErrors.push(err283);
 errors++;
 }
 }
-if(data.recording !== undefined){
-let data95 = data.recording;
-if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
-for(const key25 in data95){
-if(!((key25 === "enabled") || (key25 === "redact_keypad_tones"))){
-const err284 = {instancePath:instancePath+"/recording",schemaPath:"#/properties/recording/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
+if(data95.values !== undefined){
+let data99 = data95.values;
+if(Array.isArray(data99)){
+if(data99.length > 50){
+const err284 = {instancePath:instancePath+"/analysis/fields/" + i8+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -4325,10 +4299,8 @@ vErrors.push(err284);
 }
 errors++;
 }
-}
-if(data95.enabled !== undefined){
-if(typeof data95.enabled !== "boolean"){
-const err285 = {instancePath:instancePath+"/recording/enabled",schemaPath:"#/properties/recording/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data99.length < 1){
+const err285 = {instancePath:instancePath+"/analysis/fields/" + i8+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -4337,10 +4309,12 @@ vErrors.push(err285);
 }
 errors++;
 }
-}
-if(data95.redact_keypad_tones !== undefined){
-if(typeof data95.redact_keypad_tones !== "boolean"){
-const err286 = {instancePath:instancePath+"/recording/redact_keypad_tones",schemaPath:"#/properties/recording/properties/redact_keypad_tones/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const len9 = data99.length;
+for(let i9=0; i9<len9; i9++){
+let data100 = data99[i9];
+if(typeof data100 === "string"){
+if(func2(data100) > 200){
+const err286 = {instancePath:instancePath+"/analysis/fields/" + i8+"/values/" + i9,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -4349,10 +4323,8 @@ vErrors.push(err286);
 }
 errors++;
 }
-}
-}
-else {
-const err287 = {instancePath:instancePath+"/recording",schemaPath:"#/properties/recording/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data100) < 1){
+const err287 = {instancePath:instancePath+"/analysis/fields/" + i8+"/values/" + i9,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -4362,10 +4334,8 @@ vErrors.push(err287);
 errors++;
 }
 }
-if(data.max_call_seconds !== undefined){
-let data98 = data.max_call_seconds;
-if(!((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98)))){
-const err288 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err288 = {instancePath:instancePath+"/analysis/fields/" + i8+"/values/" + i9,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -4374,9 +4344,10 @@ vErrors.push(err288);
 }
 errors++;
 }
-if(typeof data98 == "number"){
-if(data98 > 7200 || isNaN(data98)){
-const err289 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 7200},message:"must be <= 7200"};
+}
+}
+else {
+const err289 = {instancePath:instancePath+"/analysis/fields/" + i8+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -4385,8 +4356,10 @@ vErrors.push(err289);
 }
 errors++;
 }
-if(data98 < 10 || isNaN(data98)){
-const err290 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"};
+}
+}
+else {
+const err290 = {instancePath:instancePath+"/analysis/fields/" + i8,schemaPath:"#/properties/analysis/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -4397,14 +4370,421 @@ errors++;
 }
 }
 }
-}
 else {
-const err291 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err291 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err291];
 }
 else {
 vErrors.push(err291);
+}
+errors++;
+}
+}
+if(data92.success !== undefined){
+let data101 = data92.success;
+const _errs269 = errors;
+let valid51 = false;
+const _errs270 = errors;
+if(typeof data101 === "string"){
+if(func2(data101) > 1000){
+const err292 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err292];
+}
+else {
+vErrors.push(err292);
+}
+errors++;
+}
+if(func2(data101) < 1){
+const err293 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err293];
+}
+else {
+vErrors.push(err293);
+}
+errors++;
+}
+if(!pattern20.test(data101)){
+const err294 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
+if(vErrors === null){
+vErrors = [err294];
+}
+else {
+vErrors.push(err294);
+}
+errors++;
+}
+}
+else {
+const err295 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err295];
+}
+else {
+vErrors.push(err295);
+}
+errors++;
+}
+var _valid8 = _errs270 === errors;
+valid51 = valid51 || _valid8;
+if(!valid51){
+const _errs272 = errors;
+if(data101 !== null){
+const err296 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err296];
+}
+else {
+vErrors.push(err296);
+}
+errors++;
+}
+var _valid8 = _errs272 === errors;
+valid51 = valid51 || _valid8;
+}
+if(!valid51){
+const err297 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err297];
+}
+else {
+vErrors.push(err297);
+}
+errors++;
+}
+else {
+errors = _errs269;
+if(vErrors !== null){
+if(_errs269){
+vErrors.length = _errs269;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err298 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err298];
+}
+else {
+vErrors.push(err298);
+}
+errors++;
+}
+}
+if(data.redaction !== undefined){
+let data102 = data.redaction;
+if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
+for(const key27 in data102){
+if(!(((key27 === "entities") || (key27 === "mode")) || (key27 === "redact_llm"))){
+const err299 = {instancePath:instancePath+"/redaction",schemaPath:"#/properties/redaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err299];
+}
+else {
+vErrors.push(err299);
+}
+errors++;
+}
+}
+if(data102.entities !== undefined){
+let data103 = data102.entities;
+if(Array.isArray(data103)){
+if(data103.length > 16){
+const err300 = {instancePath:instancePath+"/redaction/entities",schemaPath:"#/properties/redaction/properties/entities/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
+if(vErrors === null){
+vErrors = [err300];
+}
+else {
+vErrors.push(err300);
+}
+errors++;
+}
+const len10 = data103.length;
+for(let i10=0; i10<len10; i10++){
+let data104 = data103[i10];
+const _errs280 = errors;
+let valid55 = false;
+const _errs281 = errors;
+if(typeof data104 !== "string"){
+const err301 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err301];
+}
+else {
+vErrors.push(err301);
+}
+errors++;
+}
+if("card_number" !== data104){
+const err302 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/0/const",keyword:"const",params:{allowedValue: "card_number"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err302];
+}
+else {
+vErrors.push(err302);
+}
+errors++;
+}
+var _valid9 = _errs281 === errors;
+valid55 = valid55 || _valid9;
+if(!valid55){
+const _errs283 = errors;
+if(typeof data104 !== "string"){
+const err303 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err303];
+}
+else {
+vErrors.push(err303);
+}
+errors++;
+}
+if("ssn" !== data104){
+const err304 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/1/const",keyword:"const",params:{allowedValue: "ssn"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err304];
+}
+else {
+vErrors.push(err304);
+}
+errors++;
+}
+var _valid9 = _errs283 === errors;
+valid55 = valid55 || _valid9;
+if(!valid55){
+const _errs285 = errors;
+if(typeof data104 !== "string"){
+const err305 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err305];
+}
+else {
+vErrors.push(err305);
+}
+errors++;
+}
+if("email" !== data104){
+const err306 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/2/const",keyword:"const",params:{allowedValue: "email"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err306];
+}
+else {
+vErrors.push(err306);
+}
+errors++;
+}
+var _valid9 = _errs285 === errors;
+valid55 = valid55 || _valid9;
+if(!valid55){
+const _errs287 = errors;
+if(typeof data104 !== "string"){
+const err307 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err307];
+}
+else {
+vErrors.push(err307);
+}
+errors++;
+}
+if("phone" !== data104){
+const err308 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/3/const",keyword:"const",params:{allowedValue: "phone"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err308];
+}
+else {
+vErrors.push(err308);
+}
+errors++;
+}
+var _valid9 = _errs287 === errors;
+valid55 = valid55 || _valid9;
+}
+}
+}
+if(!valid55){
+const err309 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err309];
+}
+else {
+vErrors.push(err309);
+}
+errors++;
+}
+else {
+errors = _errs280;
+if(vErrors !== null){
+if(_errs280){
+vErrors.length = _errs280;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err310 = {instancePath:instancePath+"/redaction/entities",schemaPath:"#/properties/redaction/properties/entities/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err310];
+}
+else {
+vErrors.push(err310);
+}
+errors++;
+}
+}
+if(data102.mode !== undefined){
+let data105 = data102.mode;
+if(typeof data105 !== "string"){
+const err311 = {instancePath:instancePath+"/redaction/mode",schemaPath:"#/properties/redaction/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err311];
+}
+else {
+vErrors.push(err311);
+}
+errors++;
+}
+if("mask" !== data105){
+const err312 = {instancePath:instancePath+"/redaction/mode",schemaPath:"#/properties/redaction/properties/mode/const",keyword:"const",params:{allowedValue: "mask"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err312];
+}
+else {
+vErrors.push(err312);
+}
+errors++;
+}
+}
+if(data102.redact_llm !== undefined){
+if(typeof data102.redact_llm !== "boolean"){
+const err313 = {instancePath:instancePath+"/redaction/redact_llm",schemaPath:"#/properties/redaction/properties/redact_llm/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err313];
+}
+else {
+vErrors.push(err313);
+}
+errors++;
+}
+}
+}
+else {
+const err314 = {instancePath:instancePath+"/redaction",schemaPath:"#/properties/redaction/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err314];
+}
+else {
+vErrors.push(err314);
+}
+errors++;
+}
+}
+if(data.recording !== undefined){
+let data107 = data.recording;
+if(data107 && typeof data107 == "object" && !Array.isArray(data107)){
+for(const key28 in data107){
+if(!((key28 === "enabled") || (key28 === "redact_keypad_tones"))){
+const err315 = {instancePath:instancePath+"/recording",schemaPath:"#/properties/recording/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err315];
+}
+else {
+vErrors.push(err315);
+}
+errors++;
+}
+}
+if(data107.enabled !== undefined){
+if(typeof data107.enabled !== "boolean"){
+const err316 = {instancePath:instancePath+"/recording/enabled",schemaPath:"#/properties/recording/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err316];
+}
+else {
+vErrors.push(err316);
+}
+errors++;
+}
+}
+if(data107.redact_keypad_tones !== undefined){
+if(typeof data107.redact_keypad_tones !== "boolean"){
+const err317 = {instancePath:instancePath+"/recording/redact_keypad_tones",schemaPath:"#/properties/recording/properties/redact_keypad_tones/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err317];
+}
+else {
+vErrors.push(err317);
+}
+errors++;
+}
+}
+}
+else {
+const err318 = {instancePath:instancePath+"/recording",schemaPath:"#/properties/recording/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err318];
+}
+else {
+vErrors.push(err318);
+}
+errors++;
+}
+}
+if(data.max_call_seconds !== undefined){
+let data110 = data.max_call_seconds;
+if(!((typeof data110 == "number") && (!(data110 % 1) && !isNaN(data110)))){
+const err319 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err319];
+}
+else {
+vErrors.push(err319);
+}
+errors++;
+}
+if(typeof data110 == "number"){
+if(data110 > 7200 || isNaN(data110)){
+const err320 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 7200},message:"must be <= 7200"};
+if(vErrors === null){
+vErrors = [err320];
+}
+else {
+vErrors.push(err320);
+}
+errors++;
+}
+if(data110 < 10 || isNaN(data110)){
+const err321 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"};
+if(vErrors === null){
+vErrors = [err321];
+}
+else {
+vErrors.push(err321);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err322 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err322];
+}
+else {
+vErrors.push(err322);
 }
 errors++;
 }
@@ -4414,9 +4794,9 @@ return errors === 0;
 
 export const OutboundTrunkCreate = validate13;
 const schema14 = {"additionalProperties":false,"dependentRequired":{"auth_password":["auth_username"]},"type":"object","required":["name","address","numbers"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"address":{"minLength":1,"maxLength":253,"pattern":"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$","description":"host[:port] of the carrier's SIP server","type":"string"},"transport":{"anyOf":[{"const":"udp","type":"string"},{"const":"tcp","type":"string"},{"const":"tls","type":"string"}]},"numbers":{"minItems":1,"maxItems":100,"uniqueItems":true,"description":"caller IDs this trunk may present (stored and answered as E.164; the same number twice is refused)","type":"array","items":{"minLength":1,"maxLength":64,"description":"caller ID in international format (+, country code; spaces and punctuation allowed), stored as E.164","type":"string"}},"auth_username":{"minLength":1,"maxLength":128,"pattern":"^[\\x21-\\x7e]+$","type":"string"},"auth_password":{"minLength":1,"maxLength":256,"pattern":"^[\\x20-\\x7e]+$","writeOnly":true,"type":"string"},"default":{"type":"boolean"}}};
-const pattern15 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
-const pattern16 = new RegExp("^[\\x21-\\x7e]+$", "u");
-const pattern17 = new RegExp("^[\\x20-\\x7e]+$", "u");
+const pattern21 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
+const pattern22 = new RegExp("^[\\x21-\\x7e]+$", "u");
+const pattern23 = new RegExp("^[\\x20-\\x7e]+$", "u");
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4522,7 +4902,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern15.test(data1)){
+if(!pattern21.test(data1)){
 const err9 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -4761,7 +5141,7 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!pattern16.test(data5)){
+if(!pattern22.test(data5)){
 const err27 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -4806,7 +5186,7 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern17.test(data6)){
+if(!pattern23.test(data6)){
 const err31 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -4942,7 +5322,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern15.test(data1)){
+if(!pattern21.test(data1)){
 const err7 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -5184,7 +5564,7 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!pattern16.test(data5)){
+if(!pattern22.test(data5)){
 const err25 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err25];
@@ -5270,7 +5650,7 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern17.test(data6)){
+if(!pattern23.test(data6)){
 const err31 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -5370,8 +5750,8 @@ return errors === 0;
 
 export const InboundNumberCreate = validate15;
 const schema16 = {"additionalProperties":false,"type":"object","required":["number","bot_id"],"properties":{"number":{"minLength":1,"maxLength":64,"description":"the number callers dial, in international format (stored and answered as E.164); one inbound number per number","type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","description":"the bot that answers (a bot id)","type":"string"},"variables":{"maxProperties":50,"additionalProperties":false,"description":"every inbound call's variables: they must match the bot's declared variables, as a dial-out's do","type":"object","patternProperties":{"^[A-Za-z_][A-Za-z0-9_]{0,63}$":{"maxLength":4000,"type":"string"}}},"allowed_addresses":{"maxItems":32,"uniqueItems":true,"description":"the carrier's addresses (IPv4/IPv6, optionally CIDR) allowed to call this number; empty: any","type":"array","items":{"pattern":"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$","maxLength":43,"type":"string"}}}};
-const pattern21 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
-const pattern24 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
+const pattern27 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
+const pattern30 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
 
 function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5447,7 +5827,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern27.test(data1)){
 const err6 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -5560,7 +5940,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!pattern24.test(data5)){
+if(!pattern30.test(data5)){
 const err15 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -5700,7 +6080,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern27.test(data1)){
 const err5 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -5813,7 +6193,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern24.test(data5)){
+if(!pattern30.test(data5)){
 const err14 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -5888,10 +6268,10 @@ return errors === 0;
 
 export const CampaignCreate = validate17;
 const schema18 = {"additionalProperties":false,"type":"object","required":["name","bot_id","timezone","windows","max_concurrency","calls_per_second","retry"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"},"from_number":{"minLength":1,"maxLength":64,"description":"caller ID: one of a trunk's numbers, in international format (else the default trunk)","type":"string"},"default_region":{"pattern":"^[A-Z]{2}$","description":"ISO 3166-1 alpha-2 region national contact numbers are read in; default: the country of the caller ID (from_number, else the default trunk's first number)","type":"string"},"timezone":{"pattern":"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$","maxLength":64,"description":"IANA time zone of the windows for contacts without their own (must be one this server's Intl knows)","type":"string"},"windows":{"maxItems":50,"description":"when contacts may be dialled, in their own time zone; empty = always","type":"array","items":{"additionalProperties":false,"type":"object","required":["days","start","end"],"properties":{"days":{"minItems":1,"maxItems":7,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"mon","type":"string"},{"const":"tue","type":"string"},{"const":"wed","type":"string"},{"const":"thu","type":"string"},{"const":"fri","type":"string"},{"const":"sat","type":"string"},{"const":"sun","type":"string"}]}},"start":{"pattern":"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$","description":"local time of day the window opens, HH:MM","type":"string"},"end":{"pattern":"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$","description":"local time of day the window closes (exclusive), HH:MM or 24:00; must be after start","type":"string"}}}},"max_concurrency":{"minimum":1,"maximum":1000,"description":"this campaign's calls live at once, at most","type":"integer"},"calls_per_second":{"exclusiveMinimum":0,"maximum":10,"description":"dials per second at most (below 1: one dial per 1/calls_per_second seconds)","type":"number"},"retry":{"additionalProperties":false,"type":"object","required":["max_attempts","delay_seconds","on"],"properties":{"max_attempts":{"minimum":1,"maximum":10,"description":"dials of one contact at most, the first included","type":"integer"},"delay_seconds":{"minimum":30,"maximum":604800,"description":"wait after a retried outcome before the next dial","type":"integer"},"on":{"maxItems":4,"uniqueItems":true,"description":"outcomes that are retried; `failed` never covers end_reason `invalid_number`; `voicemail` is a call a machine answered (end_reason voicemail, not voicemail_left)","type":"array","items":{"anyOf":[{"const":"busy","type":"string"},{"const":"no_answer","type":"string"},{"const":"failed","type":"string"},{"const":"voicemail","type":"string"}]}}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]}}}}};
-const pattern30 = new RegExp("^[A-Z]{2}$", "u");
-const pattern31 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
-const pattern32 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
-const pattern33 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
+const pattern36 = new RegExp("^[A-Z]{2}$", "u");
+const pattern37 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
+const pattern38 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
+const pattern39 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6017,7 +6397,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern27.test(data1)){
 const err11 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -6077,7 +6457,7 @@ errors++;
 if(data.default_region !== undefined){
 let data3 = data.default_region;
 if(typeof data3 === "string"){
-if(!pattern30.test(data3)){
+if(!pattern36.test(data3)){
 const err16 = {instancePath:instancePath+"/default_region",schemaPath:"#/properties/default_region/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"},message:"must match pattern \""+"^[A-Z]{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -6112,7 +6492,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern31.test(data4)){
+if(!pattern37.test(data4)){
 const err19 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -6451,7 +6831,7 @@ errors++;
 if(data6.start !== undefined){
 let data9 = data6.start;
 if(typeof data9 === "string"){
-if(!pattern32.test(data9)){
+if(!pattern38.test(data9)){
 const err45 = {instancePath:instancePath+"/windows/" + i0+"/start",schemaPath:"#/properties/windows/items/properties/start/pattern",keyword:"pattern",params:{pattern: "^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"},message:"must match pattern \""+"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"+"\""};
 if(vErrors === null){
 vErrors = [err45];
@@ -6476,7 +6856,7 @@ errors++;
 if(data6.end !== undefined){
 let data10 = data6.end;
 if(typeof data10 === "string"){
-if(!pattern33.test(data10)){
+if(!pattern39.test(data10)){
 const err47 = {instancePath:instancePath+"/windows/" + i0+"/end",schemaPath:"#/properties/windows/items/properties/end/pattern",keyword:"pattern",params:{pattern: "^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"},message:"must match pattern \""+"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"+"\""};
 if(vErrors === null){
 vErrors = [err47];
