@@ -117,7 +117,7 @@ function buildApp(deps: AppDeps, routes: (router: Router, svc: Services, metrics
         return allowed.has(origin) ? origin : '';
       },
       allowMethods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-      allowHeaders: ['Content-Type', 'Authorization', 'X-API-Key', 'Idempotency-Key', 'X-Request-Id'],
+      allowHeaders: ['Content-Type', 'Authorization', 'X-API-Key', 'Idempotency-Key', 'X-Request-Id', 'X-Filename'],
       exposeHeaders: ['Retry-After', 'X-Request-Id', 'Location', 'Idempotent-Replayed', 'Content-Disposition', 'Content-Range', 'Accept-Ranges'],
       maxAge: 600,
     }),

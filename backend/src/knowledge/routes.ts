@@ -31,7 +31,7 @@ const TOO_LARGE = `a document is at most ${MAX_KNOWLEDGE_DOCUMENT_BYTES} bytes (
 const storageDown = (err: StorageUnavailableError): ApiError =>
   apiError('service_unavailable', { message: `storage is unavailable; retry later (${err.message})`, details: { failed: ['storage'] }, headers: { 'Retry-After': '5' } });
 
-const invalid = (field: string, message: string) => apiError('validation_failed', { message: `the document ${message}`, details: [{ field, message }] });
+const invalid = (field: string, message: string) => apiError('validation_failed', { message: 'the document is invalid', details: [{ field, message }] });
 
 /** The media type of a Content-Type, if it is one a document may have (text in UTF-8 only). */
 function mediaType(header: string | undefined | null): KnowledgeMediaType | null {
@@ -146,7 +146,7 @@ export function knowledgeRoutes(router: Router, svc: Services): void {
     try {
       text = await documentText(body, type);
     } catch (err) {
-      if (err instanceof KnowledgeContentError) throw invalid('file', `${err.message} (${type})`);
+      if (err instanceof KnowledgeContentError) throw invalid('file', err.message);
       throw err;
     }
     const chunks = chunkText(text);
