@@ -19,11 +19,14 @@ import { cachedBot } from '../bots/store.js';
 import { requestView } from '../core/cacheTable.js';
 import { chunkText, documentText, KnowledgeContentError } from './extract.js';
 import { KnowledgeIndex } from './index.js';
+import { embed, EmbeddingsError, embeddingsOn } from './embeddings.js';
 import { knowledgeBases, knowledgeChunks, knowledgeDocuments, publicKnowledgeBase, publicKnowledgeDocument, type KnowledgeChunkDoc, type KnowledgeDocumentDoc } from './store.js';
 
 const ID = new RegExp(RESOURCE_ID_PATTERN);
 /** A multipart form's own bytes besides the file (boundaries, part headers). */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
+/** A turn's query vector may take this long (then the turn's passages come from BM25 alone). */
+const QUERY_EMBED_TIMEOUT_MS = 600;
 /** Passages a turn gets at most. */
 const MAX_PASSAGES = 5;
 const TOO_LARGE = `a document is at most ${MAX_KNOWLEDGE_DOCUMENT_BYTES} bytes (10 MB)`;
@@ -151,10 +154,20 @@ export function knowledgeRoutes(router: Router, svc: Services): void {
     }
     const chunks = chunkText(text);
     if (!chunks.length) throw invalid('file', 'has no text');
+    // Vectors before anything is written: an embeddings API that fails stores nothing (503 naming it).
+    let vectors: number[][] | null = null;
+    if (embeddingsOn(svc.settings)) {
+      try {
+        vectors = await embed(chunks, svc.settings);
+      } catch (err) {
+        if (err instanceof EmbeddingsError) throw apiError('service_unavailable', { message: `the embeddings model is unavailable; retry later (${err.message})`, details: { failed: ['embeddings'] }, headers: { 'Retry-After': '5' } });
+        throw err;
+      }
+    }
     const now = svc.now();
     const id = new ObjectId().toHexString();
     const doc: KnowledgeDocumentDoc = { _id: id, knowledge_base_id: kb._id, filename, content_type: type, size_bytes: body.length, chunk_count: chunks.length, object_key: `knowledge/${kb._id}/${id}`, created_at: now };
-    const chunkDocs: KnowledgeChunkDoc[] = chunks.map((t, seq) => ({ _id: `${id}:${seq}`, knowledge_base_id: kb._id, document_id: id, filename, seq, text: t }));
+    const chunkDocs: KnowledgeChunkDoc[] = chunks.map((t, seq) => ({ _id: `${id}:${seq}`, knowledge_base_id: kb._id, document_id: id, filename, seq, text: t, ...(vectors ? { vector: vectors[seq]! } : {}) }));
     try {
       await store.put(doc.object_key, body, type);
     } catch (err) {
@@ -208,6 +221,11 @@ export function knowledgeRoutes(router: Router, svc: Services): void {
     const bot = await cachedBot(svc, await requestView(svc.cache, ctx.state), botId as string);
     if (!bot) throw apiError('bot_not_found');
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { passages: await index.retrieve(bot.knowledge_base_ids, q as string, limit) };
+    // The query's vector within a turn's budget (the worker waits 1 s at most); without it, BM25 alone.
+    let queryVector: number[] | null = null;
+    if (embeddingsOn(svc.settings) && bot.knowledge_base_ids.length && (q as string).trim()) {
+      queryVector = await embed([q as string], svc.settings, Math.min(QUERY_EMBED_TIMEOUT_MS, svc.settings.KNOWLEDGE_EMBEDDINGS_TIMEOUT_MS)).then((v) => v[0]!, () => null);
+    }
+    ctx.body = { passages: await index.retrieve(bot.knowledge_base_ids, q as string, limit, queryVector) };
   });
 }

@@ -33,6 +33,8 @@ export interface KnowledgeChunkDoc {
   filename: string;
   seq: number;
   text: string;
+  /** Its unit vector, when embeddings were on at upload. */
+  vector?: number[];
 }
 
 export const knowledgeBases = (db: Db) => db.collection<KnowledgeBaseDoc>(COLLECTIONS.knowledgeBases);
