@@ -20,6 +20,7 @@ import { startMcpServer, type TestMcpServer } from '../../testing/mcp.js';
 import type { CallTransport, TransportHandlers } from '../transports/transport.js';
 import type { ServerMessage } from '../pipeline/frames.js';
 import { CallSession } from './session.js';
+import { McpTools } from '../tools/mcp.js';
 
 let dir: string;
 let mcp: TestMcpServer;
@@ -194,3 +195,31 @@ it("a tool answering within filler_after_ms has no filler said", async () => {
   expect(caller.botSaid()).toContain('Your reference is done.');
   expect(caller.botSaid()).not.toContain('One moment while I check that.');
 }, 60_000);
+
+describe('McpTools.connect', () => {
+  const tool = (name: string, inputSchema: Record<string, unknown> = { type: 'object', properties: {} }) => ({ name, inputSchema, handler: () => ({ content: [{ type: 'text' as const, text: name }] }) });
+
+  it('refuses a server listing more than 50 tools, or a tool whose input schema is not a JSON Schema object; allowed_tools narrows the list', async () => {
+    const many = await startMcpServer(Array.from({ length: 51 }, (_, i) => tool(`t${i}`)));
+    const badSchema = await startMcpServer([tool('fine'), tool('odd', { type: 'string' })]);
+    const logs: string[] = [];
+    const logger = createLogger('info', { write: (s: string) => logs.push(s) } as unknown as NodeJS.WritableStream);
+    try {
+      const all = await McpTools.connect([{ name: 'many', url: many.url }], { allowPrivate: true, logger });
+      expect(all.specs).toEqual([]);
+      const narrowed = await McpTools.connect([{ name: 'many', url: many.url, allowed_tools: ['t3', 't7'] }], { allowPrivate: true, logger });
+      expect(narrowed.specs.map((t) => t.name)).toEqual(['t3', 't7']);
+      expect((await narrowed.call('t7', {}, 2000)).text).toBe('t7');
+      await narrowed.close();
+      const bad = await McpTools.connect([{ name: 'odd', url: badSchema.url }], { allowPrivate: true, logger });
+      expect(bad.specs).toEqual([]);
+      expect(logs.filter((l) => l.includes('MCP server offers no tools')).length).toBe(2);
+      // A private address is refused unless allowed (the HTTP tools' guard).
+      const guarded = await McpTools.connect([{ name: 'many', url: many.url, allowed_tools: ['t1'] }], { allowPrivate: false, logger });
+      expect(guarded.specs).toEqual([]);
+    } finally {
+      await many.close();
+      await badSchema.close();
+    }
+  });
+});
