@@ -21,7 +21,8 @@ RUN npx tsc -b backend \
  && npm prune --omit=dev --workspace schemas --workspace backend
 
 FROM node:24.21-trixie-slim
-RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
+# espeak-ng and sox: the bot-test caller's offline voice (backend/src/botTests/caller.ts) runs in the dialler.
+RUN apt-get update && apt-get install -y --no-install-recommends tini espeak-ng sox && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production PORT=8080
 COPY --from=build /src/node_modules node_modules

@@ -11,10 +11,12 @@ import { errorMiddleware } from './core/errors.js';
 import { StoreCache } from './core/cache.js';
 import { recordingStoreFromSettings } from './core/storage.js';
 import { createMetrics, type Metrics } from './core/metrics.js';
+import { traceRequests, tracingOff } from './core/tracing.js';
 import { authRoutes } from './users/session.js';
 import { apiKeyRoutes } from './apiKeys/routes.js';
 import { userRoutes } from './users/routes.js';
 import { botRoutes } from './bots/routes.js';
+import { botTestRoutes } from './botTests/routes.js';
 import { dialoutRoutes } from './dialout/routes.js';
 import { callRoutes } from './calls/routes.js';
 import { configRoutes } from './runtimeConfig/routes.js';
@@ -46,6 +48,7 @@ export function createApp(deps: AppDeps): VoiceApp {
     userRoutes(router, svc);
     apiKeyRoutes(router, svc);
     botRoutes(router, svc);
+    botTestRoutes(router, svc, metrics);
     trunkRoutes(router, svc);
     inboundNumberRoutes(router, svc);
     dialoutRoutes(router, svc, metrics);
@@ -81,10 +84,14 @@ function buildApp(deps: AppDeps, routes: (router: Router, svc: Services, metrics
     version: deps.version ?? VERSION,
     now: () => new Date(clock()),
     cache: new StoreCache(deps.redis, pendingMs),
+    tracing: deps.tracing ?? tracingOff,
   };
   const metrics = createMetrics();
+  svc.tracing.onDropped((reason, spans) => metrics.traceSpansDropped.inc({ reason }, spans));
   const app = new Koa({ proxy: false }) as VoiceApp;
   app.silent = true; // errors are logged by our own middleware, without request data
+  // First, so the request's log line and every line of its handlers carry its trace_id.
+  app.use(traceRequests(svc.tracing));
 
   app.use(async (ctx, next) => {
     const incoming = ctx.get('X-Request-Id');

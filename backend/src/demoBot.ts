@@ -4,6 +4,7 @@ import { MongoServerError, type Db } from 'mongodb';
 import type { BotCreate } from '@voice-platform/schemas';
 import { newBotDoc } from './bots/routes.js';
 import { bots, stored } from './bots/store.js';
+import { insertFirstVersion, SYSTEM_ACTOR } from './bots/versions.js';
 
 export const DEMO_BOT_ID = 'demo-bot';
 
@@ -59,7 +60,10 @@ const DEMO_BOT: BotCreate = {
  *  insert, not an upsert with $setOnInsert: FerretDB's upsert drops the empty `tools: []`. */
 export async function seedDemoBot(db: Db, now: Date): Promise<'created' | 'unchanged'> {
   try {
-    await bots(db).insertOne(stored(newBotDoc(DEMO_BOT, now, null, DEMO_BOT_ID)));
+    const doc = newBotDoc(DEMO_BOT, now, null, DEMO_BOT_ID);
+    await bots(db).insertOne(stored(doc));
+    // After the bot: an existing demo bot (perhaps edited) never gets this text as its version 1.
+    await insertFirstVersion(db, doc, SYSTEM_ACTOR);
     return 'created';
   } catch (err) {
     if (err instanceof MongoServerError && err.code === 11000) return 'unchanged';

@@ -13,8 +13,10 @@ import { createWebhookDeliverer } from './webhooks/deliverer.js';
 import { flushHeldWebhookEvents } from './webhooks/outbox.js';
 import { createCampaignDialler } from './campaigns/dialler.js';
 import { createAnalysisRunner } from './analysis/runner.js';
+import { createTestRunner } from './botTests/runner.js';
 import { loadSettings } from './core/settings.js';
 import { createLogger } from './core/logger.js';
+import { createTracing } from './core/tracing.js';
 import { connectMongo, connectRedis, StoreUnreachableError } from './core/connect.js';
 import { prepareStores } from './stores.js';
 import { VERSION } from './core/deps.js';
@@ -42,7 +44,8 @@ async function main(): Promise<void> {
   }
   const db = mongo.db(settings.MONGODB_DB);
   await prepareStores(db, redis);
-  const deps = { settings, db, redis, logger, version: VERSION, telephony: telephonyFromSettings(settings) };
+  const tracing = createTracing(settings, logger, VERSION);
+  const deps = { settings, db, redis, logger, version: VERSION, telephony: telephonyFromSettings(settings), tracing };
   // Every role moves calls (the API's worker events, the dialler's sweeper and campaigns): what follows a move
   // is subscribed here too, not only by createApp (a dialler-only process serves the probe app alone).
   wireCallHandlers();
@@ -52,6 +55,7 @@ async function main(): Promise<void> {
   const deliverer = settings.roles.includes('dialler') ? createWebhookDeliverer({ ...deps, metrics: app.metrics }) : null;
   const campaignDialler = settings.roles.includes('dialler') ? createCampaignDialler({ ...deps, metrics: app.metrics }) : null;
   const analysisRunner = settings.roles.includes('dialler') ? createAnalysisRunner({ ...deps, metrics: app.metrics }) : null;
+  const testRunner = settings.roles.includes('dialler') ? createTestRunner({ ...deps, metrics: app.metrics }) : null;
   const server = createHttpServer(app, settings);
   await new Promise<void>((resolve) => server.listen(settings.PORT, settings.HOST, resolve));
   const address = server.address();
@@ -60,6 +64,7 @@ async function main(): Promise<void> {
   deliverer?.start();
   campaignDialler?.start();
   analysisRunner?.start();
+  testRunner?.start();
 
   let closing = false;
   const shutdown = (signal: string) => {
@@ -68,13 +73,15 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => server.closeAllConnections(), 10_000).unref();
     // The sweeper's pass needs the stores: let it finish before they close.
-    const sweeperStopped = Promise.all([sweeper?.stop().catch(() => undefined), deliverer?.stop().catch(() => undefined), campaignDialler?.stop().catch(() => undefined), analysisRunner?.stop().catch(() => undefined)]);
+    const sweeperStopped = Promise.all([sweeper?.stop().catch(() => undefined), deliverer?.stop().catch(() => undefined), campaignDialler?.stop().catch(() => undefined), analysisRunner?.stop().catch(() => undefined), testRunner?.stop().catch(() => undefined)]);
     server.close(async () => {
       clearTimeout(force);
       await sweeperStopped;
       await flushHeldWebhookEvents({ timeoutMs: HELD_EVENTS_FLUSH_MS });
       await mongo.close().catch(() => undefined);
       await redis.quit().catch(() => undefined);
+      // The last spans go out if the collector answers soon; a dead one never holds the exit.
+      await Promise.race([tracing.shutdown(), new Promise((r) => setTimeout(r, 2000).unref())]);
       logger.info('stopped');
       process.exit(0);
     });

@@ -19,6 +19,7 @@ import { fleetPaths } from './fleet/openapi.js';
 import { authPaths } from './auth/openapi.js';
 import { apiKeyPaths } from './apiKeys/openapi.js';
 import { botPaths } from './bots/openapi.js';
+import { botTestPaths } from './botTests/openapi.js';
 import { dialoutPaths } from './dialout/openapi.js';
 import { testCallTokenPaths, widgetPaths } from './widget/openapi.js';
 import { liveKitWebhookPaths } from './telephony/openapi.js';
@@ -186,6 +187,7 @@ export function openapiDocument(version: string, publicUrl?: string) {
       ...authPaths(helpers),
       ...apiKeyPaths(helpers),
       ...botPaths(helpers),
+      ...botTestPaths(helpers),
       ...dialoutPaths(helpers),
       ...widgetPaths(helpers),
       ...liveKitWebhookPaths(helpers),

@@ -10,6 +10,7 @@ import { migrateUsers } from './auth/users.js';
 import { backfillRollups } from './analytics/rollup.js';
 import { migrateApiKeys } from './apiKeys/store.js';
 import { createAuditIndexes } from './audit/store.js';
+import { migrateBotVersions } from './bots/versions.js';
 
 // The collection names live in their own module (collections.ts), which imports nothing: stores that
 // this module's boot migrations call can name collections without importing this module back.
@@ -32,6 +33,8 @@ export async function createIndexes(db: Db): Promise<void> {
   // The deliverer's scan for status events still due (webhooks/outbox.ts: stranded by a process that died).
   for (const name of [COLLECTIONS.liveCalls, COLLECTIONS.endingCalls]) await db.collection(name).createIndex({ webhook_due: 1 }, { name: 'webhook_due' });
   await db.collection(COLLECTIONS.bots).createIndex({ created_at: -1, _id: -1 }, { name: 'created_cursor' });
+  // A bot's versions: one document per number (the `_id` <bot>:<n> holds it too), listed newest first.
+  await db.collection(COLLECTIONS.botVersions).createIndex({ bot_id: 1, version: -1 }, { unique: true, name: 'bot_version_unique' });
   await db.collection(COLLECTIONS.trunks).createIndex({ numbers: 1 }, { name: 'numbers' });
   // Webhooks (at most MAX_WEBHOOKS, no index needed): the deliverer's due scan, a webhook's deliveries log (newest first, cursor), and the retention prune.
   await db.collection(COLLECTIONS.webhookDeliveries).createIndex({ status: 1, next_attempt_at: 1 }, { name: 'status_due' });
@@ -103,6 +106,7 @@ export async function prepareStores(db: Db, redis: Redis): Promise<void> {
   await createIndexes(db);
   await createAuditIndexes(db);
   await migrateBots(db);
+  await migrateBotVersions(db);
   await migrateUsers(db);
   await migrateApiKeys(db);
   await moveUnsettledCalls(db, redis);

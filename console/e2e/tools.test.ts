@@ -169,6 +169,7 @@ describe('bot tools in the console', () => {
     expect(body).toEqual({
       name: 'Promise taker',
       active: true,
+      require_passing_tests: false,
       language: 'en-US',
       prompt: '',
       greeting: '',

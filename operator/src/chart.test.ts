@@ -170,6 +170,29 @@ describe('Helm chart', () => {
   });
 });
 
+describe('Helm chart: tracing (OpenTelemetry)', () => {
+  it('points the backend, the dialler and the default fleet\'s workers at tracing.otlpEndpoint, and nothing at all when it is empty', async () => {
+    const on = await render('--set', 'tracing.otlpEndpoint=http://otel-collector.observability:4318');
+    for (const [kind, name] of LIVEKIT_CONSUMERS) {
+      expect(envOf(find(on, kind, name)).filter((e) => e.name.startsWith('OTEL_'))).toEqual([{ name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: 'http://otel-collector.observability:4318' }]);
+    }
+    // service.name follows each Deployment's ROLES (voice-backend, voice-dialler); the workers' is voice-worker.
+    expect(envVar(find(on, 'Deployment', 'vp-voice-platform-dialler'), 'ROLES')).toEqual({ name: 'ROLES', value: 'dialler' });
+    // Off by default, production-like values included (their fleet has its own name).
+    for (const docs of [await render(), await render(...PROD)]) {
+      const parts = docs.filter((d) => d.kind === 'VoiceFleet' || (d.kind === 'Deployment' && /-(backend|dialler)$/.test(d.metadata!.name!)));
+      expect(parts).toHaveLength(3);
+      for (const d of parts) expect(envOf(d).filter((e) => e.name.startsWith('OTEL_'))).toEqual([]);
+    }
+  });
+
+  it('refuses an endpoint the parts would refuse at start', async () => {
+    for (const bad of ['otel-collector:4318', 'grpc://otel-collector:4317']) {
+      await expect(render('--set', `tracing.otlpEndpoint=${bad}`)).rejects.toThrow(/tracing.otlpEndpoint must be an http\(s\) URL/);
+    }
+  });
+});
+
 describe('Helm chart: telephony plane (LiveKit)', () => {
   it('runs livekit-server and livekit-sip on the in-chart Redis, and gives the backend and workers its URL and key pair from the Secret', async () => {
     const docs = await render();

@@ -3,6 +3,7 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { phoneNumberInput } from './phone.js';
 import { REDACTION_ENTITIES } from './redact.js';
+import { AuditActor } from './audit.js';
 
 /** A variable name usable as `{{name}}` in prompt, greeting and policy replies. */
 export const VARIABLE_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$';
@@ -341,6 +342,7 @@ export const BOT_DEFAULTS = {
   redaction: { entities: [], mode: 'mask', redact_llm: false } as RedactionSettings,
   recording: { enabled: true, redact_keypad_tones: false } as RecordingSettings,
   max_call_seconds: 300,
+  require_passing_tests: false,
 };
 
 /** The writable fields of a bot (the POST body; every field optional on PATCH except by intent). */
@@ -370,6 +372,9 @@ const botFields = {
   redaction: RedactionSettings,
   recording: RecordingSettings,
   max_call_seconds: Type.Integer({ minimum: 10, maximum: 7200 }),
+  require_passing_tests: Type.Boolean({
+    description: 'a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version\'s last test run is all green (default false: a save publishes itself)',
+  }),
 };
 
 export const BotCreate = Type.Object(
@@ -404,6 +409,8 @@ export const BotCreate = Type.Object(
     /** Fields left out keep their defaults (on PATCH: their current values). */
     recording: Type.Optional(Type.Partial(botFields.recording)),
     max_call_seconds: Type.Optional(botFields.max_call_seconds),
+    /** Default false. Acts at once (not versioned), like `name` and `active`. */
+    require_passing_tests: Type.Optional(botFields.require_passing_tests),
   },
   { additionalProperties: false },
 );
@@ -421,12 +428,54 @@ export const Bot = Type.Object(
     mcp_servers: Type.Array(BotMcpServerPublic, { maxItems: MAX_MCP_SERVERS }),
     /** A tool secret exists (POST /api/v1/bots/{id}/tool-secret): HTTP tool requests are signed with it. */
     has_tool_secret: Type.Boolean(),
+    /** The latest version (shared/DESIGN.md §17): the behaviour these fields show. */
+    version: Type.Integer({ minimum: 1, description: 'the latest version: the behaviour the fields of this answer show (a draft when above published_version)' }),
+    published_version: Type.Integer({ minimum: 1, description: 'the version calls run (dial-outs, campaigns, inbound and browser test calls)' }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
   { additionalProperties: false },
 );
 export type Bot = Static<typeof Bot>;
+
+/** The fields a version holds: every field of a bot but `name`, `active` and `require_passing_tests`, which act at once. */
+export const BOT_UNVERSIONED_FIELDS = ['name', 'active', 'require_passing_tests'] as const;
+
+/** A version's behaviour snapshot: the bot's versioned fields as they were saved (tool header values write-only). */
+export const BotConfigSnapshot = Type.Omit(Type.Object({ ...botFields, tools: Type.Array(BotToolPublic, { maxItems: 50 }), mcp_servers: Type.Array(BotMcpServerPublic, { maxItems: MAX_MCP_SERVERS }) }, { additionalProperties: false }), [...BOT_UNVERSIONED_FIELDS]);
+export type BotConfigSnapshot = Static<typeof BotConfigSnapshot>;
+
+/** One immutable version of a bot's behaviour (`GET /api/v1/bots/{id}/versions/{version}`). */
+export const BotVersion = Type.Object(
+  {
+    bot_id: Type.String(),
+    version: Type.Integer({ minimum: 1 }),
+    config: BotConfigSnapshot,
+    created_by: AuditActor,
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export type BotVersion = Static<typeof BotVersion>;
+
+/** Highest version number a request may name (9 digits). */
+export const MAX_BOT_VERSION = 999_999_999;
+/** A page of versions ends at `<created_at ms>.<version>` (the `next_cursor` of the versions list). */
+export const VERSION_CURSOR_PATTERN = '^(?:0|[1-9][0-9]{0,14})\\.[1-9][0-9]{0,8}$';
+
+/** `GET /api/v1/bots/{id}/versions`: newest first, cursor-paginated like the other lists. */
+export const BotVersionList = Type.Object(
+  {
+    items: Type.Array(Type.Omit(BotVersion, ['config'])),
+    next_cursor: Type.Union([Type.String({ pattern: VERSION_CURSOR_PATTERN }), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+export type BotVersionList = Static<typeof BotVersionList>;
+
+/** `POST /api/v1/bots/{id}/publish`: the version calls are to run (an older one: the rollback). */
+export const BotPublish = Type.Object({ version: Type.Integer({ minimum: 1, maximum: MAX_BOT_VERSION, description: 'a version of this bot' }) }, { additionalProperties: false });
+export type BotPublish = Static<typeof BotPublish>;
 
 /** `POST /api/v1/bots/{id}/tool-secret`: the new secret, shown in this answer only. */
 export const BotToolSecret = Type.Object({ bot_id: Type.String(), secret: Type.String({ pattern: '^whsec_[A-Za-z0-9]{32}$' }) }, { additionalProperties: false });

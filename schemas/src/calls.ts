@@ -152,6 +152,8 @@ export const Call = Type.Object(
   {
     ...callIdentityFields,
     variables: CallVariables,
+    /** The bot's version the call ran (shared/DESIGN.md §17); null for calls placed before versions, or refused before one ran. */
+    bot_version: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
     created_at: Type.String({ format: 'date-time' }),
     started_at: nullableTime,
     ended_at: nullableTime,
@@ -217,6 +219,8 @@ export const CallCreate = Type.Object(
     bot_id: Type.String({ pattern: RESOURCE_ID_PATTERN }),
     direction: Type.Union([Type.Literal('websocket'), Type.Literal('web')]),
     variables: Type.Optional(CallVariables),
+    /** A bot test's call (from its test-call token): the call answers its tools with the case's mocks. */
+    test: Type.Optional(Type.Object({ run_id: Type.String({ pattern: RESOURCE_ID_PATTERN }), case_id: Type.String({ pattern: RESOURCE_ID_PATTERN }) }, { additionalProperties: false })),
   },
   { additionalProperties: false },
 );

@@ -3,6 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { AnsweringMachine, BotMcpServer, AudioSettings, RecordingSettings, RedactionSettings, BotPolicy, BotTool, InterruptionSettings, KeypadSettings, LlmSettings, SttSettings, TurnDetection, VoiceSettings } from './bot.js';
 import { CallDirectionSchema } from './calls.js';
 import { CallVariables } from './dialout.js';
+import { TestToolMocks } from './botTests.js';
 
 export const RuntimeConfig = Type.Object(
   {
@@ -49,6 +50,8 @@ export const RuntimeConfig = Type.Object(
           direction: CallDirectionSchema,
           to_number: Type.Union([Type.String(), Type.Null()]),
           variables: CallVariables,
+          /** A bot test's call: each named tool answers its mock instead of running (docs/design.md §17). */
+          tool_mocks: Type.Optional(TestToolMocks),
         },
         { additionalProperties: false },
       ),

@@ -88,6 +88,9 @@ export function fleetTotals(workers: readonly CountedWorker[]): { workers: numbe
  * A worker that claims the job must `ZREM vp:fleet:reservations <call_id>` once its active_calls
  * counts the call, and report lifecycle moves to `POST /api/v1/calls/{call_id}/events`.
  */
+/** A W3C `traceparent` (version 00: trace id, parent span id, flags; all-zero ids are invalid). */
+export const TRACEPARENT_PATTERN = '^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$';
+
 export const CallJob = Type.Object(
   {
     call_id: Type.String(),
@@ -102,6 +105,8 @@ export const CallJob = Type.Object(
     from_number: Type.Optional(Type.String()),
     /** Inbound calls: the caller's room (other calls' rooms are named by the call id). */
     room_name: Type.Optional(Type.String()),
+    /** The W3C trace context of the request that queued the call (docs/design.md §16): the worker's call span continues its trace. */
+    traceparent: Type.Optional(Type.String({ pattern: TRACEPARENT_PATTERN })),
   },
   { additionalProperties: false },
 );

@@ -32,3 +32,4 @@ export * from './analytics.js';
 export * from './audit.js';
 export * from './csv.js';
 export * from './redact.js';
+export * from './botTests.js';

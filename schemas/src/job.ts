@@ -19,6 +19,8 @@ export interface CallJobData {
   from_number?: string;
   /** Inbound calls: the caller's room (other calls' rooms are named by the call id). */
   room_name?: string;
+  /** The W3C trace context of the request that queued the call: the worker's call span joins its trace. */
+  traceparent?: string;
 }
 
 /** A stream entry that is not a call job; the message says which field and why. */
@@ -26,7 +28,7 @@ export class CallJobError extends Error {
   override name = 'CallJobError';
 }
 
-const OPTIONAL = ['to_number', 'sip_trunk_id', 'from_number', 'room_name'] as const;
+const OPTIONAL = ['to_number', 'sip_trunk_id', 'from_number', 'room_name', 'traceparent'] as const;
 
 /** The flat field/value list of XADD (after the stream key, MAXLEN and id). A dial-out has no `direction` field. */
 export function encodeCallJob(job: CallJobData): string[] {

@@ -2,6 +2,7 @@
 // `level` (its label: "debug", "info", "warn", "error", ...), `service`, the line's own fields and `msg`,
 // with the same redaction of credentials and the same brief errors (logs.ts) everywhere. Node only (pino):
 // a subpath of its own (`@voice-platform/schemas/log`), outside the index, so the console never bundles it.
+import { context, trace } from '@opentelemetry/api';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { briefError } from './logs.js';
 
@@ -32,6 +33,15 @@ export const LOG_REDACT_PATHS: readonly string[] = [
 export const LOG_CENSOR = '[redacted]';
 
 /**
+ * The trace id of the span active where a line is logged (docs/design.md §16): a call's log lines lead to its
+ * trace. Undefined without tracing (the API's no-op context holds no span) or outside any span.
+ */
+export function activeTraceId(): string | undefined {
+  const sc = trace.getSpanContext(context.active());
+  return sc && trace.isSpanContextValid(sc) ? sc.traceId : undefined;
+}
+
+/**
  * The pino options of one service's logger. Errors (the `err` key) are class + brief message, never a
  * stack or driver file paths (docs/design.md §2); in full only when `debug` is enabled.
  */
@@ -43,6 +53,10 @@ export function logOptions(service: LogService, level: string, fullErrors: () =>
     formatters: { level: (label) => ({ level: label }) },
     serializers: { err: (err: unknown) => (fullErrors() ? pino.stdSerializers.err(err as Error) : briefError(err)) },
     redact: { paths: [...LOG_REDACT_PATHS], censor: LOG_CENSOR },
+    mixin: () => {
+      const traceId = activeTraceId();
+      return traceId ? { trace_id: traceId } : {};
+    },
   };
 }
 

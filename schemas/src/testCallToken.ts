@@ -22,6 +22,14 @@ interface TestCallClaims {
   jti: string;
   /** Who asked for it (`admin:<id>` or an API key's public prefix), for the call's log lines. */
   sub: string;
+  /** A bot test's call (docs/design.md §17): the run and case, so the call gets that case's tool mocks. */
+  test?: TestCallRef;
+}
+
+/** Which test run's case a test call is. */
+export interface TestCallRef {
+  run_id: string;
+  case_id: string;
 }
 
 type TestCallTokenProblem = 'malformed' | 'bad_signature' | 'expired' | 'wrong_bot';
@@ -38,10 +46,10 @@ function mac(workerAuthToken: string, signed: string): Buffer {
 
 export function signTestCallToken(
   workerAuthToken: string,
-  claims: { bot_id: string; sub: string; ttlSeconds: number; nowMs?: number },
+  claims: { bot_id: string; sub: string; ttlSeconds: number; nowMs?: number; test?: TestCallRef },
 ): { token: string; claims: TestCallClaims } {
   const iat = Math.floor((claims.nowMs ?? Date.now()) / 1000);
-  const full: TestCallClaims = { bot_id: claims.bot_id, exp: iat + claims.ttlSeconds, iat, jti: b64url(randomBytes(16)), sub: claims.sub };
+  const full: TestCallClaims = { bot_id: claims.bot_id, exp: iat + claims.ttlSeconds, iat, jti: b64url(randomBytes(16)), sub: claims.sub, ...(claims.test ? { test: { run_id: claims.test.run_id, case_id: claims.test.case_id } } : {}) };
   const signed = `${TEST_CALL_TOKEN_PREFIX}.${b64url(Buffer.from(JSON.stringify(full)))}`;
   return { token: `${signed}.${b64url(mac(workerAuthToken, signed))}`, claims: full };
 }
@@ -69,7 +77,8 @@ export function verifyTestCallToken(
   }
   if (
     typeof claims !== 'object' || claims === null || typeof claims.bot_id !== 'string' || typeof claims.jti !== 'string' ||
-    typeof claims.sub !== 'string' || !Number.isInteger(claims.exp) || !Number.isInteger(claims.iat)
+    typeof claims.sub !== 'string' || !Number.isInteger(claims.exp) || !Number.isInteger(claims.iat) ||
+    (claims.test !== undefined && (typeof claims.test !== 'object' || claims.test === null || typeof claims.test.run_id !== 'string' || typeof claims.test.case_id !== 'string'))
   ) {
     return { ok: false, problem: 'malformed' };
   }

@@ -5,7 +5,7 @@ import { CallAction, CallAnalysis, CallTransfer, callIdentityFields, TranscriptE
 import { CallVariables } from './dialout.js';
 
 /** Event types a webhook can subscribe to. */
-export const WEBHOOK_EVENT_TYPES = ['call.queued', 'call.ringing', 'call.in_progress', 'call.ended', 'call.analyzed', 'campaign.started', 'campaign.completed'] as const;
+export const WEBHOOK_EVENT_TYPES = ['call.queued', 'call.ringing', 'call.in_progress', 'call.ended', 'call.analyzed', 'campaign.started', 'campaign.completed', 'test_run.completed'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** Sent to one webhook on request (`POST /api/v1/webhooks/{id}/test`), whatever it subscribes to. */
 export const WEBHOOK_TEST_EVENT = 'webhook.test';

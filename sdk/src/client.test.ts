@@ -234,3 +234,19 @@ it('reads Retry-After as seconds or as an HTTP date', () => {
   expect(parseRetryAfter('soon', now)).toBeNull();
   expect(parseRetryAfter(null, now)).toBeNull();
 });
+
+describe('bot versions', () => {
+  it('lists versions newest first, reads a snapshot, publishes an older one (the rollback) and names a missing one', async () => {
+    const client = createClient({ baseUrl: baseUrl(), token });
+    const botId = await bot();
+    await admin('PATCH', `/api/v1/bots/${botId}`, { prompt: 'second' });
+    const page = await client.bots.versions(botId, { limit: 1 });
+    expect(page.items.map((v) => v.version)).toEqual([2]);
+    expect(page.next_cursor).toEqual(expect.any(String));
+    expect((await client.bots.version(botId, 2)).config.prompt).toBe('second');
+    const rolled = await client.bots.publish(botId, 1);
+    expect(rolled).toMatchObject({ id: botId, version: 2, published_version: 1 });
+    const missing = await caught(client.bots.publish(botId, 9));
+    expect([missing.status, missing.code]).toEqual([404, 'not_found']);
+  });
+});

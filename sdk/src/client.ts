@@ -6,6 +6,10 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ApiError } from './errors.js';
 import type {
+  Bot,
+  BotVersion,
+  BotVersionListQuery,
+  BotVersionPage,
   Call,
   CallListQuery,
   CallPage,
@@ -81,6 +85,16 @@ export interface Client {
     pause(id: string): Promise<Campaign>;
     resume(id: string): Promise<Campaign>;
     cancel(id: string): Promise<Campaign>;
+  };
+  /** A bot's versions and publishing (admin token; publish: editor or above). */
+  bots: {
+    /** GET /api/v1/bots/{id}/versions: one page, newest first (without snapshots). */
+    versions(id: string, query?: BotVersionListQuery): Promise<BotVersionPage>;
+    /** GET /api/v1/bots/{id}/versions/{version}: the behaviour snapshot. */
+    version(id: string, version: number): Promise<BotVersion>;
+    /** POST /api/v1/bots/{id}/publish: the version calls run (an older one: the rollback); 409 `tests_failing`
+     *  when the bot requires passing tests and that version's last run is not all green. */
+    publish(id: string, version: number): Promise<Bot>;
   };
 }
 
@@ -213,9 +227,16 @@ export function createClient(options: ClientOptions): Client {
     cancel: campaignAction('cancel'),
   };
 
+  const bots: Client['bots'] = {
+    versions: (botId, query = {}) => request({ method: 'GET', path: `/api/v1/bots/${id(botId)}/versions`, query }),
+    version: (botId, version) => request({ method: 'GET', path: `/api/v1/bots/${id(botId)}/versions/${encodeURIComponent(String(version))}` }),
+    publish: (botId, version) => request({ method: 'POST', path: `/api/v1/bots/${id(botId)}/publish`, body: { version } }),
+  };
+
   return {
     dialout: (body, opts = {}) => request({ method: 'POST', path: '/api/v1/sip/dialout', body, idempotencyKey: opts.idempotencyKey ?? randomUUID() }),
     calls,
     campaigns,
+    bots,
   };
 }

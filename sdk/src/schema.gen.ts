@@ -181,6 +181,126 @@ export interface paths {
         patch: operations["updateBot"];
         trace?: never;
     };
+    "/api/v1/bots/{id}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a version: the one calls run (an older version: the rollback)
+         * @description Dial-outs, campaigns, inbound and browser test calls run the published version from the next call on; each call records the version it ran (`bot_version`). A bot with `require_passing_tests` publishes only a version whose last test run is all green (done, none failed, some passed), else 409 `tests_failing`.
+         */
+        post: operations["publishBot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bots/{id}/test-runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** A bot's test runs */
+        get: operations["listBotTestRuns"];
+        put?: never;
+        /**
+         * Run a bot's test cases (all, or `cases`)
+         * @description Queued at once (202); the dialler places each case as a real call (`concurrency` side by side), the caller speaking its script with the offline voice, the bot's HTTP tools answered by the case's `tool_mocks`, and checks each expectation against the stored call. A fleet with no free slot leaves the run `queued` (never a failed case). `test_run.completed` is sent when every case has its result.
+         */
+        post: operations["createBotTestRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bots/{id}/test-runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+                /** @description Test run id */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        /** One test run with each case's result */
+        get: operations["getBotTestRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bots/{id}/tests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** A bot's test cases */
+        get: operations["listBotTests"];
+        put?: never;
+        /**
+         * Add a test case to a bot
+         * @description Refused with 422 `validation_failed` naming the field when a case names a tool the bot lacks (`expect.tools.N.name`), mocks an unknown tool (`tool_mocks.<name>`), has an empty script (`caller.script`), a regex that does not compile (`expect.said.N`, `expect.not_said.N`) or a `judge` while the bot has no OpenAI-compatible LLM (`expect.judge`); 422 `transport_unavailable` for `room` and `sip` (runs place `ws` calls only).
+         */
+        post: operations["createBotTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bots/{id}/tests/{case_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+                /** @description Test case id */
+                case_id: string;
+            };
+            cookie?: never;
+        };
+        /** One test case */
+        get: operations["getBotTest"];
+        /**
+         * Replace a test case
+         * @description Refused with 422 `validation_failed` naming the field when a case names a tool the bot lacks (`expect.tools.N.name`), mocks an unknown tool (`tool_mocks.<name>`), has an empty script (`caller.script`), a regex that does not compile (`expect.said.N`, `expect.not_said.N`) or a `judge` while the bot has no OpenAI-compatible LLM (`expect.judge`); 422 `transport_unavailable` for `room` and `sip` (runs place `ws` calls only).
+         */
+        put: operations["updateBotTest"];
+        post?: never;
+        /** Delete a test case */
+        delete: operations["deleteBotTest"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/bots/{id}/tool-secret": {
         parameters: {
             query?: never;
@@ -198,6 +318,51 @@ export interface paths {
          * @description The secret (`whsec_` + 32 characters) is in this answer only (`Cache-Control: no-store`); HTTP tool requests carry `X-Voice-Signature: t=<unix s>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>` as webhooks do. A rotation replaces it at once.
          */
         post: operations["rotateBotToolSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bots/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The bot's versions, newest first, with cursor pagination (each without its snapshot)
+         * @description Every save of the behaviour (every field but `name`, `active` and `require_passing_tests`) is an immutable version. Versions outlive their bot.
+         */
+        get: operations["listBotVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bots/{id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+                /** @description Version number */
+                version: number;
+            };
+            cookie?: never;
+        };
+        /** One version of the bot: its behaviour snapshot (tool header values write-only) */
+        get: operations["getBotVersion"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1293,6 +1458,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "test_run.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A bot's test run has every case's result (docs/design.md §17); `data` is the run as GET /api/v1/bots/{id}/test-runs/{run_id} answers it
+         * @description Each delivery is `POST <url>` with the JSON body `{id, type, created_at, data}` and the headers `Content-Type: application/json`, `X-Voice-Event-Id` (the same on every retry: dedupe on it), `X-Voice-Event-Type` and `X-Voice-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`, and the Standard Webhooks (standardwebhooks.com) headers `webhook-id` (the event id), `webhook-timestamp` (this attempt's unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<raw body>")>`, the key being the base64 decoding of the secret after `whsec_`: the `standardwebhooks` libraries (npm, PyPI, …) verify it given the secret as shown. Any 2xx within WEBHOOK_TIMEOUT_MS (10 s) is delivered; anything else (other statuses, redirects, timeouts, connection errors) is retried 1, 2, 4 … minutes later, at most 8 attempts, then the delivery is `dead`. At least once, in no guaranteed order.
+         */
+        post: operations["event_test_run_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -2268,6 +2453,8 @@ export interface operations {
                                 }[];
                             } | null;
                             prompt: string;
+                            /** @description the version calls run (dial-outs, campaigns, inbound and browser test calls) */
+                            published_version: number;
                             recording: {
                                 /**
                                  * @description false: no recording is made (the call has no recording_key)
@@ -2298,6 +2485,8 @@ export interface operations {
                                  */
                                 redact_llm: boolean;
                             };
+                            /** @description a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself) */
+                            require_passing_tests: boolean;
                             stt: {
                                 language: string;
                                 model: string;
@@ -2362,6 +2551,8 @@ export interface operations {
                                 /** @default false */
                                 required: boolean;
                             }[];
+                            /** @description the latest version: the behaviour the fields of this answer show (a draft when above published_version) */
+                            version: number;
                             voice: {
                                 provider: string;
                                 speed: number;
@@ -2542,6 +2733,8 @@ export interface operations {
                          */
                         redact_llm?: boolean;
                     };
+                    /** @description a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself) */
+                    require_passing_tests?: boolean;
                     stt?: {
                         language: string;
                         model: string;
@@ -2735,6 +2928,8 @@ export interface operations {
                             }[];
                         } | null;
                         prompt: string;
+                        /** @description the version calls run (dial-outs, campaigns, inbound and browser test calls) */
+                        published_version: number;
                         recording: {
                             /**
                              * @description false: no recording is made (the call has no recording_key)
@@ -2765,6 +2960,8 @@ export interface operations {
                              */
                             redact_llm: boolean;
                         };
+                        /** @description a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself) */
+                        require_passing_tests: boolean;
                         stt: {
                             language: string;
                             model: string;
@@ -2829,6 +3026,8 @@ export interface operations {
                             /** @default false */
                             required: boolean;
                         }[];
+                        /** @description the latest version: the behaviour the fields of this answer show (a draft when above published_version) */
+                        version: number;
                         voice: {
                             provider: string;
                             speed: number;
@@ -3024,6 +3223,8 @@ export interface operations {
                             }[];
                         } | null;
                         prompt: string;
+                        /** @description the version calls run (dial-outs, campaigns, inbound and browser test calls) */
+                        published_version: number;
                         recording: {
                             /**
                              * @description false: no recording is made (the call has no recording_key)
@@ -3054,6 +3255,8 @@ export interface operations {
                              */
                             redact_llm: boolean;
                         };
+                        /** @description a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself) */
+                        require_passing_tests: boolean;
                         stt: {
                             language: string;
                             model: string;
@@ -3118,6 +3321,8 @@ export interface operations {
                             /** @default false */
                             required: boolean;
                         }[];
+                        /** @description the latest version: the behaviour the fields of this answer show (a draft when above published_version) */
+                        version: number;
                         voice: {
                             provider: string;
                             speed: number;
@@ -3309,6 +3514,8 @@ export interface operations {
                          */
                         redact_llm?: boolean;
                     };
+                    /** @description a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself) */
+                    require_passing_tests?: boolean;
                     stt?: {
                         language: string;
                         model: string;
@@ -3502,6 +3709,8 @@ export interface operations {
                             }[];
                         } | null;
                         prompt: string;
+                        /** @description the version calls run (dial-outs, campaigns, inbound and browser test calls) */
+                        published_version: number;
                         recording: {
                             /**
                              * @description false: no recording is made (the call has no recording_key)
@@ -3532,6 +3741,8 @@ export interface operations {
                              */
                             redact_llm: boolean;
                         };
+                        /** @description a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself) */
+                        require_passing_tests: boolean;
                         stt: {
                             language: string;
                             model: string;
@@ -3596,6 +3807,8 @@ export interface operations {
                             /** @default false */
                             required: boolean;
                         }[];
+                        /** @description the latest version: the behaviour the fields of this answer show (a draft when above published_version) */
+                        version: number;
                         voice: {
                             provider: string;
                             speed: number;
@@ -3680,6 +3893,1241 @@ export interface operations {
             };
         };
     };
+    publishBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a version of this bot */
+                    version: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The bot, its `published_version` the version asked for */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        active: boolean;
+                        analysis: {
+                            /** @default [] */
+                            fields: {
+                                /** @default  */
+                                description: string;
+                                /** @description unique among the fields */
+                                name: string;
+                                type: "string" | "number" | "boolean" | "enum";
+                                /** @description enum only, and required for it: the values the field may take (each once) */
+                                values?: string[];
+                            }[];
+                            /** @description the success criterion in words; the call's analysis.success says whether it was met (null: none) */
+                            success: string | null;
+                            /** @default false */
+                            summary: boolean;
+                        };
+                        answering_machine: {
+                            /** @default false */
+                            detect: boolean;
+                            /**
+                             * @description leave_message: the message goes at the latest this long after the machine was detected
+                             * @default 30
+                             */
+                            max_wait_for_beep_seconds: number;
+                            /**
+                             * @description leave_message: what is said after the beep ({{variables}}); required for leave_message
+                             * @default
+                             */
+                            message: string;
+                            /**
+                             * @description hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left
+                             * @default hangup
+                             */
+                            on_machine: "hangup" | "leave_message";
+                        };
+                        audio: {
+                            /**
+                             * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                             * @default false
+                             */
+                            noise_suppression: boolean;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        dtmf: {
+                            /** @default 1500 */
+                            inter_digit_timeout_ms: number;
+                        };
+                        greeting: string;
+                        has_tool_secret: boolean;
+                        id: string;
+                        interruption: {
+                            /**
+                             * @description acknowledgements alone ("uh-huh", "okay", "yeah") do not stop the bot; other speech does within 300 ms
+                             * @default true
+                             */
+                            ignore_backchannels: boolean;
+                            /**
+                             * @description an utterance of this many words stops the bot even if they are all acknowledgements
+                             * @default 2
+                             */
+                            min_words: number;
+                        };
+                        /** @description knowledge bases each turn retrieves passages from (each must exist) */
+                        knowledge_base_ids: string[];
+                        language: string;
+                        llm: {
+                            base_url?: string;
+                            model: string;
+                            provider: string;
+                            temperature: number;
+                        };
+                        max_call_seconds: number;
+                        mcp_servers: {
+                            /** @description the tools offered (absent: all the server lists, at most 50) */
+                            allowed_tools?: string[];
+                            header_names?: string[];
+                            /** @description unique among the bot's MCP servers */
+                            name: string;
+                            /** @description the Streamable HTTP endpoint (http or https; the address guard of tools applies) */
+                            url: string;
+                        }[];
+                        name: string;
+                        policy: {
+                            fallback: {
+                                end_call?: boolean;
+                                reply: string;
+                            };
+                            intents: {
+                                action?: {
+                                    arguments?: {
+                                        [key: string]: string;
+                                    };
+                                    /** @description a tool of the bot's */
+                                    tool: string;
+                                };
+                                dtmf?: string;
+                                end_call?: boolean;
+                                /** @description at least one, unless `dtmf` is set */
+                                examples: string[];
+                                name: string;
+                                on_error_reply?: string;
+                                /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                reply: string;
+                                /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                sets?: {
+                                    [key: string]: string | number | boolean;
+                                };
+                            }[];
+                        } | null;
+                        prompt: string;
+                        /** @description the version calls run (dial-outs, campaigns, inbound and browser test calls) */
+                        published_version: number;
+                        recording: {
+                            /**
+                             * @description false: no recording is made (the call has no recording_key)
+                             * @default true
+                             */
+                            enabled: boolean;
+                            /**
+                             * @description the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)
+                             * @default false
+                             */
+                            redact_keypad_tones: boolean;
+                        };
+                        redaction: {
+                            /**
+                             * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
+                             * @default []
+                             */
+                            entities: ("card_number" | "ssn" | "email" | "phone")[];
+                            /**
+                             * @description mask: replaced by [entity] (the only mode)
+                             * @default mask
+                             * @constant
+                             */
+                            mode: "mask";
+                            /**
+                             * @description the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)
+                             * @default false
+                             */
+                            redact_llm: boolean;
+                        };
+                        /** @description a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself) */
+                        require_passing_tests: boolean;
+                        stt: {
+                            language: string;
+                            model: string;
+                            provider: string;
+                        };
+                        tools: {
+                            announcement?: string;
+                            /** @default  */
+                            description: string;
+                            destinations?: {
+                                description?: string;
+                                name: string;
+                                /** @description one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason */
+                                number?: string;
+                                sip_uri?: string;
+                            }[];
+                            filler?: string;
+                            /** @description http: how long the tool may take before its filler is said (default 800) */
+                            filler_after_ms?: number;
+                            header_names?: string[];
+                            /** @description http: POST (the default) or GET */
+                            method?: "POST" | "GET";
+                            /** @description transfer_call: cold (the default) or warm */
+                            mode?: "cold" | "warm";
+                            name: string;
+                            on_failure?: string;
+                            /** @description the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed) */
+                            parameters?: {
+                                [key: string]: unknown;
+                            };
+                            say_while_waiting?: string;
+                            /** @description http: default 5000 */
+                            timeout_ms?: number;
+                            type?: "http" | "end_call" | "transfer_call" | "send_dtmf";
+                            url?: string;
+                            whisper?: string;
+                        }[];
+                        turn_detection: {
+                            /**
+                             * @description fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance
+                             * @default 700
+                             */
+                            end_of_turn_silence_ms: number;
+                            /**
+                             * @description smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms
+                             * @default 250
+                             */
+                            min_silence_ms: number;
+                            /**
+                             * @description smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms
+                             * @default smart
+                             */
+                            mode: "smart" | "fixed";
+                        };
+                        /** Format: date-time */
+                        updated_at: string;
+                        /** @description names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed) */
+                        variables: {
+                            /** @default  */
+                            description: string;
+                            name: string;
+                            /** @default false */
+                            required: boolean;
+                        }[];
+                        /** @description the latest version: the behaviour the fields of this answer show (a draft when above published_version) */
+                        version: number;
+                        voice: {
+                            provider: string;
+                            speed: number;
+                            voice_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `invalid_json` (The body is not parseable JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id), `not_found` (The bot has no such version) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `tests_failing` (The bot has `require_passing_tests` and this version's last test run is not all green (done, none failed, some passed)), `conflict` (Changed concurrently) */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `payload_too_large` (The body is over the limit (64 KiB for JSON)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type` (The body is not of a media type this endpoint takes (`application/json`, UTF-8, no `Content-Encoding`)) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listBotTestRuns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The last 100 runs, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            bot_id: string;
+                            cases: {
+                                call_id: string | null;
+                                case_id: string;
+                                failures: {
+                                    detail: string;
+                                    expectation: string;
+                                }[];
+                                name: string;
+                                passed: boolean | null;
+                                status: "pending" | "running" | "done";
+                            }[];
+                            completed_at: string | null;
+                            concurrency: number;
+                            created_at: string;
+                            failed: number;
+                            id: string;
+                            latency: {
+                                p50_ms: number | null;
+                                p95_ms: number | null;
+                            };
+                            passed: number;
+                            status: "queued" | "running" | "done";
+                            version: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again), `missing_api_key` (No X-API-Key header), `invalid_api_key` (The X-API-Key is no key of this server), `api_key_inactive` (The API key has been deactivated), `api_key_expired` (The API key is past its `expires_at`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createBotTestRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    cases?: string[];
+                    concurrency?: number;
+                    version?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The run, queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bot_id: string;
+                        cases: {
+                            call_id: string | null;
+                            case_id: string;
+                            failures: {
+                                detail: string;
+                                expectation: string;
+                            }[];
+                            name: string;
+                            passed: boolean | null;
+                            status: "pending" | "running" | "done";
+                        }[];
+                        completed_at: string | null;
+                        concurrency: number;
+                        created_at: string;
+                        failed: number;
+                        id: string;
+                        latency: {
+                            p50_ms: number | null;
+                            p95_ms: number | null;
+                        };
+                        passed: number;
+                        status: "queued" | "running" | "done";
+                        version: number;
+                    };
+                };
+            };
+            /** @description Error: `invalid_json` (The body is not parseable JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again), `missing_api_key` (No X-API-Key header), `invalid_api_key` (The X-API-Key is no key of this server), `api_key_inactive` (The API key has been deactivated), `api_key_expired` (The API key is past its `expires_at`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `payload_too_large` (The body is over the limit (64 KiB for JSON)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type` (The body is not of a media type this endpoint takes (`application/json`, UTF-8, no `Content-Encoding`)) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem), `transport_unavailable` (A test case names a transport runs cannot place yet (`details.field`, `details.available`)), `variables_mismatch` (The variables do not match the bot's declared variables: `details: {missing, unknown}`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBotTestRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+                /** @description Test run id */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bot_id: string;
+                        cases: {
+                            call_id: string | null;
+                            case_id: string;
+                            failures: {
+                                detail: string;
+                                expectation: string;
+                            }[];
+                            name: string;
+                            passed: boolean | null;
+                            status: "pending" | "running" | "done";
+                        }[];
+                        completed_at: string | null;
+                        concurrency: number;
+                        created_at: string;
+                        failed: number;
+                        id: string;
+                        latency: {
+                            p50_ms: number | null;
+                            p95_ms: number | null;
+                        };
+                        passed: number;
+                        status: "queued" | "running" | "done";
+                        version: number;
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again), `missing_api_key` (No X-API-Key header), `invalid_api_key` (The X-API-Key is no key of this server), `api_key_inactive` (The API key has been deactivated), `api_key_expired` (The API key is past its `expires_at`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `test_run_not_found` (The bot has no test run with this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listBotTests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Test cases, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            bot_id: string;
+                            caller: {
+                                script: ({
+                                    after_ms?: number;
+                                    say: string;
+                                    /** @constant */
+                                    wait_for_bot?: true;
+                                } | {
+                                    after_ms?: number;
+                                    dtmf: string;
+                                    /** @constant */
+                                    wait_for_bot?: true;
+                                })[];
+                            } | {
+                                persona: {
+                                    goal: string;
+                                    prompt: string;
+                                };
+                            };
+                            created_at: string;
+                            expect: {
+                                analysis?: {
+                                    [key: string]: unknown;
+                                };
+                                answered_by?: string;
+                                end_reason?: string;
+                                judge?: string;
+                                max_turn_latency_ms?: number;
+                                not_said?: string[];
+                                said?: string[];
+                                tools?: {
+                                    arguments?: {
+                                        [key: string]: unknown;
+                                    };
+                                    name: string;
+                                }[];
+                                transfer_to?: string;
+                            };
+                            id: string;
+                            name: string;
+                            tool_mocks?: {
+                                [key: string]: {
+                                    body?: unknown;
+                                    status: number;
+                                };
+                            };
+                            transport: "ws" | "room" | "sip";
+                            updated_at: string;
+                            variables?: {
+                                [key: string]: string;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createBotTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    caller: {
+                        script: ({
+                            after_ms?: number;
+                            say: string;
+                            /** @constant */
+                            wait_for_bot?: true;
+                        } | {
+                            after_ms?: number;
+                            dtmf: string;
+                            /** @constant */
+                            wait_for_bot?: true;
+                        })[];
+                    } | {
+                        persona: {
+                            goal: string;
+                            prompt: string;
+                        };
+                    };
+                    expect: {
+                        analysis?: {
+                            [key: string]: unknown;
+                        };
+                        answered_by?: string;
+                        end_reason?: string;
+                        judge?: string;
+                        max_turn_latency_ms?: number;
+                        not_said?: string[];
+                        said?: string[];
+                        tools?: {
+                            arguments?: {
+                                [key: string]: unknown;
+                            };
+                            name: string;
+                        }[];
+                        transfer_to?: string;
+                    };
+                    name: string;
+                    tool_mocks?: {
+                        [key: string]: {
+                            body?: unknown;
+                            status: number;
+                        };
+                    };
+                    transport: "ws" | "room" | "sip";
+                    variables?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The test case */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bot_id: string;
+                        caller: {
+                            script: ({
+                                after_ms?: number;
+                                say: string;
+                                /** @constant */
+                                wait_for_bot?: true;
+                            } | {
+                                after_ms?: number;
+                                dtmf: string;
+                                /** @constant */
+                                wait_for_bot?: true;
+                            })[];
+                        } | {
+                            persona: {
+                                goal: string;
+                                prompt: string;
+                            };
+                        };
+                        created_at: string;
+                        expect: {
+                            analysis?: {
+                                [key: string]: unknown;
+                            };
+                            answered_by?: string;
+                            end_reason?: string;
+                            judge?: string;
+                            max_turn_latency_ms?: number;
+                            not_said?: string[];
+                            said?: string[];
+                            tools?: {
+                                arguments?: {
+                                    [key: string]: unknown;
+                                };
+                                name: string;
+                            }[];
+                            transfer_to?: string;
+                        };
+                        id: string;
+                        name: string;
+                        tool_mocks?: {
+                            [key: string]: {
+                                body?: unknown;
+                                status: number;
+                            };
+                        };
+                        transport: "ws" | "room" | "sip";
+                        updated_at: string;
+                        variables?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `invalid_json` (The body is not parseable JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `payload_too_large` (The body is over the limit (64 KiB for JSON)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type` (The body is not of a media type this endpoint takes (`application/json`, UTF-8, no `Content-Encoding`)) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem), `transport_unavailable` (A test case names a transport runs cannot place yet (`details.field`, `details.available`)), `variables_mismatch` (The variables do not match the bot's declared variables: `details: {missing, unknown}`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBotTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+                /** @description Test case id */
+                case_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test case */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bot_id: string;
+                        caller: {
+                            script: ({
+                                after_ms?: number;
+                                say: string;
+                                /** @constant */
+                                wait_for_bot?: true;
+                            } | {
+                                after_ms?: number;
+                                dtmf: string;
+                                /** @constant */
+                                wait_for_bot?: true;
+                            })[];
+                        } | {
+                            persona: {
+                                goal: string;
+                                prompt: string;
+                            };
+                        };
+                        created_at: string;
+                        expect: {
+                            analysis?: {
+                                [key: string]: unknown;
+                            };
+                            answered_by?: string;
+                            end_reason?: string;
+                            judge?: string;
+                            max_turn_latency_ms?: number;
+                            not_said?: string[];
+                            said?: string[];
+                            tools?: {
+                                arguments?: {
+                                    [key: string]: unknown;
+                                };
+                                name: string;
+                            }[];
+                            transfer_to?: string;
+                        };
+                        id: string;
+                        name: string;
+                        tool_mocks?: {
+                            [key: string]: {
+                                body?: unknown;
+                                status: number;
+                            };
+                        };
+                        transport: "ws" | "room" | "sip";
+                        updated_at: string;
+                        variables?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id), `test_case_not_found` (The bot has no test case with this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateBotTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+                /** @description Test case id */
+                case_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    caller: {
+                        script: ({
+                            after_ms?: number;
+                            say: string;
+                            /** @constant */
+                            wait_for_bot?: true;
+                        } | {
+                            after_ms?: number;
+                            dtmf: string;
+                            /** @constant */
+                            wait_for_bot?: true;
+                        })[];
+                    } | {
+                        persona: {
+                            goal: string;
+                            prompt: string;
+                        };
+                    };
+                    expect: {
+                        analysis?: {
+                            [key: string]: unknown;
+                        };
+                        answered_by?: string;
+                        end_reason?: string;
+                        judge?: string;
+                        max_turn_latency_ms?: number;
+                        not_said?: string[];
+                        said?: string[];
+                        tools?: {
+                            arguments?: {
+                                [key: string]: unknown;
+                            };
+                            name: string;
+                        }[];
+                        transfer_to?: string;
+                    };
+                    name: string;
+                    tool_mocks?: {
+                        [key: string]: {
+                            body?: unknown;
+                            status: number;
+                        };
+                    };
+                    transport: "ws" | "room" | "sip";
+                    variables?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The test case */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bot_id: string;
+                        caller: {
+                            script: ({
+                                after_ms?: number;
+                                say: string;
+                                /** @constant */
+                                wait_for_bot?: true;
+                            } | {
+                                after_ms?: number;
+                                dtmf: string;
+                                /** @constant */
+                                wait_for_bot?: true;
+                            })[];
+                        } | {
+                            persona: {
+                                goal: string;
+                                prompt: string;
+                            };
+                        };
+                        created_at: string;
+                        expect: {
+                            analysis?: {
+                                [key: string]: unknown;
+                            };
+                            answered_by?: string;
+                            end_reason?: string;
+                            judge?: string;
+                            max_turn_latency_ms?: number;
+                            not_said?: string[];
+                            said?: string[];
+                            tools?: {
+                                arguments?: {
+                                    [key: string]: unknown;
+                                };
+                                name: string;
+                            }[];
+                            transfer_to?: string;
+                        };
+                        id: string;
+                        name: string;
+                        tool_mocks?: {
+                            [key: string]: {
+                                body?: unknown;
+                                status: number;
+                            };
+                        };
+                        transport: "ws" | "room" | "sip";
+                        updated_at: string;
+                        variables?: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `invalid_json` (The body is not parseable JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id), `test_case_not_found` (The bot has no test case with this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `payload_too_large` (The body is over the limit (64 KiB for JSON)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type` (The body is not of a media type this endpoint takes (`application/json`, UTF-8, no `Content-Encoding`)) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem), `transport_unavailable` (A test case names a transport runs cannot place yet (`details.field`, `details.available`)), `variables_mismatch` (The variables do not match the bot's declared variables: `details: {missing, unknown}`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteBotTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+                /** @description Test case id */
+                case_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `test_case_not_found` (The bot has no test case with this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     rotateBotToolSecret: {
         parameters: {
             query?: never;
@@ -3724,6 +5172,364 @@ export interface operations {
             };
             /** @description Error: `bot_not_found` (No bot has this id) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listBotVersions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `next_cursor` of the previous page: `<created_at in ms>.<version>` of its last version */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Versions, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            bot_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: {
+                                /** @description the user's or key's id; null for a failed login (no user signed in) */
+                                id: string | null;
+                                /** @description the user's email (for a failed login: the email tried), the key's name and prefix */
+                                label: string;
+                                /** @description `user` (admin token or a login), `api_key` (X-API-Key) or `system` */
+                                type: "user" | "api_key" | "system";
+                            };
+                            version: number;
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBotVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Bot id */
+                id: string;
+                /** @description Version number */
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bot_id: string;
+                        config: {
+                            analysis: {
+                                /** @default [] */
+                                fields: {
+                                    /** @default  */
+                                    description: string;
+                                    /** @description unique among the fields */
+                                    name: string;
+                                    type: "string" | "number" | "boolean" | "enum";
+                                    /** @description enum only, and required for it: the values the field may take (each once) */
+                                    values?: string[];
+                                }[];
+                                /** @description the success criterion in words; the call's analysis.success says whether it was met (null: none) */
+                                success: string | null;
+                                /** @default false */
+                                summary: boolean;
+                            };
+                            answering_machine: {
+                                /** @default false */
+                                detect: boolean;
+                                /**
+                                 * @description leave_message: the message goes at the latest this long after the machine was detected
+                                 * @default 30
+                                 */
+                                max_wait_for_beep_seconds: number;
+                                /**
+                                 * @description leave_message: what is said after the beep ({{variables}}); required for leave_message
+                                 * @default
+                                 */
+                                message: string;
+                                /**
+                                 * @description hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left
+                                 * @default hangup
+                                 */
+                                on_machine: "hangup" | "leave_message";
+                            };
+                            audio: {
+                                /**
+                                 * @description RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call
+                                 * @default false
+                                 */
+                                noise_suppression: boolean;
+                            };
+                            dtmf: {
+                                /** @default 1500 */
+                                inter_digit_timeout_ms: number;
+                            };
+                            greeting: string;
+                            interruption: {
+                                /**
+                                 * @description acknowledgements alone ("uh-huh", "okay", "yeah") do not stop the bot; other speech does within 300 ms
+                                 * @default true
+                                 */
+                                ignore_backchannels: boolean;
+                                /**
+                                 * @description an utterance of this many words stops the bot even if they are all acknowledgements
+                                 * @default 2
+                                 */
+                                min_words: number;
+                            };
+                            /** @description knowledge bases each turn retrieves passages from (each must exist) */
+                            knowledge_base_ids: string[];
+                            language: string;
+                            llm: {
+                                base_url?: string;
+                                model: string;
+                                provider: string;
+                                temperature: number;
+                            };
+                            max_call_seconds: number;
+                            mcp_servers: {
+                                /** @description the tools offered (absent: all the server lists, at most 50) */
+                                allowed_tools?: string[];
+                                header_names?: string[];
+                                /** @description unique among the bot's MCP servers */
+                                name: string;
+                                /** @description the Streamable HTTP endpoint (http or https; the address guard of tools applies) */
+                                url: string;
+                            }[];
+                            policy: {
+                                fallback: {
+                                    end_call?: boolean;
+                                    reply: string;
+                                };
+                                intents: {
+                                    action?: {
+                                        arguments?: {
+                                            [key: string]: string;
+                                        };
+                                        /** @description a tool of the bot's */
+                                        tool: string;
+                                    };
+                                    dtmf?: string;
+                                    end_call?: boolean;
+                                    /** @description at least one, unless `dtmf` is set */
+                                    examples: string[];
+                                    name: string;
+                                    on_error_reply?: string;
+                                    /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                    reply: string;
+                                    /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                    sets?: {
+                                        [key: string]: string | number | boolean;
+                                    };
+                                }[];
+                            } | null;
+                            prompt: string;
+                            recording: {
+                                /**
+                                 * @description false: no recording is made (the call has no recording_key)
+                                 * @default true
+                                 */
+                                enabled: boolean;
+                                /**
+                                 * @description the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)
+                                 * @default false
+                                 */
+                                redact_keypad_tones: boolean;
+                            };
+                            redaction: {
+                                /**
+                                 * @description what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it
+                                 * @default []
+                                 */
+                                entities: ("card_number" | "ssn" | "email" | "phone")[];
+                                /**
+                                 * @description mask: replaced by [entity] (the only mode)
+                                 * @default mask
+                                 * @constant
+                                 */
+                                mode: "mask";
+                                /**
+                                 * @description the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)
+                                 * @default false
+                                 */
+                                redact_llm: boolean;
+                            };
+                            stt: {
+                                language: string;
+                                model: string;
+                                provider: string;
+                            };
+                            tools: {
+                                announcement?: string;
+                                /** @default  */
+                                description: string;
+                                destinations?: {
+                                    description?: string;
+                                    name: string;
+                                    /** @description one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason */
+                                    number?: string;
+                                    sip_uri?: string;
+                                }[];
+                                filler?: string;
+                                /** @description http: how long the tool may take before its filler is said (default 800) */
+                                filler_after_ms?: number;
+                                header_names?: string[];
+                                /** @description http: POST (the default) or GET */
+                                method?: "POST" | "GET";
+                                /** @description transfer_call: cold (the default) or warm */
+                                mode?: "cold" | "warm";
+                                name: string;
+                                on_failure?: string;
+                                /** @description the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed) */
+                                parameters?: {
+                                    [key: string]: unknown;
+                                };
+                                say_while_waiting?: string;
+                                /** @description http: default 5000 */
+                                timeout_ms?: number;
+                                type?: "http" | "end_call" | "transfer_call" | "send_dtmf";
+                                url?: string;
+                                whisper?: string;
+                            }[];
+                            turn_detection: {
+                                /**
+                                 * @description fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance
+                                 * @default 700
+                                 */
+                                end_of_turn_silence_ms: number;
+                                /**
+                                 * @description smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms
+                                 * @default 250
+                                 */
+                                min_silence_ms: number;
+                                /**
+                                 * @description smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms
+                                 * @default smart
+                                 */
+                                mode: "smart" | "fixed";
+                            };
+                            /** @description names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed) */
+                            variables: {
+                                /** @default  */
+                                description: string;
+                                name: string;
+                                /** @default false */
+                                required: boolean;
+                            }[];
+                            voice: {
+                                provider: string;
+                                speed: number;
+                                voice_id: string;
+                            };
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        created_by: {
+                            /** @description the user's or key's id; null for a failed login (no user signed in) */
+                            id: string | null;
+                            /** @description the user's email (for a failed login: the email tried), the key's name and prefix */
+                            label: string;
+                            /** @description `user` (admin token or a login), `api_key` (X-API-Key) or `system` */
+                            type: "user" | "api_key" | "system";
+                        };
+                        version: number;
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id), `not_found` (The bot has no such version) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3785,6 +5591,7 @@ export interface operations {
                             } | null;
                             answered_by: ("human" | "machine" | "fax" | "unknown") | null;
                             bot_id: string;
+                            bot_version: number | null;
                             call_id: string;
                             /** Format: date-time */
                             created_at: string;
@@ -3887,6 +5694,10 @@ export interface operations {
                 "application/json": {
                     bot_id: string;
                     direction: "websocket" | "web";
+                    test?: {
+                        case_id: string;
+                        run_id: string;
+                    };
                     variables?: {
                         [key: string]: string;
                     };
@@ -3927,6 +5738,7 @@ export interface operations {
                         } | null;
                         answered_by: ("human" | "machine" | "fax" | "unknown") | null;
                         bot_id: string;
+                        bot_version: number | null;
                         call_id: string;
                         /** Format: date-time */
                         created_at: string;
@@ -4096,6 +5908,7 @@ export interface operations {
                         } | null;
                         answered_by: ("human" | "machine" | "fax" | "unknown") | null;
                         bot_id: string;
+                        bot_version: number | null;
                         call_id: string;
                         /** Format: date-time */
                         created_at: string;
@@ -4404,6 +6217,7 @@ export interface operations {
                         } | null;
                         answered_by: ("human" | "machine" | "fax" | "unknown") | null;
                         bot_id: string;
+                        bot_version: number | null;
                         call_id: string;
                         /** Format: date-time */
                         created_at: string;
@@ -6113,6 +7927,12 @@ export interface operations {
                             direction: "outbound" | "inbound" | "websocket" | "web";
                             id: string;
                             to_number: string | null;
+                            tool_mocks?: {
+                                [key: string]: {
+                                    body?: unknown;
+                                    status: number;
+                                };
+                            };
                             variables: {
                                 [key: string]: string;
                             };
@@ -8660,7 +10480,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             description: string | null;
-                            events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed")[];
+                            events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed" | "test_run.completed")[];
                             id: string;
                             include_transcript: boolean;
                             /** Format: date-time */
@@ -8702,7 +10522,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     /** @description event types to receive */
-                    events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed")[];
+                    events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed" | "test_run.completed")[];
                     /** @description call.ended and call.analyzed carry the call's transcript (`data.transcript`); default false */
                     include_transcript?: boolean;
                     /**
@@ -8727,7 +10547,7 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                         description: string | null;
-                        events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed")[];
+                        events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed" | "test_run.completed")[];
                         id: string;
                         include_transcript: boolean;
                         /** @description the signing secret: in this response only, ever */
@@ -8828,7 +10648,7 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                         description: string | null;
-                        events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed")[];
+                        events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed" | "test_run.completed")[];
                         id: string;
                         include_transcript: boolean;
                         /** Format: date-time */
@@ -8930,7 +10750,7 @@ export interface operations {
                     active?: boolean;
                     description?: string | null;
                     /** @description event types to receive */
-                    events?: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed")[];
+                    events?: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed" | "test_run.completed")[];
                     /** @description call.ended and call.analyzed carry the call's transcript (`data.transcript`); default false */
                     include_transcript?: boolean;
                     /**
@@ -8953,7 +10773,7 @@ export interface operations {
                         /** Format: date-time */
                         created_at: string;
                         description: string | null;
-                        events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed")[];
+                        events: ("call.queued" | "call.ringing" | "call.in_progress" | "call.ended" | "call.analyzed" | "campaign.started" | "campaign.completed" | "test_run.completed")[];
                         id: string;
                         include_transcript: boolean;
                         /** Format: date-time */
@@ -10204,6 +12024,77 @@ export interface operations {
                     id: string;
                     /** @constant */
                     type: "campaign.started";
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_test_run_completed: {
+        parameters: {
+            query?: never;
+            header: {
+                "X-Voice-Event-Id": string;
+                "X-Voice-Signature": string;
+                /** @description Standard Webhooks: the event id (as X-Voice-Event-Id) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: this attempt's unix seconds */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256>` */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: date-time */
+                    created_at: string;
+                    data: {
+                        bot_id: string;
+                        cases: {
+                            call_id: string | null;
+                            case_id: string;
+                            failures: {
+                                detail: string;
+                                expectation: string;
+                            }[];
+                            name: string;
+                            passed: boolean | null;
+                            status: "pending" | "running" | "done";
+                        }[];
+                        completed_at: string | null;
+                        concurrency: number;
+                        created_at: string;
+                        failed: number;
+                        id: string;
+                        latency: {
+                            p50_ms: number | null;
+                            p95_ms: number | null;
+                        };
+                        passed: number;
+                        status: "queued" | "running" | "done";
+                        version: number;
+                    };
+                    /** @description the event id (also in X-Voice-Event-Id): the same on every retry; dedupe on it */
+                    id: string;
+                    /** @constant */
+                    type: "test_run.completed";
                 };
             };
         };

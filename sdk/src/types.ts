@@ -11,6 +11,8 @@ type Query<O extends Op> = NonNullable<operations[O]['parameters']['query']>;
 export type DialoutRequest = Body<'dialout'>;
 export type DialoutResponse = Answer<'dialout', 201>;
 export type Call = Answer<'getCall', 200>;
+/** A bot's test run (docs/design.md §17), as the `voice-platform test` CLI reads it. */
+export type TestRun = Answer<'getBotTestRun', 200>;
 export type CallListQuery = Query<'listCalls'>;
 export type CallPage = Answer<'listCalls', 200>;
 export type CampaignCreate = Body<'createCampaign'>;
@@ -22,6 +24,10 @@ export type CampaignContactsAdd = Body<'addCampaignContacts'>;
 export type CampaignContactsAdded = Answer<'addCampaignContacts', 200>;
 export type CampaignContactListQuery = Query<'listCampaignContacts'>;
 export type CampaignContactPage = Answer<'listCampaignContacts', 200>;
+export type Bot = Answer<'getBot', 200>;
+export type BotVersion = Answer<'getBotVersion', 200>;
+export type BotVersionListQuery = Query<'listBotVersions'>;
+export type BotVersionPage = Answer<'listBotVersions', 200>;
 /** The error body every failure of the API has. */
 export type ErrorBody = { error: { code: string; message: string; details?: unknown } };
 

@@ -30,6 +30,7 @@ import type { Metrics } from '../core/metrics.js';
 import { withDocLock } from '../core/locks.js';
 import { callCollection, locateCall, rehomeCall, type CallDoc } from '../calls/store.js';
 import { findBot } from '../bots/store.js';
+import { botAtVersion } from '../bots/versions.js';
 import { sendMoveEvent } from '../webhooks/outbox.js';
 import { analysisPending, type StoredAnalysis } from '../calls/analysis.js';
 import { ANALYSIS_DUE_KEY, analysisLeaseKey } from './jobs.js';
@@ -113,7 +114,9 @@ export function createAnalysisRunner(deps: RunnerDeps): AnalysisRunner {
   /** Works the analysis out (no lock held): skipped, a result, or why this attempt failed. */
   async function work(doc: CallDoc, signal: AbortSignal): Promise<Outcome> {
     const transcript = doc.transcript ?? [];
-    const bot = await findBot(db, doc.bot_id);
+    const head = await findBot(db, doc.bot_id);
+    // The settings of the version the call ran (shared/DESIGN.md §17).
+    const bot = head && ((doc.bot_version ? await botAtVersion(db, head, doc.bot_version) : null) ?? head);
     // A bot deleted or no longer asking for anything since the call: nothing to work out.
     if (!bot || !analysisWanted(bot.analysis) || !transcript.some((t) => t.role === 'user')) return { kind: 'result', status: 'skipped', result: null };
     const provider = bot.llm.provider;

@@ -52,7 +52,8 @@ describe('the audit log', () => {
       actor: me(),
       action: 'bot.update',
       resource: { type: 'bot', id: bot },
-      changes: { prompt: ['Remind {{customer_name}}', 'Remind {{customer_name}} kindly'] },
+      // The save is the bot's version 2, published at once (shared/DESIGN.md §17).
+      changes: { prompt: ['Remind {{customer_name}}', 'Remind {{customer_name}} kindly'], version: [1, 2], published_version: [1, 2] },
       ip: expect.stringMatching(/127\.0\.0\.1|::1/),
       request_id: 'audit-bot-update-1',
     });

@@ -39,6 +39,9 @@ describe('bots', () => {
       redaction: { entities: [], mode: 'mask', redact_llm: false },
       recording: { enabled: true, redact_keypad_tones: false },
       max_call_seconds: 300,
+      require_passing_tests: false,
+      version: 1,
+      published_version: 1,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

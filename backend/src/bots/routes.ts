@@ -3,7 +3,7 @@
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { Ajv } from 'ajv';
-import { BotCreate, BotUpdate, templateProblems, type AnalysisField, type AnalysisSettings, type BotCreate as BotCreateT, type BotMcpServer, type BotPolicy, type BotTool, type ToolType, isRedactionEntity, REDACTION_ENTITIES } from '@voice-platform/schemas';
+import { BotCreate, BotPublish, BotUpdate, VERSION_CURSOR_PATTERN, templateProblems, type AnalysisField, type AnalysisSettings, type BotCreate as BotCreateT, type BotMcpServer, type BotPolicy, type BotTool, type ToolType, isRedactionEntity, REDACTION_ENTITIES } from '@voice-platform/schemas';
 import { AddressRefused, checkHost } from '@voice-platform/schemas/node';
 import { generateWebhookSecret } from '../webhooks/store.js';
 import { apiError } from '../core/errors.js';
@@ -14,9 +14,11 @@ import { jsonBody } from '../core/body.js';
 import { COLLECTIONS } from '../core/collections.js';
 import { withDocLock } from '../core/locks.js';
 import { requireAdmin } from '../auth/admin.js';
-import { audited, AUDITED, updateOrDeactivate } from '../audit/audit.js';
+import { audited, AUDITED, requestActor, updateOrDeactivate } from '../audit/audit.js';
+import { pageQuery } from '../core/validate.js';
 import { bots, findBot, publicBot, readBot, sealMcpHeaders, sealToolHeaders, stored, toolSecretBox, turnDetection, withDefaults, type BotDoc } from './store.js';
 import type { SecretBox } from '../core/secretBox.js';
+import { botVersions, findVersion, insertFirstVersion, insertVersion, publicVersion, sameBehaviour, snapshotOf, versionId, versionPassed } from './versions.js';
 
 /** Deepest nesting a tool's `parameters` may have (a JSON Schema of a function's arguments needs a few levels). */
 const MAX_TOOL_PARAMETERS_DEPTH = 32;
@@ -206,7 +208,7 @@ function checkPolicy(policy: BotPolicy | null, tools: ReadonlyArray<{ name: stri
 }
 
 /** The shared template rules (schemas/src/templates.ts). */
-function checkTemplates(bot: Omit<BotDoc, '_id' | 'created_at' | 'updated_at'>): void {
+function checkTemplates(bot: ReturnType<typeof withDefaults>): void {
   const problems: FieldProblem[] = templateProblems(bot);
   if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
 }
@@ -232,7 +234,15 @@ export function newBotDoc(body: BotCreateT, now: Date, box: SecretBox | null, id
   checkTurnDetection(fields.turn_detection);
   checkAnsweringMachine(fields.answering_machine);
   checkAnalysis(fields.analysis, fields.policy);
-  return { _id: id, ...fields, tools: sealToolHeaders(box, tools), mcp_servers: sealMcpHeaders(box, fields.mcp_servers), tool_secret_sealed: null, created_at: now, updated_at: now };
+  return { _id: id, ...fields, tools: sealToolHeaders(box, tools), mcp_servers: sealMcpHeaders(box, fields.mcp_servers), tool_secret_sealed: null, version: 1, published_version: 1, created_at: now, updated_at: now };
+}
+
+const VERSION_CURSOR = new RegExp(VERSION_CURSOR_PATTERN);
+
+/** A version number in a path: a positive integer, else 422 naming `version`. */
+function versionParam(raw: string): number {
+  if (!/^[1-9][0-9]{0,8}$/.test(raw)) throw apiError('validation_failed', { details: [{ field: 'version', message: 'must be a version number (an integer from 1)' }] });
+  return Number(raw);
 }
 
 export function botRoutes(router: Router, svc: Services): void {
@@ -244,6 +254,8 @@ export function botRoutes(router: Router, svc: Services): void {
     await checkToolUrls(svc, (ctx.request.body as BotCreateT).tools ?? []);
     await checkMcpServers(svc, (ctx.request.body as BotCreateT).mcp_servers ?? []);
     await checkKnowledgeBases(svc, doc.knowledge_base_ids);
+    // Version 1, published at creation (shared/DESIGN.md §17).
+    await insertFirstVersion(svc.db, doc, requestActor(ctx));
     await bots(svc.db).insertOne(stored(doc));
     ctx.status = 201;
     ctx.set('Location', `/api/v1/bots/${doc._id}`);
@@ -302,11 +314,81 @@ export function botRoutes(router: Router, svc: Services): void {
       checkAnalysis(merged.analysis, merged.policy);
       // Guarded by the version we read, so two concurrent edits cannot silently merge into an invalid bot.
       const now = svc.now();
-      const doc = { ...merged, tools, mcp_servers, tool_secret_sealed };
+      const before = snapshotOf({ ...current, tools: currentTools, mcp_servers: currentMcp, tool_secret_sealed });
+      const after = snapshotOf({ ...merged, tools, mcp_servers, tool_secret_sealed, version: current.version, published_version: current.published_version });
+      // A save of the behaviour is a new version (published at once unless the bot requires passing tests);
+      // one that changes only name, active or require_passing_tests, or nothing, is none (those act at once).
+      const changed = !sameBehaviour(box, before, after);
+      let version = current.version;
+      let published = current.published_version;
+      if (changed) {
+        version = await insertVersion(svc.db, _id, current.version, after, requestActor(ctx), now);
+        if (!merged.require_passing_tests) published = version;
+      }
+      const doc: Omit<BotDoc, '_id' | 'created_at' | 'updated_at'> = changed
+        ? { ...merged, tools, mcp_servers, tool_secret_sealed, version, published_version: published }
+        : { ...current, tools: currentTools, mcp_servers: currentMcp, tool_secret_sealed, name: merged.name, active: merged.active, require_passing_tests: merged.require_passing_tests };
       // Every replica's cached copy is dropped before this answers (cache.ts).
       const res = await svc.cache.write(() => bots(svc.db).updateOne({ _id, updated_at }, { $set: { ...stored(doc), updated_at: now } }));
-      if (res.matchedCount === 0) throw apiError('conflict', 'the bot was changed concurrently; retry');
+      if (res.matchedCount === 0) {
+        // The version whose save did not land is no version of the bot.
+        if (changed) await botVersions(svc.db).deleteOne({ _id: versionId(_id, version) }).catch(() => undefined);
+        throw apiError('conflict', 'the bot was changed concurrently; retry');
+      }
       ctx.body = publicBot({ _id, ...doc, created_at, updated_at: now });
+    });
+  });
+
+  // Versions, newest first (cursor `<created_at ms>.<version>`); each with its snapshot by number.
+  router.get('/api/v1/bots/:id/versions', admin, async (ctx) => {
+    // The list's own cursor (`<ms>.<version>`), checked before pageQuery's general one.
+    const rawCursor = ctx.query.cursor;
+    if (typeof rawCursor === 'string' && rawCursor !== '' && !VERSION_CURSOR.test(rawCursor)) throw apiError('validation_failed', { details: [{ field: 'cursor', message: 'is not a cursor from next_cursor' }] });
+    const { limit, after } = pageQuery(ctx.query);
+    const bot = await findBot(svc.db, ctx.params.id!);
+    // Versions outlive a bot (its calls' versions stay readable), so a bot gone is not yet "no versions".
+    const filter = { bot_id: ctx.params.id!, ...(after ? { version: { $lt: Number(after.id) } } : {}) };
+    const docs = await botVersions(svc.db).find(filter).sort({ version: -1 }).limit(limit + 1).toArray();
+    if (!bot && docs.length === 0 && !(await botVersions(svc.db).findOne({ bot_id: ctx.params.id! }, { projection: { _id: 1 } }))) throw apiError('bot_not_found');
+    const page = docs.slice(0, limit);
+    const last = page[page.length - 1];
+    ctx.body = {
+      items: page.map((d) => {
+        const { config: _config, ...v } = publicVersion(d, bot);
+        return v;
+      }),
+      next_cursor: docs.length > limit && last ? `${last.created_at.getTime()}.${last.version}` : null,
+    };
+  });
+
+  router.get('/api/v1/bots/:id/versions/:version', admin, async (ctx) => {
+    const version = versionParam(ctx.params.version!);
+    const doc = await findVersion(svc.db, ctx.params.id!, version);
+    if (!doc) {
+      if (!(await findBot(svc.db, ctx.params.id!))) throw apiError('bot_not_found');
+      throw apiError('not_found', `the bot has no version ${version}`);
+    }
+    ctx.body = publicVersion(doc, await findBot(svc.db, ctx.params.id!));
+  });
+
+  // Makes a version the one calls run; an older one is the rollback. A bot that requires passing tests
+  // publishes only a version whose last test run is all green.
+  router.post('/api/v1/bots/:id/publish', admin, audited(svc, 'bot.publish', AUDITED.bot), jsonBody(), async (ctx) => {
+    const { version } = check(BotPublish, ctx.request.body);
+    await withDocLock(svc.redis, `bot:${ctx.params.id!}`, async () => {
+      const bot = await findBot(svc.db, ctx.params.id!);
+      if (!bot) throw apiError('bot_not_found');
+      if (!(await findVersion(svc.db, bot._id, version))) throw apiError('not_found', `the bot has no version ${version}`);
+      if (bot.require_passing_tests && !(await versionPassed(svc.db, bot._id, version))) {
+        throw apiError('tests_failing', { message: `version ${version}'s last test run is not all green; the bot requires passing tests to publish`, details: { version } });
+      }
+      const now = svc.now();
+      if (bot.published_version !== version) {
+        await svc.cache.write(() => bots(svc.db).updateOne({ _id: bot._id }, { $set: { published_version: version, updated_at: now } }));
+        bot.published_version = version;
+        bot.updated_at = now;
+      }
+      ctx.body = publicBot(bot);
     });
   });
 

@@ -68,9 +68,20 @@ export const bots = (db: Db) => db.collection<BotDoc>(COLLECTIONS.bots);
 /** Every documented field, also for documents stored before a field existed: those read as its default
  *  (migrate on read; stores.ts migrateBots also writes them once at boot). */
 export function readBot(doc: BotDoc): BotDoc {
-  const { _id, created_at, updated_at, tool_secret_sealed, ...rest } = doc;
+  const { _id, created_at, updated_at, tool_secret_sealed, version, published_version, ...rest } = doc;
   const fields = withDefaults(rest as BotCreate);
-  return { _id, ...fields, tools: (fields.tools as StoredTool[]).map(openTool), mcp_servers: fields.mcp_servers as DocMcpServer[], tool_secret_sealed: tool_secret_sealed ?? null, created_at, updated_at: updated_at ?? created_at };
+  // A bot stored before versions is version 1, published (stores.ts migrateBotVersions stores that version at boot).
+  return {
+    _id,
+    ...fields,
+    tools: (fields.tools as StoredTool[]).map(openTool),
+    mcp_servers: fields.mcp_servers as DocMcpServer[],
+    tool_secret_sealed: tool_secret_sealed ?? null,
+    version: version ?? 1,
+    published_version: published_version ?? 1,
+    created_at,
+    updated_at: updated_at ?? created_at,
+  };
 }
 
 type StoredTool = Omit<DocTool, 'parameters'> & { parameters?: Record<string, unknown>; parameters_json?: string };
@@ -164,5 +175,6 @@ export function withDefaults(body: BotCreate) {
     redaction: { ...BOT_DEFAULTS.redaction, ...body.redaction, entities: [...new Set(body.redaction?.entities ?? BOT_DEFAULTS.redaction.entities)] },
     recording: { ...BOT_DEFAULTS.recording, ...body.recording },
     max_call_seconds: body.max_call_seconds ?? BOT_DEFAULTS.max_call_seconds,
+    require_passing_tests: body.require_passing_tests ?? BOT_DEFAULTS.require_passing_tests,
   };
 }

@@ -53,6 +53,7 @@ describe('call lifecycle events', () => {
       from_number: '+15550001000',
       status: 'completed',
       variables: {},
+      bot_version: 1,
       created_at: new Date(t0).toISOString(),
       started_at: at(3),
       ended_at: at(9),

@@ -5,12 +5,14 @@
 // (events.ts: the webhook event).
 import { setTimeout as delay } from 'node:timers/promises';
 import { ObjectId } from 'mongodb';
+import { trace } from '@opentelemetry/api';
 import { CALL_JOBS_STREAM_KEY, encodeCallJob, type CallJobData, type ErrorCode } from '@voice-platform/schemas';
 import { apiError } from '../core/errors.js';
 import type { Services } from '../core/deps.js';
 import { releaseSlot, reserveSlot } from '../core/redisScripts.js';
 import type { CacheView } from '../core/cacheTable.js';
 import { cachedBot } from '../bots/store.js';
+import { botAtVersion } from '../bots/versions.js';
 import { trunkForDialout } from '../trunks/store.js';
 import { insertCall, liveCalls, queuedCall, type CallDoc } from './store.js';
 import { checkVariables } from './variables.js';
@@ -54,6 +56,8 @@ interface PlaceOptions {
    *  attempt number, so a second dial of one attempt meets the unique _id and is refused with CALL_EXISTS). */
   callId?: string;
   campaign?: { campaignId: string; contactId: string; attempt: number };
+  /** Run this version of the bot (the test runner's, drafts included); else its published version. */
+  botVersion?: number;
 }
 
 /**
@@ -71,9 +75,13 @@ export async function placeCall(
   opts: PlaceOptions = {},
 ): Promise<CallDoc> {
   // The bot and the trunk come through the replica's cache, under the view the key check read (cache.ts).
-  const bot = await cachedBot(svc, view, req.bot_id);
-  if (!bot) throw apiError('bot_not_found');
-  if (!bot.active) throw apiError('bot_inactive');
+  const head = await cachedBot(svc, view, req.bot_id);
+  if (!head) throw apiError('bot_not_found');
+  if (!head.active) throw apiError('bot_inactive');
+  // The version the call runs (shared/DESIGN.md §17): its variables are the ones checked, and the worker is served its config.
+  const botVersion = opts.botVersion ?? head.published_version;
+  const bot = await botAtVersion(svc.db, head, botVersion);
+  if (!bot) throw apiError('not_found', `the bot has no version ${botVersion}`);
   if (req.direction !== 'inbound') checkVariables(bot.variables, req.variables);
   const dial = req.direction === 'outbound' ? { to: req.to_number, ...(await trunkForDialout(svc.db, req.from_number, { table: svc.cache.trunks, view })) } : null;
 
@@ -97,11 +105,13 @@ export async function placeCall(
       from_number: req.direction === 'inbound' ? req.from_number : (dial?.fromNumber ?? null),
       variables: req.variables,
       api_key_id: by.apiKeyId,
+      bot_version: botVersion,
       ...(req.direction === 'inbound' ? { room_name: req.room_name } : {}),
       ...(opts.campaign ? { campaign_id: opts.campaign.campaignId, campaign_contact_id: opts.campaign.contactId, campaign_attempt: opts.campaign.attempt } : {}),
     },
     new Date(now),
   );
+  trace.getActiveSpan()?.setAttributes({ 'call.id': callId, 'bot.id': bot._id });
   try {
     await insertCall(svc.db, call, { chosenId: opts.callId !== undefined });
   } catch (err) {
@@ -119,6 +129,9 @@ export async function placeCall(
         : dial
           ? { call_id: callId, bot_id: bot._id, variables: req.variables, direction: 'outbound', to_number: dial.to, sip_trunk_id: dial.trunk.livekit_trunk_id, from_number: dial.fromNumber }
           : { call_id: callId, bot_id: bot._id, variables: req.variables, direction: 'web' }; // the worker joins the call's room and waits for the browser
+    // The worker's call span continues this request's trace (docs/design.md §16); none when tracing is off.
+    const traceparent = svc.tracing.traceparent();
+    if (traceparent) job.traceparent = traceparent;
     await svc.redis.xadd(CALL_JOBS_STREAM_KEY, 'MAXLEN', '~', '100000', '*', ...encodeCallJob(job));
   } catch (err) {
     // No job means no worker will ever take the call: free the slot and close the record.

@@ -11,7 +11,9 @@ import { check, parseDateTime, queryValues } from '../core/validate.js';
 import { jsonBody } from '../core/body.js';
 import { requireAdmin } from '../auth/admin.js';
 import { requireWorker } from '../auth/worker.js';
+import { botAtVersion } from '../bots/versions.js';
 import { findBot } from '../bots/store.js';
+import { COLLECTIONS } from '../core/collections.js';
 import { checkVariables } from './variables.js';
 import { applyCallMove } from './lifecycle.js';
 import { announceQueued } from './events.js';
@@ -94,13 +96,19 @@ export function callRoutes(router: Router, svc: Services, metrics: Metrics): voi
 
   router.post('/api/v1/calls', worker, jsonBody(), async (ctx) => {
     const body = check(CallCreate, ctx.request.body);
-    const bot = await findBot(svc.db, body.bot_id);
-    if (!bot) throw apiError('bot_not_found');
-    if (!bot.active) throw apiError('bot_inactive');
+    const head = await findBot(svc.db, body.bot_id);
+    if (!head) throw apiError('bot_not_found');
+    if (!head.active) throw apiError('bot_inactive');
+    // The published version runs (shared/DESIGN.md §17), as for every other call; a bot test's call, the version
+    // its run tests (a draft included).
+    const run = body.test ? await svc.db.collection<{ _id: string; version: number }>(COLLECTIONS.testRuns).findOne({ _id: body.test.run_id }, { projection: { version: 1 } }) : null;
+    if (body.test && !run) throw apiError('validation_failed', { details: [{ field: 'test.run_id', message: 'no such test run' }] });
+    const version = run?.version ?? head.published_version;
+    const bot = (await botAtVersion(svc.db, head, version)) ?? head;
     const variables = body.variables ?? {};
     checkVariables(bot.variables, variables);
     const now = svc.now();
-    const doc = queuedCall({ _id: new ObjectId().toHexString(), bot_id: bot._id, direction: body.direction, to_number: null, from_number: null, variables, api_key_id: null }, now);
+    const doc = queuedCall({ _id: new ObjectId().toHexString(), bot_id: bot._id, direction: body.direction, to_number: null, from_number: null, variables, api_key_id: null, bot_version: version, ...(body.test ? { test: body.test } : {}) }, now);
     await insertCall(svc.db, doc);
     await announceQueued({ ...svc, metrics }, doc);
     ctx.status = 201;

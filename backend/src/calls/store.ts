@@ -34,6 +34,8 @@ export interface CallDoc {
   status: CallStatus;
   variables: Record<string, string>;
   api_key_id: string | null;
+  /** The bot's version the call runs (bots/versions.ts); absent on calls stored before versions (read as null). */
+  bot_version?: number;
   created_at: Date;
   started_at: Date | null;
   ended_at: Date | null;
@@ -60,6 +62,8 @@ export interface CallDoc {
   turns?: CallTurn[];
   /** Post-call analysis (analysis/): pending from the end (a bot that asks for one) until the dialler has it. */
   analysis?: StoredAnalysis | null;
+  /** A bot test's call (botTests/): its run and case; the runtime config answers the case's tool mocks. */
+  test?: { run_id: string; case_id: string };
   /** Inbound calls only: the room LiveKit's dispatch rule put the caller in (other calls' rooms are named by the id). */
   room_name?: string;
   /** Campaign dials only (campaigns/): the campaign, its contact and which attempt of that contact this is. */
@@ -189,7 +193,7 @@ export async function clearDue(db: Db, id: string, type: NonNullable<CallDoc['we
 
 /** What a new call record is given; the rest is the same for every new call. */
 type NewCall = Pick<CallDoc, '_id' | 'bot_id' | 'direction' | 'to_number' | 'from_number' | 'variables' | 'api_key_id'> &
-  Pick<CallDoc, 'room_name' | 'campaign_id' | 'campaign_contact_id' | 'campaign_attempt'>;
+  Pick<CallDoc, 'bot_version' | 'room_name' | 'campaign_id' | 'campaign_contact_id' | 'campaign_attempt' | 'test'>;
 
 /** A new call record (dial-out, worker-created and inbound calls): queued at `now`, nothing recorded yet. */
 export function queuedCall(call: NewCall, now: Date): CallDoc {
@@ -238,6 +242,7 @@ export function publicCall(doc: CallDoc): Call {
   return {
     ...callIdentity(doc),
     variables: doc.variables,
+    bot_version: doc.bot_version ?? null,
     created_at: doc.created_at.toISOString(),
     started_at: iso(doc.started_at),
     ended_at: iso(doc.ended_at),

@@ -17,12 +17,14 @@
 // dialled by another replica, so none is lost.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Filter } from 'mongodb';
 import { TERMINAL_CALL_STATUSES } from '@voice-platform/schemas';
 import type { AppDeps, Services } from '../core/deps.js';
 import { VERSION } from '../core/deps.js';
 import type { Metrics } from '../core/metrics.js';
 import { ApiError } from '../core/errors.js';
+import { tracingOff } from '../core/tracing.js';
 import { StoreCache } from '../core/cache.js';
 import { freeSlots } from '../core/redisScripts.js';
 import { withDocLock } from '../core/locks.js';
@@ -103,7 +105,7 @@ export function createCampaignDialler(deps: CampaignDiallerDeps): CampaignDialle
   const clock = deps.clock ?? Date.now;
   const logger = deps.logger.child({ role: 'dialler', part: 'campaigns' });
   const pendingMs = 2 * (deps.settings.MONGODB_SERVER_SELECTION_TIMEOUT_MS + deps.settings.MONGODB_SOCKET_TIMEOUT_MS);
-  const svc: Services = { ...deps, logger, clock, version: deps.version ?? VERSION, now: () => new Date(clock()), cache: new StoreCache(deps.redis, pendingMs) };
+  const svc: Services = { ...deps, logger, clock, version: deps.version ?? VERSION, now: () => new Date(clock()), cache: new StoreCache(deps.redis, pendingMs), tracing: deps.tracing ?? tracingOff };
   const jobless = joblessCloser(svc);
   const cdeps: CampaignDeps = { db: deps.db, redis: deps.redis, logger, clock, metrics: deps.metrics };
   const redis: Redis = deps.redis;
@@ -199,15 +201,25 @@ export function createCampaignDialler(deps: CampaignDiallerDeps): CampaignDialle
     const callId = attemptCallId(contact._id, n);
     const at = new Date(clock());
     try {
-      await placeCall(
-        svc,
-        jobless,
-        { apiKeyId: null, label: `campaign:${c._id}` },
-        { direction: 'outbound', bot_id: c.bot_id, to_number: contact.to_number, ...(c.from_number ? { from_number: c.from_number } : {}), variables: contact.variables ?? {} },
-        `campaign:${c._id}`,
-        view,
-        { callId, campaign: { campaignId: c._id, contactId: contact._id, attempt: n } },
-      );
+      // The dial is its call's root span (no request to continue): the worker's call span joins it through the job.
+      await svc.tracing.tracer.startActiveSpan('campaign dial', { kind: SpanKind.PRODUCER, attributes: { 'campaign.id': String(c._id), 'call.id': callId } }, async (span) => {
+        try {
+          await placeCall(
+            svc,
+            jobless,
+            { apiKeyId: null, label: `campaign:${c._id}` },
+            { direction: 'outbound', bot_id: c.bot_id, to_number: contact.to_number, ...(c.from_number ? { from_number: c.from_number } : {}), variables: contact.variables ?? {} },
+            `campaign:${c._id}`,
+            view,
+            { callId, campaign: { campaignId: c._id, contactId: contact._id, attempt: n } },
+          );
+        } catch (err) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof ApiError ? err.code : 'error' });
+          throw err;
+        } finally {
+          span.end();
+        }
+      });
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       if (err.code === 'fleet_at_capacity') return 'fleet_full'; // not an attempt: the contact stays due

@@ -4,6 +4,8 @@ export const COLLECTIONS = {
   users: 'users',
   apiKeys: 'api_keys',
   bots: 'bots',
+  /** Immutable snapshots of each bot's behaviour, `<bot id>:<version>` (bots/versions.ts). */
+  botVersions: 'bot_versions',
   /** Settled calls (calls/store.ts). */
   calls: 'calls',
   /** Calls not ended: queued, dialing, ringing, in progress (calls/store.ts). */
@@ -29,4 +31,8 @@ export const COLLECTIONS = {
   knowledgeBases: 'knowledge_bases',
   knowledgeDocuments: 'knowledge_documents',
   knowledgeChunks: 'knowledge_chunks',
+  /** A bot's test cases (botTests/). */
+  testCases: 'test_cases',
+  /** Test runs with each case's result (botTests/); bot versions' publish check reads them. */
+  testRuns: 'test_runs',
 } as const;

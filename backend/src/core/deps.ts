@@ -6,6 +6,7 @@ import type { Settings } from './settings.js';
 import type { Telephony } from './telephony.js';
 import type { StoreCache } from './cache.js';
 import type { RecordingStore } from './storage.js';
+import type { Tracing } from './tracing.js';
 
 export interface AppDeps {
   settings: Settings;
@@ -20,9 +21,12 @@ export interface AppDeps {
   /** Epoch ms; injectable so tests can move time (expiry, token buckets) without sleeping. */
   clock?: () => number;
   version?: string;
+  /** OpenTelemetry (tracing.ts); default: off. */
+  tracing?: Tracing;
 }
 
-export interface Services extends Required<Omit<AppDeps, 'clock' | 'version' | 'recordings'>> {
+export interface Services extends Required<Omit<AppDeps, 'clock' | 'version' | 'recordings' | 'tracing'>> {
+  tracing: Tracing;
   /** Set by the app (app.ts); absent in the dialler's services, which read no recordings. */
   recordings?: RecordingStore | null;
   clock: () => number;

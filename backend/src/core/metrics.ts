@@ -78,7 +78,14 @@ export function createMetrics() {
     buckets: [0.005, 0.05, 0.25, 1, 2.5, 5, 10, 30, 60],
     registers: [registry],
   });
-  return { registry, analysisJobs, analysisDuration, httpDuration, dialouts, keyAuthFailures, slotReleases, callsSwept, callsLost, webhookAttempts, webhookEmitFailures, webhookFallbacks, webhookHeldTotal, webhookHeld };
+  const traceSpansDropped = new client.Counter({
+    name: 'voice_backend_trace_spans_dropped_total',
+    help: 'Trace spans never delivered to the collector, by reason: queue_full (the collector slower than the spans) or export_failed (down, slow or refusing)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  for (const reason of ['queue_full', 'export_failed']) traceSpansDropped.inc({ reason }, 0);
+  return { registry, traceSpansDropped, analysisJobs, analysisDuration, httpDuration, dialouts, keyAuthFailures, slotReleases, callsSwept, callsLost, webhookAttempts, webhookEmitFailures, webhookFallbacks, webhookHeldTotal, webhookHeld };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,5 +1,6 @@
 // Settings checks a schema cannot express: ROLES and the sweeper timeout against the reservation TTL.
 import { loadSettings, SettingsError } from './settings.js';
+import { serviceNameFor } from './tracing.js';
 
 const base = { JWT_SECRET: 'settings-test-jwt-secret-0123456789-0123', WORKER_AUTH_TOKEN: 'settings-test-worker-token' };
 const problems = (env: Record<string, string>): string[] => {
@@ -70,5 +71,23 @@ describe('settings: object storage (recordings)', () => {
     expect(problems({ STORAGE_ACCESS_KEY: 'voiceplatform', STORAGE_SECRET_KEY: 'voiceplatform-local-secret-change-me' })).toEqual([expect.stringMatching(/^STORAGE_SECRET_KEY is the example value/)]);
     expect(problems({ STORAGE_ACCESS_KEY: 'voiceplatform', STORAGE_SECRET_KEY: 'voiceplatform-local-secret-change-me', LOCAL_DEVELOPMENT: 'true' })).toEqual([]);
     expect(problems({ STORAGE_ENDPOINT: 'http://minio:9000' })).toEqual([expect.stringContaining('STORAGE_ENDPOINT')]);
+  });
+});
+
+describe('settings: OpenTelemetry', () => {
+  it('is off by default; service.name voice-backend, voice-dialler for a dialler-only process, or its own', () => {
+    const s = loadSettings(base);
+    expect(s).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_BSP_MAX_QUEUE_SIZE: 2048, OTEL_EXPORTER_OTLP_TIMEOUT: 10000 });
+    expect(serviceNameFor(s)).toBe('voice-backend');
+    expect(serviceNameFor(loadSettings({ ...base, ROLES: 'dialler' }))).toBe('voice-dialler');
+    expect(serviceNameFor(loadSettings({ ...base, ROLES: 'api' }))).toBe('voice-backend');
+    expect(serviceNameFor(loadSettings({ ...base, ROLES: 'dialler', OTEL_SERVICE_NAME: 'voice-dialler-eu' }))).toBe('voice-dialler-eu');
+    expect(loadSettings({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318' }).OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://otel-collector:4318');
+  });
+
+  it('names a bad endpoint, service name or queue size', () => {
+    expect(problems({ OTEL_EXPORTER_OTLP_ENDPOINT: 'otel-collector:4318' })).toEqual([expect.stringMatching(/^OTEL_EXPORTER_OTLP_ENDPOINT/)]);
+    expect(problems({ OTEL_SERVICE_NAME: 'voice backend' })).toEqual([expect.stringMatching(/^OTEL_SERVICE_NAME/)]);
+    expect(problems({ OTEL_BSP_MAX_QUEUE_SIZE: '0', OTEL_EXPORTER_OTLP_TIMEOUT: 'soon' })).toEqual([expect.stringMatching(/^OTEL_BSP_MAX_QUEUE_SIZE/), expect.stringMatching(/^OTEL_EXPORTER_OTLP_TIMEOUT/)]);
   });
 });

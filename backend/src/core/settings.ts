@@ -113,6 +113,15 @@ export const SettingsSchema = Type.Object({
   ANALYSIS_RETRY_DELAY_MS: Type.Integer({ minimum: 10, maximum: 3600000, default: 10000 }),
   /** Dialler: how often due analyses are looked for. */
   ANALYSIS_POLL_INTERVAL_MS: Type.Integer({ minimum: 20, maximum: 60000, default: 1000 }),
+  /** Dialler: the voice workers' address (http(s)://host:port, e.g. the worker Service) that bot test runs place
+   *  their WebSocket calls at (docs/design.md §17). Unset: this dialler runs no tests (runs stay queued). */
+  TEST_RUNNER_WORKER_URL: Type.Optional(Type.String({ pattern: '^(https?|wss?)://[^\\s]+$' })),
+  /** Dialler: how long a runner's hold on a test case outlives the runner if it dies (it is renewed meanwhile). */
+  TEST_RUNNER_LEASE_MS: Type.Integer({ minimum: 500, maximum: 600000, default: 15000 }),
+  /** Dialler: how often test runs are looked for. */
+  TEST_RUNNER_POLL_INTERVAL_MS: Type.Integer({ minimum: 20, maximum: 60000, default: 1000 }),
+  /** Dialler: test cases one process runs at once (each is a call). */
+  TEST_RUNNER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 32, default: 4 }),
   /** Dialler: analyses one process works on at once. */
   ANALYSIS_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
   /** Dialler: pause between two passes of the campaign dialler (docs/design.md §8). */
@@ -133,6 +142,14 @@ export const SettingsSchema = Type.Object({
   STORAGE_REGION: Type.String({ pattern: '^[a-z0-9-]{1,64}$', default: 'us-east-1' }),
   /** How long a recording read waits for object storage (an answer, and each pause in the data) before it fails (503 naming storage). */
   STORAGE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 10000 }),
+  /** OpenTelemetry (docs/design.md §16): the OTLP/HTTP collector spans are sent to (`http://collector:4318`); empty: tracing off. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.String({ pattern: '^(https?://[^\\s/]+(/[^\\s]*)?)?$', default: '' }),
+  /** service.name of this process's spans; default `voice-backend`, `voice-dialler` for a dialler-only process. */
+  OTEL_SERVICE_NAME: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' })),
+  /** Finished spans waiting for the collector at most; more are dropped (backend_trace_spans_dropped_total), never the calls. */
+  OTEL_BSP_MAX_QUEUE_SIZE: Type.Integer({ minimum: 16, maximum: 65536, default: 2048 }),
+  /** One export to the collector may take this long before it fails (its spans are dropped and counted). */
+  OTEL_EXPORTER_OTLP_TIMEOUT: Type.Integer({ minimum: 100, maximum: 60000, default: 10000 }),
 });
 
 export type Settings = Static<typeof SettingsSchema> & { corsOrigins: string[]; roles: Role[] };

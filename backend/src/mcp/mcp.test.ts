@@ -124,6 +124,11 @@ describe('bot mcp_servers', () => {
     const patched = await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({ mcp_servers: [{ name: 'crm', url: 'https://8.8.4.4/mcp', allowed_tools: ['lookup'] }] }).expect(200);
     expect(patched.body.mcp_servers).toEqual([{ name: 'crm', url: 'https://8.8.4.4/mcp', allowed_tools: ['lookup'], header_names: ['X-Token'] }]);
     expect(JSON.stringify(patched.body)).not.toContain('tok-secret');
+    // The same servers saved again (header values kept sealed, re-sealed differently) are no new version.
+    const again = await h.http.patch(`/api/v1/bots/${id}`).set('Authorization', auth).send({ mcp_servers: [{ name: 'crm', url: 'https://8.8.4.4/mcp', allowed_tools: ['lookup'], headers: { 'X-Token': 'tok-secret' } }] }).expect(200);
+    expect(again.body.version).toBe(patched.body.version);
+    const version = await h.http.get(`/api/v1/bots/${id}/versions/${again.body.version}`).set('Authorization', auth).expect(200);
+    expect(version.body.config.mcp_servers).toEqual([{ name: 'crm', url: 'https://8.8.4.4/mcp', allowed_tools: ['lookup'], header_names: ['X-Token'] }]);
     const cfg = await h.http.get(`/api/v1/config?bot_id=${id}`).set('Authorization', `Bearer ${h.settings.WORKER_AUTH_TOKEN}`).expect(200);
     expect(cfg.body.bot.mcp_servers).toEqual([{ name: 'crm', url: 'https://8.8.4.4/mcp', allowed_tools: ['lookup'], headers: { 'X-Token': 'tok-secret' } }]);
     // A scripted action may name a tool an MCP server allows.

@@ -16,6 +16,7 @@ import {
   WebhookEventQueued,
   WebhookUpdate,
   type ErrorCode,
+  TestRun,
 } from '@voice-platform/schemas';
 import type { DocHelpers } from '../core/docHelpers.js';
 
@@ -141,6 +142,7 @@ export function webhookEvents(h: Helpers): Record<string, object> {
     ),
     'campaign.started': eventOperation(h, 'campaign.started', 'A campaign started (POST /api/v1/campaigns/{id}/start); `data` is the campaign with its counts', h.plain(CampaignDetail)),
     'campaign.completed': eventOperation(h, 'campaign.completed', 'A running campaign has no contact left to dial or in a call; `data` is the campaign with its counts', h.plain(CampaignDetail)),
+    'test_run.completed': eventOperation(h, 'test_run.completed', "A bot's test run has every case's result (docs/design.md §17); `data` is the run as GET /api/v1/bots/{id}/test-runs/{run_id} answers it", h.plain(TestRun)),
     'webhook.test': eventOperation(h, 'webhook.test', 'Sent on request (POST /api/v1/webhooks/{id}/test)', {
       type: 'object',
       required: ['webhook_id', 'message'],

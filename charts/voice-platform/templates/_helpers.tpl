@@ -125,3 +125,12 @@ externalDatabase.redisUrl (redis[s]://[user:password@]host[:port]), always on da
 {{- end -}}
 {{- toJson $r -}}
 {{- end -}}
+
+{{/* OTEL_EXPORTER_OTLP_ENDPOINT of every part when tracing.otlpEndpoint is set (docs/design.md §16); nothing when empty. */}}
+{{- define "vp.tracingEnv" -}}
+{{- with .Values.tracing.otlpEndpoint -}}
+{{- if not (regexMatch "^https?://[^\\s/]+(/\\S*)?$" .) }}{{ fail (printf "tracing.otlpEndpoint must be an http(s) URL of the collector's OTLP/HTTP port, e.g. http://otel-collector:4318 (got %q)" .) }}{{ end -}}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ . | quote }}
+{{- end }}
+{{- end -}}

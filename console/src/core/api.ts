@@ -1,7 +1,7 @@
 // The one API client: base URL from VITE_API_URL, the admin bearer token, error bodies turned into
 // ApiError with a readable message, and an expired or rejected token sending the user back to login.
 import type { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyUpdate } from '@voice-platform/schemas/apiKeys.js';
-import type { Bot, BotCreate, BotToolSecret, BotUpdate } from '@voice-platform/schemas/bot.js';
+import type { Bot, BotCreate, BotToolSecret, BotUpdate, BotVersion, BotVersionList } from '@voice-platform/schemas/bot.js';
 import type { Call, CallControl, CallControlAccepted, CallListenToken, CallStatus } from '@voice-platform/schemas/calls.js';
 import type { OutboundTrunk, OutboundTrunkCreate, OutboundTrunkUpdate } from '@voice-platform/schemas/trunks.js';
 import type { InboundNumber, InboundNumberCreate, InboundNumberUpdate } from '@voice-platform/schemas/inbound.js';
@@ -179,6 +179,11 @@ export const api = {
   updateBot: (id: string, body: BotUpdate) => request<Bot>('PATCH', `/api/v1/bots/${encodeURIComponent(id)}`, body),
   /** Creates or replaces the secret HTTP tool requests are signed with; this answer is the only one holding it. */
   rotateToolSecret: (id: string) => request<BotToolSecret>('POST', `/api/v1/bots/${encodeURIComponent(id)}/tool-secret`),
+  /** The bot's versions, newest first (without their snapshots). */
+  listBotVersions: (id: string) => request<BotVersionList>('GET', `/api/v1/bots/${encodeURIComponent(id)}/versions?limit=100`),
+  getBotVersion: (id: string, version: number) => request<BotVersion>('GET', `/api/v1/bots/${encodeURIComponent(id)}/versions/${version}`),
+  /** Makes `version` the one calls run (an older one: the rollback); 409 tests_failing while its tests are not green. */
+  publishBot: (id: string, version: number) => request<Bot>('POST', `/api/v1/bots/${encodeURIComponent(id)}/publish`, { version }),
 
   listCalls(filters: CallFilters = {}) {
     const q = new URLSearchParams();

@@ -36,7 +36,7 @@ import { validateBot } from './validation.js';
 const params = { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] };
 
 function storedBot(tools: Bot['tools']): Bot {
-  return { ...BOT_DEFAULTS, id: 'b1', name: 'Shop', tools, has_tool_secret: false, created_at: '2025-01-01T00:00:00.000Z', updated_at: '2025-01-01T00:00:00.000Z' };
+  return { ...BOT_DEFAULTS, id: 'b1', name: 'Shop', tools, has_tool_secret: false, version: 1, published_version: 1, created_at: '2025-01-01T00:00:00.000Z', updated_at: '2025-01-01T00:00:00.000Z' };
 }
 
 describe('bot tools in the form', () => {

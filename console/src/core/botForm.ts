@@ -203,6 +203,8 @@ export function privacyToBody(f: PrivacyForm): Pick<BotCreate, 'redaction' | 're
 export interface BotForm {
   name: string;
   active: boolean;
+  /** A save is a draft until a version with all-green tests is published (shared/DESIGN.md §17). */
+  require_passing_tests: boolean;
   language: string;
   prompt: string;
   greeting: string;
@@ -513,6 +515,8 @@ export function botToForm(bot?: Bot): BotForm {
   return {
     name: b.name,
     active: b.active,
+    // A bot read from an older backend has no such setting: off.
+    require_passing_tests: b.require_passing_tests ?? false,
     language: b.language,
     prompt: b.prompt,
     greeting: b.greeting,
@@ -642,6 +646,7 @@ export function formToBody(f: BotForm): BotCreate {
   return {
     name: f.name.trim(),
     active: f.active,
+    require_passing_tests: f.require_passing_tests,
     language: f.language.trim(),
     prompt: f.prompt,
     greeting: f.greeting,

@@ -20,6 +20,7 @@ export const EVENT_LABELS: Record<WebhookEventType, string> = {
   'call.analyzed': "Call analyzed (the bot's post-call analysis: summary, fields, success)",
   'campaign.started': 'Campaign started',
   'campaign.completed': 'Campaign completed',
+  'test_run.completed': "Bot test run completed (each case's result)",
 };
 
 /** A new webhook gets the event most receivers want. */

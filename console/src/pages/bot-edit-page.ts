@@ -1,7 +1,7 @@
 // Create or edit a bot: prompt, greeting, declared variables, voice/STT/LLM settings, turn-taking, tools, the
 // scripted policy (with the analysis fields each intent sets), the post-call analysis, limits. Validated with the shared schema before it is sent; API 422 details land on fields.
 import { html, nothing, type TemplateResult } from 'lit';
-import { ANALYSIS_FIELD_TYPES, MAX_ANALYSIS_FIELDS, MAX_TOOL_HEADERS, ON_MACHINE, TOOL_TIMEOUT_MS, TOOL_TYPES, TURN_DETECTION_MODES, type AnalysisFieldType, type Bot, type ToolType } from '@voice-platform/schemas/bot.js';
+import { ANALYSIS_FIELD_TYPES, MAX_ANALYSIS_FIELDS, MAX_TOOL_HEADERS, ON_MACHINE, TOOL_TIMEOUT_MS, TOOL_TYPES, TURN_DETECTION_MODES, type AnalysisFieldType, type Bot, type BotVersionList, type ToolType } from '@voice-platform/schemas/bot.js';
 import { REDACTION_ENTITIES, type RedactionEntity } from '@voice-platform/schemas/redact.js';
 import { LightElement } from '../components/base.js';
 import { checkbox, errorBanner, field } from '../components/field.js';
@@ -36,6 +36,7 @@ import {
   type TurnDetectionMode,
 } from '../core/botForm.js';
 import { setFlash, takeFlash } from '../core/flash.js';
+import { foldDiff, lineDiff, snapshotLines, versionBadge, type DiffLine } from '../core/botVersions.js';
 import { navigate } from '../core/router.js';
 import { errorFor, validateBot, type FieldErrors } from '../core/validation.js';
 
@@ -69,6 +70,11 @@ export class VpBotEditPage extends LightElement {
     confirmRotate: { state: true },
     secretError: { state: true },
     knowledgeBases: { state: true },
+    versions: { state: true },
+    versionsError: { state: true },
+    diffFrom: { state: true },
+    diffTo: { state: true },
+    diff: { state: true },
   };
   declare botId: string | undefined;
   declare bot: Bot | null;
@@ -85,6 +91,13 @@ export class VpBotEditPage extends LightElement {
   declare secretError: string | null;
   /** The knowledge bases a bot may pick (null until loaded, or when they cannot be read). */
   declare knowledgeBases: Array<{ id: string; name: string }> | null;
+  /** The bot's versions, newest first (null until loaded). */
+  declare versions: BotVersionList['items'] | null;
+  declare versionsError: string | null;
+  /** The two versions the diff compares, and its lines once shown. */
+  declare diffFrom: number;
+  declare diffTo: number;
+  declare diff: DiffLine[] | null;
 
   constructor() {
     super();
@@ -105,6 +118,11 @@ export class VpBotEditPage extends LightElement {
       (r) => (this.knowledgeBases = r.items.map((b) => ({ id: b.id, name: b.name }))),
       () => (this.knowledgeBases = null),
     );
+    this.versions = null;
+    this.versionsError = null;
+    this.diffFrom = 0;
+    this.diffTo = 0;
+    this.diff = null;
   }
 
   private loadedFor: string | undefined;
@@ -124,6 +142,7 @@ export class VpBotEditPage extends LightElement {
     try {
       this.bot = await api.getBot(id);
       this.form = botToForm(this.bot);
+      void this.loadVersions();
     } catch (err) {
       this.loadError = err instanceof ApiError ? err.message : 'Could not load the bot.';
     }
@@ -152,9 +171,16 @@ export class VpBotEditPage extends LightElement {
     this.busy = true;
     try {
       if (this.bot) {
+        const before = this.bot.version;
         this.bot = await api.updateBot(this.bot.id, body);
         this.form = botToForm(this.bot);
-        this.notice = 'Changes saved.';
+        this.notice =
+          this.bot.version === before
+            ? 'Changes saved.'
+            : this.bot.version === this.bot.published_version
+              ? `Changes saved. Version ${this.bot.version} is published.`
+              : `Changes saved. Version ${this.bot.version} is a draft: publish it once its tests pass.`;
+        void this.loadVersions();
       } else {
         const created = await api.createBot(body);
         setFlash(`Bot “${created.name}” created.`);
@@ -168,6 +194,107 @@ export class VpBotEditPage extends LightElement {
     } finally {
       this.busy = false;
     }
+  }
+
+  private async loadVersions(): Promise<void> {
+    if (!this.bot) return;
+    try {
+      this.versions = (await api.listBotVersions(this.bot.id)).items;
+      this.versionsError = null;
+      // Compare what calls run with the latest by default.
+      this.diffFrom = this.bot.published_version;
+      this.diffTo = this.bot.version;
+      this.diff = null;
+    } catch (err) {
+      this.versionsError = err instanceof ApiError ? err.message : 'Could not load the versions.';
+    }
+  }
+
+  private async publish(version: number): Promise<void> {
+    if (!this.bot) return;
+    this.busy = true;
+    this.versionsError = null;
+    this.notice = null;
+    try {
+      const rollback = version < this.bot.published_version;
+      this.bot = await api.publishBot(this.bot.id, version);
+      this.notice = rollback ? `Rolled back: calls now run version ${version}.` : `Version ${version} published: calls now run it.`;
+      await this.loadVersions();
+    } catch (err) {
+      this.versionsError = err instanceof ApiError ? (err.code === 'tests_failing' ? `Version ${version} cannot be published: its last test run is not all green.` : err.message) : 'Could not publish.';
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async showDiff(): Promise<void> {
+    if (!this.bot) return;
+    try {
+      const [a, b] = await Promise.all([api.getBotVersion(this.bot.id, this.diffFrom), api.getBotVersion(this.bot.id, this.diffTo)]);
+      this.diff = lineDiff(snapshotLines(a.config), snapshotLines(b.config));
+    } catch (err) {
+      this.versionsError = err instanceof ApiError ? err.message : 'Could not load the versions to compare.';
+    }
+  }
+
+  /** The versions: which one calls run, drafts, publish / roll back, and a diff of two. */
+  private renderVersions(bot: Bot) {
+    const items = this.versions;
+    const pick = (label: string, id: string, value: number, set: (v: number) => void) => html`<div class="field">
+      <label for=${id}>${label}</label>
+      <select id=${id} @change=${(e: Event) => set(Number((e.target as HTMLSelectElement).value))}>
+        ${(items ?? []).map((v) => html`<option value=${v.version} .selected=${v.version === value}>Version ${v.version}</option>`)}
+      </select>
+    </div>`;
+    const changes = this.diff?.filter((l) => l.kind !== 'same').length ?? 0;
+    return html`<section class="versions" aria-labelledby="bot-versions-heading" data-testid="bot-versions">
+      <h2 id="bot-versions-heading">Versions</h2>
+      <p class="hint">
+        Each save of the bot’s behaviour is a version. Calls run the published one: <strong data-testid="published-version">version ${bot.published_version}</strong>${bot.version !== bot.published_version
+          ? html`; the latest, version ${bot.version}, is a <span class="badge badge-warn">draft</span>`
+          : nothing}.
+        ${bot.require_passing_tests ? 'This bot publishes only versions whose last test run is all green.' : 'A save publishes itself.'}
+      </p>
+      ${errorBanner(this.versionsError)}
+      ${items === null
+        ? html`<p class="loading">Loading versions…</p>`
+        : html`<table class="versions-table">
+            <thead><tr><th scope="col">Version</th><th scope="col">Saved</th><th scope="col">By</th><th scope="col">State</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+            <tbody>
+              ${items.map((v) => {
+                const badge = versionBadge(v.version, bot);
+                return html`<tr data-version=${v.version}>
+                  <td>Version ${v.version}</td>
+                  <td><time datetime=${v.created_at}>${new Date(v.created_at).toLocaleString()}</time></td>
+                  <td>${v.created_by.label}</td>
+                  <td>${badge === 'published' ? html`<span class="badge badge-good">Published</span>` : badge === 'draft' ? html`<span class="badge badge-warn">Draft</span>` : nothing}</td>
+                  <td>${badge === 'published'
+                    ? nothing
+                    : html`<button type="button" class="small" ?disabled=${this.busy} @click=${() => this.publish(v.version)}>${v.version < bot.published_version ? `Roll back to version ${v.version}` : `Publish version ${v.version}`}</button>`}</td>
+                </tr>`;
+              })}
+            </tbody>
+          </table>
+          ${items.length > 1
+            ? html`<div class="diff-pick">
+                ${pick('Compare', 'bot-diff-from', this.diffFrom, (v) => (this.diffFrom = v))}
+                ${pick('with', 'bot-diff-to', this.diffTo, (v) => (this.diffTo = v))}
+                <div class="field row-remove"><button type="button" class="small" @click=${() => this.showDiff()}>Show differences</button></div>
+              </div>`
+            : nothing}
+          ${this.diff
+            ? html`<p class="hint" role="status">${changes ? `${changes} line${changes === 1 ? '' : 's'} differ between version ${this.diffFrom} and version ${this.diffTo}.` : `Version ${this.diffFrom} and version ${this.diffTo} behave the same.`}</p>
+                <pre class="diff" data-testid="bot-diff">${foldDiff(this.diff).map((l) =>
+                  l.kind === 'skip'
+                    ? html`<span class="diff-skip">  … ${l.count} unchanged line${l.count === 1 ? '' : 's'}${'\n'}</span>`
+                    : l.kind === 'same'
+                      ? html`<span class="diff-same">  ${l.text}${'\n'}</span>`
+                      : l.kind === 'added'
+                        ? html`<ins class="diff-added">+ ${l.text}${'\n'}</ins>`
+                        : html`<del class="diff-removed">- ${l.text}${'\n'}</del>`,
+                )}</pre>`
+            : nothing}`}
+    </section>`;
   }
 
   /** A text input (or textarea) bound to a form path; `path` is also the error key and the id. */
@@ -769,6 +896,13 @@ export class VpBotEditPage extends LightElement {
           ${this.text('dtmf.inter_digit_timeout_ms', 'Keypad pause (ms)', f.inter_digit_timeout_ms, (s) => (f.inter_digit_timeout_ms = s), { inputmode: 'numeric', hint: 'Keys the caller presses end their turn at # or after this long without a key. 300 to 10000.' })}
         </div>
         ${checkbox({ id: 'bot-active', label: 'Active (accepts calls)', checked: f.active, onChange: (c) => this.change(() => (f.active = c)) })}
+        ${checkbox({
+          id: 'bot-require_passing_tests',
+          label: 'Require passing tests to publish',
+          checked: f.require_passing_tests,
+          hint: 'On: a save is a draft; calls keep running the published version until a version whose last test run is all green is published.',
+          onChange: (c) => this.change(() => (f.require_passing_tests = c)),
+        })}
         ${this.text('prompt', 'Prompt', f.prompt, (s) => (f.prompt = s), { area: true, hint: 'Instructions for the LLM. May use {{variables}}.' })}
         ${this.text('greeting', 'Greeting', f.greeting, (s) => (f.greeting = s), { area: true, hint: 'The first thing the bot says. May use {{variables}}.' })}
       </fieldset>
@@ -833,6 +967,7 @@ export class VpBotEditPage extends LightElement {
       ${this.loadError ? html`${errorBanner(this.loadError)}<a href="/bots">Back to the bots</a>` : nothing}
       ${!this.form && !this.loadError ? html`<p class="loading" role="status">Loading bot…</p>` : nothing}
       ${this.form ? this.renderForm(this.form) : nothing}
+      ${this.bot && this.form ? this.renderVersions(this.bot) : nothing}
       ${this.renderSecretDialogs()}`;
   }
 }

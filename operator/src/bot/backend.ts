@@ -17,6 +17,9 @@ export interface Credentials {
 interface BackendBot {
   id: string;
   name: string;
+  /** The latest version and the one calls run (shared/DESIGN.md §17). */
+  version?: number;
+  published_version?: number;
   [field: string]: unknown;
 }
 
@@ -36,6 +39,11 @@ export class BotSyncClient {
 
   updateBot(id: string, body: Record<string, unknown>): Promise<BackendBot> {
     return this.request('PATCH', `/api/v1/bots/${encodeURIComponent(id)}`, body) as Promise<BackendBot>;
+  }
+
+  /** Makes `version` the one calls run; 409 `tests_failing` when the bot requires passing tests and that version's last run is not all green. */
+  publishBot(id: string, version: number): Promise<BackendBot> {
+    return this.request('POST', `/api/v1/bots/${encodeURIComponent(id)}/publish`, { version }) as Promise<BackendBot>;
   }
 
   /** The newest 1000 bots (the backend's cap), newest first. */

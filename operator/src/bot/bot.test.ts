@@ -100,7 +100,8 @@ describe('Bot sync into the backend', () => {
       return b.status?.observedGeneration === 2 && synced(b)?.status === 'True' ? b : undefined;
     });
     expect(updated.status!.botId).toBe(botId);
-    expect((await backend.adminGet(`/api/v1/bots/${botId}`)).prompt).toBe('Be brief with {{first_name}}.');
+    // The applied spec is a new version, published (shared/DESIGN.md §17).
+    expect(await backend.adminGet(`/api/v1/bots/${botId}`)).toMatchObject({ prompt: 'Be brief with {{first_name}}.', version: 2, published_version: 2 });
   });
 
   it('reports the backend error message on Synced and retries', async () => {
@@ -200,6 +201,29 @@ describe('Bot sync into the backend', () => {
     expect(synced(found)?.status).toBe('True');
     await clients.custom.deleteNamespacedCustomObject({ ...fleets, namespace, name: 'sales' });
     await waitFor('FleetFound False again', async () => fleetFound(await getBot('fleeted'))?.reason === 'FleetNotFound');
+  });
+
+  it('publishes what it applies: a bot requiring passing tests reports TestsFailing until it may publish', async () => {
+    const created = await createSyncedBot('gated', { name: `Gated bot ${namespace}`, require_passing_tests: true });
+    const botId = created.status!.botId!;
+    expect(await backend.adminGet(`/api/v1/bots/${botId}`)).toMatchObject({ version: 1, published_version: 1, require_passing_tests: true });
+
+    // The change is a draft in the backend; no test run is green, so the publish is refused and reported.
+    await clients.custom.patchNamespacedCustomObject({ ...custom, namespace, name: 'gated', body: { spec: { prompt: 'Gated {{first_name}}.' } } }, mergePatch);
+    const failing = await waitFor('TestsFailing reported', async () => {
+      const b = await getBot('gated');
+      return b.status?.observedGeneration === 2 && synced(b)?.status === 'False' ? b : undefined;
+    });
+    expect(synced(failing)).toMatchObject({ reason: 'TestsFailing', message: expect.stringMatching(/^tests_failing: /) });
+    expect(await backend.adminGet(`/api/v1/bots/${botId}`)).toMatchObject({ prompt: 'Gated {{first_name}}.', version: 2, published_version: 1 });
+
+    // Without the requirement (it acts at once, no new version) the applied version is published.
+    await clients.custom.patchNamespacedCustomObject({ ...custom, namespace, name: 'gated', body: { spec: { require_passing_tests: false } } }, mergePatch);
+    await waitFor('synced again', async () => {
+      const b = await getBot('gated');
+      return b.status?.observedGeneration === 3 && synced(b)?.status === 'True' ? b : undefined;
+    });
+    expect(await backend.adminGet(`/api/v1/bots/${botId}`)).toMatchObject({ version: 2, published_version: 2, require_passing_tests: false });
   });
 
   it('adopts the backend bot of a create whose response was lost instead of creating a second one', async () => {

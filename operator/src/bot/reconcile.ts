@@ -84,10 +84,12 @@ export async function reconcileBot(ctx: BotContext, sync: BotSync, namespace: st
 
   const body = botBody(bot);
   let botId = status.botId;
+  // The backend's answer to what was applied: its latest version and the one calls run.
+  let applied: { version?: number; published_version?: number } | undefined;
   try {
     if (botId) {
       try {
-        await sync.backend.updateBot(botId, body);
+        applied = await sync.backend.updateBot(botId, body);
       } catch (err) {
         if (!(err instanceof BackendError && err.status === 404)) throw err;
         botId = undefined; // removed in the backend: create it again
@@ -97,7 +99,7 @@ export async function reconcileBot(ctx: BotContext, sync: BotSync, namespace: st
       botId = await findCreatedBot(ctx, sync, bot, pendingCreate);
       if (botId) {
         ctx.logger.info('adopting the backend bot an interrupted create made', { namespace, bot: name, botId });
-        await sync.backend.updateBot(botId, body);
+        applied = await sync.backend.updateBot(botId, body);
       }
     }
     if (!botId) {
@@ -106,8 +108,15 @@ export async function reconcileBot(ctx: BotContext, sync: BotSync, namespace: st
         bot = await patchMetadata(ctx, bot, { creating: new Date(nowMs).toISOString() });
         marked = true;
       }
-      botId = (await sync.backend.createBot(body)).id;
+      const created = await sync.backend.createBot(body);
+      botId = created.id;
+      applied = created;
     }
+    // A Bot publishes what it applies (shared/DESIGN.md §17): a save publishes itself unless the bot requires
+    // passing tests, and then the applied version is published here, once its tests are green (until then the
+    // backend answers 409 tests_failing: Synced False, TestsFailing, retried). A version published in the
+    // console meanwhile (a rollback) gives way to the resource's on the next pass: the resource is the truth.
+    if (applied?.version !== undefined && applied.version !== applied.published_version) await sync.backend.publishBot(botId, applied.version);
   } catch (err) {
     await reportFailure(ctx, bot, err, '', (prev) => ({
       ...prev,
@@ -170,7 +179,7 @@ async function reportFailure(
   build: (prev: BotResourceStatus) => BotResourceStatus,
 ): Promise<never> {
   ctx.metrics.botSyncs.inc({ result: 'failure' });
-  const reason = err instanceof BackendError ? (err.status === 0 || err.status >= 500 ? 'BackendUnavailable' : 'BackendRejected') : 'SyncFailed';
+  const reason = err instanceof BackendError ? (err.code === 'tests_failing' ? 'TestsFailing' : err.status === 0 || err.status >= 500 ? 'BackendUnavailable' : 'BackendRejected') : 'SyncFailed';
   const message = prefix + (err instanceof BackendError ? backendErrorText(err) : errorMessage(err));
   const generation = bot.metadata?.generation;
   await writeBotStatus(ctx, bot, (prev) => {

@@ -8,6 +8,7 @@ import { callListenChannel, type RuntimeConfig } from '@voice-platform/schemas';
 import type { Settings } from '../core/settings.js';
 import type { Logger } from '../core/logger.js';
 import { createMetrics, type Metrics } from '../core/metrics.js';
+import { createTracing, type WorkerTracing } from '../core/tracing.js';
 import { BackendClient } from '../core/backend.js';
 import { RECORDINGS_SUBDIR, RecordingStore } from '../call/recording.js';
 import { CallSession, type CallObserver, type CallProviders } from '../call/session.js';
@@ -51,6 +52,8 @@ export interface WorkerContext {
   readonly redis: Redis;
   readonly version: string;
   readonly metrics: Metrics;
+  /** OpenTelemetry (core/tracing.ts): off without OTEL_EXPORTER_OTLP_ENDPOINT. */
+  readonly tracing: WorkerTracing;
   readonly backend: BackendClient;
   readonly slots: Slots;
   readonly heartbeat: Heartbeat;
@@ -78,7 +81,9 @@ export interface WorkerContext {
 export function createContext(deps: WorkerDeps, version: string): WorkerContext {
   const { settings, logger, redis } = deps;
   const metrics = deps.metrics ?? createMetrics();
-  const backend = deps.backend ?? new BackendClient({ configUrl: settings.SERVICE_CONFIG_URL, token: settings.WORKER_AUTH_TOKEN, timeoutMs: settings.BACKEND_TIMEOUT_MS });
+  const tracing = createTracing(settings, logger, version);
+  tracing.t.onDropped((reason, spans) => metrics.traceSpansDropped.inc({ reason }, spans));
+  const backend = deps.backend ?? new BackendClient({ configUrl: settings.SERVICE_CONFIG_URL, token: settings.WORKER_AUTH_TOKEN, timeoutMs: settings.BACKEND_TIMEOUT_MS, tracing });
   const storage =
     deps.storage !== undefined
       ? deps.storage
@@ -164,6 +169,7 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
 
   const recordingDir = path.join(settings.RECORDING_DIR, RECORDINGS_SUBDIR);
   const callDeps = {
+    tracing,
     report: events.report,
     storage,
     metrics,
@@ -184,6 +190,7 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
     redis,
     version,
     metrics,
+    tracing,
     backend,
     slots,
     heartbeat,

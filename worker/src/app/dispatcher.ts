@@ -130,7 +130,10 @@ export function createDispatcher(ctx: WorkerContext): (job: CallJob) => Promise<
     }
   }
 
-  return async function dispatch(job: CallJob): Promise<void> {
+  // Each claimed job's call runs in its `call` span, child of the request that queued it (docs/design.md §16).
+  return (job: CallJob): Promise<void> => ctx.tracing.call(job, () => dispatch(job));
+
+  async function dispatch(job: CallJob): Promise<void> {
     metrics.jobsClaimed.inc();
     const log = logger.child({ call_id: job.call_id, bot_id: job.bot_id });
     // The lease comes first: should this worker die from here on, the dialler ends the call (and deletes
@@ -194,5 +197,5 @@ export function createDispatcher(ctx: WorkerContext): (job: CallJob) => Promise<
     } finally {
       events.releaseLease(job.call_id);
     }
-  };
+  }
 }

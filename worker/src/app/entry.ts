@@ -38,7 +38,7 @@ export function createEntry(ctx: WorkerContext): { server: http.Server; wss: Web
    * A WebSocket test call must come from an allowed browser Origin (or none: not a browser) and carry a
    * test-call token for this bot that no call has used yet; else it is refused before it holds a slot.
    */
-  async function admitTestCall(req: http.IncomingMessage, transport: WebSocketTransport, botId: string): Promise<string | null> {
+  async function admitTestCall(req: http.IncomingMessage, transport: WebSocketTransport, botId: string): Promise<{ sub: string; test?: { run_id: string; case_id: string } } | null> {
     const origin = req.headers.origin;
     if (origin !== undefined && !allowedOrigins.has(origin.trim().replace(/\/$/, '').toLowerCase())) {
       refuse(transport, 'origin_not_allowed', 'this Origin may not open test calls (WS_ALLOWED_ORIGINS)');
@@ -66,7 +66,7 @@ export function createEntry(ctx: WorkerContext): { server: http.Server; wss: Web
       refuse(transport, 'unauthorized', 'the test-call token has started a call already');
       return null;
     }
-    return checked.claims.sub;
+    return { sub: checked.claims.sub, ...(checked.claims.test ? { test: checked.claims.test } : {}) };
   }
 
   /** A WebSocket test call: admitted, its optional start message read, then a call the worker creates itself. */
@@ -83,7 +83,8 @@ export function createEntry(ctx: WorkerContext): { server: http.Server; wss: Web
     const onEarlyClose = () => (gone = true);
     ws.on('message', keep);
     ws.on('close', onEarlyClose);
-    const by = await admitTestCall(req, transport, botId);
+    const admitted = await admitTestCall(req, transport, botId);
+    const by = admitted?.sub ?? null;
     ws.off('message', keep);
     ws.off('close', onEarlyClose);
     if (by === null || gone) return;
@@ -105,68 +106,72 @@ export function createEntry(ctx: WorkerContext): { server: http.Server; wss: Web
       refuse(transport, got === 'worker_draining' ? got : 'worker_at_capacity', message);
       return;
     }
-    let callId: string | null = null;
-    try {
-      // The optional start message: the first text message, or none (audio first, or a short wait).
-      const variables = await new Promise<Record<string, string> | Error>((resolve) => {
-        const timer = setTimeout(() => done({}), settings.WS_START_TIMEOUT_MS);
-        const onMessage = (data: Buffer, isBinary: boolean) => {
-          if (isBinary) {
-            transport.onClientData(data, true);
-            return done({});
+    // The call's span (docs/design.md §16): its backend requests, turns and log lines join one trace.
+    await ctx.tracing.wsCall(botId, async (named) => {
+      let callId: string | null = null;
+      try {
+        // The optional start message: the first text message, or none (audio first, or a short wait).
+        const variables = await new Promise<Record<string, string> | Error>((resolve) => {
+          const timer = setTimeout(() => done({}), settings.WS_START_TIMEOUT_MS);
+          const onMessage = (data: Buffer, isBinary: boolean) => {
+            if (isBinary) {
+              transport.onClientData(data, true);
+              return done({});
+            }
+            const msg = parseClientMessage(data.toString('utf8'));
+            if (msg?.type === 'start') done(msg.variables);
+            else if (msg?.type === 'stop') done(new Error('stop'));
+            else done(new Error('invalid'));
+          };
+          const onClose = () => done(new Error('stop'));
+          function done(v: Record<string, string> | Error) {
+            clearTimeout(timer);
+            ws.off('message', onMessage);
+            ws.off('close', onClose);
+            // From here on the call's messages go to the transport, in this same tick: frames that came in
+            // with the start (ws emits a batch of them synchronously) would otherwise reach no listener.
+            if (!(v instanceof Error)) ws.on('message', (data: Buffer, isBinary: boolean) => transport.onClientData(data, isBinary));
+            resolve(v);
           }
-          const msg = parseClientMessage(data.toString('utf8'));
-          if (msg?.type === 'start') done(msg.variables);
-          else if (msg?.type === 'stop') done(new Error('stop'));
-          else done(new Error('invalid'));
-        };
-        const onClose = () => done(new Error('stop'));
-        function done(v: Record<string, string> | Error) {
-          clearTimeout(timer);
-          ws.off('message', onMessage);
-          ws.off('close', onClose);
-          // From here on the call's messages go to the transport, in this same tick: frames that came in
-          // with the start (ws emits a batch of them synchronously) would otherwise reach no listener.
-          if (!(v instanceof Error)) ws.on('message', (data: Buffer, isBinary: boolean) => transport.onClientData(data, isBinary));
-          resolve(v);
+          ws.on('message', onMessage);
+          ws.on('close', onClose);
+          // Replayed through the listeners of the moment: the start handler first, the transport once it took over.
+          for (const [data, isBinary] of early.splice(0)) ws.emit('message', data, isBinary);
+        });
+        if (variables instanceof Error) {
+          if (variables.message === 'invalid') refuse(transport, 'invalid_message', 'the first text message must be {"type":"start","variables":{…}}');
+          else transport.close(1000, 'caller_hangup');
+          return;
         }
-        ws.on('message', onMessage);
-        ws.on('close', onClose);
-        // Replayed through the listeners of the moment: the start handler first, the transport once it took over.
-        for (const [data, isBinary] of early.splice(0)) ws.emit('message', data, isBinary);
-      });
-      if (variables instanceof Error) {
-        if (variables.message === 'invalid') refuse(transport, 'invalid_message', 'the first text message must be {"type":"start","variables":{…}}');
-        else transport.close(1000, 'caller_hangup');
-        return;
+        const created = await backend.createCall(botId, variables, admitted?.test);
+        callId = created.call_id;
+        named(callId);
+        await heartbeat.lease(callId);
+        // The caller waits on the line: a busy backend gets a short while (WS_CONFIG_WAIT_MS).
+        const cfg = await backend.fetchConfig(botId, callId, WS_CONFIG_WAIT_MS);
+        // A caller gone before the call could start (or closed for a protocol error) gets no pipeline:
+        // the record ends `canceled`, as a call that never connected, not as one started and ended.
+        const gone = transport.hangupReason;
+        if (gone) {
+          transport.close(1000, gone);
+          metrics.callsTotal.inc({ result: 'canceled' });
+          void report(callId, { status: 'canceled', end_reason: gone });
+          return;
+        }
+        const session = await ctx.startSession(await ctx.newSession(cfg), transport);
+        await session.done;
+      } catch (err) {
+        // Backend answers have their own close codes; a provider failure (or anything else) is the table's.
+        const backendCode: CallErrorCode | null = err instanceof BackendError ? (err.code === 'invalid_config' ? 'config_unreachable' : err.code) : null;
+        const { code, closeCode } = backendCode ? { code: backendCode, closeCode: CLOSE_CODES[backendCode] } : refusalFor(err);
+        logger.warn({ bot_id: botId, call_id: callId, by, code, err: err instanceof Error ? err.message : String(err) }, 'websocket call refused');
+        refuse(transport, code, err instanceof Error ? err.message : 'the call could not start', closeCode);
+        if (callId) void report(callId, { status: 'failed', end_reason: code });
+      } finally {
+        if (callId) releaseLease(callId);
+        slots.release(slotId);
       }
-      const created = await backend.createCall(botId, variables);
-      callId = created.call_id;
-      await heartbeat.lease(callId);
-      // The caller waits on the line: a busy backend gets a short while (WS_CONFIG_WAIT_MS).
-      const cfg = await backend.fetchConfig(botId, callId, WS_CONFIG_WAIT_MS);
-      // A caller gone before the call could start (or closed for a protocol error) gets no pipeline:
-      // the record ends `canceled`, as a call that never connected, not as one started and ended.
-      const gone = transport.hangupReason;
-      if (gone) {
-        transport.close(1000, gone);
-        metrics.callsTotal.inc({ result: 'canceled' });
-        void report(callId, { status: 'canceled', end_reason: gone });
-        return;
-      }
-      const session = await ctx.startSession(await ctx.newSession(cfg), transport);
-      await session.done;
-    } catch (err) {
-      // Backend answers have their own close codes; a provider failure (or anything else) is the table's.
-      const backendCode: CallErrorCode | null = err instanceof BackendError ? (err.code === 'invalid_config' ? 'config_unreachable' : err.code) : null;
-      const { code, closeCode } = backendCode ? { code: backendCode, closeCode: CLOSE_CODES[backendCode] } : refusalFor(err);
-      logger.warn({ bot_id: botId, call_id: callId, by, code, err: err instanceof Error ? err.message : String(err) }, 'websocket call refused');
-      refuse(transport, code, err instanceof Error ? err.message : 'the call could not start', closeCode);
-      if (callId) void report(callId, { status: 'failed', end_reason: code });
-    } finally {
-      if (callId) releaseLease(callId);
-      slots.release(slotId);
-    }
+    });
   }
 
   const json = (res: http.ServerResponse, status: number, body: unknown) => {

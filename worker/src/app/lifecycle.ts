@@ -73,6 +73,8 @@ export function createLifecycle(
     });
     // Last: every call has ended, so no provider process is still needed.
     await spawner.close();
+    // The last spans go out if the collector answers soon; a dead one never holds the shutdown.
+    await Promise.race([ctx.tracing.shutdown(), new Promise((r) => setTimeout(r, 2000).unref())]);
   }
 
   return {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { LISTEN_END, LISTEN_SIDE, MAX_TRANSCRIPT_ENTRIES, MAX_TURN_LATENCIES, MAX_TURN_LATENCY_MS, renderTemplate, type CallAction, type CallControlMessage, type CallEvent, type CallTransfer, type CallTurn, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
 import type { Logger } from '../core/logger.js';
 import type { Metrics } from '../core/metrics.js';
+import type { WorkerTracing } from '../core/tracing.js';
 import type { Frame, ServerMessage } from '../pipeline/frames.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import { LlmProcessor, sentencesOf } from '../llm/llm.js';
@@ -76,6 +77,8 @@ export interface CallObserver {
 }
 
 export interface CallDeps {
+  /** The call's turn and tool spans (core/tracing.ts); absent: none. */
+  tracing?: WorkerTracing;
   /** Hands a call event to the worker's outbox; never waits for the backend. */
   report(callId: string, event: CallEvent): void;
   storage: RecordingStore | null;
@@ -210,6 +213,7 @@ export class CallSession {
       keypad: (digits, signal) => this.sendKeys(digits, signal),
       transfer: (req) => this.transfer(req.tool, req.destination, req.spoken, req.signal),
       render: (text) => renderTemplate(text, this.config.call?.variables ?? {}),
+      tracing: this.deps.tracing,
     });
     // The bot's MCP servers (shared/DESIGN.md §18): their tools listed once, for this call.
     const mcpServers = mcpServersOf((bot as { mcp_servers?: unknown }).mcp_servers);
@@ -222,6 +226,7 @@ export class CallSession {
     const output = new OutputProcessor(rate, {
       onTurn: (t) => {
         this.turns.push(t);
+        this.deps.tracing?.turn(this.callId, t);
         this.deps.metrics.turnLatency.observe(t.latencyMs / 1000);
         this.deps.metrics.turnOverhead.observe(Math.max(0, t.overheadMs) / 1000);
         o?.onTurn?.(this.callId, t);

@@ -2,6 +2,7 @@
 // report call lifecycle events. Every request carries the worker token and a deadline.
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseErrorBody, type CallEvent, type RuntimeConfig } from '@voice-platform/schemas';
+import { tracingOff, WorkerTracing } from './tracing.js';
 
 export type BackendErrorCode = 'bot_not_found' | 'bot_inactive' | 'call_not_found' | 'variables_mismatch' | 'config_unreachable' | 'invalid_config';
 
@@ -20,6 +21,8 @@ export interface BackendOptions {
   configUrl: string;
   token: string;
   timeoutMs: number;
+  /** Each request a client span of its call's trace, with `traceparent` (the backend continues the trace). */
+  tracing?: WorkerTracing;
 }
 
 const KNOWN: Record<string, BackendErrorCode> = {
@@ -36,12 +39,18 @@ export class BackendClient {
     this.callsUrl = new URL('calls', opts.configUrl).toString();
   }
 
-  private async request(method: string, url: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+  private request(method: string, url: string, body?: unknown, callId?: string): Promise<{ status: number; json: unknown }> {
+    const tracing = this.opts.tracing ?? tracingOff;
+    return tracing.request(`backend ${method}`, { 'http.request.method': method, 'url.path': new URL(url).pathname }, callId, (traceHeaders) => this.send(method, url, body, traceHeaders));
+  }
+
+  private async send(method: string, url: string, body: unknown, traceHeaders: Record<string, string>): Promise<{ status: number; json: unknown }> {
     let res: Response;
     try {
       res = await fetch(url, {
         method,
         headers: {
+          ...traceHeaders,
           Authorization: `Bearer ${this.opts.token}`,
           Accept: 'application/json',
           ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
@@ -52,6 +61,7 @@ export class BackendClient {
     } catch (err) {
       throw new BackendError('config_unreachable', `backend unreachable: ${err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err)}`);
     }
+    WorkerTracing.answered(res.status);
     let json: unknown = null;
     try {
       json = await res.json();
@@ -70,8 +80,8 @@ export class BackendClient {
   }
 
   /** Creates the call record of a WebSocket (or web) call: `POST /api/v1/calls`. */
-  async createCall(botId: string, variables: Record<string, string>): Promise<{ call_id: string }> {
-    const { status, json } = await this.request('POST', this.callsUrl, { bot_id: botId, direction: 'websocket', variables });
+  async createCall(botId: string, variables: Record<string, string>, test?: { run_id: string; case_id: string }): Promise<{ call_id: string }> {
+    const { status, json } = await this.request('POST', this.callsUrl, { bot_id: botId, direction: 'websocket', variables, ...(test ? { test } : {}) });
     if (status !== 201) this.fail(status, json, 'create call');
     return { call_id: (json as { call_id: string }).call_id };
   }
@@ -89,7 +99,7 @@ export class BackendClient {
     let wait = 100;
     for (let attempt = 0; ; attempt++) {
       try {
-        const { status, json } = await this.request('GET', url.toString());
+        const { status, json } = await this.request('GET', url.toString(), undefined, callId);
         if (status !== 200) this.fail(status, json, 'config');
         const cfg = json as RuntimeConfig;
         if (!cfg?.bot?.id || !cfg.audio) throw new BackendError('invalid_config', 'config reply is missing fields');
@@ -135,7 +145,7 @@ export class BackendClient {
   async sendEvent(callId: string, event: CallEvent & { event_id: string }): Promise<'accepted' | 'refused' | 'retry'> {
     const url = `${this.callsUrl}/${encodeURIComponent(callId)}/events`;
     try {
-      const { status } = await this.request('POST', url, event);
+      const { status } = await this.request('POST', url, event, callId);
       if (status === 200) return 'accepted';
       if (status >= 400 && status < 500 && status !== 408 && status !== 429) return 'refused';
     } catch {

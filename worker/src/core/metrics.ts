@@ -11,9 +11,17 @@ export function createMetrics(defaults = true) {
     registers: [registry],
   });
   for (const stage of ['disk', 'upload']) recordingStageFailures.inc({ stage }, 0); // exported as 0 from the start
+  const traceSpansDropped = new Counter({
+    name: 'voice_worker_trace_spans_dropped_total',
+    help: 'Trace spans never delivered to the collector, by reason: queue_full (the collector slower than the spans) or export_failed (down, slow or refusing)',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  for (const reason of ['queue_full', 'export_failed']) traceSpansDropped.inc({ reason }, 0);
   const latencyBuckets = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10];
   return {
     registry,
+    traceSpansDropped,
     activeCalls: new Gauge({ name: 'voice_worker_active_calls', help: 'Calls in progress on this worker', registers: [registry] }),
     maxCalls: new Gauge({ name: 'voice_worker_max_calls', help: 'MAX_CONCURRENT_CALLS of this worker', registers: [registry] }),
     load: new Gauge({ name: 'voice_worker_load', help: 'How busy the worker is, 0-1: the highest of its CPU over its allowance, event-loop lag and queued decode age (docs/design.md §15)', registers: [registry] }),

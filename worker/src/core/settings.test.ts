@@ -83,3 +83,21 @@ describe('worker settings: the example secrets of .env.example', () => {
     expect(loadSettings({ ...example, LOCAL_DEVELOPMENT: 'true' }).LOCAL_DEVELOPMENT).toBe(true);
   });
 });
+
+describe('worker settings: OpenTelemetry', () => {
+  it('is off by default, service.name voice-worker; an endpoint, name and bounds are taken', () => {
+    expect(loadSettings(good)).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_SERVICE_NAME: 'voice-worker', OTEL_BSP_MAX_QUEUE_SIZE: 2048, OTEL_EXPORTER_OTLP_TIMEOUT: 10000 });
+    expect(loadSettings({ ...good, OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example.com:4318', OTEL_SERVICE_NAME: 'voice-worker-gpu', OTEL_BSP_MAX_QUEUE_SIZE: '64' })).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example.com:4318', OTEL_SERVICE_NAME: 'voice-worker-gpu', OTEL_BSP_MAX_QUEUE_SIZE: 64 });
+  });
+
+  it('names a bad endpoint, service name or queue size', () => {
+    let err: unknown;
+    try {
+      loadSettings({ ...good, OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317', OTEL_SERVICE_NAME: 'voice worker', OTEL_BSP_MAX_QUEUE_SIZE: '8' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(SettingsError);
+    expect((err as SettingsError).problems).toEqual([expect.stringMatching(/^OTEL_EXPORTER_OTLP_ENDPOINT/), expect.stringMatching(/^OTEL_SERVICE_NAME/), expect.stringMatching(/^OTEL_BSP_MAX_QUEUE_SIZE/)]);
+  });
+});

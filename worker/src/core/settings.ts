@@ -101,6 +101,14 @@ export const SettingsSchema = Type.Object({
   POCKETSPHINX_LIVE: bool(true),
   /** The Python whose pocketsphinx binding (Debian python3-pocketsphinx) runs the live decoders; without one, turns are decoded whole. */
   POCKETSPHINX_PYTHON: Type.String({ minLength: 1, default: '/usr/bin/python3' }),
+  /** OpenTelemetry (docs/design.md §16): the OTLP/HTTP collector spans are sent to (`http://collector:4318`); empty: tracing off. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.String({ pattern: '^(https?://[^\\s/]+(/[^\\s]*)?)?$', default: '' }),
+  /** service.name of the worker's spans. */
+  OTEL_SERVICE_NAME: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', default: 'voice-worker' }),
+  /** Finished spans waiting for the collector at most; more are dropped (voice_worker_trace_spans_dropped_total), never the calls. */
+  OTEL_BSP_MAX_QUEUE_SIZE: Type.Integer({ minimum: 16, maximum: 65536, default: 2048 }),
+  /** One export to the collector may take this long before it fails (its spans are dropped and counted). */
+  OTEL_EXPORTER_OTLP_TIMEOUT: Type.Integer({ minimum: 100, maximum: 60000, default: 10000 }),
 });
 
 export type Settings = Static<typeof SettingsSchema>;

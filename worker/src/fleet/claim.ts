@@ -20,6 +20,8 @@ export interface CallJob {
   direction: 'outbound' | 'web' | 'inbound';
   /** Inbound calls: the caller's room (other calls' rooms are named by the call id). */
   room_name: string;
+  /** The W3C trace context of the request that queued the call: the call span's parent. */
+  traceparent?: string;
 }
 
 export interface ClaimOptions {

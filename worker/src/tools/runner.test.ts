@@ -3,6 +3,10 @@ import http from 'node:http';
 import { createHmac } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
+import { trace } from '@opentelemetry/api';
+import { TRACEPARENT_PATTERN } from '@voice-platform/schemas';
+import { startTracing } from '@voice-platform/schemas/node';
+import { WorkerTracing } from '../core/tracing.js';
 import { ToolRunner, MAX_RESULT_CHARS, type CallIdentity, type ToolConfig } from './runner.js';
 
 interface Received {
@@ -188,5 +192,30 @@ describe('HTTP tools', () => {
     ]);
     // Without a keypad (no call to press them on) the tool does not run.
     expect(JSON.parse((await new ToolRunner([{ name: 'press', type: 'send_dtmf' }], call, { secret: null, allowPrivate: true }).run('press', '{"digits":"1"}')).output)).toEqual({ error: 'not_runnable' });
+  });
+});
+
+describe('tool requests in the call\'s trace (docs/design.md §16)', () => {
+  it("send the traceparent of a `tool` span that is a child of the call's span; none without tracing", async () => {
+    // A collector nobody listens on: the spans are dropped, the request is untouched.
+    const tracing = new WorkerTracing(startTracing({ serviceName: 'voice-worker', endpoint: 'http://127.0.0.1:9', exportTimeoutMs: 200 }));
+    const r = new ToolRunner([promise()], call, { secret: SECRET, allowPrivate: true, tracing });
+    let callSpan: { traceId: string; spanId: string } | null = null;
+    await tracing.call({ call_id: call.call_id, bot_id: call.bot_id, direction: 'outbound' }, async () => {
+      callSpan = trace.getActiveSpan()!.spanContext();
+      expect((await r.run('record_promise', '{"amount": 40}')).ok).toBe(true);
+    });
+    const tp = received[0]!.headers.traceparent as string;
+    expect(tp).toMatch(new RegExp(TRACEPARENT_PATTERN));
+    const [, traceId, spanId] = tp.split('-');
+    expect(traceId).toBe(callSpan!.traceId);
+    // The request's own span (the tool span), not the call's.
+    expect(spanId).not.toBe(callSpan!.spanId);
+    // A bot's own header of that name never replaces it.
+    received.length = 0;
+    const spoofed = new ToolRunner([promise({ headers: { traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01` } })], call, { secret: SECRET, allowPrivate: true });
+    expect((await spoofed.run('record_promise', '{"amount": 40}')).ok).toBe(true);
+    expect(received[0]!.headers.traceparent).toBeUndefined();
+    await tracing.shutdown();
   });
 });

@@ -13,6 +13,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { Logger } from '../core/logger.js';
+import { tracingOff, WorkerTracing } from '../core/tracing.js';
 import { bareHost, guardedLookup, isNonPublicAddress } from '@voice-platform/schemas/node';
 import { McpError, type McpTools } from './mcp.js';
 
@@ -103,6 +104,12 @@ export interface ToolAction {
   error: string | null;
 }
 
+/** A bot test's answer for an HTTP tool (docs/design.md §17): its status and body, instead of a request. */
+export interface ToolMock {
+  status: number;
+  body?: unknown;
+}
+
 /** A tool offered to the model as a function. */
 export interface ToolSpec {
   name: string;
@@ -139,6 +146,10 @@ export interface ToolRunnerOptions {
   transfer?: TransferHandler;
   /** The call's {{variables}}, for announcements and on_failure. */
   render?: (template: string) => string;
+  /** Each HTTP tool request a client span of the call's trace, with `traceparent` (docs/design.md §16). */
+  tracing?: WorkerTracing;
+  /** A bot test's call: HTTP tools named here answer their mock (never a request). */
+  mocks?: Record<string, ToolMock>;
 }
 
 /** What `send_dtmf` accepts (schemas DTMF_PATTERN). */
@@ -153,7 +164,7 @@ function transferSchema(t: ToolConfig): Record<string, unknown> {
 }
 const DTMF_SCHEMA = { type: 'object', properties: { digits: { type: 'string', pattern: '^[0-9*#]{1,32}$', description: 'the keys to press' } }, required: ['digits'] };
 // Ours: a tool's own headers never replace them.
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-voice-tool-call-id', 'x-voice-signature']);
+const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-voice-tool-call-id', 'x-voice-signature', 'traceparent', 'tracestate']);
 
 
 const agents = { 'http:': new http.Agent({ keepAlive: false }), 'https:': new https.Agent({ keepAlive: false }) };
@@ -184,7 +195,12 @@ export function toolRunnerFor(cfg: { bot: { id: string; tools?: unknown }; call:
     from_number: typeof call?.from_number === 'string' ? call.from_number : null,
     variables: call?.variables ?? {},
   };
-  return new ToolRunner(toolsOf(bot.tools), identity, { ...opts, secret: typeof bot.tool_secret === 'string' && bot.tool_secret ? bot.tool_secret : null });
+  const mocks = (call as { tool_mocks?: unknown } | null)?.tool_mocks;
+  return new ToolRunner(toolsOf(bot.tools), identity, {
+    ...opts,
+    secret: typeof bot.tool_secret === 'string' && bot.tool_secret ? bot.tool_secret : null,
+    ...(typeof mocks === 'object' && mocks !== null ? { mocks: mocks as Record<string, ToolMock> } : {}),
+  });
 }
 
 export class ToolRunner {
@@ -290,7 +306,10 @@ export class ToolRunner {
         result = { ok: true, output: JSON.stringify(value).slice(0, MAX_RESULT_CHARS), value };
       } else {
         if (type !== 'http') throw new ToolError('not_runnable', `tool type ${type ?? '(none)'} does not run here`);
-        const value = await this.http(tool, parsed as Record<string, unknown>, signal);
+        const mock = this.opts.mocks?.[name];
+        // A test call never reaches the CRM: the case's mock answers as the endpoint would have.
+        if (mock && (mock.status < 200 || mock.status > 299)) throw new ToolError(`http_${mock.status}`, `mocked HTTP ${mock.status}`);
+        const value = mock ? (mock.body ?? null) : await this.http(tool, parsed as Record<string, unknown>, signal);
         result = { ok: true, output: JSON.stringify(value).slice(0, MAX_RESULT_CHARS), value };
       }
     } catch (err) {
@@ -370,8 +389,14 @@ export class ToolRunner {
     }
   }
 
-  /** One request; the parsed JSON of a 2xx answer, else a ToolError. */
+  /** One request in a `tool` span of the call's trace. */
   private http(tool: ToolConfig, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
+    const tracing = this.opts.tracing ?? tracingOff;
+    return tracing.request('tool', { 'tool.name': tool.name, 'http.request.method': tool.method ?? 'POST' }, this.call.call_id || undefined, (traceHeaders) => this.send(tool, args, traceHeaders, signal));
+  }
+
+  /** One request; the parsed JSON of a 2xx answer, else a ToolError. */
+  private send(tool: ToolConfig, args: Record<string, unknown>, traceHeaders: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
     let target: URL;
     try {
       target = new URL(tool.url ?? '');
@@ -393,6 +418,7 @@ export class ToolRunner {
     }
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(tool.headers ?? {})) if (!RESERVED_HEADERS.has(k.toLowerCase())) headers[k] = v;
+    Object.assign(headers, traceHeaders);
     headers['X-Voice-Tool-Call-Id'] = `tc_${randomBytes(12).toString('hex')}`;
     if (this.opts.secret) headers['X-Voice-Signature'] = toolSignature(this.opts.secret, this.opts.nowS?.() ?? Math.floor(Date.now() / 1000), body);
     if (method !== 'GET') {
@@ -414,8 +440,10 @@ export class ToolRunner {
       };
       const req = request(target, { method, headers, agent, ...(literal ? {} : { lookup: this.lookup as never }) }, (res) => {
         const status = res.statusCode ?? 0;
+        if (status >= 200 && status < 300) WorkerTracing.answered(status);
         if (status < 200 || status >= 300) {
           res.resume();
+          WorkerTracing.answered(status);
           return done(new ToolError(`http_${status}`, `HTTP ${status}`));
         }
         const chunks: Buffer[] = [];

@@ -1,0 +1,249 @@
+// Dialler role: the bot-test runner (docs/design.md §17). Durable like the analysis runner (analysis/runner.ts):
+// - The work is in MongoDB: a run's document lists its cases, each `pending`, `running` or `done`. Each pass
+//   reads the runs not done (a small set) and takes cases up to the run's `concurrency` and this process's
+//   TEST_RUNNER_CONCURRENCY.
+// - Whoever runs a case holds its lease (SET NX PX TEST_RUNNER_LEASE_MS, renewed while the call goes on). A runner
+//   that dies stops renewing: its `running` case has no lease once it expires and the next pass of any runner
+//   takes it again (a new attempt, a new call).
+// - Every change of the run's document is made under its lock (testRunLock) and a result is written only while
+//   the case is not done and still this attempt's: a runner that outlived its lease finds a later attempt begun
+//   and drops its result, so each case has exactly one.
+// - A fleet with no free slot (the worker refuses the call, or none answers) hands the case back `pending`: the
+//   run waits queued, no case fails for it.
+// - The last result completes the run and marks `test_run.completed` due in the same write; it is then sent
+//   (a fixed event id) and the mark cleared; a mark a crash left is sent by the next pass.
+import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { TERMINAL_CALL_STATUSES, type TestFailure } from '@voice-platform/schemas';
+import type { AppDeps } from '../core/deps.js';
+import type { Metrics } from '../core/metrics.js';
+import { withDocLock } from '../core/locks.js';
+import { locateCall, type CallDoc } from '../calls/store.js';
+import { findBot } from '../bots/store.js';
+import { emitWebhookEvent } from '../webhooks/outbox.js';
+import { openaiAnalysis } from '../analysis/openai.js';
+import { runScriptedCall } from './caller.js';
+import { checkExpectations, turnLatencies } from './checks.js';
+import { publicTestRun, testRunLock, testRuns, type RunCaseDoc, type TestRunDoc } from './store.js';
+
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+/** One case's lease: only its holder places the case's call and writes its result. */
+export const testCaseLeaseKey = (runId: string, caseId: string) => `vp:test:lease:${runId}:${caseId}`;
+/** How long the stored call has, after the caller hung up, to be ended and analysed before it is checked as it is. */
+const SETTLE_WAIT_MS = 60_000;
+
+interface RunnerDeps extends AppDeps {
+  metrics: Metrics;
+}
+
+export interface TestRunner {
+  /** One pass: takes the cases it may and waits for them (tests). */
+  runOnce(): Promise<void>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export function createTestRunner(deps: RunnerDeps): TestRunner {
+  const { settings, redis, db } = deps;
+  const clock = deps.clock ?? Date.now;
+  const logger = deps.logger.child({ role: 'dialler', component: 'tests' });
+  const leaseMs = settings.TEST_RUNNER_LEASE_MS;
+  const workerUrl = settings.TEST_RUNNER_WORKER_URL;
+  const inFlight = new Map<string, Promise<void>>();
+  const abort = new AbortController();
+  let stopped = true;
+  let timer: NodeJS.Timeout | undefined;
+  let passing: Promise<unknown> | undefined;
+
+  const lock = <T>(runId: string, fn: () => Promise<T>) => withDocLock(redis, testRunLock(runId), fn, { waitMs: 5000 });
+
+  /** Sends test_run.completed for a completed run whose mark is set, then clears it. */
+  async function sendCompleted(runId: string): Promise<void> {
+    const run = await testRuns(db).findOne({ _id: runId });
+    if (!run?.webhook_due) return;
+    await emitWebhookEvent({ redis, db, logger, clock, metrics: deps.metrics }, 'test_run.completed', publicTestRun(run), { id: `evt_test_run_${runId}` });
+    await testRuns(db).updateOne({ _id: runId }, { $unset: { webhook_due: '' } });
+    logger.info({ run_id: runId, passed: run.passed, failed: run.failed }, 'test run completed');
+  }
+
+  /** Waits for the call to be ended and, when the case checks the analysis or asks a judge, analysed. */
+  async function settledCall(callId: string, wantAnalysis: boolean): Promise<CallDoc | null> {
+    const deadline = Date.now() + SETTLE_WAIT_MS;
+    for (;;) {
+      const doc = (await locateCall(db, callId))?.doc ?? null;
+      const ended = doc && (TERMINAL_CALL_STATUSES as readonly string[]).includes(doc.status);
+      const analysed = !wantAnalysis || !doc?.analysis || doc.analysis.status !== 'pending';
+      if ((ended && analysed) || Date.now() > deadline || abort.signal.aborted) return doc;
+      await delay(250);
+    }
+  }
+
+  /** The judge's verdict on the call: the bot's analysis LLM asked whether the call met the criterion. */
+  async function judge(botId: string, criterion: string, call: CallDoc): Promise<{ passed: boolean; reason: string }> {
+    const bot = await findBot(db, botId);
+    if (!bot || bot.llm.provider !== 'openai') return { passed: false, reason: 'the bot has no OpenAI-compatible LLM to judge with' };
+    try {
+      const r = await openaiAnalysis({ summary: true, fields: [], success: criterion }, call.transcript ?? [], {
+        llm: bot.llm,
+        baseUrl: settings.OPENAI_BASE_URL,
+        apiKey: settings.OPENAI_API_KEY,
+        timeoutMs: settings.ANALYSIS_TIMEOUT_MS,
+        signal: abort.signal,
+      });
+      return { passed: r.success === true, reason: r.summary ?? (r.success ? 'met' : 'not met') };
+    } catch (err) {
+      return { passed: false, reason: `the judge could not grade the call: ${(err as Error).message}` };
+    }
+  }
+
+  /** Places one case's call and works out its result (no lock held). Null: no capacity now, hand it back. */
+  async function work(run: TestRunDoc, c: RunCaseDoc, attempt: number): Promise<{ failures: TestFailure[]; callId: string | null; latencies: number[] } | null> {
+    const spec = c.spec;
+    if (!('script' in spec.caller)) return { failures: [{ expectation: 'caller', detail: 'persona callers are not run yet' }], callId: null, latencies: [] };
+    const outcome = await runScriptedCall({
+      workerUrl: workerUrl!,
+      workerToken: settings.WORKER_AUTH_TOKEN,
+      botId: run.bot_id,
+      runId: run._id,
+      caseId: c.case_id,
+      variables: spec.variables,
+      script: spec.caller.script,
+      signal: abort.signal,
+      onStarted: (callId) =>
+        lock(run._id, async () => {
+          // The call's id on the case at once: the console links it while the call goes on.
+          const cur = await testRuns(db).findOne({ _id: run._id });
+          const cc = cur?.cases.find((x) => x.case_id === c.case_id);
+          if (!cur || !cc || cc.status === 'done' || cc.attempts !== attempt) return;
+          cc.call_id = callId;
+          await testRuns(db).updateOne({ _id: run._id }, { $set: { cases: cur.cases } });
+        }).catch(() => undefined),
+    });
+    if (outcome.kind === 'no_capacity') {
+      logger.info({ run_id: run._id, case_id: c.case_id, reason: outcome.reason }, 'no voice worker free for a test call; the case waits');
+      return null;
+    }
+    if (outcome.kind === 'error') return { failures: [{ expectation: 'call', detail: outcome.reason }], callId: null, latencies: [] };
+    const wantAnalysis = spec.expect.analysis !== undefined || spec.expect.judge !== undefined;
+    const call = await settledCall(outcome.callId, wantAnalysis);
+    if (!call) return { failures: [{ expectation: 'call', detail: `call ${outcome.callId} has no record` }], callId: outcome.callId, latencies: [] };
+    const verdict = spec.expect.judge !== undefined ? await judge(run.bot_id, spec.expect.judge, call) : undefined;
+    return { failures: checkExpectations(spec.expect, call, verdict), callId: outcome.callId, latencies: turnLatencies(call) };
+  }
+
+  /** Takes one case (its lease held): counts the attempt, runs it, writes its one result. */
+  async function job(runId: string, caseId: string, key: string, token: string): Promise<void> {
+    const claimed = await lock(runId, async () => {
+      const run = await testRuns(db).findOne({ _id: runId });
+      const c = run?.cases.find((x) => x.case_id === caseId);
+      if (!run || !c || c.status === 'done') return null;
+      c.status = 'running';
+      c.attempts += 1;
+      c.call_id = null;
+      await testRuns(db).updateOne({ _id: runId }, { $set: { cases: run.cases, status: 'running', ...(run.started_at ? {} : { started_at: new Date(clock()) }) } });
+      return { run, c: { ...c }, attempt: c.attempts };
+    });
+    if (!claimed) return;
+    const renew = setInterval(() => void redis.eval(RENEW, 1, key, token, String(leaseMs)).catch(() => undefined), Math.max(100, Math.floor(leaseMs / 3)));
+    let result: Awaited<ReturnType<typeof work>>;
+    try {
+      result = await work(claimed.run, claimed.c, claimed.attempt);
+    } finally {
+      clearInterval(renew);
+    }
+    const completed = await lock(runId, async () => {
+      const run = await testRuns(db).findOne({ _id: runId });
+      const c = run?.cases.find((x) => x.case_id === caseId);
+      // Done elsewhere, or a later attempt begun (this one outlived its lease): that one decides.
+      if (!run || !c || c.status === 'done' || c.attempts !== claimed.attempt) return false;
+      if (!result) {
+        c.status = 'pending';
+        c.attempts -= 1; // not an attempt: the fleet had no room
+        const anyStarted = run.cases.some((x) => x.status !== 'pending');
+        await testRuns(db).updateOne({ _id: runId }, { $set: { cases: run.cases, ...(anyStarted ? {} : { status: 'queued' }) } });
+        return false;
+      }
+      Object.assign(c, { status: 'done', passed: result.failures.length === 0, failures: result.failures, call_id: result.callId, latencies_ms: result.latencies });
+      const passed = run.cases.filter((x) => x.status === 'done' && x.passed).length;
+      const failed = run.cases.filter((x) => x.status === 'done' && !x.passed).length;
+      const done = run.cases.every((x) => x.status === 'done');
+      await testRuns(db).updateOne(
+        { _id: runId },
+        { $set: { cases: run.cases, passed, failed, ...(done ? { status: 'done', completed_at: new Date(clock()), webhook_due: true } : {}) } },
+      );
+      logger.info({ run_id: runId, case_id: caseId, call_id: result.callId, passed: c.passed, failures: result.failures.map((f) => f.expectation) }, 'test case finished');
+      return done;
+    });
+    if (completed) await sendCompleted(runId);
+  }
+
+  async function pass(wait: boolean): Promise<void> {
+    if (!workerUrl) return;
+    // A completion whose webhook a crash left unsent.
+    for (const r of await testRuns(db).find({ status: 'done', webhook_due: true }, { projection: { _id: 1 } }).limit(20).toArray()) await sendCompleted(r._id);
+    const runs = await testRuns(db).find({ status: { $in: ['queued', 'running'] } }).sort({ created_at: 1 }).limit(50).toArray();
+    const started: Promise<void>[] = [];
+    for (const run of runs) {
+      let active = 0;
+      const candidates: RunCaseDoc[] = [];
+      for (const c of run.cases) {
+        if (c.status === 'done') continue;
+        const held = (await redis.exists(testCaseLeaseKey(run._id, c.case_id))) === 1;
+        if (held) active++;
+        else candidates.push(c); // pending, or running under a lease that expired (its runner died)
+      }
+      for (const c of candidates) {
+        if (active >= run.concurrency || inFlight.size >= settings.TEST_RUNNER_CONCURRENCY || stopped && !wait) break;
+        const key = testCaseLeaseKey(run._id, c.case_id);
+        const token = randomBytes(12).toString('hex');
+        if ((await redis.set(key, token, 'PX', leaseMs, 'NX')) !== 'OK') continue;
+        active++;
+        const id = `${run._id}:${c.case_id}`;
+        const p = job(run._id, c.case_id, key, token)
+          .catch((err: unknown) => logger.warn({ err, run_id: run._id, case_id: c.case_id }, 'test case not finished; it is taken again'))
+          .finally(async () => {
+            await redis.eval(RELEASE, 1, key, token).catch(() => undefined);
+            inFlight.delete(id);
+          });
+        inFlight.set(id, p);
+        started.push(p);
+      }
+    }
+    if (wait) await Promise.all(started);
+  }
+
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      passing = pass(false)
+        .catch((err: unknown) => logger.warn({ err }, 'test runner pass failed; retrying'))
+        .finally(() => {
+          passing = undefined;
+          schedule();
+        });
+    }, settings.TEST_RUNNER_POLL_INTERVAL_MS);
+    timer.unref();
+  };
+
+  return {
+    runOnce: () => pass(true),
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      if (!workerUrl) {
+        logger.info('TEST_RUNNER_WORKER_URL is not set: this dialler runs no bot tests');
+        return;
+      }
+      logger.info({ concurrency: settings.TEST_RUNNER_CONCURRENCY, lease_ms: leaseMs }, 'bot test runner started');
+      schedule();
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await passing;
+      abort.abort();
+      await Promise.allSettled([...inFlight.values()]);
+    },
+  };
+}
