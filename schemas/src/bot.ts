@@ -4,6 +4,8 @@ import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { phoneNumberInput } from './phone.js';
 import { REDACTION_ENTITIES } from './redact.js';
 import { AuditActor } from './audit.js';
+import { DEFAULT_HANDOFF_FAILURE, FLOW_CONTEXT_RULES, FLOW_NODE_ID_PATTERN, MAX_FLOW_NODES } from './flow.js';
+import { RESOURCE_ID_PATTERN } from './formats.js';
 
 /** A variable name usable as `{{name}}` in prompt, greeting and policy replies. */
 export const VARIABLE_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$';
@@ -237,6 +239,84 @@ export const policyWithExamples = (policy: BotPolicyInput): BotPolicy => ({
   intents: policy.intents.map((intent) => ({ ...intent, examples: intent.examples ?? [] })),
 });
 
+// Flows and handoffs (shared/DESIGN.md §18; the graph check and the constants: flow.ts).
+const ContextRule = Type.Union(FLOW_CONTEXT_RULES.map((c) => Type.Literal(c)), {
+  description: 'append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message',
+});
+const ToolName = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' });
+
+export const FlowWhen = Type.Union(
+  [
+    Type.Object({ intent: Type.String({ minLength: 1, maxLength: 64, description: "an intent of the node's (or of a global node's); with an LLM, what the go_to function is for" }) }, { additionalProperties: false }),
+    Type.Object(
+      {
+        tool_result: Type.Object(
+          {
+            tool: ToolName,
+            /** Dotted path into the tool's JSON result (absent: any answer that is not an error). */
+            path: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            /** Compared as JSON with the value at `path` (absent: the value is there and not null/false). */
+            equals: Type.Optional(Type.Unknown()),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object({ variable: Type.Object({ name: Type.String({ pattern: VARIABLE_NAME_PATTERN }), equals: Type.String({ maxLength: 1000 }) }, { additionalProperties: false }) }, { additionalProperties: false }),
+  ],
+  { description: 'one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}}' },
+);
+export type FlowWhen = Static<typeof FlowWhen>;
+
+export const FlowTransition = Type.Object(
+  { to: Type.String({ pattern: FLOW_NODE_ID_PATTERN }), when: FlowWhen, context: Type.Optional(ContextRule) },
+  { additionalProperties: false },
+);
+export type FlowTransition = Static<typeof FlowTransition>;
+
+export const FlowNode = Type.Object(
+  {
+    /** Added to the bot's prompt while the call is in this node (LLM). */
+    prompt: Type.Optional(Type.String({ maxLength: 5000 })),
+    /** Said on entering the node (after the reply that led here). */
+    say: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
+    /** The bot's tools offered in this node, and only these (absent: none). */
+    tools: Type.Optional(Type.Array(ToolName, { maxItems: 50 })),
+    /** The scripted policy's intents in this node (the bot policy's fallback stays the fallback). */
+    intents: Type.Optional(Type.Array(BotPolicyInput.properties.intents.items, { maxItems: 100 })),
+    transitions: Type.Array(FlowTransition, { maxItems: 50 }),
+    /** The call ends once this node's `say` is said. */
+    end_call: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type FlowNode = Static<typeof FlowNode>;
+
+export const BotFlow = Type.Object(
+  {
+    start: Type.String({ pattern: FLOW_NODE_ID_PATTERN }),
+    nodes: Type.Record(Type.String({ pattern: FLOW_NODE_ID_PATTERN }), FlowNode, { minProperties: 1, maxProperties: MAX_FLOW_NODES }),
+    /** Entered from any node when one of their own intents matches (LLM: offered as go_to from every node). */
+    global_nodes: Type.Optional(Type.Array(Type.String({ pattern: FLOW_NODE_ID_PATTERN }), { maxItems: MAX_FLOW_NODES, description: 'default []' })),
+    context: Type.Optional(Type.Union(FLOW_CONTEXT_RULES.map((c) => Type.Literal(c)), { description: "the transitions' context rule unless a transition sets its own; default append" })),
+  },
+  { additionalProperties: false },
+);
+export type BotFlow = Static<typeof BotFlow>;
+
+
+/** The bots a call may be handed to (the built-in `handoff` tool); null: none. */
+export const HandoffSettings = Type.Object(
+  {
+    bots: Type.Array(Type.String({ pattern: RESOURCE_ID_PATTERN }), { minItems: 1, maxItems: 20, description: 'ids of active bots (checked at save: 422 naming each one missing or inactive)' }),
+    greeting: Type.Optional(Type.Boolean({ description: 'the other bot says its greeting when it takes the call; default true' })),
+    on_failure: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: `default "${DEFAULT_HANDOFF_FAILURE}"; ` +  'said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot' })),
+  },
+  { additionalProperties: false },
+);
+export type HandoffSettings = Static<typeof HandoffSettings>;
+
 /** How the bot knows the caller's turn is over (docs/design.md §11). */
 export const TURN_DETECTION_MODES = ['smart', 'fixed'] as const;
 export const TurnDetection = Type.Object(
@@ -343,6 +423,9 @@ export const BOT_DEFAULTS = {
   recording: { enabled: true, redact_keypad_tones: false } as RecordingSettings,
   max_call_seconds: 300,
   require_passing_tests: false,
+  // Flows and handoffs (§18): none unless set.
+  flow: null as BotFlow | null,
+  handoff: null as HandoffSettings | null,
 };
 
 /** The writable fields of a bot (the POST body; every field optional on PATCH except by intent). */
@@ -375,6 +458,9 @@ const botFields = {
   require_passing_tests: Type.Boolean({
     description: 'a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version\'s last test run is all green (default false: a save publishes itself)',
   }),
+  // Flows and handoffs (§18): checked at save by flowProblems (flow.ts) and the backend.
+  flow: Type.Union([BotFlow, Type.Null()]),
+  handoff: Type.Union([HandoffSettings, Type.Null()]),
 };
 
 export const BotCreate = Type.Object(
@@ -411,6 +497,10 @@ export const BotCreate = Type.Object(
     max_call_seconds: Type.Optional(botFields.max_call_seconds),
     /** Default false. Acts at once (not versioned), like `name` and `active`. */
     require_passing_tests: Type.Optional(botFields.require_passing_tests),
+    /** Replaced whole; null removes it. */
+    flow: Type.Optional(botFields.flow),
+    /** Replaced whole (fields left out: their defaults); null removes it. */
+    handoff: Type.Optional(botFields.handoff),
   },
   { additionalProperties: false },
 );

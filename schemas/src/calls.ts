@@ -43,7 +43,8 @@ export type TranscriptEntry = Static<typeof TranscriptEntry>;
 
 /** Most actions one call keeps (docs/design.md §9). */
 export const MAX_CALL_ACTIONS = 200;
-export const CALL_ACTION_TYPES = ['tool', 'transfer', 'dtmf_in', 'dtmf_out', 'control'] as const;
+// flow: a flow node entered (name: the node; arguments: from, via); handoff: the call handed to another bot (shared/DESIGN.md §18).
+export const CALL_ACTION_TYPES = ['tool', 'transfer', 'dtmf_in', 'dtmf_out', 'control', 'flow', 'handoff'] as const;
 /** One thing the bot did (or the caller pressed, or a supervisor asked: `control`) during a call: a tool it ran, a transfer, keys in or out. */
 export const CallAction = Type.Object(
   {
@@ -143,6 +144,8 @@ export const CallTurn = Type.Object(
     preemptive: Type.Boolean(),
     /** The caller cut the reply short (a barge-in). */
     interrupted: Type.Boolean(),
+    /** The flow node the caller's words were heard in (bots with a flow, shared/DESIGN.md §18). */
+    node: Type.Optional(Type.String({ maxLength: 48 })),
   },
   { additionalProperties: false },
 );

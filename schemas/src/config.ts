@@ -1,6 +1,6 @@
 // The worker-facing runtime config of `GET /api/v1/config?bot_id=…[&call_id=…]`.
 import { Type, type Static } from '@sinclair/typebox';
-import { AnsweringMachine, BotMcpServer, AudioSettings, RecordingSettings, RedactionSettings, BotPolicy, BotTool, InterruptionSettings, KeypadSettings, LlmSettings, SttSettings, TurnDetection, VoiceSettings } from './bot.js';
+import { AnsweringMachine, AudioSettings, BotFlow, BotMcpServer, HandoffSettings, RecordingSettings, RedactionSettings, BotPolicy, BotTool, InterruptionSettings, KeypadSettings, LlmSettings, SttSettings, TurnDetection, VoiceSettings } from './bot.js';
 import { CallDirectionSchema } from './calls.js';
 import { CallVariables } from './dialout.js';
 import { TestToolMocks } from './botTests.js';
@@ -40,6 +40,9 @@ export const RuntimeConfig = Type.Object(
         /** Absent from an older backend: recorded. */
         recording: Type.Optional(RecordingSettings),
         max_call_seconds: Type.Integer(),
+        /** Flows and handoffs (§18); absent from an older backend: none. Node intents have their `examples` (none for keys alone). */
+        flow: Type.Optional(Type.Union([BotFlow, Type.Null()])),
+        handoff: Type.Optional(Type.Union([HandoffSettings, Type.Null()])),
       },
       { additionalProperties: false },
     ),

@@ -8,6 +8,7 @@ const PhoneNumber = Type.String({ pattern: PHONE_NUMBER_PATTERN, description: 'E
 type PhoneNumber = Static<typeof PhoneNumber>;
 
 export * from './bot.js';
+export * from './flow.js';
 export * from './dialout.js';
 export * from './calls.js';
 export * from './config.js';

@@ -2390,7 +2390,72 @@ export interface operations {
                                 /** @default 1500 */
                                 inter_digit_timeout_ms: number;
                             };
+                            flow: {
+                                /** @description the transitions' context rule unless a transition sets its own; default append */
+                                context?: "append" | "reset" | "summary";
+                                /** @description default [] */
+                                global_nodes?: string[];
+                                nodes: {
+                                    [key: string]: {
+                                        end_call?: boolean;
+                                        intents?: {
+                                            action?: {
+                                                arguments?: {
+                                                    [key: string]: string;
+                                                };
+                                                /** @description a tool of the bot's */
+                                                tool: string;
+                                            };
+                                            dtmf?: string;
+                                            end_call?: boolean;
+                                            /** @description at least one, unless `dtmf` is set */
+                                            examples?: string[];
+                                            name: string;
+                                            on_error_reply?: string;
+                                            /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                            reply: string;
+                                            /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                            sets?: {
+                                                [key: string]: string | number | boolean;
+                                            };
+                                        }[];
+                                        prompt?: string;
+                                        say?: string;
+                                        tools?: string[];
+                                        transitions: {
+                                            /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                            context?: "append" | "reset" | "summary";
+                                            to: string;
+                                            /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                            when: {
+                                                /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                                intent: string;
+                                            } | {
+                                                tool_result: {
+                                                    equals?: unknown;
+                                                    path?: string;
+                                                    tool: string;
+                                                };
+                                            } | {
+                                                variable: {
+                                                    equals: string;
+                                                    name: string;
+                                                };
+                                            };
+                                        }[];
+                                    };
+                                };
+                                start: string;
+                            } | null;
                             greeting: string;
+                            handoff: {
+                                /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                                bots: string[];
+                                /** @description the other bot says its greeting when it takes the call; default true */
+                                greeting?: boolean;
+                                /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                                on_failure?: string;
+                            } | null;
                             has_tool_secret: boolean;
                             id: string;
                             interruption: {
@@ -2639,7 +2704,72 @@ export interface operations {
                         /** @default 1500 */
                         inter_digit_timeout_ms: number;
                     };
+                    flow?: {
+                        /** @description the transitions' context rule unless a transition sets its own; default append */
+                        context?: "append" | "reset" | "summary";
+                        /** @description default [] */
+                        global_nodes?: string[];
+                        nodes: {
+                            [key: string]: {
+                                end_call?: boolean;
+                                intents?: {
+                                    action?: {
+                                        arguments?: {
+                                            [key: string]: string;
+                                        };
+                                        /** @description a tool of the bot's */
+                                        tool: string;
+                                    };
+                                    dtmf?: string;
+                                    end_call?: boolean;
+                                    /** @description at least one, unless `dtmf` is set */
+                                    examples?: string[];
+                                    name: string;
+                                    on_error_reply?: string;
+                                    /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                    reply: string;
+                                    /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                    sets?: {
+                                        [key: string]: string | number | boolean;
+                                    };
+                                }[];
+                                prompt?: string;
+                                say?: string;
+                                tools?: string[];
+                                transitions: {
+                                    /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                    context?: "append" | "reset" | "summary";
+                                    to: string;
+                                    /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                    when: {
+                                        /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                        intent: string;
+                                    } | {
+                                        tool_result: {
+                                            equals?: unknown;
+                                            path?: string;
+                                            tool: string;
+                                        };
+                                    } | {
+                                        variable: {
+                                            equals: string;
+                                            name: string;
+                                        };
+                                    };
+                                }[];
+                            };
+                        };
+                        start: string;
+                    } | null;
                     greeting?: string;
+                    handoff?: {
+                        /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                        bots: string[];
+                        /** @description the other bot says its greeting when it takes the call; default true */
+                        greeting?: boolean;
+                        /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                        on_failure?: string;
+                    } | null;
                     interruption?: {
                         /**
                          * @description acknowledgements alone ("uh-huh", "okay", "yeah") do not stop the bot; other speech does within 300 ms
@@ -2865,7 +2995,72 @@ export interface operations {
                             /** @default 1500 */
                             inter_digit_timeout_ms: number;
                         };
+                        flow: {
+                            /** @description the transitions' context rule unless a transition sets its own; default append */
+                            context?: "append" | "reset" | "summary";
+                            /** @description default [] */
+                            global_nodes?: string[];
+                            nodes: {
+                                [key: string]: {
+                                    end_call?: boolean;
+                                    intents?: {
+                                        action?: {
+                                            arguments?: {
+                                                [key: string]: string;
+                                            };
+                                            /** @description a tool of the bot's */
+                                            tool: string;
+                                        };
+                                        dtmf?: string;
+                                        end_call?: boolean;
+                                        /** @description at least one, unless `dtmf` is set */
+                                        examples?: string[];
+                                        name: string;
+                                        on_error_reply?: string;
+                                        /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                        reply: string;
+                                        /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                        sets?: {
+                                            [key: string]: string | number | boolean;
+                                        };
+                                    }[];
+                                    prompt?: string;
+                                    say?: string;
+                                    tools?: string[];
+                                    transitions: {
+                                        /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                        context?: "append" | "reset" | "summary";
+                                        to: string;
+                                        /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                        when: {
+                                            /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                            intent: string;
+                                        } | {
+                                            tool_result: {
+                                                equals?: unknown;
+                                                path?: string;
+                                                tool: string;
+                                            };
+                                        } | {
+                                            variable: {
+                                                equals: string;
+                                                name: string;
+                                            };
+                                        };
+                                    }[];
+                                };
+                            };
+                            start: string;
+                        } | null;
                         greeting: string;
+                        handoff: {
+                            /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                            bots: string[];
+                            /** @description the other bot says its greeting when it takes the call; default true */
+                            greeting?: boolean;
+                            /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                            on_failure?: string;
+                        } | null;
                         has_tool_secret: boolean;
                         id: string;
                         interruption: {
@@ -3160,7 +3355,72 @@ export interface operations {
                             /** @default 1500 */
                             inter_digit_timeout_ms: number;
                         };
+                        flow: {
+                            /** @description the transitions' context rule unless a transition sets its own; default append */
+                            context?: "append" | "reset" | "summary";
+                            /** @description default [] */
+                            global_nodes?: string[];
+                            nodes: {
+                                [key: string]: {
+                                    end_call?: boolean;
+                                    intents?: {
+                                        action?: {
+                                            arguments?: {
+                                                [key: string]: string;
+                                            };
+                                            /** @description a tool of the bot's */
+                                            tool: string;
+                                        };
+                                        dtmf?: string;
+                                        end_call?: boolean;
+                                        /** @description at least one, unless `dtmf` is set */
+                                        examples?: string[];
+                                        name: string;
+                                        on_error_reply?: string;
+                                        /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                        reply: string;
+                                        /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                        sets?: {
+                                            [key: string]: string | number | boolean;
+                                        };
+                                    }[];
+                                    prompt?: string;
+                                    say?: string;
+                                    tools?: string[];
+                                    transitions: {
+                                        /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                        context?: "append" | "reset" | "summary";
+                                        to: string;
+                                        /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                        when: {
+                                            /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                            intent: string;
+                                        } | {
+                                            tool_result: {
+                                                equals?: unknown;
+                                                path?: string;
+                                                tool: string;
+                                            };
+                                        } | {
+                                            variable: {
+                                                equals: string;
+                                                name: string;
+                                            };
+                                        };
+                                    }[];
+                                };
+                            };
+                            start: string;
+                        } | null;
                         greeting: string;
+                        handoff: {
+                            /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                            bots: string[];
+                            /** @description the other bot says its greeting when it takes the call; default true */
+                            greeting?: boolean;
+                            /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                            on_failure?: string;
+                        } | null;
                         has_tool_secret: boolean;
                         id: string;
                         interruption: {
@@ -3420,7 +3680,72 @@ export interface operations {
                         /** @default 1500 */
                         inter_digit_timeout_ms: number;
                     };
+                    flow?: {
+                        /** @description the transitions' context rule unless a transition sets its own; default append */
+                        context?: "append" | "reset" | "summary";
+                        /** @description default [] */
+                        global_nodes?: string[];
+                        nodes: {
+                            [key: string]: {
+                                end_call?: boolean;
+                                intents?: {
+                                    action?: {
+                                        arguments?: {
+                                            [key: string]: string;
+                                        };
+                                        /** @description a tool of the bot's */
+                                        tool: string;
+                                    };
+                                    dtmf?: string;
+                                    end_call?: boolean;
+                                    /** @description at least one, unless `dtmf` is set */
+                                    examples?: string[];
+                                    name: string;
+                                    on_error_reply?: string;
+                                    /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                    reply: string;
+                                    /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                    sets?: {
+                                        [key: string]: string | number | boolean;
+                                    };
+                                }[];
+                                prompt?: string;
+                                say?: string;
+                                tools?: string[];
+                                transitions: {
+                                    /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                    context?: "append" | "reset" | "summary";
+                                    to: string;
+                                    /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                    when: {
+                                        /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                        intent: string;
+                                    } | {
+                                        tool_result: {
+                                            equals?: unknown;
+                                            path?: string;
+                                            tool: string;
+                                        };
+                                    } | {
+                                        variable: {
+                                            equals: string;
+                                            name: string;
+                                        };
+                                    };
+                                }[];
+                            };
+                        };
+                        start: string;
+                    } | null;
                     greeting?: string;
+                    handoff?: {
+                        /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                        bots: string[];
+                        /** @description the other bot says its greeting when it takes the call; default true */
+                        greeting?: boolean;
+                        /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                        on_failure?: string;
+                    } | null;
                     interruption?: {
                         /**
                          * @description acknowledgements alone ("uh-huh", "okay", "yeah") do not stop the bot; other speech does within 300 ms
@@ -3646,7 +3971,72 @@ export interface operations {
                             /** @default 1500 */
                             inter_digit_timeout_ms: number;
                         };
+                        flow: {
+                            /** @description the transitions' context rule unless a transition sets its own; default append */
+                            context?: "append" | "reset" | "summary";
+                            /** @description default [] */
+                            global_nodes?: string[];
+                            nodes: {
+                                [key: string]: {
+                                    end_call?: boolean;
+                                    intents?: {
+                                        action?: {
+                                            arguments?: {
+                                                [key: string]: string;
+                                            };
+                                            /** @description a tool of the bot's */
+                                            tool: string;
+                                        };
+                                        dtmf?: string;
+                                        end_call?: boolean;
+                                        /** @description at least one, unless `dtmf` is set */
+                                        examples?: string[];
+                                        name: string;
+                                        on_error_reply?: string;
+                                        /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                        reply: string;
+                                        /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                        sets?: {
+                                            [key: string]: string | number | boolean;
+                                        };
+                                    }[];
+                                    prompt?: string;
+                                    say?: string;
+                                    tools?: string[];
+                                    transitions: {
+                                        /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                        context?: "append" | "reset" | "summary";
+                                        to: string;
+                                        /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                        when: {
+                                            /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                            intent: string;
+                                        } | {
+                                            tool_result: {
+                                                equals?: unknown;
+                                                path?: string;
+                                                tool: string;
+                                            };
+                                        } | {
+                                            variable: {
+                                                equals: string;
+                                                name: string;
+                                            };
+                                        };
+                                    }[];
+                                };
+                            };
+                            start: string;
+                        } | null;
                         greeting: string;
+                        handoff: {
+                            /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                            bots: string[];
+                            /** @description the other bot says its greeting when it takes the call; default true */
+                            greeting?: boolean;
+                            /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                            on_failure?: string;
+                        } | null;
                         has_tool_secret: boolean;
                         id: string;
                         interruption: {
@@ -3968,7 +4358,72 @@ export interface operations {
                             /** @default 1500 */
                             inter_digit_timeout_ms: number;
                         };
+                        flow: {
+                            /** @description the transitions' context rule unless a transition sets its own; default append */
+                            context?: "append" | "reset" | "summary";
+                            /** @description default [] */
+                            global_nodes?: string[];
+                            nodes: {
+                                [key: string]: {
+                                    end_call?: boolean;
+                                    intents?: {
+                                        action?: {
+                                            arguments?: {
+                                                [key: string]: string;
+                                            };
+                                            /** @description a tool of the bot's */
+                                            tool: string;
+                                        };
+                                        dtmf?: string;
+                                        end_call?: boolean;
+                                        /** @description at least one, unless `dtmf` is set */
+                                        examples?: string[];
+                                        name: string;
+                                        on_error_reply?: string;
+                                        /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                        reply: string;
+                                        /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                        sets?: {
+                                            [key: string]: string | number | boolean;
+                                        };
+                                    }[];
+                                    prompt?: string;
+                                    say?: string;
+                                    tools?: string[];
+                                    transitions: {
+                                        /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                        context?: "append" | "reset" | "summary";
+                                        to: string;
+                                        /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                        when: {
+                                            /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                            intent: string;
+                                        } | {
+                                            tool_result: {
+                                                equals?: unknown;
+                                                path?: string;
+                                                tool: string;
+                                            };
+                                        } | {
+                                            variable: {
+                                                equals: string;
+                                                name: string;
+                                            };
+                                        };
+                                    }[];
+                                };
+                            };
+                            start: string;
+                        } | null;
                         greeting: string;
+                        handoff: {
+                            /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                            bots: string[];
+                            /** @description the other bot says its greeting when it takes the call; default true */
+                            greeting?: boolean;
+                            /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                            on_failure?: string;
+                        } | null;
                         has_tool_secret: boolean;
                         id: string;
                         interruption: {
@@ -5329,7 +5784,72 @@ export interface operations {
                                 /** @default 1500 */
                                 inter_digit_timeout_ms: number;
                             };
+                            flow: {
+                                /** @description the transitions' context rule unless a transition sets its own; default append */
+                                context?: "append" | "reset" | "summary";
+                                /** @description default [] */
+                                global_nodes?: string[];
+                                nodes: {
+                                    [key: string]: {
+                                        end_call?: boolean;
+                                        intents?: {
+                                            action?: {
+                                                arguments?: {
+                                                    [key: string]: string;
+                                                };
+                                                /** @description a tool of the bot's */
+                                                tool: string;
+                                            };
+                                            dtmf?: string;
+                                            end_call?: boolean;
+                                            /** @description at least one, unless `dtmf` is set */
+                                            examples?: string[];
+                                            name: string;
+                                            on_error_reply?: string;
+                                            /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                            reply: string;
+                                            /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                            sets?: {
+                                                [key: string]: string | number | boolean;
+                                            };
+                                        }[];
+                                        prompt?: string;
+                                        say?: string;
+                                        tools?: string[];
+                                        transitions: {
+                                            /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                            context?: "append" | "reset" | "summary";
+                                            to: string;
+                                            /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                            when: {
+                                                /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                                intent: string;
+                                            } | {
+                                                tool_result: {
+                                                    equals?: unknown;
+                                                    path?: string;
+                                                    tool: string;
+                                                };
+                                            } | {
+                                                variable: {
+                                                    equals: string;
+                                                    name: string;
+                                                };
+                                            };
+                                        }[];
+                                    };
+                                };
+                                start: string;
+                            } | null;
                             greeting: string;
+                            handoff: {
+                                /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                                bots: string[];
+                                /** @description the other bot says its greeting when it takes the call; default true */
+                                greeting?: boolean;
+                                /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                                on_failure?: string;
+                            } | null;
                             interruption: {
                                 /**
                                  * @description acknowledgements alone ("uh-huh", "okay", "yeah") do not stop the bot; other speech does within 300 ms
@@ -5576,7 +6096,7 @@ export interface operations {
                                 name: string;
                                 result?: string | null;
                                 status: "ok" | "failed";
-                                type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                                type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                             }[];
                             amd_ms: number | null;
                             analysis: {
@@ -5634,6 +6154,7 @@ export interface operations {
                                 latency_ms: number;
                                 /** @description The words → the model's first sentence, without the tools' time. */
                                 llm_first_token_ms: number;
+                                node?: string;
                                 preemptive: boolean;
                                 /** @description Decided → the final words. */
                                 stt_ms: number;
@@ -5723,7 +6244,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         amd_ms: number | null;
                         analysis: {
@@ -5781,6 +6302,7 @@ export interface operations {
                             latency_ms: number;
                             /** @description The words → the model's first sentence, without the tools' time. */
                             llm_first_token_ms: number;
+                            node?: string;
                             preemptive: boolean;
                             /** @description Decided → the final words. */
                             stt_ms: number;
@@ -5893,7 +6415,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         amd_ms: number | null;
                         analysis: {
@@ -5951,6 +6473,7 @@ export interface operations {
                             latency_ms: number;
                             /** @description The words → the model's first sentence, without the tools' time. */
                             llm_first_token_ms: number;
+                            node?: string;
                             preemptive: boolean;
                             /** @description Decided → the final words. */
                             stt_ms: number;
@@ -6132,7 +6655,7 @@ export interface operations {
                         name: string;
                         result?: string | null;
                         status: "ok" | "failed";
-                        type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                        type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                     }[];
                     amd_ms?: number;
                     answered_by?: "human" | "machine" | "fax" | "unknown";
@@ -6169,6 +6692,7 @@ export interface operations {
                         latency_ms: number;
                         /** @description The words → the model's first sentence, without the tools' time. */
                         llm_first_token_ms: number;
+                        node?: string;
                         preemptive: boolean;
                         /** @description Decided → the final words. */
                         stt_ms: number;
@@ -6202,7 +6726,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         amd_ms: number | null;
                         analysis: {
@@ -6260,6 +6784,7 @@ export interface operations {
                             latency_ms: number;
                             /** @description The words → the model's first sentence, without the tools' time. */
                             llm_first_token_ms: number;
+                            node?: string;
                             preemptive: boolean;
                             /** @description Decided → the final words. */
                             stt_ms: number;
@@ -7765,7 +8290,72 @@ export interface operations {
                                 /** @default 1500 */
                                 inter_digit_timeout_ms: number;
                             };
+                            flow?: {
+                                /** @description the transitions' context rule unless a transition sets its own; default append */
+                                context?: "append" | "reset" | "summary";
+                                /** @description default [] */
+                                global_nodes?: string[];
+                                nodes: {
+                                    [key: string]: {
+                                        end_call?: boolean;
+                                        intents?: {
+                                            action?: {
+                                                arguments?: {
+                                                    [key: string]: string;
+                                                };
+                                                /** @description a tool of the bot's */
+                                                tool: string;
+                                            };
+                                            dtmf?: string;
+                                            end_call?: boolean;
+                                            /** @description at least one, unless `dtmf` is set */
+                                            examples?: string[];
+                                            name: string;
+                                            on_error_reply?: string;
+                                            /** @description may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}} */
+                                            reply: string;
+                                            /** @description analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values) */
+                                            sets?: {
+                                                [key: string]: string | number | boolean;
+                                            };
+                                        }[];
+                                        prompt?: string;
+                                        say?: string;
+                                        tools?: string[];
+                                        transitions: {
+                                            /** @description append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message */
+                                            context?: "append" | "reset" | "summary";
+                                            to: string;
+                                            /** @description one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}} */
+                                            when: {
+                                                /** @description an intent of the node's (or of a global node's); with an LLM, what the go_to function is for */
+                                                intent: string;
+                                            } | {
+                                                tool_result: {
+                                                    equals?: unknown;
+                                                    path?: string;
+                                                    tool: string;
+                                                };
+                                            } | {
+                                                variable: {
+                                                    equals: string;
+                                                    name: string;
+                                                };
+                                            };
+                                        }[];
+                                    };
+                                };
+                                start: string;
+                            } | null;
                             greeting: string;
+                            handoff?: {
+                                /** @description ids of active bots (checked at save: 422 naming each one missing or inactive) */
+                                bots: string[];
+                                /** @description the other bot says its greeting when it takes the call; default true */
+                                greeting?: boolean;
+                                /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
+                                on_failure?: string;
+                            } | null;
                             id: string;
                             interruption: {
                                 /**
@@ -11363,7 +11953,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         analysis: {
                             completed_at: string | null;
@@ -11474,7 +12064,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         bot_id: string;
                         call_id: string;
@@ -11575,7 +12165,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         bot_id: string;
                         call_id: string;
@@ -11676,7 +12266,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         bot_id: string;
                         call_id: string;
@@ -11777,7 +12367,7 @@ export interface operations {
                             name: string;
                             result?: string | null;
                             status: "ok" | "failed";
-                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control";
+                            type: "tool" | "transfer" | "dtmf_in" | "dtmf_out" | "control" | "flow" | "handoff";
                         }[];
                         bot_id: string;
                         call_id: string;

@@ -42,6 +42,8 @@ describe('bots', () => {
       require_passing_tests: false,
       version: 1,
       published_version: 1,
+      flow: null,
+      handoff: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

@@ -19,6 +19,7 @@ import { pageQuery } from '../core/validate.js';
 import { bots, findBot, publicBot, readBot, sealMcpHeaders, sealToolHeaders, stored, toolSecretBox, turnDetection, withDefaults, type BotDoc } from './store.js';
 import type { SecretBox } from '../core/secretBox.js';
 import { botVersions, findVersion, insertFirstVersion, insertVersion, publicVersion, sameBehaviour, snapshotOf, versionId, versionPassed } from './versions.js';
+import { checkFlow, checkHandoffBots } from './flow.js';
 
 /** Deepest nesting a tool's `parameters` may have (a JSON Schema of a function's arguments needs a few levels). */
 const MAX_TOOL_PARAMETERS_DEPTH = 32;
@@ -186,7 +187,9 @@ function checkAnalysis(analysis: AnalysisSettings, policy: BotPolicy | null): vo
 }
 
 /** The tools a scripted intent may act with; hanging up is the intent's own `end_call`. */
-const SCRIPTED_ACTION_TYPES: ReadonlySet<string> = new Set(['http', 'transfer_call', 'send_dtmf']);
+const SCRIPTED_ACTION_TYPES: ReadonlySet<string> = new Set(['http', 'transfer_call', 'send_dtmf', 'handoff']);
+/** The built-in handoff as a scripted intent's action sees it (a bot with handoff set). */
+const handoffTool = (handoff: unknown) => (handoff ? [{ name: 'handoff', type: 'handoff' }] : []);
 
 /**
  * The policy's rules a schema cannot hold: an intent is matched by examples or keys, and acts with a tool the bot has.
@@ -230,7 +233,8 @@ export function newBotDoc(body: BotCreateT, now: Date, box: SecretBox | null, id
   const fields = withDefaults(check(BotCreate, body));
   checkTemplates(fields);
   const tools = checkTools(fields.tools);
-  checkPolicy(fields.policy, tools, fields.mcp_servers);
+  checkPolicy(fields.policy, [...tools, ...handoffTool(fields.handoff)], fields.mcp_servers);
+  checkFlow(fields.flow, tools, fields.handoff);
   checkTurnDetection(fields.turn_detection);
   checkAnsweringMachine(fields.answering_machine);
   checkAnalysis(fields.analysis, fields.policy);
@@ -254,6 +258,7 @@ export function botRoutes(router: Router, svc: Services): void {
     await checkToolUrls(svc, (ctx.request.body as BotCreateT).tools ?? []);
     await checkMcpServers(svc, (ctx.request.body as BotCreateT).mcp_servers ?? []);
     await checkKnowledgeBases(svc, doc.knowledge_base_ids);
+    await checkHandoffBots(svc, doc.handoff, doc._id);
     // Version 1, published at creation (shared/DESIGN.md §17).
     await insertFirstVersion(svc.db, doc, requestActor(ctx));
     await bots(svc.db).insertOne(stored(doc));
@@ -308,7 +313,10 @@ export function botRoutes(router: Router, svc: Services): void {
         mcp_servers = sealMcpHeaders(box, patchMcp, currentMcp);
       }
       if (rest.knowledge_base_ids !== undefined) await checkKnowledgeBases(svc, merged.knowledge_base_ids);
-      checkPolicy(merged.policy, tools, mcp_servers);
+      checkPolicy(merged.policy, [...tools, ...handoffTool(merged.handoff)], mcp_servers);
+      checkFlow(merged.flow, tools, merged.handoff);
+      // Checked when set: a bot handed to that became inactive later does not block other edits (the call says on_failure).
+      if (patch.handoff !== undefined) await checkHandoffBots(svc, merged.handoff, _id);
       checkTurnDetection(merged.turn_detection);
       checkAnsweringMachine(merged.answering_machine);
       checkAnalysis(merged.analysis, merged.policy);

@@ -1,7 +1,7 @@
 // Bots as stored: the document, its public shape, reading with defaults (migrate on read), and the lookup
 // dial-out, the worker config, inbound and call creation use. The admin routes are in routes.ts.
 import type { Db } from 'mongodb';
-import { BOT_DEFAULTS, policyWithExamples, type AnalysisSettings, type Bot, type BotCreate, type BotMcpServer, type BotTool, type BotToolPublic, type TurnDetection } from '@voice-platform/schemas';
+import { BOT_DEFAULTS, DEFAULT_HANDOFF_FAILURE, policyWithExamples, type BotFlow, type AnalysisSettings, type Bot, type BotCreate, type BotMcpServer, type BotTool, type BotToolPublic, type TurnDetection } from '@voice-platform/schemas';
 import { COLLECTIONS } from '../core/collections.js';
 import type { CacheTable, CacheView } from '../core/cacheTable.js';
 import { SecretBox } from '../core/secretBox.js';
@@ -147,6 +147,12 @@ export function turnDetection(base: TurnDetection, set: Partial<TurnDetection> |
   return merged;
 }
 
+/** A flow as stored: its defaults filled in, each node intent with its `examples` (none for keys alone). */
+function withFlowDefaults(flow: BotFlow): BotFlow {
+  const nodes = Object.fromEntries(Object.entries(flow.nodes).map(([id, n]) => [id, n.intents ? { ...n, intents: n.intents.map((i) => ({ ...i, examples: i.examples ?? [] })) } : n]));
+  return { start: flow.start, nodes, global_nodes: flow.global_nodes ?? [], context: flow.context ?? 'append' };
+}
+
 /** The body's fields with every default filled in. */
 export function withDefaults(body: BotCreate) {
   const variables = (body.variables ?? BOT_DEFAULTS.variables).map((v) => ({ name: v.name, required: v.required ?? false, description: v.description ?? '' }));
@@ -176,5 +182,8 @@ export function withDefaults(body: BotCreate) {
     recording: { ...BOT_DEFAULTS.recording, ...body.recording },
     max_call_seconds: body.max_call_seconds ?? BOT_DEFAULTS.max_call_seconds,
     require_passing_tests: body.require_passing_tests ?? BOT_DEFAULTS.require_passing_tests,
+    // Bots stored before flows and handoffs have neither.
+    flow: body.flow ? withFlowDefaults(body.flow) : BOT_DEFAULTS.flow,
+    handoff: body.handoff ? { bots: body.handoff.bots, greeting: body.handoff.greeting ?? true, on_failure: body.handoff.on_failure ?? DEFAULT_HANDOFF_FAILURE } : BOT_DEFAULTS.handoff,
   };
 }

@@ -69,6 +69,8 @@ export function configRoutes(router: Router, svc: Services): void {
         redaction: bot.redaction,
         recording: bot.recording,
         max_call_seconds: bot.max_call_seconds,
+        flow: bot.flow,
+        handoff: bot.handoff,
       },
       call: call ? { id: call._id, direction: call.direction, to_number: call.to_number, variables: call.variables, ...(toolMocks ? { tool_mocks: toolMocks } : {}) } : null,
       audio: { sample_rate: svc.settings.AUDIO_SAMPLE_RATE },

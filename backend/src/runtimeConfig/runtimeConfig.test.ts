@@ -67,6 +67,8 @@ describe('GET /api/v1/config', () => {
         redaction: { entities: [], mode: 'mask', redact_llm: false },
         recording: { enabled: true, redact_keypad_tones: false },
         max_call_seconds: 300,
+        flow: null,
+        handoff: null,
       },
       call: null,
       audio: { sample_rate: 16000 },

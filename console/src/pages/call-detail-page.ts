@@ -26,6 +26,8 @@ const ACTION_LABEL: Record<CallAction['type'], string> = {
   dtmf_in: 'Keys pressed',
   dtmf_out: 'Keys sent',
   control: 'Supervisor',
+  flow: 'Flow node',
+  handoff: 'Handoff',
 };
 
 export class VpCallDetailPage extends LightElement {

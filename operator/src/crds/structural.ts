@@ -35,6 +35,12 @@ function convert(s: Json): Json {
       const { anyOf: _anyOf, ...rest } = s;
       return { ...(typeof rest.description === 'string' ? { description: rest.description } : {}), 'x-kubernetes-preserve-unknown-fields': true };
     }
+    // A union of objects keyed apart (a flow transition's `when`): one object with every variant's properties, none
+    // required; the backend checks that exactly one variant is given.
+    if (variants.every((v) => v.type === 'object' && typeof v.properties === 'object')) {
+      const properties = Object.fromEntries(variants.flatMap((v) => Object.entries(v.properties as Record<string, Json>)).map(([k, v]) => [k, convert(v)]));
+      return { type: 'object', ...(typeof s.description === 'string' ? { description: s.description } : {}), properties };
+    }
     throw new Error(`unsupported anyOf in CRD schema: ${JSON.stringify(s).slice(0, 200)}`);
   }
   if (s.type === undefined && Object.keys(s).filter((k) => k !== 'description').length === 0) {

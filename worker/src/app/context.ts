@@ -182,6 +182,8 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
     listen: (callId: string, frame: Buffer) => void deps.redis.publish(callListenChannel(callId), frame).catch(() => undefined),
     // A turn waits at most KNOWLEDGE_TIMEOUT_MS for its passages (then answers without them).
     knowledge: (botId: string, query: string) => backend.knowledge(botId, query, KNOWLEDGE_TIMEOUT_MS),
+    // A handoff (shared/DESIGN.md §18): the other bot's config read as the call's own was (no call: it is the first bot's), its providers made alike.
+    handoff: { config: (botId: string) => backend.fetchConfig(botId, undefined, 1000), providers },
   };
 
   return {

@@ -4,7 +4,7 @@
 // failing, the caller vanishing, storage down) ends in exactly one terminal event, and nothing in one
 // call can throw into another.
 import path from 'node:path';
-import { LISTEN_END, LISTEN_SIDE, MAX_TRANSCRIPT_ENTRIES, MAX_TURN_LATENCIES, MAX_TURN_LATENCY_MS, renderTemplate, type CallAction, type CallControlMessage, type CallEvent, type CallTransfer, type CallTurn, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
+import { LISTEN_END, LISTEN_SIDE, MAX_CALL_ACTIONS, MAX_TRANSCRIPT_ENTRIES, MAX_TURN_LATENCIES, MAX_TURN_LATENCY_MS, renderTemplate, type CallAction, type CallControlMessage, type CallEvent, type CallTransfer, type CallTurn, type RuntimeConfig, type TranscriptEntry } from '@voice-platform/schemas';
 import type { Logger } from '../core/logger.js';
 import type { Metrics } from '../core/metrics.js';
 import type { WorkerTracing } from '../core/tracing.js';
@@ -36,6 +36,9 @@ import { AmdDetector, type AmdDecision, type AnsweredBy } from '../amd/detector.
 import { createWebRtcVad } from '../vad/webrtc.js';
 import { DEFAULT_INTER_DIGIT_TIMEOUT_MS, KeypadProcessor, type KeypadTurn } from '../transports/keypad.js';
 import { CallRedaction, RedactProcessor } from './redaction.js';
+import { FlowState, policyWithFlow } from '../flow/flow.js';
+import { DEFAULT_HANDOFF_FAILURE, HANDOFF_CONTEXTS, HANDOFF_TOOL, type HandoffContext } from '@voice-platform/schemas';
+import type { HandoffOutcome, LlmCallHooks, ToolSpec } from '../llm/llm.js';
 
 /** What a call runs on: each stage's provider for its bot (app/providers.ts picks them). */
 export interface CallProviders {
@@ -94,6 +97,8 @@ export interface CallDeps {
   listen?(callId: string, frame: Buffer): void;
   /** The best passages of the bot's knowledge bases for a turn's words (the backend's retrieval); none: no knowledge. */
   knowledge?(botId: string, query: string): Promise<string[]>;
+  /** Handoffs (shared/DESIGN.md §18): another bot's runtime config and providers; none: handoffs fail (on_failure). */
+  handoff?: { config(botId: string): Promise<RuntimeConfig>; providers(cfg: RuntimeConfig): Promise<CallProviders> };
 }
 
 export interface CallResult {
@@ -121,8 +126,8 @@ export class CallSession {
   readonly transcript: TranscriptEntry[] = [];
   /** The bot's tools for this call; its `actions` are reported with the call's end. */
   private tools: ToolRunner | null = null;
-  /** The bot's MCP servers' sessions, closed when the call ends. */
-  private mcp: McpTools | null = null;
+  /** The MCP servers' sessions of the call's bots, closed when the call ends. */
+  private readonly mcp: McpTools[] = [];
   /** Supervisors' controls, as actions on the call's timeline (docs/design.md §16). */
   private readonly controls: CallAction[] = [];
   /** Epoch ms until which the call's audio goes to listeners (0: nobody listens). */
@@ -140,6 +145,18 @@ export class CallSession {
   private amd: { answered_by: AnsweredBy; amd_ms: number } | null = null;
   /** The message left on a machine is being said: its end is `voicemail_left`. */
   private leavingMessage = false;
+  /** The bot the call is with now (a handoff changes it): its prompt, tools, flow and handoff settings. */
+  private bot: RuntimeConfig['bot'];
+  /** The call's variables (a handoff may add some). */
+  private variables: Record<string, string>;
+  /** The flow of the bot the call is with (null: none). */
+  private flow: FlowState | null = null;
+  /** Flows of the bots the call was with before, for their node entries on the timeline. */
+  private readonly pastFlows: FlowState[] = [];
+  /** Tool runners of earlier bots (their actions are the call's). */
+  private readonly pastTools: ToolRunner[] = [];
+  /** Handoffs, as actions on the call's timeline. */
+  private readonly handoffs: CallAction[] = [];
   private resolveDone!: (r: CallResult) => void;
   /** Resolves when the call has ended, its recording is uploaded and every event is handed to the outbox
    *  (which may still be retrying them: the call's lease stays until it has delivered them). */
@@ -151,6 +168,8 @@ export class CallSession {
     private readonly deps: CallDeps,
   ) {
     this.callId = config.call!.id;
+    this.bot = config.bot;
+    this.variables = { ...(config.call?.variables ?? {}) };
     this.redaction = new CallRedaction(config.bot.redaction);
     this.log = this.redaction.logger(deps.logger.child({ call_id: this.callId, bot_id: config.bot.id }));
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
@@ -174,7 +193,7 @@ export class CallSession {
   discard(): void {
     if (!this.transport) {
       this.pipeline?.cancel('not_started');
-      void this.mcp?.close();
+      for (const m of this.mcp) void m.close();
     }
   }
 
@@ -185,9 +204,10 @@ export class CallSession {
     const td = bot.turn_detection as Partial<typeof bot.turn_detection> | undefined;
     const smart = (td?.mode ?? 'smart') === 'smart';
     const interruption = (bot.interruption as typeof bot.interruption | undefined) ?? { ignore_backchannels: true, min_words: 2 };
+    const wholePolicy = policyWithFlow(bot.policy, bot.flow);
     const stt = new SttProcessor(this.providers.stt, rate, this.providers.retry, {
       smart,
-      complete: (text) => completeUtterance(bot.policy, text),
+      complete: (text) => completeUtterance(wholePolicy, text),
       ignoreBackchannels: interruption.ignore_backchannels,
       minWords: interruption.min_words,
       onTurnEnd: (how) => this.deps.metrics.turnEnds.inc({ how }),
@@ -207,20 +227,10 @@ export class CallSession {
     };
     const recorder = () => tap;
     this.input = new TransportInputProcessor(rate);
-    this.tools = toolRunnerFor(this.config, {
-      allowPrivate: this.providers.toolsAllowPrivate ?? false,
-      logger: this.log,
-      keypad: (digits, signal) => this.sendKeys(digits, signal),
-      transfer: (req) => this.transfer(req.tool, req.destination, req.spoken, req.signal),
-      render: (text) => renderTemplate(text, this.config.call?.variables ?? {}),
-      tracing: this.deps.tracing,
-    });
-    // The bot's MCP servers (shared/DESIGN.md §18): their tools listed once, for this call.
-    const mcpServers = mcpServersOf((bot as { mcp_servers?: unknown }).mcp_servers);
-    if (mcpServers.length) {
-      this.mcp = await McpTools.connect(mcpServers, { allowPrivate: this.providers.toolsAllowPrivate ?? false, logger: this.log, reserved: new Set(toolsOf(bot.tools).map((t) => t.name)) });
-      this.tools.attachMcp(this.mcp);
-    }
+    this.tools = this.toolsFor(this.config);
+    await this.connectMcp(bot, this.tools);
+    this.flow = this.flowFor(bot);
+    this.providers.llm.follow?.(this.flow);
     // Configs from before the setting existed (a cached one, an older backend) have none.
     const interDigitMs = (bot.dtmf as typeof bot.dtmf | undefined)?.inter_digit_timeout_ms ?? DEFAULT_INTER_DIGIT_TIMEOUT_MS;
     const output = new OutputProcessor(rate, {
@@ -252,7 +262,7 @@ export class CallSession {
         stt,
         // redact_llm: the model gets the caller's words (and keys) masked too.
         ...(this.redaction.llm ? [new RedactProcessor(this.redaction)] : []),
-        new LlmProcessor(this.providers.llm, bot.prompt, this.providers.retry, this.tools, (outcome) => this.deps.metrics.preemptiveReplies.inc({ outcome }), this.knowledge()),
+        new LlmProcessor(this.providers.llm, bot.prompt, this.providers.retry, this.tools, (outcome) => this.deps.metrics.preemptiveReplies.inc({ outcome }), this.llmHooks()),
         tts,
         output,
         new RecorderProcessor('bot', recorder),
@@ -274,6 +284,116 @@ export class CallSession {
     }
     const first = sentencesOf(bot.greeting.trim())[0];
     if (first) tts.prepare(first);
+  }
+
+  /** A bot's tools for this call (the call's identity, the bot's id). */
+  private toolsFor(cfg: RuntimeConfig): ToolRunner {
+    return toolRunnerFor({ bot: cfg.bot, call: this.config.call ? { ...this.config.call, variables: this.variables } : null }, {
+      allowPrivate: this.providers.toolsAllowPrivate ?? false,
+      logger: this.log,
+      keypad: (digits, signal) => this.sendKeys(digits, signal),
+      transfer: (req) => this.transfer(req.tool, req.destination, req.spoken, req.signal),
+      render: (text) => renderTemplate(text, this.variables),
+      tracing: this.deps.tracing,
+    });
+  }
+
+  /** A bot's MCP servers (shared/DESIGN.md §18): their tools listed once, for this call (and again for a bot handed to). */
+  private async connectMcp(bot: RuntimeConfig['bot'], tools: ToolRunner): Promise<void> {
+    const servers = mcpServersOf((bot as { mcp_servers?: unknown }).mcp_servers);
+    if (!servers.length) return;
+    const mcp = await McpTools.connect(servers, { allowPrivate: this.providers.toolsAllowPrivate ?? false, logger: this.log, reserved: new Set(toolsOf(bot.tools).map((t) => t.name)) });
+    this.mcp.push(mcp);
+    tools.attachMcp(mcp);
+  }
+
+  private flowFor(bot: RuntimeConfig['bot']): FlowState | null {
+    // Configs from before flows existed (an older backend) have none.
+    const flow = (bot as { flow?: RuntimeConfig['bot']['flow'] }).flow;
+    return flow ? new FlowState(flow, bot.policy?.fallback ?? { reply: 'Sorry, I did not catch that.' }, () => this.variables) : null;
+  }
+
+  /** What the LLM stage asks of the call's flow and handoffs (they change at a handoff). */
+  private llmHooks(): LlmCallHooks {
+    return {
+      flow: () => this.flow,
+      botPrompt: () => this.bot.prompt,
+      handoffSpec: () => {
+        const h = (this.bot as { handoff?: RuntimeConfig['bot']['handoff'] }).handoff;
+        return h ? handoffSpec(h.bots) : null;
+      },
+      handoff: (args, signal) => this.handoff(args, signal),
+      onEnter: (e) => this.log.info({ node: e.node, end_call: e.endCall }, 'flow node entered'),
+      // Each turn's passages of the bot's knowledge bases now (a handoff changes the bot; configs from an older backend have none).
+      knowledge: () => {
+        const ids = (this.bot as { knowledge_base_ids?: unknown }).knowledge_base_ids;
+        const ask = this.deps.knowledge;
+        const botId = this.bot.id;
+        return ask && Array.isArray(ids) && ids.length ? (text) => ask(botId, text) : null;
+      },
+    };
+  }
+
+  /**
+   * The built-in handoff (shared/DESIGN.md §18): the other bot's config and providers; taken, the call goes on with
+   * them in this session (the LLM stage switches; its voice from the next sentence), the variables added. A bot
+   * not listed, missing, inactive or unreachable: `on_failure`, and the call goes on with this bot.
+   */
+  private async handoff(argsText: string, signal: AbortSignal): Promise<HandoffOutcome> {
+    const started = performance.now();
+    const from = this.bot;
+    const settings = (from as { handoff?: RuntimeConfig['bot']['handoff'] }).handoff;
+    const action: CallAction = { type: 'handoff', name: HANDOFF_TOOL, at: new Date().toISOString(), duration_ms: 0, status: 'ok', arguments: { from_bot_id: from.id } };
+    this.handoffs.push(action);
+    const fail = (code: string, message: string): HandoffOutcome => {
+      action.status = 'failed';
+      action.error = code;
+      action.duration_ms = Math.round(performance.now() - started);
+      this.log.info({ code, err: message.slice(0, 200) }, 'handoff failed');
+      return { output: JSON.stringify({ error: code }), say: renderTemplate(settings?.on_failure ?? DEFAULT_HANDOFF_FAILURE, this.variables) };
+    };
+    let args: { bot_id?: unknown; context?: unknown; variables?: unknown };
+    try {
+      args = argsText.trim() ? (JSON.parse(argsText) as typeof args) : {};
+    } catch {
+      return fail('invalid_arguments', 'arguments are not JSON');
+    }
+    const botId = typeof args.bot_id === 'string' ? args.bot_id : '';
+    const context: HandoffContext = HANDOFF_CONTEXTS.includes(args.context as HandoffContext) ? (args.context as HandoffContext) : 'all';
+    const passed = args.variables && typeof args.variables === 'object' && !Array.isArray(args.variables) ? Object.fromEntries(Object.entries(args.variables).filter(([, v]) => typeof v === 'string')) as Record<string, string> : {};
+    Object.assign(action.arguments!, { bot_id: botId, context, ...(Object.keys(passed).length ? { variables: passed } : {}) });
+    if (!settings?.bots.includes(botId)) return fail('not_allowed', `bot ${botId} is not one this bot may hand off to`);
+    if (!this.deps.handoff) return fail('unavailable', 'this worker cannot hand off');
+    let next: RuntimeConfig;
+    let made: CallProviders;
+    try {
+      next = await this.deps.handoff.config(botId);
+      const variables = { ...this.variables, ...passed };
+      made = await this.deps.handoff.providers({ ...next, call: this.config.call ? { ...this.config.call, variables } : null });
+    } catch (err) {
+      const code = err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : 'unavailable';
+      return fail(code, err instanceof Error ? err.message : String(err));
+    }
+    // Only its model and voice are used: the call keeps its line, VAD and recogniser.
+    made.vad.close();
+    if (signal.aborted || this.ended) return fail('cancelled', 'the call ended');
+    Object.assign(this.variables, passed);
+    this.pastTools.push(this.tools!);
+    if (this.flow) this.pastFlows.push(this.flow);
+    this.bot = next.bot;
+    this.tools = this.toolsFor(next);
+    await this.connectMcp(next.bot, this.tools);
+    this.flow = this.flowFor(next.bot);
+    made.llm.follow?.(this.flow);
+    action.result = JSON.stringify({ bot_id: next.bot.id, name: next.bot.name }).slice(0, 1000);
+    action.duration_ms = Math.round(performance.now() - started);
+    this.log.info({ from_bot_id: from.id, to_bot_id: next.bot.id, context }, 'handed off');
+    const greeting = settings.greeting !== false ? renderTemplate(next.bot.greeting, this.variables).trim() : '';
+    return {
+      output: JSON.stringify({ ok: true, bot_id: next.bot.id }),
+      ...(greeting ? { say: greeting } : {}),
+      next: { provider: made.llm, tools: this.tools, context, voice: made.tts },
+    };
   }
 
   /** The caller is there (connected, or the callee answered): the call runs on `transport`. */
@@ -309,14 +429,6 @@ export class CallSession {
       void this.screen(this.screening, am);
     } else this.greet();
     this.log.info({ direction: this.config.call?.direction, stt: this.providers.stt.name, llm: this.providers.llm.name, tts: this.providers.tts.name }, 'call started');
-  }
-
-  /** Each turn's retrieval when the bot has knowledge bases (shared/DESIGN.md §18; configs from an older backend have none). */
-  private knowledge(): ((text: string) => Promise<string[]>) | undefined {
-    const ids = (this.config.bot as { knowledge_base_ids?: unknown }).knowledge_base_ids;
-    const ask = this.deps.knowledge;
-    if (!ask || !Array.isArray(ids) || ids.length === 0) return undefined;
-    return (text) => ask(this.config.bot.id, text);
   }
 
   private greet(): void {
@@ -544,7 +656,7 @@ export class CallSession {
     const { endReason: reason, closeCode } = this.handedOff ? { endReason: END_REASONS.transferred, closeCode: 1000 } : asked;
     this.limits?.stop();
     this.pipeline?.cancel(reason);
-    void this.mcp?.close();
+    for (const m of this.mcp) void m.close();
     if (this.listenUntilMs >= Date.now()) this.deps.listen?.(this.callId, Buffer.of(LISTEN_END));
     this.listenUntilMs = 0;
     const endedAt = new Date();
@@ -554,7 +666,9 @@ export class CallSession {
     this.deps.metrics.callsTotal.inc({ result: status === 'completed' ? reason : 'failed' });
     this.deps.observer?.onEnded?.(this.callId, reason);
     this.log.info({ reason, status, duration_ms: endedAt.getTime() - this.startedAt.getTime() }, 'call ended');
-    const actions = [...(this.tools?.actions ?? []).map((a) => this.redaction.action(a)), ...this.controls.map((a) => this.redaction.action(a))].sort((a, b) => a.at.localeCompare(b.at));
+    const flowActions = [...this.pastFlows, ...(this.flow ? [this.flow] : [])].flatMap((f) => f.entries.map((e): CallAction => ({ type: 'flow', name: e.node, at: e.at, duration_ms: 0, status: 'ok', arguments: { from: e.from, via: e.via } })));
+    const toolActions = [...this.pastTools, ...(this.tools ? [this.tools] : [])].flatMap((t) => t.actions);
+    const actions = [...toolActions, ...this.controls, ...this.handoffs, ...flowActions].map((a) => this.redaction.action(a)).sort((a, b) => a.at.localeCompare(b.at)).slice(0, MAX_CALL_ACTIONS);
     this.deps.report(this.callId, {
       status,
       end_reason: reason,
@@ -593,7 +707,25 @@ export const callTurns = (turns: readonly TurnTiming[], mask: (text: string) => 
     llm_first_token_ms: wholeMs(t.path.llmMs),
     tts_first_audio_ms: wholeMs(t.path.ttsMs),
     tool_ms: wholeMs(t.path.toolMs),
+    ...(t.node ? { node: t.node } : {}),
     latency_ms: wholeMs(t.latencyMs),
     preemptive: t.preemptive,
     interrupted: t.interrupted,
   }));
+
+/** The built-in handoff as a function for the model: the bots it may hand to, how much of the conversation goes along. */
+function handoffSpec(bots: string[]): ToolSpec {
+  return {
+    name: HANDOFF_TOOL,
+    description: 'Hand the call to another bot, which goes on with the caller in its own voice.',
+    parameters: {
+      type: 'object',
+      properties: {
+        bot_id: { type: 'string', enum: bots, description: 'the bot to hand the call to' },
+        context: { type: 'string', enum: [...HANDOFF_CONTEXTS], description: 'all: the whole conversation goes along; summary: a short summary; none: nothing' },
+        variables: { type: 'object', additionalProperties: { type: 'string' }, description: 'what the other bot should know, by name' },
+      },
+      required: ['bot_id'],
+    },
+  };
+}

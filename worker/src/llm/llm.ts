@@ -13,7 +13,8 @@ import { FrameProcessor } from '../pipeline/processor.js';
 import { asProviderError } from '../providers/errors.js';
 import { DEFAULT_RETRY, retryStream, type Resume, type RetryPolicy } from '../providers/retry.js';
 import { keypadTurn } from './keypad.js';
-import { words } from '@voice-platform/schemas';
+import { HANDOFF_TOOL, words, type FlowContextRule } from '@voice-platform/schemas';
+import { plainSummary, type Entered, type FlowMove, type FlowState } from '../flow/flow.js';
 
 /** The system message a turn's knowledge passages come in (the scripted policy finds them by it). */
 export const KNOWLEDGE_PREFIX = 'Passages from the knowledge base that may answer the caller (best first):';
@@ -59,6 +60,36 @@ export interface GenerateOptions {
   tools?: ToolSpec[];
   /** `none`: the model must answer in text (the rounds are spent). */
   toolChoice?: 'auto' | 'none';
+  /** The flow has just entered this node (its `say` was said): a scripted policy adds nothing; a model goes on in it. */
+  entered?: string;
+}
+
+/**
+ * What the stage needs of the call's flow and handoff (shared/DESIGN.md §18), the session's (call/session.ts): both
+ * change at a handoff, so they are asked each time.
+ */
+export interface LlmCallHooks {
+  /** The call's flow now (null: the bot has none). */
+  flow(): FlowState | null;
+  /** The bot's own prompt (the node's is added to it). */
+  botPrompt(): string;
+  /** The built-in handoff as a function, when the bot may hand off. */
+  handoffSpec(): ToolSpec | null;
+  /** Runs a handoff the model (or a scripted intent) asked for. Never throws. */
+  handoff(args: string, signal: AbortSignal): Promise<HandoffOutcome>;
+  /** A node was entered (the timeline keeps the flow's entries itself). */
+  onEnter?(e: Entered): void;
+  /** The bot's knowledge (shared/DESIGN.md §18): what retrieves a turn's passages (put in the context before its
+   *  words); null when the bot (now) has no knowledge bases. */
+  knowledge?(): ((text: string) => Promise<string[]>) | null;
+}
+
+/** A handoff's answer: the tool message; `say` is the turn's last word (the other bot's greeting, or on_failure). */
+export interface HandoffOutcome {
+  output: string;
+  say?: string;
+  /** Taken: the call goes on with these (the stage switches once the tool message has joined the history). */
+  next?: { provider: LlmProvider; tools: LlmTools | null; context: 'all' | 'summary' | 'none'; voice: object };
 }
 
 /** What the stage needs of the call's tools (tools/runner.ts ToolRunner). */
@@ -87,6 +118,10 @@ export interface LlmProvider {
   readonly resume: Resume;
   /** ONE attempt: failures are ProviderErrors (stage `llm`); the stage retries. */
   generate(messages: ChatMessage[], signal: AbortSignal, opts?: GenerateOptions): AsyncIterable<LlmChunk>;
+  /** Follows the call's flow (the scripted policy matches the current node's intents); a model needs nothing. */
+  follow?(flow: FlowState | null): void;
+  /** A short summary of the conversation (a flow's `summary` context, a handoff's); absent: the plain transcript lines. */
+  summarize?(messages: ChatMessage[], signal: AbortSignal): Promise<string>;
 }
 
 /** The sentences a whole text is spoken as: what follows the last stop (or all of it, with no stop) too. */
@@ -155,18 +190,65 @@ export class LlmProcessor extends FrameProcessor {
   /** Tools still running from a reply a barge-in cut: their results join the history first. */
   private pendingTools: Promise<void> | null = null;
 
+  /** messages[0] is the prompt (the bot's, with the current node's). */
+  private prompted: boolean;
+
   constructor(
-    private readonly provider: LlmProvider,
+    private provider: LlmProvider,
     systemPrompt: string,
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
-    private readonly tools: LlmTools | null = null,
+    private tools: LlmTools | null = null,
     /** A prepared reply played or dropped (metrics). */
     private readonly onPreemptive?: (outcome: 'played' | 'dropped') => void,
-    /** The bot's knowledge (shared/DESIGN.md §18): a turn's passages, put in the context before its words. */
-    private readonly knowledge?: (text: string) => Promise<string[]>,
+    private readonly hooks: LlmCallHooks | null = null,
   ) {
     super('llm');
-    this.messages = systemPrompt ? [{ role: 'system', content: systemPrompt }] : [];
+    const flow = hooks?.flow();
+    const prompt = flow ? flow.systemPrompt(systemPrompt) : systemPrompt;
+    this.messages = prompt ? [{ role: 'system', content: prompt }] : [];
+    this.prompted = Boolean(prompt);
+  }
+
+  /** Sets the prompt (a node entered, another bot): messages[0]. */
+  private setPrompt(text: string): void {
+    if (this.prompted) this.messages.splice(0, 1);
+    this.prompted = Boolean(text);
+    if (text) this.messages.unshift({ role: 'system', content: text });
+  }
+
+  /** The flow's (or a handoff's) context rule on the conversation so far; the prompt stays. */
+  private async applyContext(rule: FlowContextRule, signal: AbortSignal): Promise<void> {
+    if (rule === 'append') return;
+    const history = this.messages.slice(this.prompted ? 1 : 0);
+    let summary: string | null = null;
+    if (rule === 'summary') {
+      try {
+        summary = this.provider.summarize ? `Summary of the conversation so far: ${(await this.provider.summarize([...this.messages], signal)).trim()}` : plainSummary(history);
+      } catch {
+        summary = plainSummary(history);
+      }
+    }
+    this.messages.splice(this.prompted ? 1 : 0);
+    if (summary) this.messages.push({ role: 'system', content: summary });
+  }
+
+  /** Enters a node: its prompt, the context rule; what to say and whether the call ends. */
+  private async enter(flow: FlowState, move: FlowMove, signal: AbortSignal): Promise<Entered> {
+    const e = flow.enter(move);
+    this.setPrompt(flow.systemPrompt(this.hooks!.botPrompt()));
+    await this.applyContext(e.context, signal);
+    this.hooks?.onEnter?.(e);
+    return e;
+  }
+
+  /** The functions offered now: in a flow, the node's tools only and its go_to functions; the handoff when the bot may. */
+  private offered(): ToolSpec[] {
+    const all = this.tools?.specs ?? [];
+    const handoff = this.hooks?.handoffSpec() ?? null;
+    const flow = this.hooks?.flow();
+    if (!flow) return handoff ? [...all, handoff] : all;
+    const names = flow.tools();
+    return [...all.filter((t) => names.has(t.name)), ...(handoff && names.has(handoff.name) ? [handoff] : []), ...flow.goToSpecs()];
   }
 
   protected override async process(frame: Frame, dir: Direction): Promise<void> {
@@ -182,14 +264,16 @@ export class LlmProcessor extends FrameProcessor {
       this.push({ kind: 'response_end', endCall: frame.endCall ?? false });
       return;
     }
-    this.push(frame, dir);
+    // The caller's words carry the flow node that heard them (the turn's `node` on the call record).
+    const node = frame.kind === 'transcript' && frame.role === 'user' && frame.final ? this.hooks?.flow()?.current : undefined;
+    this.push(node && frame.kind === 'transcript' ? { ...frame, node } : frame, dir);
     if (frame.kind !== 'transcript' || frame.role !== 'user' || !frame.text.trim()) return;
     if (frame.preemptive && !frame.dtmf) {
       // The caller paused again on the same words (a breath, a stop consonant): the reply prepared is still the one.
       if (this.preemptive?.usable && sameWords(this.preemptive.text, frame.text)) return;
       this.dropPreemptive();
       // With knowledge, a reply waits for the turn's passages: none is prepared on a pause's words.
-      if (!this.pendingTools && !this.abort && !this.knowledge) this.preemptive = this.prepare(frame.text);
+      if (!this.pendingTools && !this.abort && !this.hooks?.knowledge?.()) this.preemptive = this.prepare(frame.text);
       return;
     }
     if (!frame.final) return;
@@ -212,8 +296,9 @@ export class LlmProcessor extends FrameProcessor {
       }
     }
     if (ready) this.drop(ready);
-    if (this.knowledge && !frame.dtmf) {
-      const passages = await this.knowledge(frame.text);
+    const retrieve = frame.dtmf ? null : this.hooks?.knowledge?.();
+    if (retrieve) {
+      const passages = await retrieve(frame.text);
       if (passages.length) this.messages.push({ role: 'system', content: `${KNOWLEDGE_PREFIX}${passages.map((p, i) => `\n[${i + 1}] ${p}`).join('')}` });
     }
     this.messages.push({ role: 'user', content });
@@ -291,19 +376,33 @@ export class LlmProcessor extends FrameProcessor {
       say(sentences);
     };
     let endCall = false;
+    /** The node a move of the last round entered (the next round is asked in it). */
+    let entered: string | undefined;
     if (!known) this.push({ kind: 'response_start' });
     try {
       for (let round = 1; ; round++) {
         const toolsAllowed = round <= MAX_TOOL_ROUNDS;
-        const calls = round === 1 && known ? known.calls : await this.generate(abort.signal, say, spoken, toolsAllowed);
+        const calls = round === 1 && known ? known.calls : await this.generate(abort.signal, say, spoken, toolsAllowed, [], entered);
+        entered = undefined;
         if (abort.signal.aborted) return;
         if (calls.some((c) => this.endsCall(c.function.name))) endCall = true;
         // Hanging up alone needs no round (the reply stays plain text); calls past the rounds are not run.
         if (!toolsAllowed || calls.every((c) => this.endsCall(c.function.name))) break;
         const text = spoken.text;
         spoken.text = '';
+        const flow = this.hooks?.flow() ?? null;
+        // A go_to the model called moves the flow once the round is in (the first one, if it called several).
+        const goTo = flow ? calls.map((c) => flow.goToMove(c.function.name, scriptedIntent(c.function.arguments))).find((m) => m !== null) ?? null : null;
+        let handoff: HandoffOutcome['next'] | undefined;
         const outputs = calls.map((c): Promise<{ output: string; endsTurn?: boolean; say?: string }> => {
           if (this.endsCall(c.function.name)) return Promise.resolve({ output: '{"ok":true}' });
+          if (flow?.goToMove(c.function.name)) return Promise.resolve({ output: JSON.stringify({ ok: true, node: c.function.name.slice('go_to_'.length) }) });
+          if (c.function.name === HANDOFF_TOOL && this.hooks?.handoffSpec()) {
+            return this.hooks.handoff(c.function.arguments, this.toolsAbort.signal).then((h) => {
+              handoff = h.next;
+              return { output: h.output, endsTurn: true, ...(h.say ? { say: h.say } : {}) };
+            });
+          }
           if (!this.tools) return Promise.resolve({ output: '{"error":"unknown_tool"}' });
           const phrase = this.tools.sayWhileWaiting(c.function.name, c.function.arguments);
           let spoken: Promise<void> | undefined;
@@ -324,8 +423,10 @@ export class LlmProcessor extends FrameProcessor {
         });
         let lastWords = '';
         let turnOver = false;
+        let results: Array<{ output: string }> = [];
         // The assistant message and its answers join the history together, whenever they are in.
         const settled = Promise.all(outputs).then((out) => {
+          results = out;
           this.messages.push({ role: 'assistant', content: text || null, tool_calls: calls });
           calls.forEach((c, i) => this.messages.push({ role: 'tool', tool_call_id: c.id, content: out[i]!.output }));
           lastWords = out.map((o) => o.say ?? '').filter(Boolean).join(' ');
@@ -341,12 +442,38 @@ export class LlmProcessor extends FrameProcessor {
         if (abort.signal.aborted) return; // a barge-in: the results still land (pendingTools), nothing more is said
         // The turn waited this long on its tools (the turn's record keeps it apart from the model's time).
         this.push({ kind: 'provider_time', stage: 'tool', provider: calls.map((c) => c.function.name).join(','), ms: performance.now() - toolsStarted });
+        if (handoff) {
+          // Another bot takes the call: its model, tools and voice from here on, the conversation as asked.
+          this.provider = handoff.provider;
+          this.tools = handoff.tools;
+          const next = this.hooks!.flow();
+          this.setPrompt(next ? next.systemPrompt(this.hooks!.botPrompt()) : this.hooks!.botPrompt());
+          await this.applyContext(handoff.context === 'all' ? 'append' : handoff.context === 'none' ? 'reset' : 'summary', abort.signal);
+          this.push({ kind: 'voice', provider: handoff.voice });
+        }
+        // A go_to, else a tool's result, moves the flow (the flow the round started in: not one a handoff replaced).
+        const move = flow && flow === this.hooks?.flow() ? (goTo ?? calls.map((c, i) => flow.toolMove(c.function.name, parseJson(results[i]?.output))).find((m) => m !== null) ?? null) : null;
+        if (move) {
+          const e = await this.enter(flow!, move, abort.signal);
+          if (abort.signal.aborted) return;
+          if (e.say) emit(sentencesOf(e.say), spoken);
+          if (e.endCall) endCall = true;
+          entered = e.node;
+        }
         if (endCall) break; // the model hung up: the other tools ran, nothing more to ask
         if (turnOver) {
           // A transfer decides the turn: the call is handed over, or its on_failure is the bot's last word.
           if (lastWords) emit(sentencesOf(lastWords), spoken);
           break;
         }
+      }
+      // The call's variables may move the flow after a turn too.
+      const flow = this.hooks?.flow();
+      const vmove = !endCall ? flow?.variableMove() : null;
+      if (flow && vmove) {
+        const e = await this.enter(flow, vmove, abort.signal);
+        if (e.say) emit(sentencesOf(e.say), spoken);
+        if (e.endCall) endCall = true;
       }
       this.push({ kind: 'response_end', endCall });
     } catch (err) {
@@ -363,7 +490,7 @@ export class LlmProcessor extends FrameProcessor {
    * One request to the provider with the history as it is, its text spoken sentence by sentence (and
    * collected in `spoken`); the reply's tool calls (none: the reply is complete). Aborted: returns [].
    */
-  private async generate(signal: AbortSignal, say: (sentences: string[]) => void, spoken: { text: string }, toolsAllowed: boolean, extra: ChatMessage[] = []): Promise<ToolCall[]> {
+  private async generate(signal: AbortSignal, say: (sentences: string[]) => void, spoken: { text: string }, toolsAllowed: boolean, extra: ChatMessage[] = [], entered?: string): Promise<ToolCall[]> {
     const splitter = new SentenceSplitter();
     const emit = (sentences: string[]) => {
       for (const s of sentences) spoken.text += (spoken.text ? ' ' : '') + s;
@@ -373,13 +500,14 @@ export class LlmProcessor extends FrameProcessor {
     let pushed = 0;
     let calls: ToolCall[] = [];
     const messages = [...this.messages, ...extra];
-    const opts: GenerateOptions = { tools: this.tools?.specs ?? [], toolChoice: toolsAllowed ? 'auto' : 'none' };
+    const opts: GenerateOptions = { tools: this.offered(), toolChoice: toolsAllowed ? 'auto' : 'none', ...(entered ? { entered } : {}) };
+    const provider = this.provider;
     const reply = retryStream<LlmChunk>({
       stage: 'llm',
       policy: this.retry,
       resume: this.provider.resume,
       signal,
-      attempt: () => this.provider.generate(messages, signal, opts),
+      attempt: () => provider.generate(messages, signal, opts),
       chars: (c) => (c.type === 'text' ? c.text.length : 0),
       dropChars: (c, n) => (c.type === 'text' ? { type: 'text', text: c.text.slice(n) } : c),
       // Only whole sentences went on: a resumed attempt starts after the last of them.
@@ -421,4 +549,19 @@ export class LlmProcessor extends FrameProcessor {
     this.preemptive?.abort.abort();
     this.toolsAbort.abort();
   }
+}
+
+/** A tool message's content as JSON (null when it is not). */
+function parseJson(text: string | undefined): unknown {
+  try {
+    return text === undefined ? null : JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/** The intent a scripted go_to names in its arguments (`{"intent": …}`): the node entry says what moved it. */
+function scriptedIntent(args: string): string | undefined {
+  const v = parseJson(args) as { intent?: unknown } | null;
+  return v && typeof v.intent === 'string' ? v.intent.slice(0, 64) : undefined;
 }

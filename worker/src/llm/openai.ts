@@ -58,6 +58,14 @@ export class OpenAiLlm implements LlmProvider {
   readonly resume = 'chars' as const;
   constructor(private readonly opts: OpenAiLlmOptions) {}
 
+  /** A flow's `summary` context (shared/DESIGN.md §18): one more request, no tools, its text. */
+  async summarize(messages: ChatMessage[], signal: AbortSignal): Promise<string> {
+    let text = '';
+    const ask: ChatMessage = { role: 'user', content: 'Summarise the conversation so far in at most three short sentences, for whoever continues it. Answer with the summary only.' };
+    for await (const c of this.generate([...messages, ask], signal, { toolChoice: 'none' })) if (c.type === 'text') text += c.text;
+    return text.trim().slice(0, 2000);
+  }
+
   async *generate(messages: ChatMessage[], signal: AbortSignal, opts: GenerateOptions = {}): AsyncIterable<LlmChunk> {
     const tools = [END_CALL_TOOL, ...(opts.tools ?? []).filter((t) => t.name !== 'end_call').map((t) => ({ type: 'function', function: t }))];
     const body = streamPost({

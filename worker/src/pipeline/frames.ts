@@ -56,7 +56,9 @@ export type Frame =
    * `dtmf`: a keypad turn (the keys, `#` left out) rather than words. `preemptive`: not final, but what a reply may
    * be prepared on (the caller paused); it is held until the turn ends on the same words.
    */
-  | { kind: 'transcript'; role: Role; text: string; final: boolean; dtmf?: boolean; preemptive?: boolean }
+  | { kind: 'transcript'; role: Role; text: string; final: boolean; dtmf?: boolean; preemptive?: boolean; node?: string }
+  /** A handoff (shared/DESIGN.md §18): the TTS speaks with this provider (a TtsProvider) from here on, in order with the text around it. */
+  | { kind: 'voice'; provider: object }
   /** One key the caller pressed (0-9, *, #); `atMs` is when it arrived (performance.now()). */
   | { kind: 'dtmf'; digit: string; atMs: number }
   /** Something the bot must say as is (greeting); the LLM stage adds it to the conversation. */

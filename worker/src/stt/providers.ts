@@ -7,6 +7,7 @@ import { DeepgramStt } from './deepgram.js';
 import type { LiveDecoder } from './live-decoder.js';
 import { PocketsphinxStt } from './pocketsphinx.js';
 import type { SttProvider } from './stt.js';
+import { policyWithFlow } from '../flow/flow.js';
 
 export type SttSettings = Pick<
   Settings,
@@ -24,7 +25,8 @@ export interface SttContext {
 
 export const sttProviders: ProviderRegistry<SttContext, SttProvider> = {
   pocketsphinx: ({ cfg, settings: s, spawner, live }) => {
-    const phrases = cfg.bot.policy?.intents.flatMap((i) => i.examples ?? []) ?? [];
+    // A flow's node intents are heard too (shared/DESIGN.md §18).
+    const phrases = policyWithFlow(cfg.bot.policy, cfg.bot.flow)?.intents.flatMap((i) => i.examples ?? []) ?? [];
     return new PocketsphinxStt({ binary: s.POCKETSPHINX_BINARY, modelDir: s.POCKETSPHINX_MODEL_DIR, phrases, spawner, live: s.POCKETSPHINX_LIVE ? live : null });
   },
   deepgram: ({ cfg, settings: s }) =>

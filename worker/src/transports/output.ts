@@ -34,6 +34,8 @@ export interface TurnTiming {
   preemptive: boolean;
   /** Set later if the caller cut this reply short. */
   interrupted: boolean;
+  /** The flow node the caller's words were heard in (shared/DESIGN.md §18); absent without a flow. */
+  node?: string;
 }
 
 /** A `performance.now()` time as a wall-clock Date. */
@@ -52,6 +54,7 @@ interface OpenTurn {
   ttsAtMs: number | null;
   toolMs: number;
   preemptive: boolean;
+  node?: string;
 }
 
 type Stage = TurnTiming['stages'][number];
@@ -113,6 +116,7 @@ export class OutputProcessor extends FrameProcessor {
         if (frame.role === 'user' && frame.final && this.turn && this.turn.textAtMs === null) {
           this.turn.text = frame.text;
           this.turn.textAtMs = performance.now();
+          if (frame.node) this.turn.node = frame.node;
         }
         if (frame.role === 'user') this.message({ type: 'transcript', role: 'user', text: frame.text, final: frame.final, ...(frame.dtmf ? { dtmf: true } : {}) });
         else this.enqueue({ t: 'msg', msg: { type: 'transcript', role: 'bot', text: frame.text, final: frame.final } });
@@ -287,6 +291,7 @@ export class OutputProcessor extends FrameProcessor {
         decidedAt: wallAt(t.atMs),
         preemptive: t.preemptive,
         interrupted: false,
+        ...(t.node ? { node: t.node } : {}),
       };
       this.answered = timing;
       this.sink.onTurn?.(timing);

@@ -115,7 +115,7 @@ export class TtsProcessor extends FrameProcessor {
   private readonly prepared = new Map<string, PreparedSpeech>();
 
   constructor(
-    private readonly provider: TtsProvider,
+    private provider: TtsProvider,
     private readonly callSampleRate: number,
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
   ) {
@@ -134,6 +134,11 @@ export class TtsProcessor extends FrameProcessor {
 
   protected override async process(frame: Frame, dir: Direction): Promise<void> {
     if (frame.kind === 'response_start') this.timeFirstChunk = true;
+    if (frame.kind === 'voice') {
+      // Another bot took the call: its voice from the next sentence on.
+      this.provider = frame.provider as TtsProvider;
+      return;
+    }
     if (frame.kind !== 'text') {
       this.push(frame, dir);
       return;
