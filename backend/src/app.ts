@@ -32,6 +32,8 @@ import { apiDocsRoutes } from './apiDocs.js';
 import { auditRoutes } from './audit/routes.js';
 import { analyticsRoutes } from './analytics/routes.js';
 import { fleetRoutes } from './fleet/routes.js';
+import { mcpRoutes } from './mcp/routes.js';
+import { knowledgeRoutes } from './knowledge/routes.js';
 
 export type VoiceApp = Koa & { router: Router; metrics: Metrics };
 
@@ -60,6 +62,8 @@ export function createApp(deps: AppDeps): VoiceApp {
     auditRoutes(router, svc);
     analyticsRoutes(router, svc, metrics);
     fleetRoutes(router, svc, metrics);
+    mcpRoutes(router, svc, metrics);
+    knowledgeRoutes(router, svc);
     apiDocsRoutes(router, svc);
   });
 }
@@ -120,7 +124,7 @@ function buildApp(deps: AppDeps, routes: (router: Router, svc: Services, metrics
         return allowed.has(origin) ? origin : '';
       },
       allowMethods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-      allowHeaders: ['Content-Type', 'Authorization', 'X-API-Key', 'Idempotency-Key', 'X-Request-Id'],
+      allowHeaders: ['Content-Type', 'Authorization', 'X-API-Key', 'Idempotency-Key', 'X-Request-Id', 'X-Filename'],
       exposeHeaders: ['Retry-After', 'X-Request-Id', 'Location', 'Idempotent-Replayed', 'Content-Disposition', 'Content-Range', 'Accept-Ranges'],
       maxAge: 600,
     }),

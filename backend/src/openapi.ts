@@ -27,6 +27,7 @@ import { trunkPaths } from './trunks/openapi.js';
 import { inboundNumberPaths } from './inbound/openapi.js';
 import { callPaths } from './calls/openapi.js';
 import { runtimeConfigPaths } from './runtimeConfig/openapi.js';
+import { knowledgePaths } from './knowledge/openapi.js';
 import { webhookEvents, webhookPaths } from './webhooks/openapi.js';
 
 /** The server reads every `format: date-time` it is sent more strictly than JSON Schema does (validate.ts):
@@ -195,6 +196,7 @@ export function openapiDocument(version: string, publicUrl?: string) {
       ...inboundNumberPaths(helpers),
       ...callPaths(helpers),
       ...runtimeConfigPaths(helpers),
+      ...knowledgePaths(helpers),
       ...webhookPaths(helpers),
       ...campaignPaths(helpers),
       ...userPaths(helpers),

@@ -19,6 +19,7 @@ import './pages/trunks-page.js';
 import './pages/inbound-numbers-page.js';
 import './pages/webhooks-page.js';
 import './pages/dnc-page.js';
+import './pages/knowledge-page.js';
 import './pages/campaigns-page.js';
 import './pages/campaign-detail-page.js';
 import { LightElement } from './components/base.js';
@@ -44,6 +45,7 @@ const TITLES: Record<Route['name'], string> = {
   inboundNumbers: 'Inbound numbers',
   webhooks: 'Webhooks',
   dnc: 'Do-not-call list',
+  knowledge: 'Knowledge bases',
   campaigns: 'Campaigns',
   campaignDetail: 'Campaign',
   notFound: 'Not found',
@@ -57,6 +59,7 @@ const NAV: Array<[string, string, Array<Route['name']>, string]> = [
   ['/calls', 'Calls', ['calls', 'callDetail'], 'GET /api/v1/calls'],
   ['/trunks', 'Trunks', ['trunks'], 'GET /api/v1/sip/outbound-trunks'],
   ['/inbound-numbers', 'Inbound numbers', ['inboundNumbers'], 'GET /api/v1/sip/inbound-numbers'],
+  ['/knowledge', 'Knowledge', ['knowledge'], 'GET /api/v1/knowledge-bases'],
   ['/campaigns', 'Campaigns', ['campaigns', 'campaignDetail'], 'GET /api/v1/campaigns'],
   ['/webhooks', 'Webhooks', ['webhooks'], 'GET /api/v1/webhooks'],
   ['/do-not-call', 'Do-not-call', ['dnc'], 'GET /api/v1/dnc'],
@@ -156,6 +159,8 @@ export class VpApp extends LightElement {
         return html`<vp-webhooks-page></vp-webhooks-page>`;
       case 'dnc':
         return html`<vp-dnc-page></vp-dnc-page>`;
+      case 'knowledge':
+        return html`<vp-knowledge-page></vp-knowledge-page>`;
       case 'campaigns':
         return html`<vp-campaigns-page></vp-campaigns-page>`;
       case 'campaignDetail':

@@ -50,6 +50,10 @@ export type ToolType = (typeof TOOL_TYPES)[number];
 export const DTMF_PATTERN = '^[0-9*#]{1,32}$';
 export const TOOL_TIMEOUT_MS = { min: 500, max: 20_000, default: 5000 } as const;
 export const MAX_TOOL_HEADERS = 10;
+/** A tool's `filler` is said once it has run this long without an answer (shared/DESIGN.md §18). */
+export const FILLER_AFTER_MS_DEFAULT = 800;
+/** Tools one MCP server may offer a call (more: the server is refused). */
+export const MAX_MCP_TOOLS = 50;
 
 const TransferDestination = Type.Object(
   {
@@ -89,6 +93,9 @@ const toolFields = {
   announcement: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
   whisper: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
   on_failure: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+  /** http: said when the tool has not answered within filler_after_ms (shared/DESIGN.md §18), so a slow tool is not silence. */
+  filler: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+  filler_after_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 10_000, description: `http: how long the tool may take before its filler is said (default ${FILLER_AFTER_MS_DEFAULT})` })),
 };
 const ToolHeaders = Type.Record(Type.String({ pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]{1,64}$' }), Type.String({ maxLength: 4096, pattern: '^[^\\r\\n]*$' }), {
   additionalProperties: false,
@@ -103,6 +110,23 @@ export type BotTool = Static<typeof BotTool>;
 /** A tool as the API answers: the header names only. */
 export const BotToolPublic = Type.Object({ ...toolFields, header_names: Type.Optional(Type.Array(Type.String())) }, { additionalProperties: false });
 export type BotToolPublic = Static<typeof BotToolPublic>;
+
+/** An MCP server's tools offered to the bot (shared/DESIGN.md §18): Streamable HTTP, listed at call start. */
+const mcpFields = {
+  name: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'unique among the bot\'s MCP servers' }),
+  url: Type.String({ minLength: 1, maxLength: 2048, description: 'the Streamable HTTP endpoint (http or https; the address guard of tools applies)' }),
+  allowed_tools: Type.Optional(
+    Type.Array(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), { maxItems: MAX_MCP_TOOLS, description: 'the tools offered (absent: all the server lists, at most 50)' }),
+  ),
+};
+/** An MCP server as written: `headers` values are write-only, like a tool's. */
+export const BotMcpServer = Type.Object({ ...mcpFields, headers: Type.Optional(ToolHeaders) }, { additionalProperties: false });
+export type BotMcpServer = Static<typeof BotMcpServer>;
+/** An MCP server as the API answers: the header names only. */
+export const BotMcpServerPublic = Type.Object({ ...mcpFields, header_names: Type.Optional(Type.Array(Type.String())) }, { additionalProperties: false });
+export type BotMcpServerPublic = Static<typeof BotMcpServerPublic>;
+export const MAX_MCP_SERVERS = 10;
+export const MAX_BOT_KNOWLEDGE_BASES = 20;
 
 /** Post-call analysis (docs/design.md §10): what the backend works out of a call's transcript once it ended. */
 export const ANALYSIS_FIELD_TYPES = ['string', 'number', 'boolean', 'enum'] as const;
@@ -386,6 +410,8 @@ export const BOT_DEFAULTS = {
   stt: { provider: 'pocketsphinx', model: 'en-us', language: 'en-US' } as SttSettings,
   llm: { provider: 'scripted', model: 'policy', temperature: 0 } as LlmSettings,
   tools: [] as BotTool[],
+  mcp_servers: [] as BotMcpServer[],
+  knowledge_base_ids: [] as string[],
   policy: null as BotPolicy | null,
   turn_detection: { mode: 'smart', end_of_turn_silence_ms: 700, min_silence_ms: 250 } as TurnDetection,
   interruption: { ignore_backchannels: true, min_words: 2 } as InterruptionSettings,
@@ -417,6 +443,8 @@ const botFields = {
   stt: SttSettings,
   llm: LlmSettings,
   tools: Type.Array(BotTool, { maxItems: 50 }),
+  mcp_servers: Type.Array(BotMcpServer, { maxItems: MAX_MCP_SERVERS }),
+  knowledge_base_ids: Type.Array(Type.String({ pattern: '^[a-f0-9]{24}$' }), { maxItems: MAX_BOT_KNOWLEDGE_BASES, description: 'knowledge bases each turn retrieves passages from (each must exist)' }),
   policy: Type.Union([BotPolicy, Type.Null()]),
   turn_detection: TurnDetection,
   interruption: InterruptionSettings,
@@ -447,6 +475,9 @@ export const BotCreate = Type.Object(
     stt: Type.Optional(botFields.stt),
     llm: Type.Optional(botFields.llm),
     tools: Type.Optional(botFields.tools),
+    /** Header values left out keep the same-named server's (like tools' headers). */
+    mcp_servers: Type.Optional(botFields.mcp_servers),
+    knowledge_base_ids: Type.Optional(botFields.knowledge_base_ids),
     policy: Type.Optional(Type.Union([BotPolicyInput, Type.Null()])),
     /** Fields left out keep their defaults (on PATCH: their current values). */
     turn_detection: Type.Optional(Type.Partial(botFields.turn_detection)),
@@ -484,6 +515,7 @@ export const Bot = Type.Object(
     id: Type.String(),
     ...botFields,
     tools: Type.Array(BotToolPublic, { maxItems: 50 }),
+    mcp_servers: Type.Array(BotMcpServerPublic, { maxItems: MAX_MCP_SERVERS }),
     /** A tool secret exists (POST /api/v1/bots/{id}/tool-secret): HTTP tool requests are signed with it. */
     has_tool_secret: Type.Boolean(),
     /** The latest version (shared/DESIGN.md §17): the behaviour these fields show. */
@@ -500,7 +532,7 @@ export type Bot = Static<typeof Bot>;
 export const BOT_UNVERSIONED_FIELDS = ['name', 'active', 'require_passing_tests'] as const;
 
 /** A version's behaviour snapshot: the bot's versioned fields as they were saved (tool header values write-only). */
-export const BotConfigSnapshot = Type.Omit(Type.Object({ ...botFields, tools: Type.Array(BotToolPublic, { maxItems: 50 }) }, { additionalProperties: false }), [...BOT_UNVERSIONED_FIELDS]);
+export const BotConfigSnapshot = Type.Omit(Type.Object({ ...botFields, tools: Type.Array(BotToolPublic, { maxItems: 50 }), mcp_servers: Type.Array(BotMcpServerPublic, { maxItems: MAX_MCP_SERVERS }) }, { additionalProperties: false }), [...BOT_UNVERSIONED_FIELDS]);
 export type BotConfigSnapshot = Static<typeof BotConfigSnapshot>;
 
 /** One immutable version of a bot's behaviour (`GET /api/v1/bots/{id}/versions/{version}`). */

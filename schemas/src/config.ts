@@ -1,6 +1,6 @@
 // The worker-facing runtime config of `GET /api/v1/config?bot_id=…[&call_id=…]`.
 import { Type, type Static } from '@sinclair/typebox';
-import { AnsweringMachine, AudioSettings, BotFlow, HandoffSettings, RecordingSettings, RedactionSettings, BotPolicy, BotTool, InterruptionSettings, KeypadSettings, LlmSettings, SttSettings, TurnDetection, VoiceSettings } from './bot.js';
+import { AnsweringMachine, AudioSettings, BotFlow, BotMcpServer, HandoffSettings, RecordingSettings, RedactionSettings, BotPolicy, BotTool, InterruptionSettings, KeypadSettings, LlmSettings, SttSettings, TurnDetection, VoiceSettings } from './bot.js';
 import { CallDirectionSchema } from './calls.js';
 import { CallVariables } from './dialout.js';
 import { TestToolMocks } from './botTests.js';
@@ -23,6 +23,10 @@ export const RuntimeConfig = Type.Object(
         tools: Type.Array(BotTool),
         /** Signs the bot's HTTP tool requests (X-Voice-Signature); null when the bot has none. */
         tool_secret: Type.Union([Type.String(), Type.Null()]),
+        /** Header values in the clear. Absent from an older backend: none. */
+        mcp_servers: Type.Optional(Type.Array(BotMcpServer)),
+        /** The bot has knowledge bases: each turn asks GET /api/v1/config/knowledge. Absent from an older backend: none. */
+        knowledge_base_ids: Type.Optional(Type.Array(Type.String())),
         /** Raw: the worker renders replies with `call.variables`. */
         policy: Type.Union([BotPolicy, Type.Null()]),
         turn_detection: TurnDetection,

@@ -12,6 +12,7 @@ export * from './flow.js';
 export * from './dialout.js';
 export * from './calls.js';
 export * from './config.js';
+export * from './knowledge.js';
 export * from './fleet.js';
 export * from './job.js';
 export * from './fleetStatus.js';

@@ -18,7 +18,8 @@ const VARIABLE_NAME = new RegExp(VARIABLE_NAME_PATTERN);
 /** `{{result.<path>}}`: a value from the JSON answer of an intent's action (docs/design.md §9). */
 const RESULT_NAME = /^result(\.[A-Za-z0-9_-]{1,64}){1,8}$/;
 /** Names every policy template may use without declaring them: the keys the caller pressed. */
-export const BUILTIN_TEMPLATE_NAMES: readonly string[] = ['digits'];
+/** `digits`: a keypad turn's keys; `knowledge`: the best passage of the bot's knowledge bases (shared/DESIGN.md §18). */
+export const BUILTIN_TEMPLATE_NAMES: readonly string[] = ['digits', 'knowledge'];
 
 /** One placeholder: its variable name and where `{{ … }}` stands in the text (`end` exclusive). */
 export interface TemplatePlaceholder {

@@ -730,6 +730,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/config/knowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Worker: the best passages of a bot's knowledge bases for the caller's words (BM25) */
+        get: operations["retrieveKnowledge"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dnc": {
         parameters: {
             query?: never;
@@ -789,6 +806,91 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge-bases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List knowledge bases */
+        get: operations["listKnowledgeBases"];
+        put?: never;
+        /** Create a knowledge base */
+        post: operations["createKnowledgeBase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge-bases/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Knowledge base id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** One knowledge base */
+        get: operations["getKnowledgeBase"];
+        put?: never;
+        post?: never;
+        /** Delete a knowledge base, its documents, chunks and stored originals (409 while a bot names it) */
+        delete: operations["deleteKnowledgeBase"];
+        options?: never;
+        head?: never;
+        /** Rename or describe a knowledge base */
+        patch: operations["updateKnowledgeBase"];
+        trace?: never;
+    };
+    "/api/v1/knowledge-bases/{id}/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Knowledge base id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** The base's documents with their chunk counts */
+        get: operations["listKnowledgeDocuments"];
+        put?: never;
+        /**
+         * Upload a document (text, Markdown, HTML or PDF, at most 10 MB)
+         * @description The file as the raw body (its `Content-Type`, its name in `X-Filename`) or as the `file` field of a multipart form. Over 10 MB: 413; another type: 415; content that is not what its type says (a "PDF" that is not one, text not in UTF-8): 422. Stored whole or not at all: the original in object storage, its chunks in MongoDB.
+         */
+        post: operations["uploadKnowledgeDocument"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge-bases/{id}/documents/{documentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Knowledge base id */
+                id: string;
+                documentId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a document: its chunks and its stored original */
+        delete: operations["deleteKnowledgeDocument"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2368,6 +2470,8 @@ export interface operations {
                                  */
                                 min_words: number;
                             };
+                            /** @description knowledge bases each turn retrieves passages from (each must exist) */
+                            knowledge_base_ids: string[];
                             language: string;
                             llm: {
                                 base_url?: string;
@@ -2376,6 +2480,15 @@ export interface operations {
                                 temperature: number;
                             };
                             max_call_seconds: number;
+                            mcp_servers: {
+                                /** @description the tools offered (absent: all the server lists, at most 50) */
+                                allowed_tools?: string[];
+                                header_names?: string[];
+                                /** @description unique among the bot's MCP servers */
+                                name: string;
+                                /** @description the Streamable HTTP endpoint (http or https; the address guard of tools applies) */
+                                url: string;
+                            }[];
                             name: string;
                             policy: {
                                 fallback: {
@@ -2455,6 +2568,9 @@ export interface operations {
                                     number?: string;
                                     sip_uri?: string;
                                 }[];
+                                filler?: string;
+                                /** @description http: how long the tool may take before its filler is said (default 800) */
+                                filler_after_ms?: number;
                                 header_names?: string[];
                                 /** @description http: POST (the default) or GET */
                                 method?: "POST" | "GET";
@@ -2666,6 +2782,8 @@ export interface operations {
                          */
                         min_words?: number;
                     };
+                    /** @description knowledge bases each turn retrieves passages from (each must exist) */
+                    knowledge_base_ids?: string[];
                     language?: string;
                     llm?: {
                         base_url?: string;
@@ -2674,6 +2792,18 @@ export interface operations {
                         temperature: number;
                     };
                     max_call_seconds?: number;
+                    mcp_servers?: {
+                        /** @description the tools offered (absent: all the server lists, at most 50) */
+                        allowed_tools?: string[];
+                        /** @description write-only: stored encrypted, never returned or logged (answers show header_names) */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /** @description unique among the bot's MCP servers */
+                        name: string;
+                        /** @description the Streamable HTTP endpoint (http or https; the address guard of tools applies) */
+                        url: string;
+                    }[];
                     name: string;
                     policy?: {
                         fallback: {
@@ -2751,6 +2881,9 @@ export interface operations {
                             number?: string;
                             sip_uri?: string;
                         }[];
+                        filler?: string;
+                        /** @description http: how long the tool may take before its filler is said (default 800) */
+                        filler_after_ms?: number;
                         /** @description write-only: stored encrypted, never returned or logged (answers show header_names) */
                         headers?: {
                             [key: string]: string;
@@ -2942,6 +3075,8 @@ export interface operations {
                              */
                             min_words: number;
                         };
+                        /** @description knowledge bases each turn retrieves passages from (each must exist) */
+                        knowledge_base_ids: string[];
                         language: string;
                         llm: {
                             base_url?: string;
@@ -2950,6 +3085,15 @@ export interface operations {
                             temperature: number;
                         };
                         max_call_seconds: number;
+                        mcp_servers: {
+                            /** @description the tools offered (absent: all the server lists, at most 50) */
+                            allowed_tools?: string[];
+                            header_names?: string[];
+                            /** @description unique among the bot's MCP servers */
+                            name: string;
+                            /** @description the Streamable HTTP endpoint (http or https; the address guard of tools applies) */
+                            url: string;
+                        }[];
                         name: string;
                         policy: {
                             fallback: {
@@ -3029,6 +3173,9 @@ export interface operations {
                                 number?: string;
                                 sip_uri?: string;
                             }[];
+                            filler?: string;
+                            /** @description http: how long the tool may take before its filler is said (default 800) */
+                            filler_after_ms?: number;
                             header_names?: string[];
                             /** @description http: POST (the default) or GET */
                             method?: "POST" | "GET";
@@ -3288,6 +3435,8 @@ export interface operations {
                              */
                             min_words: number;
                         };
+                        /** @description knowledge bases each turn retrieves passages from (each must exist) */
+                        knowledge_base_ids: string[];
                         language: string;
                         llm: {
                             base_url?: string;
@@ -3296,6 +3445,15 @@ export interface operations {
                             temperature: number;
                         };
                         max_call_seconds: number;
+                        mcp_servers: {
+                            /** @description the tools offered (absent: all the server lists, at most 50) */
+                            allowed_tools?: string[];
+                            header_names?: string[];
+                            /** @description unique among the bot's MCP servers */
+                            name: string;
+                            /** @description the Streamable HTTP endpoint (http or https; the address guard of tools applies) */
+                            url: string;
+                        }[];
                         name: string;
                         policy: {
                             fallback: {
@@ -3375,6 +3533,9 @@ export interface operations {
                                 number?: string;
                                 sip_uri?: string;
                             }[];
+                            filler?: string;
+                            /** @description http: how long the tool may take before its filler is said (default 800) */
+                            filler_after_ms?: number;
                             header_names?: string[];
                             /** @description http: POST (the default) or GET */
                             method?: "POST" | "GET";
@@ -3597,6 +3758,8 @@ export interface operations {
                          */
                         min_words?: number;
                     };
+                    /** @description knowledge bases each turn retrieves passages from (each must exist) */
+                    knowledge_base_ids?: string[];
                     language?: string;
                     llm?: {
                         base_url?: string;
@@ -3605,6 +3768,18 @@ export interface operations {
                         temperature: number;
                     };
                     max_call_seconds?: number;
+                    mcp_servers?: {
+                        /** @description the tools offered (absent: all the server lists, at most 50) */
+                        allowed_tools?: string[];
+                        /** @description write-only: stored encrypted, never returned or logged (answers show header_names) */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /** @description unique among the bot's MCP servers */
+                        name: string;
+                        /** @description the Streamable HTTP endpoint (http or https; the address guard of tools applies) */
+                        url: string;
+                    }[];
                     name?: string;
                     policy?: {
                         fallback: {
@@ -3682,6 +3857,9 @@ export interface operations {
                             number?: string;
                             sip_uri?: string;
                         }[];
+                        filler?: string;
+                        /** @description http: how long the tool may take before its filler is said (default 800) */
+                        filler_after_ms?: number;
                         /** @description write-only: stored encrypted, never returned or logged (answers show header_names) */
                         headers?: {
                             [key: string]: string;
@@ -3873,6 +4051,8 @@ export interface operations {
                              */
                             min_words: number;
                         };
+                        /** @description knowledge bases each turn retrieves passages from (each must exist) */
+                        knowledge_base_ids: string[];
                         language: string;
                         llm: {
                             base_url?: string;
@@ -3881,6 +4061,15 @@ export interface operations {
                             temperature: number;
                         };
                         max_call_seconds: number;
+                        mcp_servers: {
+                            /** @description the tools offered (absent: all the server lists, at most 50) */
+                            allowed_tools?: string[];
+                            header_names?: string[];
+                            /** @description unique among the bot's MCP servers */
+                            name: string;
+                            /** @description the Streamable HTTP endpoint (http or https; the address guard of tools applies) */
+                            url: string;
+                        }[];
                         name: string;
                         policy: {
                             fallback: {
@@ -3960,6 +4149,9 @@ export interface operations {
                                 number?: string;
                                 sip_uri?: string;
                             }[];
+                            filler?: string;
+                            /** @description http: how long the tool may take before its filler is said (default 800) */
+                            filler_after_ms?: number;
                             header_names?: string[];
                             /** @description http: POST (the default) or GET */
                             method?: "POST" | "GET";
@@ -4246,6 +4438,8 @@ export interface operations {
                              */
                             min_words: number;
                         };
+                        /** @description knowledge bases each turn retrieves passages from (each must exist) */
+                        knowledge_base_ids: string[];
                         language: string;
                         llm: {
                             base_url?: string;
@@ -4254,6 +4448,15 @@ export interface operations {
                             temperature: number;
                         };
                         max_call_seconds: number;
+                        mcp_servers: {
+                            /** @description the tools offered (absent: all the server lists, at most 50) */
+                            allowed_tools?: string[];
+                            header_names?: string[];
+                            /** @description unique among the bot's MCP servers */
+                            name: string;
+                            /** @description the Streamable HTTP endpoint (http or https; the address guard of tools applies) */
+                            url: string;
+                        }[];
                         name: string;
                         policy: {
                             fallback: {
@@ -4333,6 +4536,9 @@ export interface operations {
                                 number?: string;
                                 sip_uri?: string;
                             }[];
+                            filler?: string;
+                            /** @description http: how long the tool may take before its filler is said (default 800) */
+                            filler_after_ms?: number;
                             header_names?: string[];
                             /** @description http: POST (the default) or GET */
                             method?: "POST" | "GET";
@@ -5656,6 +5862,8 @@ export interface operations {
                                  */
                                 min_words: number;
                             };
+                            /** @description knowledge bases each turn retrieves passages from (each must exist) */
+                            knowledge_base_ids: string[];
                             language: string;
                             llm: {
                                 base_url?: string;
@@ -5664,6 +5872,15 @@ export interface operations {
                                 temperature: number;
                             };
                             max_call_seconds: number;
+                            mcp_servers: {
+                                /** @description the tools offered (absent: all the server lists, at most 50) */
+                                allowed_tools?: string[];
+                                header_names?: string[];
+                                /** @description unique among the bot's MCP servers */
+                                name: string;
+                                /** @description the Streamable HTTP endpoint (http or https; the address guard of tools applies) */
+                                url: string;
+                            }[];
                             policy: {
                                 fallback: {
                                     end_call?: boolean;
@@ -5738,6 +5955,9 @@ export interface operations {
                                     number?: string;
                                     sip_uri?: string;
                                 }[];
+                                filler?: string;
+                                /** @description http: how long the tool may take before its filler is said (default 800) */
+                                filler_after_ms?: number;
                                 header_names?: string[];
                                 /** @description http: POST (the default) or GET */
                                 method?: "POST" | "GET";
@@ -8151,6 +8371,7 @@ export interface operations {
                                  */
                                 min_words: number;
                             };
+                            knowledge_base_ids?: string[];
                             language: string;
                             llm: {
                                 base_url?: string;
@@ -8159,6 +8380,18 @@ export interface operations {
                                 temperature: number;
                             };
                             max_call_seconds: number;
+                            mcp_servers?: {
+                                /** @description the tools offered (absent: all the server lists, at most 50) */
+                                allowed_tools?: string[];
+                                /** @description write-only: stored encrypted, never returned or logged (answers show header_names) */
+                                headers?: {
+                                    [key: string]: string;
+                                };
+                                /** @description unique among the bot's MCP servers */
+                                name: string;
+                                /** @description the Streamable HTTP endpoint (http or https; the address guard of tools applies) */
+                                url: string;
+                            }[];
                             name: string;
                             policy: {
                                 fallback: {
@@ -8235,6 +8468,9 @@ export interface operations {
                                     number?: string;
                                     sip_uri?: string;
                                 }[];
+                                filler?: string;
+                                /** @description http: how long the tool may take before its filler is said (default 800) */
+                                filler_after_ms?: number;
                                 /** @description write-only: stored encrypted, never returned or logged (answers show header_names) */
                                 headers?: {
                                     [key: string]: string;
@@ -8316,6 +8552,64 @@ export interface operations {
             };
             /** @description Error: `bot_inactive` (The bot exists but is not active) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retrieveKnowledge: {
+        parameters: {
+            query: {
+                bot_id: string;
+                q: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Passages, best first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        passages: {
+                            document: string;
+                            knowledge_base_id: string;
+                            score: number;
+                            text: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (Missing or wrong worker token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bot_not_found` (No bot has this id) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8608,6 +8902,621 @@ export interface operations {
                 };
             };
             /** @description Error: `service_unavailable` (Redis is unreachable; `details.failed` names it) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listKnowledgeBases: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Bases, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            chunk_count: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            description: string;
+                            document_count: number;
+                            id: string;
+                            name: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createKnowledgeBase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string;
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The base */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chunk_count: number;
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string;
+                        document_count: number;
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Error: `invalid_json` (The body is not parseable JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `payload_too_large` (The body is over the limit (64 KiB for JSON)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type` (The body is not of a media type this endpoint takes (`application/json`, UTF-8, no `Content-Encoding`)) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getKnowledgeBase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Knowledge base id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The base */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chunk_count: number;
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string;
+                        document_count: number;
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `not_found` (No such resource (or no such endpoint)) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteKnowledgeBase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Knowledge base id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `not_found` (No such resource (or no such endpoint)) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `conflict` (The resource's state does not allow this, or another request is changing it (then with `Retry-After`)) */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `service_unavailable` (A dependency is unreachable (MongoDB or Redis, named by `details.failed`; LiveKit) or the server is busy) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateKnowledgeBase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Knowledge base id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string;
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The base */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chunk_count: number;
+                        /** Format: date-time */
+                        created_at: string;
+                        description: string;
+                        document_count: number;
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Error: `invalid_json` (The body is not parseable JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `not_found` (No such resource (or no such endpoint)) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `payload_too_large` (The body is over the limit (64 KiB for JSON)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type` (The body is not of a media type this endpoint takes (`application/json`, UTF-8, no `Content-Encoding`)) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listKnowledgeDocuments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Knowledge base id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Documents, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            chunk_count: number;
+                            content_type: "text/plain" | "text/markdown" | "text/html" | "application/pdf";
+                            /** Format: date-time */
+                            created_at: string;
+                            filename: string;
+                            id: string;
+                            knowledge_base_id: string;
+                            size_bytes: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `not_found` (No such resource (or no such endpoint)) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    uploadKnowledgeDocument: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description the file name (raw bodies; required there) */
+                "X-Filename"?: string;
+            };
+            path: {
+                /** @description Knowledge base id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/pdf": string;
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file: string;
+                };
+                "text/html": string;
+                "text/markdown": string;
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description The document */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chunk_count: number;
+                        content_type: "text/plain" | "text/markdown" | "text/html" | "application/pdf";
+                        /** Format: date-time */
+                        created_at: string;
+                        filename: string;
+                        id: string;
+                        knowledge_base_id: string;
+                        size_bytes: number;
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `not_found` (No such resource (or no such endpoint)) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `request_timeout` (The request's headers or body did not arrive in time; the connection is closed) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `payload_too_large` (The body is over the limit (64 KiB for JSON)) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unsupported_media_type` (The body is not of a media type this endpoint takes (`application/json`, UTF-8, no `Content-Encoding`)) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `validation_failed` (The request is invalid: `details` lists `{field, message}` for each problem) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `service_unavailable` (A dependency is unreachable (MongoDB or Redis, named by `details.failed`; LiveKit) or the server is busy) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteKnowledgeDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Knowledge base id */
+                id: string;
+                documentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error: `unauthorized` (No bearer token, or one that is not valid (admin token, worker token, or LiveKit webhook signature)), `token_expired` (The admin token has expired: log in again) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` (Signed in, but this account's role may not do this (docs/roles.md)), `password_change_required` (The account has a one-time password: change it first (POST /api/v1/auth/password)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `not_found` (No such resource (or no such endpoint)) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `service_unavailable` (A dependency is unreachable (MongoDB or Redis, named by `details.failed`; LiveKit) or the server is busy) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */

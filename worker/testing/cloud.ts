@@ -10,6 +10,7 @@
 //   properties in `required` and sets `additionalProperties: false`, else 400 invalid_request_error) and
 //   answered with JSON text fitting the schema: `structuredReply` when set, else a value built from the schema
 //   (each property: its first enum value or type's first non-null, "stand-in" for strings, 0, true).
+// - OpenAI embeddings: POST /v1/embeddings, answered by the shared stand-in (tests/infra embeddings.ts).
 // - OpenAI speech: POST /v1/audio/speech, `response_format: "pcm"` → chunked raw 24 kHz PCM16LE
 //   (real speech here: espeak-ng + sox).
 // - Deepgram live: WS /v1/listen with `Authorization: Token …`; binary audio in; `Results` messages
@@ -34,6 +35,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { pcmToBytes } from '#worker/audio/pcm.js';
 import { speech } from './audio.js';
+import { embeddingsAnswer } from '@voice-platform/tests/infra';
 
 export type Fault = 'none' | 'break_mid_stream' | 'refuse' | 'http_500' | 'http_401' | 'http_429';
 
@@ -157,6 +159,10 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
       }
       if (req.method === 'POST' && req.url === '/v1/chat/completions') return chat(res, body, fault);
       if (req.method === 'POST' && req.url === '/v1/audio/speech') return speechReply(res, body, fault);
+      if (req.method === 'POST' && req.url === '/v1/embeddings') {
+        const a = embeddingsAnswer(body);
+        return void res.writeHead(a.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(a.json));
+      }
       const el = req.method === 'POST' ? /^\/v1\/text-to-speech\/([^/?]+)\/stream(\?.*)?$/.exec(req.url ?? '') : null;
       if (el) return elevenlabs(req, res, new URLSearchParams(el[2]?.slice(1) ?? ''), body, fault);
       res.writeHead(404).end();

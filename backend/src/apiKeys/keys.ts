@@ -5,7 +5,7 @@
 // permissions table (auth/permissions.ts) for the route being served.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
-import { API_KEY_PATTERN, type ApiKey, type ApiKeyStatus } from '@voice-platform/schemas';
+import { API_KEY_PATTERN, type ApiKey, type ApiKeyScope, type ApiKeyStatus } from '@voice-platform/schemas';
 import { apiError } from '../core/errors.js';
 import type { Services } from '../core/deps.js';
 import type { Metrics } from '../core/metrics.js';
@@ -83,12 +83,12 @@ export interface PrefetchedToken {
  * this replica has kept also has its rate-limit token taken in the cache view's round trip
  * (ctx.state.rateToken, a PrefetchedToken): the limiter then uses it instead of asking Redis again.
  */
-export async function authenticateKey(svc: Services, metrics: Metrics, ctx: Context, bucket?: KeyBucket): Promise<KeyPrincipal> {
+export async function authenticateKey(svc: Services, metrics: Metrics, ctx: Context, bucket?: KeyBucket, opts: KeyCheckOptions = {}): Promise<KeyPrincipal & { scopes: readonly ApiKeyScope[] }> {
   const fail = (code: 'missing_api_key' | 'invalid_api_key' | 'api_key_inactive' | 'api_key_expired'): never => {
     metrics.keyAuthFailures.inc({ reason: code });
     throw apiError(code);
   };
-  const key = ctx.get('X-API-Key');
+  const key = opts.key ?? ctx.get('X-API-Key');
   if (!key) return fail('missing_api_key');
   if (!keyPattern.test(key)) return fail('invalid_api_key');
   const hash = hashApiKey(key);
@@ -114,7 +114,7 @@ export async function authenticateKey(svc: Services, metrics: Metrics, ctx: Cont
   // place every route that takes a key is checked. A route the table gives no key scope takes no key.
   const route = typeof ctx._matchedRoute === 'string' ? ctx._matchedRoute : '';
   const permission = permissionFor(ctx.method, route);
-  if (!keyMay(keyScopes(doc), permission)) {
+  if (!opts.scopesChecked && !keyMay(keyScopes(doc), permission)) {
     throw apiError('forbidden', permission?.key ? `the API key lacks the scope ${permission.key}` : 'an API key may not do this');
   }
   if (!doc.last_used_at || doc.last_used_at.getTime() <= now - LAST_USED_GRANULARITY_MS) {
@@ -126,7 +126,13 @@ export async function authenticateKey(svc: Services, metrics: Metrics, ctx: Cont
     // This replica's copy, so it does not try again within the minute (a field auth does not depend on).
     svc.cache.apiKeys.update(view, hash, { ...doc, last_used_at: new Date(now) });
   }
-  return { id: doc._id, prefix: doc.prefix, name: doc.name };
+  return { id: doc._id, prefix: doc.prefix, name: doc.name, scopes: keyScopes(doc) };
+}
+
+/** `key`: the key as sent another way (the MCP endpoint's Bearer); `scopesChecked`: the caller checks scopes per operation (each MCP tool). */
+export interface KeyCheckOptions {
+  key?: string;
+  scopesChecked?: boolean;
 }
 
 export function requireApiKey(svc: Services, metrics: Metrics, bucket?: KeyBucket) {

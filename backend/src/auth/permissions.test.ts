@@ -71,7 +71,7 @@ describe('the permissions table', () => {
       // (nor the audit log: owners and admins only).
       const reads = method === 'GET' && !path.startsWith('/api/v1/users') && path !== '/api/v1/audit' && !path.endsWith('/listen');
       expect([op, userMay('viewer', p)]).toEqual([op, reads || op === 'POST /api/v1/auth/password']);
-      const editorWrites = /^\/api\/v1\/(bots|campaigns|dnc|test-calls)(\/|$)|^\/livekit\/widget$|^\/api\/v1\/calls\/\{id\}\/(control|listen|listen-token)$/.test(path);
+      const editorWrites = /^\/api\/v1\/(bots|campaigns|dnc|test-calls|knowledge-bases)(\/|$)|^\/livekit\/widget$|^\/api\/v1\/calls\/\{id\}\/(control|listen|listen-token)$/.test(path);
       expect([op, userMay('editor', p)]).toEqual([op, reads || editorWrites || op === 'POST /api/v1/auth/password']);
       expect([op, userMay('admin', p), userMay('owner', p)]).toEqual([op, true, true]);
     }

@@ -58,6 +58,15 @@ export const PERMISSIONS: Readonly<Record<string, Permission>> = {
   'GET /api/v1/bots/{id}/test-runs': RK('listBotTestRuns', 'viewer', 'test_calls'),
   'GET /api/v1/bots/{id}/test-runs/{run_id}': RK('getBotTestRun', 'viewer', 'test_calls'),
 
+  'GET /api/v1/knowledge-bases': R('listKnowledgeBases', 'viewer'),
+  'POST /api/v1/knowledge-bases': R('createKnowledgeBase', 'editor'),
+  'GET /api/v1/knowledge-bases/{id}': R('getKnowledgeBase', 'viewer'),
+  'PATCH /api/v1/knowledge-bases/{id}': R('updateKnowledgeBase', 'editor'),
+  'DELETE /api/v1/knowledge-bases/{id}': R('deleteKnowledgeBase', 'editor', 'refused (409 conflict) while a bot names the base'),
+  'GET /api/v1/knowledge-bases/{id}/documents': R('listKnowledgeDocuments', 'viewer'),
+  'POST /api/v1/knowledge-bases/{id}/documents': R('uploadKnowledgeDocument', 'editor'),
+  'DELETE /api/v1/knowledge-bases/{id}/documents/{documentId}': R('deleteKnowledgeDocument', 'editor'),
+
   'POST /api/v1/sip/dialout': RK('dialout', null, 'dialout'),
   'GET /api/v1/calls': R('listCalls', 'viewer'),
   'GET /api/v1/calls/{id}': RK('getCall', 'viewer', 'calls:read'),

@@ -26,6 +26,8 @@ describe('bots', () => {
       stt: { provider: 'pocketsphinx', model: 'en-us', language: 'en-US' },
       llm: { provider: 'scripted', model: 'policy', temperature: 0 },
       tools: [],
+      mcp_servers: [],
+      knowledge_base_ids: [],
       has_tool_secret: false,
       policy: null,
       turn_detection: { mode: 'smart', end_of_turn_silence_ms: 700, min_silence_ms: 250 },

@@ -3,7 +3,7 @@
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
 import { Ajv } from 'ajv';
-import { BotCreate, BotPublish, BotUpdate, VERSION_CURSOR_PATTERN, templateProblems, type AnalysisField, type AnalysisSettings, type BotCreate as BotCreateT, type BotPolicy, type BotTool, type ToolType, isRedactionEntity, REDACTION_ENTITIES } from '@voice-platform/schemas';
+import { BotCreate, BotPublish, BotUpdate, VERSION_CURSOR_PATTERN, templateProblems, type AnalysisField, type AnalysisSettings, type BotCreate as BotCreateT, type BotMcpServer, type BotPolicy, type BotTool, type ToolType, isRedactionEntity, REDACTION_ENTITIES } from '@voice-platform/schemas';
 import { AddressRefused, checkHost } from '@voice-platform/schemas/node';
 import { generateWebhookSecret } from '../webhooks/store.js';
 import { apiError } from '../core/errors.js';
@@ -11,11 +11,12 @@ import { e164Problem } from '../core/phoneInput.js';
 import type { Services } from '../core/deps.js';
 import { check, type FieldProblem } from '../core/validate.js';
 import { jsonBody } from '../core/body.js';
+import { COLLECTIONS } from '../core/collections.js';
 import { withDocLock } from '../core/locks.js';
 import { requireAdmin } from '../auth/admin.js';
 import { audited, AUDITED, requestActor, updateOrDeactivate } from '../audit/audit.js';
 import { pageQuery } from '../core/validate.js';
-import { bots, findBot, publicBot, readBot, sealToolHeaders, stored, toolSecretBox, turnDetection, withDefaults, type BotDoc } from './store.js';
+import { bots, findBot, publicBot, readBot, sealMcpHeaders, sealToolHeaders, stored, toolSecretBox, turnDetection, withDefaults, type BotDoc } from './store.js';
 import type { SecretBox } from '../core/secretBox.js';
 import { botVersions, findVersion, insertFirstVersion, insertVersion, publicVersion, sameBehaviour, snapshotOf, versionId, versionPassed } from './versions.js';
 import { checkFlow, checkHandoffBots } from './flow.js';
@@ -34,7 +35,7 @@ function tooDeep(v: unknown, limit: number, level = 1): boolean {
 /** The fields of each tool type besides the common ones (name, description, type, parameters). */
 const TYPE_FIELDS: Record<ToolType | 'none', readonly string[]> = {
   none: [],
-  http: ['url', 'method', 'headers', 'timeout_ms', 'say_while_waiting'],
+  http: ['url', 'method', 'headers', 'timeout_ms', 'say_while_waiting', 'filler', 'filler_after_ms'],
   end_call: [],
   transfer_call: ['destinations', 'mode', 'announcement', 'whisper', 'on_failure'],
   send_dtmf: [],
@@ -90,12 +91,12 @@ function checkTools(tools: BotTool[]): BotTool[] {
   return out;
 }
 
-/** An HTTP tool's URL: parsed, http(s), no credentials, and its host public unless WEBHOOK_ALLOW_PRIVATE (the webhooks' guard). */
-async function checkToolUrls(svc: Services, tools: BotTool[]): Promise<void> {
+/** An HTTP tool's (or MCP server's) URL: parsed, http(s), no credentials, and its host public unless WEBHOOK_ALLOW_PRIVATE (the webhooks' guard). */
+async function checkToolUrls(svc: Services, tools: ReadonlyArray<{ type?: string; url?: string }>, prefix = 'tools'): Promise<void> {
   const problems: FieldProblem[] = [];
   for (const [i, t] of tools.entries()) {
     if (t.type !== 'http' || t.url === undefined) continue;
-    const field = `tools.${i}.url`;
+    const field = `${prefix}.${i}.url`;
     let parsed: URL;
     try {
       parsed = new URL(t.url);
@@ -114,6 +115,29 @@ async function checkToolUrls(svc: Services, tools: BotTool[]): Promise<void> {
       }
     }
   }
+  if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
+}
+
+/** MCP servers (shared/DESIGN.md §18): names unique, addresses guarded like HTTP tools'. */
+async function checkMcpServers(svc: Services, servers: BotMcpServer[]): Promise<void> {
+  const problems: FieldProblem[] = [];
+  const seen = new Set<string>();
+  servers.forEach((m, i) => {
+    if (seen.has(m.name)) problems.push({ field: `mcp_servers.${i}.name`, message: `${m.name} names another MCP server already` });
+    seen.add(m.name);
+    m.allowed_tools?.forEach((t, j) => {
+      if (m.allowed_tools!.indexOf(t) !== j) problems.push({ field: `mcp_servers.${i}.allowed_tools.${j}`, message: `${t} is listed twice` });
+    });
+  });
+  if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
+  await checkToolUrls(svc, servers.map((m) => ({ type: 'http', url: m.url })), 'mcp_servers');
+}
+
+/** Each knowledge base a bot names exists. */
+async function checkKnowledgeBases(svc: Services, ids: string[]): Promise<void> {
+  if (!ids.length) return;
+  const found = new Set((await svc.db.collection<{ _id: string }>(COLLECTIONS.knowledgeBases).find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()).map((d) => d._id));
+  const problems = ids.flatMap((id, i) => (found.has(id) ? [] : [{ field: `knowledge_base_ids.${i}`, message: `${id} is not a knowledge base` }]));
   if (problems.length) throw apiError('validation_failed', { message: 'the bot is invalid', details: problems });
 }
 
@@ -167,12 +191,18 @@ const SCRIPTED_ACTION_TYPES: ReadonlySet<string> = new Set(['http', 'transfer_ca
 /** The built-in handoff as a scripted intent's action sees it (a bot with handoff set). */
 const handoffTool = (handoff: unknown) => (handoff ? [{ name: 'handoff', type: 'handoff' }] : []);
 
-/** The policy's rules a schema cannot hold: an intent is matched by examples or keys, and acts with a tool the bot has. */
-function checkPolicy(policy: BotPolicy | null, tools: ReadonlyArray<{ name: string; type?: string }>): void {
+/**
+ * The policy's rules a schema cannot hold: an intent is matched by examples or keys, and acts with a tool the bot has.
+ * An MCP server's tools are known only at call start: an action may name one its allowed_tools lists, or any
+ * tool when a server lists none (an unknown name then fails at call time like a tool that errs).
+ */
+function checkPolicy(policy: BotPolicy | null, tools: ReadonlyArray<{ name: string; type?: string }>, mcp: ReadonlyArray<{ allowed_tools?: string[] }> = []): void {
   const problems: FieldProblem[] = [];
+  const mcpTool = (name: string) => mcp.some((m) => m.allowed_tools === undefined || m.allowed_tools.includes(name));
   policy?.intents.forEach((intent, i) => {
     if (intent.examples.length === 0 && intent.dtmf === undefined) problems.push({ field: `policy.intents.${i}.examples`, message: 'needs at least one example, or dtmf' });
     const tool = intent.action && tools.find((t) => t.name === intent.action!.tool);
+    if (intent.action && !tool && mcpTool(intent.action.tool)) return;
     if (intent.action && !tool) problems.push({ field: `policy.intents.${i}.action.tool`, message: `${intent.action.tool} is not one of the bot's tools` });
     else if (tool && !SCRIPTED_ACTION_TYPES.has(tool.type ?? '')) problems.push({ field: `policy.intents.${i}.action.tool`, message: `${tool.name} is not an http, transfer_call or send_dtmf tool (to hang up, set end_call)` });
     if (intent.on_error_reply !== undefined && !intent.action) problems.push({ field: `policy.intents.${i}.on_error_reply`, message: 'is said when the action fails: it needs an action' });
@@ -203,12 +233,12 @@ export function newBotDoc(body: BotCreateT, now: Date, box: SecretBox | null, id
   const fields = withDefaults(check(BotCreate, body));
   checkTemplates(fields);
   const tools = checkTools(fields.tools);
-  checkPolicy(fields.policy, [...tools, ...handoffTool(fields.handoff)]);
+  checkPolicy(fields.policy, [...tools, ...handoffTool(fields.handoff)], fields.mcp_servers);
   checkFlow(fields.flow, tools, fields.handoff);
   checkTurnDetection(fields.turn_detection);
   checkAnsweringMachine(fields.answering_machine);
   checkAnalysis(fields.analysis, fields.policy);
-  return { _id: id, ...fields, tools: sealToolHeaders(box, tools), tool_secret_sealed: null, version: 1, published_version: 1, created_at: now, updated_at: now };
+  return { _id: id, ...fields, tools: sealToolHeaders(box, tools), mcp_servers: sealMcpHeaders(box, fields.mcp_servers), tool_secret_sealed: null, version: 1, published_version: 1, created_at: now, updated_at: now };
 }
 
 const VERSION_CURSOR = new RegExp(VERSION_CURSOR_PATTERN);
@@ -226,6 +256,8 @@ export function botRoutes(router: Router, svc: Services): void {
   router.post('/api/v1/bots', admin, audited(svc, 'bot.create', AUDITED.bot), jsonBody(), async (ctx) => {
     const doc = newBotDoc(ctx.request.body as BotCreateT, svc.now(), box);
     await checkToolUrls(svc, (ctx.request.body as BotCreateT).tools ?? []);
+    await checkMcpServers(svc, (ctx.request.body as BotCreateT).mcp_servers ?? []);
+    await checkKnowledgeBases(svc, doc.knowledge_base_ids);
     await checkHandoffBots(svc, doc.handoff, doc._id);
     // Version 1, published at creation (shared/DESIGN.md §17).
     await insertFirstVersion(svc.db, doc, requestActor(ctx));
@@ -253,8 +285,8 @@ export function botRoutes(router: Router, svc: Services): void {
     await withDocLock(svc.redis, `bot:${ctx.params.id!}`, async () => {
       const existing = await bots(svc.db).findOne({ _id: ctx.params.id! });
       if (!existing) throw apiError('bot_not_found');
-      const { _id, created_at, updated_at, tool_secret_sealed, tools: currentTools, ...current } = readBot(existing);
-      const { tools: patchTools, ...rest } = patch;
+      const { _id, created_at, updated_at, tool_secret_sealed, tools: currentTools, mcp_servers: currentMcp, ...current } = readBot(existing);
+      const { tools: patchTools, mcp_servers: patchMcp, ...rest } = patch;
       const merged = withDefaults({
         ...current,
         ...rest,
@@ -266,6 +298,7 @@ export function botRoutes(router: Router, svc: Services): void {
         redaction: { ...current.redaction, ...rest.redaction },
         recording: { ...current.recording, ...rest.recording },
         tools: [],
+        mcp_servers: [],
       } as BotCreateT);
       checkTemplates(merged);
       let tools = currentTools;
@@ -274,7 +307,13 @@ export function botRoutes(router: Router, svc: Services): void {
         await checkToolUrls(svc, checked);
         tools = sealToolHeaders(box, checked.map((t) => ({ ...t, description: t.description ?? '' })), currentTools);
       }
-      checkPolicy(merged.policy, [...tools, ...handoffTool(merged.handoff)]);
+      let mcp_servers = currentMcp;
+      if (patchMcp !== undefined) {
+        await checkMcpServers(svc, patchMcp);
+        mcp_servers = sealMcpHeaders(box, patchMcp, currentMcp);
+      }
+      if (rest.knowledge_base_ids !== undefined) await checkKnowledgeBases(svc, merged.knowledge_base_ids);
+      checkPolicy(merged.policy, [...tools, ...handoffTool(merged.handoff)], mcp_servers);
       checkFlow(merged.flow, tools, merged.handoff);
       // Checked when set: a bot handed to that became inactive later does not block other edits (the call says on_failure).
       if (patch.handoff !== undefined) await checkHandoffBots(svc, merged.handoff, _id);
@@ -283,8 +322,8 @@ export function botRoutes(router: Router, svc: Services): void {
       checkAnalysis(merged.analysis, merged.policy);
       // Guarded by the version we read, so two concurrent edits cannot silently merge into an invalid bot.
       const now = svc.now();
-      const before = snapshotOf({ ...current, tools: currentTools, tool_secret_sealed });
-      const after = snapshotOf({ ...merged, tools, tool_secret_sealed, version: current.version, published_version: current.published_version });
+      const before = snapshotOf({ ...current, tools: currentTools, mcp_servers: currentMcp, tool_secret_sealed });
+      const after = snapshotOf({ ...merged, tools, mcp_servers, tool_secret_sealed, version: current.version, published_version: current.published_version });
       // A save of the behaviour is a new version (published at once unless the bot requires passing tests);
       // one that changes only name, active or require_passing_tests, or nothing, is none (those act at once).
       const changed = !sameBehaviour(box, before, after);
@@ -295,8 +334,8 @@ export function botRoutes(router: Router, svc: Services): void {
         if (!merged.require_passing_tests) published = version;
       }
       const doc: Omit<BotDoc, '_id' | 'created_at' | 'updated_at'> = changed
-        ? { ...merged, tools, tool_secret_sealed, version, published_version: published }
-        : { ...current, tools: currentTools, tool_secret_sealed, name: merged.name, active: merged.active, require_passing_tests: merged.require_passing_tests };
+        ? { ...merged, tools, mcp_servers, tool_secret_sealed, version, published_version: published }
+        : { ...current, tools: currentTools, mcp_servers: currentMcp, tool_secret_sealed, name: merged.name, active: merged.active, require_passing_tests: merged.require_passing_tests };
       // Every replica's cached copy is dropped before this answers (cache.ts).
       const res = await svc.cache.write(() => bots(svc.db).updateOne({ _id, updated_at }, { $set: { ...stored(doc), updated_at: now } }));
       if (res.matchedCount === 0) {

@@ -1,13 +1,13 @@
 // Bots as stored: the document, its public shape, reading with defaults (migrate on read), and the lookup
 // dial-out, the worker config, inbound and call creation use. The admin routes are in routes.ts.
 import type { Db } from 'mongodb';
-import { BOT_DEFAULTS, DEFAULT_HANDOFF_FAILURE, policyWithExamples, type BotFlow, type AnalysisSettings, type Bot, type BotCreate, type BotTool, type BotToolPublic, type TurnDetection } from '@voice-platform/schemas';
+import { BOT_DEFAULTS, DEFAULT_HANDOFF_FAILURE, policyWithExamples, type BotFlow, type AnalysisSettings, type Bot, type BotCreate, type BotMcpServer, type BotTool, type BotToolPublic, type TurnDetection } from '@voice-platform/schemas';
 import { COLLECTIONS } from '../core/collections.js';
 import type { CacheTable, CacheView } from '../core/cacheTable.js';
 import { SecretBox } from '../core/secretBox.js';
 
-import type { BotDoc, DocTool } from '../core/documents.js';
-export type { BotDoc, DocTool } from '../core/documents.js';
+import type { BotDoc, DocMcpServer, DocTool } from '../core/documents.js';
+export type { BotDoc, DocMcpServer, DocTool } from '../core/documents.js';
 
 /** The box of tool header values and tool secrets (keyed from JWT_SECRET like trunk passwords). */
 export const toolSecretBox = (jwtSecret: string) => new SecretBox(jwtSecret, 'bot-tool-secrets');
@@ -40,6 +40,29 @@ export function openToolHeaders(box: SecretBox, tools: DocTool[]): BotTool[] {
   });
 }
 
+/** MCP servers as kept: header values sealed like tools' (an edit without `headers` keeps the same-named server's). */
+export function sealMcpHeaders(box: SecretBox | null, servers: BotMcpServer[], before: DocMcpServer[] = []): DocMcpServer[] {
+  return servers.map((m) => {
+    const { headers, ...rest } = m;
+    if (headers === undefined) {
+      const prior = before.find((b) => b.name === m.name);
+      return prior?.headers_sealed ? { ...rest, header_names: prior.header_names ?? [], headers_sealed: prior.headers_sealed } : rest;
+    }
+    const names = Object.keys(headers);
+    if (names.length && !box) throw new Error('MCP headers need a secret box');
+    return names.length ? { ...rest, header_names: names, headers_sealed: box!.seal(JSON.stringify(headers)) } : rest;
+  });
+}
+
+/** MCP servers as the worker needs them: header values opened. */
+export function openMcpHeaders(box: SecretBox, servers: DocMcpServer[]): BotMcpServer[] {
+  return servers.map((m) => {
+    const { headers_sealed, header_names: _names, ...rest } = m;
+    const opened = headers_sealed ? box.open(headers_sealed) : null;
+    return opened ? { ...rest, headers: JSON.parse(opened) as Record<string, string> } : rest;
+  });
+}
+
 export const bots = (db: Db) => db.collection<BotDoc>(COLLECTIONS.bots);
 
 /** Every documented field, also for documents stored before a field existed: those read as its default
@@ -52,6 +75,7 @@ export function readBot(doc: BotDoc): BotDoc {
     _id,
     ...fields,
     tools: (fields.tools as StoredTool[]).map(openTool),
+    mcp_servers: fields.mcp_servers as DocMcpServer[],
     tool_secret_sealed: tool_secret_sealed ?? null,
     version: version ?? 1,
     published_version: published_version ?? 1,
@@ -90,11 +114,12 @@ export function cachedBot(svc: { db: Db; cache: { bots: CacheTable<BotDoc> } }, 
 }
 
 export function publicBot(doc: BotDoc): Bot {
-  const { _id, created_at, updated_at, tool_secret_sealed, tools, ...rest } = readBot(doc);
+  const { _id, created_at, updated_at, tool_secret_sealed, tools, mcp_servers, ...rest } = readBot(doc);
   return {
     id: _id,
     ...rest,
     tools: tools.map(({ headers_sealed: _sealed, ...t }) => t),
+    mcp_servers: mcp_servers.map(({ headers_sealed: _sealed, ...m }) => m),
     has_tool_secret: Boolean(tool_secret_sealed),
     created_at: created_at.toISOString(),
     updated_at: updated_at.toISOString(),
@@ -142,6 +167,8 @@ export function withDefaults(body: BotCreate) {
     stt: body.stt ?? BOT_DEFAULTS.stt,
     llm: body.llm ?? BOT_DEFAULTS.llm,
     tools: (body.tools ?? BOT_DEFAULTS.tools).map((t) => ({ ...t, description: t.description ?? '' })),
+    mcp_servers: body.mcp_servers ?? BOT_DEFAULTS.mcp_servers,
+    knowledge_base_ids: [...new Set(body.knowledge_base_ids ?? BOT_DEFAULTS.knowledge_base_ids)],
     policy: body.policy ? policyWithExamples(body.policy) : BOT_DEFAULTS.policy,
     turn_detection: turnDetection(BOT_DEFAULTS.turn_detection, body.turn_detection),
     interruption: { ...BOT_DEFAULTS.interruption, ...body.interruption },

@@ -1,11 +1,11 @@
 // Bot versions and publishing (shared/DESIGN.md §17), on the suite's FerretDB, Redis and LiveKit (the widget's
 // browser test calls mint their token with its keys).
-import { tracingOff } from '../core/tracing.js';
 import { ObjectId } from 'mongodb';
 import { heartbeat, useAdminHarness, WORKER_TOKEN, type Harness } from '../../testing/harness.js';
 import { COLLECTIONS } from '../core/collections.js';
 import { StoreCache } from '../core/cache.js';
 import { createLogger } from '../core/logger.js';
+import { tracingOff } from '../core/tracing.js';
 import type { Services } from '../core/deps.js';
 import { joblessCloser, placeCall } from '../calls/place.js';
 import { migrateBotVersions } from './versions.js';
@@ -50,7 +50,7 @@ describe('bot versions', () => {
     const v1 = await version(bot.id, 1);
     expect(v1).toMatchObject({ bot_id: bot.id, version: 1, config: { prompt: 'v1 prompt', max_call_seconds: 300 } });
     // Exactly the versioned fields: not name, active, require_passing_tests, nor the document's bookkeeping.
-    const VERSIONED = ['analysis', 'answering_machine', 'audio', 'dtmf', 'flow', 'greeting', 'handoff', 'interruption', 'language', 'llm', 'max_call_seconds', 'policy', 'prompt', 'recording', 'redaction', 'stt', 'tools', 'turn_detection', 'variables', 'voice'];
+    const VERSIONED = ['analysis', 'answering_machine', 'audio', 'dtmf', 'flow', 'greeting', 'handoff', 'interruption', 'knowledge_base_ids', 'language', 'llm', 'max_call_seconds', 'mcp_servers', 'policy', 'prompt', 'recording', 'redaction', 'stt', 'tools', 'turn_detection', 'variables', 'voice'];
     expect(Object.keys(v1.config).sort()).toEqual(VERSIONED);
     expect(Object.keys((await version(bot.id, 2)).config).sort()).toEqual(VERSIONED);
 

@@ -37,9 +37,10 @@ export function snapshotOf(bot: Omit<BotDoc, '_id' | 'created_at' | 'updated_at'
  *  (sealing is randomised, so the sealed text of equal headers differs). */
 function canonical(box: SecretBox, snap: StoredSnapshot): string {
   const tools = snap.tools.map(({ headers_sealed, ...t }) => ({ ...t, headers: headers_sealed ? box.open(headers_sealed) : null }));
+  const mcp_servers = (snap.mcp_servers ?? []).map(({ headers_sealed, ...m }) => ({ ...m, headers: headers_sealed ? box.open(headers_sealed) : null }));
   const sort = (x: unknown): unknown =>
     Array.isArray(x) ? x.map(sort) : x && typeof x === 'object' ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sort((x as Record<string, unknown>)[k])])) : x;
-  return JSON.stringify(sort({ ...snap, tools }));
+  return JSON.stringify(sort({ ...snap, tools, mcp_servers }));
 }
 
 export const sameBehaviour = (box: SecretBox, a: StoredSnapshot, b: StoredSnapshot): boolean => canonical(box, a) === canonical(box, b);
@@ -84,7 +85,7 @@ export async function botAtVersion(db: Db, bot: BotDoc, version: number): Promis
   return v && { ...readBot({ ...bot, ...(JSON.parse(v.config_json) as StoredSnapshot) }), version: bot.version, published_version: bot.published_version };
 }
 
-/** The public shape: tool header values never leave (their names do). */
+/** The public shape: tool and MCP server header values never leave (their names do). */
 export function publicVersion(doc: BotVersionDoc, bot?: BotDoc | null): BotVersion {
   const snap = JSON.parse(doc.config_json) as StoredSnapshot;
   // Read with defaults (a snapshot older than a field shows its default), through readBot's tool decoding.
@@ -94,7 +95,7 @@ export function publicVersion(doc: BotVersionDoc, bot?: BotDoc | null): BotVersi
   return {
     bot_id: doc.bot_id,
     version: doc.version,
-    config: { ...config, tools: config.tools.map(({ headers_sealed: _sealed, ...t }) => t) } as BotConfigSnapshot,
+    config: { ...config, tools: config.tools.map(({ headers_sealed: _sealed, ...t }) => t), mcp_servers: config.mcp_servers.map(({ headers_sealed: _sealed, ...m }) => m) } as BotConfigSnapshot,
     created_by: doc.created_by,
     created_at: doc.created_at.toISOString(),
   };

@@ -27,6 +27,10 @@ export const COLLECTIONS = {
   campaignContacts: 'campaign_contacts',
   dnc: 'dnc_numbers',
   inboundNumbers: 'inbound_numbers',
+  /** Knowledge bases (knowledge/store.ts): a `version` moved by every document change (each replica's index checks it). */
+  knowledgeBases: 'knowledge_bases',
+  knowledgeDocuments: 'knowledge_documents',
+  knowledgeChunks: 'knowledge_chunks',
   /** A bot's test cases (botTests/). */
   testCases: 'test_cases',
   /** Test runs with each case's result (botTests/); bot versions' publish check reads them. */

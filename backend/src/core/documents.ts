@@ -1,13 +1,17 @@
 // The documents the replica's cache (cache.ts) holds, as stored: bots, API keys and outbound trunks. Here,
 // below their folders, so the cache and the services it hangs on name them without importing a domain.
-import type { ApiKeyScope, Bot, BotToolPublic, SipTransport } from '@voice-platform/schemas';
+import type { ApiKeyScope, Bot, BotMcpServerPublic, BotToolPublic, SipTransport } from '@voice-platform/schemas';
 
 /** A tool as kept: its header values sealed (write-only), their names in the clear. */
 export type DocTool = BotToolPublic & { headers_sealed?: string };
 
-export type BotDoc = Omit<Bot, 'id' | 'created_at' | 'updated_at' | 'tools' | 'has_tool_secret'> & {
+/** An MCP server as kept: its header values sealed like a tool's. */
+export type DocMcpServer = BotMcpServerPublic & { headers_sealed?: string };
+
+export type BotDoc = Omit<Bot, 'id' | 'created_at' | 'updated_at' | 'tools' | 'mcp_servers' | 'has_tool_secret'> & {
   _id: string;
   tools: DocTool[];
+  mcp_servers: DocMcpServer[];
   /** AES-GCM box (secretBox.ts) of the secret that signs HTTP tool requests; absent without one. */
   tool_secret_sealed?: string | null;
   created_at: Date;

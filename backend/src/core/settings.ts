@@ -96,6 +96,14 @@ export const SettingsSchema = Type.Object({
    *  of the same names. A bot's own llm.base_url is used instead of OPENAI_BASE_URL, and never gets the key. */
   OPENAI_BASE_URL: Type.String({ pattern: '^https?://[^\\s]+$', default: 'https://api.openai.com/v1' }),
   OPENAI_API_KEY: Type.String({ default: '' }),
+  /** Knowledge bases (shared/DESIGN.md §18): an OpenAI-compatible embeddings model (at OPENAI_BASE_URL, with OPENAI_API_KEY);
+   *  set, chunks get vectors and retrieval blends their similarity with BM25. Empty: BM25 only. */
+  KNOWLEDGE_EMBEDDINGS_MODEL: Type.String({ maxLength: 200, default: '' }),
+  /** Sent as the request's `dimensions` (text-embedding-3 models shorten their vectors); 0: the model's own size. Fewer
+   *  dimensions, faster retrieval: at 10,000 chunks 1536 dimensions cost ~30 ms p95 a turn, 256 a few (bench:knowledge). */
+  KNOWLEDGE_EMBEDDINGS_DIMENSIONS: Type.Integer({ minimum: 0, maximum: 3072, default: 0 }),
+  /** How long one embeddings request may take (a document's upload sends one per 96 chunks; a turn's query one). */
+  KNOWLEDGE_EMBEDDINGS_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 10000 }),
   /** Dialler: how long one analysis request may take before the attempt fails. */
   ANALYSIS_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 30000 }),
   /** Dialler: how long a runner's hold on an analysis job outlives the runner if it dies (another dialler takes the

@@ -41,13 +41,41 @@ export class RecordingStore {
     });
   }
 
-  private async send(method: 'GET' | 'HEAD', key: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
+  private async send(method: 'GET' | 'HEAD' | 'PUT' | 'DELETE', key: string, headers: Record<string, string>, signal: AbortSignal, body?: Buffer): Promise<Response> {
     const url = await this.client.presignedUrl(method, this.opts.STORAGE_BUCKET, key, PRESIGN_SECONDS);
     try {
-      return await fetch(url, { method, headers, signal, redirect: 'error' });
+      return await fetch(url, { method, headers, signal, redirect: 'error', ...(body ? { body: new Uint8Array(body) } : {}) });
     } catch (err) {
       throw new StorageUnavailableError(signal.aborted ? `object storage did not answer within ${this.opts.STORAGE_TIMEOUT_MS} ms` : 'object storage is unreachable', { cause: err });
     }
+  }
+
+  /** Stores `body` under `key` (knowledge documents' originals); a StorageUnavailableError when the store did not take it. */
+  async put(key: string, body: Buffer, contentType: string): Promise<void> {
+    const attempt = async () => {
+      const res = await this.send('PUT', key, { 'Content-Type': contentType }, AbortSignal.timeout(this.opts.STORAGE_TIMEOUT_MS), body);
+      await res.body?.cancel();
+      return res.status;
+    };
+    let status = await attempt();
+    // No bucket yet (a fresh store: the workers make it with their first recording): made here, as they do.
+    if (status === 404) {
+      try {
+        await this.client.makeBucket(this.opts.STORAGE_BUCKET, this.opts.STORAGE_REGION);
+      } catch (err) {
+        const code = (err as { code?: string }).code;
+        if (code !== 'BucketAlreadyOwnedByYou' && code !== 'BucketAlreadyExists') throw new StorageUnavailableError('object storage could not make the bucket', { cause: err });
+      }
+      status = await attempt();
+    }
+    if (status < 200 || status >= 300) throw new StorageUnavailableError(`object storage answered ${status}`);
+  }
+
+  /** Removes the object (gone already: done). */
+  async remove(key: string): Promise<void> {
+    const res = await this.send('DELETE', key, {}, AbortSignal.timeout(this.opts.STORAGE_TIMEOUT_MS));
+    await res.body?.cancel();
+    if (!res.ok && res.status !== 404) throw new StorageUnavailableError(`object storage answered ${res.status}`);
   }
 
   /** The object's size and version, or null when there is no such object (or bucket). */

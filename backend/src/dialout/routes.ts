@@ -22,7 +22,7 @@ import { joblessCloser, placeCall, type DialoutInput } from '../calls/place.js';
 /** The country of the caller ID a dial-out from `fromNumber` (else the default trunk's) would have; null when there is none. */
 type CallerRegion = (fromNumber: string | undefined) => Promise<string | null>;
 
-async function parseDialout(body: unknown, callerRegion: CallerRegion): Promise<DialoutInput> {
+export async function parseDialout(body: unknown, callerRegion: CallerRegion): Promise<DialoutInput> {
   const validate = compiled(DialoutRequest);
   if (!validate(body)) {
     // The number patterns and the schema's `not` (variables with connected_event) have their own codes below.

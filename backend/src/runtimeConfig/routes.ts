@@ -4,7 +4,7 @@ import { testCaseMocks } from '../botTests/store.js';
 import { RESOURCE_ID_PATTERN, renderTemplate, type RuntimeConfig } from '@voice-platform/schemas';
 import { apiError } from '../core/errors.js';
 import type { Services } from '../core/deps.js';
-import { cachedBot, openToolHeaders, toolSecretBox } from '../bots/store.js';
+import { cachedBot, openMcpHeaders, openToolHeaders, toolSecretBox } from '../bots/store.js';
 import { botAtVersion } from '../bots/versions.js';
 import { requestView } from '../core/cacheTable.js';
 import { findCall, type CallDoc } from '../calls/store.js';
@@ -62,6 +62,8 @@ export function configRoutes(router: Router, svc: Services): void {
         llm: bot.llm,
         tools: openToolHeaders(box, bot.tools),
         tool_secret: bot.tool_secret_sealed ? box.open(bot.tool_secret_sealed) : null,
+        mcp_servers: openMcpHeaders(box, bot.mcp_servers),
+        knowledge_base_ids: bot.knowledge_base_ids,
         policy: bot.policy,
         turn_detection: bot.turn_detection,
         interruption: bot.interruption,

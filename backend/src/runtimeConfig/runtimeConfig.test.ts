@@ -56,6 +56,8 @@ describe('GET /api/v1/config', () => {
         llm: { provider: 'scripted', model: 'policy', temperature: 0 },
         tools: [],
         tool_secret: null,
+        mcp_servers: [],
+        knowledge_base_ids: [],
         policy,
         turn_detection: { mode: 'smart', end_of_turn_silence_ms: 700, min_silence_ms: 250 },
         interruption: { ignore_backchannels: true, min_words: 2 },

@@ -12,6 +12,7 @@ import type { Campaign, CampaignCreate, CampaignDetail, CampaignStatus, Contact,
 import type { CallAnalytics } from '@voice-platform/schemas/analytics.js';
 import type { AuditPage } from '@voice-platform/schemas/audit.js';
 import type { FleetStatus } from '@voice-platform/schemas/fleetStatus.js';
+import type { KnowledgeBase, KnowledgeBaseCreate, KnowledgeDocument } from '@voice-platform/schemas/knowledge.js';
 import type { AuditFilters } from './audit.js';
 import { currentToken, endSession, saveToken } from './session.js';
 import { navigate } from './router.js';
@@ -93,6 +94,17 @@ async function request<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: str
     }
   }
   throw failure(res, text, opts.auth !== false);
+}
+
+/** A document upload (POST /api/v1/knowledge-bases/{id}/documents): the file as the raw body, its name in X-Filename. */
+async function uploadFile<T>(path: string, file: File): Promise<T> {
+  // A header value is ASCII: other characters of the name become "_".
+  const filename = file.name.replace(/[^\x20-\x7e]/g, '_');
+  const headers: Record<string, string> = { Accept: 'application/json', 'Content-Type': file.type || 'application/octet-stream', 'X-Filename': filename, ...authHeader() };
+  const res = await send(path, { method: 'POST', headers, body: file });
+  const text = await res.text();
+  if (res.ok) return JSON.parse(text) as T;
+  throw failure(res, text, true);
 }
 
 /** A file the API answers (a recording, a CSV export), read whole with the admin token, and its headers. */
@@ -221,6 +233,12 @@ export const api = {
     return request<{ items: DncEntry[]; next_cursor: string | null }>('GET', `/api/v1/dnc?${p}`);
   },
   addDnc: (numbers: string[]) => request<{ added: number; duplicates: number }>('POST', '/api/v1/dnc', { numbers }),
+  listKnowledgeBases: () => request<{ items: KnowledgeBase[] }>('GET', '/api/v1/knowledge-bases'),
+  createKnowledgeBase: (body: KnowledgeBaseCreate) => request<KnowledgeBase>('POST', '/api/v1/knowledge-bases', body),
+  deleteKnowledgeBase: (id: string) => request<void>('DELETE', `/api/v1/knowledge-bases/${encodeURIComponent(id)}`),
+  listKnowledgeDocuments: (id: string) => request<{ items: KnowledgeDocument[] }>('GET', `/api/v1/knowledge-bases/${encodeURIComponent(id)}/documents`),
+  uploadKnowledgeDocument: (id: string, file: File) => uploadFile<KnowledgeDocument>(`/api/v1/knowledge-bases/${encodeURIComponent(id)}/documents`, file),
+  deleteKnowledgeDocument: (id: string, documentId: string) => request<void>('DELETE', `/api/v1/knowledge-bases/${encodeURIComponent(id)}/documents/${encodeURIComponent(documentId)}`),
   removeDnc: (number: string) => request<void>('DELETE', `/api/v1/dnc/${encodeURIComponent(number)}`),
   // Campaigns: a bot dialling a list of contacts; the backend's dialler role runs them.
   listCampaigns(q: { cursor?: string; status?: CampaignStatus } = {}) {

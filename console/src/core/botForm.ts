@@ -1,6 +1,6 @@
 // The bot form's state (strings as typed) ↔ the API body. Numbers that do not parse stay strings so
 // the shared schema reports them ("Must be a number.") exactly like the backend would.
-import { BOT_DEFAULTS, type AnalysisFieldType, type AnalysisSettings, type AnalysisValue, type AnsweringMachine, type Bot, type BotCreate, type BotTool, type BotToolPublic, type InterruptionSettings, type ToolType, type TurnDetection } from '@voice-platform/schemas/bot.js';
+import { BOT_DEFAULTS, type AnalysisFieldType, type AnalysisSettings, type AnalysisValue, type AnsweringMachine, type Bot, type BotCreate, type BotMcpServer, type BotMcpServerPublic, type BotTool, type BotToolPublic, type InterruptionSettings, type ToolType, type TurnDetection } from '@voice-platform/schemas/bot.js';
 import { REDACTION_ENTITIES, type RedactionEntity } from '@voice-platform/schemas/redact.js';
 import { phoneNumberError } from './phoneValidation.js';
 import { flowToText, handoffToBody, handoffToForm, parseFlowText, type HandoffForm } from './botFlow.js';
@@ -68,6 +68,9 @@ export interface ToolForm {
   method: 'POST' | 'GET';
   timeout_ms: string;
   say_while_waiting: string;
+  /** Said when the tool is slow (after filler_after_ms). */
+  filler: string;
+  filler_after_ms: string;
   headers: HeaderRow[];
   /** What was loaded: the stored tool's name and header names (the backend keeps values by tool name). */
   loaded: { name: string; header_names: string[] } | null;
@@ -76,6 +79,32 @@ export interface ToolForm {
   announcement: string;
   whisper: string;
   on_failure: string;
+}
+
+/**
+ * An MCP server as edited. Header values are write-only: `headers` holds new ones ("Name: value" a line); left
+ * empty, the stored ones (`header_names`) are kept.
+ */
+export interface McpServerForm {
+  name: string;
+  url: string;
+  /** Tool names, comma or space separated ('' for all the server lists). */
+  allowed_tools: string;
+  headers: string;
+  header_names: string[];
+}
+
+export const emptyMcpServer = (): McpServerForm => ({ name: '', url: '', allowed_tools: '', headers: '', header_names: [] });
+
+export function mcpServerToForm(m: BotMcpServerPublic): McpServerForm {
+  return { name: m.name, url: m.url, allowed_tools: (m.allowed_tools ?? []).join(', '), headers: '', header_names: m.header_names ?? [] };
+}
+
+export function mcpServerToBody(m: McpServerForm): BotMcpServer {
+  const tools = m.allowed_tools.split(/[\s,]+/).filter(Boolean);
+  const lines = m.headers.split('\n').map((l) => l.trim()).filter(Boolean);
+  const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':') < 0 ? l.length : l.indexOf(':')).trim(), l.indexOf(':') < 0 ? '' : l.slice(l.indexOf(':') + 1).trim()]));
+  return defined({ name: m.name.trim(), url: m.url.trim(), allowed_tools: tools.length ? tools : undefined, headers: lines.length ? headers : undefined });
 }
 
 /** What the bot does when a machine answers an outbound call (docs/design.md §10). */
@@ -194,6 +223,9 @@ export interface BotForm {
   analysis: AnalysisForm;
   privacy: PrivacyForm;
   tools: ToolForm[];
+  /** The knowledge bases each turn retrieves passages from (their ids). */
+  knowledge_base_ids: string[];
+  mcp_servers: McpServerForm[];
   usePolicy: boolean;
   intents: IntentForm[];
   fallback: { reply: string; end_call: boolean };
@@ -320,6 +352,8 @@ export const emptyTool = (type: ToolType | '' = 'http'): ToolForm => ({
   method: 'POST',
   timeout_ms: '',
   say_while_waiting: '',
+  filler: '',
+  filler_after_ms: '',
   headers: [],
   loaded: null,
   destinations: [emptyDestination()],
@@ -341,6 +375,8 @@ export function toolToForm(t: BotToolPublic): ToolForm {
     method: t.method ?? 'POST',
     timeout_ms: t.timeout_ms === undefined ? '' : String(t.timeout_ms),
     say_while_waiting: t.say_while_waiting ?? '',
+    filler: t.filler ?? '',
+    filler_after_ms: t.filler_after_ms === undefined ? '' : String(t.filler_after_ms),
     headers: names.map((name) => ({ name, value: '', stored: true })),
     loaded: { name: t.name, header_names: names },
     destinations: t.destinations?.length
@@ -410,6 +446,8 @@ export function toolToBody(t: ToolForm): BotTool {
         method: t.method,
         timeout_ms: optNumber(t.timeout_ms),
         say_while_waiting: opt(t.say_while_waiting),
+        filler: opt(t.filler),
+        filler_after_ms: optNumber(t.filler_after_ms),
         // A row without a name is flagged by toolProblems; sent, it would only add a nameless schema error.
         headers: headersChanged(t) ? Object.fromEntries(t.headers.filter((h) => h.name.trim()).map((h) => [h.name.trim(), h.value])) : undefined,
       });
@@ -504,6 +542,9 @@ export function botToForm(bot?: Bot): BotForm {
     analysis: analysisToForm(b.analysis),
     privacy: privacyToForm(b),
     tools: b.tools.map(toolToForm),
+    // A bot read from an older backend has neither.
+    knowledge_base_ids: [...(b.knowledge_base_ids ?? [])],
+    mcp_servers: ('mcp_servers' in b ? (b.mcp_servers as BotMcpServerPublic[]) : []).map(mcpServerToForm),
     usePolicy: b.policy !== null,
     intents: (b.policy?.intents ?? []).map(intentToForm),
     fallback: { reply: b.policy?.fallback.reply ?? '', end_call: b.policy?.fallback.end_call ?? false },
@@ -654,6 +695,8 @@ export function formToBody(f: BotForm): BotCreate {
     analysis: analysisToBody(f.analysis),
     ...privacyToBody(f.privacy),
     tools: f.tools.map(toolToBody),
+    knowledge_base_ids: f.knowledge_base_ids,
+    mcp_servers: f.mcp_servers.map(mcpServerToBody),
     policy: f.usePolicy
       ? {
           intents: f.intents.map((i) => intentToBody(i, f.analysis.fields)),

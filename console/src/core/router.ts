@@ -1,7 +1,7 @@
 // History API routing. `matchRoute` is pure (unit-tested); `navigate` and `startRouter` touch the
 // browser. Links are plain <a href>: one document-level click handler turns them into pushState.
 
-type RouteName = 'login' | 'changePassword' | 'users' | 'audit' | 'dashboard' | 'apiKeys' | 'bots' | 'botNew' | 'botEdit' | 'botTestCall' | 'calls' | 'callDetail' | 'trunks' | 'inboundNumbers' | 'webhooks' | 'dnc' | 'campaigns' | 'campaignDetail' | 'notFound';
+type RouteName = 'login' | 'changePassword' | 'users' | 'audit' | 'dashboard' | 'apiKeys' | 'bots' | 'botNew' | 'botEdit' | 'botTestCall' | 'calls' | 'callDetail' | 'trunks' | 'inboundNumbers' | 'webhooks' | 'dnc' | 'knowledge' | 'campaigns' | 'campaignDetail' | 'notFound';
 
 export interface Route {
   name: RouteName;
@@ -28,6 +28,7 @@ const TABLE: Array<[RouteName, RegExp, string[]]> = [
   ['inboundNumbers', /^\/inbound-numbers$/, []],
   ['webhooks', /^\/webhooks$/, []],
   ['dnc', /^\/do-not-call$/, []],
+  ['knowledge', /^\/knowledge$/, []],
   ['campaigns', /^\/campaigns$/, []],
   ['campaignDetail', /^\/campaigns\/([^/]+)$/, ['id']],
 ];

@@ -721,7 +721,7 @@ return errors === 0;
 }
 
 export const BotCreate = validate12;
-const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"minLength":1,"maxLength":64,"description":"one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"audio":{"additionalProperties":false,"type":"object","properties":{"noise_suppression":{"default":false,"description":"RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call","type":"boolean"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"redaction":{"additionalProperties":false,"type":"object","properties":{"entities":{"maxItems":16,"default":[],"description":"what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it","type":"array","items":{"anyOf":[{"const":"card_number","type":"string"},{"const":"ssn","type":"string"},{"const":"email","type":"string"},{"const":"phone","type":"string"}]}},"mode":{"default":"mask","description":"mask: replaced by [entity] (the only mode)","const":"mask","type":"string"},"redact_llm":{"default":false,"description":"the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)","type":"boolean"}}},"recording":{"additionalProperties":false,"type":"object","properties":{"enabled":{"default":true,"description":"false: no recording is made (the call has no recording_key)","type":"boolean"},"redact_keypad_tones":{"default":false,"description":"the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)","type":"boolean"}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"},"require_passing_tests":{"description":"a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself)","type":"boolean"},"flow":{"anyOf":[{"additionalProperties":false,"type":"object","required":["start","nodes"],"properties":{"start":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"},"nodes":{"minProperties":1,"maxProperties":50,"type":"object","patternProperties":{"^[A-Za-z0-9_-]{1,48}$":{"additionalProperties":false,"type":"object","required":["transitions"],"properties":{"prompt":{"maxLength":5000,"type":"string"},"say":{"minLength":1,"maxLength":2000,"type":"string"},"tools":{"maxItems":50,"type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"}},"intents":{"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"transitions":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["to","when"],"properties":{"to":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"},"when":{"description":"one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}}","anyOf":[{"additionalProperties":false,"type":"object","required":["intent"],"properties":{"intent":{"minLength":1,"maxLength":64,"description":"an intent of the node's (or of a global node's); with an LLM, what the go_to function is for","type":"string"}}},{"additionalProperties":false,"type":"object","required":["tool_result"],"properties":{"tool_result":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"path":{"minLength":1,"maxLength":200,"type":"string"},"equals":{}}}}},{"additionalProperties":false,"type":"object","required":["variable"],"properties":{"variable":{"additionalProperties":false,"type":"object","required":["name","equals"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"equals":{"maxLength":1000,"type":"string"}}}}}]},"context":{"description":"append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message","anyOf":[{"const":"append","type":"string"},{"const":"reset","type":"string"},{"const":"summary","type":"string"}]}}}},"end_call":{"type":"boolean"}}}}},"global_nodes":{"maxItems":50,"description":"default []","type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"}},"context":{"description":"the transitions' context rule unless a transition sets its own; default append","anyOf":[{"const":"append","type":"string"},{"const":"reset","type":"string"},{"const":"summary","type":"string"}]}}},{"type":"null"}]},"handoff":{"anyOf":[{"additionalProperties":false,"type":"object","required":["bots"],"properties":{"bots":{"minItems":1,"maxItems":20,"description":"ids of active bots (checked at save: 422 naming each one missing or inactive)","type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"}},"greeting":{"description":"the other bot says its greeting when it takes the call; default true","type":"boolean"},"on_failure":{"minLength":1,"maxLength":1000,"description":"default \"Sorry, I could not pass you on just now. Let us carry on.\"; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot","type":"string"}}},{"type":"null"}]}}};
+const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"minLength":1,"maxLength":64,"description":"one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"filler":{"minLength":1,"maxLength":500,"type":"string"},"filler_after_ms":{"minimum":100,"maximum":10000,"description":"http: how long the tool may take before its filler is said (default 800)","type":"integer"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"mcp_servers":{"maxItems":10,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","url"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"unique among the bot's MCP servers","type":"string"},"url":{"minLength":1,"maxLength":2048,"description":"the Streamable HTTP endpoint (http or https; the address guard of tools applies)","type":"string"},"allowed_tools":{"maxItems":50,"description":"the tools offered (absent: all the server lists, at most 50)","type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"}},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"knowledge_base_ids":{"maxItems":20,"description":"knowledge bases each turn retrieves passages from (each must exist)","type":"array","items":{"pattern":"^[a-f0-9]{24}$","type":"string"}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"audio":{"additionalProperties":false,"type":"object","properties":{"noise_suppression":{"default":false,"description":"RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call","type":"boolean"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"redaction":{"additionalProperties":false,"type":"object","properties":{"entities":{"maxItems":16,"default":[],"description":"what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it","type":"array","items":{"anyOf":[{"const":"card_number","type":"string"},{"const":"ssn","type":"string"},{"const":"email","type":"string"},{"const":"phone","type":"string"}]}},"mode":{"default":"mask","description":"mask: replaced by [entity] (the only mode)","const":"mask","type":"string"},"redact_llm":{"default":false,"description":"the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)","type":"boolean"}}},"recording":{"additionalProperties":false,"type":"object","properties":{"enabled":{"default":true,"description":"false: no recording is made (the call has no recording_key)","type":"boolean"},"redact_keypad_tones":{"default":false,"description":"the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)","type":"boolean"}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"},"require_passing_tests":{"description":"a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself)","type":"boolean"},"flow":{"anyOf":[{"additionalProperties":false,"type":"object","required":["start","nodes"],"properties":{"start":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"},"nodes":{"minProperties":1,"maxProperties":50,"type":"object","patternProperties":{"^[A-Za-z0-9_-]{1,48}$":{"additionalProperties":false,"type":"object","required":["transitions"],"properties":{"prompt":{"maxLength":5000,"type":"string"},"say":{"minLength":1,"maxLength":2000,"type":"string"},"tools":{"maxItems":50,"type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"}},"intents":{"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"transitions":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["to","when"],"properties":{"to":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"},"when":{"description":"one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}}","anyOf":[{"additionalProperties":false,"type":"object","required":["intent"],"properties":{"intent":{"minLength":1,"maxLength":64,"description":"an intent of the node's (or of a global node's); with an LLM, what the go_to function is for","type":"string"}}},{"additionalProperties":false,"type":"object","required":["tool_result"],"properties":{"tool_result":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"path":{"minLength":1,"maxLength":200,"type":"string"},"equals":{}}}}},{"additionalProperties":false,"type":"object","required":["variable"],"properties":{"variable":{"additionalProperties":false,"type":"object","required":["name","equals"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"equals":{"maxLength":1000,"type":"string"}}}}}]},"context":{"description":"append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message","anyOf":[{"const":"append","type":"string"},{"const":"reset","type":"string"},{"const":"summary","type":"string"}]}}}},"end_call":{"type":"boolean"}}}}},"global_nodes":{"maxItems":50,"description":"default []","type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"}},"context":{"description":"the transitions' context rule unless a transition sets its own; default append","anyOf":[{"const":"append","type":"string"},{"const":"reset","type":"string"},{"const":"summary","type":"string"}]}}},{"type":"null"}]},"handoff":{"anyOf":[{"additionalProperties":false,"type":"object","required":["bots"],"properties":{"bots":{"minItems":1,"maxItems":20,"description":"ids of active bots (checked at save: 422 naming each one missing or inactive)","type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"}},"greeting":{"description":"the other bot says its greeting when it takes the call; default true","type":"boolean"},"on_failure":{"minLength":1,"maxLength":1000,"description":"default \"Sorry, I could not pass you on just now. Let us carry on.\"; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot","type":"string"}}},{"type":"null"}]}}};
 const func8 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,63}$", "u");
 const pattern1 = new RegExp("^https?://[^\\s]+$", "u");
@@ -729,12 +729,13 @@ const pattern2 = new RegExp("^[A-Za-z0-9_-]{1,64}$", "u");
 const pattern3 = new RegExp("^sips?:[^\\s@]+@[^\\s]+$", "u");
 const pattern4 = new RegExp("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$", "u");
 const pattern6 = new RegExp("^[^\\r\\n]*$", "u");
-const pattern8 = new RegExp("^[A-Za-z0-9_]{1,64}$", "u");
-const pattern10 = new RegExp("^[0-9*#]{1,32}$", "u");
-const pattern11 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
-const pattern14 = new RegExp("\\S", "u");
-const pattern15 = new RegExp("^[A-Za-z0-9_-]{1,48}$", "u");
-const pattern28 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
+const pattern12 = new RegExp("^[a-f0-9]{24}$", "u");
+const pattern14 = new RegExp("^[A-Za-z0-9_]{1,64}$", "u");
+const pattern16 = new RegExp("^[0-9*#]{1,32}$", "u");
+const pattern17 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+const pattern20 = new RegExp("\\S", "u");
+const pattern21 = new RegExp("^[A-Za-z0-9_-]{1,48}$", "u");
+const pattern34 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2337,11 +2338,11 @@ vErrors.push(err130);
 errors++;
 }
 }
-if(data24.headers !== undefined){
-let data43 = data24.headers;
-if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
-if(Object.keys(data43).length > 10){
-const err131 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/maxProperties",keyword:"maxProperties",params:{limit: 10},message:"must NOT have more than 10 properties"};
+if(data24.filler !== undefined){
+let data43 = data24.filler;
+if(typeof data43 === "string"){
+if(func2(data43) > 500){
+const err131 = {instancePath:instancePath+"/tools/" + i1+"/filler",schemaPath:"#/properties/tools/items/properties/filler/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -2350,9 +2351,8 @@ vErrors.push(err131);
 }
 errors++;
 }
-for(const key7 in data43){
-if(!(pattern4.test(key7))){
-const err132 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(func2(data43) < 1){
+const err132 = {instancePath:instancePath+"/tools/" + i1+"/filler",schemaPath:"#/properties/tools/items/properties/filler/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -2362,12 +2362,8 @@ vErrors.push(err132);
 errors++;
 }
 }
-for(const key8 in data43){
-if(pattern4.test(key8)){
-let data44 = data43[key8];
-if(typeof data44 === "string"){
-if(func2(data44) > 4096){
-const err133 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+else {
+const err133 = {instancePath:instancePath+"/tools/" + i1+"/filler",schemaPath:"#/properties/tools/items/properties/filler/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -2376,8 +2372,11 @@ vErrors.push(err133);
 }
 errors++;
 }
-if(!pattern6.test(data44)){
-const err134 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/pattern",keyword:"pattern",params:{pattern: "^[^\\r\\n]*$"},message:"must match pattern \""+"^[^\\r\\n]*$"+"\""};
+}
+if(data24.filler_after_ms !== undefined){
+let data44 = data24.filler_after_ms;
+if(!((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44)))){
+const err134 = {instancePath:instancePath+"/tools/" + i1+"/filler_after_ms",schemaPath:"#/properties/tools/items/properties/filler_after_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -2386,9 +2385,9 @@ vErrors.push(err134);
 }
 errors++;
 }
-}
-else {
-const err135 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data44 == "number"){
+if(data44 > 10000 || isNaN(data44)){
+const err135 = {instancePath:instancePath+"/tools/" + i1+"/filler_after_ms",schemaPath:"#/properties/tools/items/properties/filler_after_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -2397,11 +2396,8 @@ vErrors.push(err135);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err136 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data44 < 100 || isNaN(data44)){
+const err136 = {instancePath:instancePath+"/tools/" + i1+"/filler_after_ms",schemaPath:"#/properties/tools/items/properties/filler_after_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -2412,8 +2408,11 @@ errors++;
 }
 }
 }
-else {
-const err137 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/properties/tools/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data24.headers !== undefined){
+let data45 = data24.headers;
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+if(Object.keys(data45).length > 10){
+const err137 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/maxProperties",keyword:"maxProperties",params:{limit: 10},message:"must NOT have more than 10 properties"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -2422,10 +2421,9 @@ vErrors.push(err137);
 }
 errors++;
 }
-}
-}
-else {
-const err138 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+for(const key7 in data45){
+if(!(pattern4.test(key7))){
+const err138 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -2435,14 +2433,12 @@ vErrors.push(err138);
 errors++;
 }
 }
-if(data.policy !== undefined){
-let data45 = data.policy;
-const _errs116 = errors;
-let valid17 = false;
-const _errs117 = errors;
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
-if(data45.intents === undefined){
-const err139 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/required",keyword:"required",params:{missingProperty: "intents"},message:"must have required property '"+"intents"+"'"};
+for(const key8 in data45){
+if(pattern4.test(key8)){
+let data46 = data45[key8];
+if(typeof data46 === "string"){
+if(func2(data46) > 4096){
+const err139 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -2451,8 +2447,8 @@ vErrors.push(err139);
 }
 errors++;
 }
-if(data45.fallback === undefined){
-const err140 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/required",keyword:"required",params:{missingProperty: "fallback"},message:"must have required property '"+"fallback"+"'"};
+if(!pattern6.test(data46)){
+const err140 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/pattern",keyword:"pattern",params:{pattern: "^[^\\r\\n]*$"},message:"must match pattern \""+"^[^\\r\\n]*$"+"\""};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -2461,9 +2457,9 @@ vErrors.push(err140);
 }
 errors++;
 }
-for(const key9 in data45){
-if(!((key9 === "intents") || (key9 === "fallback"))){
-const err141 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+}
+else {
+const err141 = {instancePath:instancePath+"/tools/" + i1+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/tools/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -2473,11 +2469,10 @@ vErrors.push(err141);
 errors++;
 }
 }
-if(data45.intents !== undefined){
-let data46 = data45.intents;
-if(Array.isArray(data46)){
-if(data46.length > 200){
-const err142 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+}
+}
+else {
+const err142 = {instancePath:instancePath+"/tools/" + i1+"/headers",schemaPath:"#/properties/tools/items/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -2486,12 +2481,10 @@ vErrors.push(err142);
 }
 errors++;
 }
-const len3 = data46.length;
-for(let i3=0; i3<len3; i3++){
-let data47 = data46[i3];
-if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
-if(data47.name === undefined){
-const err143 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+}
+else {
+const err143 = {instancePath:instancePath+"/tools/" + i1,schemaPath:"#/properties/tools/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -2500,8 +2493,10 @@ vErrors.push(err143);
 }
 errors++;
 }
-if(data47.reply === undefined){
-const err144 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
+}
+}
+else {
+const err144 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -2510,9 +2505,12 @@ vErrors.push(err144);
 }
 errors++;
 }
-for(const key10 in data47){
-if(!((((((((key10 === "name") || (key10 === "examples")) || (key10 === "reply")) || (key10 === "end_call")) || (key10 === "action")) || (key10 === "on_error_reply")) || (key10 === "dtmf")) || (key10 === "sets"))){
-const err145 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+}
+if(data.mcp_servers !== undefined){
+let data47 = data.mcp_servers;
+if(Array.isArray(data47)){
+if(data47.length > 10){
+const err145 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -2521,12 +2519,12 @@ vErrors.push(err145);
 }
 errors++;
 }
-}
-if(data47.name !== undefined){
-let data48 = data47.name;
-if(typeof data48 === "string"){
-if(func2(data48) > 64){
-const err146 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+const len3 = data47.length;
+for(let i3=0; i3<len3; i3++){
+let data48 = data47[i3];
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+if(data48.name === undefined){
+const err146 = {instancePath:instancePath+"/mcp_servers/" + i3,schemaPath:"#/properties/mcp_servers/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -2535,8 +2533,8 @@ vErrors.push(err146);
 }
 errors++;
 }
-if(func2(data48) < 1){
-const err147 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data48.url === undefined){
+const err147 = {instancePath:instancePath+"/mcp_servers/" + i3,schemaPath:"#/properties/mcp_servers/items/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -2545,9 +2543,9 @@ vErrors.push(err147);
 }
 errors++;
 }
-}
-else {
-const err148 = {instancePath:instancePath+"/policy/intents/" + i3+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key9 in data48){
+if(!((((key9 === "name") || (key9 === "url")) || (key9 === "allowed_tools")) || (key9 === "headers"))){
+const err148 = {instancePath:instancePath+"/mcp_servers/" + i3,schemaPath:"#/properties/mcp_servers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -2557,11 +2555,11 @@ vErrors.push(err148);
 errors++;
 }
 }
-if(data47.examples !== undefined){
-let data49 = data47.examples;
-if(Array.isArray(data49)){
-if(data49.length > 100){
-const err149 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data48.name !== undefined){
+let data49 = data48.name;
+if(typeof data49 === "string"){
+if(!pattern2.test(data49)){
+const err149 = {instancePath:instancePath+"/mcp_servers/" + i3+"/name",schemaPath:"#/properties/mcp_servers/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -2570,12 +2568,9 @@ vErrors.push(err149);
 }
 errors++;
 }
-const len4 = data49.length;
-for(let i4=0; i4<len4; i4++){
-let data50 = data49[i4];
-if(typeof data50 === "string"){
-if(func2(data50) > 500){
-const err150 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+}
+else {
+const err150 = {instancePath:instancePath+"/mcp_servers/" + i3+"/name",schemaPath:"#/properties/mcp_servers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -2584,8 +2579,12 @@ vErrors.push(err150);
 }
 errors++;
 }
-if(func2(data50) < 1){
-const err151 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data48.url !== undefined){
+let data50 = data48.url;
+if(typeof data50 === "string"){
+if(func2(data50) > 2048){
+const err151 = {instancePath:instancePath+"/mcp_servers/" + i3+"/url",schemaPath:"#/properties/mcp_servers/items/properties/url/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -2594,9 +2593,8 @@ vErrors.push(err151);
 }
 errors++;
 }
-}
-else {
-const err152 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples/" + i4,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data50) < 1){
+const err152 = {instancePath:instancePath+"/mcp_servers/" + i3+"/url",schemaPath:"#/properties/mcp_servers/items/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -2606,9 +2604,8 @@ vErrors.push(err152);
 errors++;
 }
 }
-}
 else {
-const err153 = {instancePath:instancePath+"/policy/intents/" + i3+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err153 = {instancePath:instancePath+"/mcp_servers/" + i3+"/url",schemaPath:"#/properties/mcp_servers/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -2618,11 +2615,11 @@ vErrors.push(err153);
 errors++;
 }
 }
-if(data47.reply !== undefined){
-let data51 = data47.reply;
-if(typeof data51 === "string"){
-if(func2(data51) > 2000){
-const err154 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(data48.allowed_tools !== undefined){
+let data51 = data48.allowed_tools;
+if(Array.isArray(data51)){
+if(data51.length > 50){
+const err154 = {instancePath:instancePath+"/mcp_servers/" + i3+"/allowed_tools",schemaPath:"#/properties/mcp_servers/items/properties/allowed_tools/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -2631,8 +2628,12 @@ vErrors.push(err154);
 }
 errors++;
 }
-if(func2(data51) < 1){
-const err155 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len4 = data51.length;
+for(let i4=0; i4<len4; i4++){
+let data52 = data51[i4];
+if(typeof data52 === "string"){
+if(!pattern2.test(data52)){
+const err155 = {instancePath:instancePath+"/mcp_servers/" + i3+"/allowed_tools/" + i4,schemaPath:"#/properties/mcp_servers/items/properties/allowed_tools/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -2643,7 +2644,7 @@ errors++;
 }
 }
 else {
-const err156 = {instancePath:instancePath+"/policy/intents/" + i3+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err156 = {instancePath:instancePath+"/mcp_servers/" + i3+"/allowed_tools/" + i4,schemaPath:"#/properties/mcp_servers/items/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -2653,9 +2654,9 @@ vErrors.push(err156);
 errors++;
 }
 }
-if(data47.end_call !== undefined){
-if(typeof data47.end_call !== "boolean"){
-const err157 = {instancePath:instancePath+"/policy/intents/" + i3+"/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+else {
+const err157 = {instancePath:instancePath+"/mcp_servers/" + i3+"/allowed_tools",schemaPath:"#/properties/mcp_servers/items/properties/allowed_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -2665,11 +2666,11 @@ vErrors.push(err157);
 errors++;
 }
 }
-if(data47.action !== undefined){
-let data53 = data47.action;
+if(data48.headers !== undefined){
+let data53 = data48.headers;
 if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-if(data53.tool === undefined){
-const err158 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
+if(Object.keys(data53).length > 10){
+const err158 = {instancePath:instancePath+"/mcp_servers/" + i3+"/headers",schemaPath:"#/properties/mcp_servers/items/properties/headers/maxProperties",keyword:"maxProperties",params:{limit: 10},message:"must NOT have more than 10 properties"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -2678,9 +2679,9 @@ vErrors.push(err158);
 }
 errors++;
 }
-for(const key11 in data53){
-if(!((key11 === "tool") || (key11 === "arguments"))){
-const err159 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+for(const key10 in data53){
+if(!(pattern4.test(key10))){
+const err159 = {instancePath:instancePath+"/mcp_servers/" + i3+"/headers",schemaPath:"#/properties/mcp_servers/items/properties/headers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -2690,11 +2691,12 @@ vErrors.push(err159);
 errors++;
 }
 }
-if(data53.tool !== undefined){
-let data54 = data53.tool;
+for(const key11 in data53){
+if(pattern4.test(key11)){
+let data54 = data53[key11];
 if(typeof data54 === "string"){
-if(!pattern2.test(data54)){
-const err160 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(func2(data54) > 4096){
+const err160 = {instancePath:instancePath+"/mcp_servers/" + i3+"/headers/" + key11.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -2703,9 +2705,8 @@ vErrors.push(err160);
 }
 errors++;
 }
-}
-else {
-const err161 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern6.test(data54)){
+const err161 = {instancePath:instancePath+"/mcp_servers/" + i3+"/headers/" + key11.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/pattern",keyword:"pattern",params:{pattern: "^[^\\r\\n]*$"},message:"must match pattern \""+"^[^\\r\\n]*$"+"\""};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -2715,11 +2716,8 @@ vErrors.push(err161);
 errors++;
 }
 }
-if(data53.arguments !== undefined){
-let data55 = data53.arguments;
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
-if(Object.keys(data55).length > 20){
-const err162 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+else {
+const err162 = {instancePath:instancePath+"/mcp_servers/" + i3+"/headers/" + key11.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/items/properties/headers/patternProperties/%5E%5BA-Za-z0-9!%23%24%25%26'*%2B.%5E_%60%7C~0-%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -2728,9 +2726,11 @@ vErrors.push(err162);
 }
 errors++;
 }
-for(const key12 in data55){
-if(!(pattern8.test(key12))){
-const err163 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+}
+}
+}
+else {
+const err163 = {instancePath:instancePath+"/mcp_servers/" + i3+"/headers",schemaPath:"#/properties/mcp_servers/items/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -2740,12 +2740,9 @@ vErrors.push(err163);
 errors++;
 }
 }
-for(const key13 in data55){
-if(pattern8.test(key13)){
-let data56 = data55[key13];
-if(typeof data56 === "string"){
-if(func2(data56) > 1000){
-const err164 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments/" + key13.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+}
+else {
+const err164 = {instancePath:instancePath+"/mcp_servers/" + i3,schemaPath:"#/properties/mcp_servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -2755,8 +2752,9 @@ vErrors.push(err164);
 errors++;
 }
 }
+}
 else {
-const err165 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments/" + key13.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err165 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -2766,10 +2764,11 @@ vErrors.push(err165);
 errors++;
 }
 }
-}
-}
-else {
-const err166 = {instancePath:instancePath+"/policy/intents/" + i3+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.knowledge_base_ids !== undefined){
+let data55 = data.knowledge_base_ids;
+if(Array.isArray(data55)){
+if(data55.length > 20){
+const err166 = {instancePath:instancePath+"/knowledge_base_ids",schemaPath:"#/properties/knowledge_base_ids/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -2778,10 +2777,12 @@ vErrors.push(err166);
 }
 errors++;
 }
-}
-}
-else {
-const err167 = {instancePath:instancePath+"/policy/intents/" + i3+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const len5 = data55.length;
+for(let i5=0; i5<len5; i5++){
+let data56 = data55[i5];
+if(typeof data56 === "string"){
+if(!pattern12.test(data56)){
+const err167 = {instancePath:instancePath+"/knowledge_base_ids/" + i5,schemaPath:"#/properties/knowledge_base_ids/items/pattern",keyword:"pattern",params:{pattern: "^[a-f0-9]{24}$"},message:"must match pattern \""+"^[a-f0-9]{24}$"+"\""};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -2791,11 +2792,8 @@ vErrors.push(err167);
 errors++;
 }
 }
-if(data47.on_error_reply !== undefined){
-let data57 = data47.on_error_reply;
-if(typeof data57 === "string"){
-if(func2(data57) > 2000){
-const err168 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+else {
+const err168 = {instancePath:instancePath+"/knowledge_base_ids/" + i5,schemaPath:"#/properties/knowledge_base_ids/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -2804,8 +2802,10 @@ vErrors.push(err168);
 }
 errors++;
 }
-if(func2(data57) < 1){
-const err169 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+else {
+const err169 = {instancePath:instancePath+"/knowledge_base_ids",schemaPath:"#/properties/knowledge_base_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -2815,8 +2815,14 @@ vErrors.push(err169);
 errors++;
 }
 }
-else {
-const err170 = {instancePath:instancePath+"/policy/intents/" + i3+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.policy !== undefined){
+let data57 = data.policy;
+const _errs142 = errors;
+let valid25 = false;
+const _errs143 = errors;
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+if(data57.intents === undefined){
+const err170 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/required",keyword:"required",params:{missingProperty: "intents"},message:"must have required property '"+"intents"+"'"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -2825,12 +2831,8 @@ vErrors.push(err170);
 }
 errors++;
 }
-}
-if(data47.dtmf !== undefined){
-let data58 = data47.dtmf;
-if(typeof data58 === "string"){
-if(!pattern10.test(data58)){
-const err171 = {instancePath:instancePath+"/policy/intents/" + i3+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/pattern",keyword:"pattern",params:{pattern: "^[0-9*#]{1,32}$"},message:"must match pattern \""+"^[0-9*#]{1,32}$"+"\""};
+if(data57.fallback === undefined){
+const err171 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/required",keyword:"required",params:{missingProperty: "fallback"},message:"must have required property '"+"fallback"+"'"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -2839,9 +2841,9 @@ vErrors.push(err171);
 }
 errors++;
 }
-}
-else {
-const err172 = {instancePath:instancePath+"/policy/intents/" + i3+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key12 in data57){
+if(!((key12 === "intents") || (key12 === "fallback"))){
+const err172 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -2851,11 +2853,11 @@ vErrors.push(err172);
 errors++;
 }
 }
-if(data47.sets !== undefined){
-let data59 = data47.sets;
-if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
-if(Object.keys(data59).length > 20){
-const err173 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+if(data57.intents !== undefined){
+let data58 = data57.intents;
+if(Array.isArray(data58)){
+if(data58.length > 200){
+const err173 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -2864,9 +2866,12 @@ vErrors.push(err173);
 }
 errors++;
 }
-for(const key14 in data59){
-if(!(pattern11.test(key14))){
-const err174 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+const len6 = data58.length;
+for(let i6=0; i6<len6; i6++){
+let data59 = data58[i6];
+if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+if(data59.name === undefined){
+const err174 = {instancePath:instancePath+"/policy/intents/" + i6,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -2875,16 +2880,8 @@ vErrors.push(err174);
 }
 errors++;
 }
-}
-for(const key15 in data59){
-if(pattern11.test(key15)){
-let data60 = data59[key15];
-const _errs153 = errors;
-let valid27 = false;
-const _errs154 = errors;
-if(typeof data60 === "string"){
-if(func2(data60) > 1000){
-const err175 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data59.reply === undefined){
+const err175 = {instancePath:instancePath+"/policy/intents/" + i6,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -2893,9 +2890,9 @@ vErrors.push(err175);
 }
 errors++;
 }
-}
-else {
-const err176 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key13 in data59){
+if(!((((((((key13 === "name") || (key13 === "examples")) || (key13 === "reply")) || (key13 === "end_call")) || (key13 === "action")) || (key13 === "on_error_reply")) || (key13 === "dtmf")) || (key13 === "sets"))){
+const err176 = {instancePath:instancePath+"/policy/intents/" + i6,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -2904,12 +2901,12 @@ vErrors.push(err176);
 }
 errors++;
 }
-var _valid4 = _errs154 === errors;
-valid27 = valid27 || _valid4;
-if(!valid27){
-const _errs156 = errors;
-if(!(typeof data60 == "number")){
-const err177 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data59.name !== undefined){
+let data60 = data59.name;
+if(typeof data60 === "string"){
+if(func2(data60) > 64){
+const err177 = {instancePath:instancePath+"/policy/intents/" + i6+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -2918,12 +2915,8 @@ vErrors.push(err177);
 }
 errors++;
 }
-var _valid4 = _errs156 === errors;
-valid27 = valid27 || _valid4;
-if(!valid27){
-const _errs158 = errors;
-if(typeof data60 !== "boolean"){
-const err178 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(func2(data60) < 1){
+const err178 = {instancePath:instancePath+"/policy/intents/" + i6+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -2932,12 +2925,9 @@ vErrors.push(err178);
 }
 errors++;
 }
-var _valid4 = _errs158 === errors;
-valid27 = valid27 || _valid4;
 }
-}
-if(!valid27){
-const err179 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err179 = {instancePath:instancePath+"/policy/intents/" + i6+"/name",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -2946,22 +2936,12 @@ vErrors.push(err179);
 }
 errors++;
 }
-else {
-errors = _errs153;
-if(vErrors !== null){
-if(_errs153){
-vErrors.length = _errs153;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-}
-else {
-const err180 = {instancePath:instancePath+"/policy/intents/" + i3+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data59.examples !== undefined){
+let data61 = data59.examples;
+if(Array.isArray(data61)){
+if(data61.length > 100){
+const err180 = {instancePath:instancePath+"/policy/intents/" + i6+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -2970,10 +2950,12 @@ vErrors.push(err180);
 }
 errors++;
 }
-}
-}
-else {
-const err181 = {instancePath:instancePath+"/policy/intents/" + i3,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const len7 = data61.length;
+for(let i7=0; i7<len7; i7++){
+let data62 = data61[i7];
+if(typeof data62 === "string"){
+if(func2(data62) > 500){
+const err181 = {instancePath:instancePath+"/policy/intents/" + i6+"/examples/" + i7,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -2982,10 +2964,8 @@ vErrors.push(err181);
 }
 errors++;
 }
-}
-}
-else {
-const err182 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(func2(data62) < 1){
+const err182 = {instancePath:instancePath+"/policy/intents/" + i6+"/examples/" + i7,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -2995,11 +2975,8 @@ vErrors.push(err182);
 errors++;
 }
 }
-if(data45.fallback !== undefined){
-let data61 = data45.fallback;
-if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
-if(data61.reply === undefined){
-const err183 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
+else {
+const err183 = {instancePath:instancePath+"/policy/intents/" + i6+"/examples/" + i7,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -3008,9 +2985,10 @@ vErrors.push(err183);
 }
 errors++;
 }
-for(const key16 in data61){
-if(!((key16 === "reply") || (key16 === "end_call"))){
-const err184 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+}
+}
+else {
+const err184 = {instancePath:instancePath+"/policy/intents/" + i6+"/examples",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -3020,11 +2998,11 @@ vErrors.push(err184);
 errors++;
 }
 }
-if(data61.reply !== undefined){
-let data62 = data61.reply;
-if(typeof data62 === "string"){
-if(func2(data62) > 2000){
-const err185 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(data59.reply !== undefined){
+let data63 = data59.reply;
+if(typeof data63 === "string"){
+if(func2(data63) > 2000){
+const err185 = {instancePath:instancePath+"/policy/intents/" + i6+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -3033,8 +3011,8 @@ vErrors.push(err185);
 }
 errors++;
 }
-if(func2(data62) < 1){
-const err186 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func2(data63) < 1){
+const err186 = {instancePath:instancePath+"/policy/intents/" + i6+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -3045,7 +3023,7 @@ errors++;
 }
 }
 else {
-const err187 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err187 = {instancePath:instancePath+"/policy/intents/" + i6+"/reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -3055,9 +3033,9 @@ vErrors.push(err187);
 errors++;
 }
 }
-if(data61.end_call !== undefined){
-if(typeof data61.end_call !== "boolean"){
-const err188 = {instancePath:instancePath+"/policy/fallback/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data59.end_call !== undefined){
+if(typeof data59.end_call !== "boolean"){
+const err188 = {instancePath:instancePath+"/policy/intents/" + i6+"/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -3067,9 +3045,11 @@ vErrors.push(err188);
 errors++;
 }
 }
-}
-else {
-const err189 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data59.action !== undefined){
+let data65 = data59.action;
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+if(data65.tool === undefined){
+const err189 = {instancePath:instancePath+"/policy/intents/" + i6+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -3078,10 +3058,9 @@ vErrors.push(err189);
 }
 errors++;
 }
-}
-}
-else {
-const err190 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key14 in data65){
+if(!((key14 === "tool") || (key14 === "arguments"))){
+const err190 = {instancePath:instancePath+"/policy/intents/" + i6+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -3090,12 +3069,12 @@ vErrors.push(err190);
 }
 errors++;
 }
-var _valid3 = _errs117 === errors;
-valid17 = valid17 || _valid3;
-if(!valid17){
-const _errs167 = errors;
-if(data45 !== null){
-const err191 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data65.tool !== undefined){
+let data66 = data65.tool;
+if(typeof data66 === "string"){
+if(!pattern2.test(data66)){
+const err191 = {instancePath:instancePath+"/policy/intents/" + i6+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -3104,11 +3083,9 @@ vErrors.push(err191);
 }
 errors++;
 }
-var _valid3 = _errs167 === errors;
-valid17 = valid17 || _valid3;
 }
-if(!valid17){
-const err192 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err192 = {instancePath:instancePath+"/policy/intents/" + i6+"/action/tool",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -3117,24 +3094,12 @@ vErrors.push(err192);
 }
 errors++;
 }
-else {
-errors = _errs116;
-if(vErrors !== null){
-if(_errs116){
-vErrors.length = _errs116;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.turn_detection !== undefined){
-let data64 = data.turn_detection;
-if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
-for(const key17 in data64){
-if(!(((key17 === "mode") || (key17 === "end_of_turn_silence_ms")) || (key17 === "min_silence_ms"))){
-const err193 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+if(data65.arguments !== undefined){
+let data67 = data65.arguments;
+if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
+if(Object.keys(data67).length > 20){
+const err193 = {instancePath:instancePath+"/policy/intents/" + i6+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -3143,14 +3108,9 @@ vErrors.push(err193);
 }
 errors++;
 }
-}
-if(data64.mode !== undefined){
-let data65 = data64.mode;
-const _errs173 = errors;
-let valid30 = false;
-const _errs174 = errors;
-if(typeof data65 !== "string"){
-const err194 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key15 in data67){
+if(!(pattern14.test(key15))){
+const err194 = {instancePath:instancePath+"/policy/intents/" + i6+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -3159,8 +3119,13 @@ vErrors.push(err194);
 }
 errors++;
 }
-if("smart" !== data65){
-const err195 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/0/const",keyword:"const",params:{allowedValue: "smart"},message:"must be equal to constant"};
+}
+for(const key16 in data67){
+if(pattern14.test(key16)){
+let data68 = data67[key16];
+if(typeof data68 === "string"){
+if(func2(data68) > 1000){
+const err195 = {instancePath:instancePath+"/policy/intents/" + i6+"/action/arguments/" + key16.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -3169,12 +3134,9 @@ vErrors.push(err195);
 }
 errors++;
 }
-var _valid5 = _errs174 === errors;
-valid30 = valid30 || _valid5;
-if(!valid30){
-const _errs176 = errors;
-if(typeof data65 !== "string"){
-const err196 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err196 = {instancePath:instancePath+"/policy/intents/" + i6+"/action/arguments/" + key16.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -3183,8 +3145,11 @@ vErrors.push(err196);
 }
 errors++;
 }
-if("fixed" !== data65){
-const err197 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/1/const",keyword:"const",params:{allowedValue: "fixed"},message:"must be equal to constant"};
+}
+}
+}
+else {
+const err197 = {instancePath:instancePath+"/policy/intents/" + i6+"/action/arguments",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -3193,11 +3158,10 @@ vErrors.push(err197);
 }
 errors++;
 }
-var _valid5 = _errs176 === errors;
-valid30 = valid30 || _valid5;
 }
-if(!valid30){
-const err198 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+else {
+const err198 = {instancePath:instancePath+"/policy/intents/" + i6+"/action",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/action/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -3206,22 +3170,12 @@ vErrors.push(err198);
 }
 errors++;
 }
-else {
-errors = _errs173;
-if(vErrors !== null){
-if(_errs173){
-vErrors.length = _errs173;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data64.end_of_turn_silence_ms !== undefined){
-let data66 = data64.end_of_turn_silence_ms;
-if(!((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66)))){
-const err199 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data59.on_error_reply !== undefined){
+let data69 = data59.on_error_reply;
+if(typeof data69 === "string"){
+if(func2(data69) > 2000){
+const err199 = {instancePath:instancePath+"/policy/intents/" + i6+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -3230,9 +3184,8 @@ vErrors.push(err199);
 }
 errors++;
 }
-if(typeof data66 == "number"){
-if(data66 > 5000 || isNaN(data66)){
-const err200 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
+if(func2(data69) < 1){
+const err200 = {instancePath:instancePath+"/policy/intents/" + i6+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -3241,8 +3194,9 @@ vErrors.push(err200);
 }
 errors++;
 }
-if(data66 < 100 || isNaN(data66)){
-const err201 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+}
+else {
+const err201 = {instancePath:instancePath+"/policy/intents/" + i6+"/on_error_reply",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/on_error_reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -3252,11 +3206,11 @@ vErrors.push(err201);
 errors++;
 }
 }
-}
-if(data64.min_silence_ms !== undefined){
-let data67 = data64.min_silence_ms;
-if(!((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67)))){
-const err202 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data59.dtmf !== undefined){
+let data70 = data59.dtmf;
+if(typeof data70 === "string"){
+if(!pattern16.test(data70)){
+const err202 = {instancePath:instancePath+"/policy/intents/" + i6+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/pattern",keyword:"pattern",params:{pattern: "^[0-9*#]{1,32}$"},message:"must match pattern \""+"^[0-9*#]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -3265,9 +3219,9 @@ vErrors.push(err202);
 }
 errors++;
 }
-if(typeof data67 == "number"){
-if(data67 > 5000 || isNaN(data67)){
-const err203 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
+}
+else {
+const err203 = {instancePath:instancePath+"/policy/intents/" + i6+"/dtmf",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/dtmf/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -3276,8 +3230,12 @@ vErrors.push(err203);
 }
 errors++;
 }
-if(data67 < 100 || isNaN(data67)){
-const err204 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+}
+if(data59.sets !== undefined){
+let data71 = data59.sets;
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(Object.keys(data71).length > 20){
+const err204 = {instancePath:instancePath+"/policy/intents/" + i6+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -3286,11 +3244,9 @@ vErrors.push(err204);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err205 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key17 in data71){
+if(!(pattern17.test(key17))){
+const err205 = {instancePath:instancePath+"/policy/intents/" + i6+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -3300,12 +3256,15 @@ vErrors.push(err205);
 errors++;
 }
 }
-if(data.interruption !== undefined){
-let data68 = data.interruption;
-if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
-for(const key18 in data68){
-if(!((key18 === "ignore_backchannels") || (key18 === "min_words"))){
-const err206 = {instancePath:instancePath+"/interruption",schemaPath:"#/properties/interruption/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+for(const key18 in data71){
+if(pattern17.test(key18)){
+let data72 = data71[key18];
+const _errs179 = errors;
+let valid35 = false;
+const _errs180 = errors;
+if(typeof data72 === "string"){
+if(func2(data72) > 1000){
+const err206 = {instancePath:instancePath+"/policy/intents/" + i6+"/sets/" + key18.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -3315,9 +3274,8 @@ vErrors.push(err206);
 errors++;
 }
 }
-if(data68.ignore_backchannels !== undefined){
-if(typeof data68.ignore_backchannels !== "boolean"){
-const err207 = {instancePath:instancePath+"/interruption/ignore_backchannels",schemaPath:"#/properties/interruption/properties/ignore_backchannels/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err207 = {instancePath:instancePath+"/policy/intents/" + i6+"/sets/" + key18.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -3326,11 +3284,12 @@ vErrors.push(err207);
 }
 errors++;
 }
-}
-if(data68.min_words !== undefined){
-let data70 = data68.min_words;
-if(!((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70)))){
-const err208 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid4 = _errs180 === errors;
+valid35 = valid35 || _valid4;
+if(!valid35){
+const _errs182 = errors;
+if(!(typeof data72 == "number")){
+const err208 = {instancePath:instancePath+"/policy/intents/" + i6+"/sets/" + key18.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -3339,9 +3298,12 @@ vErrors.push(err208);
 }
 errors++;
 }
-if(typeof data70 == "number"){
-if(data70 > 10 || isNaN(data70)){
-const err209 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+var _valid4 = _errs182 === errors;
+valid35 = valid35 || _valid4;
+if(!valid35){
+const _errs184 = errors;
+if(typeof data72 !== "boolean"){
+const err209 = {instancePath:instancePath+"/policy/intents/" + i6+"/sets/" + key18.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -3350,8 +3312,12 @@ vErrors.push(err209);
 }
 errors++;
 }
-if(data70 < 1 || isNaN(data70)){
-const err210 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+var _valid4 = _errs184 === errors;
+valid35 = valid35 || _valid4;
+}
+}
+if(!valid35){
+const err210 = {instancePath:instancePath+"/policy/intents/" + i6+"/sets/" + key18.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -3360,11 +3326,22 @@ vErrors.push(err210);
 }
 errors++;
 }
+else {
+errors = _errs179;
+if(vErrors !== null){
+if(_errs179){
+vErrors.length = _errs179;
+}
+else {
+vErrors = null;
+}
+}
+}
 }
 }
 }
 else {
-const err211 = {instancePath:instancePath+"/interruption",schemaPath:"#/properties/interruption/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err211 = {instancePath:instancePath+"/policy/intents/" + i6+"/sets",schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -3374,11 +3351,9 @@ vErrors.push(err211);
 errors++;
 }
 }
-if(data.dtmf !== undefined){
-let data71 = data.dtmf;
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
-if(data71.inter_digit_timeout_ms === undefined){
-const err212 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/required",keyword:"required",params:{missingProperty: "inter_digit_timeout_ms"},message:"must have required property '"+"inter_digit_timeout_ms"+"'"};
+}
+else {
+const err212 = {instancePath:instancePath+"/policy/intents/" + i6,schemaPath:"#/properties/policy/anyOf/0/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -3387,9 +3362,10 @@ vErrors.push(err212);
 }
 errors++;
 }
-for(const key19 in data71){
-if(!(key19 === "inter_digit_timeout_ms")){
-const err213 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+}
+}
+else {
+const err213 = {instancePath:instancePath+"/policy/intents",schemaPath:"#/properties/policy/anyOf/0/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -3399,10 +3375,11 @@ vErrors.push(err213);
 errors++;
 }
 }
-if(data71.inter_digit_timeout_ms !== undefined){
-let data72 = data71.inter_digit_timeout_ms;
-if(!((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72)))){
-const err214 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data57.fallback !== undefined){
+let data73 = data57.fallback;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+if(data73.reply === undefined){
+const err214 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -3411,9 +3388,9 @@ vErrors.push(err214);
 }
 errors++;
 }
-if(typeof data72 == "number"){
-if(data72 > 10000 || isNaN(data72)){
-const err215 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+for(const key19 in data73){
+if(!((key19 === "reply") || (key19 === "end_call"))){
+const err215 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -3422,8 +3399,12 @@ vErrors.push(err215);
 }
 errors++;
 }
-if(data72 < 300 || isNaN(data72)){
-const err216 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
+}
+if(data73.reply !== undefined){
+let data74 = data73.reply;
+if(typeof data74 === "string"){
+if(func2(data74) > 2000){
+const err216 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -3432,11 +3413,8 @@ vErrors.push(err216);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err217 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data74) < 1){
+const err217 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -3446,12 +3424,8 @@ vErrors.push(err217);
 errors++;
 }
 }
-if(data.answering_machine !== undefined){
-let data73 = data.answering_machine;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-for(const key20 in data73){
-if(!((((key20 === "detect") || (key20 === "on_machine")) || (key20 === "message")) || (key20 === "max_wait_for_beep_seconds"))){
-const err218 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+else {
+const err218 = {instancePath:instancePath+"/policy/fallback/reply",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -3461,9 +3435,9 @@ vErrors.push(err218);
 errors++;
 }
 }
-if(data73.detect !== undefined){
-if(typeof data73.detect !== "boolean"){
-const err219 = {instancePath:instancePath+"/answering_machine/detect",schemaPath:"#/properties/answering_machine/properties/detect/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data73.end_call !== undefined){
+if(typeof data73.end_call !== "boolean"){
+const err219 = {instancePath:instancePath+"/policy/fallback/end_call",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -3473,13 +3447,9 @@ vErrors.push(err219);
 errors++;
 }
 }
-if(data73.on_machine !== undefined){
-let data75 = data73.on_machine;
-const _errs200 = errors;
-let valid34 = false;
-const _errs201 = errors;
-if(typeof data75 !== "string"){
-const err220 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err220 = {instancePath:instancePath+"/policy/fallback",schemaPath:"#/properties/policy/anyOf/0/properties/fallback/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -3488,8 +3458,10 @@ vErrors.push(err220);
 }
 errors++;
 }
-if("hangup" !== data75){
-const err221 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/const",keyword:"const",params:{allowedValue: "hangup"},message:"must be equal to constant"};
+}
+}
+else {
+const err221 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -3498,12 +3470,12 @@ vErrors.push(err221);
 }
 errors++;
 }
-var _valid6 = _errs201 === errors;
-valid34 = valid34 || _valid6;
-if(!valid34){
-const _errs203 = errors;
-if(typeof data75 !== "string"){
-const err222 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid3 = _errs143 === errors;
+valid25 = valid25 || _valid3;
+if(!valid25){
+const _errs193 = errors;
+if(data57 !== null){
+const err222 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -3512,8 +3484,11 @@ vErrors.push(err222);
 }
 errors++;
 }
-if("leave_message" !== data75){
-const err223 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/const",keyword:"const",params:{allowedValue: "leave_message"},message:"must be equal to constant"};
+var _valid3 = _errs193 === errors;
+valid25 = valid25 || _valid3;
+}
+if(!valid25){
+const err223 = {instancePath:instancePath+"/policy",schemaPath:"#/properties/policy/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -3522,11 +3497,24 @@ vErrors.push(err223);
 }
 errors++;
 }
-var _valid6 = _errs203 === errors;
-valid34 = valid34 || _valid6;
+else {
+errors = _errs142;
+if(vErrors !== null){
+if(_errs142){
+vErrors.length = _errs142;
 }
-if(!valid34){
-const err224 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.turn_detection !== undefined){
+let data76 = data.turn_detection;
+if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+for(const key20 in data76){
+if(!(((key20 === "mode") || (key20 === "end_of_turn_silence_ms")) || (key20 === "min_silence_ms"))){
+const err224 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -3535,23 +3523,14 @@ vErrors.push(err224);
 }
 errors++;
 }
-else {
-errors = _errs200;
-if(vErrors !== null){
-if(_errs200){
-vErrors.length = _errs200;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data73.message !== undefined){
-let data76 = data73.message;
-if(typeof data76 === "string"){
-if(func2(data76) > 1000){
-const err225 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data76.mode !== undefined){
+let data77 = data76.mode;
+const _errs199 = errors;
+let valid38 = false;
+const _errs200 = errors;
+if(typeof data77 !== "string"){
+const err225 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -3560,9 +3539,8 @@ vErrors.push(err225);
 }
 errors++;
 }
-}
-else {
-const err226 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("smart" !== data77){
+const err226 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/0/const",keyword:"const",params:{allowedValue: "smart"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -3571,11 +3549,12 @@ vErrors.push(err226);
 }
 errors++;
 }
-}
-if(data73.max_wait_for_beep_seconds !== undefined){
-let data77 = data73.max_wait_for_beep_seconds;
-if(!((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77)))){
-const err227 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid5 = _errs200 === errors;
+valid38 = valid38 || _valid5;
+if(!valid38){
+const _errs202 = errors;
+if(typeof data77 !== "string"){
+const err227 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -3584,9 +3563,8 @@ vErrors.push(err227);
 }
 errors++;
 }
-if(typeof data77 == "number"){
-if(data77 > 120 || isNaN(data77)){
-const err228 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
+if("fixed" !== data77){
+const err228 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf/1/const",keyword:"const",params:{allowedValue: "fixed"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -3595,8 +3573,11 @@ vErrors.push(err228);
 }
 errors++;
 }
-if(data77 < 5 || isNaN(data77)){
-const err229 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 5},message:"must be >= 5"};
+var _valid5 = _errs202 === errors;
+valid38 = valid38 || _valid5;
+}
+if(!valid38){
+const err229 = {instancePath:instancePath+"/turn_detection/mode",schemaPath:"#/properties/turn_detection/properties/mode/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -3605,11 +3586,22 @@ vErrors.push(err229);
 }
 errors++;
 }
-}
-}
+else {
+errors = _errs199;
+if(vErrors !== null){
+if(_errs199){
+vErrors.length = _errs199;
 }
 else {
-const err230 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors = null;
+}
+}
+}
+}
+if(data76.end_of_turn_silence_ms !== undefined){
+let data78 = data76.end_of_turn_silence_ms;
+if(!((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78)))){
+const err230 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -3618,13 +3610,9 @@ vErrors.push(err230);
 }
 errors++;
 }
-}
-if(data.audio !== undefined){
-let data78 = data.audio;
-if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
-for(const key21 in data78){
-if(!(key21 === "noise_suppression")){
-const err231 = {instancePath:instancePath+"/audio",schemaPath:"#/properties/audio/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
+if(typeof data78 == "number"){
+if(data78 > 5000 || isNaN(data78)){
+const err231 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -3633,10 +3621,8 @@ vErrors.push(err231);
 }
 errors++;
 }
-}
-if(data78.noise_suppression !== undefined){
-if(typeof data78.noise_suppression !== "boolean"){
-const err232 = {instancePath:instancePath+"/audio/noise_suppression",schemaPath:"#/properties/audio/properties/noise_suppression/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data78 < 100 || isNaN(data78)){
+const err232 = {instancePath:instancePath+"/turn_detection/end_of_turn_silence_ms",schemaPath:"#/properties/turn_detection/properties/end_of_turn_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -3647,8 +3633,10 @@ errors++;
 }
 }
 }
-else {
-const err233 = {instancePath:instancePath+"/audio",schemaPath:"#/properties/audio/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data76.min_silence_ms !== undefined){
+let data79 = data76.min_silence_ms;
+if(!((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79)))){
+const err233 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -3657,13 +3645,9 @@ vErrors.push(err233);
 }
 errors++;
 }
-}
-if(data.analysis !== undefined){
-let data80 = data.analysis;
-if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
-for(const key22 in data80){
-if(!(((key22 === "summary") || (key22 === "fields")) || (key22 === "success"))){
-const err234 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
+if(typeof data79 == "number"){
+if(data79 > 5000 || isNaN(data79)){
+const err234 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -3672,10 +3656,8 @@ vErrors.push(err234);
 }
 errors++;
 }
-}
-if(data80.summary !== undefined){
-if(typeof data80.summary !== "boolean"){
-const err235 = {instancePath:instancePath+"/analysis/summary",schemaPath:"#/properties/analysis/properties/summary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data79 < 100 || isNaN(data79)){
+const err235 = {instancePath:instancePath+"/turn_detection/min_silence_ms",schemaPath:"#/properties/turn_detection/properties/min_silence_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -3685,11 +3667,10 @@ vErrors.push(err235);
 errors++;
 }
 }
-if(data80.fields !== undefined){
-let data82 = data80.fields;
-if(Array.isArray(data82)){
-if(data82.length > 20){
-const err236 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+}
+}
+else {
+const err236 = {instancePath:instancePath+"/turn_detection",schemaPath:"#/properties/turn_detection/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -3698,12 +3679,13 @@ vErrors.push(err236);
 }
 errors++;
 }
-const len5 = data82.length;
-for(let i5=0; i5<len5; i5++){
-let data83 = data82[i5];
-if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
-if(data83.name === undefined){
-const err237 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data.interruption !== undefined){
+let data80 = data.interruption;
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+for(const key21 in data80){
+if(!((key21 === "ignore_backchannels") || (key21 === "min_words"))){
+const err237 = {instancePath:instancePath+"/interruption",schemaPath:"#/properties/interruption/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -3712,8 +3694,10 @@ vErrors.push(err237);
 }
 errors++;
 }
-if(data83.type === undefined){
-const err238 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+}
+if(data80.ignore_backchannels !== undefined){
+if(typeof data80.ignore_backchannels !== "boolean"){
+const err238 = {instancePath:instancePath+"/interruption/ignore_backchannels",schemaPath:"#/properties/interruption/properties/ignore_backchannels/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -3722,9 +3706,11 @@ vErrors.push(err238);
 }
 errors++;
 }
-for(const key23 in data83){
-if(!((((key23 === "name") || (key23 === "type")) || (key23 === "description")) || (key23 === "values"))){
-const err239 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
+}
+if(data80.min_words !== undefined){
+let data82 = data80.min_words;
+if(!((typeof data82 == "number") && (!(data82 % 1) && !isNaN(data82)))){
+const err239 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -3733,12 +3719,9 @@ vErrors.push(err239);
 }
 errors++;
 }
-}
-if(data83.name !== undefined){
-let data84 = data83.name;
-if(typeof data84 === "string"){
-if(!pattern11.test(data84)){
-const err240 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(typeof data82 == "number"){
+if(data82 > 10 || isNaN(data82)){
+const err240 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -3747,9 +3730,8 @@ vErrors.push(err240);
 }
 errors++;
 }
-}
-else {
-const err241 = {instancePath:instancePath+"/analysis/fields/" + i5+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data82 < 1 || isNaN(data82)){
+const err241 = {instancePath:instancePath+"/interruption/min_words",schemaPath:"#/properties/interruption/properties/min_words/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -3759,13 +3741,10 @@ vErrors.push(err241);
 errors++;
 }
 }
-if(data83.type !== undefined){
-let data85 = data83.type;
-const _errs227 = errors;
-let valid40 = false;
-const _errs228 = errors;
-if(typeof data85 !== "string"){
-const err242 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+else {
+const err242 = {instancePath:instancePath+"/interruption",schemaPath:"#/properties/interruption/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -3774,8 +3753,12 @@ vErrors.push(err242);
 }
 errors++;
 }
-if("string" !== data85){
-const err243 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/const",keyword:"const",params:{allowedValue: "string"},message:"must be equal to constant"};
+}
+if(data.dtmf !== undefined){
+let data83 = data.dtmf;
+if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+if(data83.inter_digit_timeout_ms === undefined){
+const err243 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/required",keyword:"required",params:{missingProperty: "inter_digit_timeout_ms"},message:"must have required property '"+"inter_digit_timeout_ms"+"'"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -3784,12 +3767,9 @@ vErrors.push(err243);
 }
 errors++;
 }
-var _valid7 = _errs228 === errors;
-valid40 = valid40 || _valid7;
-if(!valid40){
-const _errs230 = errors;
-if(typeof data85 !== "string"){
-const err244 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key22 in data83){
+if(!(key22 === "inter_digit_timeout_ms")){
+const err244 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -3798,8 +3778,11 @@ vErrors.push(err244);
 }
 errors++;
 }
-if("number" !== data85){
-const err245 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/const",keyword:"const",params:{allowedValue: "number"},message:"must be equal to constant"};
+}
+if(data83.inter_digit_timeout_ms !== undefined){
+let data84 = data83.inter_digit_timeout_ms;
+if(!((typeof data84 == "number") && (!(data84 % 1) && !isNaN(data84)))){
+const err245 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -3808,12 +3791,9 @@ vErrors.push(err245);
 }
 errors++;
 }
-var _valid7 = _errs230 === errors;
-valid40 = valid40 || _valid7;
-if(!valid40){
-const _errs232 = errors;
-if(typeof data85 !== "string"){
-const err246 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data84 == "number"){
+if(data84 > 10000 || isNaN(data84)){
+const err246 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -3822,8 +3802,8 @@ vErrors.push(err246);
 }
 errors++;
 }
-if("boolean" !== data85){
-const err247 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/const",keyword:"const",params:{allowedValue: "boolean"},message:"must be equal to constant"};
+if(data84 < 300 || isNaN(data84)){
+const err247 = {instancePath:instancePath+"/dtmf/inter_digit_timeout_ms",schemaPath:"#/properties/dtmf/properties/inter_digit_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 300},message:"must be >= 300"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -3832,12 +3812,11 @@ vErrors.push(err247);
 }
 errors++;
 }
-var _valid7 = _errs232 === errors;
-valid40 = valid40 || _valid7;
-if(!valid40){
-const _errs234 = errors;
-if(typeof data85 !== "string"){
-const err248 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+}
+else {
+const err248 = {instancePath:instancePath+"/dtmf",schemaPath:"#/properties/dtmf/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -3846,8 +3825,13 @@ vErrors.push(err248);
 }
 errors++;
 }
-if("enum" !== data85){
-const err249 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/const",keyword:"const",params:{allowedValue: "enum"},message:"must be equal to constant"};
+}
+if(data.answering_machine !== undefined){
+let data85 = data.answering_machine;
+if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
+for(const key23 in data85){
+if(!((((key23 === "detect") || (key23 === "on_machine")) || (key23 === "message")) || (key23 === "max_wait_for_beep_seconds"))){
+const err249 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -3856,13 +3840,10 @@ vErrors.push(err249);
 }
 errors++;
 }
-var _valid7 = _errs234 === errors;
-valid40 = valid40 || _valid7;
 }
-}
-}
-if(!valid40){
-const err250 = {instancePath:instancePath+"/analysis/fields/" + i5+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data85.detect !== undefined){
+if(typeof data85.detect !== "boolean"){
+const err250 = {instancePath:instancePath+"/answering_machine/detect",schemaPath:"#/properties/answering_machine/properties/detect/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -3871,23 +3852,14 @@ vErrors.push(err250);
 }
 errors++;
 }
-else {
-errors = _errs227;
-if(vErrors !== null){
-if(_errs227){
-vErrors.length = _errs227;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data83.description !== undefined){
-let data86 = data83.description;
-if(typeof data86 === "string"){
-if(func2(data86) > 1000){
-const err251 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data85.on_machine !== undefined){
+let data87 = data85.on_machine;
+const _errs226 = errors;
+let valid42 = false;
+const _errs227 = errors;
+if(typeof data87 !== "string"){
+const err251 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -3896,9 +3868,8 @@ vErrors.push(err251);
 }
 errors++;
 }
-}
-else {
-const err252 = {instancePath:instancePath+"/analysis/fields/" + i5+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("hangup" !== data87){
+const err252 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/0/const",keyword:"const",params:{allowedValue: "hangup"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -3907,12 +3878,12 @@ vErrors.push(err252);
 }
 errors++;
 }
-}
-if(data83.values !== undefined){
-let data87 = data83.values;
-if(Array.isArray(data87)){
-if(data87.length > 50){
-const err253 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+var _valid6 = _errs227 === errors;
+valid42 = valid42 || _valid6;
+if(!valid42){
+const _errs229 = errors;
+if(typeof data87 !== "string"){
+const err253 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -3921,8 +3892,8 @@ vErrors.push(err253);
 }
 errors++;
 }
-if(data87.length < 1){
-const err254 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if("leave_message" !== data87){
+const err254 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf/1/const",keyword:"const",params:{allowedValue: "leave_message"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -3931,12 +3902,11 @@ vErrors.push(err254);
 }
 errors++;
 }
-const len6 = data87.length;
-for(let i6=0; i6<len6; i6++){
-let data88 = data87[i6];
-if(typeof data88 === "string"){
-if(func2(data88) > 200){
-const err255 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+var _valid6 = _errs229 === errors;
+valid42 = valid42 || _valid6;
+}
+if(!valid42){
+const err255 = {instancePath:instancePath+"/answering_machine/on_machine",schemaPath:"#/properties/answering_machine/properties/on_machine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -3945,8 +3915,23 @@ vErrors.push(err255);
 }
 errors++;
 }
-if(func2(data88) < 1){
-const err256 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+errors = _errs226;
+if(vErrors !== null){
+if(_errs226){
+vErrors.length = _errs226;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data85.message !== undefined){
+let data88 = data85.message;
+if(typeof data88 === "string"){
+if(func2(data88) > 1000){
+const err256 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -3957,7 +3942,7 @@ errors++;
 }
 }
 else {
-const err257 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values/" + i6,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err257 = {instancePath:instancePath+"/answering_machine/message",schemaPath:"#/properties/answering_machine/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -3967,9 +3952,10 @@ vErrors.push(err257);
 errors++;
 }
 }
-}
-else {
-const err258 = {instancePath:instancePath+"/analysis/fields/" + i5+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data85.max_wait_for_beep_seconds !== undefined){
+let data89 = data85.max_wait_for_beep_seconds;
+if(!((typeof data89 == "number") && (!(data89 % 1) && !isNaN(data89)))){
+const err258 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -3978,10 +3964,9 @@ vErrors.push(err258);
 }
 errors++;
 }
-}
-}
-else {
-const err259 = {instancePath:instancePath+"/analysis/fields/" + i5,schemaPath:"#/properties/analysis/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(typeof data89 == "number"){
+if(data89 > 120 || isNaN(data89)){
+const err259 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 120},message:"must be <= 120"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -3990,10 +3975,8 @@ vErrors.push(err259);
 }
 errors++;
 }
-}
-}
-else {
-const err260 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data89 < 5 || isNaN(data89)){
+const err260 = {instancePath:instancePath+"/answering_machine/max_wait_for_beep_seconds",schemaPath:"#/properties/answering_machine/properties/max_wait_for_beep_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 5},message:"must be >= 5"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -4003,14 +3986,10 @@ vErrors.push(err260);
 errors++;
 }
 }
-if(data80.success !== undefined){
-let data89 = data80.success;
-const _errs243 = errors;
-let valid43 = false;
-const _errs244 = errors;
-if(typeof data89 === "string"){
-if(func2(data89) > 1000){
-const err261 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+}
+}
+else {
+const err261 = {instancePath:instancePath+"/answering_machine",schemaPath:"#/properties/answering_machine/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -4019,8 +3998,13 @@ vErrors.push(err261);
 }
 errors++;
 }
-if(func2(data89) < 1){
-const err262 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.audio !== undefined){
+let data90 = data.audio;
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+for(const key24 in data90){
+if(!(key24 === "noise_suppression")){
+const err262 = {instancePath:instancePath+"/audio",schemaPath:"#/properties/audio/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -4029,8 +4013,10 @@ vErrors.push(err262);
 }
 errors++;
 }
-if(!pattern14.test(data89)){
-const err263 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
+}
+if(data90.noise_suppression !== undefined){
+if(typeof data90.noise_suppression !== "boolean"){
+const err263 = {instancePath:instancePath+"/audio/noise_suppression",schemaPath:"#/properties/audio/properties/noise_suppression/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -4040,8 +4026,9 @@ vErrors.push(err263);
 errors++;
 }
 }
+}
 else {
-const err264 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err264 = {instancePath:instancePath+"/audio",schemaPath:"#/properties/audio/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -4050,12 +4037,13 @@ vErrors.push(err264);
 }
 errors++;
 }
-var _valid8 = _errs244 === errors;
-valid43 = valid43 || _valid8;
-if(!valid43){
-const _errs246 = errors;
-if(data89 !== null){
-const err265 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data.analysis !== undefined){
+let data92 = data.analysis;
+if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
+for(const key25 in data92){
+if(!(((key25 === "summary") || (key25 === "fields")) || (key25 === "success"))){
+const err265 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -4064,11 +4052,10 @@ vErrors.push(err265);
 }
 errors++;
 }
-var _valid8 = _errs246 === errors;
-valid43 = valid43 || _valid8;
 }
-if(!valid43){
-const err266 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data92.summary !== undefined){
+if(typeof data92.summary !== "boolean"){
+const err266 = {instancePath:instancePath+"/analysis/summary",schemaPath:"#/properties/analysis/properties/summary/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -4077,21 +4064,12 @@ vErrors.push(err266);
 }
 errors++;
 }
-else {
-errors = _errs243;
-if(vErrors !== null){
-if(_errs243){
-vErrors.length = _errs243;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err267 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data92.fields !== undefined){
+let data94 = data92.fields;
+if(Array.isArray(data94)){
+if(data94.length > 20){
+const err267 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -4100,13 +4078,12 @@ vErrors.push(err267);
 }
 errors++;
 }
-}
-if(data.redaction !== undefined){
-let data90 = data.redaction;
-if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
-for(const key24 in data90){
-if(!(((key24 === "entities") || (key24 === "mode")) || (key24 === "redact_llm"))){
-const err268 = {instancePath:instancePath+"/redaction",schemaPath:"#/properties/redaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+const len8 = data94.length;
+for(let i8=0; i8<len8; i8++){
+let data95 = data94[i8];
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
+if(data95.name === undefined){
+const err268 = {instancePath:instancePath+"/analysis/fields/" + i8,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -4115,12 +4092,8 @@ vErrors.push(err268);
 }
 errors++;
 }
-}
-if(data90.entities !== undefined){
-let data91 = data90.entities;
-if(Array.isArray(data91)){
-if(data91.length > 16){
-const err269 = {instancePath:instancePath+"/redaction/entities",schemaPath:"#/properties/redaction/properties/entities/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
+if(data95.type === undefined){
+const err269 = {instancePath:instancePath+"/analysis/fields/" + i8,schemaPath:"#/properties/analysis/properties/fields/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -4129,14 +4102,9 @@ vErrors.push(err269);
 }
 errors++;
 }
-const len7 = data91.length;
-for(let i7=0; i7<len7; i7++){
-let data92 = data91[i7];
-const _errs254 = errors;
-let valid47 = false;
-const _errs255 = errors;
-if(typeof data92 !== "string"){
-const err270 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key26 in data95){
+if(!((((key26 === "name") || (key26 === "type")) || (key26 === "description")) || (key26 === "values"))){
+const err270 = {instancePath:instancePath+"/analysis/fields/" + i8,schemaPath:"#/properties/analysis/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -4145,8 +4113,12 @@ vErrors.push(err270);
 }
 errors++;
 }
-if("card_number" !== data92){
-const err271 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/0/const",keyword:"const",params:{allowedValue: "card_number"},message:"must be equal to constant"};
+}
+if(data95.name !== undefined){
+let data96 = data95.name;
+if(typeof data96 === "string"){
+if(!pattern17.test(data96)){
+const err271 = {instancePath:instancePath+"/analysis/fields/" + i8+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -4155,12 +4127,9 @@ vErrors.push(err271);
 }
 errors++;
 }
-var _valid9 = _errs255 === errors;
-valid47 = valid47 || _valid9;
-if(!valid47){
-const _errs257 = errors;
-if(typeof data92 !== "string"){
-const err272 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err272 = {instancePath:instancePath+"/analysis/fields/" + i8+"/name",schemaPath:"#/properties/analysis/properties/fields/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -4169,8 +4138,14 @@ vErrors.push(err272);
 }
 errors++;
 }
-if("ssn" !== data92){
-const err273 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/1/const",keyword:"const",params:{allowedValue: "ssn"},message:"must be equal to constant"};
+}
+if(data95.type !== undefined){
+let data97 = data95.type;
+const _errs253 = errors;
+let valid48 = false;
+const _errs254 = errors;
+if(typeof data97 !== "string"){
+const err273 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -4179,12 +4154,8 @@ vErrors.push(err273);
 }
 errors++;
 }
-var _valid9 = _errs257 === errors;
-valid47 = valid47 || _valid9;
-if(!valid47){
-const _errs259 = errors;
-if(typeof data92 !== "string"){
-const err274 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("string" !== data97){
+const err274 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/0/const",keyword:"const",params:{allowedValue: "string"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -4193,8 +4164,12 @@ vErrors.push(err274);
 }
 errors++;
 }
-if("email" !== data92){
-const err275 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/2/const",keyword:"const",params:{allowedValue: "email"},message:"must be equal to constant"};
+var _valid7 = _errs254 === errors;
+valid48 = valid48 || _valid7;
+if(!valid48){
+const _errs256 = errors;
+if(typeof data97 !== "string"){
+const err275 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -4203,12 +4178,8 @@ vErrors.push(err275);
 }
 errors++;
 }
-var _valid9 = _errs259 === errors;
-valid47 = valid47 || _valid9;
-if(!valid47){
-const _errs261 = errors;
-if(typeof data92 !== "string"){
-const err276 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("number" !== data97){
+const err276 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/1/const",keyword:"const",params:{allowedValue: "number"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -4217,8 +4188,12 @@ vErrors.push(err276);
 }
 errors++;
 }
-if("phone" !== data92){
-const err277 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/3/const",keyword:"const",params:{allowedValue: "phone"},message:"must be equal to constant"};
+var _valid7 = _errs256 === errors;
+valid48 = valid48 || _valid7;
+if(!valid48){
+const _errs258 = errors;
+if(typeof data97 !== "string"){
+const err277 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -4227,13 +4202,8 @@ vErrors.push(err277);
 }
 errors++;
 }
-var _valid9 = _errs261 === errors;
-valid47 = valid47 || _valid9;
-}
-}
-}
-if(!valid47){
-const err278 = {instancePath:instancePath+"/redaction/entities/" + i7,schemaPath:"#/properties/redaction/properties/entities/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("boolean" !== data97){
+const err278 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/2/const",keyword:"const",params:{allowedValue: "boolean"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -4242,21 +4212,12 @@ vErrors.push(err278);
 }
 errors++;
 }
-else {
-errors = _errs254;
-if(vErrors !== null){
-if(_errs254){
-vErrors.length = _errs254;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err279 = {instancePath:instancePath+"/redaction/entities",schemaPath:"#/properties/redaction/properties/entities/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid7 = _errs258 === errors;
+valid48 = valid48 || _valid7;
+if(!valid48){
+const _errs260 = errors;
+if(typeof data97 !== "string"){
+const err279 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -4265,11 +4226,8 @@ vErrors.push(err279);
 }
 errors++;
 }
-}
-if(data90.mode !== undefined){
-let data93 = data90.mode;
-if(typeof data93 !== "string"){
-const err280 = {instancePath:instancePath+"/redaction/mode",schemaPath:"#/properties/redaction/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("enum" !== data97){
+const err280 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf/3/const",keyword:"const",params:{allowedValue: "enum"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -4278,8 +4236,13 @@ vErrors.push(err280);
 }
 errors++;
 }
-if("mask" !== data93){
-const err281 = {instancePath:instancePath+"/redaction/mode",schemaPath:"#/properties/redaction/properties/mode/const",keyword:"const",params:{allowedValue: "mask"},message:"must be equal to constant"};
+var _valid7 = _errs260 === errors;
+valid48 = valid48 || _valid7;
+}
+}
+}
+if(!valid48){
+const err281 = {instancePath:instancePath+"/analysis/fields/" + i8+"/type",schemaPath:"#/properties/analysis/properties/fields/items/properties/type/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -4288,10 +4251,23 @@ vErrors.push(err281);
 }
 errors++;
 }
+else {
+errors = _errs253;
+if(vErrors !== null){
+if(_errs253){
+vErrors.length = _errs253;
 }
-if(data90.redact_llm !== undefined){
-if(typeof data90.redact_llm !== "boolean"){
-const err282 = {instancePath:instancePath+"/redaction/redact_llm",schemaPath:"#/properties/redaction/properties/redact_llm/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data95.description !== undefined){
+let data98 = data95.description;
+if(typeof data98 === "string"){
+if(func2(data98) > 1000){
+const err282 = {instancePath:instancePath+"/analysis/fields/" + i8+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -4301,9 +4277,8 @@ vErrors.push(err282);
 errors++;
 }
 }
-}
 else {
-const err283 = {instancePath:instancePath+"/redaction",schemaPath:"#/properties/redaction/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err283 = {instancePath:instancePath+"/analysis/fields/" + i8+"/description",schemaPath:"#/properties/analysis/properties/fields/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -4313,12 +4288,11 @@ vErrors.push(err283);
 errors++;
 }
 }
-if(data.recording !== undefined){
-let data95 = data.recording;
-if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
-for(const key25 in data95){
-if(!((key25 === "enabled") || (key25 === "redact_keypad_tones"))){
-const err284 = {instancePath:instancePath+"/recording",schemaPath:"#/properties/recording/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
+if(data95.values !== undefined){
+let data99 = data95.values;
+if(Array.isArray(data99)){
+if(data99.length > 50){
+const err284 = {instancePath:instancePath+"/analysis/fields/" + i8+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -4327,10 +4301,8 @@ vErrors.push(err284);
 }
 errors++;
 }
-}
-if(data95.enabled !== undefined){
-if(typeof data95.enabled !== "boolean"){
-const err285 = {instancePath:instancePath+"/recording/enabled",schemaPath:"#/properties/recording/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data99.length < 1){
+const err285 = {instancePath:instancePath+"/analysis/fields/" + i8+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -4339,10 +4311,12 @@ vErrors.push(err285);
 }
 errors++;
 }
-}
-if(data95.redact_keypad_tones !== undefined){
-if(typeof data95.redact_keypad_tones !== "boolean"){
-const err286 = {instancePath:instancePath+"/recording/redact_keypad_tones",schemaPath:"#/properties/recording/properties/redact_keypad_tones/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const len9 = data99.length;
+for(let i9=0; i9<len9; i9++){
+let data100 = data99[i9];
+if(typeof data100 === "string"){
+if(func2(data100) > 200){
+const err286 = {instancePath:instancePath+"/analysis/fields/" + i8+"/values/" + i9,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -4351,10 +4325,8 @@ vErrors.push(err286);
 }
 errors++;
 }
-}
-}
-else {
-const err287 = {instancePath:instancePath+"/recording",schemaPath:"#/properties/recording/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data100) < 1){
+const err287 = {instancePath:instancePath+"/analysis/fields/" + i8+"/values/" + i9,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -4364,10 +4336,8 @@ vErrors.push(err287);
 errors++;
 }
 }
-if(data.max_call_seconds !== undefined){
-let data98 = data.max_call_seconds;
-if(!((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98)))){
-const err288 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err288 = {instancePath:instancePath+"/analysis/fields/" + i8+"/values/" + i9,schemaPath:"#/properties/analysis/properties/fields/items/properties/values/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -4376,9 +4346,10 @@ vErrors.push(err288);
 }
 errors++;
 }
-if(typeof data98 == "number"){
-if(data98 > 7200 || isNaN(data98)){
-const err289 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 7200},message:"must be <= 7200"};
+}
+}
+else {
+const err289 = {instancePath:instancePath+"/analysis/fields/" + i8+"/values",schemaPath:"#/properties/analysis/properties/fields/items/properties/values/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -4387,8 +4358,10 @@ vErrors.push(err289);
 }
 errors++;
 }
-if(data98 < 10 || isNaN(data98)){
-const err290 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"};
+}
+}
+else {
+const err290 = {instancePath:instancePath+"/analysis/fields/" + i8,schemaPath:"#/properties/analysis/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -4399,9 +4372,8 @@ errors++;
 }
 }
 }
-if(data.require_passing_tests !== undefined){
-if(typeof data.require_passing_tests !== "boolean"){
-const err291 = {instancePath:instancePath+"/require_passing_tests",schemaPath:"#/properties/require_passing_tests/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err291 = {instancePath:instancePath+"/analysis/fields",schemaPath:"#/properties/analysis/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -4411,14 +4383,14 @@ vErrors.push(err291);
 errors++;
 }
 }
-if(data.flow !== undefined){
-let data100 = data.flow;
-const _errs279 = errors;
-let valid49 = false;
-const _errs280 = errors;
-if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
-if(data100.start === undefined){
-const err292 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'"};
+if(data92.success !== undefined){
+let data101 = data92.success;
+const _errs269 = errors;
+let valid51 = false;
+const _errs270 = errors;
+if(typeof data101 === "string"){
+if(func2(data101) > 1000){
+const err292 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -4427,8 +4399,8 @@ vErrors.push(err292);
 }
 errors++;
 }
-if(data100.nodes === undefined){
-const err293 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/required",keyword:"required",params:{missingProperty: "nodes"},message:"must have required property '"+"nodes"+"'"};
+if(func2(data101) < 1){
+const err293 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -4437,9 +4409,8 @@ vErrors.push(err293);
 }
 errors++;
 }
-for(const key26 in data100){
-if(!((((key26 === "start") || (key26 === "nodes")) || (key26 === "global_nodes")) || (key26 === "context"))){
-const err294 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
+if(!pattern20.test(data101)){
+const err294 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -4449,11 +4420,8 @@ vErrors.push(err294);
 errors++;
 }
 }
-if(data100.start !== undefined){
-let data101 = data100.start;
-if(typeof data101 === "string"){
-if(!pattern15.test(data101)){
-const err295 = {instancePath:instancePath+"/flow/start",schemaPath:"#/properties/flow/anyOf/0/properties/start/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,48}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,48}$"+"\""};
+else {
+const err295 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -4462,9 +4430,12 @@ vErrors.push(err295);
 }
 errors++;
 }
-}
-else {
-const err296 = {instancePath:instancePath+"/flow/start",schemaPath:"#/properties/flow/anyOf/0/properties/start/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid8 = _errs270 === errors;
+valid51 = valid51 || _valid8;
+if(!valid51){
+const _errs272 = errors;
+if(data101 !== null){
+const err296 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -4473,12 +4444,11 @@ vErrors.push(err296);
 }
 errors++;
 }
+var _valid8 = _errs272 === errors;
+valid51 = valid51 || _valid8;
 }
-if(data100.nodes !== undefined){
-let data102 = data100.nodes;
-if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
-if(Object.keys(data102).length > 50){
-const err297 = {instancePath:instancePath+"/flow/nodes",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties"};
+if(!valid51){
+const err297 = {instancePath:instancePath+"/analysis/success",schemaPath:"#/properties/analysis/properties/success/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -4487,8 +4457,21 @@ vErrors.push(err297);
 }
 errors++;
 }
-if(Object.keys(data102).length < 1){
-const err298 = {instancePath:instancePath+"/flow/nodes",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+else {
+errors = _errs269;
+if(vErrors !== null){
+if(_errs269){
+vErrors.length = _errs269;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err298 = {instancePath:instancePath+"/analysis",schemaPath:"#/properties/analysis/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -4497,12 +4480,13 @@ vErrors.push(err298);
 }
 errors++;
 }
+}
+if(data.redaction !== undefined){
+let data102 = data.redaction;
+if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
 for(const key27 in data102){
-if(pattern15.test(key27)){
-let data103 = data102[key27];
-if(data103 && typeof data103 == "object" && !Array.isArray(data103)){
-if(data103.transitions === undefined){
-const err299 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/required",keyword:"required",params:{missingProperty: "transitions"},message:"must have required property '"+"transitions"+"'"};
+if(!(((key27 === "entities") || (key27 === "mode")) || (key27 === "redact_llm"))){
+const err299 = {instancePath:instancePath+"/redaction",schemaPath:"#/properties/redaction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -4511,9 +4495,12 @@ vErrors.push(err299);
 }
 errors++;
 }
-for(const key28 in data103){
-if(!((((((key28 === "prompt") || (key28 === "say")) || (key28 === "tools")) || (key28 === "intents")) || (key28 === "transitions")) || (key28 === "end_call"))){
-const err300 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
+}
+if(data102.entities !== undefined){
+let data103 = data102.entities;
+if(Array.isArray(data103)){
+if(data103.length > 16){
+const err300 = {instancePath:instancePath+"/redaction/entities",schemaPath:"#/properties/redaction/properties/entities/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -4522,12 +4509,14 @@ vErrors.push(err300);
 }
 errors++;
 }
-}
-if(data103.prompt !== undefined){
-let data104 = data103.prompt;
-if(typeof data104 === "string"){
-if(func2(data104) > 5000){
-const err301 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/prompt",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"};
+const len10 = data103.length;
+for(let i10=0; i10<len10; i10++){
+let data104 = data103[i10];
+const _errs280 = errors;
+let valid55 = false;
+const _errs281 = errors;
+if(typeof data104 !== "string"){
+const err301 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -4536,9 +4525,8 @@ vErrors.push(err301);
 }
 errors++;
 }
-}
-else {
-const err302 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/prompt",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("card_number" !== data104){
+const err302 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/0/const",keyword:"const",params:{allowedValue: "card_number"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -4547,12 +4535,12 @@ vErrors.push(err302);
 }
 errors++;
 }
-}
-if(data103.say !== undefined){
-let data105 = data103.say;
-if(typeof data105 === "string"){
-if(func2(data105) > 2000){
-const err303 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+var _valid9 = _errs281 === errors;
+valid55 = valid55 || _valid9;
+if(!valid55){
+const _errs283 = errors;
+if(typeof data104 !== "string"){
+const err303 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -4561,8 +4549,8 @@ vErrors.push(err303);
 }
 errors++;
 }
-if(func2(data105) < 1){
-const err304 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if("ssn" !== data104){
+const err304 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/1/const",keyword:"const",params:{allowedValue: "ssn"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -4571,9 +4559,12 @@ vErrors.push(err304);
 }
 errors++;
 }
-}
-else {
-const err305 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid9 = _errs283 === errors;
+valid55 = valid55 || _valid9;
+if(!valid55){
+const _errs285 = errors;
+if(typeof data104 !== "string"){
+const err305 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -4582,12 +4573,8 @@ vErrors.push(err305);
 }
 errors++;
 }
-}
-if(data103.tools !== undefined){
-let data106 = data103.tools;
-if(Array.isArray(data106)){
-if(data106.length > 50){
-const err306 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if("email" !== data104){
+const err306 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/2/const",keyword:"const",params:{allowedValue: "email"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -4596,12 +4583,12 @@ vErrors.push(err306);
 }
 errors++;
 }
-const len8 = data106.length;
-for(let i8=0; i8<len8; i8++){
-let data107 = data106[i8];
-if(typeof data107 === "string"){
-if(!pattern2.test(data107)){
-const err307 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i8,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+var _valid9 = _errs285 === errors;
+valid55 = valid55 || _valid9;
+if(!valid55){
+const _errs287 = errors;
+if(typeof data104 !== "string"){
+const err307 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/3/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -4610,9 +4597,8 @@ vErrors.push(err307);
 }
 errors++;
 }
-}
-else {
-const err308 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i8,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("phone" !== data104){
+const err308 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf/3/const",keyword:"const",params:{allowedValue: "phone"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err308];
 }
@@ -4621,10 +4607,13 @@ vErrors.push(err308);
 }
 errors++;
 }
+var _valid9 = _errs287 === errors;
+valid55 = valid55 || _valid9;
 }
 }
-else {
-const err309 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+}
+if(!valid55){
+const err309 = {instancePath:instancePath+"/redaction/entities/" + i10,schemaPath:"#/properties/redaction/properties/entities/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err309];
 }
@@ -4633,12 +4622,21 @@ vErrors.push(err309);
 }
 errors++;
 }
+else {
+errors = _errs280;
+if(vErrors !== null){
+if(_errs280){
+vErrors.length = _errs280;
 }
-if(data103.intents !== undefined){
-let data108 = data103.intents;
-if(Array.isArray(data108)){
-if(data108.length > 100){
-const err310 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err310 = {instancePath:instancePath+"/redaction/entities",schemaPath:"#/properties/redaction/properties/entities/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err310];
 }
@@ -4647,12 +4645,11 @@ vErrors.push(err310);
 }
 errors++;
 }
-const len9 = data108.length;
-for(let i9=0; i9<len9; i9++){
-let data109 = data108[i9];
-if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
-if(data109.name === undefined){
-const err311 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data102.mode !== undefined){
+let data105 = data102.mode;
+if(typeof data105 !== "string"){
+const err311 = {instancePath:instancePath+"/redaction/mode",schemaPath:"#/properties/redaction/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err311];
 }
@@ -4661,8 +4658,8 @@ vErrors.push(err311);
 }
 errors++;
 }
-if(data109.reply === undefined){
-const err312 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
+if("mask" !== data105){
+const err312 = {instancePath:instancePath+"/redaction/mode",schemaPath:"#/properties/redaction/properties/mode/const",keyword:"const",params:{allowedValue: "mask"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err312];
 }
@@ -4671,9 +4668,10 @@ vErrors.push(err312);
 }
 errors++;
 }
-for(const key29 in data109){
-if(!((((((((key29 === "name") || (key29 === "examples")) || (key29 === "reply")) || (key29 === "end_call")) || (key29 === "action")) || (key29 === "on_error_reply")) || (key29 === "dtmf")) || (key29 === "sets"))){
-const err313 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"};
+}
+if(data102.redact_llm !== undefined){
+if(typeof data102.redact_llm !== "boolean"){
+const err313 = {instancePath:instancePath+"/redaction/redact_llm",schemaPath:"#/properties/redaction/properties/redact_llm/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err313];
 }
@@ -4683,11 +4681,9 @@ vErrors.push(err313);
 errors++;
 }
 }
-if(data109.name !== undefined){
-let data110 = data109.name;
-if(typeof data110 === "string"){
-if(func2(data110) > 64){
-const err314 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+}
+else {
+const err314 = {instancePath:instancePath+"/redaction",schemaPath:"#/properties/redaction/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err314];
 }
@@ -4696,8 +4692,13 @@ vErrors.push(err314);
 }
 errors++;
 }
-if(func2(data110) < 1){
-const err315 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.recording !== undefined){
+let data107 = data.recording;
+if(data107 && typeof data107 == "object" && !Array.isArray(data107)){
+for(const key28 in data107){
+if(!((key28 === "enabled") || (key28 === "redact_keypad_tones"))){
+const err315 = {instancePath:instancePath+"/recording",schemaPath:"#/properties/recording/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err315];
 }
@@ -4707,8 +4708,9 @@ vErrors.push(err315);
 errors++;
 }
 }
-else {
-const err316 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data107.enabled !== undefined){
+if(typeof data107.enabled !== "boolean"){
+const err316 = {instancePath:instancePath+"/recording/enabled",schemaPath:"#/properties/recording/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err316];
 }
@@ -4718,11 +4720,9 @@ vErrors.push(err316);
 errors++;
 }
 }
-if(data109.examples !== undefined){
-let data111 = data109.examples;
-if(Array.isArray(data111)){
-if(data111.length > 100){
-const err317 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/examples",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data107.redact_keypad_tones !== undefined){
+if(typeof data107.redact_keypad_tones !== "boolean"){
+const err317 = {instancePath:instancePath+"/recording/redact_keypad_tones",schemaPath:"#/properties/recording/properties/redact_keypad_tones/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err317];
 }
@@ -4731,12 +4731,10 @@ vErrors.push(err317);
 }
 errors++;
 }
-const len10 = data111.length;
-for(let i10=0; i10<len10; i10++){
-let data112 = data111[i10];
-if(typeof data112 === "string"){
-if(func2(data112) > 500){
-const err318 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/examples/" + i10,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+}
+}
+else {
+const err318 = {instancePath:instancePath+"/recording",schemaPath:"#/properties/recording/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err318];
 }
@@ -4745,8 +4743,11 @@ vErrors.push(err318);
 }
 errors++;
 }
-if(func2(data112) < 1){
-const err319 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/examples/" + i10,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.max_call_seconds !== undefined){
+let data110 = data.max_call_seconds;
+if(!((typeof data110 == "number") && (!(data110 % 1) && !isNaN(data110)))){
+const err319 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err319];
 }
@@ -4755,9 +4756,9 @@ vErrors.push(err319);
 }
 errors++;
 }
-}
-else {
-const err320 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/examples/" + i10,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data110 == "number"){
+if(data110 > 7200 || isNaN(data110)){
+const err320 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 7200},message:"must be <= 7200"};
 if(vErrors === null){
 vErrors = [err320];
 }
@@ -4766,10 +4767,8 @@ vErrors.push(err320);
 }
 errors++;
 }
-}
-}
-else {
-const err321 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/examples",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data110 < 10 || isNaN(data110)){
+const err321 = {instancePath:instancePath+"/max_call_seconds",schemaPath:"#/properties/max_call_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10},message:"must be >= 10"};
 if(vErrors === null){
 vErrors = [err321];
 }
@@ -4779,11 +4778,10 @@ vErrors.push(err321);
 errors++;
 }
 }
-if(data109.reply !== undefined){
-let data113 = data109.reply;
-if(typeof data113 === "string"){
-if(func2(data113) > 2000){
-const err322 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+}
+if(data.require_passing_tests !== undefined){
+if(typeof data.require_passing_tests !== "boolean"){
+const err322 = {instancePath:instancePath+"/require_passing_tests",schemaPath:"#/properties/require_passing_tests/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err322];
 }
@@ -4792,8 +4790,15 @@ vErrors.push(err322);
 }
 errors++;
 }
-if(func2(data113) < 1){
-const err323 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.flow !== undefined){
+let data112 = data.flow;
+const _errs305 = errors;
+let valid57 = false;
+const _errs306 = errors;
+if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
+if(data112.start === undefined){
+const err323 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'"};
 if(vErrors === null){
 vErrors = [err323];
 }
@@ -4802,9 +4807,8 @@ vErrors.push(err323);
 }
 errors++;
 }
-}
-else {
-const err324 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data112.nodes === undefined){
+const err324 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/required",keyword:"required",params:{missingProperty: "nodes"},message:"must have required property '"+"nodes"+"'"};
 if(vErrors === null){
 vErrors = [err324];
 }
@@ -4813,10 +4817,9 @@ vErrors.push(err324);
 }
 errors++;
 }
-}
-if(data109.end_call !== undefined){
-if(typeof data109.end_call !== "boolean"){
-const err325 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/end_call",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+for(const key29 in data112){
+if(!((((key29 === "start") || (key29 === "nodes")) || (key29 === "global_nodes")) || (key29 === "context"))){
+const err325 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err325];
 }
@@ -4826,11 +4829,11 @@ vErrors.push(err325);
 errors++;
 }
 }
-if(data109.action !== undefined){
-let data115 = data109.action;
-if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
-if(data115.tool === undefined){
-const err326 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
+if(data112.start !== undefined){
+let data113 = data112.start;
+if(typeof data113 === "string"){
+if(!pattern21.test(data113)){
+const err326 = {instancePath:instancePath+"/flow/start",schemaPath:"#/properties/flow/anyOf/0/properties/start/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,48}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,48}$"+"\""};
 if(vErrors === null){
 vErrors = [err326];
 }
@@ -4839,9 +4842,9 @@ vErrors.push(err326);
 }
 errors++;
 }
-for(const key30 in data115){
-if(!((key30 === "tool") || (key30 === "arguments"))){
-const err327 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"};
+}
+else {
+const err327 = {instancePath:instancePath+"/flow/start",schemaPath:"#/properties/flow/anyOf/0/properties/start/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err327];
 }
@@ -4851,11 +4854,11 @@ vErrors.push(err327);
 errors++;
 }
 }
-if(data115.tool !== undefined){
-let data116 = data115.tool;
-if(typeof data116 === "string"){
-if(!pattern2.test(data116)){
-const err328 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(data112.nodes !== undefined){
+let data114 = data112.nodes;
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
+if(Object.keys(data114).length > 50){
+const err328 = {instancePath:instancePath+"/flow/nodes",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties"};
 if(vErrors === null){
 vErrors = [err328];
 }
@@ -4864,9 +4867,8 @@ vErrors.push(err328);
 }
 errors++;
 }
-}
-else {
-const err329 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(Object.keys(data114).length < 1){
+const err329 = {instancePath:instancePath+"/flow/nodes",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err329];
 }
@@ -4875,12 +4877,12 @@ vErrors.push(err329);
 }
 errors++;
 }
-}
-if(data115.arguments !== undefined){
-let data117 = data115.arguments;
-if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
-if(Object.keys(data117).length > 20){
-const err330 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+for(const key30 in data114){
+if(pattern21.test(key30)){
+let data115 = data114[key30];
+if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
+if(data115.transitions === undefined){
+const err330 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/required",keyword:"required",params:{missingProperty: "transitions"},message:"must have required property '"+"transitions"+"'"};
 if(vErrors === null){
 vErrors = [err330];
 }
@@ -4889,9 +4891,9 @@ vErrors.push(err330);
 }
 errors++;
 }
-for(const key31 in data117){
-if(!(pattern8.test(key31))){
-const err331 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"};
+for(const key31 in data115){
+if(!((((((key31 === "prompt") || (key31 === "say")) || (key31 === "tools")) || (key31 === "intents")) || (key31 === "transitions")) || (key31 === "end_call"))){
+const err331 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err331];
 }
@@ -4901,12 +4903,11 @@ vErrors.push(err331);
 errors++;
 }
 }
-for(const key32 in data117){
-if(pattern8.test(key32)){
-let data118 = data117[key32];
-if(typeof data118 === "string"){
-if(func2(data118) > 1000){
-const err332 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/arguments/" + key32.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data115.prompt !== undefined){
+let data116 = data115.prompt;
+if(typeof data116 === "string"){
+if(func2(data116) > 5000){
+const err332 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/prompt",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"};
 if(vErrors === null){
 vErrors = [err332];
 }
@@ -4917,7 +4918,7 @@ errors++;
 }
 }
 else {
-const err333 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/arguments/" + key32.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err333 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/prompt",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err333];
 }
@@ -4927,10 +4928,11 @@ vErrors.push(err333);
 errors++;
 }
 }
-}
-}
-else {
-const err334 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data115.say !== undefined){
+let data117 = data115.say;
+if(typeof data117 === "string"){
+if(func2(data117) > 2000){
+const err334 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err334];
 }
@@ -4939,10 +4941,8 @@ vErrors.push(err334);
 }
 errors++;
 }
-}
-}
-else {
-const err335 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data117) < 1){
+const err335 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err335];
 }
@@ -4952,11 +4952,8 @@ vErrors.push(err335);
 errors++;
 }
 }
-if(data109.on_error_reply !== undefined){
-let data119 = data109.on_error_reply;
-if(typeof data119 === "string"){
-if(func2(data119) > 2000){
-const err336 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+else {
+const err336 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err336];
 }
@@ -4965,8 +4962,12 @@ vErrors.push(err336);
 }
 errors++;
 }
-if(func2(data119) < 1){
-const err337 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data115.tools !== undefined){
+let data118 = data115.tools;
+if(Array.isArray(data118)){
+if(data118.length > 50){
+const err337 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err337];
 }
@@ -4975,9 +4976,12 @@ vErrors.push(err337);
 }
 errors++;
 }
-}
-else {
-const err338 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len11 = data118.length;
+for(let i11=0; i11<len11; i11++){
+let data119 = data118[i11];
+if(typeof data119 === "string"){
+if(!pattern2.test(data119)){
+const err338 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err338];
 }
@@ -4987,11 +4991,8 @@ vErrors.push(err338);
 errors++;
 }
 }
-if(data109.dtmf !== undefined){
-let data120 = data109.dtmf;
-if(typeof data120 === "string"){
-if(!pattern10.test(data120)){
-const err339 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/dtmf",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/dtmf/pattern",keyword:"pattern",params:{pattern: "^[0-9*#]{1,32}$"},message:"must match pattern \""+"^[0-9*#]{1,32}$"+"\""};
+else {
+const err339 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err339];
 }
@@ -5001,8 +5002,9 @@ vErrors.push(err339);
 errors++;
 }
 }
+}
 else {
-const err340 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/dtmf",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/dtmf/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err340 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err340];
 }
@@ -5012,11 +5014,11 @@ vErrors.push(err340);
 errors++;
 }
 }
-if(data109.sets !== undefined){
-let data121 = data109.sets;
-if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
-if(Object.keys(data121).length > 20){
-const err341 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+if(data115.intents !== undefined){
+let data120 = data115.intents;
+if(Array.isArray(data120)){
+if(data120.length > 100){
+const err341 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err341];
 }
@@ -5025,9 +5027,12 @@ vErrors.push(err341);
 }
 errors++;
 }
-for(const key33 in data121){
-if(!(pattern11.test(key33))){
-const err342 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"};
+const len12 = data120.length;
+for(let i12=0; i12<len12; i12++){
+let data121 = data120[i12];
+if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
+if(data121.name === undefined){
+const err342 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err342];
 }
@@ -5036,16 +5041,8 @@ vErrors.push(err342);
 }
 errors++;
 }
-}
-for(const key34 in data121){
-if(pattern11.test(key34)){
-let data122 = data121[key34];
-const _errs331 = errors;
-let valid63 = false;
-const _errs332 = errors;
-if(typeof data122 === "string"){
-if(func2(data122) > 1000){
-const err343 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets/" + key34.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data121.reply === undefined){
+const err343 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
 if(vErrors === null){
 vErrors = [err343];
 }
@@ -5054,9 +5051,9 @@ vErrors.push(err343);
 }
 errors++;
 }
-}
-else {
-const err344 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets/" + key34.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key32 in data121){
+if(!((((((((key32 === "name") || (key32 === "examples")) || (key32 === "reply")) || (key32 === "end_call")) || (key32 === "action")) || (key32 === "on_error_reply")) || (key32 === "dtmf")) || (key32 === "sets"))){
+const err344 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err344];
 }
@@ -5065,12 +5062,12 @@ vErrors.push(err344);
 }
 errors++;
 }
-var _valid11 = _errs332 === errors;
-valid63 = valid63 || _valid11;
-if(!valid63){
-const _errs334 = errors;
-if(!(typeof data122 == "number")){
-const err345 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets/" + key34.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data121.name !== undefined){
+let data122 = data121.name;
+if(typeof data122 === "string"){
+if(func2(data122) > 64){
+const err345 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err345];
 }
@@ -5079,12 +5076,8 @@ vErrors.push(err345);
 }
 errors++;
 }
-var _valid11 = _errs334 === errors;
-valid63 = valid63 || _valid11;
-if(!valid63){
-const _errs336 = errors;
-if(typeof data122 !== "boolean"){
-const err346 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets/" + key34.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(func2(data122) < 1){
+const err346 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err346];
 }
@@ -5093,12 +5086,9 @@ vErrors.push(err346);
 }
 errors++;
 }
-var _valid11 = _errs336 === errors;
-valid63 = valid63 || _valid11;
 }
-}
-if(!valid63){
-const err347 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets/" + key34.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err347 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err347];
 }
@@ -5107,22 +5097,12 @@ vErrors.push(err347);
 }
 errors++;
 }
-else {
-errors = _errs331;
-if(vErrors !== null){
-if(_errs331){
-vErrors.length = _errs331;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-}
-else {
-const err348 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data121.examples !== undefined){
+let data123 = data121.examples;
+if(Array.isArray(data123)){
+if(data123.length > 100){
+const err348 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/examples",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err348];
 }
@@ -5131,10 +5111,12 @@ vErrors.push(err348);
 }
 errors++;
 }
-}
-}
-else {
-const err349 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i9,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const len13 = data123.length;
+for(let i13=0; i13<len13; i13++){
+let data124 = data123[i13];
+if(typeof data124 === "string"){
+if(func2(data124) > 500){
+const err349 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/examples/" + i13,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err349];
 }
@@ -5143,10 +5125,8 @@ vErrors.push(err349);
 }
 errors++;
 }
-}
-}
-else {
-const err350 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(func2(data124) < 1){
+const err350 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/examples/" + i13,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err350];
 }
@@ -5156,11 +5136,8 @@ vErrors.push(err350);
 errors++;
 }
 }
-if(data103.transitions !== undefined){
-let data123 = data103.transitions;
-if(Array.isArray(data123)){
-if(data123.length > 50){
-const err351 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+else {
+const err351 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/examples/" + i13,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err351];
 }
@@ -5169,12 +5146,10 @@ vErrors.push(err351);
 }
 errors++;
 }
-const len11 = data123.length;
-for(let i11=0; i11<len11; i11++){
-let data124 = data123[i11];
-if(data124 && typeof data124 == "object" && !Array.isArray(data124)){
-if(data124.to === undefined){
-const err352 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'"};
+}
+}
+else {
+const err352 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/examples",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err352];
 }
@@ -5183,8 +5158,12 @@ vErrors.push(err352);
 }
 errors++;
 }
-if(data124.when === undefined){
-const err353 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/required",keyword:"required",params:{missingProperty: "when"},message:"must have required property '"+"when"+"'"};
+}
+if(data121.reply !== undefined){
+let data125 = data121.reply;
+if(typeof data125 === "string"){
+if(func2(data125) > 2000){
+const err353 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err353];
 }
@@ -5193,9 +5172,8 @@ vErrors.push(err353);
 }
 errors++;
 }
-for(const key35 in data124){
-if(!(((key35 === "to") || (key35 === "when")) || (key35 === "context"))){
-const err354 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"};
+if(func2(data125) < 1){
+const err354 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err354];
 }
@@ -5205,11 +5183,8 @@ vErrors.push(err354);
 errors++;
 }
 }
-if(data124.to !== undefined){
-let data125 = data124.to;
-if(typeof data125 === "string"){
-if(!pattern15.test(data125)){
-const err355 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/to",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/to/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,48}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,48}$"+"\""};
+else {
+const err355 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err355];
 }
@@ -5219,8 +5194,9 @@ vErrors.push(err355);
 errors++;
 }
 }
-else {
-const err356 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/to",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data121.end_call !== undefined){
+if(typeof data121.end_call !== "boolean"){
+const err356 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/end_call",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err356];
 }
@@ -5230,14 +5206,11 @@ vErrors.push(err356);
 errors++;
 }
 }
-if(data124.when !== undefined){
-let data126 = data124.when;
-const _errs346 = errors;
-let valid67 = false;
-const _errs347 = errors;
-if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
-if(data126.intent === undefined){
-const err357 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/required",keyword:"required",params:{missingProperty: "intent"},message:"must have required property '"+"intent"+"'"};
+if(data121.action !== undefined){
+let data127 = data121.action;
+if(data127 && typeof data127 == "object" && !Array.isArray(data127)){
+if(data127.tool === undefined){
+const err357 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
 if(vErrors === null){
 vErrors = [err357];
 }
@@ -5246,9 +5219,9 @@ vErrors.push(err357);
 }
 errors++;
 }
-for(const key36 in data126){
-if(!(key36 === "intent")){
-const err358 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"};
+for(const key33 in data127){
+if(!((key33 === "tool") || (key33 === "arguments"))){
+const err358 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err358];
 }
@@ -5258,11 +5231,11 @@ vErrors.push(err358);
 errors++;
 }
 }
-if(data126.intent !== undefined){
-let data127 = data126.intent;
-if(typeof data127 === "string"){
-if(func2(data127) > 64){
-const err359 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(data127.tool !== undefined){
+let data128 = data127.tool;
+if(typeof data128 === "string"){
+if(!pattern2.test(data128)){
+const err359 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err359];
 }
@@ -5271,8 +5244,9 @@ vErrors.push(err359);
 }
 errors++;
 }
-if(func2(data127) < 1){
-const err360 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err360 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err360];
 }
@@ -5282,8 +5256,11 @@ vErrors.push(err360);
 errors++;
 }
 }
-else {
-const err361 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data127.arguments !== undefined){
+let data129 = data127.arguments;
+if(data129 && typeof data129 == "object" && !Array.isArray(data129)){
+if(Object.keys(data129).length > 20){
+const err361 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
 if(vErrors === null){
 vErrors = [err361];
 }
@@ -5292,10 +5269,9 @@ vErrors.push(err361);
 }
 errors++;
 }
-}
-}
-else {
-const err362 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key34 in data129){
+if(!(pattern14.test(key34))){
+const err362 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err362];
 }
@@ -5304,13 +5280,13 @@ vErrors.push(err362);
 }
 errors++;
 }
-var _valid12 = _errs347 === errors;
-valid67 = valid67 || _valid12;
-if(!valid67){
-const _errs352 = errors;
-if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
-if(data126.tool_result === undefined){
-const err363 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/required",keyword:"required",params:{missingProperty: "tool_result"},message:"must have required property '"+"tool_result"+"'"};
+}
+for(const key35 in data129){
+if(pattern14.test(key35)){
+let data130 = data129[key35];
+if(typeof data130 === "string"){
+if(func2(data130) > 1000){
+const err363 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/arguments/" + key35.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err363];
 }
@@ -5319,9 +5295,9 @@ vErrors.push(err363);
 }
 errors++;
 }
-for(const key37 in data126){
-if(!(key37 === "tool_result")){
-const err364 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"};
+}
+else {
+const err364 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/arguments/" + key35.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err364];
 }
@@ -5331,11 +5307,10 @@ vErrors.push(err364);
 errors++;
 }
 }
-if(data126.tool_result !== undefined){
-let data128 = data126.tool_result;
-if(data128 && typeof data128 == "object" && !Array.isArray(data128)){
-if(data128.tool === undefined){
-const err365 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
+}
+}
+else {
+const err365 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err365];
 }
@@ -5344,9 +5319,10 @@ vErrors.push(err365);
 }
 errors++;
 }
-for(const key38 in data128){
-if(!(((key38 === "tool") || (key38 === "path")) || (key38 === "equals"))){
-const err366 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"};
+}
+}
+else {
+const err366 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err366];
 }
@@ -5356,11 +5332,11 @@ vErrors.push(err366);
 errors++;
 }
 }
-if(data128.tool !== undefined){
-let data129 = data128.tool;
-if(typeof data129 === "string"){
-if(!pattern2.test(data129)){
-const err367 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+if(data121.on_error_reply !== undefined){
+let data131 = data121.on_error_reply;
+if(typeof data131 === "string"){
+if(func2(data131) > 2000){
+const err367 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err367];
 }
@@ -5369,9 +5345,8 @@ vErrors.push(err367);
 }
 errors++;
 }
-}
-else {
-const err368 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data131) < 1){
+const err368 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err368];
 }
@@ -5381,11 +5356,8 @@ vErrors.push(err368);
 errors++;
 }
 }
-if(data128.path !== undefined){
-let data130 = data128.path;
-if(typeof data130 === "string"){
-if(func2(data130) > 200){
-const err369 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+else {
+const err369 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err369];
 }
@@ -5394,8 +5366,12 @@ vErrors.push(err369);
 }
 errors++;
 }
-if(func2(data130) < 1){
-const err370 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data121.dtmf !== undefined){
+let data132 = data121.dtmf;
+if(typeof data132 === "string"){
+if(!pattern16.test(data132)){
+const err370 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/dtmf",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/dtmf/pattern",keyword:"pattern",params:{pattern: "^[0-9*#]{1,32}$"},message:"must match pattern \""+"^[0-9*#]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err370];
 }
@@ -5406,7 +5382,7 @@ errors++;
 }
 }
 else {
-const err371 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err371 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/dtmf",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/dtmf/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err371];
 }
@@ -5416,9 +5392,11 @@ vErrors.push(err371);
 errors++;
 }
 }
-}
-else {
-const err372 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data121.sets !== undefined){
+let data133 = data121.sets;
+if(data133 && typeof data133 == "object" && !Array.isArray(data133)){
+if(Object.keys(data133).length > 20){
+const err372 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
 if(vErrors === null){
 vErrors = [err372];
 }
@@ -5427,10 +5405,9 @@ vErrors.push(err372);
 }
 errors++;
 }
-}
-}
-else {
-const err373 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key36 in data133){
+if(!(pattern17.test(key36))){
+const err373 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err373];
 }
@@ -5439,13 +5416,16 @@ vErrors.push(err373);
 }
 errors++;
 }
-var _valid12 = _errs352 === errors;
-valid67 = valid67 || _valid12;
-if(!valid67){
-const _errs362 = errors;
-if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
-if(data126.variable === undefined){
-const err374 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/required",keyword:"required",params:{missingProperty: "variable"},message:"must have required property '"+"variable"+"'"};
+}
+for(const key37 in data133){
+if(pattern17.test(key37)){
+let data134 = data133[key37];
+const _errs357 = errors;
+let valid71 = false;
+const _errs358 = errors;
+if(typeof data134 === "string"){
+if(func2(data134) > 1000){
+const err374 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets/" + key37.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err374];
 }
@@ -5454,9 +5434,9 @@ vErrors.push(err374);
 }
 errors++;
 }
-for(const key39 in data126){
-if(!(key39 === "variable")){
-const err375 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"};
+}
+else {
+const err375 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets/" + key37.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err375];
 }
@@ -5465,12 +5445,12 @@ vErrors.push(err375);
 }
 errors++;
 }
-}
-if(data126.variable !== undefined){
-let data131 = data126.variable;
-if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
-if(data131.name === undefined){
-const err376 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+var _valid11 = _errs358 === errors;
+valid71 = valid71 || _valid11;
+if(!valid71){
+const _errs360 = errors;
+if(!(typeof data134 == "number")){
+const err376 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets/" + key37.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err376];
 }
@@ -5479,8 +5459,12 @@ vErrors.push(err376);
 }
 errors++;
 }
-if(data131.equals === undefined){
-const err377 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/required",keyword:"required",params:{missingProperty: "equals"},message:"must have required property '"+"equals"+"'"};
+var _valid11 = _errs360 === errors;
+valid71 = valid71 || _valid11;
+if(!valid71){
+const _errs362 = errors;
+if(typeof data134 !== "boolean"){
+const err377 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets/" + key37.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err377];
 }
@@ -5489,9 +5473,12 @@ vErrors.push(err377);
 }
 errors++;
 }
-for(const key40 in data131){
-if(!((key40 === "name") || (key40 === "equals"))){
-const err378 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"};
+var _valid11 = _errs362 === errors;
+valid71 = valid71 || _valid11;
+}
+}
+if(!valid71){
+const err378 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets/" + key37.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err378];
 }
@@ -5500,12 +5487,22 @@ vErrors.push(err378);
 }
 errors++;
 }
+else {
+errors = _errs357;
+if(vErrors !== null){
+if(_errs357){
+vErrors.length = _errs357;
 }
-if(data131.name !== undefined){
-let data132 = data131.name;
-if(typeof data132 === "string"){
-if(!pattern0.test(data132)){
-const err379 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,63}$"+"\""};
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+}
+else {
+const err379 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err379];
 }
@@ -5515,8 +5512,9 @@ vErrors.push(err379);
 errors++;
 }
 }
+}
 else {
-const err380 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err380 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err380];
 }
@@ -5526,11 +5524,9 @@ vErrors.push(err380);
 errors++;
 }
 }
-if(data131.equals !== undefined){
-let data133 = data131.equals;
-if(typeof data133 === "string"){
-if(func2(data133) > 1000){
-const err381 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable/equals",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/equals/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+}
+else {
+const err381 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err381];
 }
@@ -5540,8 +5536,11 @@ vErrors.push(err381);
 errors++;
 }
 }
-else {
-const err382 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable/equals",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data115.transitions !== undefined){
+let data135 = data115.transitions;
+if(Array.isArray(data135)){
+if(data135.length > 50){
+const err382 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err382];
 }
@@ -5550,10 +5549,12 @@ vErrors.push(err382);
 }
 errors++;
 }
-}
-}
-else {
-const err383 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const len14 = data135.length;
+for(let i14=0; i14<len14; i14++){
+let data136 = data135[i14];
+if(data136 && typeof data136 == "object" && !Array.isArray(data136)){
+if(data136.to === undefined){
+const err383 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'"};
 if(vErrors === null){
 vErrors = [err383];
 }
@@ -5562,10 +5563,8 @@ vErrors.push(err383);
 }
 errors++;
 }
-}
-}
-else {
-const err384 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data136.when === undefined){
+const err384 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/required",keyword:"required",params:{missingProperty: "when"},message:"must have required property '"+"when"+"'"};
 if(vErrors === null){
 vErrors = [err384];
 }
@@ -5574,12 +5573,9 @@ vErrors.push(err384);
 }
 errors++;
 }
-var _valid12 = _errs362 === errors;
-valid67 = valid67 || _valid12;
-}
-}
-if(!valid67){
-const err385 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+for(const key38 in data136){
+if(!(((key38 === "to") || (key38 === "when")) || (key38 === "context"))){
+const err385 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err385];
 }
@@ -5588,25 +5584,12 @@ vErrors.push(err385);
 }
 errors++;
 }
-else {
-errors = _errs346;
-if(vErrors !== null){
-if(_errs346){
-vErrors.length = _errs346;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data124.context !== undefined){
-let data134 = data124.context;
-const _errs373 = errors;
-let valid73 = false;
-const _errs374 = errors;
-if(typeof data134 !== "string"){
-const err386 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data136.to !== undefined){
+let data137 = data136.to;
+if(typeof data137 === "string"){
+if(!pattern21.test(data137)){
+const err386 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/to",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/to/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,48}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,48}$"+"\""};
 if(vErrors === null){
 vErrors = [err386];
 }
@@ -5615,8 +5598,9 @@ vErrors.push(err386);
 }
 errors++;
 }
-if("append" !== data134){
-const err387 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/0/const",keyword:"const",params:{allowedValue: "append"},message:"must be equal to constant"};
+}
+else {
+const err387 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/to",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err387];
 }
@@ -5625,12 +5609,15 @@ vErrors.push(err387);
 }
 errors++;
 }
-var _valid13 = _errs374 === errors;
-valid73 = valid73 || _valid13;
-if(!valid73){
-const _errs376 = errors;
-if(typeof data134 !== "string"){
-const err388 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data136.when !== undefined){
+let data138 = data136.when;
+const _errs372 = errors;
+let valid75 = false;
+const _errs373 = errors;
+if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
+if(data138.intent === undefined){
+const err388 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/required",keyword:"required",params:{missingProperty: "intent"},message:"must have required property '"+"intent"+"'"};
 if(vErrors === null){
 vErrors = [err388];
 }
@@ -5639,8 +5626,9 @@ vErrors.push(err388);
 }
 errors++;
 }
-if("reset" !== data134){
-const err389 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/1/const",keyword:"const",params:{allowedValue: "reset"},message:"must be equal to constant"};
+for(const key39 in data138){
+if(!(key39 === "intent")){
+const err389 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err389];
 }
@@ -5649,12 +5637,12 @@ vErrors.push(err389);
 }
 errors++;
 }
-var _valid13 = _errs376 === errors;
-valid73 = valid73 || _valid13;
-if(!valid73){
-const _errs378 = errors;
-if(typeof data134 !== "string"){
-const err390 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data138.intent !== undefined){
+let data139 = data138.intent;
+if(typeof data139 === "string"){
+if(func2(data139) > 64){
+const err390 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err390];
 }
@@ -5663,8 +5651,8 @@ vErrors.push(err390);
 }
 errors++;
 }
-if("summary" !== data134){
-const err391 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/2/const",keyword:"const",params:{allowedValue: "summary"},message:"must be equal to constant"};
+if(func2(data139) < 1){
+const err391 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err391];
 }
@@ -5673,12 +5661,9 @@ vErrors.push(err391);
 }
 errors++;
 }
-var _valid13 = _errs378 === errors;
-valid73 = valid73 || _valid13;
 }
-}
-if(!valid73){
-const err392 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err392 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err392];
 }
@@ -5687,21 +5672,10 @@ vErrors.push(err392);
 }
 errors++;
 }
-else {
-errors = _errs373;
-if(vErrors !== null){
-if(_errs373){
-vErrors.length = _errs373;
-}
-else {
-vErrors = null;
-}
-}
-}
 }
 }
 else {
-const err393 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err393 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err393];
 }
@@ -5710,10 +5684,13 @@ vErrors.push(err393);
 }
 errors++;
 }
-}
-}
-else {
-const err394 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid12 = _errs373 === errors;
+valid75 = valid75 || _valid12;
+if(!valid75){
+const _errs378 = errors;
+if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
+if(data138.tool_result === undefined){
+const err394 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/required",keyword:"required",params:{missingProperty: "tool_result"},message:"must have required property '"+"tool_result"+"'"};
 if(vErrors === null){
 vErrors = [err394];
 }
@@ -5722,10 +5699,9 @@ vErrors.push(err394);
 }
 errors++;
 }
-}
-if(data103.end_call !== undefined){
-if(typeof data103.end_call !== "boolean"){
-const err395 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1")+"/end_call",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+for(const key40 in data138){
+if(!(key40 === "tool_result")){
+const err395 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err395];
 }
@@ -5735,9 +5711,11 @@ vErrors.push(err395);
 errors++;
 }
 }
-}
-else {
-const err396 = {instancePath:instancePath+"/flow/nodes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data138.tool_result !== undefined){
+let data140 = data138.tool_result;
+if(data140 && typeof data140 == "object" && !Array.isArray(data140)){
+if(data140.tool === undefined){
+const err396 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
 if(vErrors === null){
 vErrors = [err396];
 }
@@ -5746,11 +5724,9 @@ vErrors.push(err396);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err397 = {instancePath:instancePath+"/flow/nodes",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key41 in data140){
+if(!(((key41 === "tool") || (key41 === "path")) || (key41 === "equals"))){
+const err397 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err397];
 }
@@ -5760,11 +5736,11 @@ vErrors.push(err397);
 errors++;
 }
 }
-if(data100.global_nodes !== undefined){
-let data136 = data100.global_nodes;
-if(Array.isArray(data136)){
-if(data136.length > 50){
-const err398 = {instancePath:instancePath+"/flow/global_nodes",schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(data140.tool !== undefined){
+let data141 = data140.tool;
+if(typeof data141 === "string"){
+if(!pattern2.test(data141)){
+const err398 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err398];
 }
@@ -5773,12 +5749,9 @@ vErrors.push(err398);
 }
 errors++;
 }
-const len12 = data136.length;
-for(let i12=0; i12<len12; i12++){
-let data137 = data136[i12];
-if(typeof data137 === "string"){
-if(!pattern15.test(data137)){
-const err399 = {instancePath:instancePath+"/flow/global_nodes/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,48}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,48}$"+"\""};
+}
+else {
+const err399 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err399];
 }
@@ -5788,8 +5761,11 @@ vErrors.push(err399);
 errors++;
 }
 }
-else {
-const err400 = {instancePath:instancePath+"/flow/global_nodes/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data140.path !== undefined){
+let data142 = data140.path;
+if(typeof data142 === "string"){
+if(func2(data142) > 200){
+const err400 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err400];
 }
@@ -5798,10 +5774,8 @@ vErrors.push(err400);
 }
 errors++;
 }
-}
-}
-else {
-const err401 = {instancePath:instancePath+"/flow/global_nodes",schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(func2(data142) < 1){
+const err401 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err401];
 }
@@ -5811,13 +5785,8 @@ vErrors.push(err401);
 errors++;
 }
 }
-if(data100.context !== undefined){
-let data138 = data100.context;
-const _errs387 = errors;
-let valid76 = false;
-const _errs388 = errors;
-if(typeof data138 !== "string"){
-const err402 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err402 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err402];
 }
@@ -5826,8 +5795,10 @@ vErrors.push(err402);
 }
 errors++;
 }
-if("append" !== data138){
-const err403 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/0/const",keyword:"const",params:{allowedValue: "append"},message:"must be equal to constant"};
+}
+}
+else {
+const err403 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err403];
 }
@@ -5836,12 +5807,10 @@ vErrors.push(err403);
 }
 errors++;
 }
-var _valid14 = _errs388 === errors;
-valid76 = valid76 || _valid14;
-if(!valid76){
-const _errs390 = errors;
-if(typeof data138 !== "string"){
-const err404 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+else {
+const err404 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err404];
 }
@@ -5850,8 +5819,13 @@ vErrors.push(err404);
 }
 errors++;
 }
-if("reset" !== data138){
-const err405 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/1/const",keyword:"const",params:{allowedValue: "reset"},message:"must be equal to constant"};
+var _valid12 = _errs378 === errors;
+valid75 = valid75 || _valid12;
+if(!valid75){
+const _errs388 = errors;
+if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
+if(data138.variable === undefined){
+const err405 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/required",keyword:"required",params:{missingProperty: "variable"},message:"must have required property '"+"variable"+"'"};
 if(vErrors === null){
 vErrors = [err405];
 }
@@ -5860,12 +5834,9 @@ vErrors.push(err405);
 }
 errors++;
 }
-var _valid14 = _errs390 === errors;
-valid76 = valid76 || _valid14;
-if(!valid76){
-const _errs392 = errors;
-if(typeof data138 !== "string"){
-const err406 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key42 in data138){
+if(!(key42 === "variable")){
+const err406 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err406];
 }
@@ -5874,8 +5845,12 @@ vErrors.push(err406);
 }
 errors++;
 }
-if("summary" !== data138){
-const err407 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/2/const",keyword:"const",params:{allowedValue: "summary"},message:"must be equal to constant"};
+}
+if(data138.variable !== undefined){
+let data143 = data138.variable;
+if(data143 && typeof data143 == "object" && !Array.isArray(data143)){
+if(data143.name === undefined){
+const err407 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err407];
 }
@@ -5884,12 +5859,8 @@ vErrors.push(err407);
 }
 errors++;
 }
-var _valid14 = _errs392 === errors;
-valid76 = valid76 || _valid14;
-}
-}
-if(!valid76){
-const err408 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data143.equals === undefined){
+const err408 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/required",keyword:"required",params:{missingProperty: "equals"},message:"must have required property '"+"equals"+"'"};
 if(vErrors === null){
 vErrors = [err408];
 }
@@ -5898,21 +5869,9 @@ vErrors.push(err408);
 }
 errors++;
 }
-else {
-errors = _errs387;
-if(vErrors !== null){
-if(_errs387){
-vErrors.length = _errs387;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err409 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key43 in data143){
+if(!((key43 === "name") || (key43 === "equals"))){
+const err409 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key43},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err409];
 }
@@ -5921,12 +5880,12 @@ vErrors.push(err409);
 }
 errors++;
 }
-var _valid10 = _errs280 === errors;
-valid49 = valid49 || _valid10;
-if(!valid49){
-const _errs394 = errors;
-if(data100 !== null){
-const err410 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data143.name !== undefined){
+let data144 = data143.name;
+if(typeof data144 === "string"){
+if(!pattern0.test(data144)){
+const err410 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err410];
 }
@@ -5935,11 +5894,9 @@ vErrors.push(err410);
 }
 errors++;
 }
-var _valid10 = _errs394 === errors;
-valid49 = valid49 || _valid10;
 }
-if(!valid49){
-const err411 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err411 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err411];
 }
@@ -5948,26 +5905,12 @@ vErrors.push(err411);
 }
 errors++;
 }
-else {
-errors = _errs279;
-if(vErrors !== null){
-if(_errs279){
-vErrors.length = _errs279;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.handoff !== undefined){
-let data139 = data.handoff;
-const _errs397 = errors;
-let valid77 = false;
-const _errs398 = errors;
-if(data139 && typeof data139 == "object" && !Array.isArray(data139)){
-if(data139.bots === undefined){
-const err412 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/required",keyword:"required",params:{missingProperty: "bots"},message:"must have required property '"+"bots"+"'"};
+if(data143.equals !== undefined){
+let data145 = data143.equals;
+if(typeof data145 === "string"){
+if(func2(data145) > 1000){
+const err412 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable/equals",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/equals/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err412];
 }
@@ -5976,9 +5919,9 @@ vErrors.push(err412);
 }
 errors++;
 }
-for(const key41 in data139){
-if(!(((key41 === "bots") || (key41 === "greeting")) || (key41 === "on_failure"))){
-const err413 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"};
+}
+else {
+const err413 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable/equals",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err413];
 }
@@ -5988,11 +5931,9 @@ vErrors.push(err413);
 errors++;
 }
 }
-if(data139.bots !== undefined){
-let data140 = data139.bots;
-if(Array.isArray(data140)){
-if(data140.length > 20){
-const err414 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+}
+else {
+const err414 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err414];
 }
@@ -6001,8 +5942,10 @@ vErrors.push(err414);
 }
 errors++;
 }
-if(data140.length < 1){
-const err415 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+}
+}
+else {
+const err415 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err415];
 }
@@ -6011,12 +5954,12 @@ vErrors.push(err415);
 }
 errors++;
 }
-const len13 = data140.length;
-for(let i13=0; i13<len13; i13++){
-let data141 = data140[i13];
-if(typeof data141 === "string"){
-if(!pattern28.test(data141)){
-const err416 = {instancePath:instancePath+"/handoff/bots/" + i13,schemaPath:"#/properties/handoff/anyOf/0/properties/bots/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
+var _valid12 = _errs388 === errors;
+valid75 = valid75 || _valid12;
+}
+}
+if(!valid75){
+const err416 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err416];
 }
@@ -6025,9 +5968,25 @@ vErrors.push(err416);
 }
 errors++;
 }
+else {
+errors = _errs372;
+if(vErrors !== null){
+if(_errs372){
+vErrors.length = _errs372;
 }
 else {
-const err417 = {instancePath:instancePath+"/handoff/bots/" + i13,schemaPath:"#/properties/handoff/anyOf/0/properties/bots/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+}
+}
+if(data136.context !== undefined){
+let data146 = data136.context;
+const _errs399 = errors;
+let valid81 = false;
+const _errs400 = errors;
+if(typeof data146 !== "string"){
+const err417 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err417];
 }
@@ -6036,10 +5995,8 @@ vErrors.push(err417);
 }
 errors++;
 }
-}
-}
-else {
-const err418 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if("append" !== data146){
+const err418 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/0/const",keyword:"const",params:{allowedValue: "append"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err418];
 }
@@ -6048,10 +6005,12 @@ vErrors.push(err418);
 }
 errors++;
 }
-}
-if(data139.greeting !== undefined){
-if(typeof data139.greeting !== "boolean"){
-const err419 = {instancePath:instancePath+"/handoff/greeting",schemaPath:"#/properties/handoff/anyOf/0/properties/greeting/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+var _valid13 = _errs400 === errors;
+valid81 = valid81 || _valid13;
+if(!valid81){
+const _errs402 = errors;
+if(typeof data146 !== "string"){
+const err419 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err419];
 }
@@ -6060,12 +6019,8 @@ vErrors.push(err419);
 }
 errors++;
 }
-}
-if(data139.on_failure !== undefined){
-let data143 = data139.on_failure;
-if(typeof data143 === "string"){
-if(func2(data143) > 1000){
-const err420 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if("reset" !== data146){
+const err420 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/1/const",keyword:"const",params:{allowedValue: "reset"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err420];
 }
@@ -6074,8 +6029,12 @@ vErrors.push(err420);
 }
 errors++;
 }
-if(func2(data143) < 1){
-const err421 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var _valid13 = _errs402 === errors;
+valid81 = valid81 || _valid13;
+if(!valid81){
+const _errs404 = errors;
+if(typeof data146 !== "string"){
+const err421 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err421];
 }
@@ -6084,9 +6043,8 @@ vErrors.push(err421);
 }
 errors++;
 }
-}
-else {
-const err422 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("summary" !== data146){
+const err422 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/2/const",keyword:"const",params:{allowedValue: "summary"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err422];
 }
@@ -6095,10 +6053,12 @@ vErrors.push(err422);
 }
 errors++;
 }
+var _valid13 = _errs404 === errors;
+valid81 = valid81 || _valid13;
 }
 }
-else {
-const err423 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!valid81){
+const err423 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err423];
 }
@@ -6107,38 +6067,11 @@ vErrors.push(err423);
 }
 errors++;
 }
-var _valid15 = _errs398 === errors;
-valid77 = valid77 || _valid15;
-if(!valid77){
-const _errs409 = errors;
-if(data139 !== null){
-const err424 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err424];
-}
 else {
-vErrors.push(err424);
-}
-errors++;
-}
-var _valid15 = _errs409 === errors;
-valid77 = valid77 || _valid15;
-}
-if(!valid77){
-const err425 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err425];
-}
-else {
-vErrors.push(err425);
-}
-errors++;
-}
-else {
-errors = _errs397;
+errors = _errs399;
 if(vErrors !== null){
-if(_errs397){
-vErrors.length = _errs397;
+if(_errs399){
+vErrors.length = _errs399;
 }
 else {
 vErrors = null;
@@ -6148,12 +6081,459 @@ vErrors = null;
 }
 }
 else {
-const err426 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err424 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err424];
+}
+else {
+vErrors.push(err424);
+}
+errors++;
+}
+}
+}
+else {
+const err425 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err425];
+}
+else {
+vErrors.push(err425);
+}
+errors++;
+}
+}
+if(data115.end_call !== undefined){
+if(typeof data115.end_call !== "boolean"){
+const err426 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/end_call",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err426];
 }
 else {
 vErrors.push(err426);
+}
+errors++;
+}
+}
+}
+else {
+const err427 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err427];
+}
+else {
+vErrors.push(err427);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err428 = {instancePath:instancePath+"/flow/nodes",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err428];
+}
+else {
+vErrors.push(err428);
+}
+errors++;
+}
+}
+if(data112.global_nodes !== undefined){
+let data148 = data112.global_nodes;
+if(Array.isArray(data148)){
+if(data148.length > 50){
+const err429 = {instancePath:instancePath+"/flow/global_nodes",schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(vErrors === null){
+vErrors = [err429];
+}
+else {
+vErrors.push(err429);
+}
+errors++;
+}
+const len15 = data148.length;
+for(let i15=0; i15<len15; i15++){
+let data149 = data148[i15];
+if(typeof data149 === "string"){
+if(!pattern21.test(data149)){
+const err430 = {instancePath:instancePath+"/flow/global_nodes/" + i15,schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,48}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,48}$"+"\""};
+if(vErrors === null){
+vErrors = [err430];
+}
+else {
+vErrors.push(err430);
+}
+errors++;
+}
+}
+else {
+const err431 = {instancePath:instancePath+"/flow/global_nodes/" + i15,schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err431];
+}
+else {
+vErrors.push(err431);
+}
+errors++;
+}
+}
+}
+else {
+const err432 = {instancePath:instancePath+"/flow/global_nodes",schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err432];
+}
+else {
+vErrors.push(err432);
+}
+errors++;
+}
+}
+if(data112.context !== undefined){
+let data150 = data112.context;
+const _errs413 = errors;
+let valid84 = false;
+const _errs414 = errors;
+if(typeof data150 !== "string"){
+const err433 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err433];
+}
+else {
+vErrors.push(err433);
+}
+errors++;
+}
+if("append" !== data150){
+const err434 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/0/const",keyword:"const",params:{allowedValue: "append"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err434];
+}
+else {
+vErrors.push(err434);
+}
+errors++;
+}
+var _valid14 = _errs414 === errors;
+valid84 = valid84 || _valid14;
+if(!valid84){
+const _errs416 = errors;
+if(typeof data150 !== "string"){
+const err435 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err435];
+}
+else {
+vErrors.push(err435);
+}
+errors++;
+}
+if("reset" !== data150){
+const err436 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/1/const",keyword:"const",params:{allowedValue: "reset"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err436];
+}
+else {
+vErrors.push(err436);
+}
+errors++;
+}
+var _valid14 = _errs416 === errors;
+valid84 = valid84 || _valid14;
+if(!valid84){
+const _errs418 = errors;
+if(typeof data150 !== "string"){
+const err437 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err437];
+}
+else {
+vErrors.push(err437);
+}
+errors++;
+}
+if("summary" !== data150){
+const err438 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/2/const",keyword:"const",params:{allowedValue: "summary"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err438];
+}
+else {
+vErrors.push(err438);
+}
+errors++;
+}
+var _valid14 = _errs418 === errors;
+valid84 = valid84 || _valid14;
+}
+}
+if(!valid84){
+const err439 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err439];
+}
+else {
+vErrors.push(err439);
+}
+errors++;
+}
+else {
+errors = _errs413;
+if(vErrors !== null){
+if(_errs413){
+vErrors.length = _errs413;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err440 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err440];
+}
+else {
+vErrors.push(err440);
+}
+errors++;
+}
+var _valid10 = _errs306 === errors;
+valid57 = valid57 || _valid10;
+if(!valid57){
+const _errs420 = errors;
+if(data112 !== null){
+const err441 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err441];
+}
+else {
+vErrors.push(err441);
+}
+errors++;
+}
+var _valid10 = _errs420 === errors;
+valid57 = valid57 || _valid10;
+}
+if(!valid57){
+const err442 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err442];
+}
+else {
+vErrors.push(err442);
+}
+errors++;
+}
+else {
+errors = _errs305;
+if(vErrors !== null){
+if(_errs305){
+vErrors.length = _errs305;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.handoff !== undefined){
+let data151 = data.handoff;
+const _errs423 = errors;
+let valid85 = false;
+const _errs424 = errors;
+if(data151 && typeof data151 == "object" && !Array.isArray(data151)){
+if(data151.bots === undefined){
+const err443 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/required",keyword:"required",params:{missingProperty: "bots"},message:"must have required property '"+"bots"+"'"};
+if(vErrors === null){
+vErrors = [err443];
+}
+else {
+vErrors.push(err443);
+}
+errors++;
+}
+for(const key44 in data151){
+if(!(((key44 === "bots") || (key44 === "greeting")) || (key44 === "on_failure"))){
+const err444 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key44},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err444];
+}
+else {
+vErrors.push(err444);
+}
+errors++;
+}
+}
+if(data151.bots !== undefined){
+let data152 = data151.bots;
+if(Array.isArray(data152)){
+if(data152.length > 20){
+const err445 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(vErrors === null){
+vErrors = [err445];
+}
+else {
+vErrors.push(err445);
+}
+errors++;
+}
+if(data152.length < 1){
+const err446 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err446];
+}
+else {
+vErrors.push(err446);
+}
+errors++;
+}
+const len16 = data152.length;
+for(let i16=0; i16<len16; i16++){
+let data153 = data152[i16];
+if(typeof data153 === "string"){
+if(!pattern34.test(data153)){
+const err447 = {instancePath:instancePath+"/handoff/bots/" + i16,schemaPath:"#/properties/handoff/anyOf/0/properties/bots/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err447];
+}
+else {
+vErrors.push(err447);
+}
+errors++;
+}
+}
+else {
+const err448 = {instancePath:instancePath+"/handoff/bots/" + i16,schemaPath:"#/properties/handoff/anyOf/0/properties/bots/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err448];
+}
+else {
+vErrors.push(err448);
+}
+errors++;
+}
+}
+}
+else {
+const err449 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err449];
+}
+else {
+vErrors.push(err449);
+}
+errors++;
+}
+}
+if(data151.greeting !== undefined){
+if(typeof data151.greeting !== "boolean"){
+const err450 = {instancePath:instancePath+"/handoff/greeting",schemaPath:"#/properties/handoff/anyOf/0/properties/greeting/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err450];
+}
+else {
+vErrors.push(err450);
+}
+errors++;
+}
+}
+if(data151.on_failure !== undefined){
+let data155 = data151.on_failure;
+if(typeof data155 === "string"){
+if(func2(data155) > 1000){
+const err451 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err451];
+}
+else {
+vErrors.push(err451);
+}
+errors++;
+}
+if(func2(data155) < 1){
+const err452 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err452];
+}
+else {
+vErrors.push(err452);
+}
+errors++;
+}
+}
+else {
+const err453 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err453];
+}
+else {
+vErrors.push(err453);
+}
+errors++;
+}
+}
+}
+else {
+const err454 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err454];
+}
+else {
+vErrors.push(err454);
+}
+errors++;
+}
+var _valid15 = _errs424 === errors;
+valid85 = valid85 || _valid15;
+if(!valid85){
+const _errs435 = errors;
+if(data151 !== null){
+const err455 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err455];
+}
+else {
+vErrors.push(err455);
+}
+errors++;
+}
+var _valid15 = _errs435 === errors;
+valid85 = valid85 || _valid15;
+}
+if(!valid85){
+const err456 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err456];
+}
+else {
+vErrors.push(err456);
+}
+errors++;
+}
+else {
+errors = _errs423;
+if(vErrors !== null){
+if(_errs423){
+vErrors.length = _errs423;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err457 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err457];
+}
+else {
+vErrors.push(err457);
 }
 errors++;
 }
@@ -6163,9 +6543,9 @@ return errors === 0;
 
 export const OutboundTrunkCreate = validate13;
 const schema14 = {"additionalProperties":false,"dependentRequired":{"auth_password":["auth_username"]},"type":"object","required":["name","address","numbers"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"address":{"minLength":1,"maxLength":253,"pattern":"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$","description":"host[:port] of the carrier's SIP server","type":"string"},"transport":{"anyOf":[{"const":"udp","type":"string"},{"const":"tcp","type":"string"},{"const":"tls","type":"string"}]},"numbers":{"minItems":1,"maxItems":100,"uniqueItems":true,"description":"caller IDs this trunk may present (stored and answered as E.164; the same number twice is refused)","type":"array","items":{"minLength":1,"maxLength":64,"description":"caller ID in international format (+, country code; spaces and punctuation allowed), stored as E.164","type":"string"}},"auth_username":{"minLength":1,"maxLength":128,"pattern":"^[\\x21-\\x7e]+$","type":"string"},"auth_password":{"minLength":1,"maxLength":256,"pattern":"^[\\x20-\\x7e]+$","writeOnly":true,"type":"string"},"default":{"type":"boolean"}}};
-const pattern29 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
-const pattern30 = new RegExp("^[\\x21-\\x7e]+$", "u");
-const pattern31 = new RegExp("^[\\x20-\\x7e]+$", "u");
+const pattern35 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
+const pattern36 = new RegExp("^[\\x21-\\x7e]+$", "u");
+const pattern37 = new RegExp("^[\\x20-\\x7e]+$", "u");
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6271,7 +6651,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern29.test(data1)){
+if(!pattern35.test(data1)){
 const err9 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -6510,7 +6890,7 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!pattern30.test(data5)){
+if(!pattern36.test(data5)){
 const err27 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -6555,7 +6935,7 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern31.test(data6)){
+if(!pattern37.test(data6)){
 const err31 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -6691,7 +7071,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern29.test(data1)){
+if(!pattern35.test(data1)){
 const err7 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -6933,7 +7313,7 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!pattern30.test(data5)){
+if(!pattern36.test(data5)){
 const err25 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err25];
@@ -7019,7 +7399,7 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern31.test(data6)){
+if(!pattern37.test(data6)){
 const err31 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -7119,7 +7499,7 @@ return errors === 0;
 
 export const InboundNumberCreate = validate15;
 const schema16 = {"additionalProperties":false,"type":"object","required":["number","bot_id"],"properties":{"number":{"minLength":1,"maxLength":64,"description":"the number callers dial, in international format (stored and answered as E.164); one inbound number per number","type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","description":"the bot that answers (a bot id)","type":"string"},"variables":{"maxProperties":50,"additionalProperties":false,"description":"every inbound call's variables: they must match the bot's declared variables, as a dial-out's do","type":"object","patternProperties":{"^[A-Za-z_][A-Za-z0-9_]{0,63}$":{"maxLength":4000,"type":"string"}}},"allowed_addresses":{"maxItems":32,"uniqueItems":true,"description":"the carrier's addresses (IPv4/IPv6, optionally CIDR) allowed to call this number; empty: any","type":"array","items":{"pattern":"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$","maxLength":43,"type":"string"}}}};
-const pattern38 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
+const pattern44 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
 
 function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -7195,7 +7575,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern28.test(data1)){
+if(!pattern34.test(data1)){
 const err6 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -7308,7 +7688,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!pattern38.test(data5)){
+if(!pattern44.test(data5)){
 const err15 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -7448,7 +7828,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern28.test(data1)){
+if(!pattern34.test(data1)){
 const err5 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -7561,7 +7941,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern38.test(data5)){
+if(!pattern44.test(data5)){
 const err14 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -7636,10 +8016,10 @@ return errors === 0;
 
 export const CampaignCreate = validate17;
 const schema18 = {"additionalProperties":false,"type":"object","required":["name","bot_id","timezone","windows","max_concurrency","calls_per_second","retry"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"},"from_number":{"minLength":1,"maxLength":64,"description":"caller ID: one of a trunk's numbers, in international format (else the default trunk)","type":"string"},"default_region":{"pattern":"^[A-Z]{2}$","description":"ISO 3166-1 alpha-2 region national contact numbers are read in; default: the country of the caller ID (from_number, else the default trunk's first number)","type":"string"},"timezone":{"pattern":"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$","maxLength":64,"description":"IANA time zone of the windows for contacts without their own (must be one this server's Intl knows)","type":"string"},"windows":{"maxItems":50,"description":"when contacts may be dialled, in their own time zone; empty = always","type":"array","items":{"additionalProperties":false,"type":"object","required":["days","start","end"],"properties":{"days":{"minItems":1,"maxItems":7,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"mon","type":"string"},{"const":"tue","type":"string"},{"const":"wed","type":"string"},{"const":"thu","type":"string"},{"const":"fri","type":"string"},{"const":"sat","type":"string"},{"const":"sun","type":"string"}]}},"start":{"pattern":"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$","description":"local time of day the window opens, HH:MM","type":"string"},"end":{"pattern":"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$","description":"local time of day the window closes (exclusive), HH:MM or 24:00; must be after start","type":"string"}}}},"max_concurrency":{"minimum":1,"maximum":1000,"description":"this campaign's calls live at once, at most","type":"integer"},"calls_per_second":{"exclusiveMinimum":0,"maximum":10,"description":"dials per second at most (below 1: one dial per 1/calls_per_second seconds)","type":"number"},"retry":{"additionalProperties":false,"type":"object","required":["max_attempts","delay_seconds","on"],"properties":{"max_attempts":{"minimum":1,"maximum":10,"description":"dials of one contact at most, the first included","type":"integer"},"delay_seconds":{"minimum":30,"maximum":604800,"description":"wait after a retried outcome before the next dial","type":"integer"},"on":{"maxItems":4,"uniqueItems":true,"description":"outcomes that are retried; `failed` never covers end_reason `invalid_number`; `voicemail` is a call a machine answered (end_reason voicemail, not voicemail_left)","type":"array","items":{"anyOf":[{"const":"busy","type":"string"},{"const":"no_answer","type":"string"},{"const":"failed","type":"string"},{"const":"voicemail","type":"string"}]}}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]}}}}};
-const pattern44 = new RegExp("^[A-Z]{2}$", "u");
-const pattern45 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
-const pattern46 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
-const pattern47 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
+const pattern50 = new RegExp("^[A-Z]{2}$", "u");
+const pattern51 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
+const pattern52 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
+const pattern53 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -7765,7 +8145,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern28.test(data1)){
+if(!pattern34.test(data1)){
 const err11 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -7825,7 +8205,7 @@ errors++;
 if(data.default_region !== undefined){
 let data3 = data.default_region;
 if(typeof data3 === "string"){
-if(!pattern44.test(data3)){
+if(!pattern50.test(data3)){
 const err16 = {instancePath:instancePath+"/default_region",schemaPath:"#/properties/default_region/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"},message:"must match pattern \""+"^[A-Z]{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -7860,7 +8240,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern45.test(data4)){
+if(!pattern51.test(data4)){
 const err19 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -8199,7 +8579,7 @@ errors++;
 if(data6.start !== undefined){
 let data9 = data6.start;
 if(typeof data9 === "string"){
-if(!pattern46.test(data9)){
+if(!pattern52.test(data9)){
 const err45 = {instancePath:instancePath+"/windows/" + i0+"/start",schemaPath:"#/properties/windows/items/properties/start/pattern",keyword:"pattern",params:{pattern: "^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"},message:"must match pattern \""+"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"+"\""};
 if(vErrors === null){
 vErrors = [err45];
@@ -8224,7 +8604,7 @@ errors++;
 if(data6.end !== undefined){
 let data10 = data6.end;
 if(typeof data10 === "string"){
-if(!pattern47.test(data10)){
+if(!pattern53.test(data10)){
 const err47 = {instancePath:instancePath+"/windows/" + i0+"/end",schemaPath:"#/properties/windows/items/properties/end/pattern",keyword:"pattern",params:{pattern: "^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"},message:"must match pattern \""+"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"+"\""};
 if(vErrors === null){
 vErrors = [err47];

@@ -17,6 +17,7 @@ import {
   emptyHeader,
   emptyIntent,
   emptySet,
+  emptyMcpServer,
   emptyTool,
   flowFormProblems,
   formToBody,
@@ -73,6 +74,7 @@ export class VpBotEditPage extends LightElement {
     copyStatus: { state: true },
     confirmRotate: { state: true },
     secretError: { state: true },
+    knowledgeBases: { state: true },
     versions: { state: true },
     versionsError: { state: true },
     diffFrom: { state: true },
@@ -93,6 +95,8 @@ export class VpBotEditPage extends LightElement {
   declare copyStatus: string;
   declare confirmRotate: boolean;
   declare secretError: string | null;
+  /** The knowledge bases a bot may pick (null until loaded, or when they cannot be read). */
+  declare knowledgeBases: Array<{ id: string; name: string }> | null;
   /** The bot's versions, newest first (null until loaded). */
   declare versions: BotVersionList['items'] | null;
   declare versionsError: string | null;
@@ -121,6 +125,11 @@ export class VpBotEditPage extends LightElement {
     this.copyStatus = '';
     this.confirmRotate = false;
     this.secretError = null;
+    this.knowledgeBases = null;
+    void api.listKnowledgeBases().then(
+      (r) => (this.knowledgeBases = r.items.map((b) => ({ id: b.id, name: b.name }))),
+      () => (this.knowledgeBases = null),
+    );
     this.versions = null;
     this.versionsError = null;
     this.diffFrom = 0;
@@ -410,6 +419,8 @@ export class VpBotEditPage extends LightElement {
         ${this.select(`tools.${i}.method`, 'Method', t.method, [['POST', 'POST (arguments as JSON)'], ['GET', 'GET (arguments as query string)']], (v) => (t.method = v))}
         ${this.text(`tools.${i}.timeout_ms`, 'Timeout (ms)', t.timeout_ms, (s) => (t.timeout_ms = s), { inputmode: 'numeric', hint: `${TOOL_TIMEOUT_MS.min} to ${TOOL_TIMEOUT_MS.max}; empty for ${TOOL_TIMEOUT_MS.default}.` })}
         ${this.text(`tools.${i}.say_while_waiting`, 'Say while waiting', t.say_while_waiting, (s) => (t.say_while_waiting = s), { hint: 'Optional, e.g. “One moment, let me check.”' })}
+        ${this.text(`tools.${i}.filler`, 'Filler when slow', t.filler, (s) => (t.filler = s), { hint: 'Optional: said only if the tool has not answered in time, e.g. “Still checking, one moment.”' })}
+        ${this.text(`tools.${i}.filler_after_ms`, 'Filler after (ms)', t.filler_after_ms, (s) => (t.filler_after_ms = s), { inputmode: 'numeric', hint: '100 to 10000; empty for 800.' })}
       </div>
       ${this.renderHeaders(t, i)}`;
   }
@@ -560,6 +571,48 @@ export class VpBotEditPage extends LightElement {
         .actions=${html`<button @click=${() => (this.confirmRotate = false)} autofocus>Cancel</button>
           <button class="danger" ?disabled=${this.busy} @click=${() => this.createSecret()}>Rotate secret</button>`}
       ></vp-dialog>`;
+  }
+
+  /** The knowledge bases each turn retrieves passages from (shared/DESIGN.md §18). */
+  private renderKnowledge(f: BotForm) {
+    const bases = this.knowledgeBases;
+    return html`<fieldset id="bot-knowledge">
+      <legend>Knowledge bases</legend>
+      <p class="hint">Each caller turn retrieves the best passages of these bases into the LLM's context; a scripted reply <code>{{knowledge}}</code> says the best one.</p>
+      ${bases === null
+        ? html`<p class="hint">The knowledge bases could not be listed.</p>`
+        : bases.length === 0
+          ? html`<p class="hint">No knowledge bases yet: create one on the <a href="/knowledge">Knowledge</a> page.</p>`
+          : bases.map(
+              (b) => html`<label class="check"><input type="checkbox" name="knowledge_base_ids" value=${b.id} .checked=${f.knowledge_base_ids.includes(b.id)}
+                @change=${(e: Event) => this.change((x) => (x.knowledge_base_ids = (e.target as HTMLInputElement).checked ? [...x.knowledge_base_ids, b.id] : x.knowledge_base_ids.filter((id) => id !== b.id)))} /> ${b.name}</label>`,
+            )}
+      ${this.errors.knowledge_base_ids ? html`<p class="error-text">${this.errors.knowledge_base_ids}</p>` : nothing}
+    </fieldset>`;
+  }
+
+  /** MCP servers (Streamable HTTP): their tools are listed at call start and offered like the bot's own. */
+  private renderMcpServers(f: BotForm) {
+    return html`<fieldset id="bot-mcp">
+      <legend>MCP servers</legend>
+      <p class="hint">Tools of MCP servers (Streamable HTTP), listed when a call starts and offered to the LLM like the tools above; a scripted intent's action may name one.</p>
+      ${f.mcp_servers.map(
+        (m, i) => html`<div class="sub-rows" role="group" aria-label="MCP server ${i + 1}">
+          <div class="grid">
+            ${this.text(`mcp_servers.${i}.name`, 'Server name', m.name, (s) => (m.name = s), { required: true, hint: 'Letters, digits, _ and -.' })}
+            ${this.text(`mcp_servers.${i}.url`, 'Server URL', m.url, (s) => (m.url = s), { required: true, hint: 'http:// or https://, a public address.' })}
+          </div>
+          ${this.text(`mcp_servers.${i}.allowed_tools`, 'Allowed tools', m.allowed_tools, (s) => (m.allowed_tools = s), { hint: 'Tool names, comma separated; empty for every tool the server lists (at most 50).' })}
+          ${this.text(`mcp_servers.${i}.headers`, 'Headers', m.headers, (s) => (m.headers = s), {
+            area: true,
+            mono: true,
+            hint: m.header_names.length ? `Stored: ${m.header_names.join(', ')} (values hidden). Leave empty to keep them; one "Name: value" a line replaces them.` : 'Optional, one "Name: value" a line, e.g. Authorization: Bearer …; write-only.',
+          })}
+          <button type="button" class="small" @click=${() => this.change((x) => x.mcp_servers.splice(i, 1))}>Remove MCP server</button>
+        </div>`,
+      )}
+      <button type="button" class="small" id="bot-add-mcp" ?disabled=${f.mcp_servers.length >= 10} @click=${() => this.change((x) => x.mcp_servers.push(emptyMcpServer()))}>Add MCP server</button>
+    </fieldset>`;
   }
 
   private renderTools(f: BotForm) {
@@ -1078,6 +1131,8 @@ export class VpBotEditPage extends LightElement {
       ${this.renderTurnTaking(f)}
       ${this.renderAnsweringMachine(f)}
       ${this.renderTools(f)}
+      ${this.renderMcpServers(f)}
+      ${this.renderKnowledge(f)}
       ${this.renderPolicy(f)}
       ${this.renderFlow(f)}
       ${this.renderHandoff(f)}

@@ -11,3 +11,4 @@ export { readVoicemail, voicemailCalls, voicemailFile, readWav, type Voicemail, 
 export { startCrm, verifySignature, type CrmOptions } from './crm.js';
 export { Jaeger, jaegerConfig, type JaegerPorts } from './jaeger.js';
 export { startJaeger, findTraces, type JaegerHandle, type FoundTrace, type FoundSpan, type TraceQuery, type SpanAttribute } from './tracing.js';
+export { EMBEDDING_DIMS, embeddingsAnswer, standInEmbedding, startEmbeddingsStandIn, type EmbeddingsStandIn } from './embeddings.js';

@@ -23,6 +23,9 @@ import { liveKitDialerFromSettings } from '../transports/livekit.js';
 import { CallControls } from '../call/controls.js';
 import { createCallEvents, type CallEvents } from './callEvents.js';
 
+/** How long a turn waits for its knowledge passages at most: retrieval is milliseconds; a slow backend must not hold the reply. */
+const KNOWLEDGE_TIMEOUT_MS = 1000;
+
 export interface WorkerDeps {
   settings: Settings;
   logger: Logger;
@@ -177,6 +180,8 @@ export function createContext(deps: WorkerDeps, version: string): WorkerContext 
     testCallIdleTimeoutMs: settings.TEST_CALL_IDLE_TIMEOUT_SECONDS * 1000,
     // A listener's frames: fire and forget (a frame lost to a Redis hiccup is a click, not a lost record).
     listen: (callId: string, frame: Buffer) => void deps.redis.publish(callListenChannel(callId), frame).catch(() => undefined),
+    // A turn waits at most KNOWLEDGE_TIMEOUT_MS for its passages (then answers without them).
+    knowledge: (botId: string, query: string) => backend.knowledge(botId, query, KNOWLEDGE_TIMEOUT_MS),
     // A handoff (shared/DESIGN.md §18): the other bot's config read as the call's own was (no call: it is the first bot's),
     // its prompt and greeting as written (the session renders them with the call's variables), its providers made alike.
     handoff: { config: (botId: string) => backend.fetchConfig(botId, undefined, 1000, { rawTemplates: true }), providers },

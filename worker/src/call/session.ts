@@ -29,7 +29,8 @@ import type { NoiseSuppressor } from '../noise/rnnoise.js';
 import { CallRecording, recordingKey, type RecordingOutcome, type RecordingStore } from './recording.js';
 import { RecorderProcessor } from './recording/processor.js';
 import { CallLimits, LIMIT_REASONS } from './limits.js';
-import { toolRunnerFor, ToolError, type ToolConfig, type ToolRunner, type TransferDestination } from '../tools/runner.js';
+import { McpTools, mcpServersOf } from '../tools/mcp.js';
+import { toolRunnerFor, toolsOf, ToolError, type ToolConfig, type ToolRunner, type TransferDestination } from '../tools/runner.js';
 import { HoldTone } from './holdTone.js';
 import { AmdDetector, type AmdDecision, type AnsweredBy } from '../amd/detector.js';
 import { createWebRtcVad } from '../vad/webrtc.js';
@@ -94,6 +95,8 @@ export interface CallDeps {
   observer?: CallObserver;
   /** Publishes a frame for the call's listeners (schemas LISTEN_SIDE + PCM, or LISTEN_END); none: nobody can listen. */
   listen?(callId: string, frame: Buffer): void;
+  /** The best passages of the bot's knowledge bases for a turn's words (the backend's retrieval); none: no knowledge. */
+  knowledge?(botId: string, query: string): Promise<string[]>;
   /** Handoffs (shared/DESIGN.md §18): another bot's runtime config and providers; none: handoffs fail (on_failure). */
   handoff?: { config(botId: string): Promise<RuntimeConfig>; providers(cfg: RuntimeConfig): Promise<CallProviders> };
 }
@@ -123,6 +126,8 @@ export class CallSession {
   readonly transcript: TranscriptEntry[] = [];
   /** The bot's tools for this call; its `actions` are reported with the call's end. */
   private tools: ToolRunner | null = null;
+  /** The MCP servers' sessions of the call's bots, closed when the call ends. */
+  private readonly mcp: McpTools[] = [];
   /** Supervisors' controls, as actions on the call's timeline (docs/design.md §16). */
   private readonly controls: CallAction[] = [];
   /** Epoch ms until which the call's audio goes to listeners (0: nobody listens). */
@@ -186,7 +191,10 @@ export class CallSession {
 
   /** A prepared call that never started (nobody answered): its provider sessions close. */
   discard(): void {
-    if (!this.transport) this.pipeline?.cancel('not_started');
+    if (!this.transport) {
+      this.pipeline?.cancel('not_started');
+      for (const m of this.mcp) void m.close();
+    }
   }
 
   private async build(): Promise<void> {
@@ -220,6 +228,7 @@ export class CallSession {
     const recorder = () => tap;
     this.input = new TransportInputProcessor(rate);
     this.tools = this.toolsFor(this.config);
+    await this.connectMcp(bot, this.tools);
     this.flow = this.flowFor(bot);
     this.providers.llm.follow?.(this.flow);
     // Configs from before the setting existed (a cached one, an older backend) have none.
@@ -289,6 +298,15 @@ export class CallSession {
     });
   }
 
+  /** A bot's MCP servers (shared/DESIGN.md §18): their tools listed once, for this call (and again for a bot handed to). */
+  private async connectMcp(bot: RuntimeConfig['bot'], tools: ToolRunner): Promise<void> {
+    const servers = mcpServersOf((bot as { mcp_servers?: unknown }).mcp_servers);
+    if (!servers.length) return;
+    const mcp = await McpTools.connect(servers, { allowPrivate: this.providers.toolsAllowPrivate ?? false, logger: this.log, reserved: new Set(toolsOf(bot.tools).map((t) => t.name)) });
+    this.mcp.push(mcp);
+    tools.attachMcp(mcp);
+  }
+
   private flowFor(bot: RuntimeConfig['bot']): FlowState | null {
     // Configs from before flows existed (an older backend) have none.
     const flow = (bot as { flow?: RuntimeConfig['bot']['flow'] }).flow;
@@ -306,6 +324,13 @@ export class CallSession {
       },
       handoff: (args, signal) => this.handoff(args, signal),
       onEnter: (e) => this.log.info({ node: e.node, end_call: e.endCall }, 'flow node entered'),
+      // Each turn's passages of the bot's knowledge bases now (a handoff changes the bot; configs from an older backend have none).
+      knowledge: () => {
+        const ids = (this.bot as { knowledge_base_ids?: unknown }).knowledge_base_ids;
+        const ask = this.deps.knowledge;
+        const botId = this.bot.id;
+        return ask && Array.isArray(ids) && ids.length ? (text) => ask(botId, text) : null;
+      },
     };
   }
 
@@ -359,6 +384,7 @@ export class CallSession {
     if (this.flow) this.pastFlows.push(this.flow);
     this.bot = next.bot;
     this.tools = this.toolsFor(next);
+    await this.connectMcp(next.bot, this.tools);
     this.flow = this.flowFor(next.bot);
     made.llm.follow?.(this.flow);
     action.result = JSON.stringify({ bot_id: next.bot.id, name: next.bot.name }).slice(0, 1000);
@@ -632,6 +658,7 @@ export class CallSession {
     const { endReason: reason, closeCode } = this.handedOff ? { endReason: END_REASONS.transferred, closeCode: 1000 } : asked;
     this.limits?.stop();
     this.pipeline?.cancel(reason);
+    for (const m of this.mcp) void m.close();
     if (this.listenUntilMs >= Date.now()) this.deps.listen?.(this.callId, Buffer.of(LISTEN_END));
     this.listenUntilMs = 0;
     const endedAt = new Date();

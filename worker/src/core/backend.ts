@@ -116,6 +116,29 @@ export class BackendClient {
   }
 
   /**
+   * The best passages of a bot's knowledge bases for the caller's words (GET /api/v1/config/knowledge), one
+   * attempt within `timeoutMs`: a turn never waits long for knowledge, and answers without it when the backend
+   * cannot give it (an empty list).
+   */
+  async knowledge(botId: string, query: string, timeoutMs: number, limit = 3): Promise<string[]> {
+    const url = new URL('config/knowledge', this.opts.configUrl);
+    url.searchParams.set('bot_id', botId);
+    url.searchParams.set('q', query.slice(0, 2000));
+    url.searchParams.set('limit', String(limit));
+    try {
+      const res = await fetch(url, { headers: { Authorization: `Bearer ${this.opts.token}`, Accept: 'application/json' }, signal: AbortSignal.timeout(Math.min(timeoutMs, this.opts.timeoutMs)) });
+      if (res.status !== 200) {
+        await res.body?.cancel();
+        return [];
+      }
+      const json = (await res.json()) as { passages?: Array<{ text?: unknown }> };
+      return (json.passages ?? []).flatMap((p) => (typeof p.text === 'string' ? [p.text] : []));
+    } catch {
+      return [];
+    }
+  }
+
+  /**
    * One attempt at reporting a call event (the outbox, call/outbox.ts, retries): 200 taken; another 4xx
    * (not 408 or 429) refused for good, e.g. 409 for a move that already happened or cannot; anything else,
    * or no answer within the deadline, is worth another try with the same event id.

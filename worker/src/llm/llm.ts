@@ -16,6 +16,19 @@ import { keypadTurn } from './keypad.js';
 import { HANDOFF_TOOL, words, type FlowContextRule } from '@voice-platform/schemas';
 import { plainSummary, type Entered, type FlowMove, type FlowState } from '../flow/flow.js';
 
+/** The system message a turn's knowledge passages come in (the scripted policy finds them by it). */
+export const KNOWLEDGE_PREFIX = 'Passages from the knowledge base that may answer the caller (best first):';
+
+/** The passages of a knowledge message (KNOWLEDGE_PREFIX), best first. */
+export function knowledgeOf(message: ChatMessage | undefined): string[] {
+  if (!message || message.role !== 'system' || !message.content.startsWith(KNOWLEDGE_PREFIX)) return [];
+  return message.content
+    .slice(KNOWLEDGE_PREFIX.length)
+    .split(/\n\[\d+\] /)
+    .map((p) => p.trim())
+    .filter(Boolean);
+}
+
 /** Rounds of tool calls one user turn may run. */
 export const MAX_TOOL_ROUNDS = 5;
 
@@ -66,6 +79,9 @@ export interface LlmCallHooks {
   handoff(args: string, signal: AbortSignal): Promise<HandoffOutcome>;
   /** A node was entered (the timeline keeps the flow's entries itself). */
   onEnter?(e: Entered): void;
+  /** The bot's knowledge (shared/DESIGN.md §18): what retrieves a turn's passages (put in the context before its
+   *  words); null when the bot (now) has no knowledge bases. */
+  knowledge?(): ((text: string) => Promise<string[]>) | null;
 }
 
 /** A handoff's answer: the tool message; `say` is the turn's last word (the other bot's greeting, or on_failure). */
@@ -82,6 +98,8 @@ export interface LlmTools {
   /** True for a call that hangs up rather than runs. */
   endsCall(name: string): boolean;
   sayWhileWaiting(name: string, args?: string): string | undefined;
+  /** Said if the tool has not answered after `afterMs` (shared/DESIGN.md §18). */
+  filler?(name: string): { text: string; afterMs: number } | undefined;
   /**
    * Never throws: `output` is the tool message's content (`{"error":…}` on failure). `endsTurn`: the model is
    * not asked again until the caller speaks (a transfer), after `say`, the tool's last word (its on_failure).
@@ -254,7 +272,8 @@ export class LlmProcessor extends FrameProcessor {
       // The caller paused again on the same words (a breath, a stop consonant): the reply prepared is still the one.
       if (this.preemptive?.usable && sameWords(this.preemptive.text, frame.text)) return;
       this.dropPreemptive();
-      if (!this.pendingTools && !this.abort) this.preemptive = this.prepare(frame.text);
+      // With knowledge, a reply waits for the turn's passages: none is prepared on a pause's words.
+      if (!this.pendingTools && !this.abort && !this.hooks?.knowledge?.()) this.preemptive = this.prepare(frame.text);
       return;
     }
     if (!frame.final) return;
@@ -277,6 +296,11 @@ export class LlmProcessor extends FrameProcessor {
       }
     }
     if (ready) this.drop(ready);
+    const retrieve = frame.dtmf ? null : this.hooks?.knowledge?.();
+    if (retrieve) {
+      const passages = await retrieve(frame.text);
+      if (passages.length) this.messages.push({ role: 'system', content: `${KNOWLEDGE_PREFIX}${passages.map((p, i) => `\n[${i + 1}] ${p}`).join('')}` });
+    }
     this.messages.push({ role: 'user', content });
     await this.respond();
   }
@@ -386,7 +410,16 @@ export class LlmProcessor extends FrameProcessor {
             say(sentencesOf(phrase));
             spoken = this.mark();
           }
-          return this.tools.run(c.function.name, c.function.arguments, this.toolsAbort.signal, { spoken });
+          const run = this.tools.run(c.function.name, c.function.arguments, this.toolsAbort.signal, { spoken });
+          // A slow tool's filler: said once it has run afterMs without answering (not after, not on a barge-in).
+          const filler = this.tools.filler?.(c.function.name);
+          if (filler) {
+            const timer = setTimeout(() => {
+              if (!abort.signal.aborted) say(sentencesOf(filler.text));
+            }, filler.afterMs);
+            void run.finally(() => clearTimeout(timer));
+          }
+          return run;
         });
         let lastWords = '';
         let turnOver = false;

@@ -3,7 +3,7 @@
 // Replies are rendered with the call's {{variables}} (schemas/src/templates.ts).
 import { goToFunction, HANDOFF_TOOL, keysOf, matchIntent as match, renderTemplate, renderWithResult, type BotPolicy } from '@voice-platform/schemas';
 import type { FlowState } from '../flow/flow.js';
-import type { ChatMessage, GenerateOptions, LlmChunk, LlmProvider } from './llm.js';
+import { knowledgeOf, type ChatMessage, type GenerateOptions, type LlmChunk, type LlmProvider } from './llm.js';
 
 // The matching itself is shared with the backend's post-call analysis (schemas/src/intents.ts), so a call's
 // transcript is read afterwards exactly as the policy read it during the call.
@@ -68,7 +68,9 @@ export class ScriptedLlm implements LlmProvider {
     const utterance = lastUser >= 0 && typeof messages[lastUser]!.content === 'string' ? (messages[lastUser]!.content as string) : '';
     const policy = this.policy;
     const intent = policy ? match(policy, utterance) : null;
-    const vars = { digits: digitsOf(utterance), ...this.variables };
+    // {{knowledge}}: the best passage retrieved for this turn (the system message just before the caller's words).
+    const knowledge = knowledgeOf(lastUser > 0 ? messages[lastUser - 1] : undefined)[0] ?? '';
+    const vars = { digits: digitsOf(utterance), knowledge, ...this.variables };
     if (policy && intent?.action) {
       const answer = messages.slice(lastUser + 1).find((m) => m.role === 'tool');
       if (!answer && opts?.toolChoice !== 'none' && intent.action.tool === HANDOFF_TOOL) {
@@ -102,7 +104,8 @@ export class ScriptedLlm implements LlmProvider {
       if (intent.end_call) yield { type: 'end_call' };
       return;
     }
-    const d = decide(policy, utterance, this.variables);
+    // An intent answering from the knowledge base with no passage found says the fallback (not an empty reply).
+    const d = intent && !knowledge && intent.reply.includes('{{knowledge}}') ? decide(policy, '', this.variables) : decide(policy, utterance, { knowledge, ...this.variables });
     yield { type: 'text', text: d.reply };
     yield* this.goTo(d.intent);
     if (d.endCall) yield { type: 'end_call' };

@@ -15,12 +15,15 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { Logger } from '../core/logger.js';
 import { tracingOff, WorkerTracing } from '../core/tracing.js';
 import { bareHost, guardedLookup, isNonPublicAddress } from '@voice-platform/schemas/node';
+import { McpError, type McpTools } from './mcp.js';
 
 /** What the model gets back from a tool at most, in characters. */
 export const MAX_RESULT_CHARS = 4000;
 /** What an action record keeps of a result, in characters. */
 export const MAX_ACTION_RESULT_CHARS = 1000;
 export const DEFAULT_TIMEOUT_MS = 5000;
+/** A tool's filler is said once it has run this long without an answer (schemas FILLER_AFTER_MS_DEFAULT). */
+export const DEFAULT_FILLER_AFTER_MS = 800;
 /** Actions one call keeps (the call record's limit, schemas MAX_CALL_ACTIONS); later runs still run. */
 export const MAX_ACTIONS = 200;
 /** A response body larger than this is not read further (it could not go back whole anyway). */
@@ -39,6 +42,9 @@ export interface ToolConfig {
   headers?: Record<string, string>;
   timeout_ms?: number;
   say_while_waiting?: string;
+  /** Said when the tool has not answered within filler_after_ms (shared/DESIGN.md §18). */
+  filler?: string;
+  filler_after_ms?: number;
   destinations?: TransferDestination[];
   mode?: 'cold' | 'warm';
   announcement?: string;
@@ -68,7 +74,7 @@ export interface CallIdentity {
 }
 
 /** The failures the model sees as `{"error": code}`. */
-export type ToolErrorCode = 'invalid_arguments' | 'timeout' | `http_${number}` | 'bad_response' | 'refused' | 'unknown_tool' | 'not_runnable' | 'cancelled' | 'transfer_failed';
+export type ToolErrorCode = 'invalid_arguments' | 'timeout' | `http_${number}` | 'bad_response' | 'refused' | 'unknown_tool' | 'not_runnable' | 'cancelled' | 'transfer_failed' | 'tool_error';
 
 /** The one typed failure of a tool run; `toolOutput` is what the model gets. */
 export class ToolError extends Error {
@@ -202,6 +208,8 @@ export class ToolRunner {
   readonly actions: ToolAction[] = [];
   private readonly tools = new Map<string, ToolConfig>();
   private readonly validators = new Map<string, ValidateFunction | Error>();
+  /** The bot's MCP servers' tools (attachMcp), offered beside its own. */
+  private mcp: McpTools | null = null;
   /** The call's own compiler: Ajv keeps every schema it compiled, so a process-wide one would grow with each call. */
   private ajv: Ajv | null = null;
   private readonly lookup: ReturnType<typeof guardedLookup>;
@@ -215,13 +223,27 @@ export class ToolRunner {
     this.lookup = guardedLookup(opts.allowPrivate);
   }
 
-  /** Every tool as a function for the model (an untyped one too: its calls answer an error). */
+  /** The call's MCP tools (listed at call start); a name one of the bot's own tools has stays the bot's. */
+  attachMcp(mcp: McpTools): void {
+    this.mcp = mcp;
+  }
+
+  /** Every tool as a function for the model (an untyped one too: its calls answer an error), MCP tools after the bot's own. */
   get specs(): ToolSpec[] {
-    return [...this.tools.values()].map((t) => ({
+    const own = [...this.tools.values()].map((t) => ({
       name: t.name,
       description: t.description ?? '',
       parameters: t.parameters ?? (t.type === 'send_dtmf' ? DTMF_SCHEMA : t.type === 'transfer_call' ? transferSchema(t) : EMPTY_OBJECT_SCHEMA),
     }));
+    const mcp = (this.mcp?.specs ?? []).filter((t) => !this.tools.has(t.name)).map(({ name, description, parameters }) => ({ name, description, parameters }));
+    return [...own, ...mcp];
+  }
+
+  /** The phrase said when tool `name` is slow, and after how long (http tools with a `filler`). */
+  filler(name: string): { text: string; afterMs: number } | undefined {
+    const t = this.tools.get(name);
+    const text = t?.filler?.trim();
+    return text ? { text: this.rendered(text) ?? text, afterMs: t!.filler_after_ms ?? DEFAULT_FILLER_AFTER_MS } : undefined;
   }
 
   tool(name: string): ToolConfig | undefined {
@@ -265,7 +287,7 @@ export class ToolRunner {
     let kind: ToolAction['type'] = 'tool';
     try {
       parsed = typeof args === 'string' ? parseArguments(args) : args;
-      const tool = this.tools.get(name);
+      const tool = this.tools.get(name) ?? this.mcpTool(name);
       if (!tool) throw new ToolError('unknown_tool', `no tool named ${name}`);
       this.validate(tool, parsed);
       const type = tool.type ?? (tool.url ? 'http' : undefined);
@@ -279,6 +301,9 @@ export class ToolRunner {
       } else if (type === 'transfer_call' && this.opts.transfer) {
         kind = 'transfer';
         result = await this.transfer(tool, parsed as Record<string, unknown>, opts.spoken ?? Promise.resolve(), signal);
+      } else if (!this.tools.has(name) && this.mcp?.has(name)) {
+        const value = await this.callMcp(name, parsed as Record<string, unknown>, signal);
+        result = { ok: true, output: JSON.stringify(value).slice(0, MAX_RESULT_CHARS), value };
       } else {
         if (type !== 'http') throw new ToolError('not_runnable', `tool type ${type ?? '(none)'} does not run here`);
         const mock = this.opts.mocks?.[name];
@@ -309,6 +334,22 @@ export class ToolRunner {
     }
     this.opts.logger?.info({ tool: name, status: result.ok ? 'ok' : 'failed', duration_ms, ...(error ? { error } : {}) }, 'tool ran');
     return result;
+  }
+
+  /** An MCP tool as a tool config (its input schema checks the arguments like an HTTP tool's parameters). */
+  private mcpTool(name: string): ToolConfig | undefined {
+    const spec = this.mcp?.specs.find((t) => t.name === name);
+    return spec && { name: spec.name, description: spec.description, parameters: spec.parameters };
+  }
+
+  /** One MCP tool call within the HTTP tools' default timeout; a failure as a ToolError like an HTTP tool's. */
+  private async callMcp(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
+    try {
+      return await this.mcp!.call(name, args, DEFAULT_TIMEOUT_MS, signal);
+    } catch (err) {
+      if (err instanceof McpError) throw new ToolError(err.code, err.message);
+      throw new ToolError('bad_response', 'the MCP server failed');
+    }
   }
 
   /** transfer_call: the destination the model named (the only one when there is one), handed to the call. */
