@@ -413,7 +413,7 @@ export class VpBotTestsPage extends LightElement {
     const canRun = may('POST /api/v1/bots/{id}/test-runs');
     if (!cases.length) return html`<p class="empty">No test cases yet.${this.canWrite ? ' Add one: a script the test caller follows and what the call must show.' : ''}</p>`;
     return html`<div class="table-wrap"><table data-testid="test-cases">
-      <thead><tr><th>Name</th><th>Script</th><th>Expectations</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+      <thead><tr><th>Name</th><th>Script</th><th>Expectations</th><th><span class="sr-only">Actions</span></th></tr></thead>
       <tbody>
         ${cases.map((c) => {
           const steps = 'script' in c.caller ? c.caller.script.length : 0;
@@ -447,7 +447,7 @@ export class VpBotTestsPage extends LightElement {
   private renderRun(run: TestRun): TemplateResult {
     const { done, total, pct } = runProgress(run);
     const badge = runBadge(run);
-    return html`<section class="panel" aria-labelledby="test-run-title" data-testid="test-run" data-status=${run.status}>
+    return html`<section class="panel" aria-labelledby="test-run-title" data-testid="test-run" data-run=${run.id} data-status=${run.status}>
       <h2 id="test-run-title">Run of version ${run.version} <span class="badge badge-${badge.tone}">${badge.text}</span></h2>
       <p role="status" data-testid="run-summary">${runSummary(run)}</p>
       <div class="progress" role="progressbar" aria-label="Cases done" aria-valuemin="0" aria-valuemax=${total} aria-valuenow=${done}>
@@ -486,7 +486,7 @@ export class VpBotTestsPage extends LightElement {
   private renderHistory(runs: TestRun[]): TemplateResult {
     if (!runs.length) return html`<p class="empty">No runs yet.</p>`;
     return html`<div class="table-wrap"><table data-testid="test-runs">
-      <thead><tr><th>Started</th><th>Version</th><th>Result</th><th>Passed</th><th>Failed</th><th>p50</th><th>p95</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+      <thead><tr><th>Started</th><th>Version</th><th>Result</th><th>Passed</th><th>Failed</th><th>p50</th><th>p95</th><th><span class="sr-only">Actions</span></th></tr></thead>
       <tbody>
         ${runs.map((r) => {
           const badge = runBadge(r);
