@@ -13,6 +13,7 @@ import './pages/api-keys-page.js';
 import './pages/bots-page.js';
 import './pages/bot-edit-page.js';
 import './pages/test-call-page.js';
+import './pages/bot-tests-page.js';
 import './pages/calls-page.js';
 import './pages/call-detail-page.js';
 import './pages/trunks-page.js';
@@ -39,6 +40,7 @@ const TITLES: Record<Route['name'], string> = {
   botNew: 'New bot',
   botEdit: 'Edit bot',
   botTestCall: 'Test call',
+  botTests: 'Bot tests',
   calls: 'Calls',
   callDetail: 'Call',
   trunks: 'Outbound trunks',
@@ -55,7 +57,7 @@ const TITLES: Record<Route['name'], string> = {
 const NAV: Array<[string, string, Array<Route['name']>, string]> = [
   ['/', 'Dashboard', ['dashboard'], 'GET /api/v1/calls'],
   ['/api-keys', 'API keys', ['apiKeys'], 'GET /api/v1/api-keys'],
-  ['/bots', 'Bots', ['bots', 'botNew', 'botEdit', 'botTestCall'], 'GET /api/v1/bots'],
+  ['/bots', 'Bots', ['bots', 'botNew', 'botEdit', 'botTestCall', 'botTests'], 'GET /api/v1/bots'],
   ['/calls', 'Calls', ['calls', 'callDetail'], 'GET /api/v1/calls'],
   ['/trunks', 'Trunks', ['trunks'], 'GET /api/v1/sip/outbound-trunks'],
   ['/inbound-numbers', 'Inbound numbers', ['inboundNumbers'], 'GET /api/v1/sip/inbound-numbers'],
@@ -147,6 +149,8 @@ export class VpApp extends LightElement {
         return html`<vp-bot-edit-page .botId=${route.params.id}></vp-bot-edit-page>`;
       case 'botTestCall':
         return html`<vp-test-call-page .botId=${route.params.id}></vp-test-call-page>`;
+      case 'botTests':
+        return html`<vp-bot-tests-page .botId=${route.params.id}></vp-bot-tests-page>`;
       case 'calls':
         return html`<vp-calls-page .query=${route.query}></vp-calls-page>`;
       case 'callDetail':

@@ -13,6 +13,7 @@ import type { CallAnalytics } from '@voice-platform/schemas/analytics.js';
 import type { AuditPage } from '@voice-platform/schemas/audit.js';
 import type { FleetStatus } from '@voice-platform/schemas/fleetStatus.js';
 import type { KnowledgeBase, KnowledgeBaseCreate, KnowledgeDocument } from '@voice-platform/schemas/knowledge.js';
+import type { TestCase, TestCaseCreate, TestRun, TestRunCreate } from '@voice-platform/schemas/botTests.js';
 import type { AuditFilters } from './audit.js';
 import { currentToken, endSession, saveToken } from './session.js';
 import { navigate } from './router.js';
@@ -80,7 +81,7 @@ function failure(res: Response, text: string, auth: boolean): ApiError {
 }
 
 /** `contentType`: the body is that text as it is (a CSV upload); else it is sent as JSON. */
-async function request<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, opts: { auth?: boolean; contentType?: string } = {}): Promise<T> {
+async function request<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown, opts: { auth?: boolean; contentType?: string } = {}): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = opts.contentType ?? 'application/json';
   if (opts.auth !== false) Object.assign(headers, authHeader());
@@ -184,6 +185,17 @@ export const api = {
   getBotVersion: (id: string, version: number) => request<BotVersion>('GET', `/api/v1/bots/${encodeURIComponent(id)}/versions/${version}`),
   /** Makes `version` the one calls run (an older one: the rollback); 409 tests_failing while its tests are not green. */
   publishBot: (id: string, version: number) => request<Bot>('POST', `/api/v1/bots/${encodeURIComponent(id)}/publish`, { version }),
+
+  // Bot tests (docs/design.md §17): the bot's cases, and runs that place each case as a real call.
+  listTestCases: (botId: string) => request<{ items: TestCase[] }>('GET', `/api/v1/bots/${encodeURIComponent(botId)}/tests`),
+  createTestCase: (botId: string, body: TestCaseCreate) => request<TestCase>('POST', `/api/v1/bots/${encodeURIComponent(botId)}/tests`, body),
+  updateTestCase: (botId: string, caseId: string, body: TestCaseCreate) => request<TestCase>('PUT', `/api/v1/bots/${encodeURIComponent(botId)}/tests/${encodeURIComponent(caseId)}`, body),
+  deleteTestCase: (botId: string, caseId: string) => request<void>('DELETE', `/api/v1/bots/${encodeURIComponent(botId)}/tests/${encodeURIComponent(caseId)}`),
+  /** Queues a run (202): every case, or those named; the runner places the calls. */
+  startTestRun: (botId: string, body: TestRunCreate) => request<TestRun>('POST', `/api/v1/bots/${encodeURIComponent(botId)}/test-runs`, body),
+  /** The bot's runs, newest first. */
+  listTestRuns: (botId: string) => request<{ items: TestRun[] }>('GET', `/api/v1/bots/${encodeURIComponent(botId)}/test-runs`),
+  getTestRun: (botId: string, runId: string) => request<TestRun>('GET', `/api/v1/bots/${encodeURIComponent(botId)}/test-runs/${encodeURIComponent(runId)}`),
 
   listCalls(filters: CallFilters = {}) {
     const q = new URLSearchParams();

@@ -9,6 +9,7 @@ describe('matchRoute', () => {
     ['/bots/new', 'botNew', {}],
     ['/bots/65f0c0ffee', 'botEdit', { id: '65f0c0ffee' }],
     ['/bots/65f0c0ffee/test-call', 'botTestCall', { id: '65f0c0ffee' }],
+    ['/bots/65f0c0ffee/tests', 'botTests', { id: '65f0c0ffee' }],
     ['/calls', 'calls', {}],
     ['/calls/abc123', 'callDetail', { id: 'abc123' }],
     ['/trunks', 'trunks', {}],

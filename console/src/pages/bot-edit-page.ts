@@ -1151,7 +1151,7 @@ export class VpBotEditPage extends LightElement {
     const heading = this.botId ? (this.bot ? `Edit bot: ${this.bot.name}` : 'Edit bot') : 'New bot';
     return html`<div class="page-head">
         <h1 tabindex="-1">${heading}</h1>
-        ${this.bot ? html`<a class="button" href="/bots/${this.bot.id}/test-call">Test call</a>` : nothing}
+        ${this.bot ? html`<div class="row-actions"><a class="button" href="/bots/${this.bot.id}/tests">Tests</a> <a class="button" href="/bots/${this.bot.id}/test-call">Test call</a></div>` : nothing}
       </div>
       ${this.bot ? html`<p class="subtitle">ID <code>${this.bot.id}</code> · dial-out uses this as <code>bot_id</code>.</p>` : html`<p class="subtitle">Define what the bot says and which providers it uses.</p>`}
       ${this.notice ? html`<div class="banner banner-ok" role="status">${this.notice}</div>` : nothing}
