@@ -20,6 +20,7 @@ import type { Metrics } from '../core/metrics.js';
 import { withDocLock } from '../core/locks.js';
 import { locateCall, type CallDoc } from '../calls/store.js';
 import { findBot } from '../bots/store.js';
+import { botAtVersion } from '../bots/versions.js';
 import { emitWebhookEvent } from '../webhooks/outbox.js';
 import { openaiAnalysis } from '../analysis/openai.js';
 import { runScriptedCall } from './caller.js';
@@ -79,9 +80,15 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
     }
   }
 
+  /** The bot as the run tests it (its version): the judge and a persona caller use its LLM settings. */
+  async function runBot(run: TestRunDoc) {
+    const head = await findBot(db, run.bot_id);
+    return head && (await botAtVersion(db, head, run.version));
+  }
+
   /** The judge's verdict on the call: the bot's analysis LLM asked whether the call met the criterion. */
-  async function judge(botId: string, criterion: string, call: CallDoc): Promise<{ passed: boolean; reason: string }> {
-    const bot = await findBot(db, botId);
+  async function judge(run: TestRunDoc, criterion: string, call: CallDoc): Promise<{ passed: boolean; reason: string }> {
+    const bot = await runBot(run);
     if (!bot || bot.llm.provider !== 'openai') return { passed: false, reason: 'the bot has no OpenAI-compatible LLM to judge with' };
     try {
       const r = await openaiAnalysis({ summary: true, fields: [], success: criterion }, call.transcript ?? [], {
@@ -128,7 +135,7 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
     const wantAnalysis = spec.expect.analysis !== undefined || spec.expect.judge !== undefined;
     const call = await settledCall(outcome.callId, wantAnalysis);
     if (!call) return { failures: [{ expectation: 'call', detail: `call ${outcome.callId} has no record` }], callId: outcome.callId, latencies: [] };
-    const verdict = spec.expect.judge !== undefined ? await judge(run.bot_id, spec.expect.judge, call) : undefined;
+    const verdict = spec.expect.judge !== undefined ? await judge(run, spec.expect.judge, call) : undefined;
     return { failures: checkExpectations(spec.expect, call, verdict), callId: outcome.callId, latencies: turnLatencies(call) };
   }
 

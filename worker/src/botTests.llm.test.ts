@@ -1,0 +1,124 @@
+// Bot tests with an OpenAI-compatible bot (docs/design.md §17) on real services: the suite's backend (API and
+// webhook deliverer), a worker, a dialler process of its own running the tests (ROLES=dialler,
+// TEST_RUNNER_WORKER_URL: this worker), and the OpenAI stand-in (testing/cloud.ts) as the bot's LLM (its
+// llm.base_url), which is also the judge's and the persona caller's LLM. A real HTTP receiver gets the signed
+// `test_run.completed` webhook.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import http, { type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { freePort, repoRoot, startProcess, waitUntil, type ManagedProcess } from '@voice-platform/tests/infra';
+import { admin, createBot, workerToken } from '../testing/backend.js';
+import { startCloudStandIn, type ChatRequest, type CloudStandIn } from '../testing/cloud.js';
+import { startWorker, type TestWorker } from '../testing/worker.js';
+
+// The suite backend's (jest.global-setup.js): the dialler shares its database and secrets.
+const JWT_SECRET = 'worker-suite-jwt-secret-0123456789abcdef-0123';
+const GREETING = 'Hello, this is the test line.';
+const GOODBYE = 'Thank you for calling. Goodbye.';
+
+interface Delivery {
+  headers: IncomingHttpHeaders;
+  raw: string;
+  body: { id: string; type: string; created_at: string; data: Record<string, unknown> };
+}
+
+let w: TestWorker;
+let cloud: CloudStandIn;
+let dialler: ManagedProcess;
+let receiver: http.Server;
+let receiverUrl = '';
+const got: Delivery[] = [];
+
+/** A receiver's check of `X-Voice-Signature` (`t=<unix s>,v1=<hex HMAC-SHA256 of "t.body">`), as the README says. */
+function verify(secret: string, header: string | undefined, raw: string): boolean {
+  const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header ?? '');
+  if (!m) return false;
+  return timingSafeEqual(createHmac('sha256', secret).update(`${m[1]}.${raw}`).digest(), Buffer.from(m[2]!, 'hex'));
+}
+
+beforeAll(async () => {
+  cloud = await startCloudStandIn();
+  w = await startWorker();
+  receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      got.push({ headers: req.headers, raw, body: JSON.parse(raw) });
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/tests`;
+  const port = await freePort();
+  const env = { ...process.env, MONGODB_DB: 'worker_tests', JWT_SECRET, WORKER_AUTH_TOKEN: workerToken(), LOG_LEVEL: 'info', WEBHOOK_ALLOW_PRIVATE: 'true' };
+  dialler = startProcess('test-dialler-llm', process.execPath, [path.join(repoRoot, 'backend/dist/main.js')], {
+    env: { ...env, PORT: String(port), ROLES: 'dialler', TEST_RUNNER_WORKER_URL: w.url, TEST_RUNNER_POLL_INTERVAL_MS: '200' },
+    logFile: path.join(process.env.VP_TEST_DIR!, 'test-dialler-llm.log'),
+  });
+  await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => null))?.ok === true || (await fetch(`http://127.0.0.1:${port}/health`).catch(() => null))?.status === 200, { what: 'dialler', proc: dialler });
+});
+afterAll(async () => {
+  await dialler?.stop(2000);
+  await w?.stop();
+  await cloud?.close();
+  receiver?.closeAllConnections();
+  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+});
+
+/** The bot's own turns (streamed): the greeting is spoken by the worker; the first reply ends the call. */
+const botTurns = (req: ChatRequest) => (req.stream ? { text: GOODBYE, endCall: true } : undefined);
+const judgeRequests = () => cloud.chats.filter((c) => c.responseFormat?.type === 'json_schema');
+
+async function runUntilDone(botId: string, body: object): Promise<any> {
+  const started = await admin('POST', `/api/v1/bots/${botId}/test-runs`, body);
+  expect(started.status).toBe(202);
+  let run: any;
+  await waitUntil(async () => {
+    run = (await admin('GET', `/api/v1/bots/${botId}/test-runs/${started.body.id}`)).body;
+    return run.status === 'done';
+  }, { what: 'the run done', timeoutMs: 120_000 });
+  return run;
+}
+
+const runsSeen: string[] = [];
+
+describe('the LLM judge (expect.judge)', () => {
+  it("the bot's LLM grades each call's transcript against the criterion: a met criterion passes, an unmet one fails with the judge's reason", async () => {
+    const botId = await createBot({ name: 'judged bot', greeting: GREETING, llm: { provider: 'openai', model: 'local-model', temperature: 0.4, base_url: `${cloud.url}/v1` } });
+    cloud.chatReplyFor = botTurns;
+    // The judge answers from the criterion it was asked about (the analysis request's system message).
+    cloud.structuredReplyFor = (req) => {
+      const system = String(req.messages[0]?.content ?? '');
+      if (system.includes('The bot said goodbye politely.')) return { summary: 'The bot thanked the caller and said goodbye.', success: true };
+      if (system.includes('The bot offered a refund.')) return { summary: 'The bot never mentioned a refund.', success: false };
+      return undefined;
+    };
+    const base = { transport: 'ws', caller: { script: [{ say: 'hello there', wait_for_bot: true }] } };
+    const polite = await admin('POST', `/api/v1/bots/${botId}/tests`, { ...base, name: 'polite', expect: { end_reason: 'bot_hangup', judge: 'The bot said goodbye politely.' } });
+    const refund = await admin('POST', `/api/v1/bots/${botId}/tests`, { ...base, name: 'refund', expect: { judge: 'The bot offered a refund.' } });
+    expect([polite.status, refund.status]).toEqual([201, 201]);
+
+    const run = await runUntilDone(botId, { cases: [polite.body.id, refund.body.id], concurrency: 2 });
+    runsSeen.push(run.id);
+    expect(run).toMatchObject({ status: 'done', passed: 1, failed: 1 });
+    expect(run.cases.map((c: any) => [c.name, c.passed, c.failures])).toEqual([
+      ['polite', true, []],
+      ['refund', false, [{ expectation: 'judge', detail: 'The bot never mentioned a refund.' }]],
+    ]);
+
+    // One judge request per case, through the analysis request: temperature 0, the criterion as `success`, the
+    // call's transcript (the bot's greeting and goodbye) in the user message.
+    const judged = judgeRequests();
+    expect(judged).toHaveLength(2);
+    for (const req of judged) {
+      expect(req).toMatchObject({ stream: false, temperature: 0, tools: [] });
+      expect(req.responseFormat.json_schema.schema.required).toEqual(['summary', 'success']);
+      expect(req.messages[1].content).toContain(`Bot: ${GREETING}`);
+      expect(req.messages[1].content).toContain('Bot: Thank you for calling.'); // the goodbye, a line a sentence
+    }
+    expect(judged.map((r) => /criterion: (.*)$/m.exec(r.messages[0].content)?.[1]).sort()).toEqual(['The bot offered a refund.', 'The bot said goodbye politely.']);
+    cloud.reset();
+  });
+});
