@@ -122,3 +122,34 @@ describe('the LLM judge (expect.judge)', () => {
     cloud.reset();
   });
 });
+
+describe('the test_run.completed webhook', () => {
+  it('a receiver subscribed to it gets the run, signed, once the last case has its result', async () => {
+    const hook = await admin('POST', '/api/v1/webhooks', { url: receiverUrl, events: ['test_run.completed'] });
+    expect(hook.status).toBe(201);
+    const botId = await createBot({ name: 'webhook test bot', greeting: GREETING, llm: { provider: 'openai', model: 'local-model', temperature: 0.4, base_url: `${cloud.url}/v1` } });
+    cloud.chatReplyFor = botTurns;
+    const made = await admin('POST', `/api/v1/bots/${botId}/tests`, { name: 'hangs up', transport: 'ws', caller: { script: [{ say: 'hello there', wait_for_bot: true }] }, expect: { end_reason: 'bot_hangup' } });
+    expect(made.status).toBe(201);
+
+    const run = await runUntilDone(botId, {});
+    runsSeen.push(run.id);
+    await waitUntil(() => got.some((d) => d.body.data.id === run.id), { what: 'test_run.completed at the receiver', timeoutMs: 30_000 });
+    const delivery = got.find((d) => d.body.data.id === run.id)!;
+    expect(delivery.body).toEqual({ id: `evt_test_run_${run.id}`, type: 'test_run.completed', created_at: expect.any(String), data: run });
+    expect(delivery.body.data).toMatchObject({ id: run.id, bot_id: botId, version: 1, status: 'done', passed: 1, failed: 0 });
+    expect(delivery.headers['x-voice-event-id']).toBe(`evt_test_run_${run.id}`);
+    expect(verify(hook.body.secret, delivery.headers['x-voice-signature'] as string, delivery.raw)).toBe(true);
+    cloud.reset();
+  });
+});
+
+describe('afterwards', () => {
+  // Runs later in this file kept the dialler passing for many more seconds: a duplicate would have come by now.
+  it('each run came to the receiver exactly once, and only test_run.completed (the one event subscribed to)', () => {
+    const completed = runsSeen.slice(1); // the judge's run finished before the webhook existed
+    expect(completed.length).toBeGreaterThan(0);
+    for (const id of completed) expect(got.filter((d) => d.body.data.id === id)).toHaveLength(1);
+    expect(new Set(got.map((d) => d.body.type))).toEqual(new Set(['test_run.completed']));
+  });
+});
