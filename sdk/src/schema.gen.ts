@@ -4773,6 +4773,7 @@ export interface operations {
                             } | {
                                 persona: {
                                     goal: string;
+                                    max_turns?: number;
                                     prompt: string;
                                 };
                             };
@@ -4869,6 +4870,7 @@ export interface operations {
                     } | {
                         persona: {
                             goal: string;
+                            max_turns?: number;
                             prompt: string;
                         };
                     };
@@ -4928,6 +4930,7 @@ export interface operations {
                         } | {
                             persona: {
                                 goal: string;
+                                max_turns?: number;
                                 prompt: string;
                             };
                         };
@@ -5068,6 +5071,7 @@ export interface operations {
                         } | {
                             persona: {
                                 goal: string;
+                                max_turns?: number;
                                 prompt: string;
                             };
                         };
@@ -5165,6 +5169,7 @@ export interface operations {
                     } | {
                         persona: {
                             goal: string;
+                            max_turns?: number;
                             prompt: string;
                         };
                     };
@@ -5224,6 +5229,7 @@ export interface operations {
                         } | {
                             persona: {
                                 goal: string;
+                                max_turns?: number;
                                 prompt: string;
                             };
                         };

@@ -144,6 +144,85 @@ describe('the test_run.completed webhook', () => {
   });
 });
 
+describe('persona callers (caller.persona)', () => {
+  const llm = () => ({ provider: 'openai' as const, model: 'local-model', temperature: 0.4, base_url: `${cloud.url}/v1` });
+  const personaRequests = () => cloud.chats.filter((c) => !c.stream && c.responseFormat === null);
+  const persona = { prompt: 'You are Sam, a calm customer who owes fifty dollars.', goal: 'Promise to pay fifty dollars on Friday.' };
+  /** The persona's lines, in order: what the stand-in answers each persona request. */
+  const LINES = ['I would like to pay my bill', 'fifty dollars on friday', 'is that all'];
+  const personaTurns = (req: ChatRequest) => ({ text: LINES[req.messages.filter((m: any) => m.role === 'assistant').length] ?? 'bye' });
+
+  it("is refused at save for a bot without an OpenAI-compatible LLM (the persona's LLM is the bot's)", async () => {
+    const botId = await createBot({ name: 'scripted llm bot', greeting: GREETING });
+    const res = await admin('POST', `/api/v1/bots/${botId}/tests`, { name: 'persona', transport: 'ws', caller: { persona }, expect: {} });
+    expect(res.status).toBe(422);
+    expect(res.body.error).toMatchObject({ code: 'validation_failed', details: [{ field: 'caller.persona', message: expect.stringContaining('OpenAI-compatible') }] });
+    expect((await admin('GET', `/api/v1/bots/${botId}/tests`)).body.items).toEqual([]);
+  });
+
+  it("the bot's LLM plays the caller toward its goal from what the bot said, each line spoken; the call ends when the bot hangs up", async () => {
+    const botId = await createBot({ name: 'persona bot', greeting: GREETING, llm: llm() });
+    // The bot: asks for the amount after the caller's first line, says goodbye and hangs up after the second.
+    cloud.chatReplyFor = (req) => {
+      if (!req.stream) return personaTurns(req);
+      const heard = req.messages.filter((m: any) => m.role === 'user').length;
+      return heard < 2 ? { text: 'How much would you like to pay?' } : { text: 'Noted, thank you. Goodbye.', endCall: true };
+    };
+    const made = await admin('POST', `/api/v1/bots/${botId}/tests`, { name: 'pays', transport: 'ws', caller: { persona: { ...persona, max_turns: 5 } }, expect: { end_reason: 'bot_hangup', said: ['how much', 'goodbye'] } });
+    expect(made.status).toBe(201);
+    expect(made.body.caller).toEqual({ persona: { ...persona, max_turns: 5 } });
+
+    const run = await runUntilDone(botId, {});
+    runsSeen.push(run.id);
+    expect(run).toMatchObject({ status: 'done', passed: 1, failed: 0 });
+    expect(run.cases[0]).toMatchObject({ name: 'pays', passed: true, failures: [] });
+
+    // Two persona lines (the bot hung up before a third was asked for), each asked with what the bot said so far.
+    const asked = personaRequests();
+    expect(asked).toHaveLength(2);
+    expect(asked[0]!.messages[0]).toEqual({ role: 'system', content: expect.stringContaining(persona.prompt) });
+    expect(asked[0]!.messages[0].content).toContain(`Your goal in this call: ${persona.goal}`);
+    expect(asked[0]!.messages.slice(1)).toEqual([{ role: 'user', content: GREETING }]);
+    expect(asked[1]!.messages.slice(1)).toEqual([
+      { role: 'user', content: GREETING },
+      { role: 'assistant', content: LINES[0] },
+      { role: 'user', content: 'How much would you like to pay?' },
+    ]);
+    expect(asked.every((r) => r.tools.length === 0)).toBe(true);
+    // The worker heard two caller turns (its recogniser's words, not the persona's exact text) and the bot hung up.
+    const call = (await admin('GET', `/api/v1/calls/${run.cases[0].call_id}`)).body;
+    expect(call.end_reason).toBe('bot_hangup');
+    expect(call.transcript.filter((t: any) => t.role === 'user').length).toBeGreaterThanOrEqual(2);
+    cloud.reset();
+  });
+
+  it('a bot that never hangs up: the persona says max_turns lines, hears the answer and hangs up itself', async () => {
+    const botId = await createBot({ name: 'endless bot', greeting: GREETING, llm: llm() });
+    cloud.chatReplyFor = (req) => (req.stream ? { text: 'Anything else?' } : personaTurns(req));
+    const made = await admin('POST', `/api/v1/bots/${botId}/tests`, { name: 'two lines', transport: 'ws', caller: { persona: { ...persona, max_turns: 2 } }, expect: { end_reason: 'bot_hangup' } });
+    expect(made.status).toBe(201);
+
+    const run = await runUntilDone(botId, {});
+    runsSeen.push(run.id);
+    expect(run).toMatchObject({ status: 'done', passed: 0, failed: 1 });
+    expect(run.cases[0].failures).toEqual([{ expectation: 'end_reason', detail: 'expected bot_hangup, the call ended with caller_hangup' }]);
+    expect(personaRequests()).toHaveLength(2);
+    cloud.reset();
+  });
+
+  it("a persona whose LLM fails: the case fails naming the caller and the LLM's status, never its answer", async () => {
+    const botId = await createBot({ name: 'persona bot 500', greeting: GREETING, llm: llm() });
+    cloud.chatReplyFor = (req) => (req.stream ? { text: 'Anything else?' } : undefined);
+    cloud.faults = ['http_500']; // the first request: the persona's first line (the greeting needs no LLM)
+    const made = await admin('POST', `/api/v1/bots/${botId}/tests`, { name: 'llm down', transport: 'ws', caller: { persona }, expect: {} });
+    const run = await runUntilDone(botId, { cases: [made.body.id] });
+    runsSeen.push(run.id);
+    expect(run.cases[0]).toMatchObject({ passed: false, failures: [{ expectation: 'caller', detail: "the persona's LLM failed: HTTP 500" }] });
+    expect(run.cases[0].call_id).toEqual(expect.any(String));
+    cloud.reset();
+  });
+});
+
 describe('afterwards', () => {
   // Runs later in this file kept the dialler passing for many more seconds: a duplicate would have come by now.
   it('each run came to the receiver exactly once, and only test_run.completed (the one event subscribed to)', () => {
