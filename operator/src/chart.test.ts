@@ -193,6 +193,26 @@ describe('Helm chart: tracing (OpenTelemetry)', () => {
   });
 });
 
+describe('Helm chart: bot test runs', () => {
+  const dialler = (docs: Doc[]) => envVar(find(docs, 'Deployment', 'vp-voice-platform-dialler'), 'TEST_RUNNER_WORKER_URL');
+  it("the dialler places test calls at the default fleet's Service (the operator names it after the fleet), or at botTests.workerUrl", async () => {
+    expect(dialler(await render())).toEqual({ name: 'TEST_RUNNER_WORKER_URL', value: 'http://default:8000' });
+    // The production-like fleet has its own name and port.
+    expect(dialler(await render(...PROD, '--set', 'fleet.port=8100'))).toEqual({ name: 'TEST_RUNNER_WORKER_URL', value: 'http://production:8100' });
+    expect(dialler(await render('--set', 'botTests.workerUrl=http://eu-fleet.voice:8000'))).toEqual({ name: 'TEST_RUNNER_WORKER_URL', value: 'http://eu-fleet.voice:8000' });
+    // No fleet and no URL: no tests run (the dialler logs it), rather than calls to a Service that does not exist.
+    expect(dialler(await render('--set', 'fleet.enabled=false'))).toBeUndefined();
+    // Only the dialler runs tests.
+    expect(envVar(find(await render(), 'Deployment', 'vp-voice-platform-backend'), 'TEST_RUNNER_WORKER_URL')).toBeUndefined();
+  });
+
+  it('refuses a workerUrl the dialler would refuse at start', async () => {
+    for (const bad of ['default:8000', 'grpc://default:8000']) {
+      await expect(render('--set', `botTests.workerUrl=${bad}`)).rejects.toThrow(/botTests.workerUrl must be an http\(s\) or ws\(s\) URL/);
+    }
+  });
+});
+
 describe('Helm chart: telephony plane (LiveKit)', () => {
   it('runs livekit-server and livekit-sip on the in-chart Redis, and gives the backend and workers its URL and key pair from the Secret', async () => {
     const docs = await render();

@@ -6,6 +6,8 @@ export const TEST_TRANSPORTS = ['ws', 'room', 'sip'] as const;
 export type TestTransport = (typeof TEST_TRANSPORTS)[number];
 /** Transports a run can place today: the others are refused with 422 transport_unavailable. */
 export const AVAILABLE_TEST_TRANSPORTS: readonly TestTransport[] = ['ws'];
+/** A persona caller's lines at most when its case does not say (caller.persona.max_turns). */
+export const PERSONA_MAX_TURNS = 8;
 /** Cases one bot keeps at most. */
 export const MAX_TEST_CASES = 200;
 /** Cases run side by side at most in one run. */
@@ -26,7 +28,19 @@ export type TestScriptStep = Static<typeof TestScriptStep>;
 export const TestCaller = Type.Union([
   Type.Object({ script: Type.Array(TestScriptStep, { maxItems: 50 }) }, { additionalProperties: false }),
   Type.Object(
-    { persona: Type.Object({ prompt: Type.String({ minLength: 1, maxLength: 4000 }), goal: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false }) },
+    {
+      persona: Type.Object(
+        {
+          /** Who the caller is and how they talk (the persona LLM's instructions). */
+          prompt: Type.String({ minLength: 1, maxLength: 4000 }),
+          /** What the caller is after in the call. */
+          goal: Type.String({ minLength: 1, maxLength: 1000 }),
+          /** Lines the caller says at most; then it hears the bot's answer and hangs up (default PERSONA_MAX_TURNS). */
+          max_turns: Type.Optional(Type.Integer({ minimum: 1, maximum: 20 })),
+        },
+        { additionalProperties: false },
+      ),
+    },
     { additionalProperties: false },
   ),
 ]);

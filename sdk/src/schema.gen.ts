@@ -4979,6 +4979,7 @@ export interface operations {
                             } | {
                                 persona: {
                                     goal: string;
+                                    max_turns?: number;
                                     prompt: string;
                                 };
                             };
@@ -5075,6 +5076,7 @@ export interface operations {
                     } | {
                         persona: {
                             goal: string;
+                            max_turns?: number;
                             prompt: string;
                         };
                     };
@@ -5134,6 +5136,7 @@ export interface operations {
                         } | {
                             persona: {
                                 goal: string;
+                                max_turns?: number;
                                 prompt: string;
                             };
                         };
@@ -5274,6 +5277,7 @@ export interface operations {
                         } | {
                             persona: {
                                 goal: string;
+                                max_turns?: number;
                                 prompt: string;
                             };
                         };
@@ -5371,6 +5375,7 @@ export interface operations {
                     } | {
                         persona: {
                             goal: string;
+                            max_turns?: number;
                             prompt: string;
                         };
                     };
@@ -5430,6 +5435,7 @@ export interface operations {
                         } | {
                             persona: {
                                 goal: string;
+                                max_turns?: number;
                                 prompt: string;
                             };
                         };

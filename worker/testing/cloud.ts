@@ -8,7 +8,8 @@
 //   Structured outputs: `response_format: {type: "json_schema", json_schema: {name, strict, schema}}` is
 //   checked as the API checks it (a name of [A-Za-z0-9_-]{1,64}, a schema; strict: every object lists all its
 //   properties in `required` and sets `additionalProperties: false`, else 400 invalid_request_error) and
-//   answered with JSON text fitting the schema: `structuredReply` when set, else a value built from the schema
+//   answered with JSON text fitting the schema: `structuredReplyFor(request)` when it answers, else
+//   `structuredReply` when set, else a value built from the schema
 //   (each property: its first enum value or type's first non-null, "stand-in" for strings, 0, true).
 // - OpenAI embeddings: POST /v1/embeddings, answered by the shared stand-in (tests/infra embeddings.ts).
 // - OpenAI speech: POST /v1/audio/speech, `response_format: "pcm"` → chunked raw 24 kHz PCM16LE
@@ -70,6 +71,8 @@ export interface CloudStandIn {
   chats: ChatRequest[];
   /** The answer to a json_schema response_format request (JSON-serialised as the message content); null: built from the schema. */
   structuredReply: unknown;
+  /** Answers a json_schema request from what it asked; undefined or null: `structuredReply` as without it. */
+  structuredReplyFor: ((req: ChatRequest) => unknown) | null;
   deepgramTranscript: string;
   /** The key the ElevenLabs endpoint accepts in `xi-api-key`. */
   elevenlabsKey: string;
@@ -109,6 +112,7 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
     chatEndCall: false,
     chatScript: [] as ChatTurn[],
     structuredReply: null as unknown,
+    structuredReplyFor: null as CloudStandIn['structuredReplyFor'],
     deepgramTranscript: 'how much',
     elevenlabsKey: 'xi-local',
     chatFirstTokenDelayMs: 0,
@@ -236,7 +240,7 @@ export async function startCloudStandIn(): Promise<CloudStandIn> {
       if (!spec.schema || typeof spec.schema !== 'object') return badRequest(res, "Missing required parameter: 'response_format.json_schema.schema'", 'response_format.json_schema.schema');
       const problem = spec.strict === true ? strictProblem(spec.schema) : null;
       if (problem) return badRequest(res, `Invalid schema for response_format '${spec.name}': ${problem}.`, 'response_format');
-      turn = { text: JSON.stringify(state.structuredReply ?? exampleOf(spec.schema)) };
+      turn = { text: JSON.stringify(state.structuredReplyFor?.(asked) ?? state.structuredReply ?? exampleOf(spec.schema)) };
     } else if (format !== null && format?.type !== 'text' && format?.type !== 'json_object') {
       return badRequest(res, "Invalid value for 'response_format.type': expected one of 'text', 'json_object' or 'json_schema'", 'response_format.type');
     } else {

@@ -3,11 +3,15 @@
 // offline voice (schemas/node espeak-ng) in real time and keeps the line open with silence between lines, so
 // the worker's VAD hears each line end. The token names the run and case: the worker's call answers its tools
 // with that case's mocks (runtime config).
+// Two callers drive the same line: a scripted one (the case's steps) and a persona (caller.persona), whose lines
+// an OpenAI-compatible LLM writes, playing the caller toward its goal from what the bot said (the worker's bot
+// transcript messages), each line spoken with the same offline voice; it ends when the bot hangs up or after
+// max_turns lines (then it hears the bot's answer and hangs up).
 import { setTimeout as delay } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { signTestCallToken } from '@voice-platform/schemas/test-call-token';
 import { speechBytes } from '@voice-platform/schemas/node';
-import type { TestScriptStep } from '@voice-platform/schemas';
+import { PERSONA_MAX_TURNS, type LlmSettings, type TestScriptStep } from '@voice-platform/schemas';
 
 const RATE_HZ = 16_000;
 const FRAME_MS = 20;
@@ -18,25 +22,137 @@ const BOT_QUIET_MS = 900;
 const BOT_TURN_WAIT_MS = 25_000;
 /** After the script: how long the bot has to end the call before the caller hangs up. */
 const END_WAIT_MS = 20_000;
+/** A persona's first line: how long it waits for a greeting before it speaks first. */
+const GREETING_WAIT_MS = 10_000;
 /** Worker refusals that mean "no room now": the case waits, it does not fail. */
 const NO_CAPACITY_CODES = new Set(['worker_at_capacity', 'worker_draining', 'fleet_at_capacity']);
 
-export type CallerOutcome = { kind: 'called'; callId: string } | { kind: 'no_capacity'; reason: string } | { kind: 'error'; reason: string };
+/** `called` with `callerError`: the call was placed but the caller could not go on (a persona's LLM failed). */
+export type CallerOutcome = { kind: 'called'; callId: string; callerError?: string } | { kind: 'no_capacity'; reason: string } | { kind: 'error'; reason: string };
 
-export interface ScriptedCallOptions {
+export interface TestCallOptions {
   workerUrl: string;
   workerToken: string;
   botId: string;
   runId: string;
   caseId: string;
   variables: Record<string, string>;
-  script: TestScriptStep[];
   /** Told the call's id as soon as the worker has created it. */
   onStarted?: (callId: string) => void | Promise<void>;
   signal?: AbortSignal;
 }
+export interface ScriptedCallOptions extends TestCallOptions {
+  script: TestScriptStep[];
+}
 
-export async function runScriptedCall(o: ScriptedCallOptions): Promise<CallerOutcome> {
+/** The open line, as a caller drives it. */
+interface Line {
+  readonly closed: boolean;
+  /** The bot's final transcript lines so far. */
+  readonly botLines: readonly string[];
+  /** Speaks `text` (queued in real time) and resolves once it has all been sent. */
+  say(text: string): Promise<void>;
+  dtmf(digits: string): void;
+  /** Waits for the bot to speak (after the caller's last line) and go quiet; false: it did not within `ms`. */
+  waitForBot(ms: number): Promise<boolean>;
+  /** Waits for the bot to end the call; false: it did not within `ms`. */
+  waitForHangup(ms: number): Promise<boolean>;
+}
+
+export function runScriptedCall(o: ScriptedCallOptions): Promise<CallerOutcome> {
+  return runTestCall(o, async (line) => {
+    for (const step of o.script) {
+      if (line.closed || o.signal?.aborted) break;
+      if (step.wait_for_bot) await line.waitForBot(BOT_TURN_WAIT_MS);
+      if (step.after_ms) await delay(step.after_ms);
+      if (line.closed) break;
+      if ('say' in step) await line.say(step.say);
+      else line.dtmf(step.dtmf);
+    }
+    return undefined;
+  });
+}
+
+export interface PersonaCallOptions extends TestCallOptions {
+  persona: { prompt: string; goal: string; max_turns?: number };
+  /** The LLM that plays the caller (the bot's OpenAI-compatible llm), with OPENAI_BASE_URL and OPENAI_API_KEY. */
+  llm: LlmSettings;
+  baseUrl: string;
+  apiKey: string;
+  timeoutMs: number;
+}
+
+type Chat = { role: 'system' | 'user' | 'assistant'; content: string };
+
+/** The persona LLM's instructions: the bot's lines come as the user's messages, the caller's own as its replies. */
+export function personaSystemPrompt(p: { prompt: string; goal: string }): string {
+  return [
+    'You are the caller in a phone call with a voice bot (a test of that bot). Stay in character:',
+    p.prompt,
+    `Your goal in this call: ${p.goal}`,
+    "The bot's words come to you as the user's messages. Answer with only what you say next: one or two short spoken sentences, no stage directions, no quotes, no names before the line.",
+  ].join('\n');
+}
+
+/** One line of the persona from its LLM (chat completions, not streamed). The key goes only to OPENAI_BASE_URL,
+ *  never to a bot's own base_url (as the analysis, analysis/openai.ts); errors say the status, never the body. */
+async function personaLine(o: PersonaCallOptions, messages: Chat[]): Promise<string> {
+  const own = typeof o.llm.base_url === 'string' && o.llm.base_url ? o.llm.base_url : null;
+  const apiKey = own ? '' : o.apiKey;
+  if (!own && !apiKey) throw new Error('OPENAI_API_KEY is not set on the backend (or give the bot its own llm.base_url)');
+  let res: Response;
+  try {
+    res = await fetch(`${(own ?? o.baseUrl).replace(/\/$/, '')}/chat/completions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}) },
+      body: JSON.stringify({ model: o.llm.model, messages, temperature: 0.7, stream: false }),
+      redirect: 'error',
+      signal: AbortSignal.any([AbortSignal.timeout(o.timeoutMs), ...(o.signal ? [o.signal] : [])]),
+    });
+  } catch (err) {
+    const e = err as Error;
+    throw new Error(e.name === 'TimeoutError' ? `no answer within ${o.timeoutMs} ms` : 'the request failed');
+  }
+  if (!res.ok) throw new Error(`HTTP ${res.status}`);
+  const answer = (await res.json().catch(() => null)) as { choices?: Array<{ message?: { content?: string | null } }> } | null;
+  const text = answer?.choices?.[0]?.message?.content;
+  if (typeof text !== 'string') throw new Error('the answer holds no message content');
+  return text.trim().slice(0, 500);
+}
+
+export function runPersonaCall(o: PersonaCallOptions): Promise<CallerOutcome> {
+  const maxTurns = o.persona.max_turns ?? PERSONA_MAX_TURNS;
+  return runTestCall(o, async (line) => {
+    const messages: Chat[] = [{ role: 'system', content: personaSystemPrompt(o.persona) }];
+    let heard = 0;
+    const hear = () => {
+      const said = line.botLines.slice(heard).join(' ').trim();
+      heard = line.botLines.length;
+      if (said) messages.push({ role: 'user', content: said });
+    };
+    for (let turn = 0; turn < maxTurns; turn++) {
+      await line.waitForBot(turn === 0 ? GREETING_WAIT_MS : BOT_TURN_WAIT_MS);
+      if (line.closed || o.signal?.aborted) return undefined; // the bot hung up
+      hear();
+      let text: string;
+      try {
+        text = await personaLine(o, messages);
+      } catch (err) {
+        return `the persona's LLM failed: ${(err as Error).message}`;
+      }
+      if (!text) break; // nothing more to say
+      messages.push({ role: 'assistant', content: text });
+      await line.say(text);
+    }
+    // Its last line said: it hears the bot's answer, then hangs up unless the bot did.
+    if (!line.closed) await line.waitForBot(BOT_TURN_WAIT_MS);
+    return undefined;
+  }, { hangUpAfterMs: 0 });
+}
+
+/** Opens the test call, lets `drive` talk on it, then waits for the bot to end it (or hangs up). `drive`
+ *  answers a reason the caller could not go on, or undefined. */
+async function runTestCall(o: TestCallOptions, drive: (line: Line) => Promise<string | undefined>, opts: { hangUpAfterMs?: number } = {}): Promise<CallerOutcome> {
   const base = new URL(o.workerUrl);
   base.protocol = base.protocol === 'https:' || base.protocol === 'wss:' ? 'wss:' : 'ws:';
   const { token } = signTestCallToken(o.workerToken, { bot_id: o.botId, sub: `test_run:${o.runId}`, ttlSeconds: 300, test: { run_id: o.runId, case_id: o.caseId } });
@@ -49,14 +165,16 @@ export async function runScriptedCall(o: ScriptedCallOptions): Promise<CallerOut
   let closed = false;
   let lastBotAudioAt = 0;
   let botAudioFrames = 0;
+  const botLines: string[] = [];
   ws.on('message', (data: Buffer, isBinary: boolean) => {
     if (isBinary) {
       lastBotAudioAt = performance.now();
       botAudioFrames++;
       return;
     }
-    const msg = JSON.parse(data.toString()) as { type?: string; call_id?: string; code?: string; message?: string };
+    const msg = JSON.parse(data.toString()) as { type?: string; call_id?: string; code?: string; message?: string; role?: string; text?: string; final?: boolean };
     if (msg.type === 'started' && typeof msg.call_id === 'string') callId = msg.call_id;
+    if (msg.type === 'transcript' && msg.role === 'bot' && msg.final === true && typeof msg.text === 'string') botLines.push(msg.text);
     if (msg.type === 'error' && typeof msg.code === 'string') refused = { code: msg.code, message: msg.message ?? '' };
   });
   const closedP = new Promise<void>((resolve) => ws.once('close', () => ((closed = true), resolve())));
@@ -97,27 +215,32 @@ export async function runScriptedCall(o: ScriptedCallOptions): Promise<CallerOut
       return { kind: 'error', reason: r ? `the worker refused the call: ${r.code}: ${r.message}` : 'the worker did not start the call' };
     }
     await o.onStarted?.(callId);
-    let heardFrom = 0; // bot frames heard before the current step's wait
-    for (const step of o.script) {
-      if (closed || o.signal?.aborted) break;
-      if (step.wait_for_bot) {
-        const seen = heardFrom;
-        await until(() => botAudioFrames > seen && performance.now() - lastBotAudioAt >= BOT_QUIET_MS, BOT_TURN_WAIT_MS);
-      }
-      if (step.after_ms) await delay(step.after_ms);
-      if (closed) break;
-      if ('say' in step) {
-        queue = Buffer.concat([queue, speechBytes(step.say, RATE_HZ)]);
+    let heardFrom = 0; // bot frames heard before the caller's last line
+    const line: Line = {
+      get closed() {
+        return closed;
+      },
+      botLines,
+      async say(text) {
+        queue = Buffer.concat([queue, speechBytes(text, RATE_HZ)]);
         await until(() => queue.length === 0, 60_000);
-      } else {
-        ws.send(JSON.stringify({ type: 'dtmf', digits: step.dtmf }));
-      }
-      heardFrom = botAudioFrames;
-    }
+        heardFrom = botAudioFrames;
+      },
+      dtmf(digits) {
+        ws.send(JSON.stringify({ type: 'dtmf', digits }));
+        heardFrom = botAudioFrames;
+      },
+      waitForBot(ms) {
+        const seen = heardFrom;
+        return until(() => botAudioFrames > seen && performance.now() - lastBotAudioAt >= BOT_QUIET_MS, ms);
+      },
+      waitForHangup: (ms) => until(() => closed, ms),
+    };
+    const callerError = await drive(line);
     // The bot ends the call (an expectation may say how); else the caller hangs up.
-    await until(() => closed, END_WAIT_MS);
+    await line.waitForHangup(callerError ? 0 : (opts.hangUpAfterMs ?? END_WAIT_MS));
     if (!closed) ws.send(JSON.stringify({ type: 'stop' }));
-    return { kind: 'called', callId };
+    return { kind: 'called', callId, ...(callerError ? { callerError } : {}) };
   } finally {
     pumping = false;
     await pump.catch(() => undefined);

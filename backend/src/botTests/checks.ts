@@ -46,6 +46,7 @@ export function checkExpectations(expect: TestExpect, call: CheckedCall, judge?:
     if (slow.length) fail('max_turn_latency_ms', `${slow.length} turn(s) slower than ${expect.max_turn_latency_ms} ms: ${slow.join(', ')} ms`);
   }
   if (expect.answered_by !== undefined && call.answered_by !== expect.answered_by) fail('answered_by', `expected ${expect.answered_by}, detected ${call.answered_by ?? '(none)'}`);
-  if (expect.judge !== undefined && judge && !judge.passed) fail('judge', judge.reason);
+  // No verdict is not a pass: a judge the runner never asked cannot vouch for the call.
+  if (expect.judge !== undefined && !judge?.passed) fail('judge', judge?.reason ?? 'the judge gave no verdict');
   return failures;
 }

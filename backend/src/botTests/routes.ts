@@ -29,7 +29,9 @@ export function checkTestCase(bot: Pick<BotDoc, 'tools' | 'llm' | 'variables'>, 
   const problems: FieldProblem[] = [];
   const tools = new Set(bot.tools.map((t) => t.name));
   if ('script' in body.caller && body.caller.script.length === 0) problems.push({ field: 'caller.script', message: 'must have at least one step' });
-  if ('persona' in body.caller) problems.push({ field: 'caller.persona', message: 'persona callers are not run yet: give the caller a script' });
+  if ('persona' in body.caller && bot.llm.provider !== 'openai') {
+    problems.push({ field: 'caller.persona', message: "a persona caller is played by the bot's LLM: the bot needs an OpenAI-compatible llm (provider openai)" });
+  }
   body.expect.tools?.forEach((t, i) => {
     if (!tools.has(t.name)) problems.push({ field: `expect.tools.${i}.name`, message: `the bot has no tool named ${t.name}` });
   });

@@ -20,9 +20,10 @@ import type { Metrics } from '../core/metrics.js';
 import { withDocLock } from '../core/locks.js';
 import { locateCall, type CallDoc } from '../calls/store.js';
 import { findBot } from '../bots/store.js';
+import { botAtVersion } from '../bots/versions.js';
 import { emitWebhookEvent } from '../webhooks/outbox.js';
 import { openaiAnalysis } from '../analysis/openai.js';
-import { runScriptedCall } from './caller.js';
+import { runPersonaCall, runScriptedCall, type CallerOutcome } from './caller.js';
 import { checkExpectations, turnLatencies } from './checks.js';
 import { publicTestRun, testRunLock, testRuns, type RunCaseDoc, type TestRunDoc } from './store.js';
 
@@ -79,9 +80,15 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
     }
   }
 
+  /** The bot as the run tests it (its version): the judge and a persona caller use its LLM settings. */
+  async function runBot(run: TestRunDoc) {
+    const head = await findBot(db, run.bot_id);
+    return head && (await botAtVersion(db, head, run.version));
+  }
+
   /** The judge's verdict on the call: the bot's analysis LLM asked whether the call met the criterion. */
-  async function judge(botId: string, criterion: string, call: CallDoc): Promise<{ passed: boolean; reason: string }> {
-    const bot = await findBot(db, botId);
+  async function judge(run: TestRunDoc, criterion: string, call: CallDoc): Promise<{ passed: boolean; reason: string }> {
+    const bot = await runBot(run);
     if (!bot || bot.llm.provider !== 'openai') return { passed: false, reason: 'the bot has no OpenAI-compatible LLM to judge with' };
     try {
       const r = await openaiAnalysis({ summary: true, fields: [], success: criterion }, call.transcript ?? [], {
@@ -100,17 +107,15 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
   /** Places one case's call and works out its result (no lock held). Null: no capacity now, hand it back. */
   async function work(run: TestRunDoc, c: RunCaseDoc, attempt: number): Promise<{ failures: TestFailure[]; callId: string | null; latencies: number[] } | null> {
     const spec = c.spec;
-    if (!('script' in spec.caller)) return { failures: [{ expectation: 'caller', detail: 'persona callers are not run yet' }], callId: null, latencies: [] };
-    const outcome = await runScriptedCall({
+    const common = {
       workerUrl: workerUrl!,
       workerToken: settings.WORKER_AUTH_TOKEN,
       botId: run.bot_id,
       runId: run._id,
       caseId: c.case_id,
       variables: spec.variables,
-      script: spec.caller.script,
       signal: abort.signal,
-      onStarted: (callId) =>
+      onStarted: (callId: string) =>
         lock(run._id, async () => {
           // The call's id on the case at once: the console links it while the call goes on.
           const cur = await testRuns(db).findOne({ _id: run._id });
@@ -119,7 +124,15 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
           cc.call_id = callId;
           await testRuns(db).updateOne({ _id: run._id }, { $set: { cases: cur.cases } });
         }).catch(() => undefined),
-    });
+    };
+    let outcome: CallerOutcome;
+    if ('script' in spec.caller) outcome = await runScriptedCall({ ...common, script: spec.caller.script });
+    else {
+      // A persona is played by the bot's (the run's version) OpenAI-compatible LLM, checked at save and at run.
+      const bot = await runBot(run);
+      if (!bot || bot.llm.provider !== 'openai') return { failures: [{ expectation: 'caller', detail: 'the bot has no OpenAI-compatible LLM to play the persona with' }], callId: null, latencies: [] };
+      outcome = await runPersonaCall({ ...common, persona: spec.caller.persona, llm: bot.llm, baseUrl: settings.OPENAI_BASE_URL, apiKey: settings.OPENAI_API_KEY, timeoutMs: settings.ANALYSIS_TIMEOUT_MS });
+    }
     if (outcome.kind === 'no_capacity') {
       logger.info({ run_id: run._id, case_id: c.case_id, reason: outcome.reason }, 'no voice worker free for a test call; the case waits');
       return null;
@@ -128,8 +141,10 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
     const wantAnalysis = spec.expect.analysis !== undefined || spec.expect.judge !== undefined;
     const call = await settledCall(outcome.callId, wantAnalysis);
     if (!call) return { failures: [{ expectation: 'call', detail: `call ${outcome.callId} has no record` }], callId: outcome.callId, latencies: [] };
-    const verdict = spec.expect.judge !== undefined ? await judge(run.bot_id, spec.expect.judge, call) : undefined;
-    return { failures: checkExpectations(spec.expect, call, verdict), callId: outcome.callId, latencies: turnLatencies(call) };
+    const verdict = spec.expect.judge !== undefined ? await judge(run, spec.expect.judge, call) : undefined;
+    const failures = checkExpectations(spec.expect, call, verdict);
+    if (outcome.callerError) failures.unshift({ expectation: 'caller', detail: outcome.callerError });
+    return { failures, callId: outcome.callId, latencies: turnLatencies(call) };
   }
 
   /** Takes one case (its lease held): counts the attempt, runs it, writes its one result. */
