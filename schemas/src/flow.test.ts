@@ -37,6 +37,16 @@ describe('flowProblems', () => {
     ]);
   });
 
+  it("counts an MCP server's tools: anyTool (a server allowing every tool it lists) accepts a name not known at save", () => {
+    const flow = { start: 'a', nodes: { a: node([{ to: 'b', when: { tool_result: { tool: 'crm_lookup' } } }], { tools: ['crm_lookup'] }), b: node([], { end_call: true }) } };
+    expect(flowProblems(flow, { tools: ['lookup'] })).toEqual([
+      { field: 'flow.nodes.a.tools.0', message: "crm_lookup is not one of the bot's tools" },
+      { field: 'flow.nodes.a.transitions.0.when.tool_result.tool', message: "crm_lookup is not one of the bot's tools" },
+    ]);
+    expect(flowProblems(flow, { tools: ['lookup', 'crm_lookup'] })).toEqual([]);
+    expect(flowProblems(flow, { tools: ['lookup'], anyTool: true })).toEqual([]);
+  });
+
   it('names an unreachable node and a flow with no way to end', () => {
     const flow = { start: 'a', nodes: { a: node([{ to: 'b', when: { intent: 'go' } }]), b: node([{ to: 'a', when: { intent: 'back' } }]), island: node([]) } };
     expect(flowProblems(flow, { tools: [] })).toEqual([

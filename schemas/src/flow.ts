@@ -24,8 +24,10 @@ export interface FlowProblem {
 
 /** What the graph check needs of the rest of the bot. */
 export interface FlowContext {
-  /** The bot's tool names (plus `handoff` when the bot may hand off). */
+  /** The bot's tool names (plus `handoff` when the bot may hand off, and its MCP servers' allowed tools). */
   tools: readonly string[];
+  /** An MCP server of the bot allows all its tools (no `allowed_tools`): a name not known here may be one of them. */
+  anyTool?: boolean;
 }
 
 type FlowLike = { start: string; nodes: Record<string, FlowNodeLike>; global_nodes?: string[] };
@@ -49,7 +51,8 @@ export function flowProblems(flow: FlowLike, ctx: FlowContext): FlowProblem[] {
     if (!has(g)) problems.push({ field: `flow.global_nodes.${i}`, message: `names no node (${g})` });
   });
   const globalIntents = new Set(globals.flatMap((g) => (nodes[g]!.intents ?? []).map((i) => i.name)));
-  const tools = new Set(ctx.tools);
+  const known = new Set(ctx.tools);
+  const tools = { has: (name: string) => ctx.anyTool === true || known.has(name) };
   for (const id of ids) {
     const node = nodes[id]!;
     node.tools?.forEach((t, k) => {

@@ -204,3 +204,89 @@ describe('the keypad on a real phone line', () => {
     }
   });
 });
+
+// Flows and handoffs heard over a real phone line (shared/DESIGN.md §18): the test phone presses 421 and #,
+// then says its phrase ("stop calling") 5 s later; the scripted flow and the handoff act on both.
+describe('a flow and a handoff on a real phone line', () => {
+  async function dialKeys(botId: string): Promise<string> {
+    const res = await fetch(`${backendUrl()}/api/v1/sip/dialout`, {
+      method: 'POST',
+      headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ bot_id: botId, to_number: keypadNumber('421'), variables: { customer_name: 'Sam' } }),
+    });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { call_id: string }).call_id;
+  }
+  const botOf = async (body: object) => {
+    const res = await admin('POST', '/api/v1/bots', { variables: TEST_VARIABLES, turn_detection: { end_of_turn_silence_ms: 600 }, max_call_seconds: 90, ...body });
+    if (res.status !== 201) throw new Error(`bot create failed: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body.id as string;
+  };
+
+  it('walks three nodes: the keys move menu → verify, the phrase verify → done, which ends the call; each turn has its node', async () => {
+    const botId = await botOf({
+      name: 'phone flow',
+      greeting: 'Hello {{customer_name}}.',
+      policy: { intents: [], fallback: { reply: 'Sorry, I did not catch that.' } },
+      flow: {
+        start: 'menu',
+        nodes: {
+          menu: { intents: [{ name: 'account', dtmf: '421', reply: 'Account found.' }], transitions: [{ to: 'verify', when: { intent: 'account' } }] },
+          verify: { say: 'Say stop calling to finish.', intents: [{ name: 'stop', examples: ['stop calling'], reply: 'Understood.' }], transitions: [{ to: 'done', when: { intent: 'stop' } }] },
+          done: { say: 'Goodbye.', end_call: true, transitions: [] },
+        },
+      },
+    });
+    const call = await callUntil(await dialKeys(botId), ended, 'the end of the call and its recording', 60_000);
+    expect(call).toMatchObject({ status: 'completed', end_reason: 'bot_hangup' });
+    expect(lines(call)).toEqual([
+      ['bot', 'Hello Sam.'],
+      ['user', '421'],
+      ['bot', 'Account found.'],
+      ['bot', 'Say stop calling to finish.'],
+      ['user', 'stop calling'],
+      ['bot', 'Understood.'],
+      ['bot', 'Goodbye.'],
+    ]);
+    expect(call.turns!.map((t) => [t.user_text, t.node])).toEqual([
+      ['421', 'menu'],
+      ['stop calling', 'verify'],
+    ]);
+    expect(call.actions.filter((a) => a.type === 'flow').map((a) => [a.name, a.arguments])).toEqual([
+      ['menu', { from: null, via: 'start' }],
+      ['verify', { from: 'menu', via: 'intent:account' }],
+      ['done', { from: 'verify', via: 'intent:stop' }],
+    ]);
+  });
+
+  it('hands the caller to a second bot: its greeting (with the call\'s variables) and its answers follow on the same line', async () => {
+    const billing = await botOf({
+      name: 'phone billing',
+      greeting: 'Billing desk here for {{customer_name}}.',
+      voice: { provider: 'espeak-ng', voice_id: 'en-gb', speed: 1.1 },
+      policy: { intents: [{ name: 'stop', examples: ['stop calling'], reply: 'Billing says goodbye.', end_call: true }], fallback: { reply: 'Billing did not catch that.' } },
+    });
+    const front = await botOf({
+      name: 'phone front',
+      greeting: 'Hello {{customer_name}}.',
+      handoff: { bots: [billing] },
+      policy: {
+        intents: [{ name: 'to_billing', dtmf: '421', reply: 'Passing you to billing.', action: { tool: 'handoff', arguments: { bot_id: billing } } }],
+        fallback: { reply: 'Front did not catch that.' },
+      },
+    });
+    const call = await callUntil(await dialKeys(front), ended, 'the end of the call and its recording', 60_000);
+    expect(call).toMatchObject({ bot_id: front, status: 'completed', end_reason: 'bot_hangup' });
+    expect(lines(call)).toEqual([
+      ['bot', 'Hello Sam.'],
+      ['user', '421'],
+      ['bot', 'Passing you to billing.'],
+      ['bot', 'Billing desk here for Sam.'],
+      ['user', 'stop calling'],
+      ['bot', 'Billing says goodbye.'],
+    ]);
+    expect(call.actions.filter((a) => a.type === 'handoff')).toEqual([
+      expect.objectContaining({ status: 'ok', arguments: { from_bot_id: front, bot_id: billing, context: 'all' } }),
+    ]);
+  });
+});

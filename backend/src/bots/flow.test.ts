@@ -35,6 +35,18 @@ describe('bot flows at save', () => {
     expect((await config(res.body.id)).body.bot.flow).toEqual(res.body.flow);
   });
 
+  it("lets a node name its MCP servers' tools: an allowed one, or any while a server allows all it lists", async () => {
+    const mcpFlow = { start: 'ask', nodes: { ask: { tools: ['crm_balance'], transitions: [{ to: 'done', when: { tool_result: { tool: 'crm_balance' } } }] }, done: { say: 'Bye.', transitions: [], end_call: true } } };
+    const crm = { name: 'crm', url: 'https://93.184.216.34/mcp' };
+    await post({ name: 'mcp flow allowed', mcp_servers: [{ ...crm, allowed_tools: ['crm_balance'] }], flow: mcpFlow }).expect(201);
+    await post({ name: 'mcp flow all', mcp_servers: [crm], flow: mcpFlow }).expect(201);
+    const refused = await post({ name: 'mcp flow other', mcp_servers: [{ ...crm, allowed_tools: ['crm_other'] }], flow: mcpFlow }).expect(422);
+    expect(refused.body.error.details).toEqual([
+      { field: 'flow.nodes.ask.tools.0', message: "crm_balance is not one of the bot's tools" },
+      { field: 'flow.nodes.ask.transitions.0.when.tool_result.tool', message: "crm_balance is not one of the bot's tools" },
+    ]);
+  });
+
   it('refuses a flow that loops without end and has an unreachable node, naming each problem; nothing stored changes', async () => {
     const bot = await post({ name: 'loops', tools: [lookup] }).expect(201);
     const loop = {

@@ -6,14 +6,23 @@ import type { Services } from '../core/deps.js';
 import type { FieldProblem } from '../core/validate.js';
 import { bots } from './store.js';
 
-/** The tool names a flow may name: the bot's, and `handoff` when the bot may hand off. */
-export const flowToolNames = (tools: ReadonlyArray<{ name: string }>, handoff: HandoffSettings | null): string[] => [...tools.map((t) => t.name), ...(handoff ? [HANDOFF_TOOL] : [])];
+type McpLike = ReadonlyArray<{ allowed_tools?: string[] }>;
+
+/** The tool names a flow may name: the bot's, `handoff` when the bot may hand off, its MCP servers' allowed tools. */
+export const flowToolNames = (tools: ReadonlyArray<{ name: string }>, handoff: HandoffSettings | null, mcp: McpLike = []): string[] => [
+  ...tools.map((t) => t.name),
+  ...(handoff ? [HANDOFF_TOOL] : []),
+  ...mcp.flatMap((m) => m.allowed_tools ?? []),
+];
+/** An MCP server without `allowed_tools` offers whatever it lists at call start: any name may be one of its tools. */
+const anyMcpTool = (mcp: McpLike) => mcp.some((m) => m.allowed_tools === undefined);
 
 /** The graph check; also: the built-in handoff's name is taken by none of the bot's own tools. */
-export function checkFlow(flow: BotFlow | null, tools: ReadonlyArray<{ name: string }>, handoff: HandoffSettings | null): void {
-  const problems: FieldProblem[] = flow ? flowProblems(flow, { tools: flowToolNames(tools, handoff) }) : [];
+export function checkFlow(flow: BotFlow | null, tools: ReadonlyArray<{ name: string }>, handoff: HandoffSettings | null, mcp: McpLike = []): void {
+  const problems: FieldProblem[] = flow ? flowProblems(flow, { tools: flowToolNames(tools, handoff, mcp), anyTool: anyMcpTool(mcp) }) : [];
   // Node intents follow the policy's rules: matched by examples or keys, acting with a tool the bot has.
-  const names = new Set(flowToolNames(tools, handoff));
+  const known = new Set(flowToolNames(tools, handoff, mcp));
+  const names = { has: (name: string) => known.has(name) || anyMcpTool(mcp) };
   for (const [id, node] of Object.entries(flow?.nodes ?? {})) {
     node.intents?.forEach((intent, i) => {
       const at = `flow.nodes.${id}.intents.${i}`;

@@ -234,7 +234,7 @@ export function newBotDoc(body: BotCreateT, now: Date, box: SecretBox | null, id
   checkTemplates(fields);
   const tools = checkTools(fields.tools);
   checkPolicy(fields.policy, [...tools, ...handoffTool(fields.handoff)], fields.mcp_servers);
-  checkFlow(fields.flow, tools, fields.handoff);
+  checkFlow(fields.flow, tools, fields.handoff, fields.mcp_servers);
   checkTurnDetection(fields.turn_detection);
   checkAnsweringMachine(fields.answering_machine);
   checkAnalysis(fields.analysis, fields.policy);
@@ -314,7 +314,7 @@ export function botRoutes(router: Router, svc: Services): void {
       }
       if (rest.knowledge_base_ids !== undefined) await checkKnowledgeBases(svc, merged.knowledge_base_ids);
       checkPolicy(merged.policy, [...tools, ...handoffTool(merged.handoff)], mcp_servers);
-      checkFlow(merged.flow, tools, merged.handoff);
+      checkFlow(merged.flow, tools, merged.handoff, mcp_servers);
       // Checked when set: a bot handed to that became inactive later does not block other edits (the call says on_failure).
       if (patch.handoff !== undefined) await checkHandoffBots(svc, merged.handoff, _id);
       checkTurnDetection(merged.turn_detection);

@@ -37,17 +37,21 @@ export function parseFlowText(text: string): { ok: true; value: unknown } | { ok
 }
 
 /** The tool names a flow may name: the bot's (as typed), and `handoff` while the bot may hand off (as the backend counts them). */
-export const flowToolNames = (tools: ReadonlyArray<{ name: string }>, handoffEnabled: boolean): string[] => [
+export const flowToolNames = (tools: ReadonlyArray<{ name: string }>, handoffEnabled: boolean, mcp: ReadonlyArray<{ allowed_tools: string }> = []): string[] => [
   ...tools.map((t) => t.name.trim()).filter(Boolean),
   ...(handoffEnabled ? [HANDOFF_TOOL] : []),
+  ...mcp.flatMap((m) => m.allowed_tools.split(/[\s,]+/).filter(Boolean)),
 ];
+
+/** An MCP server that allows every tool it lists (no names given): a flow may name any tool (the backend agrees). */
+export const anyMcpTool = (mcp: ReadonlyArray<{ url: string; allowed_tools: string }>): boolean => mcp.some((m) => m.url.trim() !== '' && m.allowed_tools.trim() === '');
 
 /**
  * The flow's problems as the editor shows them while typing: a JSON error; else the schema's errors under `flow`
  * (`schemaErrors`: validateBot's field → message for the whole bot); else the graph check the backend runs at save.
  * flowProblems assumes the schema's shape, so it runs only on a flow the schema accepts.
  */
-export function liveFlowProblems(text: string, tools: readonly string[], schemaErrors: Record<string, string>): FlowProblem[] {
+export function liveFlowProblems(text: string, tools: readonly string[], schemaErrors: Record<string, string>, anyTool = false): FlowProblem[] {
   const parsed = parseFlowText(text);
   if (!parsed.ok) return [{ field: 'flow', message: parsed.error }];
   if (parsed.value === null) return [];
@@ -55,7 +59,7 @@ export function liveFlowProblems(text: string, tools: readonly string[], schemaE
     .filter(([field]) => field === 'flow' || field.startsWith('flow.'))
     .map(([field, message]) => ({ field, message }));
   if (shape.length) return shape;
-  return flowProblems(parsed.value as BotFlow, { tools });
+  return flowProblems(parsed.value as BotFlow, { tools, anyTool });
 }
 
 /** How a transition's `when` reads on its arrow: the intent's name, the tool whose result moves, the variable. */

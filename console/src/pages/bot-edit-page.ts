@@ -38,7 +38,7 @@ import {
   type TurnDetectionMode,
 } from '../core/botForm.js';
 import { setFlash, takeFlash } from '../core/flash.js';
-import { addNode, addTransition, flowToolNames, layoutFlow, liveFlowProblems, parseFlowText, removeNode, removeTransition, whenFrom, whenLabel, type FlowGraph } from '../core/botFlow.js';
+import { addNode, addTransition, anyMcpTool, flowToolNames, layoutFlow, liveFlowProblems, parseFlowText, removeNode, removeTransition, whenFrom, whenLabel, type FlowGraph } from '../core/botFlow.js';
 import { flowGraph } from '../components/flow-graph.js';
 import { FLOW_NODE_ID_PATTERN, type FlowProblem } from '@voice-platform/schemas/flow.js';
 import { foldDiff, lineDiff, snapshotLines, versionBadge, type DiffLine } from '../core/botVersions.js';
@@ -829,7 +829,7 @@ export class VpBotEditPage extends LightElement {
   private renderFlow(f: BotForm) {
     const parsed = parseFlowText(f.flow);
     const schemaErrors = validateBot(formToBody(f));
-    const problems = liveFlowProblems(f.flow, flowToolNames(f.tools, f.handoff.enabled), schemaErrors);
+    const problems = liveFlowProblems(f.flow, flowToolNames(f.tools, f.handoff.enabled, f.mcp_servers), schemaErrors, anyMcpTool(f.mcp_servers));
     // A shape the schema refuses may not be drawn or edited as a flow; the last one that was is kept on show.
     const readable = parsed.ok && !Object.keys(schemaErrors).some((k) => k === 'flow' || k.startsWith('flow.'));
     if (readable) this.lastGraph = layoutFlow(parsed.value);
