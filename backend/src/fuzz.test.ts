@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import { API_KEY_SCOPES, FLEET_WORKERS_KEY, fleetWorkerKey, type WorkerHeartbeat } from '@voice-platform/schemas';
-import { freePort, repoRoot, saveLogs, versions, waitUntil } from '@voice-platform/tests/infra';
+import { freePort, repoRoot, saveLogs, startTestEnv, versions, waitUntil, type TestEnv } from '@voice-platform/tests/infra';
 import { seedAdmin } from './auth/seed.js';
 import { hashPassword } from './auth/password.js';
 import { COLLECTIONS } from './core/collections.js';
@@ -149,8 +149,13 @@ async function schemathesis(set: CredentialSet, header: string, ops: string[], s
   expect(errors).toEqual([]);
 }
 
+let storageEnv: TestEnv | undefined;
+
 beforeAll(async () => {
   if (!existsSync(CLI)) throw new Error(`schemathesis ${VERSION} is not installed: run \`make setup\` (expected ${CLI})`);
+  // Object storage, so uploads (knowledge documents) are tested past a 503 (documented, but a 5xx to the fuzzer).
+  storageEnv = await startTestEnv(['minio']);
+  const storage = storageEnv.services.minio!.env;
   const port = await freePort();
   backend = spawn(process.execPath, [mainJs], {
     env: {
@@ -166,6 +171,10 @@ beforeAll(async () => {
       JWT_SECRET,
       WORKER_AUTH_TOKEN: WORKER_TOKEN,
       LOG_LEVEL: 'warn',
+      STORAGE_ENDPOINT: storage.STORAGE_ENDPOINT!,
+      STORAGE_ACCESS_KEY: storage.STORAGE_ACCESS_KEY!,
+      STORAGE_SECRET_KEY: storage.STORAGE_SECRET_KEY!,
+      STORAGE_BUCKET: 'fuzz',
       // The fuzzer logs in and dials out far faster than a person: the limits would answer most requests
       // 429 (documented, so no failure, but nothing behind them would be tested).
       LOGIN_MAX_ATTEMPTS: '1000000',
@@ -197,6 +206,7 @@ afterAll(async () => {
   saveLogs('backend-fuzz', backendLog); // kept for the secrets check after `make test`
   await mongo.db(dbName).dropDatabase().catch(() => undefined);
   await mongo.close();
+  await storageEnv?.stop();
 });
 
 /** The seeded admin as seedAdmin made it (an active owner, its password, no change required), whatever the admin run

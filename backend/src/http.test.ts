@@ -47,6 +47,9 @@ describe('OpenAPI', () => {
     const served = new Set<string>();
     for (const layer of h.app.router.stack) {
       const path = String(layer.path).replace(/:([A-Za-z_]+)/g, '{$1}');
+      // `/mcp` speaks the Model Context Protocol (JSON-RPC over Streamable HTTP, docs/design.md §18), not REST: its
+      // contract is the MCP specification's, and the SDK's client is what tests it (mcp/mcp.test.ts).
+      if (path === '/mcp') continue;
       for (const method of layer.methods) if (method !== 'HEAD') served.add(`${method} ${path}`);
     }
     expect([...served].sort()).toEqual([...documented].sort());

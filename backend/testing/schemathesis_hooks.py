@@ -92,6 +92,13 @@ _rule(("controlCall",), r"text|to", r"^is (required for|not taken by) (say|instr
 # against the bot's, and handoff targets against the stored bots.
 _rule(("createBot", "updateBot"), r"flow(\..+)?|handoff(\..+)?", r".")
 _rule(("createBot", "updateBot"), r"tools\.\d+\.name", r"handoff")
+# Knowledge bases a bot names must exist; MCP server URLs: what the URL parser and DNS say (as tool URLs).
+_rule(("createBot", "updateBot"), r"knowledge_base_ids\.\d+", r" is not a knowledge base$")
+_rule(("createBot", "updateBot"), r"mcp_servers\.\d+\.url", r"^(is not a valid URL|must be an http:// or https:// URL|must not contain a user name or password.*|host does not resolve|host could not be resolved in time|resolves to .*|\S+ is a loopback, private, link-local or otherwise non-public address)$")
+_rule(("createBot", "updateBot"), r"mcp_servers\.\d+\.(name|allowed_tools\.\d+)", r"( names another MCP server already| is listed twice)$")
+# Knowledge documents: what the bytes are (UTF-8 text, a readable PDF with text, a form with its file) and the file's
+# name (X-Filename or the form's), checked against the content, which a schema of a body cannot say.
+_rule(("uploadKnowledgeDocument",), r"file|X-Filename|filename", r"^(is not UTF-8 text|is not a PDF .*|is not a readable PDF|has no text|is not a readable multipart form|is missing: .*|needs a file name .*)$")
 # Bot tests (docs/design.md §17): a case against the bot (its tools, mocks, variables, an LLM for a judge, callers run
 # so far); a run against the stored cases and versions; a test call's run.
 _rule(("createBotTest", "updateBotTest"), r"caller(\..+)?|tool_mocks(\..+)?|expect(\..+)?|transport|variables(\..+)?", r".")

@@ -296,7 +296,7 @@ export type FlowNode = Static<typeof FlowNode>;
 export const BotFlow = Type.Object(
   {
     start: Type.String({ pattern: FLOW_NODE_ID_PATTERN }),
-    nodes: Type.Record(Type.String({ pattern: FLOW_NODE_ID_PATTERN }), FlowNode, { minProperties: 1, maxProperties: MAX_FLOW_NODES }),
+    nodes: Type.Record(Type.String({ pattern: FLOW_NODE_ID_PATTERN }), FlowNode, { additionalProperties: false, minProperties: 1, maxProperties: MAX_FLOW_NODES }),
     /** Entered from any node when one of their own intents matches (LLM: offered as go_to from every node). */
     global_nodes: Type.Optional(Type.Array(Type.String({ pattern: FLOW_NODE_ID_PATTERN }), { maxItems: MAX_FLOW_NODES, description: 'default []' })),
     context: Type.Optional(Type.Union(FLOW_CONTEXT_RULES.map((c) => Type.Literal(c)), { description: "the transitions' context rule unless a transition sets its own; default append" })),

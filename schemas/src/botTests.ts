@@ -55,7 +55,7 @@ export const TestToolMock = Type.Object(
   { additionalProperties: false },
 );
 export type TestToolMock = Static<typeof TestToolMock>;
-export const TestToolMocks = Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), TestToolMock);
+export const TestToolMocks = Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }), TestToolMock, { additionalProperties: false });
 export type TestToolMocks = Static<typeof TestToolMocks>;
 
 export const TestExpect = Type.Object(

@@ -721,7 +721,7 @@ return errors === 0;
 }
 
 export const BotCreate = validate12;
-const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"minLength":1,"maxLength":64,"description":"one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"filler":{"minLength":1,"maxLength":500,"type":"string"},"filler_after_ms":{"minimum":100,"maximum":10000,"description":"http: how long the tool may take before its filler is said (default 800)","type":"integer"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"mcp_servers":{"maxItems":10,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","url"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"unique among the bot's MCP servers","type":"string"},"url":{"minLength":1,"maxLength":2048,"description":"the Streamable HTTP endpoint (http or https; the address guard of tools applies)","type":"string"},"allowed_tools":{"maxItems":50,"description":"the tools offered (absent: all the server lists, at most 50)","type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"}},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"knowledge_base_ids":{"maxItems":20,"description":"knowledge bases each turn retrieves passages from (each must exist)","type":"array","items":{"pattern":"^[a-f0-9]{24}$","type":"string"}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"audio":{"additionalProperties":false,"type":"object","properties":{"noise_suppression":{"default":false,"description":"RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call","type":"boolean"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"redaction":{"additionalProperties":false,"type":"object","properties":{"entities":{"maxItems":16,"default":[],"description":"what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it","type":"array","items":{"anyOf":[{"const":"card_number","type":"string"},{"const":"ssn","type":"string"},{"const":"email","type":"string"},{"const":"phone","type":"string"}]}},"mode":{"default":"mask","description":"mask: replaced by [entity] (the only mode)","const":"mask","type":"string"},"redact_llm":{"default":false,"description":"the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)","type":"boolean"}}},"recording":{"additionalProperties":false,"type":"object","properties":{"enabled":{"default":true,"description":"false: no recording is made (the call has no recording_key)","type":"boolean"},"redact_keypad_tones":{"default":false,"description":"the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)","type":"boolean"}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"},"require_passing_tests":{"description":"a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself)","type":"boolean"},"flow":{"anyOf":[{"additionalProperties":false,"type":"object","required":["start","nodes"],"properties":{"start":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"},"nodes":{"minProperties":1,"maxProperties":50,"type":"object","patternProperties":{"^[A-Za-z0-9_-]{1,48}$":{"additionalProperties":false,"type":"object","required":["transitions"],"properties":{"prompt":{"maxLength":5000,"type":"string"},"say":{"minLength":1,"maxLength":2000,"type":"string"},"tools":{"maxItems":50,"type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"}},"intents":{"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"transitions":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["to","when"],"properties":{"to":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"},"when":{"description":"one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}}","anyOf":[{"additionalProperties":false,"type":"object","required":["intent"],"properties":{"intent":{"minLength":1,"maxLength":64,"description":"an intent of the node's (or of a global node's); with an LLM, what the go_to function is for","type":"string"}}},{"additionalProperties":false,"type":"object","required":["tool_result"],"properties":{"tool_result":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"path":{"minLength":1,"maxLength":200,"type":"string"},"equals":{}}}}},{"additionalProperties":false,"type":"object","required":["variable"],"properties":{"variable":{"additionalProperties":false,"type":"object","required":["name","equals"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"equals":{"maxLength":1000,"type":"string"}}}}}]},"context":{"description":"append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message","anyOf":[{"const":"append","type":"string"},{"const":"reset","type":"string"},{"const":"summary","type":"string"}]}}}},"end_call":{"type":"boolean"}}}}},"global_nodes":{"maxItems":50,"description":"default []","type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"}},"context":{"description":"the transitions' context rule unless a transition sets its own; default append","anyOf":[{"const":"append","type":"string"},{"const":"reset","type":"string"},{"const":"summary","type":"string"}]}}},{"type":"null"}]},"handoff":{"anyOf":[{"additionalProperties":false,"type":"object","required":["bots"],"properties":{"bots":{"minItems":1,"maxItems":20,"description":"ids of active bots (checked at save: 422 naming each one missing or inactive)","type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"}},"greeting":{"description":"the other bot says its greeting when it takes the call; default true","type":"boolean"},"on_failure":{"minLength":1,"maxLength":1000,"description":"default \"Sorry, I could not pass you on just now. Let us carry on.\"; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot","type":"string"}}},{"type":"null"}]}}};
+const schema13 = {"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"active":{"type":"boolean"},"language":{"minLength":2,"maxLength":35,"type":"string"},"prompt":{"maxLength":20000,"type":"string"},"greeting":{"maxLength":2000,"type":"string"},"variables":{"maxItems":50,"description":"names must be unique; every {{placeholder}} of prompt, greeting and policy replies must name one (else 422 validation_failed)","type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"required":{"default":false,"type":"boolean"},"description":{"maxLength":500,"default":"","type":"string"}}}},"voice":{"additionalProperties":false,"type":"object","required":["provider","voice_id","speed"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"voice_id":{"minLength":1,"maxLength":128,"type":"string"},"speed":{"minimum":0.25,"maximum":4,"type":"number"}}},"stt":{"additionalProperties":false,"type":"object","required":["provider","model","language"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"language":{"minLength":2,"maxLength":35,"type":"string"}}},"llm":{"additionalProperties":false,"type":"object","required":["provider","model","temperature"],"properties":{"provider":{"minLength":1,"maxLength":64,"type":"string"},"model":{"minLength":1,"maxLength":128,"type":"string"},"temperature":{"minimum":0,"maximum":2,"type":"number"},"base_url":{"pattern":"^https?://[^\\s]+$","maxLength":2048,"type":"string"}}},"tools":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","description"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"description":{"maxLength":1000,"default":"","type":"string"},"type":{"anyOf":[{"const":"http","type":"string"},{"const":"end_call","type":"string"},{"const":"transfer_call","type":"string"},{"const":"send_dtmf","type":"string"}]},"parameters":{"description":"the arguments' JSON Schema, stored as given (any keys), checked to be a schema; at most 32 levels of nesting (deeper → 422 validation_failed)","type":"object","patternProperties":{"^(.*)$":{}}},"url":{"minLength":1,"maxLength":2048,"type":"string"},"method":{"description":"http: POST (the default) or GET","anyOf":[{"const":"POST","type":"string"},{"const":"GET","type":"string"}]},"timeout_ms":{"minimum":500,"maximum":20000,"description":"http: default 5000","type":"integer"},"say_while_waiting":{"minLength":1,"maxLength":500,"type":"string"},"destinations":{"minItems":1,"maxItems":20,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name"],"properties":{"name":{"minLength":1,"maxLength":100,"type":"string"},"number":{"minLength":1,"maxLength":64,"description":"one of number and sip_uri: in international format (+, country code; spaces and punctuation allowed), stored and answered as E.164; no national formats (a bot has no region); a number that cannot exist (libphonenumber's check of its country code and length) is a 422 naming the reason","type":"string"},"sip_uri":{"pattern":"^sips?:[^\\s@]+@[^\\s]+$","maxLength":500,"type":"string"},"description":{"maxLength":500,"type":"string"}}}},"mode":{"description":"transfer_call: cold (the default) or warm","anyOf":[{"const":"cold","type":"string"},{"const":"warm","type":"string"}]},"announcement":{"minLength":1,"maxLength":1000,"type":"string"},"whisper":{"minLength":1,"maxLength":1000,"type":"string"},"on_failure":{"minLength":1,"maxLength":1000,"type":"string"},"filler":{"minLength":1,"maxLength":500,"type":"string"},"filler_after_ms":{"minimum":100,"maximum":10000,"description":"http: how long the tool may take before its filler is said (default 800)","type":"integer"},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"mcp_servers":{"maxItems":10,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","url"],"properties":{"name":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"unique among the bot's MCP servers","type":"string"},"url":{"minLength":1,"maxLength":2048,"description":"the Streamable HTTP endpoint (http or https; the address guard of tools applies)","type":"string"},"allowed_tools":{"maxItems":50,"description":"the tools offered (absent: all the server lists, at most 50)","type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"}},"headers":{"additionalProperties":false,"maxProperties":10,"description":"write-only: stored encrypted, never returned or logged (answers show header_names)","type":"object","patternProperties":{"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$":{"maxLength":4096,"pattern":"^[^\\r\\n]*$","type":"string"}}}}}},"knowledge_base_ids":{"maxItems":20,"description":"knowledge bases each turn retrieves passages from (each must exist)","type":"array","items":{"pattern":"^[a-f0-9]{24}$","type":"string"}},"policy":{"anyOf":[{"additionalProperties":false,"type":"object","required":["intents","fallback"],"properties":{"intents":{"maxItems":200,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"fallback":{"additionalProperties":false,"type":"object","required":["reply"],"properties":{"reply":{"minLength":1,"maxLength":2000,"type":"string"},"end_call":{"type":"boolean"}}}}},{"type":"null"}]},"turn_detection":{"additionalProperties":false,"type":"object","properties":{"mode":{"default":"smart","description":"smart: a complete utterance ends the turn after min_silence_ms, an incomplete one waits up to end_of_turn_silence_ms; fixed: every turn ends after end_of_turn_silence_ms","anyOf":[{"const":"smart","type":"string"},{"const":"fixed","type":"string"}]},"end_of_turn_silence_ms":{"minimum":100,"maximum":5000,"default":700,"description":"fixed: the silence that ends a turn; smart: the longest it waits for an incomplete utterance","type":"integer"},"min_silence_ms":{"minimum":100,"maximum":5000,"default":250,"description":"smart: the silence that ends a complete utterance; at most end_of_turn_silence_ms","type":"integer"}}},"interruption":{"additionalProperties":false,"type":"object","properties":{"ignore_backchannels":{"default":true,"description":"acknowledgements alone (\"uh-huh\", \"okay\", \"yeah\") do not stop the bot; other speech does within 300 ms","type":"boolean"},"min_words":{"minimum":1,"maximum":10,"default":2,"description":"an utterance of this many words stops the bot even if they are all acknowledgements","type":"integer"}}},"dtmf":{"additionalProperties":false,"type":"object","required":["inter_digit_timeout_ms"],"properties":{"inter_digit_timeout_ms":{"minimum":300,"maximum":10000,"default":1500,"type":"integer"}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]},"message":{"maxLength":1000,"default":"","description":"leave_message: what is said after the beep ({{variables}}); required for leave_message","type":"string"},"max_wait_for_beep_seconds":{"minimum":5,"maximum":120,"default":30,"description":"leave_message: the message goes at the latest this long after the machine was detected","type":"integer"}}},"audio":{"additionalProperties":false,"type":"object","properties":{"noise_suppression":{"default":false,"description":"RNNoise on the caller's audio before voice activity detection and recognition (noisy lines); costs some CPU per call","type":"boolean"}}},"analysis":{"additionalProperties":false,"type":"object","properties":{"summary":{"default":false,"type":"boolean"},"fields":{"maxItems":20,"default":[],"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","type"],"properties":{"name":{"pattern":"^[a-z][a-z0-9_]{0,63}$","description":"unique among the fields","type":"string"},"type":{"anyOf":[{"const":"string","type":"string"},{"const":"number","type":"string"},{"const":"boolean","type":"string"},{"const":"enum","type":"string"}]},"description":{"maxLength":1000,"default":"","type":"string"},"values":{"minItems":1,"maxItems":50,"description":"enum only, and required for it: the values the field may take (each once)","type":"array","items":{"minLength":1,"maxLength":200,"type":"string"}}}}},"success":{"description":"the success criterion in words; the call's analysis.success says whether it was met (null: none)","anyOf":[{"minLength":1,"maxLength":1000,"pattern":"\\S","type":"string"},{"type":"null"}]}}},"redaction":{"additionalProperties":false,"type":"object","properties":{"entities":{"maxItems":16,"default":[],"description":"what is masked: card_number (13–19 digits passing the Luhn check, keypad digits included), ssn, email, phone; each shown as [entity]; one listed twice is kept once; an unknown one is a 422 naming it","type":"array","items":{"anyOf":[{"const":"card_number","type":"string"},{"const":"ssn","type":"string"},{"const":"email","type":"string"},{"const":"phone","type":"string"}]}},"mode":{"default":"mask","description":"mask: replaced by [entity] (the only mode)","const":"mask","type":"string"},"redact_llm":{"default":false,"description":"the live call's LLM gets the caller's words masked too (else it gets them as said: it may have to act on them)","type":"boolean"}}},"recording":{"additionalProperties":false,"type":"object","properties":{"enabled":{"default":true,"description":"false: no recording is made (the call has no recording_key)","type":"boolean"},"redact_keypad_tones":{"default":false,"description":"the caller's channel is silent around each key the caller pressed (from 40 ms before to 300 ms after)","type":"boolean"}}},"max_call_seconds":{"minimum":10,"maximum":7200,"type":"integer"},"require_passing_tests":{"description":"a save makes a draft version, published only by POST /api/v1/bots/{id}/publish once that version's last test run is all green (default false: a save publishes itself)","type":"boolean"},"flow":{"anyOf":[{"additionalProperties":false,"type":"object","required":["start","nodes"],"properties":{"start":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"},"nodes":{"additionalProperties":false,"minProperties":1,"maxProperties":50,"type":"object","patternProperties":{"^[A-Za-z0-9_-]{1,48}$":{"additionalProperties":false,"type":"object","required":["transitions"],"properties":{"prompt":{"maxLength":5000,"type":"string"},"say":{"minLength":1,"maxLength":2000,"type":"string"},"tools":{"maxItems":50,"type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"}},"intents":{"maxItems":100,"type":"array","items":{"additionalProperties":false,"type":"object","required":["name","reply"],"properties":{"name":{"minLength":1,"maxLength":64,"type":"string"},"examples":{"maxItems":100,"description":"at least one, unless `dtmf` is set","type":"array","items":{"minLength":1,"maxLength":500,"type":"string"}},"reply":{"minLength":1,"maxLength":2000,"description":"may hold {{variables}}, {{digits}} and, with an action, {{result.<path>}}","type":"string"},"end_call":{"type":"boolean"},"action":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","description":"a tool of the bot's","type":"string"},"arguments":{"additionalProperties":false,"maxProperties":20,"type":"object","patternProperties":{"^[A-Za-z0-9_]{1,64}$":{"maxLength":1000,"description":"may hold {{variables}} and {{digits}}","type":"string"}}}}},"on_error_reply":{"minLength":1,"maxLength":2000,"type":"string"},"dtmf":{"pattern":"^[0-9*#]{1,32}$","type":"string"},"sets":{"additionalProperties":false,"maxProperties":20,"description":"analysis field → value: each name one of the bot's analysis.fields, each value of that field's type (an enum's one of its values)","type":"object","patternProperties":{"^[a-z][a-z0-9_]{0,63}$":{"anyOf":[{"maxLength":1000,"type":"string"},{"type":"number"},{"type":"boolean"}]}}}}}},"transitions":{"maxItems":50,"type":"array","items":{"additionalProperties":false,"type":"object","required":["to","when"],"properties":{"to":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"},"when":{"description":"one of: {intent}, {tool_result: {tool, path?, equals?}}, {variable: {name, equals}}","anyOf":[{"additionalProperties":false,"type":"object","required":["intent"],"properties":{"intent":{"minLength":1,"maxLength":64,"description":"an intent of the node's (or of a global node's); with an LLM, what the go_to function is for","type":"string"}}},{"additionalProperties":false,"type":"object","required":["tool_result"],"properties":{"tool_result":{"additionalProperties":false,"type":"object","required":["tool"],"properties":{"tool":{"pattern":"^[A-Za-z0-9_-]{1,64}$","type":"string"},"path":{"minLength":1,"maxLength":200,"type":"string"},"equals":{}}}}},{"additionalProperties":false,"type":"object","required":["variable"],"properties":{"variable":{"additionalProperties":false,"type":"object","required":["name","equals"],"properties":{"name":{"pattern":"^[A-Za-z_][A-Za-z0-9_]{0,63}$","type":"string"},"equals":{"maxLength":1000,"type":"string"}}}}}]},"context":{"description":"append: the history is kept; reset: the new system prompt only; summary: the history replaced by one short summary message","anyOf":[{"const":"append","type":"string"},{"const":"reset","type":"string"},{"const":"summary","type":"string"}]}}}},"end_call":{"type":"boolean"}}}}},"global_nodes":{"maxItems":50,"description":"default []","type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,48}$","type":"string"}},"context":{"description":"the transitions' context rule unless a transition sets its own; default append","anyOf":[{"const":"append","type":"string"},{"const":"reset","type":"string"},{"const":"summary","type":"string"}]}}},{"type":"null"}]},"handoff":{"anyOf":[{"additionalProperties":false,"type":"object","required":["bots"],"properties":{"bots":{"minItems":1,"maxItems":20,"description":"ids of active bots (checked at save: 422 naming each one missing or inactive)","type":"array","items":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"}},"greeting":{"description":"the other bot says its greeting when it takes the call; default true","type":"boolean"},"on_failure":{"minLength":1,"maxLength":1000,"description":"default \"Sorry, I could not pass you on just now. Let us carry on.\"; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot","type":"string"}}},{"type":"null"}]}}};
 const func8 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,63}$", "u");
 const pattern1 = new RegExp("^https?://[^\\s]+$", "u");
@@ -735,7 +735,7 @@ const pattern16 = new RegExp("^[0-9*#]{1,32}$", "u");
 const pattern17 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
 const pattern20 = new RegExp("\\S", "u");
 const pattern21 = new RegExp("^[A-Za-z0-9_-]{1,48}$", "u");
-const pattern34 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
+const pattern35 = new RegExp("^[A-Za-z0-9_-]{1,128}$", "u");
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4878,11 +4878,8 @@ vErrors.push(err329);
 errors++;
 }
 for(const key30 in data114){
-if(pattern21.test(key30)){
-let data115 = data114[key30];
-if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
-if(data115.transitions === undefined){
-const err330 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/required",keyword:"required",params:{missingProperty: "transitions"},message:"must have required property '"+"transitions"+"'"};
+if(!(pattern21.test(key30))){
+const err330 = {instancePath:instancePath+"/flow/nodes",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err330];
 }
@@ -4891,9 +4888,13 @@ vErrors.push(err330);
 }
 errors++;
 }
-for(const key31 in data115){
-if(!((((((key31 === "prompt") || (key31 === "say")) || (key31 === "tools")) || (key31 === "intents")) || (key31 === "transitions")) || (key31 === "end_call"))){
-const err331 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"};
+}
+for(const key31 in data114){
+if(pattern21.test(key31)){
+let data115 = data114[key31];
+if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
+if(data115.transitions === undefined){
+const err331 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/required",keyword:"required",params:{missingProperty: "transitions"},message:"must have required property '"+"transitions"+"'"};
 if(vErrors === null){
 vErrors = [err331];
 }
@@ -4902,12 +4903,9 @@ vErrors.push(err331);
 }
 errors++;
 }
-}
-if(data115.prompt !== undefined){
-let data116 = data115.prompt;
-if(typeof data116 === "string"){
-if(func2(data116) > 5000){
-const err332 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/prompt",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"};
+for(const key32 in data115){
+if(!((((((key32 === "prompt") || (key32 === "say")) || (key32 === "tools")) || (key32 === "intents")) || (key32 === "transitions")) || (key32 === "end_call"))){
+const err332 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err332];
 }
@@ -4917,8 +4915,11 @@ vErrors.push(err332);
 errors++;
 }
 }
-else {
-const err333 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/prompt",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data115.prompt !== undefined){
+let data116 = data115.prompt;
+if(typeof data116 === "string"){
+if(func2(data116) > 5000){
+const err333 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/prompt",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"};
 if(vErrors === null){
 vErrors = [err333];
 }
@@ -4928,11 +4929,8 @@ vErrors.push(err333);
 errors++;
 }
 }
-if(data115.say !== undefined){
-let data117 = data115.say;
-if(typeof data117 === "string"){
-if(func2(data117) > 2000){
-const err334 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+else {
+const err334 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/prompt",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err334];
 }
@@ -4941,8 +4939,12 @@ vErrors.push(err334);
 }
 errors++;
 }
-if(func2(data117) < 1){
-const err335 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data115.say !== undefined){
+let data117 = data115.say;
+if(typeof data117 === "string"){
+if(func2(data117) > 2000){
+const err335 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err335];
 }
@@ -4951,9 +4953,8 @@ vErrors.push(err335);
 }
 errors++;
 }
-}
-else {
-const err336 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data117) < 1){
+const err336 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err336];
 }
@@ -4963,11 +4964,8 @@ vErrors.push(err336);
 errors++;
 }
 }
-if(data115.tools !== undefined){
-let data118 = data115.tools;
-if(Array.isArray(data118)){
-if(data118.length > 50){
-const err337 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+else {
+const err337 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/say",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/say/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err337];
 }
@@ -4976,12 +4974,12 @@ vErrors.push(err337);
 }
 errors++;
 }
-const len11 = data118.length;
-for(let i11=0; i11<len11; i11++){
-let data119 = data118[i11];
-if(typeof data119 === "string"){
-if(!pattern2.test(data119)){
-const err338 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+}
+if(data115.tools !== undefined){
+let data118 = data115.tools;
+if(Array.isArray(data118)){
+if(data118.length > 50){
+const err338 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err338];
 }
@@ -4990,9 +4988,12 @@ vErrors.push(err338);
 }
 errors++;
 }
-}
-else {
-const err339 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len11 = data118.length;
+for(let i11=0; i11<len11; i11++){
+let data119 = data118[i11];
+if(typeof data119 === "string"){
+if(!pattern2.test(data119)){
+const err339 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err339];
 }
@@ -5002,9 +5003,8 @@ vErrors.push(err339);
 errors++;
 }
 }
-}
 else {
-const err340 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err340 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools/" + i11,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err340];
 }
@@ -5014,11 +5014,9 @@ vErrors.push(err340);
 errors++;
 }
 }
-if(data115.intents !== undefined){
-let data120 = data115.intents;
-if(Array.isArray(data120)){
-if(data120.length > 100){
-const err341 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+}
+else {
+const err341 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/tools",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err341];
 }
@@ -5027,12 +5025,12 @@ vErrors.push(err341);
 }
 errors++;
 }
-const len12 = data120.length;
-for(let i12=0; i12<len12; i12++){
-let data121 = data120[i12];
-if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
-if(data121.name === undefined){
-const err342 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data115.intents !== undefined){
+let data120 = data115.intents;
+if(Array.isArray(data120)){
+if(data120.length > 100){
+const err342 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err342];
 }
@@ -5041,8 +5039,12 @@ vErrors.push(err342);
 }
 errors++;
 }
-if(data121.reply === undefined){
-const err343 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
+const len12 = data120.length;
+for(let i12=0; i12<len12; i12++){
+let data121 = data120[i12];
+if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
+if(data121.name === undefined){
+const err343 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err343];
 }
@@ -5051,9 +5053,8 @@ vErrors.push(err343);
 }
 errors++;
 }
-for(const key32 in data121){
-if(!((((((((key32 === "name") || (key32 === "examples")) || (key32 === "reply")) || (key32 === "end_call")) || (key32 === "action")) || (key32 === "on_error_reply")) || (key32 === "dtmf")) || (key32 === "sets"))){
-const err344 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"};
+if(data121.reply === undefined){
+const err344 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'"};
 if(vErrors === null){
 vErrors = [err344];
 }
@@ -5062,12 +5063,9 @@ vErrors.push(err344);
 }
 errors++;
 }
-}
-if(data121.name !== undefined){
-let data122 = data121.name;
-if(typeof data122 === "string"){
-if(func2(data122) > 64){
-const err345 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+for(const key33 in data121){
+if(!((((((((key33 === "name") || (key33 === "examples")) || (key33 === "reply")) || (key33 === "end_call")) || (key33 === "action")) || (key33 === "on_error_reply")) || (key33 === "dtmf")) || (key33 === "sets"))){
+const err345 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err345];
 }
@@ -5076,8 +5074,12 @@ vErrors.push(err345);
 }
 errors++;
 }
-if(func2(data122) < 1){
-const err346 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data121.name !== undefined){
+let data122 = data121.name;
+if(typeof data122 === "string"){
+if(func2(data122) > 64){
+const err346 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err346];
 }
@@ -5086,9 +5088,8 @@ vErrors.push(err346);
 }
 errors++;
 }
-}
-else {
-const err347 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data122) < 1){
+const err347 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err347];
 }
@@ -5098,11 +5099,8 @@ vErrors.push(err347);
 errors++;
 }
 }
-if(data121.examples !== undefined){
-let data123 = data121.examples;
-if(Array.isArray(data123)){
-if(data123.length > 100){
-const err348 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/examples",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+else {
+const err348 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err348];
 }
@@ -5111,12 +5109,12 @@ vErrors.push(err348);
 }
 errors++;
 }
-const len13 = data123.length;
-for(let i13=0; i13<len13; i13++){
-let data124 = data123[i13];
-if(typeof data124 === "string"){
-if(func2(data124) > 500){
-const err349 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/examples/" + i13,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+}
+if(data121.examples !== undefined){
+let data123 = data121.examples;
+if(Array.isArray(data123)){
+if(data123.length > 100){
+const err349 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/examples",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err349];
 }
@@ -5125,8 +5123,12 @@ vErrors.push(err349);
 }
 errors++;
 }
-if(func2(data124) < 1){
-const err350 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/examples/" + i13,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len13 = data123.length;
+for(let i13=0; i13<len13; i13++){
+let data124 = data123[i13];
+if(typeof data124 === "string"){
+if(func2(data124) > 500){
+const err350 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/examples/" + i13,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err350];
 }
@@ -5135,9 +5137,8 @@ vErrors.push(err350);
 }
 errors++;
 }
-}
-else {
-const err351 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/examples/" + i13,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data124) < 1){
+const err351 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/examples/" + i13,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err351];
 }
@@ -5147,9 +5148,8 @@ vErrors.push(err351);
 errors++;
 }
 }
-}
 else {
-const err352 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/examples",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err352 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/examples/" + i13,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err352];
 }
@@ -5159,11 +5159,9 @@ vErrors.push(err352);
 errors++;
 }
 }
-if(data121.reply !== undefined){
-let data125 = data121.reply;
-if(typeof data125 === "string"){
-if(func2(data125) > 2000){
-const err353 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+}
+else {
+const err353 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/examples",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/examples/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err353];
 }
@@ -5172,8 +5170,12 @@ vErrors.push(err353);
 }
 errors++;
 }
-if(func2(data125) < 1){
-const err354 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data121.reply !== undefined){
+let data125 = data121.reply;
+if(typeof data125 === "string"){
+if(func2(data125) > 2000){
+const err354 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err354];
 }
@@ -5182,9 +5184,8 @@ vErrors.push(err354);
 }
 errors++;
 }
-}
-else {
-const err355 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data125) < 1){
+const err355 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err355];
 }
@@ -5194,9 +5195,8 @@ vErrors.push(err355);
 errors++;
 }
 }
-if(data121.end_call !== undefined){
-if(typeof data121.end_call !== "boolean"){
-const err356 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/end_call",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err356 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err356];
 }
@@ -5206,11 +5206,9 @@ vErrors.push(err356);
 errors++;
 }
 }
-if(data121.action !== undefined){
-let data127 = data121.action;
-if(data127 && typeof data127 == "object" && !Array.isArray(data127)){
-if(data127.tool === undefined){
-const err357 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
+if(data121.end_call !== undefined){
+if(typeof data121.end_call !== "boolean"){
+const err357 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/end_call",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err357];
 }
@@ -5219,9 +5217,12 @@ vErrors.push(err357);
 }
 errors++;
 }
-for(const key33 in data127){
-if(!((key33 === "tool") || (key33 === "arguments"))){
-const err358 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"};
+}
+if(data121.action !== undefined){
+let data127 = data121.action;
+if(data127 && typeof data127 == "object" && !Array.isArray(data127)){
+if(data127.tool === undefined){
+const err358 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
 if(vErrors === null){
 vErrors = [err358];
 }
@@ -5230,12 +5231,9 @@ vErrors.push(err358);
 }
 errors++;
 }
-}
-if(data127.tool !== undefined){
-let data128 = data127.tool;
-if(typeof data128 === "string"){
-if(!pattern2.test(data128)){
-const err359 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+for(const key34 in data127){
+if(!((key34 === "tool") || (key34 === "arguments"))){
+const err359 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err359];
 }
@@ -5245,8 +5243,11 @@ vErrors.push(err359);
 errors++;
 }
 }
-else {
-const err360 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data127.tool !== undefined){
+let data128 = data127.tool;
+if(typeof data128 === "string"){
+if(!pattern2.test(data128)){
+const err360 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err360];
 }
@@ -5256,11 +5257,8 @@ vErrors.push(err360);
 errors++;
 }
 }
-if(data127.arguments !== undefined){
-let data129 = data127.arguments;
-if(data129 && typeof data129 == "object" && !Array.isArray(data129)){
-if(Object.keys(data129).length > 20){
-const err361 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+else {
+const err361 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err361];
 }
@@ -5269,9 +5267,12 @@ vErrors.push(err361);
 }
 errors++;
 }
-for(const key34 in data129){
-if(!(pattern14.test(key34))){
-const err362 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"};
+}
+if(data127.arguments !== undefined){
+let data129 = data127.arguments;
+if(data129 && typeof data129 == "object" && !Array.isArray(data129)){
+if(Object.keys(data129).length > 20){
+const err362 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
 if(vErrors === null){
 vErrors = [err362];
 }
@@ -5280,13 +5281,9 @@ vErrors.push(err362);
 }
 errors++;
 }
-}
 for(const key35 in data129){
-if(pattern14.test(key35)){
-let data130 = data129[key35];
-if(typeof data130 === "string"){
-if(func2(data130) > 1000){
-const err363 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/arguments/" + key35.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!(pattern14.test(key35))){
+const err363 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err363];
 }
@@ -5296,8 +5293,12 @@ vErrors.push(err363);
 errors++;
 }
 }
-else {
-const err364 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/arguments/" + key35.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key36 in data129){
+if(pattern14.test(key36)){
+let data130 = data129[key36];
+if(typeof data130 === "string"){
+if(func2(data130) > 1000){
+const err364 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/arguments/" + key36.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err364];
 }
@@ -5307,10 +5308,8 @@ vErrors.push(err364);
 errors++;
 }
 }
-}
-}
 else {
-const err365 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err365 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/arguments/" + key36.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/patternProperties/%5E%5BA-Za-z0-9_%5D%7B1%2C64%7D%24/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err365];
 }
@@ -5321,8 +5320,9 @@ errors++;
 }
 }
 }
+}
 else {
-const err366 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err366 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action/arguments",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/properties/arguments/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err366];
 }
@@ -5332,11 +5332,9 @@ vErrors.push(err366);
 errors++;
 }
 }
-if(data121.on_error_reply !== undefined){
-let data131 = data121.on_error_reply;
-if(typeof data131 === "string"){
-if(func2(data131) > 2000){
-const err367 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+}
+else {
+const err367 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/action",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/action/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err367];
 }
@@ -5345,8 +5343,12 @@ vErrors.push(err367);
 }
 errors++;
 }
-if(func2(data131) < 1){
-const err368 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data121.on_error_reply !== undefined){
+let data131 = data121.on_error_reply;
+if(typeof data131 === "string"){
+if(func2(data131) > 2000){
+const err368 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err368];
 }
@@ -5355,9 +5357,8 @@ vErrors.push(err368);
 }
 errors++;
 }
-}
-else {
-const err369 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data131) < 1){
+const err369 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err369];
 }
@@ -5367,11 +5368,8 @@ vErrors.push(err369);
 errors++;
 }
 }
-if(data121.dtmf !== undefined){
-let data132 = data121.dtmf;
-if(typeof data132 === "string"){
-if(!pattern16.test(data132)){
-const err370 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/dtmf",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/dtmf/pattern",keyword:"pattern",params:{pattern: "^[0-9*#]{1,32}$"},message:"must match pattern \""+"^[0-9*#]{1,32}$"+"\""};
+else {
+const err370 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/on_error_reply",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/on_error_reply/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err370];
 }
@@ -5381,8 +5379,11 @@ vErrors.push(err370);
 errors++;
 }
 }
-else {
-const err371 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/dtmf",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/dtmf/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data121.dtmf !== undefined){
+let data132 = data121.dtmf;
+if(typeof data132 === "string"){
+if(!pattern16.test(data132)){
+const err371 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/dtmf",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/dtmf/pattern",keyword:"pattern",params:{pattern: "^[0-9*#]{1,32}$"},message:"must match pattern \""+"^[0-9*#]{1,32}$"+"\""};
 if(vErrors === null){
 vErrors = [err371];
 }
@@ -5392,11 +5393,8 @@ vErrors.push(err371);
 errors++;
 }
 }
-if(data121.sets !== undefined){
-let data133 = data121.sets;
-if(data133 && typeof data133 == "object" && !Array.isArray(data133)){
-if(Object.keys(data133).length > 20){
-const err372 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
+else {
+const err372 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/dtmf",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/dtmf/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err372];
 }
@@ -5405,9 +5403,12 @@ vErrors.push(err372);
 }
 errors++;
 }
-for(const key36 in data133){
-if(!(pattern17.test(key36))){
-const err373 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"};
+}
+if(data121.sets !== undefined){
+let data133 = data121.sets;
+if(data133 && typeof data133 == "object" && !Array.isArray(data133)){
+if(Object.keys(data133).length > 20){
+const err373 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/maxProperties",keyword:"maxProperties",params:{limit: 20},message:"must NOT have more than 20 properties"};
 if(vErrors === null){
 vErrors = [err373];
 }
@@ -5416,16 +5417,9 @@ vErrors.push(err373);
 }
 errors++;
 }
-}
 for(const key37 in data133){
-if(pattern17.test(key37)){
-let data134 = data133[key37];
-const _errs357 = errors;
-let valid71 = false;
-const _errs358 = errors;
-if(typeof data134 === "string"){
-if(func2(data134) > 1000){
-const err374 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets/" + key37.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!(pattern17.test(key37))){
+const err374 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err374];
 }
@@ -5435,8 +5429,15 @@ vErrors.push(err374);
 errors++;
 }
 }
-else {
-const err375 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets/" + key37.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key38 in data133){
+if(pattern17.test(key38)){
+let data134 = data133[key38];
+const _errs358 = errors;
+let valid71 = false;
+const _errs359 = errors;
+if(typeof data134 === "string"){
+if(func2(data134) > 1000){
+const err375 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets/" + key38.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err375];
 }
@@ -5445,12 +5446,9 @@ vErrors.push(err375);
 }
 errors++;
 }
-var _valid11 = _errs358 === errors;
-valid71 = valid71 || _valid11;
-if(!valid71){
-const _errs360 = errors;
-if(!(typeof data134 == "number")){
-const err376 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets/" + key37.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+else {
+const err376 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets/" + key38.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err376];
 }
@@ -5459,12 +5457,12 @@ vErrors.push(err376);
 }
 errors++;
 }
-var _valid11 = _errs360 === errors;
+var _valid11 = _errs359 === errors;
 valid71 = valid71 || _valid11;
 if(!valid71){
-const _errs362 = errors;
-if(typeof data134 !== "boolean"){
-const err377 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets/" + key37.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const _errs361 = errors;
+if(!(typeof data134 == "number")){
+const err377 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets/" + key38.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err377];
 }
@@ -5473,12 +5471,12 @@ vErrors.push(err377);
 }
 errors++;
 }
-var _valid11 = _errs362 === errors;
+var _valid11 = _errs361 === errors;
 valid71 = valid71 || _valid11;
-}
-}
 if(!valid71){
-const err378 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets/" + key37.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs363 = errors;
+if(typeof data134 !== "boolean"){
+const err378 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets/" + key38.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err378];
 }
@@ -5487,11 +5485,25 @@ vErrors.push(err378);
 }
 errors++;
 }
+var _valid11 = _errs363 === errors;
+valid71 = valid71 || _valid11;
+}
+}
+if(!valid71){
+const err379 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets/" + key38.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/patternProperties/%5E%5Ba-z%5D%5Ba-z0-9_%5D%7B0%2C63%7D%24/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err379];
+}
 else {
-errors = _errs357;
+vErrors.push(err379);
+}
+errors++;
+}
+else {
+errors = _errs358;
 if(vErrors !== null){
-if(_errs357){
-vErrors.length = _errs357;
+if(_errs358){
+vErrors.length = _errs358;
 }
 else {
 vErrors = null;
@@ -5502,19 +5514,7 @@ vErrors = null;
 }
 }
 else {
-const err379 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err379];
-}
-else {
-vErrors.push(err379);
-}
-errors++;
-}
-}
-}
-else {
-const err380 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err380 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12+"/sets",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/properties/sets/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err380];
 }
@@ -5526,7 +5526,7 @@ errors++;
 }
 }
 else {
-const err381 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err381 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents/" + i12,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err381];
 }
@@ -5536,11 +5536,9 @@ vErrors.push(err381);
 errors++;
 }
 }
-if(data115.transitions !== undefined){
-let data135 = data115.transitions;
-if(Array.isArray(data135)){
-if(data135.length > 50){
-const err382 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+}
+else {
+const err382 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/intents",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/intents/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err382];
 }
@@ -5549,12 +5547,12 @@ vErrors.push(err382);
 }
 errors++;
 }
-const len14 = data135.length;
-for(let i14=0; i14<len14; i14++){
-let data136 = data135[i14];
-if(data136 && typeof data136 == "object" && !Array.isArray(data136)){
-if(data136.to === undefined){
-const err383 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'"};
+}
+if(data115.transitions !== undefined){
+let data135 = data115.transitions;
+if(Array.isArray(data135)){
+if(data135.length > 50){
+const err383 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err383];
 }
@@ -5563,8 +5561,12 @@ vErrors.push(err383);
 }
 errors++;
 }
-if(data136.when === undefined){
-const err384 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/required",keyword:"required",params:{missingProperty: "when"},message:"must have required property '"+"when"+"'"};
+const len14 = data135.length;
+for(let i14=0; i14<len14; i14++){
+let data136 = data135[i14];
+if(data136 && typeof data136 == "object" && !Array.isArray(data136)){
+if(data136.to === undefined){
+const err384 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'"};
 if(vErrors === null){
 vErrors = [err384];
 }
@@ -5573,9 +5575,8 @@ vErrors.push(err384);
 }
 errors++;
 }
-for(const key38 in data136){
-if(!(((key38 === "to") || (key38 === "when")) || (key38 === "context"))){
-const err385 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties"};
+if(data136.when === undefined){
+const err385 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/required",keyword:"required",params:{missingProperty: "when"},message:"must have required property '"+"when"+"'"};
 if(vErrors === null){
 vErrors = [err385];
 }
@@ -5584,12 +5585,9 @@ vErrors.push(err385);
 }
 errors++;
 }
-}
-if(data136.to !== undefined){
-let data137 = data136.to;
-if(typeof data137 === "string"){
-if(!pattern21.test(data137)){
-const err386 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/to",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/to/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,48}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,48}$"+"\""};
+for(const key39 in data136){
+if(!(((key39 === "to") || (key39 === "when")) || (key39 === "context"))){
+const err386 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err386];
 }
@@ -5599,8 +5597,11 @@ vErrors.push(err386);
 errors++;
 }
 }
-else {
-const err387 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/to",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data136.to !== undefined){
+let data137 = data136.to;
+if(typeof data137 === "string"){
+if(!pattern21.test(data137)){
+const err387 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/to",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/to/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,48}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,48}$"+"\""};
 if(vErrors === null){
 vErrors = [err387];
 }
@@ -5610,14 +5611,8 @@ vErrors.push(err387);
 errors++;
 }
 }
-if(data136.when !== undefined){
-let data138 = data136.when;
-const _errs372 = errors;
-let valid75 = false;
-const _errs373 = errors;
-if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
-if(data138.intent === undefined){
-const err388 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/required",keyword:"required",params:{missingProperty: "intent"},message:"must have required property '"+"intent"+"'"};
+else {
+const err388 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/to",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err388];
 }
@@ -5626,9 +5621,15 @@ vErrors.push(err388);
 }
 errors++;
 }
-for(const key39 in data138){
-if(!(key39 === "intent")){
-const err389 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties"};
+}
+if(data136.when !== undefined){
+let data138 = data136.when;
+const _errs373 = errors;
+let valid75 = false;
+const _errs374 = errors;
+if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
+if(data138.intent === undefined){
+const err389 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/required",keyword:"required",params:{missingProperty: "intent"},message:"must have required property '"+"intent"+"'"};
 if(vErrors === null){
 vErrors = [err389];
 }
@@ -5637,12 +5638,9 @@ vErrors.push(err389);
 }
 errors++;
 }
-}
-if(data138.intent !== undefined){
-let data139 = data138.intent;
-if(typeof data139 === "string"){
-if(func2(data139) > 64){
-const err390 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+for(const key40 in data138){
+if(!(key40 === "intent")){
+const err390 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err390];
 }
@@ -5651,8 +5649,12 @@ vErrors.push(err390);
 }
 errors++;
 }
-if(func2(data139) < 1){
-const err391 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data138.intent !== undefined){
+let data139 = data138.intent;
+if(typeof data139 === "string"){
+if(func2(data139) > 64){
+const err391 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err391];
 }
@@ -5661,9 +5663,8 @@ vErrors.push(err391);
 }
 errors++;
 }
-}
-else {
-const err392 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data139) < 1){
+const err392 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err392];
 }
@@ -5673,9 +5674,8 @@ vErrors.push(err392);
 errors++;
 }
 }
-}
 else {
-const err393 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err393 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/intent",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/properties/intent/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err393];
 }
@@ -5684,13 +5684,10 @@ vErrors.push(err393);
 }
 errors++;
 }
-var _valid12 = _errs373 === errors;
-valid75 = valid75 || _valid12;
-if(!valid75){
-const _errs378 = errors;
-if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
-if(data138.tool_result === undefined){
-const err394 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/required",keyword:"required",params:{missingProperty: "tool_result"},message:"must have required property '"+"tool_result"+"'"};
+}
+}
+else {
+const err394 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err394];
 }
@@ -5699,9 +5696,13 @@ vErrors.push(err394);
 }
 errors++;
 }
-for(const key40 in data138){
-if(!(key40 === "tool_result")){
-const err395 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key40},message:"must NOT have additional properties"};
+var _valid12 = _errs374 === errors;
+valid75 = valid75 || _valid12;
+if(!valid75){
+const _errs379 = errors;
+if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
+if(data138.tool_result === undefined){
+const err395 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/required",keyword:"required",params:{missingProperty: "tool_result"},message:"must have required property '"+"tool_result"+"'"};
 if(vErrors === null){
 vErrors = [err395];
 }
@@ -5710,12 +5711,9 @@ vErrors.push(err395);
 }
 errors++;
 }
-}
-if(data138.tool_result !== undefined){
-let data140 = data138.tool_result;
-if(data140 && typeof data140 == "object" && !Array.isArray(data140)){
-if(data140.tool === undefined){
-const err396 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
+for(const key41 in data138){
+if(!(key41 === "tool_result")){
+const err396 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err396];
 }
@@ -5724,9 +5722,12 @@ vErrors.push(err396);
 }
 errors++;
 }
-for(const key41 in data140){
-if(!(((key41 === "tool") || (key41 === "path")) || (key41 === "equals"))){
-const err397 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key41},message:"must NOT have additional properties"};
+}
+if(data138.tool_result !== undefined){
+let data140 = data138.tool_result;
+if(data140 && typeof data140 == "object" && !Array.isArray(data140)){
+if(data140.tool === undefined){
+const err397 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
 if(vErrors === null){
 vErrors = [err397];
 }
@@ -5735,12 +5736,9 @@ vErrors.push(err397);
 }
 errors++;
 }
-}
-if(data140.tool !== undefined){
-let data141 = data140.tool;
-if(typeof data141 === "string"){
-if(!pattern2.test(data141)){
-const err398 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
+for(const key42 in data140){
+if(!(((key42 === "tool") || (key42 === "path")) || (key42 === "equals"))){
+const err398 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err398];
 }
@@ -5750,8 +5748,11 @@ vErrors.push(err398);
 errors++;
 }
 }
-else {
-const err399 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data140.tool !== undefined){
+let data141 = data140.tool;
+if(typeof data141 === "string"){
+if(!pattern2.test(data141)){
+const err399 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/tool/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err399];
 }
@@ -5761,11 +5762,8 @@ vErrors.push(err399);
 errors++;
 }
 }
-if(data140.path !== undefined){
-let data142 = data140.path;
-if(typeof data142 === "string"){
-if(func2(data142) > 200){
-const err400 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+else {
+const err400 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result/tool",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err400];
 }
@@ -5774,8 +5772,12 @@ vErrors.push(err400);
 }
 errors++;
 }
-if(func2(data142) < 1){
-const err401 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data140.path !== undefined){
+let data142 = data140.path;
+if(typeof data142 === "string"){
+if(func2(data142) > 200){
+const err401 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err401];
 }
@@ -5784,9 +5786,8 @@ vErrors.push(err401);
 }
 errors++;
 }
-}
-else {
-const err402 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data142) < 1){
+const err402 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err402];
 }
@@ -5796,9 +5797,8 @@ vErrors.push(err402);
 errors++;
 }
 }
-}
 else {
-const err403 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err403 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result/path",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err403];
 }
@@ -5810,7 +5810,7 @@ errors++;
 }
 }
 else {
-const err404 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err404 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/tool_result",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/properties/tool_result/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err404];
 }
@@ -5819,13 +5819,10 @@ vErrors.push(err404);
 }
 errors++;
 }
-var _valid12 = _errs378 === errors;
-valid75 = valid75 || _valid12;
-if(!valid75){
-const _errs388 = errors;
-if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
-if(data138.variable === undefined){
-const err405 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/required",keyword:"required",params:{missingProperty: "variable"},message:"must have required property '"+"variable"+"'"};
+}
+}
+else {
+const err405 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err405];
 }
@@ -5834,9 +5831,13 @@ vErrors.push(err405);
 }
 errors++;
 }
-for(const key42 in data138){
-if(!(key42 === "variable")){
-const err406 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key42},message:"must NOT have additional properties"};
+var _valid12 = _errs379 === errors;
+valid75 = valid75 || _valid12;
+if(!valid75){
+const _errs389 = errors;
+if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
+if(data138.variable === undefined){
+const err406 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/required",keyword:"required",params:{missingProperty: "variable"},message:"must have required property '"+"variable"+"'"};
 if(vErrors === null){
 vErrors = [err406];
 }
@@ -5845,12 +5846,9 @@ vErrors.push(err406);
 }
 errors++;
 }
-}
-if(data138.variable !== undefined){
-let data143 = data138.variable;
-if(data143 && typeof data143 == "object" && !Array.isArray(data143)){
-if(data143.name === undefined){
-const err407 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+for(const key43 in data138){
+if(!(key43 === "variable")){
+const err407 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key43},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err407];
 }
@@ -5859,8 +5857,12 @@ vErrors.push(err407);
 }
 errors++;
 }
-if(data143.equals === undefined){
-const err408 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/required",keyword:"required",params:{missingProperty: "equals"},message:"must have required property '"+"equals"+"'"};
+}
+if(data138.variable !== undefined){
+let data143 = data138.variable;
+if(data143 && typeof data143 == "object" && !Array.isArray(data143)){
+if(data143.name === undefined){
+const err408 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err408];
 }
@@ -5869,9 +5871,8 @@ vErrors.push(err408);
 }
 errors++;
 }
-for(const key43 in data143){
-if(!((key43 === "name") || (key43 === "equals"))){
-const err409 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key43},message:"must NOT have additional properties"};
+if(data143.equals === undefined){
+const err409 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/required",keyword:"required",params:{missingProperty: "equals"},message:"must have required property '"+"equals"+"'"};
 if(vErrors === null){
 vErrors = [err409];
 }
@@ -5880,12 +5881,9 @@ vErrors.push(err409);
 }
 errors++;
 }
-}
-if(data143.name !== undefined){
-let data144 = data143.name;
-if(typeof data144 === "string"){
-if(!pattern0.test(data144)){
-const err410 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,63}$"+"\""};
+for(const key44 in data143){
+if(!((key44 === "name") || (key44 === "equals"))){
+const err410 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key44},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err410];
 }
@@ -5895,8 +5893,11 @@ vErrors.push(err410);
 errors++;
 }
 }
-else {
-const err411 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data143.name !== undefined){
+let data144 = data143.name;
+if(typeof data144 === "string"){
+if(!pattern0.test(data144)){
+const err411 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err411];
 }
@@ -5906,11 +5907,8 @@ vErrors.push(err411);
 errors++;
 }
 }
-if(data143.equals !== undefined){
-let data145 = data143.equals;
-if(typeof data145 === "string"){
-if(func2(data145) > 1000){
-const err412 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable/equals",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/equals/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+else {
+const err412 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable/name",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err412];
 }
@@ -5920,8 +5918,11 @@ vErrors.push(err412);
 errors++;
 }
 }
-else {
-const err413 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable/equals",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data143.equals !== undefined){
+let data145 = data143.equals;
+if(typeof data145 === "string"){
+if(func2(data145) > 1000){
+const err413 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable/equals",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/equals/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err413];
 }
@@ -5931,9 +5932,8 @@ vErrors.push(err413);
 errors++;
 }
 }
-}
 else {
-const err414 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err414 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable/equals",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err414];
 }
@@ -5945,7 +5945,7 @@ errors++;
 }
 }
 else {
-const err415 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err415 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when/variable",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/properties/variable/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err415];
 }
@@ -5954,12 +5954,10 @@ vErrors.push(err415);
 }
 errors++;
 }
-var _valid12 = _errs388 === errors;
-valid75 = valid75 || _valid12;
 }
 }
-if(!valid75){
-const err416 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err416 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err416];
 }
@@ -5968,11 +5966,25 @@ vErrors.push(err416);
 }
 errors++;
 }
+var _valid12 = _errs389 === errors;
+valid75 = valid75 || _valid12;
+}
+}
+if(!valid75){
+const err417 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/when",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/when/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err417];
+}
 else {
-errors = _errs372;
+vErrors.push(err417);
+}
+errors++;
+}
+else {
+errors = _errs373;
 if(vErrors !== null){
-if(_errs372){
-vErrors.length = _errs372;
+if(_errs373){
+vErrors.length = _errs373;
 }
 else {
 vErrors = null;
@@ -5982,21 +5994,11 @@ vErrors = null;
 }
 if(data136.context !== undefined){
 let data146 = data136.context;
-const _errs399 = errors;
-let valid81 = false;
 const _errs400 = errors;
+let valid81 = false;
+const _errs401 = errors;
 if(typeof data146 !== "string"){
-const err417 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err417];
-}
-else {
-vErrors.push(err417);
-}
-errors++;
-}
-if("append" !== data146){
-const err418 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/0/const",keyword:"const",params:{allowedValue: "append"},message:"must be equal to constant"};
+const err418 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err418];
 }
@@ -6005,12 +6007,8 @@ vErrors.push(err418);
 }
 errors++;
 }
-var _valid13 = _errs400 === errors;
-valid81 = valid81 || _valid13;
-if(!valid81){
-const _errs402 = errors;
-if(typeof data146 !== "string"){
-const err419 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("append" !== data146){
+const err419 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/0/const",keyword:"const",params:{allowedValue: "append"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err419];
 }
@@ -6019,8 +6017,12 @@ vErrors.push(err419);
 }
 errors++;
 }
-if("reset" !== data146){
-const err420 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/1/const",keyword:"const",params:{allowedValue: "reset"},message:"must be equal to constant"};
+var _valid13 = _errs401 === errors;
+valid81 = valid81 || _valid13;
+if(!valid81){
+const _errs403 = errors;
+if(typeof data146 !== "string"){
+const err420 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err420];
 }
@@ -6029,12 +6031,8 @@ vErrors.push(err420);
 }
 errors++;
 }
-var _valid13 = _errs402 === errors;
-valid81 = valid81 || _valid13;
-if(!valid81){
-const _errs404 = errors;
-if(typeof data146 !== "string"){
-const err421 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("reset" !== data146){
+const err421 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/1/const",keyword:"const",params:{allowedValue: "reset"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err421];
 }
@@ -6043,8 +6041,12 @@ vErrors.push(err421);
 }
 errors++;
 }
-if("summary" !== data146){
-const err422 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/2/const",keyword:"const",params:{allowedValue: "summary"},message:"must be equal to constant"};
+var _valid13 = _errs403 === errors;
+valid81 = valid81 || _valid13;
+if(!valid81){
+const _errs405 = errors;
+if(typeof data146 !== "string"){
+const err422 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err422];
 }
@@ -6053,12 +6055,8 @@ vErrors.push(err422);
 }
 errors++;
 }
-var _valid13 = _errs404 === errors;
-valid81 = valid81 || _valid13;
-}
-}
-if(!valid81){
-const err423 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("summary" !== data146){
+const err423 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf/2/const",keyword:"const",params:{allowedValue: "summary"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err423];
 }
@@ -6067,11 +6065,25 @@ vErrors.push(err423);
 }
 errors++;
 }
+var _valid13 = _errs405 === errors;
+valid81 = valid81 || _valid13;
+}
+}
+if(!valid81){
+const err424 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14+"/context",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/properties/context/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err424];
+}
 else {
-errors = _errs399;
+vErrors.push(err424);
+}
+errors++;
+}
+else {
+errors = _errs400;
 if(vErrors !== null){
-if(_errs399){
-vErrors.length = _errs399;
+if(_errs400){
+vErrors.length = _errs400;
 }
 else {
 vErrors = null;
@@ -6081,19 +6093,7 @@ vErrors = null;
 }
 }
 else {
-const err424 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err424];
-}
-else {
-vErrors.push(err424);
-}
-errors++;
-}
-}
-}
-else {
-const err425 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err425 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions/" + i14,schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err425];
 }
@@ -6103,9 +6103,9 @@ vErrors.push(err425);
 errors++;
 }
 }
-if(data115.end_call !== undefined){
-if(typeof data115.end_call !== "boolean"){
-const err426 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1")+"/end_call",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+else {
+const err426 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/transitions",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/transitions/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err426];
 }
@@ -6115,9 +6115,9 @@ vErrors.push(err426);
 errors++;
 }
 }
-}
-else {
-const err427 = {instancePath:instancePath+"/flow/nodes/" + key30.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data115.end_call !== undefined){
+if(typeof data115.end_call !== "boolean"){
+const err427 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1")+"/end_call",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/properties/end_call/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err427];
 }
@@ -6128,9 +6128,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err428 = {instancePath:instancePath+"/flow/nodes",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err428 = {instancePath:instancePath+"/flow/nodes/" + key31.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/flow/anyOf/0/properties/nodes/patternProperties/%5E%5BA-Za-z0-9_-%5D%7B1%2C48%7D%24/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err428];
 }
@@ -6140,11 +6139,10 @@ vErrors.push(err428);
 errors++;
 }
 }
-if(data112.global_nodes !== undefined){
-let data148 = data112.global_nodes;
-if(Array.isArray(data148)){
-if(data148.length > 50){
-const err429 = {instancePath:instancePath+"/flow/global_nodes",schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+}
+}
+else {
+const err429 = {instancePath:instancePath+"/flow/nodes",schemaPath:"#/properties/flow/anyOf/0/properties/nodes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err429];
 }
@@ -6153,12 +6151,12 @@ vErrors.push(err429);
 }
 errors++;
 }
-const len15 = data148.length;
-for(let i15=0; i15<len15; i15++){
-let data149 = data148[i15];
-if(typeof data149 === "string"){
-if(!pattern21.test(data149)){
-const err430 = {instancePath:instancePath+"/flow/global_nodes/" + i15,schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,48}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,48}$"+"\""};
+}
+if(data112.global_nodes !== undefined){
+let data148 = data112.global_nodes;
+if(Array.isArray(data148)){
+if(data148.length > 50){
+const err430 = {instancePath:instancePath+"/flow/global_nodes",schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err430];
 }
@@ -6167,9 +6165,12 @@ vErrors.push(err430);
 }
 errors++;
 }
-}
-else {
-const err431 = {instancePath:instancePath+"/flow/global_nodes/" + i15,schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len15 = data148.length;
+for(let i15=0; i15<len15; i15++){
+let data149 = data148[i15];
+if(typeof data149 === "string"){
+if(!pattern21.test(data149)){
+const err431 = {instancePath:instancePath+"/flow/global_nodes/" + i15,schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,48}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,48}$"+"\""};
 if(vErrors === null){
 vErrors = [err431];
 }
@@ -6179,9 +6180,8 @@ vErrors.push(err431);
 errors++;
 }
 }
-}
 else {
-const err432 = {instancePath:instancePath+"/flow/global_nodes",schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err432 = {instancePath:instancePath+"/flow/global_nodes/" + i15,schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err432];
 }
@@ -6191,13 +6191,9 @@ vErrors.push(err432);
 errors++;
 }
 }
-if(data112.context !== undefined){
-let data150 = data112.context;
-const _errs413 = errors;
-let valid84 = false;
-const _errs414 = errors;
-if(typeof data150 !== "string"){
-const err433 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err433 = {instancePath:instancePath+"/flow/global_nodes",schemaPath:"#/properties/flow/anyOf/0/properties/global_nodes/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err433];
 }
@@ -6206,8 +6202,14 @@ vErrors.push(err433);
 }
 errors++;
 }
-if("append" !== data150){
-const err434 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/0/const",keyword:"const",params:{allowedValue: "append"},message:"must be equal to constant"};
+}
+if(data112.context !== undefined){
+let data150 = data112.context;
+const _errs414 = errors;
+let valid84 = false;
+const _errs415 = errors;
+if(typeof data150 !== "string"){
+const err434 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err434];
 }
@@ -6216,12 +6218,8 @@ vErrors.push(err434);
 }
 errors++;
 }
-var _valid14 = _errs414 === errors;
-valid84 = valid84 || _valid14;
-if(!valid84){
-const _errs416 = errors;
-if(typeof data150 !== "string"){
-const err435 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("append" !== data150){
+const err435 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/0/const",keyword:"const",params:{allowedValue: "append"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err435];
 }
@@ -6230,8 +6228,12 @@ vErrors.push(err435);
 }
 errors++;
 }
-if("reset" !== data150){
-const err436 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/1/const",keyword:"const",params:{allowedValue: "reset"},message:"must be equal to constant"};
+var _valid14 = _errs415 === errors;
+valid84 = valid84 || _valid14;
+if(!valid84){
+const _errs417 = errors;
+if(typeof data150 !== "string"){
+const err436 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err436];
 }
@@ -6240,12 +6242,8 @@ vErrors.push(err436);
 }
 errors++;
 }
-var _valid14 = _errs416 === errors;
-valid84 = valid84 || _valid14;
-if(!valid84){
-const _errs418 = errors;
-if(typeof data150 !== "string"){
-const err437 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("reset" !== data150){
+const err437 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/1/const",keyword:"const",params:{allowedValue: "reset"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err437];
 }
@@ -6254,8 +6252,12 @@ vErrors.push(err437);
 }
 errors++;
 }
-if("summary" !== data150){
-const err438 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/2/const",keyword:"const",params:{allowedValue: "summary"},message:"must be equal to constant"};
+var _valid14 = _errs417 === errors;
+valid84 = valid84 || _valid14;
+if(!valid84){
+const _errs419 = errors;
+if(typeof data150 !== "string"){
+const err438 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/2/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err438];
 }
@@ -6264,12 +6266,8 @@ vErrors.push(err438);
 }
 errors++;
 }
-var _valid14 = _errs418 === errors;
-valid84 = valid84 || _valid14;
-}
-}
-if(!valid84){
-const err439 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if("summary" !== data150){
+const err439 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf/2/const",keyword:"const",params:{allowedValue: "summary"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err439];
 }
@@ -6278,11 +6276,25 @@ vErrors.push(err439);
 }
 errors++;
 }
+var _valid14 = _errs419 === errors;
+valid84 = valid84 || _valid14;
+}
+}
+if(!valid84){
+const err440 = {instancePath:instancePath+"/flow/context",schemaPath:"#/properties/flow/anyOf/0/properties/context/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err440];
+}
 else {
-errors = _errs413;
+vErrors.push(err440);
+}
+errors++;
+}
+else {
+errors = _errs414;
 if(vErrors !== null){
-if(_errs413){
-vErrors.length = _errs413;
+if(_errs414){
+vErrors.length = _errs414;
 }
 else {
 vErrors = null;
@@ -6292,21 +6304,7 @@ vErrors = null;
 }
 }
 else {
-const err440 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err440];
-}
-else {
-vErrors.push(err440);
-}
-errors++;
-}
-var _valid10 = _errs306 === errors;
-valid57 = valid57 || _valid10;
-if(!valid57){
-const _errs420 = errors;
-if(data112 !== null){
-const err441 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err441 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err441];
 }
@@ -6315,16 +6313,30 @@ vErrors.push(err441);
 }
 errors++;
 }
-var _valid10 = _errs420 === errors;
+var _valid10 = _errs306 === errors;
 valid57 = valid57 || _valid10;
-}
 if(!valid57){
-const err442 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs421 = errors;
+if(data112 !== null){
+const err442 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err442];
 }
 else {
 vErrors.push(err442);
+}
+errors++;
+}
+var _valid10 = _errs421 === errors;
+valid57 = valid57 || _valid10;
+}
+if(!valid57){
+const err443 = {instancePath:instancePath+"/flow",schemaPath:"#/properties/flow/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err443];
+}
+else {
+vErrors.push(err443);
 }
 errors++;
 }
@@ -6342,23 +6354,12 @@ vErrors = null;
 }
 if(data.handoff !== undefined){
 let data151 = data.handoff;
-const _errs423 = errors;
-let valid85 = false;
 const _errs424 = errors;
+let valid85 = false;
+const _errs425 = errors;
 if(data151 && typeof data151 == "object" && !Array.isArray(data151)){
 if(data151.bots === undefined){
-const err443 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/required",keyword:"required",params:{missingProperty: "bots"},message:"must have required property '"+"bots"+"'"};
-if(vErrors === null){
-vErrors = [err443];
-}
-else {
-vErrors.push(err443);
-}
-errors++;
-}
-for(const key44 in data151){
-if(!(((key44 === "bots") || (key44 === "greeting")) || (key44 === "on_failure"))){
-const err444 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key44},message:"must NOT have additional properties"};
+const err444 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/required",keyword:"required",params:{missingProperty: "bots"},message:"must have required property '"+"bots"+"'"};
 if(vErrors === null){
 vErrors = [err444];
 }
@@ -6367,12 +6368,9 @@ vErrors.push(err444);
 }
 errors++;
 }
-}
-if(data151.bots !== undefined){
-let data152 = data151.bots;
-if(Array.isArray(data152)){
-if(data152.length > 20){
-const err445 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+for(const key45 in data151){
+if(!(((key45 === "bots") || (key45 === "greeting")) || (key45 === "on_failure"))){
+const err445 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key45},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err445];
 }
@@ -6381,8 +6379,12 @@ vErrors.push(err445);
 }
 errors++;
 }
-if(data152.length < 1){
-const err446 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+}
+if(data151.bots !== undefined){
+let data152 = data151.bots;
+if(Array.isArray(data152)){
+if(data152.length > 20){
+const err446 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err446];
 }
@@ -6391,12 +6393,8 @@ vErrors.push(err446);
 }
 errors++;
 }
-const len16 = data152.length;
-for(let i16=0; i16<len16; i16++){
-let data153 = data152[i16];
-if(typeof data153 === "string"){
-if(!pattern34.test(data153)){
-const err447 = {instancePath:instancePath+"/handoff/bots/" + i16,schemaPath:"#/properties/handoff/anyOf/0/properties/bots/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
+if(data152.length < 1){
+const err447 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err447];
 }
@@ -6405,9 +6403,12 @@ vErrors.push(err447);
 }
 errors++;
 }
-}
-else {
-const err448 = {instancePath:instancePath+"/handoff/bots/" + i16,schemaPath:"#/properties/handoff/anyOf/0/properties/bots/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len16 = data152.length;
+for(let i16=0; i16<len16; i16++){
+let data153 = data152[i16];
+if(typeof data153 === "string"){
+if(!pattern35.test(data153)){
+const err448 = {instancePath:instancePath+"/handoff/bots/" + i16,schemaPath:"#/properties/handoff/anyOf/0/properties/bots/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err448];
 }
@@ -6417,9 +6418,8 @@ vErrors.push(err448);
 errors++;
 }
 }
-}
 else {
-const err449 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err449 = {instancePath:instancePath+"/handoff/bots/" + i16,schemaPath:"#/properties/handoff/anyOf/0/properties/bots/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err449];
 }
@@ -6429,9 +6429,9 @@ vErrors.push(err449);
 errors++;
 }
 }
-if(data151.greeting !== undefined){
-if(typeof data151.greeting !== "boolean"){
-const err450 = {instancePath:instancePath+"/handoff/greeting",schemaPath:"#/properties/handoff/anyOf/0/properties/greeting/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+else {
+const err450 = {instancePath:instancePath+"/handoff/bots",schemaPath:"#/properties/handoff/anyOf/0/properties/bots/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err450];
 }
@@ -6441,11 +6441,9 @@ vErrors.push(err450);
 errors++;
 }
 }
-if(data151.on_failure !== undefined){
-let data155 = data151.on_failure;
-if(typeof data155 === "string"){
-if(func2(data155) > 1000){
-const err451 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data151.greeting !== undefined){
+if(typeof data151.greeting !== "boolean"){
+const err451 = {instancePath:instancePath+"/handoff/greeting",schemaPath:"#/properties/handoff/anyOf/0/properties/greeting/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err451];
 }
@@ -6454,8 +6452,12 @@ vErrors.push(err451);
 }
 errors++;
 }
-if(func2(data155) < 1){
-const err452 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data151.on_failure !== undefined){
+let data155 = data151.on_failure;
+if(typeof data155 === "string"){
+if(func2(data155) > 1000){
+const err452 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err452];
 }
@@ -6464,9 +6466,8 @@ vErrors.push(err452);
 }
 errors++;
 }
-}
-else {
-const err453 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data155) < 1){
+const err453 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err453];
 }
@@ -6476,9 +6477,8 @@ vErrors.push(err453);
 errors++;
 }
 }
-}
 else {
-const err454 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err454 = {instancePath:instancePath+"/handoff/on_failure",schemaPath:"#/properties/handoff/anyOf/0/properties/on_failure/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err454];
 }
@@ -6487,12 +6487,10 @@ vErrors.push(err454);
 }
 errors++;
 }
-var _valid15 = _errs424 === errors;
-valid85 = valid85 || _valid15;
-if(!valid85){
-const _errs435 = errors;
-if(data151 !== null){
-const err455 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+}
+else {
+const err455 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err455];
 }
@@ -6501,11 +6499,12 @@ vErrors.push(err455);
 }
 errors++;
 }
-var _valid15 = _errs435 === errors;
+var _valid15 = _errs425 === errors;
 valid85 = valid85 || _valid15;
-}
 if(!valid85){
-const err456 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs436 = errors;
+if(data151 !== null){
+const err456 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err456];
 }
@@ -6514,11 +6513,24 @@ vErrors.push(err456);
 }
 errors++;
 }
+var _valid15 = _errs436 === errors;
+valid85 = valid85 || _valid15;
+}
+if(!valid85){
+const err457 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err457];
+}
 else {
-errors = _errs423;
+vErrors.push(err457);
+}
+errors++;
+}
+else {
+errors = _errs424;
 if(vErrors !== null){
-if(_errs423){
-vErrors.length = _errs423;
+if(_errs424){
+vErrors.length = _errs424;
 }
 else {
 vErrors = null;
@@ -6528,12 +6540,12 @@ vErrors = null;
 }
 }
 else {
-const err457 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err458 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err457];
+vErrors = [err458];
 }
 else {
-vErrors.push(err457);
+vErrors.push(err458);
 }
 errors++;
 }
@@ -6543,9 +6555,9 @@ return errors === 0;
 
 export const OutboundTrunkCreate = validate13;
 const schema14 = {"additionalProperties":false,"dependentRequired":{"auth_password":["auth_username"]},"type":"object","required":["name","address","numbers"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"address":{"minLength":1,"maxLength":253,"pattern":"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$","description":"host[:port] of the carrier's SIP server","type":"string"},"transport":{"anyOf":[{"const":"udp","type":"string"},{"const":"tcp","type":"string"},{"const":"tls","type":"string"}]},"numbers":{"minItems":1,"maxItems":100,"uniqueItems":true,"description":"caller IDs this trunk may present (stored and answered as E.164; the same number twice is refused)","type":"array","items":{"minLength":1,"maxLength":64,"description":"caller ID in international format (+, country code; spaces and punctuation allowed), stored as E.164","type":"string"}},"auth_username":{"minLength":1,"maxLength":128,"pattern":"^[\\x21-\\x7e]+$","type":"string"},"auth_password":{"minLength":1,"maxLength":256,"pattern":"^[\\x20-\\x7e]+$","writeOnly":true,"type":"string"},"default":{"type":"boolean"}}};
-const pattern35 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
-const pattern36 = new RegExp("^[\\x21-\\x7e]+$", "u");
-const pattern37 = new RegExp("^[\\x20-\\x7e]+$", "u");
+const pattern36 = new RegExp("^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$", "u");
+const pattern37 = new RegExp("^[\\x21-\\x7e]+$", "u");
+const pattern38 = new RegExp("^[\\x20-\\x7e]+$", "u");
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6651,7 +6663,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern35.test(data1)){
+if(!pattern36.test(data1)){
 const err9 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -6890,7 +6902,7 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!pattern36.test(data5)){
+if(!pattern37.test(data5)){
 const err27 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
@@ -6935,7 +6947,7 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern37.test(data6)){
+if(!pattern38.test(data6)){
 const err31 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -7071,7 +7083,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern35.test(data1)){
+if(!pattern36.test(data1)){
 const err7 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -7313,7 +7325,7 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!pattern36.test(data5)){
+if(!pattern37.test(data5)){
 const err25 = {instancePath:instancePath+"/auth_username",schemaPath:"#/properties/auth_username/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err25];
@@ -7399,7 +7411,7 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern37.test(data6)){
+if(!pattern38.test(data6)){
 const err31 = {instancePath:instancePath+"/auth_password",schemaPath:"#/properties/auth_password/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7e]+$"},message:"must match pattern \""+"^[\\x20-\\x7e]+$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -7499,7 +7511,7 @@ return errors === 0;
 
 export const InboundNumberCreate = validate15;
 const schema16 = {"additionalProperties":false,"type":"object","required":["number","bot_id"],"properties":{"number":{"minLength":1,"maxLength":64,"description":"the number callers dial, in international format (stored and answered as E.164); one inbound number per number","type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","description":"the bot that answers (a bot id)","type":"string"},"variables":{"maxProperties":50,"additionalProperties":false,"description":"every inbound call's variables: they must match the bot's declared variables, as a dial-out's do","type":"object","patternProperties":{"^[A-Za-z_][A-Za-z0-9_]{0,63}$":{"maxLength":4000,"type":"string"}}},"allowed_addresses":{"maxItems":32,"uniqueItems":true,"description":"the carrier's addresses (IPv4/IPv6, optionally CIDR) allowed to call this number; empty: any","type":"array","items":{"pattern":"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$","maxLength":43,"type":"string"}}}};
-const pattern44 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
+const pattern45 = new RegExp("^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$", "u");
 
 function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -7575,7 +7587,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern34.test(data1)){
+if(!pattern35.test(data1)){
 const err6 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -7688,7 +7700,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!pattern44.test(data5)){
+if(!pattern45.test(data5)){
 const err15 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -7828,7 +7840,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern34.test(data1)){
+if(!pattern35.test(data1)){
 const err5 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -7941,7 +7953,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern44.test(data5)){
+if(!pattern45.test(data5)){
 const err14 = {instancePath:instancePath+"/allowed_addresses/" + i0,schemaPath:"#/properties/allowed_addresses/items/pattern",keyword:"pattern",params:{pattern: "^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"},message:"must match pattern \""+"^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}(?:/(?:3[0-2]|[12]?[0-9]))?|(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:|(?:[0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,5}(?::[0-9A-Fa-f]{1,4}){1,2}|(?:[0-9A-Fa-f]{1,4}:){1,4}(?::[0-9A-Fa-f]{1,4}){1,3}|(?:[0-9A-Fa-f]{1,4}:){1,3}(?::[0-9A-Fa-f]{1,4}){1,4}|(?:[0-9A-Fa-f]{1,4}:){1,2}(?::[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(?::[0-9A-Fa-f]{1,4}){1,6}|:(?:(?::[0-9A-Fa-f]{1,4}){1,7}|:))(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -8016,10 +8028,10 @@ return errors === 0;
 
 export const CampaignCreate = validate17;
 const schema18 = {"additionalProperties":false,"type":"object","required":["name","bot_id","timezone","windows","max_concurrency","calls_per_second","retry"],"properties":{"name":{"minLength":1,"maxLength":200,"type":"string"},"bot_id":{"pattern":"^[A-Za-z0-9_-]{1,128}$","type":"string"},"from_number":{"minLength":1,"maxLength":64,"description":"caller ID: one of a trunk's numbers, in international format (else the default trunk)","type":"string"},"default_region":{"pattern":"^[A-Z]{2}$","description":"ISO 3166-1 alpha-2 region national contact numbers are read in; default: the country of the caller ID (from_number, else the default trunk's first number)","type":"string"},"timezone":{"pattern":"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$","maxLength":64,"description":"IANA time zone of the windows for contacts without their own (must be one this server's Intl knows)","type":"string"},"windows":{"maxItems":50,"description":"when contacts may be dialled, in their own time zone; empty = always","type":"array","items":{"additionalProperties":false,"type":"object","required":["days","start","end"],"properties":{"days":{"minItems":1,"maxItems":7,"uniqueItems":true,"type":"array","items":{"anyOf":[{"const":"mon","type":"string"},{"const":"tue","type":"string"},{"const":"wed","type":"string"},{"const":"thu","type":"string"},{"const":"fri","type":"string"},{"const":"sat","type":"string"},{"const":"sun","type":"string"}]}},"start":{"pattern":"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$","description":"local time of day the window opens, HH:MM","type":"string"},"end":{"pattern":"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$","description":"local time of day the window closes (exclusive), HH:MM or 24:00; must be after start","type":"string"}}}},"max_concurrency":{"minimum":1,"maximum":1000,"description":"this campaign's calls live at once, at most","type":"integer"},"calls_per_second":{"exclusiveMinimum":0,"maximum":10,"description":"dials per second at most (below 1: one dial per 1/calls_per_second seconds)","type":"number"},"retry":{"additionalProperties":false,"type":"object","required":["max_attempts","delay_seconds","on"],"properties":{"max_attempts":{"minimum":1,"maximum":10,"description":"dials of one contact at most, the first included","type":"integer"},"delay_seconds":{"minimum":30,"maximum":604800,"description":"wait after a retried outcome before the next dial","type":"integer"},"on":{"maxItems":4,"uniqueItems":true,"description":"outcomes that are retried; `failed` never covers end_reason `invalid_number`; `voicemail` is a call a machine answered (end_reason voicemail, not voicemail_left)","type":"array","items":{"anyOf":[{"const":"busy","type":"string"},{"const":"no_answer","type":"string"},{"const":"failed","type":"string"},{"const":"voicemail","type":"string"}]}}}},"answering_machine":{"additionalProperties":false,"type":"object","properties":{"detect":{"default":false,"type":"boolean"},"on_machine":{"default":"hangup","description":"hangup: the call ends completed / voicemail; leave_message: `message` after the beep, then completed / voicemail_left","anyOf":[{"const":"hangup","type":"string"},{"const":"leave_message","type":"string"}]}}}}};
-const pattern50 = new RegExp("^[A-Z]{2}$", "u");
-const pattern51 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
-const pattern52 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
-const pattern53 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
+const pattern51 = new RegExp("^[A-Z]{2}$", "u");
+const pattern52 = new RegExp("^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$", "u");
+const pattern53 = new RegExp("^(?:[01][0-9]|2[0-3]):[0-5][0-9]$", "u");
+const pattern54 = new RegExp("^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$", "u");
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -8145,7 +8157,7 @@ errors++;
 if(data.bot_id !== undefined){
 let data1 = data.bot_id;
 if(typeof data1 === "string"){
-if(!pattern34.test(data1)){
+if(!pattern35.test(data1)){
 const err11 = {instancePath:instancePath+"/bot_id",schemaPath:"#/properties/bot_id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -8205,7 +8217,7 @@ errors++;
 if(data.default_region !== undefined){
 let data3 = data.default_region;
 if(typeof data3 === "string"){
-if(!pattern50.test(data3)){
+if(!pattern51.test(data3)){
 const err16 = {instancePath:instancePath+"/default_region",schemaPath:"#/properties/default_region/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{2}$"},message:"must match pattern \""+"^[A-Z]{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -8240,7 +8252,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern51.test(data4)){
+if(!pattern52.test(data4)){
 const err19 = {instancePath:instancePath+"/timezone",schemaPath:"#/properties/timezone/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,3}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -8579,7 +8591,7 @@ errors++;
 if(data6.start !== undefined){
 let data9 = data6.start;
 if(typeof data9 === "string"){
-if(!pattern52.test(data9)){
+if(!pattern53.test(data9)){
 const err45 = {instancePath:instancePath+"/windows/" + i0+"/start",schemaPath:"#/properties/windows/items/properties/start/pattern",keyword:"pattern",params:{pattern: "^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"},message:"must match pattern \""+"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"+"\""};
 if(vErrors === null){
 vErrors = [err45];
@@ -8604,7 +8616,7 @@ errors++;
 if(data6.end !== undefined){
 let data10 = data6.end;
 if(typeof data10 === "string"){
-if(!pattern53.test(data10)){
+if(!pattern54.test(data10)){
 const err47 = {instancePath:instancePath+"/windows/" + i0+"/end",schemaPath:"#/properties/windows/items/properties/end/pattern",keyword:"pattern",params:{pattern: "^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"},message:"must match pattern \""+"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"+"\""};
 if(vErrors === null){
 vErrors = [err47];
