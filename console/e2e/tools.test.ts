@@ -186,6 +186,8 @@ describe('bot tools in the console', () => {
       analysis: { summary: false, fields: [], success: null },
       redaction: { entities: [], mode: 'mask', redact_llm: false },
       recording: { enabled: true, redact_keypad_tones: false },
+      knowledge_base_ids: [],
+      mcp_servers: [],
       tools,
       policy: null,
     });

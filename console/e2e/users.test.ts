@@ -148,7 +148,7 @@ describe('users and roles', () => {
     expect(((await login.json()) as { must_change_password: boolean }).must_change_password).toBe(false);
 
     // A viewer: no Users link, no create or change buttons anywhere.
-    expect(await navLinks(p)).toEqual(['Dashboard', 'API keys', 'Bots', 'Calls', 'Trunks', 'Inbound numbers', 'Campaigns', 'Webhooks', 'Do-not-call']);
+    expect(await navLinks(p)).toEqual(['Dashboard', 'API keys', 'Bots', 'Calls', 'Trunks', 'Inbound numbers', 'Knowledge', 'Campaigns', 'Webhooks', 'Do-not-call']);
     expect(await p.getByRole('link', { name: 'New bot' }).count()).toBe(0);
     expect(await p.getByRole('button', { name: /^(Activate|Deactivate) / }).count()).toBe(0);
     // The rows' Test call buttons (links to /bots/{id}/test-call); a bot's own name may start with "Test call"
