@@ -43,6 +43,8 @@ export const RuntimeConfig = Type.Object(
         /** Flows and handoffs (§18); absent from an older backend: none. Node intents have their `examples` (none for keys alone). */
         flow: Type.Optional(Type.Union([BotFlow, Type.Null()])),
         handoff: Type.Optional(Type.Union([HandoffSettings, Type.Null()])),
+        /** With `handoff`: the example phrases of the bots it may hand the call to, for the offline recogniser's grammar. */
+        handoff_phrases: Type.Optional(Type.Array(Type.String(), { maxItems: 2000 })),
       },
       { additionalProperties: false },
     ),

@@ -8364,6 +8364,7 @@ export interface operations {
                                 /** @description default "Sorry, I could not pass you on just now. Let us carry on."; said when the other bot cannot take the call (missing, inactive, unreachable); the call goes on with this bot */
                                 on_failure?: string;
                             } | null;
+                            handoff_phrases?: string[];
                             id: string;
                             interruption: {
                                 /**

@@ -132,3 +132,25 @@ export async function versionPassed(db: Db, botId: string, version: number): Pro
     .toArray();
   return Boolean(last && last.status === 'done' && last.failed === 0 && (last.passed ?? 0) > 0);
 }
+
+/** The most phrases a call's recogniser is given for the bots it may be handed to. */
+const MAX_HANDOFF_PHRASES = 2000;
+
+/**
+ * The example phrases of the bots a call may be handed to (their published policy's and flow's intents), so the
+ * offline recogniser's grammar, made once per call, hears what the other bot listens for after a handoff.
+ */
+export async function handoffPhrases(db: Db, botIds: readonly string[]): Promise<string[]> {
+  if (!botIds.length) return [];
+  const found = await bots(db)
+    .find({ _id: { $in: [...botIds] } })
+    .toArray();
+  const phrases = new Set<string>();
+  for (const doc of found) {
+    const head = readBot(doc);
+    const bot = (await botAtVersion(db, head, head.published_version)) ?? head;
+    const intents = [...(bot.policy?.intents ?? []), ...Object.values(bot.flow?.nodes ?? {}).flatMap((n) => n.intents ?? [])];
+    for (const intent of intents) for (const e of intent.examples ?? []) phrases.add(e);
+  }
+  return [...phrases].slice(0, MAX_HANDOFF_PHRASES);
+}

@@ -5,7 +5,7 @@ import { RESOURCE_ID_PATTERN, renderTemplate, type RuntimeConfig } from '@voice-
 import { apiError } from '../core/errors.js';
 import type { Services } from '../core/deps.js';
 import { cachedBot, openMcpHeaders, openToolHeaders, toolSecretBox } from '../bots/store.js';
-import { botAtVersion } from '../bots/versions.js';
+import { botAtVersion, handoffPhrases } from '../bots/versions.js';
 import { requestView } from '../core/cacheTable.js';
 import { findCall, type CallDoc } from '../calls/store.js';
 import { campaigns } from '../campaigns/store.js';
@@ -75,6 +75,8 @@ export function configRoutes(router: Router, svc: Services): void {
         max_call_seconds: bot.max_call_seconds,
         flow: bot.flow,
         handoff: bot.handoff,
+        // What the bots it may hand to listen for: the recogniser's grammar, made once for the call, hears it too.
+        ...(bot.handoff ? { handoff_phrases: await handoffPhrases(svc.db, bot.handoff.bots) } : {}),
       },
       call: call ? { id: call._id, direction: call.direction, to_number: call.to_number, variables: call.variables, ...(toolMocks ? { tool_mocks: toolMocks } : {}) } : null,
       audio: { sample_rate: svc.settings.AUDIO_SAMPLE_RATE },

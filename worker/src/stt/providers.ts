@@ -25,8 +25,11 @@ export interface SttContext {
 
 export const sttProviders: ProviderRegistry<SttContext, SttProvider> = {
   pocketsphinx: ({ cfg, settings: s, spawner, live }) => {
-    // A flow's node intents are heard too (shared/DESIGN.md §18).
-    const phrases = policyWithFlow(cfg.bot.policy, cfg.bot.flow)?.intents.flatMap((i) => i.examples ?? []) ?? [];
+    // A flow's node intents are heard too, and what the bots the call may be handed to listen for (shared/DESIGN.md §18).
+    const own = policyWithFlow(cfg.bot.policy, cfg.bot.flow)?.intents.flatMap((i) => i.examples ?? []) ?? [];
+    // Only for a bot heard through a grammar (phrases of its own, or the scripted policy): a model's bot hears anything.
+    const grammar = own.length > 0 || cfg.bot.llm.provider === 'scripted';
+    const phrases = [...new Set([...own, ...(grammar ? (cfg.bot.handoff_phrases ?? []) : [])])];
     return new PocketsphinxStt({ binary: s.POCKETSPHINX_BINARY, modelDir: s.POCKETSPHINX_MODEL_DIR, phrases, spawner, live: s.POCKETSPHINX_LIVE ? live : null });
   },
   deepgram: ({ cfg, settings: s }) =>
