@@ -7,8 +7,8 @@
 import net from 'node:net';
 import path from 'node:path';
 import { dispose } from '@livekit/rtc-node';
-import { answeringNumber, findTraces, freePort, startJaeger, startProcess, waitUntil, type FoundSpan, type FoundTrace, type JaegerHandle, type ManagedProcess } from '@voice-platform/tests/infra';
-import { readFileSync } from 'node:fs';
+import { answeringNumber, findTraces, freePort, repoRoot, startJaeger, startProcess, waitUntil, type FoundSpan, type FoundTrace, type JaegerHandle, type ManagedProcess } from '@voice-platform/tests/infra';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { callUntil, createApiKey, createPolicyBot, ensureTrunk, workerToken } from '../testing/backend.js';
 import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
 
@@ -155,6 +155,15 @@ describe('a traced dial-out', () => {
     expect(byId.get(config.parentSpanId!)).toMatchObject({ service: 'voice-worker', name: 'backend GET' });
     // One trace, every span of it.
     expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([traceId]));
+    // Its outline (service, span, offset from the request, duration), kept for the README's example.
+    const outline: string[] = [];
+    const walk = (s: FoundSpan, depth: number) => {
+      outline.push(`${'  '.repeat(depth)}${s.service.padEnd(14)} ${s.name.padEnd(34 - 2 * depth)} +${String(Math.round((s.startUs - request.startUs) / 1000)).padStart(5)} ms ${String(Math.round(s.durationUs / 1000)).padStart(6)} ms`);
+      for (const c of spans.filter((x) => x.parentSpanId === s.spanId).sort((a, b) => a.startUs - b.startUs)) walk(c, depth + 1);
+    };
+    walk(request, 0);
+    mkdirSync(path.join(repoRoot, 'test-artifacts', 'tracing'), { recursive: true });
+    writeFileSync(path.join(repoRoot, 'test-artifacts', 'tracing', 'dialout-trace.txt'), `trace ${traceId} (call ${callId})\n${outline.join('\n')}\n`);
 
     // The call's log lines lead to the trace: the worker's and the backend's.
     const workerLines = jsonLines(w.logs.join('')).filter((l) => l.call_id === callId);
