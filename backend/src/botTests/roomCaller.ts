@@ -7,6 +7,8 @@
 import type { AudioSource, RemoteTrack, Room } from '@livekit/rtc-node';
 import { CALLER_RATE_HZ, CallerLine, FRAME_MS, type CallerOutcome, type Dial } from './caller.js';
 
+/** The worker's identity in a call's room (worker/src/transports/livekit.ts); a supervisor listening is another. */
+const BOT_IDENTITY = 'bot';
 /** A frame of the bot's track louder than this (peak, 16-bit) is its voice; the rest is the line's silence. */
 const BOT_VOICE_PEAK = 500;
 /** The worker answers once it hears the caller's microphone; longest wait for its `started` message. */
@@ -74,12 +76,12 @@ export function roomDial(o: RoomDialOptions, signal?: AbortSignal): Dial {
         await stream.cancel().catch(() => undefined);
       }
     };
-    room.on(rtc.RoomEvent.TrackSubscribed, (track) => {
+    room.on(rtc.RoomEvent.TrackSubscribed, (track, _pub, p) => {
       // Not from inside rtc-node's event dispatch: a stream opened there can miss its first frames.
-      if (track.kind === rtc.TrackKind.KIND_AUDIO) setImmediate(() => void hear(track));
+      if (p.identity === BOT_IDENTITY && track.kind === rtc.TrackKind.KIND_AUDIO) setImmediate(() => void hear(track));
     });
-    room.on(rtc.RoomEvent.DataReceived, (payload, _p, _kind, topic) => {
-      if (topic !== 'events') return;
+    room.on(rtc.RoomEvent.DataReceived, (payload, p, _kind, topic) => {
+      if (topic !== 'events' || p?.identity !== BOT_IDENTITY) return;
       let msg: { type?: string };
       try {
         msg = JSON.parse(Buffer.from(payload).toString('utf8')) as { type?: string };
@@ -89,8 +91,10 @@ export function roomDial(o: RoomDialOptions, signal?: AbortSignal): Dial {
       line.message(msg);
       if (msg.type === 'ended') line.end();
     });
-    // The bot leaving (the only other participant of a web call), or the room deleted: the call is over.
-    room.on(rtc.RoomEvent.ParticipantDisconnected, () => line.end());
+    // The bot leaving, or the room deleted: the call is over.
+    room.on(rtc.RoomEvent.ParticipantDisconnected, (p) => {
+      if (p.identity === BOT_IDENTITY) line.end();
+    });
     room.on(rtc.RoomEvent.Disconnected, () => line.end());
 
     try {
