@@ -193,30 +193,60 @@ describe('the voice-platform CLI (sdk/dist/cli.js) as a CI step', () => {
 });
 
 describe('a room case: a web call in a LiveKit room, as the widget places it', () => {
-  it('the runner places a web call of the run\'s version with the case on it, talks in the room, and the case passes (the mock called with the amount, bot_hangup)', async () => {
-    const made = await admin('POST', `/api/v1/bots/${DEMO}/tests`, { ...promiseCase, name: 'promises to pay in a room', transport: 'room' });
+  /** Saves `testCase` on `botId`, runs it alone on a dialler, and answers the finished run and its call; the case is deleted after. */
+  async function runRoomCase(botId: string, testCase: Record<string, unknown>): Promise<{ run: any; call: any; version: number }> {
+    const made = await admin('POST', `/api/v1/bots/${botId}/tests`, { ...testCase, transport: 'room' });
     expect(made.status).toBe(201);
-    expect(made.body).toMatchObject({ name: 'promises to pay in a room', transport: 'room' });
+    expect(made.body).toMatchObject({ name: testCase.name, transport: 'room' });
     try {
-      const version = (await admin('GET', `/api/v1/bots/${DEMO}`)).body.version as number;
-      const started = await admin('POST', `/api/v1/bots/${DEMO}/test-runs`, { cases: [made.body.id] });
+      const version = (await admin('GET', `/api/v1/bots/${botId}`)).body.version as number;
+      const started = await admin('POST', `/api/v1/bots/${botId}/test-runs`, { cases: [made.body.id] });
       expect(started.status).toBe(202);
       expect(started.body.version).toBe(version);
       if (!diallers.some((d) => d.isRunning())) await startDialler(3);
-      const runPath = `/api/v1/bots/${DEMO}/test-runs/${started.body.id}`;
+      const runPath = `/api/v1/bots/${botId}/test-runs/${started.body.id}`;
       let run: any;
       await waitUntil(async () => {
         run = (await admin('GET', runPath)).body;
         return run.status === 'done';
       }, { what: 'the room run done', timeoutMs: 120_000 });
-      expect(run).toMatchObject({ status: 'done', passed: 1, failed: 0, version });
-      expect(run.cases).toEqual([expect.objectContaining({ name: 'promises to pay in a room', passed: true, failures: [], call_id: expect.any(String) })]);
-
-      const call = (await admin('GET', `/api/v1/calls/${run.cases[0].call_id}`)).body;
-      expect(call).toMatchObject({ direction: 'web', bot_version: version, end_reason: 'bot_hangup', to_number: null, from_number: null });
-      expect(call.actions).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'record_promise', status: 'ok', arguments: { customer_name: 'Alice', amount_due: '42 dollars' } })]));
+      const call = run.cases[0]?.call_id ? (await admin('GET', `/api/v1/calls/${run.cases[0].call_id}`)).body : null;
+      return { run, call, version };
     } finally {
-      await admin('DELETE', `/api/v1/bots/${DEMO}/tests/${made.body.id}`);
+      await admin('DELETE', `/api/v1/bots/${botId}/tests/${made.body.id}`);
     }
+  }
+
+  it("the runner places a web call of the run's version with the case on it, talks in the room, and the case passes (the mock called with the amount, bot_hangup)", async () => {
+    const { run, call, version } = await runRoomCase(DEMO, { ...promiseCase, name: 'promises to pay in a room' });
+    expect(run).toMatchObject({ status: 'done', passed: 1, failed: 0, version });
+    expect(run.cases).toEqual([expect.objectContaining({ name: 'promises to pay in a room', passed: true, failures: [], call_id: expect.any(String) })]);
+    expect(call).toMatchObject({ direction: 'web', bot_version: version, end_reason: 'bot_hangup', to_number: null, from_number: null });
+    expect(call.actions).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'record_promise', status: 'ok', arguments: { customer_name: 'Alice', amount_due: '42 dollars' } })]));
+  });
+
+  it("a dtmf step presses the keys in the room (publishDtmf): the bot's keypad intent answers them", async () => {
+    const bot = await admin('POST', '/api/v1/bots', {
+      name: 'room keypad bot',
+      greeting: 'Please key in your account number.',
+      variables: [{ name: 'customer_name', required: true, description: '' }],
+      turn_detection: { end_of_turn_silence_ms: 600 },
+      max_call_seconds: 90,
+      policy: {
+        intents: [{ name: 'account', examples: [], dtmf: '42', reply: 'Account {{digits}} found. Goodbye.', end_call: true }],
+        fallback: { reply: 'Sorry, I did not catch that.' },
+      },
+    });
+    expect(bot.status).toBe(201);
+    const { run, call } = await runRoomCase(bot.body.id, {
+      name: 'keys in the account',
+      variables: { customer_name: 'Alice' },
+      caller: { script: [{ dtmf: '42', wait_for_bot: true }] },
+      expect: { end_reason: 'bot_hangup', said: ['account 42 found'] },
+    });
+    expect(run).toMatchObject({ status: 'done', passed: 1, failed: 0 });
+    expect(call).toMatchObject({ direction: 'web', end_reason: 'bot_hangup' });
+    expect(call.actions).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'dtmf_in', arguments: { digits: '42' } })]));
+    expect(call.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'user', text: '42', dtmf: true })]));
   });
 });
