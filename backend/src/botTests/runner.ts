@@ -8,8 +8,8 @@
 // - Every change of the run's document is made under its lock (testRunLock) and a result is written only while
 //   the case is not done and still this attempt's: a runner that outlived its lease finds a later attempt begun
 //   and drops its result, so each case has exactly one.
-// - A fleet with no free slot (the worker refuses the call, or none answers) hands the case back `pending`: the
-//   run waits queued, no case fails for it.
+// - A fleet with no free slot (the worker refuses the call, or none answers; for a room case, placeCall's 503
+//   fleet_at_capacity) hands the case back `pending`: the run waits queued, no case fails for it.
 // - The last result completes the run and marks `test_run.completed` due in the same write; it is then sent
 //   (a fixed event id) and the mark cleared; a mark a crash left is sent by the next pass.
 import { randomBytes } from 'node:crypto';
@@ -30,7 +30,7 @@ import { emitWebhookEvent } from '../webhooks/outbox.js';
 import { openaiAnalysis } from '../analysis/openai.js';
 import { NO_CAPACITY_CODES, runPersonaCall, runScriptedCall, wsDial, type CallerOutcome, type Dial } from './caller.js';
 import { roomDial, type PlacedCall } from './roomCaller.js';
-import { testLiveKit, unavailableReason } from './transports.js';
+import { testLiveKit, unavailableReason, type TestLiveKit } from './transports.js';
 import { checkExpectations, turnLatencies } from './checks.js';
 import { publicTestRun, testRunLock, testRuns, type RunCaseDoc, type TestRunDoc } from './store.js';
 
@@ -117,7 +117,7 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
   }
 
   /** A room case's web call (the run's version, the case on the call) and its caller's token. */
-  async function placeWebCall(run: TestRunDoc, c: RunCaseDoc): Promise<PlacedCall> {
+  async function placeWebCall(run: TestRunDoc, c: RunCaseDoc, lk: TestLiveKit): Promise<PlacedCall> {
     try {
       const call = await placeCall(
         svc,
@@ -128,7 +128,7 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
         await svc.cache.view(),
         { botVersion: run.version, test: { run_id: run._id, case_id: c.case_id } },
       );
-      const token = await webCallerToken({ LIVEKIT_API_KEY: liveKit!.apiKey, LIVEKIT_API_SECRET: liveKit!.apiSecret }, call._id, settings.WIDGET_TOKEN_TTL_SECONDS);
+      const token = await webCallerToken({ LIVEKIT_API_KEY: lk.apiKey, LIVEKIT_API_SECRET: lk.apiSecret }, call._id, settings.WIDGET_TOKEN_TTL_SECONDS);
       return { kind: 'placed', callId: call._id, roomName: call._id, token };
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
@@ -142,7 +142,7 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
     if (c.spec.transport === 'ws') {
       return wsDial({ workerUrl: workerUrl!, workerToken: settings.WORKER_AUTH_TOKEN, botId: run.bot_id, runId: run._id, caseId: c.case_id, variables: c.spec.variables }, abort.signal);
     }
-    if (c.spec.transport === 'room' && liveKit) return roomDial({ livekitUrl: liveKit.url, place: () => placeWebCall(run, c) }, abort.signal);
+    if (c.spec.transport === 'room' && liveKit) return roomDial({ livekitUrl: liveKit.url, place: () => placeWebCall(run, c, liveKit) }, abort.signal);
     return unavailableReason(c.spec.transport);
   }
 
