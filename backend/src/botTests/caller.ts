@@ -26,7 +26,7 @@ const BOT_TURN_WAIT_MS = 25_000;
 const END_WAIT_MS = 20_000;
 /** A persona's first line: how long it waits for a greeting before it speaks first. */
 const GREETING_WAIT_MS = 10_000;
-/** Worker refusals that mean "no room now": the case waits, it does not fail. */
+/** Refusals (the worker's, or placeCall's for a room case) that mean "no room now": the case waits, it does not fail. */
 export const NO_CAPACITY_CODES = new Set(['worker_at_capacity', 'worker_draining', 'fleet_at_capacity']);
 
 /** `called` with `callerError`: the call was placed but the caller could not go on (a persona's LLM failed). */
@@ -38,7 +38,7 @@ export type Dial = (talk: (line: CallerLine, callId: string) => Promise<CallerOu
 
 export interface TestCallOptions {
   dial: Dial;
-  /** Told the call's id as soon as the call exists. */
+  /** Told the call's id once the call has started (the console links it while the call goes on). */
   onStarted?: (callId: string) => void | Promise<void>;
   signal?: AbortSignal;
 }
