@@ -8,6 +8,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { dispose } from '@livekit/rtc-node';
 import { freePort, repoRoot, startProcess, waitUntil, type ManagedProcess } from '@voice-platform/tests/infra';
 import { admin, backendUrl, workerToken } from '../testing/backend.js';
 import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
@@ -42,6 +43,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const d of diallers) await d.stop(2000);
   await w?.stop();
+  await dispose(); // the telephony worker's rtc-node runtime, or jest does not exit
 });
 
 const promiseCase = {
