@@ -265,7 +265,7 @@ export interface paths {
         put?: never;
         /**
          * Add a test case to a bot
-         * @description Refused with 422 `validation_failed` naming the field when a case names a tool the bot lacks (`expect.tools.N.name`), mocks an unknown tool (`tool_mocks.<name>`), has an empty script (`caller.script`), a regex that does not compile (`expect.said.N`, `expect.not_said.N`) or a `judge` while the bot has no OpenAI-compatible LLM (`expect.judge`); 422 `transport_unavailable` for `room` and `sip` (runs place `ws` calls only).
+         * @description Refused with 422 `validation_failed` naming the field when a case names a tool the bot lacks (`expect.tools.N.name`), mocks an unknown tool (`tool_mocks.<name>`), has an empty script (`caller.script`), a regex that does not compile (`expect.said.N`, `expect.not_said.N`) or a `judge` while the bot has no OpenAI-compatible LLM (`expect.judge`); 422 `transport_unavailable` for `sip` (not placed yet) and for `room` where the backend has no LiveKit settings (`details.available` lists what runs place).
          */
         post: operations["createBotTest"];
         delete?: never;
@@ -290,7 +290,7 @@ export interface paths {
         get: operations["getBotTest"];
         /**
          * Replace a test case
-         * @description Refused with 422 `validation_failed` naming the field when a case names a tool the bot lacks (`expect.tools.N.name`), mocks an unknown tool (`tool_mocks.<name>`), has an empty script (`caller.script`), a regex that does not compile (`expect.said.N`, `expect.not_said.N`) or a `judge` while the bot has no OpenAI-compatible LLM (`expect.judge`); 422 `transport_unavailable` for `room` and `sip` (runs place `ws` calls only).
+         * @description Refused with 422 `validation_failed` naming the field when a case names a tool the bot lacks (`expect.tools.N.name`), mocks an unknown tool (`tool_mocks.<name>`), has an empty script (`caller.script`), a regex that does not compile (`expect.said.N`, `expect.not_said.N`) or a `judge` while the bot has no OpenAI-compatible LLM (`expect.judge`); 422 `transport_unavailable` for `sip` (not placed yet) and for `room` where the backend has no LiveKit settings (`details.available` lists what runs place).
          */
         put: operations["updateBotTest"];
         post?: never;

@@ -8,9 +8,10 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { dispose } from '@livekit/rtc-node';
 import { freePort, repoRoot, startProcess, waitUntil, type ManagedProcess } from '@voice-platform/tests/infra';
 import { admin, backendUrl, workerToken } from '../testing/backend.js';
-import { startWorker, type TestWorker } from '../testing/worker.js';
+import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
 
 const DEMO = 'demo-bot';
 // The suite backend's (jest.global-setup.js): the dialler shares its database and secrets.
@@ -36,11 +37,13 @@ async function startDialler(n: number): Promise<ManagedProcess> {
 
 beforeAll(async () => {
   execFileSync(process.execPath, [path.join(repoRoot, 'backend/dist/seed.js'), 'demo-bot'], { env: backendEnv({}), stdio: 'pipe' });
-  w = await startWorker();
+  // With telephony: it also claims the `web` calls of room cases and joins their LiveKit rooms.
+  w = await startWorker(telephonyEnv({ WEB_CALLER_WAIT_SECONDS: '20' }));
 });
 afterAll(async () => {
   for (const d of diallers) await d.stop(2000);
   await w?.stop();
+  await dispose(); // the telephony worker's rtc-node runtime, or jest does not exit
 });
 
 const promiseCase = {
@@ -75,11 +78,14 @@ describe('test cases: what a case may name is checked against the bot', () => {
     expect((await admin('GET', `/api/v1/bots/${DEMO}/tests`)).body.items).toHaveLength(before);
   });
 
-  it('sip and room cases are refused with 422 transport_unavailable saying why', async () => {
+  it('sip cases are refused with 422 transport_unavailable saying why (room is available: the backend has LiveKit settings)', async () => {
     const res = await admin('POST', `/api/v1/bots/${DEMO}/tests`, { ...promiseCase, transport: 'sip' });
     expect(res.status).toBe(422);
-    expect(res.body.error.code).toBe('transport_unavailable');
-    expect(res.body.error.details).toEqual({ field: 'transport', available: ['ws'] });
+    expect(res.body.error).toEqual({
+      code: 'transport_unavailable',
+      message: 'transport sip is not available yet: a SIP case needs the simulated phone in the runner',
+      details: { field: 'transport', available: ['ws', 'room'] },
+    });
   });
 
   it('a case is created, read, replaced and deleted', async () => {
@@ -185,5 +191,64 @@ describe('the voice-platform CLI (sdk/dist/cli.js) as a CI step', () => {
     const green = await runCli(['test', '--bot', DEMO, '--url', backendUrl(), '--api-key', key.body.key]);
     expect(green.status).toBe(0);
     expect(green.stdout).toContain('1 passed, 0 failed');
+  });
+});
+
+describe('a room case: a web call in a LiveKit room, as the widget places it', () => {
+  /** Saves `testCase` on `botId`, runs it alone on a dialler, and answers the finished run and its call; the case is deleted after. */
+  async function runRoomCase(botId: string, testCase: Record<string, unknown>): Promise<{ run: any; call: any; version: number }> {
+    const made = await admin('POST', `/api/v1/bots/${botId}/tests`, { ...testCase, transport: 'room' });
+    expect(made.status).toBe(201);
+    expect(made.body).toMatchObject({ name: testCase.name, transport: 'room' });
+    try {
+      const version = (await admin('GET', `/api/v1/bots/${botId}`)).body.version as number;
+      const started = await admin('POST', `/api/v1/bots/${botId}/test-runs`, { cases: [made.body.id] });
+      expect(started.status).toBe(202);
+      expect(started.body.version).toBe(version);
+      if (!diallers.some((d) => d.isRunning())) await startDialler(3);
+      const runPath = `/api/v1/bots/${botId}/test-runs/${started.body.id}`;
+      let run: any;
+      await waitUntil(async () => {
+        run = (await admin('GET', runPath)).body;
+        return run.status === 'done';
+      }, { what: 'the room run done', timeoutMs: 120_000 });
+      const call = run.cases[0]?.call_id ? (await admin('GET', `/api/v1/calls/${run.cases[0].call_id}`)).body : null;
+      return { run, call, version };
+    } finally {
+      await admin('DELETE', `/api/v1/bots/${botId}/tests/${made.body.id}`);
+    }
+  }
+
+  it("the runner places a web call of the run's version with the case on it, talks in the room, and the case passes (the mock called with the amount, bot_hangup)", async () => {
+    const { run, call, version } = await runRoomCase(DEMO, { ...promiseCase, name: 'promises to pay in a room' });
+    expect(run).toMatchObject({ status: 'done', passed: 1, failed: 0, version });
+    expect(run.cases).toEqual([expect.objectContaining({ name: 'promises to pay in a room', passed: true, failures: [], call_id: expect.any(String) })]);
+    expect(call).toMatchObject({ direction: 'web', bot_version: version, end_reason: 'bot_hangup', to_number: null, from_number: null });
+    expect(call.actions).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'record_promise', status: 'ok', arguments: { customer_name: 'Alice', amount_due: '42 dollars' } })]));
+  });
+
+  it("a dtmf step presses the keys in the room (publishDtmf): the bot's keypad intent answers them", async () => {
+    const bot = await admin('POST', '/api/v1/bots', {
+      name: 'room keypad bot',
+      greeting: 'Please key in your account number.',
+      variables: [{ name: 'customer_name', required: true, description: '' }],
+      turn_detection: { end_of_turn_silence_ms: 600 },
+      max_call_seconds: 90,
+      policy: {
+        intents: [{ name: 'account', examples: [], dtmf: '42', reply: 'Account {{digits}} found. Goodbye.', end_call: true }],
+        fallback: { reply: 'Sorry, I did not catch that.' },
+      },
+    });
+    expect(bot.status).toBe(201);
+    const { run, call } = await runRoomCase(bot.body.id, {
+      name: 'keys in the account',
+      variables: { customer_name: 'Alice' },
+      caller: { script: [{ dtmf: '42', wait_for_bot: true }] },
+      expect: { end_reason: 'bot_hangup', said: ['account 42 found'] },
+    });
+    expect(run).toMatchObject({ status: 'done', passed: 1, failed: 0 });
+    expect(call).toMatchObject({ direction: 'web', end_reason: 'bot_hangup' });
+    expect(call.actions).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'dtmf_in', arguments: { digits: '42' } })]));
+    expect(call.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'user', text: '42', dtmf: true })]));
   });
 });

@@ -1,8 +1,9 @@
-// The bot-test caller (docs/design.md §17): a WebSocket test call to a voice worker, as a browser's would be
-// (a test-call token signed with the worker token, `WS /ws/{bot_id}`), that speaks a case's script with the
-// offline voice (schemas/node espeak-ng) in real time and keeps the line open with silence between lines, so
-// the worker's VAD hears each line end. The token names the run and case: the worker's call answers its tools
-// with that case's mocks (runtime config).
+// The bot-test caller (docs/design.md §17): a test call that speaks a case's script with the offline voice
+// (schemas/node espeak-ng) in real time and keeps the line open with silence between lines, so the worker's VAD
+// hears each line end. Two transports open the line (`Dial`): `ws`, a WebSocket test call to a voice worker as a
+// browser's would be (a test-call token signed with the worker token, `WS /ws/{bot_id}`; the token names the run
+// and case), and `room` (roomCaller.ts), a web call in a LiveKit room as the console's widget places it. Either
+// way the call names the run and case, so the runtime config answers its tools with that case's mocks.
 // Two callers drive the same line: a scripted one (the case's steps) and a persona (caller.persona), whose lines
 // an OpenAI-compatible LLM writes, playing the caller toward its goal from what the bot said (the worker's bot
 // transcript messages), each line spoken with the same offline voice; it ends when the bot hangs up or after
@@ -13,9 +14,10 @@ import { signTestCallToken } from '@voice-platform/schemas/test-call-token';
 import { speechBytes } from '@voice-platform/schemas/node';
 import { PERSONA_MAX_TURNS, type LlmSettings, type TestScriptStep } from '@voice-platform/schemas';
 
-const RATE_HZ = 16_000;
-const FRAME_MS = 20;
-const FRAME_BYTES = (RATE_HZ * FRAME_MS * 2) / 1000;
+/** The caller's audio: 16 kHz mono, 20 ms frames. */
+export const CALLER_RATE_HZ = 16_000;
+export const FRAME_MS = 20;
+const FRAME_BYTES = (CALLER_RATE_HZ * FRAME_MS * 2) / 1000;
 /** The bot has finished a line when its audio has stopped this long. */
 const BOT_QUIET_MS = 900;
 /** Longest wait for the bot to speak and finish (a step with wait_for_bot). */
@@ -24,20 +26,19 @@ const BOT_TURN_WAIT_MS = 25_000;
 const END_WAIT_MS = 20_000;
 /** A persona's first line: how long it waits for a greeting before it speaks first. */
 const GREETING_WAIT_MS = 10_000;
-/** Worker refusals that mean "no room now": the case waits, it does not fail. */
-const NO_CAPACITY_CODES = new Set(['worker_at_capacity', 'worker_draining', 'fleet_at_capacity']);
+/** Refusals (the worker's, or placeCall's for a room case) that mean "no room now": the case waits, it does not fail. */
+export const NO_CAPACITY_CODES = new Set(['worker_at_capacity', 'worker_draining', 'fleet_at_capacity']);
 
 /** `called` with `callerError`: the call was placed but the caller could not go on (a persona's LLM failed). */
 export type CallerOutcome = { kind: 'called'; callId: string; callerError?: string } | { kind: 'no_capacity'; reason: string } | { kind: 'error'; reason: string };
 
+/** Opens a test call over one transport (`wsDial` here, `roomDial` in roomCaller.ts), lets `talk` run on its open
+ *  line, and closes it after; answers a refusal (no capacity, an error) without calling `talk`. */
+export type Dial = (talk: (line: CallerLine, callId: string) => Promise<CallerOutcome>) => Promise<CallerOutcome>;
+
 export interface TestCallOptions {
-  workerUrl: string;
-  workerToken: string;
-  botId: string;
-  runId: string;
-  caseId: string;
-  variables: Record<string, string>;
-  /** Told the call's id as soon as the worker has created it. */
+  dial: Dial;
+  /** Told the call's id once the call has started (the console links it while the call goes on). */
   onStarted?: (callId: string) => void | Promise<void>;
   signal?: AbortSignal;
 }
@@ -52,11 +53,111 @@ interface Line {
   readonly botLines: readonly string[];
   /** Speaks `text` (queued in real time) and resolves once it has all been sent. */
   say(text: string): Promise<void>;
-  dtmf(digits: string): void;
+  /** Presses `digits` and resolves once they are sent. */
+  dtmf(digits: string): Promise<void>;
   /** Waits for the bot to speak (after the caller's last line) and go quiet; false: it did not within `ms`. */
   waitForBot(ms: number): Promise<boolean>;
   /** Waits for the bot to end the call; false: it did not within `ms`. */
   waitForHangup(ms: number): Promise<boolean>;
+}
+
+/** A transport's end of the line: what the caller's side sends through it. */
+export interface Wire {
+  /** One 20 ms frame of the caller's audio (s16le mono at CALLER_RATE_HZ). */
+  sendFrame(frame: Buffer): void | Promise<void>;
+  dtmf(digits: string): void | Promise<void>;
+  /** The caller hangs up. */
+  hangUp(): void | Promise<void>;
+}
+
+/** A message of the worker's call protocol: a WebSocket text message, or the room's `events` data (the same shapes). */
+type WorkerMessage = { type?: string; call_id?: string; code?: string; message?: string; role?: string; text?: string; final?: boolean };
+
+/** The caller's side of an open call, fed by its transport (the bot's audio, the worker's messages, the end): it
+ *  speaks queued lines in real time with silence between them, and tells when the bot has spoken and gone quiet. */
+export class CallerLine implements Line {
+  private ended = false;
+  readonly botLines: string[] = [];
+  /** The worker's `started` message's call id. */
+  startedId: string | null = null;
+  /** The worker's `error` message: it refused the call. */
+  refused: { code: string; message: string } | null = null;
+  private lastBotAudioAt = 0;
+  private botAudioFrames = 0;
+  private heardFrom = 0; // bot frames heard before the caller's last line
+  private queue = Buffer.alloc(0);
+  private pumping = false;
+  private pump: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly wire: Wire,
+    private readonly signal?: AbortSignal,
+  ) {}
+
+  get closed(): boolean {
+    return this.ended;
+  }
+  /** The transport heard a frame of the bot's voice. */
+  botAudio(): void {
+    this.lastBotAudioAt = performance.now();
+    this.botAudioFrames++;
+  }
+  message(msg: WorkerMessage): void {
+    if (msg.type === 'started' && typeof msg.call_id === 'string') this.startedId = msg.call_id;
+    if (msg.type === 'transcript' && msg.role === 'bot' && msg.final === true && typeof msg.text === 'string') this.botLines.push(msg.text);
+    if (msg.type === 'error' && typeof msg.code === 'string') this.refused = { code: msg.code, message: msg.message ?? '' };
+  }
+  /** The call is over for the caller (the bot hung up, the line dropped). */
+  end(): void {
+    this.ended = true;
+  }
+
+  /** Starts the outgoing audio: queued speech, else silence, one 20 ms frame per tick in real time. */
+  startAudio(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    const silenceFrame = Buffer.alloc(FRAME_BYTES);
+    this.pump = (async () => {
+      const start = performance.now();
+      for (let k = 0; this.pumping && !this.ended; k++) {
+        const frame = this.queue.length ? this.queue.subarray(0, FRAME_BYTES) : silenceFrame;
+        this.queue = this.queue.subarray(frame.length);
+        await this.wire.sendFrame(frame.length === FRAME_BYTES ? frame : Buffer.concat([frame, Buffer.alloc(FRAME_BYTES - frame.length)]));
+        const wait = start + (k + 1) * FRAME_MS - performance.now();
+        if (wait > 0) await delay(wait);
+      }
+    })().catch(() => undefined);
+  }
+  async stopAudio(): Promise<void> {
+    this.pumping = false;
+    await this.pump;
+  }
+
+  async until(cond: () => boolean, ms: number): Promise<boolean> {
+    const deadline = performance.now() + ms;
+    while (!cond() && !this.ended && performance.now() < deadline && !this.signal?.aborted) await delay(50);
+    return cond();
+  }
+  async say(text: string): Promise<void> {
+    this.queue = Buffer.concat([this.queue, speechBytes(text, CALLER_RATE_HZ)]);
+    await this.until(() => this.queue.length === 0, 60_000);
+    this.heardFrom = this.botAudioFrames;
+  }
+  async dtmf(digits: string): Promise<void> {
+    await this.wire.dtmf(digits);
+    this.heardFrom = this.botAudioFrames;
+  }
+  waitForBot(ms: number): Promise<boolean> {
+    const seen = this.heardFrom;
+    return this.until(() => this.botAudioFrames > seen && performance.now() - this.lastBotAudioAt >= BOT_QUIET_MS, ms);
+  }
+  waitForHangup(ms: number): Promise<boolean> {
+    return this.until(() => this.ended, ms);
+  }
+  /** The caller hangs up unless the call is over. */
+  async hangUp(): Promise<void> {
+    if (!this.ended) await this.wire.hangUp();
+  }
 }
 
 export function runScriptedCall(o: ScriptedCallOptions): Promise<CallerOutcome> {
@@ -67,7 +168,7 @@ export function runScriptedCall(o: ScriptedCallOptions): Promise<CallerOutcome> 
       if (step.after_ms) await delay(step.after_ms);
       if (line.closed) break;
       if ('say' in step) await line.say(step.say);
-      else line.dtmf(step.dtmf);
+      else await line.dtmf(step.dtmf);
     }
     return undefined;
   });
@@ -152,101 +253,75 @@ export function runPersonaCall(o: PersonaCallOptions): Promise<CallerOutcome> {
 
 /** Opens the test call, lets `drive` talk on it, then waits for the bot to end it (or hangs up). `drive`
  *  answers a reason the caller could not go on, or undefined. */
-async function runTestCall(o: TestCallOptions, drive: (line: Line) => Promise<string | undefined>, opts: { hangUpAfterMs?: number } = {}): Promise<CallerOutcome> {
-  const base = new URL(o.workerUrl);
-  base.protocol = base.protocol === 'https:' || base.protocol === 'wss:' ? 'wss:' : 'ws:';
-  const { token } = signTestCallToken(o.workerToken, { bot_id: o.botId, sub: `test_run:${o.runId}`, ttlSeconds: 300, test: { run_id: o.runId, case_id: o.caseId } });
-  const url = new URL(`/ws/${encodeURIComponent(o.botId)}`, base);
-  url.searchParams.set('token', token);
-
-  const ws = new WebSocket(url);
-  let callId: string | null = null;
-  let refused: { code: string; message: string } | null = null;
-  let closed = false;
-  let lastBotAudioAt = 0;
-  let botAudioFrames = 0;
-  const botLines: string[] = [];
-  ws.on('message', (data: Buffer, isBinary: boolean) => {
-    if (isBinary) {
-      lastBotAudioAt = performance.now();
-      botAudioFrames++;
-      return;
-    }
-    const msg = JSON.parse(data.toString()) as { type?: string; call_id?: string; code?: string; message?: string; role?: string; text?: string; final?: boolean };
-    if (msg.type === 'started' && typeof msg.call_id === 'string') callId = msg.call_id;
-    if (msg.type === 'transcript' && msg.role === 'bot' && msg.final === true && typeof msg.text === 'string') botLines.push(msg.text);
-    if (msg.type === 'error' && typeof msg.code === 'string') refused = { code: msg.code, message: msg.message ?? '' };
-  });
-  const closedP = new Promise<void>((resolve) => ws.once('close', () => ((closed = true), resolve())));
-  const opened = await new Promise<Error | null>((resolve) => {
-    ws.once('open', () => resolve(null));
-    ws.once('error', (err) => resolve(err));
-  });
-  ws.on('error', () => undefined);
-  if (opened) return { kind: 'no_capacity', reason: `no voice worker answers at ${base.host}: ${opened.message}` };
-
-  // The start message first: audio before it would start the call without the case's variables.
-  ws.send(JSON.stringify({ type: 'start', variables: o.variables }));
-  // The outgoing audio: queued speech, else silence, one 20 ms frame per tick in real time.
-  let queue = Buffer.alloc(0);
-  const silenceFrame = Buffer.alloc(FRAME_BYTES);
-  let pumping = true;
-  const pump = (async () => {
-    const start = performance.now();
-    for (let k = 0; pumping && ws.readyState === WebSocket.OPEN; k++) {
-      const frame = queue.length ? queue.subarray(0, FRAME_BYTES) : silenceFrame;
-      queue = queue.subarray(frame.length);
-      ws.send(frame.length === FRAME_BYTES ? frame : Buffer.concat([frame, Buffer.alloc(FRAME_BYTES - frame.length)]));
-      const wait = start + (k + 1) * FRAME_MS - performance.now();
-      if (wait > 0) await delay(wait);
-    }
-  })();
-  const until = async (cond: () => boolean, ms: number) => {
-    const deadline = performance.now() + ms;
-    while (!cond() && !closed && performance.now() < deadline && !o.signal?.aborted) await delay(50);
-    return cond();
-  };
-
-  try {
-    await until(() => callId !== null || refused !== null, 15_000);
-    if (!callId) {
-      const r = refused as { code: string; message: string } | null;
-      if (r && NO_CAPACITY_CODES.has(r.code)) return { kind: 'no_capacity', reason: `${r.code}: ${r.message}` };
-      return { kind: 'error', reason: r ? `the worker refused the call: ${r.code}: ${r.message}` : 'the worker did not start the call' };
-    }
+function runTestCall(o: TestCallOptions, drive: (line: Line) => Promise<string | undefined>, opts: { hangUpAfterMs?: number } = {}): Promise<CallerOutcome> {
+  return o.dial(async (line, callId) => {
     await o.onStarted?.(callId);
-    let heardFrom = 0; // bot frames heard before the caller's last line
-    const line: Line = {
-      get closed() {
-        return closed;
-      },
-      botLines,
-      async say(text) {
-        queue = Buffer.concat([queue, speechBytes(text, RATE_HZ)]);
-        await until(() => queue.length === 0, 60_000);
-        heardFrom = botAudioFrames;
-      },
-      dtmf(digits) {
-        ws.send(JSON.stringify({ type: 'dtmf', digits }));
-        heardFrom = botAudioFrames;
-      },
-      waitForBot(ms) {
-        const seen = heardFrom;
-        return until(() => botAudioFrames > seen && performance.now() - lastBotAudioAt >= BOT_QUIET_MS, ms);
-      },
-      waitForHangup: (ms) => until(() => closed, ms),
-    };
     const callerError = await drive(line);
     // The bot ends the call (an expectation may say how); else the caller hangs up.
     await line.waitForHangup(callerError ? 0 : (opts.hangUpAfterMs ?? END_WAIT_MS));
-    if (!closed) ws.send(JSON.stringify({ type: 'stop' }));
+    await line.hangUp();
     return { kind: 'called', callId, ...(callerError ? { callerError } : {}) };
-  } finally {
-    pumping = false;
-    await pump.catch(() => undefined);
-    if (!closed) {
-      ws.close(1000);
-      await Promise.race([closedP, delay(3000)]);
+  });
+}
+
+export interface WsDialOptions {
+  workerUrl: string;
+  workerToken: string;
+  botId: string;
+  runId: string;
+  caseId: string;
+  variables: Record<string, string>;
+}
+
+/** A `ws` case: a WebSocket test call to a worker, its token naming the run and case (the worker stores them on the call). */
+export function wsDial(o: WsDialOptions, signal?: AbortSignal): Dial {
+  return async (talk) => {
+    const base = new URL(o.workerUrl);
+    base.protocol = base.protocol === 'https:' || base.protocol === 'wss:' ? 'wss:' : 'ws:';
+    const { token } = signTestCallToken(o.workerToken, { bot_id: o.botId, sub: `test_run:${o.runId}`, ttlSeconds: 300, test: { run_id: o.runId, case_id: o.caseId } });
+    const url = new URL(`/ws/${encodeURIComponent(o.botId)}`, base);
+    url.searchParams.set('token', token);
+
+    const ws = new WebSocket(url);
+    const line = new CallerLine(
+      {
+        sendFrame: (frame) => {
+          if (ws.readyState === WebSocket.OPEN) ws.send(frame);
+        },
+        dtmf: (digits) => ws.send(JSON.stringify({ type: 'dtmf', digits })),
+        hangUp: () => ws.send(JSON.stringify({ type: 'stop' })),
+      },
+      signal,
+    );
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      if (isBinary) line.botAudio();
+      else line.message(JSON.parse(data.toString()) as WorkerMessage);
+    });
+    const closedP = new Promise<void>((resolve) => ws.once('close', () => (line.end(), resolve())));
+    const opened = await new Promise<Error | null>((resolve) => {
+      ws.once('open', () => resolve(null));
+      ws.once('error', (err) => resolve(err));
+    });
+    ws.on('error', () => undefined);
+    if (opened) return { kind: 'no_capacity', reason: `no voice worker answers at ${base.host}: ${opened.message}` };
+
+    // The start message first: audio before it would start the call without the case's variables.
+    ws.send(JSON.stringify({ type: 'start', variables: o.variables }));
+    line.startAudio();
+    try {
+      await line.until(() => line.startedId !== null || line.refused !== null, 15_000);
+      if (!line.startedId) {
+        const r = line.refused;
+        if (r && NO_CAPACITY_CODES.has(r.code)) return { kind: 'no_capacity', reason: `${r.code}: ${r.message}` };
+        return { kind: 'error', reason: r ? `the worker refused the call: ${r.code}: ${r.message}` : 'the worker did not start the call' };
+      }
+      return await talk(line, line.startedId);
+    } finally {
+      await line.stopAudio();
+      if (!line.closed) {
+        ws.close(1000);
+        await Promise.race([closedP, delay(3000)]);
+      }
     }
-  }
+  };
 }

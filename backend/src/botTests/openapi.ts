@@ -11,7 +11,7 @@ export function botTestPaths(h: Helpers): Record<string, object> {
   const CASE_RULES =
     'Refused with 422 `validation_failed` naming the field when a case names a tool the bot lacks (`expect.tools.N.name`), mocks an unknown tool ' +
     '(`tool_mocks.<name>`), has an empty script (`caller.script`), a regex that does not compile (`expect.said.N`, `expect.not_said.N`) or a ' +
-    "`judge` while the bot has no OpenAI-compatible LLM (`expect.judge`); 422 `transport_unavailable` for `room` and `sip` (runs place `ws` calls only).";
+    "`judge` while the bot has no OpenAI-compatible LLM (`expect.judge`); 422 `transport_unavailable` for `sip` (not placed yet) and for `room` where the backend has no LiveKit settings (`details.available` lists what runs place).";
   return {
     '/api/v1/bots/{id}/tests': {
       parameters: [h.idParam('Bot id')],

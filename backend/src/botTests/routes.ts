@@ -2,7 +2,7 @@
 // `/api/v1/bots/{id}/test-runs` (a run is queued here; the dialler's runner, runner.ts, places its calls).
 import { ObjectId } from 'mongodb';
 import type { Router } from '@koa/router';
-import { AVAILABLE_TEST_TRANSPORTS, TestCaseCreate, TestRunCreate, MAX_TEST_CASES, type TestCaseCreate as TestCaseCreateT } from '@voice-platform/schemas';
+import { TestCaseCreate, TestRunCreate, MAX_TEST_CASES, type TestCaseCreate as TestCaseCreateT, type TestTransport } from '@voice-platform/schemas';
 import { apiError } from '../core/errors.js';
 import type { Services } from '../core/deps.js';
 import { check, type FieldProblem } from '../core/validate.js';
@@ -14,17 +14,16 @@ import type { Metrics } from '../core/metrics.js';
 import { findBot, type BotDoc } from '../bots/store.js';
 import { botAtVersion } from '../bots/versions.js';
 import { checkVariables } from '../calls/variables.js';
+import { availableTestTransports, unavailableReason } from './transports.js';
 import { publicTestCase, publicTestRun, testCases, testRuns, type TestCaseDoc, type TestRunDoc } from './store.js';
 
 const RUN_HISTORY_LIMIT = 100;
 
-/** The rules of a case a schema cannot hold: what it names must exist on the bot, its regexes must compile. */
-export function checkTestCase(bot: Pick<BotDoc, 'tools' | 'llm' | 'variables'>, body: TestCaseCreateT): void {
-  if (!AVAILABLE_TEST_TRANSPORTS.includes(body.transport)) {
-    throw apiError('transport_unavailable', {
-      message: `transport ${body.transport} is not available yet: test runs place WebSocket calls (ws) only; a ${body.transport === 'sip' ? 'SIP case needs the simulated phone' : 'room case needs a LiveKit caller'} in the runner`,
-      details: { field: 'transport', available: AVAILABLE_TEST_TRANSPORTS },
-    });
+/** The rules of a case a schema cannot hold: its transport must be one this backend places (`available`), what it
+ *  names must exist on the bot, its regexes must compile. */
+export function checkTestCase(bot: Pick<BotDoc, 'tools' | 'llm' | 'variables'>, body: TestCaseCreateT, available: readonly TestTransport[]): void {
+  if (!available.includes(body.transport)) {
+    throw apiError('transport_unavailable', { message: unavailableReason(body.transport), details: { field: 'transport', available } });
   }
   const problems: FieldProblem[] = [];
   const tools = new Set(bot.tools.map((t) => t.name));
@@ -56,6 +55,7 @@ export function checkTestCase(bot: Pick<BotDoc, 'tools' | 'llm' | 'variables'>, 
 
 export function botTestRoutes(router: Router, svc: Services, metrics: Metrics): void {
   const admin = requireAdmin(svc);
+  const transports = availableTestTransports(svc.settings);
   // Runs are for CI too: an admin token, or an API key with the test_calls scope (the CLI's --api-key).
   const adminOrKey = async (ctx: Context, next: Next) => {
     // As GET /api/v1/fleet: every credential sent must be valid (a bad token beside a good key is refused).
@@ -84,7 +84,7 @@ export function botTestRoutes(router: Router, svc: Services, metrics: Metrics): 
   router.post('/api/v1/bots/:id/tests', admin, jsonBody(), async (ctx) => {
     const b = await bot(ctx.params.id!);
     const body = check(TestCaseCreate, ctx.request.body);
-    checkTestCase(b, body);
+    checkTestCase(b, body, transports);
     if ((await testCases(svc.db).countDocuments({ bot_id: b._id })) >= MAX_TEST_CASES) throw apiError('validation_failed', { details: [{ field: 'name', message: `a bot keeps at most ${MAX_TEST_CASES} test cases` }] });
     const now = svc.now();
     const doc: TestCaseDoc = { _id: new ObjectId().toHexString(), bot_id: b._id, name: body.name, transport: body.transport, variables: body.variables ?? {}, caller: body.caller, tool_mocks: body.tool_mocks ?? {}, expect: body.expect, created_at: now, updated_at: now };
@@ -102,7 +102,7 @@ export function botTestRoutes(router: Router, svc: Services, metrics: Metrics): 
     const b = await bot(ctx.params.id!);
     const cur = await oneCase(b._id, ctx.params.case_id!);
     const body = check(TestCaseCreate, ctx.request.body);
-    checkTestCase(b, body);
+    checkTestCase(b, body, transports);
     const doc: TestCaseDoc = { ...cur, name: body.name, transport: body.transport, variables: body.variables ?? {}, caller: body.caller, tool_mocks: body.tool_mocks ?? {}, expect: body.expect, updated_at: svc.now() };
     await testCases(svc.db).replaceOne({ _id: cur._id }, doc);
     ctx.body = publicTestCase(doc);
@@ -130,7 +130,7 @@ export function botTestRoutes(router: Router, svc: Services, metrics: Metrics): 
     }
     if (!chosen.length) throw apiError('validation_failed', { details: [{ field: 'cases', message: 'the bot has no test cases to run' }] });
     // A case saved before the bot changed may no longer fit it: refused now, not failed later.
-    for (const c of chosen) checkTestCase(b, { name: c.name, transport: c.transport, variables: c.variables, caller: c.caller, tool_mocks: c.tool_mocks, expect: c.expect });
+    for (const c of chosen) checkTestCase(b, { name: c.name, transport: c.transport, variables: c.variables, caller: c.caller, tool_mocks: c.tool_mocks, expect: c.expect }, transports);
     const now = svc.now();
     const run: TestRunDoc = {
       _id: new ObjectId().toHexString(),

@@ -8,22 +8,29 @@
 // - Every change of the run's document is made under its lock (testRunLock) and a result is written only while
 //   the case is not done and still this attempt's: a runner that outlived its lease finds a later attempt begun
 //   and drops its result, so each case has exactly one.
-// - A fleet with no free slot (the worker refuses the call, or none answers) hands the case back `pending`: the
-//   run waits queued, no case fails for it.
+// - A fleet with no free slot (the worker refuses the call, or none answers; for a room case, placeCall's 503
+//   fleet_at_capacity) hands the case back `pending`: the run waits queued, no case fails for it.
 // - The last result completes the run and marks `test_run.completed` due in the same write; it is then sent
 //   (a fixed event id) and the mark cleared; a mark a crash left is sent by the next pass.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { TERMINAL_CALL_STATUSES, type TestFailure } from '@voice-platform/schemas';
-import type { AppDeps } from '../core/deps.js';
+import { VERSION, type AppDeps, type Services } from '../core/deps.js';
 import type { Metrics } from '../core/metrics.js';
 import { withDocLock } from '../core/locks.js';
+import { ApiError } from '../core/errors.js';
+import { StoreCache } from '../core/cache.js';
+import { tracingOff } from '../core/tracing.js';
 import { locateCall, type CallDoc } from '../calls/store.js';
+import { joblessCloser, placeCall } from '../calls/place.js';
+import { webCallerToken } from '../widget/routes.js';
 import { findBot } from '../bots/store.js';
 import { botAtVersion } from '../bots/versions.js';
 import { emitWebhookEvent } from '../webhooks/outbox.js';
 import { openaiAnalysis } from '../analysis/openai.js';
-import { runPersonaCall, runScriptedCall, type CallerOutcome } from './caller.js';
+import { NO_CAPACITY_CODES, runPersonaCall, runScriptedCall, wsDial, type CallerOutcome, type Dial } from './caller.js';
+import { roomDial, type PlacedCall } from './roomCaller.js';
+import { testLiveKit, unavailableReason, type TestLiveKit } from './transports.js';
 import { checkExpectations, turnLatencies } from './checks.js';
 import { publicTestRun, testRunLock, testRuns, type RunCaseDoc, type TestRunDoc } from './store.js';
 
@@ -56,6 +63,11 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
   let stopped = true;
   let timer: NodeJS.Timeout | undefined;
   let passing: Promise<unknown> | undefined;
+  // A room case's call is placed as the widget places one (calls/place.ts), through this process's own cache.
+  const pendingMs = 2 * (settings.MONGODB_SERVER_SELECTION_TIMEOUT_MS + settings.MONGODB_SOCKET_TIMEOUT_MS);
+  const svc: Services = { ...deps, logger, clock, version: deps.version ?? VERSION, now: () => new Date(clock()), cache: new StoreCache(redis, pendingMs), tracing: deps.tracing ?? tracingOff };
+  const jobless = joblessCloser(svc);
+  const liveKit = testLiveKit(settings);
 
   const lock = <T>(runId: string, fn: () => Promise<T>) => withDocLock(redis, testRunLock(runId), fn, { waitMs: 5000 });
 
@@ -104,16 +116,43 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
     }
   }
 
+  /** A room case's web call (the run's version, the case on the call) and its caller's token. */
+  async function placeWebCall(run: TestRunDoc, c: RunCaseDoc, lk: TestLiveKit): Promise<PlacedCall> {
+    try {
+      const call = await placeCall(
+        svc,
+        jobless,
+        { apiKeyId: null, label: `test_run:${run._id}` },
+        { direction: 'web', bot_id: run.bot_id, variables: c.spec.variables },
+        `test_run:${run._id}`,
+        await svc.cache.view(),
+        { botVersion: run.version, test: { run_id: run._id, case_id: c.case_id } },
+      );
+      const token = await webCallerToken({ LIVEKIT_API_KEY: lk.apiKey, LIVEKIT_API_SECRET: lk.apiSecret }, call._id, settings.WIDGET_TOKEN_TTL_SECONDS);
+      return { kind: 'placed', callId: call._id, roomName: call._id, token };
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      if (NO_CAPACITY_CODES.has(err.code)) return { kind: 'no_capacity', reason: `${err.code}: ${err.message}` };
+      return { kind: 'error', reason: `the call was refused: ${err.code}: ${err.message}` };
+    }
+  }
+
+  /** How the case's caller reaches the bot; a string: why this dialler cannot place it. */
+  function dialFor(run: TestRunDoc, c: RunCaseDoc): Dial | string {
+    if (c.spec.transport === 'ws') {
+      return wsDial({ workerUrl: workerUrl!, workerToken: settings.WORKER_AUTH_TOKEN, botId: run.bot_id, runId: run._id, caseId: c.case_id, variables: c.spec.variables }, abort.signal);
+    }
+    if (c.spec.transport === 'room' && liveKit) return roomDial({ livekitUrl: liveKit.url, place: () => placeWebCall(run, c, liveKit) }, abort.signal);
+    return unavailableReason(c.spec.transport);
+  }
+
   /** Places one case's call and works out its result (no lock held). Null: no capacity now, hand it back. */
   async function work(run: TestRunDoc, c: RunCaseDoc, attempt: number): Promise<{ failures: TestFailure[]; callId: string | null; latencies: number[] } | null> {
     const spec = c.spec;
+    const dial = dialFor(run, c);
+    if (typeof dial === 'string') return { failures: [{ expectation: 'call', detail: dial }], callId: null, latencies: [] };
     const common = {
-      workerUrl: workerUrl!,
-      workerToken: settings.WORKER_AUTH_TOKEN,
-      botId: run.bot_id,
-      runId: run._id,
-      caseId: c.case_id,
-      variables: spec.variables,
+      dial,
       signal: abort.signal,
       onStarted: (callId: string) =>
         lock(run._id, async () => {

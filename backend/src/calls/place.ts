@@ -58,6 +58,8 @@ interface PlaceOptions {
   campaign?: { campaignId: string; contactId: string; attempt: number };
   /** Run this version of the bot (the test runner's, drafts included); else its published version. */
   botVersion?: number;
+  /** A bot test's call (the runner's `room` cases): stored on the call, so the runtime config answers the case's tool mocks. */
+  test?: { run_id: string; case_id: string };
 }
 
 /**
@@ -107,6 +109,7 @@ export async function placeCall(
       api_key_id: by.apiKeyId,
       bot_version: botVersion,
       ...(req.direction === 'inbound' ? { room_name: req.room_name } : {}),
+      ...(opts.test ? { test: opts.test } : {}),
       ...(opts.campaign ? { campaign_id: opts.campaign.campaignId, campaign_contact_id: opts.campaign.contactId, campaign_attempt: opts.campaign.attempt } : {}),
     },
     new Date(now),

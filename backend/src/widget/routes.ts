@@ -21,6 +21,14 @@ import { cachedBot } from '../bots/store.js';
 /** The browser's identity in the room: the worker's transport listens to this participant. */
 export const WEB_CALLER_IDENTITY = 'caller';
 
+/** A web call's caller token (the browser's, or the bot-test runner's room caller): that room only, microphone
+ *  and data, identity `caller`. */
+export function webCallerToken(s: { LIVEKIT_API_KEY: string; LIVEKIT_API_SECRET: string }, roomName: string, ttlSeconds: number): Promise<string> {
+  const at = new AccessToken(s.LIVEKIT_API_KEY, s.LIVEKIT_API_SECRET, { identity: WEB_CALLER_IDENTITY, name: 'test caller', ttl: ttlSeconds });
+  at.addGrant({ room: roomName, roomJoin: true, canPublish: true, canPublishSources: [TrackSource.MICROPHONE], canSubscribe: true, canPublishData: true });
+  return at.toJwt();
+}
+
 export function widgetRoutes(router: Router, svc: Services, metrics: Metrics): void {
   const jobless = joblessCloser(svc);
   const s = svc.settings;
@@ -69,13 +77,11 @@ export function widgetRoutes(router: Router, svc: Services, metrics: Metrics): v
     }
     const call = await placeCall(svc, jobless, ctx.state.requester as CallRequester, { direction: 'web', bot_id: body.bot_id, variables: body.variables ?? {} }, ctx.state.requestId as string, await requestView(svc.cache, ctx.state));
     const ttlSeconds = s.WIDGET_TOKEN_TTL_SECONDS;
-    const at = new AccessToken(s.LIVEKIT_API_KEY, s.LIVEKIT_API_SECRET, { identity: WEB_CALLER_IDENTITY, name: 'test caller', ttl: ttlSeconds });
-    at.addGrant({ room: call._id, roomJoin: true, canPublish: true, canPublishSources: [TrackSource.MICROPHONE], canSubscribe: true, canPublishData: true });
     const response: WidgetResponse = {
       call_id: call._id,
       room_name: call._id,
       livekit_url: s.LIVEKIT_PUBLIC_URL ?? s.LIVEKIT_URL,
-      access_token: await at.toJwt(),
+      access_token: await webCallerToken({ LIVEKIT_API_KEY: s.LIVEKIT_API_KEY, LIVEKIT_API_SECRET: s.LIVEKIT_API_SECRET }, call._id, ttlSeconds),
       expires_at: new Date(svc.clock() + ttlSeconds * 1000).toISOString(),
     };
     ctx.status = 201;
