@@ -36,6 +36,7 @@ import { analysisPending, type StoredAnalysis } from '../calls/analysis.js';
 import { ANALYSIS_DUE_KEY, analysisLeaseKey } from './jobs.js';
 import { scriptedAnalysis, type AnalysisResult } from './scripted.js';
 import { AnalysisFailure, openaiAnalysis } from './openai.js';
+import { pollLoop } from '../core/pollLoop.js';
 
 /** Attempts in all: the first and 3 retries. */
 export const ANALYSIS_MAX_ATTEMPTS = 4;
@@ -97,8 +98,6 @@ export function createAnalysisRunner(deps: RunnerDeps): AnalysisRunner {
   let lastRecovery = -Infinity;
   let stopped = true;
   let closing = false;
-  let timer: NodeJS.Timeout | undefined;
-  let passing: Promise<unknown> | undefined;
 
   /** Lists every pending analysis of the calls not settled in the due set again (NX: one listed keeps its time). */
   async function recover(): Promise<number> {
@@ -262,18 +261,7 @@ export function createAnalysisRunner(deps: RunnerDeps): AnalysisRunner {
     return { recovered, results: await dispatch(wait) };
   }
 
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      passing = pass(false)
-        .catch((err: unknown) => logger.warn({ err }, 'call analysis pass failed; retrying'))
-        .finally(() => {
-          passing = undefined;
-          schedule();
-        });
-    }, settings.ANALYSIS_POLL_INTERVAL_MS);
-    timer.unref();
-  };
+  const loop = pollLoop(() => pass(false), settings.ANALYSIS_POLL_INTERVAL_MS, (err: unknown) => logger.warn({ err }, 'call analysis pass failed; retrying'));
 
   return {
     runOnce: () => pass(true),
@@ -282,13 +270,12 @@ export function createAnalysisRunner(deps: RunnerDeps): AnalysisRunner {
       stopped = false;
       closing = false;
       logger.info({ concurrency, lease_ms: leaseMs, poll_ms: settings.ANALYSIS_POLL_INTERVAL_MS }, 'call analysis runner started');
-      schedule();
+      loop.start();
     },
     async stop() {
       stopped = true;
       closing = true;
-      clearTimeout(timer);
-      await passing;
+      await loop.stop();
       for (const c of controllers) c.abort();
       await Promise.allSettled([...inFlight.values()]);
       closing = false;

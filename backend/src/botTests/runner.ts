@@ -33,6 +33,7 @@ import { roomDial, type PlacedCall } from './roomCaller.js';
 import { testLiveKit, unavailableReason, type TestLiveKit } from './transports.js';
 import { checkExpectations, turnLatencies } from './checks.js';
 import { publicTestRun, testRunLock, testRuns, type RunCaseDoc, type TestRunDoc } from './store.js';
+import { pollLoop } from '../core/pollLoop.js';
 
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
@@ -61,8 +62,6 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
   const inFlight = new Map<string, Promise<void>>();
   const abort = new AbortController();
   let stopped = true;
-  let timer: NodeJS.Timeout | undefined;
-  let passing: Promise<unknown> | undefined;
   // A room case's call is placed as the widget places one (calls/place.ts), through this process's own cache.
   const pendingMs = 2 * (settings.MONGODB_SERVER_SELECTION_TIMEOUT_MS + settings.MONGODB_SOCKET_TIMEOUT_MS);
   const svc: Services = { ...deps, logger, clock, version: deps.version ?? VERSION, now: () => new Date(clock()), cache: new StoreCache(redis, pendingMs), tracing: deps.tracing ?? tracingOff };
@@ -267,18 +266,7 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
     if (wait) await Promise.all(started);
   }
 
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      passing = pass(false)
-        .catch((err: unknown) => logger.warn({ err }, 'test runner pass failed; retrying'))
-        .finally(() => {
-          passing = undefined;
-          schedule();
-        });
-    }, settings.TEST_RUNNER_POLL_INTERVAL_MS);
-    timer.unref();
-  };
+  const loop = pollLoop(() => pass(false), settings.TEST_RUNNER_POLL_INTERVAL_MS, (err: unknown) => logger.warn({ err }, 'test runner pass failed; retrying'));
 
   return {
     runOnce: () => pass(true),
@@ -290,12 +278,11 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
         return;
       }
       logger.info({ concurrency: settings.TEST_RUNNER_CONCURRENCY, lease_ms: leaseMs }, 'bot test runner started');
-      schedule();
+      loop.start();
     },
     async stop() {
       stopped = true;
-      clearTimeout(timer);
-      await passing;
+      await loop.stop();
       abort.abort();
       await Promise.allSettled([...inFlight.values()]);
     },
