@@ -279,8 +279,12 @@ describe('scaling on live calls', () => {
     w0.setLoad(0.2, 0);
     w1.setLoad(0.2, 0);
     await waitFor('scaled up to 4 on admittable', async () => (await getDeployment('delta')).spec!.replicas === 4);
+    // The operator applies the Deployment before it records the event: await the event, not the replicas.
     // Sorted by message: the two events may share a creation second.
-    const events = await scaleEvents('delta');
+    const events = await waitFor('second scale event', async () => {
+      const e = await scaleEvents('delta');
+      return e.length >= 2 ? e : undefined;
+    });
     expect(events.map((e) => e.message).sort()).toEqual([
       `Scaled up from 1 to 3: ${reason}`,
       'Scaled up from 3 to 4: 0 admittable calls on 3 ready workers need 4 workers',
