@@ -35,6 +35,8 @@ export default async function setup() {
     LIVEKIT_API_SECRET: process.env.LIVEKIT_API_SECRET,
     // The dialler sweeps lost calls every second, so a SIGKILLed worker's call ends within seconds.
     SWEEP_INTERVAL_SECONDS: '1',
+    // The API accepts `sip` test cases (the suite's diallers each run a simulated phone at their own address).
+    TEST_PHONE_SIP_ADDRESS: '127.0.0.1:5099',
     // Bots' HTTP tools (and webhooks) point at receivers on this machine.
     WEBHOOK_ALLOW_PRIVATE: 'true',
   };

@@ -4,9 +4,6 @@ import { Type, type Static } from '@sinclair/typebox';
 
 export const TEST_TRANSPORTS = ['ws', 'room', 'sip'] as const;
 export type TestTransport = (typeof TEST_TRANSPORTS)[number];
-/** Transports a run can place today (`room` only where the backend has LiveKit settings): the others are refused
- *  with 422 transport_unavailable. */
-export const AVAILABLE_TEST_TRANSPORTS: readonly TestTransport[] = ['ws', 'room'];
 /** A persona caller's lines at most when its case does not say (caller.persona.max_turns). */
 export const PERSONA_MAX_TURNS = 8;
 /** Cases one bot keeps at most. */

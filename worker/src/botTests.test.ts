@@ -8,7 +8,9 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createSocket } from 'node:dgram';
 import { dispose } from '@livekit/rtc-node';
+import { SipClient } from 'livekit-server-sdk';
 import { freePort, repoRoot, startProcess, waitUntil, type ManagedProcess } from '@voice-platform/tests/infra';
 import { admin, backendUrl, workerToken } from '../testing/backend.js';
 import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
@@ -24,10 +26,20 @@ function backendEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...process.env, MONGODB_DB: 'worker_tests', JWT_SECRET, WORKER_AUTH_TOKEN: workerToken(), LOG_LEVEL: 'info', WEBHOOK_ALLOW_PRIVATE: 'true', ...extra };
 }
 
+/** A UDP port free now on loopback (the simulated phone's SIP socket). */
+async function freeUdpPort(): Promise<number> {
+  const s = createSocket('udp4');
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', r));
+  const { port } = s.address();
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
 async function startDialler(n: number): Promise<ManagedProcess> {
   const port = await freePort();
   const p = startProcess(`test-dialler-${n}`, process.execPath, [path.join(repoRoot, 'backend/dist/main.js')], {
-    env: backendEnv({ PORT: String(port), ROLES: 'dialler', TEST_RUNNER_WORKER_URL: w.url, TEST_RUNNER_LEASE_MS: '3000', TEST_RUNNER_POLL_INTERVAL_MS: '200' }),
+    // Its simulated phone (sip cases) on a port of its own: a dialler started while a killed one's is not yet free.
+    env: backendEnv({ PORT: String(port), ROLES: 'dialler', TEST_RUNNER_WORKER_URL: w.url, TEST_RUNNER_LEASE_MS: '3000', TEST_RUNNER_POLL_INTERVAL_MS: '200', TEST_PHONE_SIP_ADDRESS: `127.0.0.1:${await freeUdpPort()}` }),
     logFile: path.join(process.env.VP_TEST_DIR!, `test-dialler-${n}.log`),
   });
   diallers.push(p);
@@ -78,14 +90,13 @@ describe('test cases: what a case may name is checked against the bot', () => {
     expect((await admin('GET', `/api/v1/bots/${DEMO}/tests`)).body.items).toHaveLength(before);
   });
 
-  it('sip cases are refused with 422 transport_unavailable saying why (room is available: the backend has LiveKit settings)', async () => {
-    const res = await admin('POST', `/api/v1/bots/${DEMO}/tests`, { ...promiseCase, transport: 'sip' });
-    expect(res.status).toBe(422);
-    expect(res.body.error).toEqual({
-      code: 'transport_unavailable',
-      message: 'transport sip is not available yet: a SIP case needs the simulated phone in the runner',
-      details: { field: 'transport', available: ['ws', 'room'] },
-    });
+  it('a case on each transport this backend places is accepted (sip: the dialler has a simulated phone); available transports are listed', async () => {
+    for (const transport of ['ws', 'room', 'sip']) {
+      const res = await admin('POST', `/api/v1/bots/${DEMO}/tests`, { ...promiseCase, name: `on ${transport}`, transport });
+      expect(res.status).toBe(201);
+      expect(res.body.transport).toBe(transport);
+      expect((await admin('DELETE', `/api/v1/bots/${DEMO}/tests/${res.body.id}`)).status).toBe(204);
+    }
   });
 
   it('a case is created, read, replaced and deleted', async () => {
@@ -194,30 +205,50 @@ describe('the voice-platform CLI (sdk/dist/cli.js) as a CI step', () => {
   });
 });
 
-describe('a room case: a web call in a LiveKit room, as the widget places it', () => {
-  /** Saves `testCase` on `botId`, runs it alone on a dialler, and answers the finished run and its call; the case is deleted after. */
-  async function runRoomCase(botId: string, testCase: Record<string, unknown>): Promise<{ run: any; call: any; version: number }> {
-    const made = await admin('POST', `/api/v1/bots/${botId}/tests`, { ...testCase, transport: 'room' });
-    expect(made.status).toBe(201);
-    expect(made.body).toMatchObject({ name: testCase.name, transport: 'room' });
-    try {
-      const version = (await admin('GET', `/api/v1/bots/${botId}`)).body.version as number;
-      const started = await admin('POST', `/api/v1/bots/${botId}/test-runs`, { cases: [made.body.id] });
-      expect(started.status).toBe(202);
-      expect(started.body.version).toBe(version);
-      if (!diallers.some((d) => d.isRunning())) await startDialler(3);
-      const runPath = `/api/v1/bots/${botId}/test-runs/${started.body.id}`;
-      let run: any;
-      await waitUntil(async () => {
-        run = (await admin('GET', runPath)).body;
-        return run.status === 'done';
-      }, { what: 'the room run done', timeoutMs: 120_000 });
-      const call = run.cases[0]?.call_id ? (await admin('GET', `/api/v1/calls/${run.cases[0].call_id}`)).body : null;
-      return { run, call, version };
-    } finally {
-      await admin('DELETE', `/api/v1/bots/${botId}/tests/${made.body.id}`);
-    }
+/** Saves `testCase` on `botId` with `transport`, runs it alone on a dialler, and answers the finished run and its call; the case is deleted after. */
+async function runCaseOn(transport: 'room' | 'sip', botId: string, testCase: Record<string, unknown>): Promise<{ run: any; call: any; version: number }> {
+  const made = await admin('POST', `/api/v1/bots/${botId}/tests`, { ...testCase, transport });
+  expect(made.status).toBe(201);
+  expect(made.body).toMatchObject({ name: testCase.name, transport });
+  try {
+    const version = (await admin('GET', `/api/v1/bots/${botId}`)).body.version as number;
+    const started = await admin('POST', `/api/v1/bots/${botId}/test-runs`, { cases: [made.body.id] });
+    expect(started.status).toBe(202);
+    expect(started.body.version).toBe(version);
+    if (!diallers.some((d) => d.isRunning())) await startDialler(3);
+    const runPath = `/api/v1/bots/${botId}/test-runs/${started.body.id}`;
+    let run: any;
+    await waitUntil(async () => {
+      run = (await admin('GET', runPath)).body;
+      return run.status === 'done';
+    }, { what: `the ${transport} run done`, timeoutMs: 120_000 });
+    const call = run.cases[0]?.call_id ? (await admin('GET', `/api/v1/calls/${run.cases[0].call_id}`)).body : null;
+    return { run, call, version };
+  } finally {
+    await admin('DELETE', `/api/v1/bots/${botId}/tests/${made.body.id}`);
   }
+}
+
+/** A bot that asks for keys and answers 42 (a keypad-only intent). */
+async function keypadBot(name: string): Promise<string> {
+  const bot = await admin('POST', '/api/v1/bots', {
+    name,
+    greeting: 'Please key in your account number.',
+    variables: [{ name: 'customer_name', required: true, description: '' }],
+    turn_detection: { end_of_turn_silence_ms: 600 },
+    max_call_seconds: 90,
+    policy: {
+      intents: [{ name: 'account', examples: [], dtmf: '42', reply: 'Account {{digits}} found. Goodbye.', end_call: true }],
+      fallback: { reply: 'Sorry, I did not catch that.' },
+    },
+  });
+  expect(bot.status).toBe(201);
+  return bot.body.id as string;
+}
+const keypadCase = { name: 'keys in the account', variables: { customer_name: 'Alice' }, caller: { script: [{ dtmf: '42', wait_for_bot: true }] }, expect: { end_reason: 'bot_hangup', said: ['account 42 found'] } };
+
+describe('a room case: a web call in a LiveKit room, as the widget places it', () => {
+  const runRoomCase = (botId: string, testCase: Record<string, unknown>) => runCaseOn('room', botId, testCase);
 
   it("the runner places a web call of the run's version with the case on it, talks in the room, and the case passes (the mock called with the amount, bot_hangup)", async () => {
     const { run, call, version } = await runRoomCase(DEMO, { ...promiseCase, name: 'promises to pay in a room' });
@@ -228,26 +259,38 @@ describe('a room case: a web call in a LiveKit room, as the widget places it', (
   });
 
   it("a dtmf step presses the keys in the room (publishDtmf): the bot's keypad intent answers them", async () => {
-    const bot = await admin('POST', '/api/v1/bots', {
-      name: 'room keypad bot',
-      greeting: 'Please key in your account number.',
-      variables: [{ name: 'customer_name', required: true, description: '' }],
-      turn_detection: { end_of_turn_silence_ms: 600 },
-      max_call_seconds: 90,
-      policy: {
-        intents: [{ name: 'account', examples: [], dtmf: '42', reply: 'Account {{digits}} found. Goodbye.', end_call: true }],
-        fallback: { reply: 'Sorry, I did not catch that.' },
-      },
-    });
-    expect(bot.status).toBe(201);
-    const { run, call } = await runRoomCase(bot.body.id, {
-      name: 'keys in the account',
-      variables: { customer_name: 'Alice' },
-      caller: { script: [{ dtmf: '42', wait_for_bot: true }] },
-      expect: { end_reason: 'bot_hangup', said: ['account 42 found'] },
-    });
+    const botId = await keypadBot('room keypad bot');
+    const { run, call } = await runRoomCase(botId, keypadCase);
     expect(run).toMatchObject({ status: 'done', passed: 1, failed: 0 });
     expect(call).toMatchObject({ direction: 'web', end_reason: 'bot_hangup' });
+    expect(call.actions).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'dtmf_in', arguments: { digits: '42' } })]));
+    expect(call.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'user', text: '42', dtmf: true })]));
+  });
+});
+
+describe("a sip case: the platform dials the dialler's simulated phone through livekit-sip, on a trunk of its own", () => {
+  const runSipCase = (botId: string, testCase: Record<string, unknown>) => runCaseOn('sip', botId, testCase);
+  const sip = () => new SipClient(process.env.LIVEKIT_URL!.replace(/^ws/, 'http'), process.env.LIVEKIT_API_KEY!, process.env.LIVEKIT_API_SECRET!);
+
+  it("a dial-out of the run's version with the case on it: the phone speaks the script over µ-law RTP, the case passes, and its trunk is gone after", async () => {
+    const { run, call, version } = await runSipCase(DEMO, { ...promiseCase, name: 'promises to pay on the phone' });
+    expect(run).toMatchObject({ status: 'done', passed: 1, failed: 0, version });
+    expect(run.cases).toEqual([expect.objectContaining({ name: 'promises to pay on the phone', passed: true, failures: [], call_id: expect.any(String) })]);
+    // A real dial-out: livekit-sip called the phone on the case's own number, from the test caller id.
+    expect(call).toMatchObject({ direction: 'outbound', bot_version: version, end_reason: 'bot_hangup', from_number: '+15550100999', status: 'completed' });
+    expect(call.to_number).toMatch(/^\+1555\d{7}$/);
+    expect(call.actions).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'record_promise', status: 'ok', arguments: { customer_name: 'Alice', amount_due: '42 dollars' } })]));
+    // The worker heard the caller's line through the phone path (pocketsphinx on the µ-law the phone sent).
+    expect(call.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'user', text: expect.stringMatching(/pay/) })]));
+    const trunks = await sip().listSipOutboundTrunk();
+    expect(trunks.filter((t) => t.name.startsWith('vp-test-phone '))).toEqual([]);
+  });
+
+  it('a dtmf step presses the keys as RFC 4733 events: livekit-sip hands them to the bot, whose keypad intent answers', async () => {
+    const botId = await keypadBot('sip keypad bot');
+    const { run, call } = await runSipCase(botId, { ...keypadCase, name: 'keys in the account on the phone' });
+    expect(run).toMatchObject({ status: 'done', passed: 1, failed: 0 });
+    expect(call).toMatchObject({ direction: 'outbound', end_reason: 'bot_hangup' });
     expect(call.actions).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'dtmf_in', arguments: { digits: '42' } })]));
     expect(call.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'user', text: '42', dtmf: true })]));
   });

@@ -8,7 +8,7 @@
 // - Every change of the run's document is made under its lock (testRunLock) and a result is written only while
 //   the case is not done and still this attempt's: a runner that outlived its lease finds a later attempt begun
 //   and drops its result, so each case has exactly one.
-// - A fleet with no free slot (the worker refuses the call, or none answers; for a room case, placeCall's 503
+// - A fleet with no free slot (the worker refuses the call, or none answers; for a room or sip case, placeCall's 503
 //   fleet_at_capacity) hands the case back `pending`: the run waits queued, no case fails for it.
 // - The last result completes the run and marks `test_run.completed` due in the same write; it is then sent
 //   (a fixed event id) and the mark cleared; a mark a crash left is sent by the next pass.
@@ -30,7 +30,9 @@ import { emitWebhookEvent } from '../webhooks/outbox.js';
 import { openaiAnalysis } from '../analysis/openai.js';
 import { NO_CAPACITY_CODES, runPersonaCall, runScriptedCall, wsDial, type CallerOutcome, type Dial } from './caller.js';
 import { roomDial, type PlacedCall } from './roomCaller.js';
-import { testLiveKit, unavailableReason, type TestLiveKit } from './transports.js';
+import { sipDial, type PlacedSipCall } from './sipCaller.js';
+import { SimulatedPhone } from './sipPhone.js';
+import { testLiveKit, testPhoneAddress, unavailableReason, type TestLiveKit } from './transports.js';
 import { checkExpectations, turnLatencies } from './checks.js';
 import { publicTestRun, testRunLock, testRuns, type RunCaseDoc, type TestRunDoc } from './store.js';
 import { pollLoop } from '../core/pollLoop.js';
@@ -67,6 +69,9 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
   const svc: Services = { ...deps, logger, clock, version: deps.version ?? VERSION, now: () => new Date(clock()), cache: new StoreCache(redis, pendingMs), tracing: deps.tracing ?? tracingOff };
   const jobless = joblessCloser(svc);
   const liveKit = testLiveKit(settings);
+  // `sip` cases: the phone the platform dials (sipCaller.ts), started with the runner.
+  const phoneAt = testPhoneAddress(settings);
+  const phone = phoneAt && svc.telephony ? new SimulatedPhone({ ...phoneAt, log: (msg, fields) => logger.warn(fields, msg) }) : null;
 
   const lock = <T>(runId: string, fn: () => Promise<T>) => withDocLock(redis, testRunLock(runId), fn, { waitMs: 5000 });
 
@@ -136,12 +141,50 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
     }
   }
 
+  /** A sip case's dial-out to the simulated phone (the run's version, the case on the call) through its own trunk. */
+  async function placeSipCall(run: TestRunDoc, c: RunCaseDoc, trunk: { livekitTrunkId: string; fromNumber: string }, toNumber: string): Promise<PlacedSipCall> {
+    try {
+      const call = await placeCall(
+        svc,
+        jobless,
+        { apiKeyId: null, label: `test_run:${run._id}` },
+        { direction: 'outbound', bot_id: run.bot_id, to_number: toNumber, variables: c.spec.variables },
+        `test_run:${run._id}`,
+        await svc.cache.view(),
+        { botVersion: run.version, test: { run_id: run._id, case_id: c.case_id }, trunk },
+      );
+      return { kind: 'placed', callId: call._id };
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      if (NO_CAPACITY_CODES.has(err.code)) return { kind: 'no_capacity', reason: `${err.code}: ${err.message}` };
+      return { kind: 'error', reason: `the call was refused: ${err.code}: ${err.message}` };
+    }
+  }
+
   /** How the case's caller reaches the bot; a string: why this dialler cannot place it. */
   function dialFor(run: TestRunDoc, c: RunCaseDoc): Dial | string {
     if (c.spec.transport === 'ws') {
       return wsDial({ workerUrl: workerUrl!, workerToken: settings.WORKER_AUTH_TOKEN, botId: run.bot_id, runId: run._id, caseId: c.case_id, variables: c.spec.variables }, abort.signal);
     }
     if (c.spec.transport === 'room' && liveKit) return roomDial({ livekitUrl: liveKit.url, place: () => placeWebCall(run, c, liveKit) }, abort.signal);
+    if (c.spec.transport === 'sip' && phone && !phone.listening) return `the simulated phone is not listening at ${phone.address} (see the dialler's log)`;
+    if (c.spec.transport === 'sip' && phone && svc.telephony && liveKit) {
+      return sipDial(
+        {
+          phone,
+          telephony: svc.telephony,
+          trunkName: `vp-test-phone ${run._id}/${c.case_id}`,
+          place: (trunk, toNumber) => placeSipCall(run, c, trunk, toNumber),
+          callState: async (callId) => {
+            const doc = (await locateCall(db, callId))?.doc;
+            return doc ? { status: doc.status, end_reason: doc.end_reason ?? null } : null;
+          },
+          ...('persona' in c.spec.caller ? { observe: liveKit } : {}),
+          log: (msg, fields) => logger.warn({ run_id: run._id, case_id: c.case_id, ...fields }, msg),
+        },
+        abort.signal,
+      );
+    }
     return unavailableReason(c.spec.transport);
   }
 
@@ -277,14 +320,19 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
         logger.info('TEST_RUNNER_WORKER_URL is not set: this dialler runs no bot tests');
         return;
       }
-      logger.info({ concurrency: settings.TEST_RUNNER_CONCURRENCY, lease_ms: leaseMs }, 'bot test runner started');
-      loop.start();
+      logger.info({ concurrency: settings.TEST_RUNNER_CONCURRENCY, lease_ms: leaseMs, simulated_phone: phone?.address ?? null }, 'bot test runner started');
+      // The phone before the first pass: a sip case must find it listening. Cannot bind: the runner goes on
+      // without it (its sip cases fail naming why; ws and room cases run).
+      void (phone ? phone.start().catch((err: unknown) => logger.error({ err: (err as Error).message, address: phone.address }, 'the simulated phone could not listen')) : Promise.resolve()).then(() => {
+        if (!stopped) loop.start();
+      });
     },
     async stop() {
       stopped = true;
       await loop.stop();
       abort.abort();
       await Promise.allSettled([...inFlight.values()]);
+      await phone?.stop();
     },
   };
 }

@@ -1,10 +1,12 @@
-// Which transports a backend's runs place (docs/design.md §17): `room` only with LiveKit settings, `sip` never yet;
+// Which transports a backend's runs place (docs/design.md §17): `room` only with LiveKit settings, `sip` only with
+// them and the simulated phone's address;
 // a case naming another is refused with 422 transport_unavailable saying why and listing what is available.
 import { ApiError } from '../core/errors.js';
 import { checkTestCase } from './routes.js';
-import { availableTestTransports } from './transports.js';
+import { availableTestTransports, testPhoneAddress } from './transports.js';
 
 const LIVEKIT = { LIVEKIT_URL: 'ws://127.0.0.1:7880', LIVEKIT_API_KEY: 'devkey', LIVEKIT_API_SECRET: 'a-secret-of-at-least-thirty-two-characters' };
+const PHONE = '10.1.2.3:5090';
 const bot = { tools: [], llm: { provider: 'scripted' }, variables: [] } as unknown as Parameters<typeof checkTestCase>[0];
 const roomCase = { name: 'in a room', transport: 'room' as const, caller: { script: [{ say: 'hello' }] }, expect: { end_reason: 'bot_hangup' as const } };
 
@@ -19,10 +21,13 @@ function refusal(fn: () => void): { status: number; code: string; message: strin
 }
 
 describe('test transports', () => {
-  it('room is available only where every LiveKit setting is set', () => {
+  it('room is available only where every LiveKit setting is set; sip also needs TEST_PHONE_SIP_ADDRESS', () => {
     expect(availableTestTransports({})).toEqual(['ws']);
     expect(availableTestTransports({ LIVEKIT_URL: LIVEKIT.LIVEKIT_URL, LIVEKIT_API_KEY: LIVEKIT.LIVEKIT_API_KEY })).toEqual(['ws']);
     expect(availableTestTransports(LIVEKIT)).toEqual(['ws', 'room']);
+    expect(availableTestTransports({ TEST_PHONE_SIP_ADDRESS: PHONE })).toEqual(['ws']);
+    expect(availableTestTransports({ ...LIVEKIT, TEST_PHONE_SIP_ADDRESS: PHONE })).toEqual(['ws', 'room', 'sip']);
+    expect(testPhoneAddress({ ...LIVEKIT, TEST_PHONE_SIP_ADDRESS: PHONE })).toEqual({ host: '10.1.2.3', port: 5090 });
   });
 
   it('a room case without LiveKit settings: 422 transport_unavailable naming the settings', () => {
@@ -34,13 +39,14 @@ describe('test transports', () => {
     });
   });
 
-  it('with LiveKit settings a room case is accepted; a sip case is still refused', () => {
+  it('with LiveKit settings but no phone a sip case is refused naming the setting; with the phone it is accepted', () => {
     expect(refusal(() => checkTestCase(bot, roomCase, availableTestTransports(LIVEKIT)))).toBeNull();
     expect(refusal(() => checkTestCase(bot, { ...roomCase, transport: 'sip' }, availableTestTransports(LIVEKIT)))).toEqual({
       status: 422,
       code: 'transport_unavailable',
-      message: 'transport sip is not available yet: a SIP case needs the simulated phone in the runner',
+      message: 'transport sip is not available on this backend: a SIP case dials the simulated phone, which needs TEST_PHONE_SIP_ADDRESS and the LIVEKIT_* settings',
       details: { field: 'transport', available: ['ws', 'room'] },
     });
+    expect(refusal(() => checkTestCase(bot, { ...roomCase, transport: 'sip' }, availableTestTransports({ ...LIVEKIT, TEST_PHONE_SIP_ADDRESS: PHONE })))).toBeNull();
   });
 });

@@ -1,6 +1,7 @@
 // Which transports this backend's runs can place (docs/design.md §17): `ws` always (TEST_RUNNER_WORKER_URL on the
-// dialler), `room` where the backend has LiveKit settings (the runner joins the call's room as its caller), `sip` not yet.
-import { AVAILABLE_TEST_TRANSPORTS, type TestTransport } from '@voice-platform/schemas';
+// dialler), `room` where the backend has LiveKit settings (the runner joins the call's room as its caller), `sip`
+// where it also has TEST_PHONE_SIP_ADDRESS (the platform dials the dialler's simulated phone through livekit-sip).
+import { TEST_TRANSPORTS, type TestTransport } from '@voice-platform/schemas';
 import type { Settings } from '../core/settings.js';
 
 export interface TestLiveKit {
@@ -9,20 +10,27 @@ export interface TestLiveKit {
   apiSecret: string;
 }
 
-type LiveKitSettings = Pick<Settings, 'LIVEKIT_URL' | 'LIVEKIT_API_KEY' | 'LIVEKIT_API_SECRET'>;
+type TransportSettings = Pick<Settings, 'LIVEKIT_URL' | 'LIVEKIT_API_KEY' | 'LIVEKIT_API_SECRET' | 'TEST_PHONE_SIP_ADDRESS'>;
 
 /** The LiveKit a `room` case's caller joins; null: the backend has none set. */
-export function testLiveKit(s: LiveKitSettings): TestLiveKit | null {
+export function testLiveKit(s: TransportSettings): TestLiveKit | null {
   if (!s.LIVEKIT_URL || !s.LIVEKIT_API_KEY || !s.LIVEKIT_API_SECRET) return null;
   return { url: s.LIVEKIT_URL, apiKey: s.LIVEKIT_API_KEY, apiSecret: s.LIVEKIT_API_SECRET };
 }
 
-export function availableTestTransports(s: LiveKitSettings): TestTransport[] {
-  return AVAILABLE_TEST_TRANSPORTS.filter((t) => t !== 'room' || testLiveKit(s) !== null);
+/** The simulated phone's address (`IPv4:port`) for `sip` cases; null: this backend places none. */
+export function testPhoneAddress(s: TransportSettings): { host: string; port: number } | null {
+  if (!testLiveKit(s) || !s.TEST_PHONE_SIP_ADDRESS) return null;
+  const [host, port] = s.TEST_PHONE_SIP_ADDRESS.split(':') as [string, string];
+  return { host, port: Number(port) };
+}
+
+export function availableTestTransports(s: TransportSettings): TestTransport[] {
+  return TEST_TRANSPORTS.filter((t) => (t === 'room' ? testLiveKit(s) !== null : t === 'sip' ? testPhoneAddress(s) !== null : true));
 }
 
 /** Why a run cannot place `transport` here (the 422 transport_unavailable message). */
 export function unavailableReason(transport: TestTransport): string {
   if (transport === 'room') return 'transport room is not available on this backend: a room case joins the call\'s LiveKit room, which needs LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET';
-  return `transport ${transport} is not available yet: a SIP case needs the simulated phone in the runner`;
+  return 'transport sip is not available on this backend: a SIP case dials the simulated phone, which needs TEST_PHONE_SIP_ADDRESS and the LIVEKIT_* settings';
 }

@@ -58,8 +58,10 @@ interface PlaceOptions {
   campaign?: { campaignId: string; contactId: string; attempt: number };
   /** Run this version of the bot (the test runner's, drafts included); else its published version. */
   botVersion?: number;
-  /** A bot test's call (the runner's `room` cases): stored on the call, so the runtime config answers the case's tool mocks. */
+  /** A bot test's call (the runner's `room` and `sip` cases): stored on the call, so the runtime config answers the case's tool mocks. */
   test?: { run_id: string; case_id: string };
+  /** A dial-out through this LiveKit trunk instead of one of the team's (a `sip` case dials the simulated phone on its own trunk). */
+  trunk?: { livekitTrunkId: string; fromNumber: string };
 }
 
 /**
@@ -85,7 +87,12 @@ export async function placeCall(
   const bot = await botAtVersion(svc.db, head, botVersion);
   if (!bot) throw apiError('not_found', `the bot has no version ${botVersion}`);
   if (req.direction !== 'inbound') checkVariables(bot.variables, req.variables);
-  const dial = req.direction === 'outbound' ? { to: req.to_number, ...(await trunkForDialout(svc.db, req.from_number, { table: svc.cache.trunks, view })) } : null;
+  const dial =
+    req.direction !== 'outbound'
+      ? null
+      : opts.trunk
+        ? { to: req.to_number, trunk: { _id: null, livekit_trunk_id: opts.trunk.livekitTrunkId }, fromNumber: opts.trunk.fromNumber }
+        : { to: req.to_number, ...(await trunkForDialout(svc.db, req.from_number, { table: svc.cache.trunks, view })) };
 
   const callId = opts.callId ?? new ObjectId().toHexString();
   const now = svc.clock();
