@@ -295,7 +295,7 @@ export class VpBotTestsPage extends LightElement {
     return html`
       <div class="grid">
         ${this.text('name', 'Name', f.name, (v) => (f.name = v), { required: true, hint: 'What the case checks, e.g. promises to pay.' })}
-        ${field({ id: id('transport'), label: 'Transport', error: errors.transport, hint: 'How the test caller reaches the bot: a WebSocket call (ws), or a web call in a LiveKit room as the widget places it (room, where the backend has LiveKit). SIP is not run yet.' }, (a) =>
+        ${field({ id: id('transport'), label: 'Transport', error: errors.transport, hint: 'How the test caller reaches the bot: a WebSocket call (ws), a web call in a LiveKit room as the widget places it (room, where the backend has LiveKit), or a phone call: the platform dials the dialler\'s simulated phone through livekit-sip (sip, where the backend has TEST_PHONE_SIP_ADDRESS).' }, (a) =>
           html`<select id=${a.id} aria-describedby=${a.describedBy ?? nothing} aria-invalid=${a.invalid} @change=${(ev: Event) => this.change(() => (f.transport = (ev.target as HTMLSelectElement).value as TestCaseForm['transport']))}>
             ${(['ws', 'room', 'sip'] as const).map((t) => html`<option value=${t} .selected=${f.transport === t}>${t === 'ws' ? 'WebSocket (ws)' : t === 'room' ? 'LiveKit room (room)' : 'SIP (sip)'}</option>`)}
           </select>`,
