@@ -206,6 +206,30 @@ describe('Helm chart: bot test runs', () => {
     expect(envVar(find(await render(), 'Deployment', 'vp-voice-platform-backend'), 'TEST_RUNNER_WORKER_URL')).toBeUndefined();
   });
 
+  it("sip cases: the dialler's simulated phone on its pod's IP, the API told there is one, and only livekit-sip may reach it", async () => {
+    const docs = await render();
+    for (const name of ['vp-voice-platform-dialler', 'vp-voice-platform-backend']) {
+      const d = find(docs, 'Deployment', name);
+      expect(envVar(d, 'POD_IP')).toEqual({ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } });
+      expect(envVar(d, 'TEST_PHONE_SIP_ADDRESS')).toEqual({ name: 'TEST_PHONE_SIP_ADDRESS', value: '$(POD_IP):5090' });
+      // Defined before it is used: Kubernetes expands $(POD_IP) only from variables above it.
+      const names = envOf(d).map((e) => e.name);
+      expect(names.indexOf('POD_IP')).toBeLessThan(names.indexOf('TEST_PHONE_SIP_ADDRESS'));
+    }
+    const policy = find(docs, 'NetworkPolicy', 'vp-voice-platform-dialler-phone');
+    expect(policy?.spec).toEqual({
+      podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'vp', 'app.kubernetes.io/component': 'dialler' } },
+      policyTypes: ['Ingress'],
+      ingress: [{ from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'vp', 'app.kubernetes.io/component': 'livekit-sip' } } }], ports: [{ port: 1024, endPort: 65535, protocol: 'UDP' }] }],
+    });
+    // Off, or no livekit-sip: no phone, no policy (the API then refuses sip cases with 422 transport_unavailable).
+    for (const off of [['--set', 'botTests.simulatedPhone.enabled=false'], ['--set', 'livekit.sip.enabled=false']]) {
+      const d = await render(...off);
+      expect(envVar(find(d, 'Deployment', 'vp-voice-platform-dialler'), 'TEST_PHONE_SIP_ADDRESS')).toBeUndefined();
+      expect(find(d, 'NetworkPolicy', 'vp-voice-platform-dialler-phone')).toBeUndefined();
+    }
+  });
+
   it('refuses a workerUrl the dialler would refuse at start', async () => {
     for (const bad of ['default:8000', 'grpc://default:8000']) {
       await expect(render('--set', `botTests.workerUrl=${bad}`)).rejects.toThrow(/botTests.workerUrl must be an http\(s\) or ws\(s\) URL/);

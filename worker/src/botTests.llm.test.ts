@@ -7,10 +7,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { dispose } from '@livekit/rtc-node';
 import { freePort, repoRoot, startProcess, waitUntil, type ManagedProcess } from '@voice-platform/tests/infra';
 import { admin, createBot, workerToken } from '../testing/backend.js';
 import { startCloudStandIn, type ChatRequest, type CloudStandIn } from '../testing/cloud.js';
-import { startWorker, type TestWorker } from '../testing/worker.js';
+import { startWorker, telephonyEnv, type TestWorker } from '../testing/worker.js';
 
 // The suite backend's (jest.global-setup.js): the dialler shares its database and secrets.
 const JWT_SECRET = 'worker-suite-jwt-secret-0123456789abcdef-0123';
@@ -40,7 +41,8 @@ function verify(secret: string, header: string | undefined, raw: string): boolea
 
 beforeAll(async () => {
   cloud = await startCloudStandIn();
-  w = await startWorker();
+  // With telephony: a `sip` case's dial-out goes through livekit-sip to the dialler's simulated phone.
+  w = await startWorker(telephonyEnv());
   receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -55,7 +57,7 @@ beforeAll(async () => {
   const port = await freePort();
   const env = { ...process.env, MONGODB_DB: 'worker_tests', JWT_SECRET, WORKER_AUTH_TOKEN: workerToken(), LOG_LEVEL: 'info', WEBHOOK_ALLOW_PRIVATE: 'true' };
   dialler = startProcess('test-dialler-llm', process.execPath, [path.join(repoRoot, 'backend/dist/main.js')], {
-    env: { ...env, PORT: String(port), ROLES: 'dialler', TEST_RUNNER_WORKER_URL: w.url, TEST_RUNNER_POLL_INTERVAL_MS: '200' },
+    env: { ...env, PORT: String(port), ROLES: 'dialler', TEST_RUNNER_WORKER_URL: w.url, TEST_RUNNER_POLL_INTERVAL_MS: '200', TEST_PHONE_SIP_ADDRESS: `127.0.0.1:${await freePort()}` },
     logFile: path.join(process.env.VP_TEST_DIR!, 'test-dialler-llm.log'),
   });
   await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => null))?.ok === true || (await fetch(`http://127.0.0.1:${port}/health`).catch(() => null))?.status === 200, { what: 'dialler', proc: dialler });
@@ -65,6 +67,7 @@ afterAll(async () => {
   if (hookId) await admin('DELETE', `/api/v1/webhooks/${hookId}`);
   await dialler?.stop(2000);
   await w?.stop();
+  await dispose(); // the telephony worker's rtc-node runtime, or jest does not exit
   await cloud?.close();
   receiver?.closeAllConnections();
   await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
@@ -197,6 +200,32 @@ describe('persona callers (caller.persona)', () => {
     const call = (await admin('GET', `/api/v1/calls/${run.cases[0].call_id}`)).body;
     expect(call.end_reason).toBe('bot_hangup');
     expect(call.transcript.filter((t: any) => t.role === 'user').length).toBeGreaterThanOrEqual(2);
+    cloud.reset();
+  });
+
+  it("on the phone (sip): the persona reads the bot's words from the call's room (joined hidden) and speaks over the simulated phone", async () => {
+    const botId = await createBot({ name: 'persona phone bot', greeting: GREETING, llm: llm() });
+    cloud.chatReplyFor = (req) => {
+      if (!req.stream) return personaTurns(req);
+      const heard = req.messages.filter((m: any) => m.role === 'user').length;
+      return heard < 2 ? { text: 'How much would you like to pay?' } : { text: 'Noted, thank you. Goodbye.', endCall: true };
+    };
+    const made = await admin('POST', `/api/v1/bots/${botId}/tests`, { name: 'pays by phone', transport: 'sip', caller: { persona: { ...persona, max_turns: 5 } }, expect: { end_reason: 'bot_hangup', said: ['how much', 'goodbye'] } });
+    expect(made.status).toBe(201);
+
+    const run = await runUntilDone(botId, {});
+    runsSeen.push(run.id);
+    expect(run).toMatchObject({ status: 'done', passed: 1, failed: 0 });
+    const asked = personaRequests();
+    expect(asked).toHaveLength(2);
+    expect(asked[0]!.messages.slice(1)).toEqual([{ role: 'user', content: GREETING }]);
+    expect(asked[1]!.messages.slice(1)).toEqual([
+      { role: 'user', content: GREETING },
+      { role: 'assistant', content: LINES[0] },
+      { role: 'user', content: 'How much would you like to pay?' },
+    ]);
+    const call = (await admin('GET', `/api/v1/calls/${run.cases[0].call_id}`)).body;
+    expect(call).toMatchObject({ direction: 'outbound', end_reason: 'bot_hangup', from_number: '+15550100999' });
     cloud.reset();
   });
 

@@ -56,6 +56,16 @@ export function sipDial(o: SipDialOptions, signal?: AbortSignal): Dial {
       const placed = await o.place({ livekitTrunkId: trunkId, fromNumber: SIMULATED_CALLER_ID }, toNumber);
       if (placed.kind !== 'placed') return placed;
       const callId = placed.callId;
+      // The observer joins while the phone rings, so it hears the greeting's transcript too.
+      const early: Record<string, unknown>[] = [];
+      let hear = (msg: Record<string, unknown>): void => void early.push(msg);
+      if (o.observe) {
+        try {
+          observer = await observeRoom(o.observe, callId, (msg) => hear(msg));
+        } catch (err) {
+          o.log('the persona could not join the call room to read the bot', { call_id: callId, err: (err as Error).message });
+        }
+      }
       let answered: Awaited<typeof expected.answered> | null = null;
       void expected.answered.then((c) => (answered = c), () => undefined);
       // Ringing: a call that ends first never reached the phone (refused, failed, no worker).
@@ -88,13 +98,8 @@ export function sipDial(o: SipDialOptions, signal?: AbortSignal): Dial {
       };
       call.onEnded = () => line.end();
       if (call.ended) line.end();
-      if (o.observe) {
-        try {
-          observer = await observeRoom(o.observe, callId, (msg) => line.message(msg as Parameters<CallerLine['message']>[0]));
-        } catch (err) {
-          o.log('the persona could not join the call room to read the bot', { call_id: callId, err: (err as Error).message });
-        }
-      }
+      hear = (msg) => line.message(msg as Parameters<CallerLine['message']>[0]);
+      for (const msg of early) hear(msg);
       line.startAudio();
       try {
         return await talk(line, callId);

@@ -7,6 +7,8 @@
 import dgram from 'node:dgram';
 import { randomBytes, randomInt } from 'node:crypto';
 import { once } from 'node:events';
+import { lookup } from 'node:dns/promises';
+import { isIPv4 } from 'node:net';
 
 /** The phone's side of one SIP dialog, as the caller drives it. */
 export interface PhoneCall {
@@ -210,7 +212,7 @@ class Dialog implements PhoneCall {
 }
 
 export interface SimulatedPhoneOptions {
-  /** The IPv4 address the phone binds and puts in its Contact and SDP (livekit-sip must reach it). */
+  /** The address the phone binds and puts in its Contact and SDP (livekit-sip must reach it): IPv4, or a name resolved at start. */
   host: string;
   /** Its SIP port (UDP). */
   port: number;
@@ -225,11 +227,16 @@ export class SimulatedPhone {
   /** Requests we sent, by Via branch: resolves on their final answer. */
   private readonly pending = new Map<string, () => void>();
 
-  constructor(private readonly o: SimulatedPhoneOptions) {}
+  /** The address bound and advertised (o.host resolved at start). */
+  private host: string;
+
+  constructor(private readonly o: SimulatedPhoneOptions) {
+    this.host = o.host;
+  }
 
   /** host:port, the address a trunk to this phone names. */
   get address(): string {
-    return `${this.o.host}:${this.port}`;
+    return `${this.host}:${this.port}`;
   }
   get port(): number {
     const a = this.socket?.address();
@@ -242,10 +249,12 @@ export class SimulatedPhone {
 
   async start(): Promise<void> {
     if (this.socket) return;
+    // A host name (compose's service name) is its IPv4 address here: SDP and Contact carry the address.
+    if (!isIPv4(this.host)) this.host = (await lookup(this.host, { family: 4 })).address;
     const socket = dgram.createSocket('udp4');
     socket.on('message', (msg, rinfo) => this.receive(msg, rinfo));
     socket.on('error', (err) => this.o.log?.('simulated phone socket error', { err: err.message }));
-    socket.bind(this.o.port, this.o.host);
+    socket.bind(this.o.port, this.host);
     await once(socket, 'listening');
     this.socket = socket;
   }
@@ -379,7 +388,7 @@ export class SimulatedPhone {
     this.expected.delete(user.replace(/^\+/, ''));
     const rtp = dgram.createSocket('udp4');
     rtp.on('error', () => undefined);
-    rtp.bind(0, this.o.host);
+    rtp.bind(0, this.host);
     await once(rtp, 'listening');
     const toTag = token();
     const contactUri = /<([^>]+)>/.exec(header(invite, 'contact') ?? '')?.[1] ?? `sip:${from.address}:${from.port}`;
@@ -390,9 +399,9 @@ export class SimulatedPhone {
     const sdp = Buffer.from(
       [
         'v=0',
-        `o=- ${session} ${session} IN IP4 ${this.o.host}`,
+        `o=- ${session} ${session} IN IP4 ${this.host}`,
         's=voice-platform simulated phone',
-        `c=IN IP4 ${this.o.host}`,
+        `c=IN IP4 ${this.host}`,
         't=0 0',
         `m=audio ${rtp.address().port} RTP/AVP ${PCMU}${media.dtmfPt !== null ? ` ${media.dtmfPt}` : ''}`,
         'a=rtpmap:0 PCMU/8000',

@@ -116,10 +116,11 @@ export const SettingsSchema = Type.Object({
   /** Dialler: the voice workers' address (http(s)://host:port, e.g. the worker Service) that bot test runs place
    *  their WebSocket calls at (docs/design.md §17). Unset: this dialler runs no tests (runs stay queued). */
   TEST_RUNNER_WORKER_URL: Type.Optional(Type.String({ pattern: '^(https?|wss?)://[^\\s]+$' })),
-  /** Where the dialler's simulated phone for `sip` test cases listens (UDP `IPv4:port`, docs/design.md §17): livekit-sip
-   *  dials it through a trunk the runner makes per case, and its RTP uses free ports of the same address. Needs the
-   *  LIVEKIT_* settings. Set on the API too (any address): it accepts `sip` cases only where the phone is set. */
-  TEST_PHONE_SIP_ADDRESS: Type.Optional(Type.String({ pattern: '^(\\d{1,3}\\.){3}\\d{1,3}:\\d{1,5}$' })),
+  /** Where the dialler's simulated phone for `sip` test cases listens (UDP `host:port`, docs/design.md §17; a host name
+   *  is resolved to its IPv4 address at start, e.g. the compose service's): livekit-sip dials it through a trunk the
+   *  runner makes per case, and its RTP uses free ports of the same address. Needs the LIVEKIT_* settings. Set on the
+   *  API too (any address): it accepts `sip` cases only where the phone is set. */
+  TEST_PHONE_SIP_ADDRESS: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9.-]{0,252}:\\d{1,5}$' })),
   /** Dialler: how long a runner's hold on a test case outlives the runner if it dies (it is renewed meanwhile). */
   TEST_RUNNER_LEASE_MS: Type.Integer({ minimum: 500, maximum: 600000, default: 15000 }),
   /** Dialler: how often test runs are looked for. */
