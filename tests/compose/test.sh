@@ -168,4 +168,23 @@ jq -e '.recording_key | test("\\.wav$")' <<<"$rec" >/dev/null || die "no recordi
 grep -q 'live pocketsphinx decoders running' "$ART/worker.log" || die "the worker image does not decode live (see $ART/worker.log)"
 ! grep -q 'live pocketsphinx decoding unavailable' "$ART/worker.log" || die "the worker image says live decoding is unavailable (see $ART/worker.log)"
 step "the worker decoded the call live"
+
+# --- a bot test on the phone path: the platform dials the dialler's simulated phone (docs/design.md §17) ---
+CASE="$(call POST "/bots/$BOT/tests" '{"name": "promises on the phone", "transport": "sip", "variables": {"customer_name": "Kay"},
+  "caller": {"script": [{"say": "yes i will pay", "wait_for_bot": true}]},
+  "expect": {"end_reason": "bot_hangup", "said": ["thank you, goodbye"]}}' "$AUTH" | jq -r .id)"
+RUN="$(call POST "/bots/$BOT/test-runs" "$(jq -nc --arg c "$CASE" '{cases: [$c]}')" "$AUTH" | jq -r .id)"
+step "sip test case $CASE running ($RUN)"
+t=$SECONDS
+while :; do
+  run="$(call GET "/bots/$BOT/test-runs/$RUN" "" "$AUTH")"
+  [ "$(jq -r .status <<<"$run")" = done ] && break
+  [ $((SECONDS - t)) -lt 180 ] || die "test run $RUN not done after 180 s: $run"
+  sleep 1
+done
+echo "$run" | jq . >"$ART/test-run.json"
+[ "$(jq -r '"\(.passed)/\(.failed)"' <<<"$run")" = 1/0 ] || die "the sip test case failed: $(jq -c '.cases[0].failures' <<<"$run")"
+trec="$(call GET "/calls/$(jq -r '.cases[0].call_id' <<<"$run")" "" "$AUTH")"
+[ "$(jq -r .direction <<<"$trec")" = outbound ] || die "the sip case's call is not a dial-out"
+step "the sip test case passed in $(elapsed "$t"): $(jq -r '.transcript | map("\(.role): \(.text)") | join(" / ")' <<<"$trec")"
 step "test-compose passed in $(elapsed "$started_all")"
