@@ -9,6 +9,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { once } from 'node:events';
 import { lookup } from 'node:dns/promises';
 import { isIPv4 } from 'node:net';
+import { linearToUlaw, pcmuPayload, PCMU_PAYLOAD_TYPE as PCMU, ulawToLinear } from '@voice-platform/schemas/node';
 
 /** The phone's side of one SIP dialog, as the caller drives it. */
 export interface PhoneCall {
@@ -36,7 +37,6 @@ const SIP_T1_MS = 500;
 /** How long a 200 to an INVITE is resent without an ACK (64·T1, RFC 3261 §13.3.1.4). */
 const ANSWER_TIMEOUT_MS = 64 * SIP_T1_MS;
 const SAMPLES_PER_FRAME = 160; // 20 ms at 8 kHz
-const PCMU = 0;
 /** RFC 4733 events: how long each key is held, and the pause after it. */
 const KEY_MS = 100;
 const KEY_GAP_MS = 150;
@@ -93,24 +93,6 @@ export function parseSdpOffer(sdp: string): { host: string; port: number; dtmfPt
   return { host, port: Number(m[1]), dtmfPt: te ? Number(te[1]) : null };
 }
 
-// G.711 µ-law (ITU-T G.711, the usual segment tables computed).
-const BIAS = 0x84;
-const CLIP = 32635;
-export function ulawEncode(sample: number): number {
-  const sign = sample < 0 ? 0x80 : 0;
-  let s = Math.min(Math.abs(sample), CLIP) + BIAS;
-  let exponent = 7;
-  for (let mask = 0x4000; (s & mask) === 0 && exponent > 0; mask >>= 1) exponent--;
-  const mantissa = (s >> (exponent + 3)) & 0x0f;
-  s = ~(sign | (exponent << 4) | mantissa) & 0xff;
-  return s;
-}
-export function ulawDecode(byte: number): number {
-  const u = ~byte & 0xff;
-  const t = (((u & 0x0f) << 3) + BIAS) << ((u & 0x70) >> 4);
-  return u & 0x80 ? BIAS - t : t - BIAS;
-}
-
 class Dialog implements PhoneCall {
   onAudio: ((peak: number) => void) | null = null;
   onEnded: (() => void) | null = null;
@@ -142,15 +124,10 @@ class Dialog implements PhoneCall {
   }
 
   private hear(packet: Buffer): void {
-    if (packet.length < 12 || packet[0]! >> 6 !== 2 || (packet[1]! & 0x7f) !== PCMU) return;
-    const csrc = packet[0]! & 0x0f;
-    let offset = 12 + csrc * 4;
-    if (packet[0]! & 0x10) offset += 4 + packet.readUInt16BE(offset + 2) * 4; // a header extension
+    const payload = pcmuPayload(packet);
+    if (!payload) return;
     let peak = 0;
-    for (let i = offset; i < packet.length; i++) {
-      const v = Math.abs(ulawDecode(packet[i]!));
-      if (v > peak) peak = v;
-    }
+    for (const code of payload) peak = Math.max(peak, Math.abs(ulawToLinear(code)));
     this.onAudio?.(peak);
   }
 
@@ -172,7 +149,7 @@ class Dialog implements PhoneCall {
     if (this.keying || !this.acked) return;
     const out = Buffer.alloc(SAMPLES_PER_FRAME);
     // 16 → 8 kHz: each pair averaged (a plain low-pass; espeak's voice has little above 4 kHz).
-    for (let i = 0; i < SAMPLES_PER_FRAME && 4 * i + 3 < frame16k.length; i++) out[i] = ulawEncode((frame16k.readInt16LE(4 * i) + frame16k.readInt16LE(4 * i + 2)) >> 1);
+    for (let i = 0; i < SAMPLES_PER_FRAME && 4 * i + 3 < frame16k.length; i++) out[i] = linearToUlaw((frame16k.readInt16LE(4 * i) + frame16k.readInt16LE(4 * i + 2)) >> 1);
     this.send(PCMU, false, out, ts);
   }
 

@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { cacheDir, binary } from './versions.js';
+import { linearToUlaw } from '@voice-platform/schemas/node';
 
 export type AmdLabel = 'machine' | 'human';
 
@@ -257,16 +258,7 @@ export function amdAudio(a: AmdAnswer, tmpDir: string, totalMs?: number): AmdAud
   return { pcm, speechMs, timeline };
 }
 
-/** 16-bit linear → G.711 µ-law (ITU-T G.711, the inverse of ear.ts ulawToLinear). */
-export function linearToUlaw(sample: number): number {
-  let s = max(-32768, min(32767, round(sample)));
-  const sign = s < 0 ? 0x80 : 0;
-  if (s < 0) s = -s;
-  s = min(s, 32635) + 0x84;
-  let exponent = 7;
-  for (let mask = 0x4000; (s & mask) === 0 && exponent > 0; mask >>= 1) exponent--;
-  return ~(sign | (exponent << 4) | ((s >> (exponent + 3)) & 0x0f)) & 0xff;
-}
+export { linearToUlaw };
 
 let ulawTable: Uint8Array | undefined;
 

@@ -3,6 +3,9 @@
 // livekit-sip sends the call's audio (G.711 µ-law RTP) here: a test hears what a callee on a real phone
 // line would hear, after LiveKit and livekit-sip.
 import { createSocket, type Socket } from 'node:dgram';
+import { linearToUlaw, pcmuPayload, PCMU_PAYLOAD_TYPE, ulawToLinear } from '@voice-platform/schemas/node';
+
+export { linearToUlaw, ulawToLinear };
 
 /** One RTP stream the ear heard: 8 kHz PCM laid out by RTP timestamp (gaps are silence). */
 export interface HeardStream {
@@ -40,7 +43,7 @@ export interface EarLine {
   stop(): void;
 }
 
-const PCMU = 0;
+const PCMU = PCMU_PAYLOAD_TYPE;
 const TELEPHONE_EVENT = 101;
 
 /** RFC 4733 event codes → keys. */
@@ -279,35 +282,3 @@ export class PhoneEar {
   }
 }
 
-/** The PCMU payload of an RTP packet; null if it is not one (RTCP, DTMF, other payload types). */
-function pcmuPayload(msg: Buffer): Buffer | null {
-  if (msg.length < 12 || msg[0]! >> 6 !== 2 || (msg[1]! & 0x7f) !== PCMU) return null;
-  let at = 12 + 4 * (msg[0]! & 0x0f);
-  if (msg[0]! & 0x10) {
-    if (at + 4 > msg.length) return null;
-    at += 4 + 4 * msg.readUInt16BE(at + 2);
-  }
-  const padding = msg[0]! & 0x20 ? msg[msg.length - 1]! : 0;
-  if (at > msg.length - padding) return null;
-  return msg.subarray(at, msg.length - padding);
-}
-
-/** 16-bit linear → G.711 µ-law (ITU-T G.711). */
-export function linearToUlaw(sample: number): number {
-  const BIAS = 0x84;
-  const CLIP = 32635;
-  const sign = sample < 0 ? 0x80 : 0;
-  let s = Math.min(Math.abs(sample), CLIP) + BIAS;
-  let exponent = 7;
-  for (let mask = 0x4000; (s & mask) === 0 && exponent > 0; mask >>= 1) exponent--;
-  const mantissa = (s >> (exponent + 3)) & 0x0f;
-  s = ~(sign | (exponent << 4) | mantissa) & 0xff;
-  return s;
-}
-
-/** G.711 µ-law → 16-bit linear (ITU-T G.711). */
-export function ulawToLinear(code: number): number {
-  const u = ~code & 0xff;
-  const magnitude = ((((u & 0x0f) << 3) + 0x84) << ((u >> 4) & 0x07)) - 0x84;
-  return u & 0x80 ? -magnitude : magnitude;
-}
