@@ -26,6 +26,8 @@ const BOT_TURN_WAIT_MS = 25_000;
 const END_WAIT_MS = 20_000;
 /** A persona's first line: how long it waits for a greeting before it speaks first. */
 const GREETING_WAIT_MS = 10_000;
+/** RFC 4733 event codes of the keys a script presses, as livekit-sip and the worker read them (room and sip cases). */
+export const DTMF_EVENT_CODES: Readonly<Record<string, number>> = { '0': 0, '1': 1, '2': 2, '3': 3, '4': 4, '5': 5, '6': 6, '7': 7, '8': 8, '9': 9, '*': 10, '#': 11 };
 /** Refusals (the worker's, or placeCall's for a room case) that mean "no room now": the case waits, it does not fail. */
 export const NO_CAPACITY_CODES = new Set(['worker_at_capacity', 'worker_draining', 'fleet_at_capacity']);
 

@@ -5,7 +5,7 @@
 // protocol's shapes), presses keys with publishDtmf, and hangs up by leaving. rtc-node is loaded only when a room
 // case runs: an API process never loads its native library.
 import type { AudioSource, RemoteTrack, Room } from '@livekit/rtc-node';
-import { CALLER_RATE_HZ, CallerLine, FRAME_MS, type CallerOutcome, type Dial } from './caller.js';
+import { CALLER_RATE_HZ, CallerLine, DTMF_EVENT_CODES, FRAME_MS, type CallerOutcome, type Dial } from './caller.js';
 
 /** The worker's identity in a call's room (worker/src/transports/livekit.ts); a supervisor listening is another. */
 const BOT_IDENTITY = 'bot';
@@ -15,8 +15,6 @@ const BOT_VOICE_PEAK = 500;
 const START_WAIT_MS = 30_000;
 /** Between two keys of one dtmf step (the worker's own keypad pauses as long). */
 const KEY_INTERVAL_MS = 250;
-/** RFC 4733 event codes, as livekit-sip and the worker read them. */
-const DTMF_CODES: Readonly<Record<string, number>> = { '0': 0, '1': 1, '2': 2, '3': 3, '4': 4, '5': 5, '6': 6, '7': 7, '8': 8, '9': 9, '*': 10, '#': 11 };
 
 /** What the runner's placing of the call answers: the room to join, or why there is no call. */
 export type PlacedCall = { kind: 'placed'; callId: string; roomName: string; token: string } | Exclude<CallerOutcome, { kind: 'called' }>;
@@ -47,7 +45,7 @@ export function roomDial(o: RoomDialOptions, signal?: AbortSignal): Dial {
         dtmf: async (digits) => {
           for (let i = 0; i < digits.length && !line.closed; i++) {
             if (i > 0) await new Promise((r) => setTimeout(r, KEY_INTERVAL_MS));
-            await room.localParticipant!.publishDtmf(DTMF_CODES[digits[i]!]!, digits[i]!);
+            await room.localParticipant!.publishDtmf(DTMF_EVENT_CODES[digits[i]!]!, digits[i]!);
           }
         },
         hangUp: async () => {

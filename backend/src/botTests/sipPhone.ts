@@ -7,6 +7,7 @@
 import dgram from 'node:dgram';
 import { randomBytes, randomInt } from 'node:crypto';
 import { once } from 'node:events';
+import { DTMF_EVENT_CODES } from './caller.js';
 import { lookup } from 'node:dns/promises';
 import { isIPv4 } from 'node:net';
 import { linearToUlaw, pcmuPayload, PCMU_PAYLOAD_TYPE as PCMU, ulawToLinear } from '@voice-platform/schemas/node';
@@ -40,7 +41,6 @@ const SAMPLES_PER_FRAME = 160; // 20 ms at 8 kHz
 /** RFC 4733 events: how long each key is held, and the pause after it. */
 const KEY_MS = 100;
 const KEY_GAP_MS = 150;
-const DTMF_EVENTS: Readonly<Record<string, number>> = { '0': 0, '1': 1, '2': 2, '3': 3, '4': 4, '5': 5, '6': 6, '7': 7, '8': 8, '9': 9, '*': 10, '#': 11 };
 const COMPACT: Readonly<Record<string, string>> = { v: 'via', f: 'from', t: 'to', i: 'call-id', m: 'contact', l: 'content-length', c: 'content-type' };
 
 interface SipMessage {
@@ -157,7 +157,7 @@ class Dialog implements PhoneCall {
     const pt = this.media.dtmfPt;
     if (pt === null) throw new Error('the far end offered no telephone-event payload type');
     for (const key of digits) {
-      const event = DTMF_EVENTS[key];
+      const event = DTMF_EVENT_CODES[key];
       if (event === undefined || this.ended) continue;
       this.keying = true;
       const ts = this.timestamp;
