@@ -99,6 +99,10 @@ export class CallerLine implements Line {
   get closed(): boolean {
     return this.ended;
   }
+  /** Whether the bot's voice has been heard on the line. */
+  get heardBot(): boolean {
+    return this.botAudioFrames > 0;
+  }
   /** The transport heard a frame of the bot's voice. */
   botAudio(): void {
     this.lastBotAudioAt = performance.now();

@@ -105,8 +105,10 @@ export function roomDial(o: RoomDialOptions, signal?: AbortSignal): Dial {
         return { kind: 'called', callId: placed.callId, callerError: `the caller could not join the call's room: ${(err as Error).message}` };
       }
       line.startAudio();
-      await line.until(() => line.startedId !== null, START_WAIT_MS);
-      if (line.startedId === null) {
+      // Started: the worker's `started` message, or its voice (the greeting). A data message sent while the caller's
+      // side of the room is still being set up can be lost; the call's id is known from placing it either way.
+      await line.until(() => line.startedId !== null || line.heardBot || line.refused !== null, START_WAIT_MS);
+      if (line.startedId === null && !line.heardBot) {
         const why = line.refused ? `the worker refused the call: ${line.refused.code}: ${line.refused.message}` : line.closed ? 'the call ended before it started' : `the bot did not start the call within ${START_WAIT_MS} ms`;
         return { kind: 'called', callId: placed.callId, callerError: why };
       }
