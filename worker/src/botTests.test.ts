@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createSocket } from 'node:dgram';
 import { dispose } from '@livekit/rtc-node';
+import { Redis } from 'ioredis';
 import { SipClient } from 'livekit-server-sdk';
 import { freePort, repoRoot, startProcess, waitUntil, type ManagedProcess } from '@voice-platform/tests/infra';
 import { admin, backendUrl, workerToken } from '../testing/backend.js';
@@ -285,6 +286,26 @@ describe("a sip case: the platform dials the dialler's simulated phone through l
     expect(call.transcript).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'user', text: expect.stringMatching(/\S/) })]));
     const trunks = await sip().listSipOutboundTrunk();
     expect(trunks.filter((t) => t.name.startsWith('vp-test-phone '))).toEqual([]);
+  });
+
+  it("a trunk a killed runner's case left in LiveKit is deleted by a runner; one whose case a runner holds, and a team's, are kept", async () => {
+    const lk = sip();
+    const [run1, case1, run2, case2] = ['6b0c00000000000000000001', '6b0c00000000000000000002', '6b0c00000000000000000003', '6b0c00000000000000000004'];
+    const left = await lk.createSipOutboundTrunk(`vp-test-phone ${run1}/${case1}`, '127.0.0.1:5999', ['+15550100999']);
+    const held = await lk.createSipOutboundTrunk(`vp-test-phone ${run2}/${case2}`, '127.0.0.1:5999', ['+15550100999']);
+    const team = await lk.createSipOutboundTrunk('a team trunk', '127.0.0.1:5999', ['+15550100998']);
+    const redis = new Redis(process.env.REDIS_URL!);
+    await redis.set(`vp:test:lease:${run2}:${case2}`, 'another-runner', 'PX', 120_000);
+    try {
+      await startDialler(4); // a runner sweeps when it starts, then every minute
+      await waitUntil(async () => !(await lk.listSipOutboundTrunk()).some((t) => t.sipTrunkId === left.sipTrunkId), { what: 'the left trunk deleted', timeoutMs: 30_000 });
+      expect((await lk.listSipOutboundTrunk()).map((t) => t.sipTrunkId)).toEqual(expect.arrayContaining([held.sipTrunkId, team.sipTrunkId]));
+    } finally {
+      await lk.deleteSipTrunk(held.sipTrunkId).catch(() => undefined);
+      await lk.deleteSipTrunk(team.sipTrunkId).catch(() => undefined);
+      await redis.del(`vp:test:lease:${run2}:${case2}`);
+      redis.disconnect();
+    }
   });
 
   it('a dtmf step presses the keys as RFC 4733 events: livekit-sip hands them to the bot, whose keypad intent answers', async () => {

@@ -14,10 +14,9 @@ import { signTestCallToken } from '@voice-platform/schemas/test-call-token';
 import { speechBytes } from '@voice-platform/schemas/node';
 import { PERSONA_MAX_TURNS, type LlmSettings, type TestScriptStep } from '@voice-platform/schemas';
 
-/** The caller's audio: 16 kHz mono, 20 ms frames. */
+/** The caller's audio: 16 kHz mono (8 kHz on a phone line: sipCaller.ts), 20 ms frames. */
 export const CALLER_RATE_HZ = 16_000;
 export const FRAME_MS = 20;
-const FRAME_BYTES = (CALLER_RATE_HZ * FRAME_MS * 2) / 1000;
 /** The bot has finished a line when its audio has stopped this long. */
 const BOT_QUIET_MS = 900;
 /** Longest wait for the bot to speak and finish (a step with wait_for_bot). */
@@ -65,7 +64,7 @@ interface Line {
 
 /** A transport's end of the line: what the caller's side sends through it. */
 export interface Wire {
-  /** One 20 ms frame of the caller's audio (s16le mono at CALLER_RATE_HZ). */
+  /** One 20 ms frame of the caller's audio (s16le mono at the line's rate). */
   sendFrame(frame: Buffer): void | Promise<void>;
   dtmf(digits: string): void | Promise<void>;
   /** The caller hangs up. */
@@ -91,10 +90,18 @@ export class CallerLine implements Line {
   private pumping = false;
   private pump: Promise<void> = Promise.resolve();
 
+  /** Bytes of one 20 ms frame at the line's rate. */
+  private readonly frameBytes: number;
+
   constructor(
     private readonly wire: Wire,
     private readonly signal?: AbortSignal,
-  ) {}
+    /** The rate the caller speaks at: the transport's own, so the voice is made at it (sox resamples well; a
+     *  line that halved it would fold the voice's highs into the band the recogniser hears). */
+    private readonly rateHz = CALLER_RATE_HZ,
+  ) {
+    this.frameBytes = (rateHz * FRAME_MS * 2) / 1000;
+  }
 
   get closed(): boolean {
     return this.ended;
@@ -122,13 +129,14 @@ export class CallerLine implements Line {
   startAudio(): void {
     if (this.pumping) return;
     this.pumping = true;
-    const silenceFrame = Buffer.alloc(FRAME_BYTES);
+    const frameBytes = this.frameBytes;
+    const silenceFrame = Buffer.alloc(frameBytes);
     this.pump = (async () => {
       const start = performance.now();
       for (let k = 0; this.pumping && !this.ended; k++) {
-        const frame = this.queue.length ? this.queue.subarray(0, FRAME_BYTES) : silenceFrame;
+        const frame = this.queue.length ? this.queue.subarray(0, frameBytes) : silenceFrame;
         this.queue = this.queue.subarray(frame.length);
-        await this.wire.sendFrame(frame.length === FRAME_BYTES ? frame : Buffer.concat([frame, Buffer.alloc(FRAME_BYTES - frame.length)]));
+        await this.wire.sendFrame(frame.length === frameBytes ? frame : Buffer.concat([frame, Buffer.alloc(frameBytes - frame.length)]));
         const wait = start + (k + 1) * FRAME_MS - performance.now();
         if (wait > 0) await delay(wait);
       }
@@ -145,7 +153,7 @@ export class CallerLine implements Line {
     return cond();
   }
   async say(text: string): Promise<void> {
-    this.queue = Buffer.concat([this.queue, speechBytes(text, CALLER_RATE_HZ)]);
+    this.queue = Buffer.concat([this.queue, speechBytes(text, this.rateHz)]);
     await this.until(() => this.queue.length === 0, 60_000);
     this.heardFrom = this.botAudioFrames;
   }

@@ -30,7 +30,7 @@ import { emitWebhookEvent } from '../webhooks/outbox.js';
 import { openaiAnalysis } from '../analysis/openai.js';
 import { NO_CAPACITY_CODES, runPersonaCall, runScriptedCall, wsDial, type CallerOutcome, type Dial } from './caller.js';
 import { roomDial, type PlacedCall } from './roomCaller.js';
-import { sipDial, type PlacedSipCall } from './sipCaller.js';
+import { phoneTrunkName, sipDial, sweepPhoneTrunks, type PlacedSipCall } from './sipCaller.js';
 import { SimulatedPhone } from './sipPhone.js';
 import { testLiveKit, testPhoneAddress, unavailableReason, type TestLiveKit } from './transports.js';
 import { checkExpectations, turnLatencies } from './checks.js';
@@ -43,6 +43,8 @@ const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('
 export const testCaseLeaseKey = (runId: string, caseId: string) => `vp:test:lease:${runId}:${caseId}`;
 /** How long the stored call has, after the caller hung up, to be ended and analysed before it is checked as it is. */
 const SETTLE_WAIT_MS = 60_000;
+/** How often a runner looks for trunks a killed runner's sip cases left in LiveKit. */
+const PHONE_TRUNK_SWEEP_MS = 60_000;
 
 interface RunnerDeps extends AppDeps {
   metrics: Metrics;
@@ -173,7 +175,7 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
         {
           phone,
           telephony: svc.telephony,
-          trunkName: `vp-test-phone ${run._id}/${c.case_id}`,
+          trunkName: phoneTrunkName(run._id, c.case_id),
           place: (trunk, toNumber) => placeSipCall(run, c, trunk, toNumber),
           callState: async (callId) => {
             const doc = (await locateCall(db, callId))?.doc;
@@ -309,7 +311,27 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
     if (wait) await Promise.all(started);
   }
 
-  const loop = pollLoop(() => pass(false), settings.TEST_RUNNER_POLL_INTERVAL_MS, (err: unknown) => logger.warn({ err }, 'test runner pass failed; retrying'));
+  // A killed runner's sip case leaves its trunk in LiveKit: swept at start and then every PHONE_TRUNK_SWEEP_MS.
+  let sweptAt = -Infinity;
+  async function sweepTrunks(): Promise<void> {
+    if (!phone || !svc.telephony || performance.now() - sweptAt < PHONE_TRUNK_SWEEP_MS) return;
+    sweptAt = performance.now();
+    try {
+      const deleted = await sweepPhoneTrunks(svc.telephony, async (runId, caseId) => (await redis.exists(testCaseLeaseKey(runId, caseId))) === 1);
+      if (deleted) logger.info({ deleted }, "deleted the simulated phone's trunks of cases no runner holds");
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, "could not sweep the simulated phone's trunks; trying again later");
+    }
+  }
+
+  const loop = pollLoop(
+    async () => {
+      await sweepTrunks();
+      await pass(false);
+    },
+    settings.TEST_RUNNER_POLL_INTERVAL_MS,
+    (err: unknown) => logger.warn({ err }, 'test runner pass failed; retrying'),
+  );
 
   return {
     runOnce: () => pass(true),

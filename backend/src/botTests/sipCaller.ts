@@ -11,7 +11,7 @@ import type { Room } from '@livekit/rtc-node';
 import { TERMINAL_CALL_STATUSES } from '@voice-platform/schemas';
 import type { Telephony } from '../core/telephony.js';
 import { CallerLine, type CallerOutcome, type Dial } from './caller.js';
-import type { SimulatedPhone } from './sipPhone.js';
+import { PHONE_RATE_HZ, type PhoneCall, type SimulatedPhone } from './sipPhone.js';
 import type { TestLiveKit } from './transports.js';
 
 /** The caller id of every test dial-out (the only number of each case's trunk). */
@@ -22,6 +22,27 @@ const RING_WAIT_MS = 60_000;
 const BOT_VOICE_PEAK = 500;
 /** The worker's identity in a call's room (worker/src/transports/livekit.ts). */
 const BOT_IDENTITY = 'bot';
+
+/** A case's trunk's name in LiveKit: the runner that finds one whose case has no lease deletes it (sweepPhoneTrunks). */
+export const phoneTrunkName = (runId: string, caseId: string) => `vp-test-phone ${runId}/${caseId}`;
+const PHONE_TRUNK_NAME = /^vp-test-phone ([0-9a-f]{24})\/([0-9a-f]{24})$/;
+
+/**
+ * Deletes the simulated phone's trunks a killed runner left behind: each names its run and case, and a live
+ * runner holds the case's lease for as long as its trunk exists (it takes the lease before it makes the trunk
+ * and deletes the trunk before it lets the lease go), so a trunk whose case has no lease is nobody's.
+ * Other trunks (the teams') are never touched. Answers how many it deleted.
+ */
+export async function sweepPhoneTrunks(telephony: Telephony, leaseHeld: (runId: string, caseId: string) => Promise<boolean>): Promise<number> {
+  let deleted = 0;
+  for (const t of await telephony.listOutboundTrunks()) {
+    const m = PHONE_TRUNK_NAME.exec(t.name);
+    if (!m || (await leaseHeld(m[1]!, m[2]!))) continue;
+    await telephony.deleteTrunk(t.id);
+    deleted++;
+  }
+  return deleted;
+}
 
 /** What placing the dial-out answers: the call's id, or why there is no call. */
 export type PlacedSipCall = { kind: 'placed'; callId: string } | Exclude<CallerOutcome, { kind: 'called' }>;
@@ -66,12 +87,39 @@ export function sipDial(o: SipDialOptions, signal?: AbortSignal): Dial {
           o.log('the persona could not join the call room to read the bot', { call_id: callId, err: (err as Error).message });
         }
       }
-      let answered: Awaited<typeof expected.answered> | null = null;
-      void expected.answered.then((c) => (answered = c), () => undefined);
+      // The line exists before the phone answers, and the phone's call is wired to it in the same turn it is answered:
+      // the greeting comes at once, and a `wait_for_bot` that missed it would wait for nothing.
+      const held: { call: PhoneCall | null } = { call: null };
+      const line = new CallerLine(
+        {
+          sendFrame: (frame) => held.call?.sendFrame(frame),
+          dtmf: async (digits) => {
+            await held.call?.dtmf(digits);
+          },
+          hangUp: async () => {
+            await held.call?.hangUp();
+            line.end();
+          },
+        },
+        signal,
+        PHONE_RATE_HZ,
+      );
+      void expected.answered.then(
+        (c) => {
+          held.call = c;
+          c.onAudio = (peak) => {
+            if (peak >= BOT_VOICE_PEAK) line.botAudio();
+          };
+          c.onEnded = () => line.end();
+          if (c.ended) line.end();
+        },
+        () => undefined,
+      );
       // Ringing: a call that ends first never reached the phone (refused, failed, no worker).
       const deadline = performance.now() + RING_WAIT_MS;
-      while (!answered) {
+      while (!held.call) {
         const state = await o.callState(callId).catch(() => null);
+        if (held.call) break;
         if (state && (TERMINAL_CALL_STATUSES as readonly string[]).includes(state.status)) {
           return { kind: 'called', callId, callerError: `the call ended before the simulated phone answered: ${state.status}${state.end_reason ? ` (${state.end_reason})` : ''}` };
         }
@@ -81,23 +129,7 @@ export function sipDial(o: SipDialOptions, signal?: AbortSignal): Dial {
         }
         await Promise.race([expected.answered.catch(() => undefined), delay(250)]);
       }
-      const call = answered as Awaited<typeof expected.answered>;
-      const line = new CallerLine(
-        {
-          sendFrame: (frame) => call.sendFrame(frame),
-          dtmf: (digits) => call.dtmf(digits),
-          hangUp: async () => {
-            await call.hangUp();
-            line.end();
-          },
-        },
-        signal,
-      );
-      call.onAudio = (peak) => {
-        if (peak >= BOT_VOICE_PEAK) line.botAudio();
-      };
-      call.onEnded = () => line.end();
-      if (call.ended) line.end();
+      const call: PhoneCall = held.call;
       hear = (msg) => line.message(msg as Parameters<CallerLine['message']>[0]);
       for (const msg of early) hear(msg);
       line.startAudio();

@@ -88,16 +88,17 @@ describe('the phone as a callee', () => {
     call = await expected.answered;
     expect(call.ended).toBe(false);
 
-    // Its media: the caller's 16 kHz frame goes out as one 160-byte µ-law packet (PT 0) to the offered port.
+    // Its media: the caller's 8 kHz frame goes out as one 160-byte µ-law packet (PT 0) to the offered port.
     const phonePort = Number(/^m=audio (\d+)/m.exec(sdp)![1]);
-    const frame = Buffer.alloc(640);
-    for (let i = 0; i < 320; i++) frame.writeInt16LE(i % 2 ? 8000 : -8000, 2 * i);
+    const frame = Buffer.alloc(320);
+    for (let i = 0; i < 160; i++) frame.writeInt16LE(i % 2 ? 8000 : -8000, 2 * i);
     rtpIn.length = 0;
     call.sendFrame(frame);
     const pkt = await until(() => rtpIn[0], 'an RTP packet');
     expect(pkt.length).toBe(12 + 160);
     expect(pkt[0]).toBe(0x80);
     expect(pkt[1]! & 0x7f).toBe(0);
+    expect([pkt[12], pkt[13]]).toEqual([linearToUlaw(-8000), linearToUlaw(8000)]);
     // The far end's loud packet reaches the caller as its peak.
     const peaks: number[] = [];
     call.onAudio = (p) => peaks.push(p);

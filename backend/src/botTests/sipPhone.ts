@@ -14,8 +14,8 @@ import { linearToUlaw, pcmuPayload, PCMU_PAYLOAD_TYPE as PCMU, ulawToLinear } fr
 
 /** The phone's side of one SIP dialog, as the caller drives it. */
 export interface PhoneCall {
-  /** One 20 ms frame of the caller's voice: s16le mono at 16 kHz (sent as 8 kHz µ-law). */
-  sendFrame(frame16k: Buffer): void;
+  /** One 20 ms frame of the caller's voice: s16le mono at PHONE_RATE_HZ (sent as µ-law). */
+  sendFrame(frame: Buffer): void;
   /** Presses `digits` (RFC 4733 events), one after another; resolves once all are sent. */
   dtmf(digits: string): Promise<void>;
   /** Sends BYE (once); resolves when it is answered or given up. */
@@ -37,6 +37,8 @@ export interface ExpectedCall {
 const SIP_T1_MS = 500;
 /** How long a 200 to an INVITE is resent without an ACK (64·T1, RFC 3261 §13.3.1.4). */
 const ANSWER_TIMEOUT_MS = 64 * SIP_T1_MS;
+/** G.711's rate: the caller speaks at it (sipCaller.ts), so nothing is resampled here. */
+export const PHONE_RATE_HZ = 8000;
 const SAMPLES_PER_FRAME = 160; // 20 ms at 8 kHz
 /** RFC 4733 events: how long each key is held, and the pause after it. */
 const KEY_MS = 100;
@@ -143,13 +145,12 @@ class Dialog implements PhoneCall {
     this.rtp.send(Buffer.concat([head, payload]), this.media.port, this.media.host, () => undefined);
   }
 
-  sendFrame(frame16k: Buffer): void {
+  sendFrame(frame: Buffer): void {
     const ts = this.timestamp;
     this.timestamp = (this.timestamp + SAMPLES_PER_FRAME) >>> 0; // the clock runs on while a key is pressed
     if (this.keying || !this.acked) return;
-    const out = Buffer.alloc(SAMPLES_PER_FRAME);
-    // 16 → 8 kHz: each pair averaged (a plain low-pass; espeak's voice has little above 4 kHz).
-    for (let i = 0; i < SAMPLES_PER_FRAME && 4 * i + 3 < frame16k.length; i++) out[i] = linearToUlaw((frame16k.readInt16LE(4 * i) + frame16k.readInt16LE(4 * i + 2)) >> 1);
+    const out = Buffer.alloc(SAMPLES_PER_FRAME, 0xff); // µ-law silence where the frame is short
+    for (let i = 0; i < SAMPLES_PER_FRAME && 2 * i + 1 < frame.length; i++) out[i] = linearToUlaw(frame.readInt16LE(2 * i));
     this.send(PCMU, false, out, ts);
   }
 

@@ -43,6 +43,8 @@ export interface Telephony {
   createOutboundTrunk(spec: TrunkSpec): Promise<string>;
   /** Replaces the LiveKit trunk's fields with `spec` (all of them, the password included). */
   updateOutboundTrunk(livekitId: string, spec: TrunkSpec): Promise<void>;
+  /** Every outbound trunk in LiveKit (its id and name), the platform's and anyone's. */
+  listOutboundTrunks(): Promise<Array<{ id: string; name: string }>>;
   /** Deletes the LiveKit trunk (outbound or inbound); one already gone is not an error. */
   deleteTrunk(livekitId: string): Promise<void>;
   /** Creates an inbound trunk; resolves to its LiveKit id. */

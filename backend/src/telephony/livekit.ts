@@ -63,6 +63,13 @@ function createLiveKitTelephony(s: LiveKitSettings): Telephony {
         throw wrap('updating the outbound trunk', err);
       }
     },
+    async listOutboundTrunks() {
+      try {
+        return (await sip.listSipOutboundTrunk()).map((t) => ({ id: t.sipTrunkId, name: t.name }));
+      } catch (err) {
+        throw wrap('listing the outbound trunks', err);
+      }
+    },
     async deleteTrunk(id) {
       try {
         await sip.deleteSipTrunk(id);
