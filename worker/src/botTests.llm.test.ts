@@ -257,10 +257,12 @@ describe('persona callers (caller.persona)', () => {
 });
 
 describe('afterwards', () => {
-  // Runs later in this file kept the dialler passing for many more seconds: a duplicate would have come by now.
-  it('each run came to the receiver exactly once, and only test_run.completed (the one event subscribed to)', () => {
+  // Each run's event is awaited (the last run's may still be on its way); runs later in this file kept the dialler
+  // passing for many more seconds after the earlier ones: a duplicate of those would have come by now.
+  it('each run came to the receiver exactly once, and only test_run.completed (the one event subscribed to)', async () => {
     const completed = runsSeen.slice(1); // the judge's run finished before the webhook existed
     expect(completed.length).toBeGreaterThan(0);
+    await waitUntil(async () => completed.every((id) => got.some((d) => d.body.data.id === id)), { what: 'every run delivered', timeoutMs: 30_000 });
     for (const id of completed) expect(got.filter((d) => d.body.data.id === id)).toHaveLength(1);
     expect(new Set(got.map((d) => d.body.type))).toEqual(new Set(['test_run.completed']));
   });
