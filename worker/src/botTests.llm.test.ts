@@ -158,6 +158,12 @@ describe('persona callers (caller.persona)', () => {
   /** The persona's lines, in order: what the stand-in answers each persona request. */
   const LINES = ['I would like to pay my bill', 'fifty dollars on friday', 'is that all'];
   const personaTurns = (req: ChatRequest) => ({ text: LINES[req.messages.filter((m: any) => m.role === 'assistant').length] ?? 'bye' });
+  /** The persona's lines, and the bot: it asks for the amount after the caller's first line, says goodbye and hangs up after the second. */
+  const askThenHangUp = (req: ChatRequest) => {
+    if (!req.stream) return personaTurns(req);
+    const heard = req.messages.filter((m: any) => m.role === 'user').length;
+    return heard < 2 ? { text: 'How much would you like to pay?' } : { text: 'Noted, thank you. Goodbye.', endCall: true };
+  };
 
   it("is refused at save for a bot without an OpenAI-compatible LLM (the persona's LLM is the bot's)", async () => {
     const botId = await createBot({ name: 'scripted llm bot', greeting: GREETING });
@@ -169,12 +175,7 @@ describe('persona callers (caller.persona)', () => {
 
   it("the bot's LLM plays the caller toward its goal from what the bot said, each line spoken; the call ends when the bot hangs up", async () => {
     const botId = await createBot({ name: 'persona bot', greeting: GREETING, llm: llm() });
-    // The bot: asks for the amount after the caller's first line, says goodbye and hangs up after the second.
-    cloud.chatReplyFor = (req) => {
-      if (!req.stream) return personaTurns(req);
-      const heard = req.messages.filter((m: any) => m.role === 'user').length;
-      return heard < 2 ? { text: 'How much would you like to pay?' } : { text: 'Noted, thank you. Goodbye.', endCall: true };
-    };
+    cloud.chatReplyFor = askThenHangUp;
     const made = await admin('POST', `/api/v1/bots/${botId}/tests`, { name: 'pays', transport: 'ws', caller: { persona: { ...persona, max_turns: 5 } }, expect: { end_reason: 'bot_hangup', said: ['how much', 'goodbye'] } });
     expect(made.status).toBe(201);
     expect(made.body.caller).toEqual({ persona: { ...persona, max_turns: 5 } });
@@ -205,11 +206,7 @@ describe('persona callers (caller.persona)', () => {
 
   it("on the phone (sip): the persona reads the bot's words from the call's room (joined hidden) and speaks over the simulated phone", async () => {
     const botId = await createBot({ name: 'persona phone bot', greeting: GREETING, llm: llm() });
-    cloud.chatReplyFor = (req) => {
-      if (!req.stream) return personaTurns(req);
-      const heard = req.messages.filter((m: any) => m.role === 'user').length;
-      return heard < 2 ? { text: 'How much would you like to pay?' } : { text: 'Noted, thank you. Goodbye.', endCall: true };
-    };
+    cloud.chatReplyFor = askThenHangUp;
     const made = await admin('POST', `/api/v1/bots/${botId}/tests`, { name: 'pays by phone', transport: 'sip', caller: { persona: { ...persona, max_turns: 5 } }, expect: { end_reason: 'bot_hangup', said: ['how much', 'goodbye'] } });
     expect(made.status).toBe(201);
 

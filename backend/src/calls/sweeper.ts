@@ -21,6 +21,7 @@ import { applyCallMove } from './lifecycle.js';
 import { callCollection, findCall, homeOf, liveCalls, rehomeCall } from './store.js';
 import { CALL_FINAL_EVENTS_KEY, CALL_LEASE_TTL_MS, CALL_LEASES_KEY, CallEvent, TERMINAL_CALL_STATUSES, type CallStatus } from '@voice-platform/schemas';
 import { check } from '../core/validate.js';
+import { pollLoop } from '../core/pollLoop.js';
 
 const NOT_CLAIMED = 'not_claimed';
 /** A WebSocket or browser call recorded by a worker that never started it (the worker died at once). */
@@ -228,22 +229,9 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
     return swept;
   }
 
-  let timer: NodeJS.Timeout | undefined;
-  let inFlight: Promise<unknown> | undefined;
+  // A failed pass (store outage) is logged and retried on the next tick; passes never overlap.
+  const loop = pollLoop(runOnce, intervalMs, (err: unknown) => logger.warn({ err }, 'stale-call sweep failed')); // class + brief message, no driver paths or stack (logger.ts)
   let stopped = true;
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      // A failed pass (store outage) is logged and retried on the next tick; passes never overlap.
-      inFlight = runOnce()
-        .catch((err: unknown) => logger.warn({ err }, 'stale-call sweep failed')) // class + brief message, no driver paths or stack (logger.ts)
-        .finally(() => {
-          inFlight = undefined;
-          schedule();
-        });
-    }, intervalMs);
-    timer.unref();
-  };
 
   return {
     runOnce,
@@ -251,12 +239,11 @@ export function createSweeper(deps: SweeperDeps): Sweeper {
       if (!stopped) return;
       stopped = false;
       logger.info({ interval_s: deps.settings.SWEEP_INTERVAL_SECONDS, timeout_s: deps.settings.QUEUED_CALL_TIMEOUT_SECONDS }, 'stale-call sweeper started');
-      schedule();
+      loop.start();
     },
     async stop() {
       stopped = true;
-      clearTimeout(timer);
-      await inFlight;
+      await loop.stop();
     },
   };
 }
