@@ -3,7 +3,7 @@
 // except livekit-sip's RTP sockets, which its source binds to every address (no setting).
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { binary, repoRoot } from './versions.js';
 import { freePort, redisPing, startProcess, waitUntil } from './process.js';
@@ -162,12 +162,26 @@ export const PHONE_NUMBERS = {
 /**
  * A number that answers plainly (the phrase, then on until hung up or 60 s): +15005555000–+15005555999 or
  * +15005557000–+15005557999, which hold no holding, listening, keypad, agent, machine or person number.
- * Tests find a call's SIP messages by its number in the phone's trace: one process never gets the same
- * number twice (of 2000), and processes start at places far apart.
+ * Tests find a call's SIP messages by its number in the phone's trace, which every test file of a suite
+ * shares: so a number is claimed by creating its file exclusively in a folder beside that trace (the
+ * suite's phone's `SIP_PHONE_MESSAGES`), and no two processes of a suite ever get the same one.
  */
 export function answeringNumber(): string {
-  const i = (answeringStart + answeringSeq++) % 2000;
-  return `+1500555${i < 1000 ? 5 : 7}${String(i % 1000).padStart(3, '0')}`;
+  const log = process.env.SIP_PHONE_MESSAGES;
+  const dir = log ? path.join(path.dirname(log), 'claimed-numbers') : undefined;
+  if (dir) mkdirSync(dir, { recursive: true });
+  for (let tried = 0; tried < 2000; tried++) {
+    const i = (answeringStart + answeringSeq++) % 2000;
+    const number = `+1500555${i < 1000 ? 5 : 7}${String(i % 1000).padStart(3, '0')}`;
+    if (!dir) return number;
+    try {
+      closeSync(openSync(path.join(dir, number), 'wx'));
+      return number;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  throw new Error('answeringNumber: all 2000 answering numbers of this suite are taken');
 }
 const answeringStart = Math.floor(Math.random() * 2000);
 let answeringSeq = 0;
