@@ -63,9 +63,13 @@ const unitVector = () => {
   const n = Math.hypot(...v);
   return v.map((x) => x / n);
 };
-const vIdx = KnowledgeIndex.build(1, docs.map((d) => ({ ...d, vector: unitVector() })));
+const withVectors = docs.map((d) => ({ ...d, vector: unitVector() }));
+const vIdx = KnowledgeIndex.build(1, withVectors);
+// The same similarity scan in a JavaScript loop (knowledge/similarity.ts's fallback), what WebAssembly SIMD saves.
+const vIdxJs = KnowledgeIndex.build(1, withVectors, false);
 const qVectors = new Map(queries.map((q) => [q, unitVector()]));
 const blended = time(queries, (q) => searchIndex(vIdx, q, 3, qVectors.get(q)!));
+const blendedJs = time(queries, (q) => searchIndex(vIdxJs, q, 3, qVectors.get(q)!));
 // The baseline: every chunk's words counted against the query's (what an index avoids).
 const lowered = docs.map((d) => d.text.toLowerCase().split(/\W+/));
 const scan = time(queries, (q) => {
@@ -80,8 +84,9 @@ console.log(`\nload average ${loadavg().map((x) => x.toFixed(2)).join(' ')} (a s
 console.log('\n| retrieval of the top 3 | p50 ms | p95 ms | p95 ÷ scan p95 |');
 console.log('|---|---:|---:|---:|');
 console.log(`| BM25 index (MiniSearch, in process) | ${pct(bm25, 50).toFixed(2)} | ${pct(bm25, 95).toFixed(2)} | ${(pct(bm25, 95) / pct(scan, 95)).toPrecision(2)} |`);
-console.log(`| BM25 + ${DIMS}-dim vectors blended (embeddings on) | ${pct(blended, 50).toFixed(2)} | ${pct(blended, 95).toFixed(2)} | ${(pct(blended, 95) / pct(scan, 95)).toPrecision(2)} |`);
+console.log(`| BM25 + ${DIMS}-dim vectors blended (embeddings on; WebAssembly SIMD scan: ${vIdx.vectors!.native}) | ${pct(blended, 50).toFixed(2)} | ${pct(blended, 95).toFixed(2)} | ${(pct(blended, 95) / pct(scan, 95)).toPrecision(2)} |`);
+console.log(`| the same, the scan in a JavaScript loop | ${pct(blendedJs, 50).toFixed(2)} | ${pct(blendedJs, 95).toFixed(2)} | ${(pct(blendedJs, 95) / pct(scan, 95)).toPrecision(2)} |`);
 console.log(`| plain scan of every chunk (baseline) | ${pct(scan, 50).toFixed(2)} | ${pct(scan, 95).toFixed(2)} | 1.0 |`);
-const ok = pct(bm25, 95) <= TARGET_P95_MS;
-console.log(`\nBM25 p95 ${pct(bm25, 95).toFixed(2)} ms: ${ok ? 'within' : 'OVER'} the ${TARGET_P95_MS} ms target`);
+const ok = pct(bm25, 95) <= TARGET_P95_MS && pct(blended, 95) <= TARGET_P95_MS;
+console.log(`\nBM25 p95 ${pct(bm25, 95).toFixed(2)} ms, blended p95 ${pct(blended, 95).toFixed(2)} ms: ${ok ? 'within' : 'OVER'} the ${TARGET_P95_MS} ms target`);
 process.exitCode = ok ? 0 : 1;
