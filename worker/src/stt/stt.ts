@@ -22,9 +22,9 @@ export interface SttSession {
    */
   peek?(signal: AbortSignal, overlap?: boolean): Promise<Peek>;
   /**
-   * A peek costs little and hears more with more of the pause: the decision at min_silence_ms peeks again rather
-   * than reusing the first silence's words (a live grammar decode 100 ms after the last word missed it: "who is
-   * this" heard as "when is").
+   * A peek costs little and hears more with more of the pause: each deciding look (min_silence_ms, then every
+   * REDECIDE_MS) peeks again rather than reusing the first silence's words (a live grammar decode 100 ms after the
+   * last word missed it: "who is this" heard as "when is").
    */
   readonly peekAgainToDecide?: boolean;
   /** The turn ended on what a peek gave: its audio is forgotten (the next turn starts afresh). */
@@ -245,8 +245,8 @@ interface Turn {
   /** Bumped when the caller goes on after a pause: a peek of an earlier stretch is stale. */
   stretch: number;
   ended: boolean;
-  /** The latest peek, for the stretch it was made in (and whether to decide). */
-  peek: { stretch: number; decide: boolean; result: Promise<Peek | null>; ms?: number } | null;
+  /** The latest peek, for the stretch it was made in (whether to decide, and at what silence). */
+  peek: { stretch: number; decide: boolean; silenceMs: number; result: Promise<Peek | null>; ms?: number } | null;
   timer: NodeJS.Timeout | null;
 }
 
@@ -329,9 +329,12 @@ export class SttProcessor extends FrameProcessor {
     }, BACKCHANNEL_MAX_MS);
   }
 
-  /** The turn's words so far (one peek per stretch: a pause's two looks share it); null once stale or failed. */
-  private peekAt(t: Turn, decide: boolean): Promise<Peek | null> {
-    const again = decide && !!this.session!.peekAgainToDecide && !t.tentative && t.peek?.decide === false;
+  /**
+   * The turn's words so far; null once stale or failed. One peek per stretch, unless the session's peek is cheap
+   * (peekAgainToDecide): then each deciding look (min silence, then every REDECIDE_MS) hears the decoder's latest.
+   */
+  private peekAt(t: Turn, decide: boolean, silenceMs: number): Promise<Peek | null> {
+    const again = decide && !!this.session!.peekAgainToDecide && !t.tentative && t.peek?.silenceMs !== silenceMs;
     if (t.peek?.stretch === t.stretch && !again) return t.peek.result;
     const stretch = t.stretch;
     const started = performance.now();
@@ -345,7 +348,7 @@ export class SttProcessor extends FrameProcessor {
         return null;
       },
     );
-    t.peek = { stretch, decide, result };
+    t.peek = { stretch, decide, silenceMs, result };
     return result;
   }
 
@@ -360,7 +363,7 @@ export class SttProcessor extends FrameProcessor {
   private paused(frame: FrameOf<'user_paused'>): void {
     const t = this.current;
     if (!t || t.turn !== frame.turn || t.ended || this.failed || !this.turns) return;
-    void this.peekAt(t, frame.decide).then((p) => {
+    void this.peekAt(t, frame.decide, frame.silenceMs).then((p) => {
       if (!p || this.current !== t || t.ended) return;
       if (t.tentative) {
         if (!frame.decide) return;

@@ -69,14 +69,15 @@ describe('WebRTC VAD: smart turn detection', () => {
     return { events, feed, vad };
   };
 
-  it('reports the first silence, then min_silence_ms, then the caller going on, and ends the turn at the maximum', async () => {
+  it('reports the first silence, then min_silence_ms and a look every REDECIDE_MS, then the caller going on, and ends the turn at the maximum', async () => {
     const { events, feed } = await start({ endOfTurnSilenceMs: 700, minSilenceMs: 250, smart: true });
     await feed(concatPcm([silence(300), trimmedSpeech('i will'), silence(400), trimmedSpeech('pay on friday'), silence(900)]));
-    const kinds = events.map((e) => (e.kind === 'user_paused' ? `paused:${e.decide ? 'min' : 'first'}` : e.kind));
-    expect(kinds).toEqual(['user_started_speaking', 'interruption', 'paused:first', 'paused:min', 'user_resumed', 'paused:first', 'paused:min', 'user_stopped_speaking']);
+    const kinds = events.map((e) => (e.kind === 'user_paused' ? `paused:${e.decide ? 'decide' : 'first'}` : e.kind));
+    const looks = (n: number) => Array.from({ length: n }, () => 'paused:decide');
+    expect(kinds).toEqual(['user_started_speaking', 'interruption', 'paused:first', ...looks(1), 'user_resumed', 'paused:first', ...looks(5), 'user_stopped_speaking']);
     const pauses = events.filter((e): e is Extract<Frame, { kind: 'user_paused' }> => e.kind === 'user_paused');
-    // In whole VAD frames (20 ms): the first at or past each mark.
-    expect(pauses.map((e) => e.silenceMs)).toEqual([100, 260, 100, 260]);
+    // In whole VAD frames (20 ms): the first at or past each mark; the last look before the 700 ms end.
+    expect(pauses.map((e) => e.silenceMs)).toEqual([100, 260, 100, 260, 360, 460, 560, 660]);
     expect(new Set(events.flatMap((e) => ('turn' in e ? [e.turn] : [])))).toEqual(new Set([1]));
   });
 
@@ -93,7 +94,7 @@ describe('WebRTC VAD: smart turn detection', () => {
     await feed(concatPcm([silence(200), speech('uh huh', 16000), silence(800)]));
     expect(events[0]).toMatchObject({ kind: 'user_started_speaking', tentative: true, turn: 1 });
     expect(events.some((e) => e.kind === 'interruption')).toBe(false);
-    expect(events.filter((e) => e.kind === 'user_paused').map((e) => (e as { decide: boolean }).decide)).toEqual([false, true]);
+    expect(events.filter((e) => e.kind === 'user_paused').map((e) => (e as { decide: boolean }).decide)).toEqual([false, true, true, true, true, true]);
   });
 
   it('a turn the STT stage ended at a pause is over: the next speech is a new turn', async () => {

@@ -34,6 +34,12 @@ export interface VadOptions {
 
 /** The first silence of a smart turn: long enough not to fire between words, short enough to prepare a reply in. */
 export const FIRST_SILENCE_MS = 100;
+/**
+ * After min_silence_ms, how often the STT stage looks again until end_of_turn_silence_ms: a live decoder may settle
+ * a turn's last word a little after the min-silence look ("when is" → "when is it due"), and the turn then ends at
+ * the next look instead of waiting for the longest silence. The rule is the same at every look: a complete utterance.
+ */
+export const REDECIDE_MS = 100;
 
 export class VadProcessor extends FrameProcessor {
   private readonly resampler: Resampler | null = null;
@@ -45,8 +51,10 @@ export class VadProcessor extends FrameProcessor {
   private readonly startSpeechMs: number;
   /** Speech starts counted: a turn's number. */
   private turn = 0;
-  /** Pauses of this turn already reported (0, 1: first silence, 2: min silence). */
+  /** Pauses of this turn already reported (0, 1: first silence, 2: min silence, then one per REDECIDE_MS). */
   private pauses = 0;
+  /** The silence at which the next deciding pause is reported. */
+  private nextDecideMs = 0;
   private botSpeaking = false;
   /** This turn began over the bot (tentative). */
   private tentative = false;
@@ -99,6 +107,11 @@ export class VadProcessor extends FrameProcessor {
       }
       if (this.pauses === 1 && this.silenceMs >= min) {
         this.pauses = 2;
+        this.nextDecideMs = this.silenceMs + REDECIDE_MS;
+        this.push({ kind: 'user_paused', ...at, decide: true });
+      } else if (this.pauses >= 2 && this.silenceMs >= this.nextDecideMs && this.silenceMs < this.opts.endOfTurnSilenceMs) {
+        this.pauses++;
+        this.nextDecideMs = this.silenceMs + REDECIDE_MS;
         this.push({ kind: 'user_paused', ...at, decide: true });
       }
     }
