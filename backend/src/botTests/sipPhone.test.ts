@@ -5,7 +5,7 @@
 import dgram from 'node:dgram';
 import { once } from 'node:events';
 import { linearToUlaw } from '@voice-platform/schemas/node';
-import { parseSdpOffer, parseSipMessage, SimulatedPhone, type PhoneCall } from './sipPhone.js';
+import { ownAddress, parseSdpOffer, parseSipMessage, SimulatedPhone, type PhoneCall } from './sipPhone.js';
 
 let phone: SimulatedPhone;
 let far: dgram.Socket; // livekit-sip's SIP socket
@@ -57,6 +57,22 @@ describe('the SDP offer', () => {
   it("reads the far end's media address and its telephone-event payload type; no PCMU: null", () => {
     expect(parseSdpOffer(offer('0 8 101'))).toEqual({ host: '127.0.0.1', port: media.address().port, dtmfPt: 101 });
     expect(parseSdpOffer(offer('8'))).toBeNull();
+  });
+});
+
+describe("the phone's address", () => {
+  it("of a name every replica shares (compose's service name), each replica takes its own; none of them local: the first", async () => {
+    expect(ownAddress(['172.18.0.4', '172.18.0.7', '172.18.0.9'], new Set(['127.0.0.1', '172.18.0.7']))).toBe('172.18.0.7');
+    expect(ownAddress(['10.0.0.2', '10.0.0.3'], new Set(['127.0.0.1']))).toBe('10.0.0.2');
+    expect(() => ownAddress([], new Set())).toThrow('resolves to no IPv4 address');
+    // A name of this machine's: the phone binds and advertises the address it resolves to here.
+    const phone = new SimulatedPhone({ host: 'localhost', port: 0 });
+    await phone.start();
+    try {
+      expect(phone.address).toMatch(/^127\.0\.0\.1:\d+$/);
+    } finally {
+      await phone.stop();
+    }
   });
 });
 

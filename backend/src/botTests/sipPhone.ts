@@ -10,6 +10,7 @@ import { once } from 'node:events';
 import { DTMF_EVENT_CODES } from './caller.js';
 import { lookup } from 'node:dns/promises';
 import { isIPv4 } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { linearToUlaw, pcmuPayload, PCMU_PAYLOAD_TYPE as PCMU, ulawToLinear } from '@voice-platform/schemas/node';
 
 /** The phone's side of one SIP dialog, as the caller drives it. */
@@ -197,6 +198,19 @@ export interface SimulatedPhoneOptions {
   log?: (msg: string, fields: Record<string, unknown>) => void;
 }
 
+/**
+ * Of the addresses a host name resolves to, this machine's own (the first of them), else the first: a replica of
+ * a service whose name resolves to every replica binds and advertises its own address, not a sibling's.
+ */
+export function ownAddress(addresses: string[], own: Set<string> = localAddresses()): string {
+  if (!addresses.length) throw new Error('the simulated phone\'s host name resolves to no IPv4 address');
+  return addresses.find((a) => own.has(a)) ?? addresses[0]!;
+}
+
+function localAddresses(): Set<string> {
+  return new Set(Object.values(networkInterfaces()).flatMap((list) => (list ?? []).filter((i) => i.family === 'IPv4').map((i) => i.address)));
+}
+
 /** The phone: one UDP socket for SIP, one per call for RTP. */
 export class SimulatedPhone {
   private socket: dgram.Socket | null = null;
@@ -227,8 +241,9 @@ export class SimulatedPhone {
 
   async start(): Promise<void> {
     if (this.socket) return;
-    // A host name (compose's service name) is its IPv4 address here: SDP and Contact carry the address.
-    if (!isIPv4(this.host)) this.host = (await lookup(this.host, { family: 4 })).address;
+    // A host name (compose's service name) is its IPv4 address here: SDP and Contact carry the address. A service
+    // of several replicas names all of them: each replica's phone is its own address among them.
+    if (!isIPv4(this.host)) this.host = ownAddress((await lookup(this.host, { family: 4, all: true })).map((a) => a.address));
     const socket = dgram.createSocket('udp4');
     socket.on('message', (msg, rinfo) => this.receive(msg, rinfo));
     socket.on('error', (err) => this.o.log?.('simulated phone socket error', { err: err.message }));
