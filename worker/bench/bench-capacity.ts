@@ -64,6 +64,8 @@ const here = fileURLToPath(import.meta.url);
 const TRUNK_NUMBER = '+15550001111';
 const SLO_P95_MS = 1200;
 const SLO_GAP_MS = 100;
+/** The bench bot's end_of_turn_silence_ms (the default): a turn that waited it ended on no look's words. */
+const LONGEST_SILENCE_MS = 700;
 /** The worker's espeak-ng words per minute at speed 1 (tts/espeak.ts): the reference replies are said the same way. */
 const BOT_WPM = 160;
 /** Epoch ms with sub-ms precision: comparable across the bench's processes (one machine clock). */
@@ -404,7 +406,15 @@ async function bench(): Promise<void> {
         `machine busy ${f0((100 * b.cpu.machine) / b.seconds)}% of ${cores * 100}%, of it others ${f0((100 * (b.cpu.machine - b.cpu.worker - b.cpu.server - b.cpu.sip)) / b.seconds)}% | loadavg ${b.load[0].toFixed(2)} → ${b.load[1].toFixed(2)}`,
         `worker's own turns (speech end → first frame handed over) p50 ${f0(pct(b.turns.map((t) => t.latencyMs), 50))} p95 ${f0(pct(b.turns.map((t) => t.latencyMs), 95))} ms: end-of-turn silence p95 ${f0(pct(b.turns.map((t) => t.silenceMs), 95))}, providers p95 ${f0(pct(b.turns.map((t) => t.providerMs), 95))}, queues/loop p95 ${f0(pct(b.turns.map((t) => t.overheadMs), 95))}`,
         `media path phone→worker p50 ${f0(pct(b.inMs, 50))} p95 ${f0(pct(b.inMs, 95))} ms (${b.inMs.length}), worker→phone p50 ${f0(pct(b.outMs, 50))} p95 ${f0(pct(b.outMs, 95))} ms (${b.outMs.length})`,
+        `turns ended by the longest silence ${slowTurns(b)}`,
       ].join(' | ');
+    // The turns whose words were not a whole phrase at any look (what the p95's end-of-turn silence is made of).
+    const slowTurns = (b: Batch) => {
+      const slow = b.turns.filter((t) => t.silenceMs >= LONGEST_SILENCE_MS);
+      const by = new Map<string, number>();
+      for (const t of slow) by.set(t.userText, (by.get(t.userText) ?? 0) + 1);
+      return `${slow.length} of ${b.turns.length}${slow.length ? ` (${[...by].map(([text, n]) => `"${text}" ×${n}`).join(', ')})` : ''}`;
+    };
     const notes = (b: Batch) => {
       const xs = [...b.otherErrors, ...b.lines.flatMap((l) => (l.error ? [l.error] : []))];
       if (b.lines.length < b.admitted) xs.push(`${b.admitted - b.lines.length} admitted calls never reached the ear`);

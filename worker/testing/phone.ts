@@ -19,10 +19,13 @@ export function callsTo(to: string): number {
   return new Set(ids.filter(Boolean)).size;
 }
 
-/** The requests and responses the phone received in the (first) call to `to`, in order: INVITE, ACK, BYE… */
+/**
+ * The requests and responses the phone received in the latest call to `to`, in order: INVITE, ACK, BYE… (a number
+ * several test files dial, like the no-answer one, has earlier calls in the trace).
+ */
 export function phoneReceived(to: string): string[] {
   const blocks = receivedBlocks();
-  const invite = blocks.find((b) => new RegExp(`INVITE sip:\\${to}@`).test(b));
+  const invite = [...blocks].reverse().find((b) => new RegExp(`INVITE sip:\\${to}@`).test(b));
   const callId = invite?.match(/^Call-ID:\s*(\S+)/im)?.[1];
   if (!callId) return [];
   return blocks.filter((b) => b.includes(callId)).map((b) => b.split('\n').find((l) => /^[A-Z]+ sip:|^SIP\/2\.0/.test(l.trim()))?.trim().split(' ')[0] ?? '?');
