@@ -170,6 +170,15 @@ grep -q 'live pocketsphinx decoders running' "$ART/worker.log" || die "the worke
 step "the worker decoded the call live"
 
 # --- a bot test on the phone path: the platform dials the dialler's simulated phone (docs/design.md §17) ---
+# Two dialler replicas: `dialler` resolves to both, and each one's phone must listen on its own address.
+t=$SECONDS
+"${DC[@]}" up -d --wait --wait-timeout 300 --scale dialler=2 dialler >"$ART/scale.log" 2>&1 || die "a second dialler did not become healthy (see $ART/scale.log)"
+[ "$("${DC[@]}" ps -q dialler | wc -l)" = 2 ] || die "dialler is not at 2 replicas"
+"${DC[@]}" logs --no-color dialler >"$ART/dialler.log" 2>&1 || true
+addresses="$(grep 'simulated phone listening' "$ART/dialler.log" | grep -o '"address":"[0-9.:]*"' | sort -u | wc -l)"
+[ "$addresses" = 2 ] || die "the 2 dialler replicas' simulated phones do not listen on 2 addresses: $addresses (see $ART/dialler.log)"
+! grep -q 'the simulated phone could not listen' "$ART/dialler.log" || die "a dialler's simulated phone could not listen (see $ART/dialler.log)"
+step "2 dialler replicas, each one's simulated phone on its own address, in $(elapsed "$t")"
 CASE="$(call POST "/bots/$BOT/tests" '{"name": "promises on the phone", "transport": "sip", "variables": {"customer_name": "Kay"},
   "caller": {"script": [{"say": "yes i will pay", "wait_for_bot": true}]},
   "expect": {"end_reason": "bot_hangup", "said": ["thank you, goodbye"]}}' "$AUTH" | jq -r .id)"

@@ -345,7 +345,13 @@ export function createTestRunner(deps: RunnerDeps): TestRunner {
       logger.info({ concurrency: settings.TEST_RUNNER_CONCURRENCY, lease_ms: leaseMs, simulated_phone: phone?.address ?? null }, 'bot test runner started');
       // The phone before the first pass: a sip case must find it listening. Cannot bind: the runner goes on
       // without it (its sip cases fail naming why; ws and room cases run).
-      void (phone ? phone.start().catch((err: unknown) => logger.error({ err: (err as Error).message, address: phone.address }, 'the simulated phone could not listen')) : Promise.resolve()).then(() => {
+      const listening = phone
+        ? phone.start().then(
+            () => logger.info({ address: phone.address }, 'simulated phone listening'),
+            (err: unknown) => logger.error({ err: (err as Error).message, address: phone.address }, 'the simulated phone could not listen'),
+          )
+        : Promise.resolve();
+      void listening.then(() => {
         if (!stopped) loop.start();
       });
     },
